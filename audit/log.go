@@ -1,0 +1,59 @@
+package audit
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"time"
+)
+
+// Record is one line of the JSONL audit log: a decision about a finding.
+// Signals sent by the reaper are recorded with Signal set.
+type Record struct {
+	Time    time.Time `json:"time"`
+	Event   string    `json:"event"` // "decision" or "signal"
+	Mode    string    `json:"mode"`
+	RootPID int       `json:"root_pid"`
+	PID     int       `json:"pid,omitempty"`
+	Start   string    `json:"start"`
+	PIDs    []int     `json:"pids,omitempty"`
+	Kind    string    `json:"kind,omitempty"`
+	Reasons []string  `json:"reasons,omitempty"`
+	Rule    string    `json:"rule,omitempty"`
+	Action  string    `json:"action,omitempty"`
+	Outcome string    `json:"outcome,omitempty"`
+	Detail  string    `json:"detail,omitempty"`
+	Signal  string    `json:"signal,omitempty"`
+	Result  string    `json:"result,omitempty"`
+}
+
+// AppendLog appends one decision record per finding of r to the file at
+// path, creating it (mode 0640) if needed. Each record is one write(2) of
+// one line to a file opened O_APPEND, so concurrent runs never interleave
+// within a line.
+func AppendLog(path string, r *Report) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o640)
+	if err != nil {
+		return fmt.Errorf("open audit log: %w", err)
+	}
+	for _, fd := range r.Findings {
+		rec := Record{
+			Time: r.Time, Event: "decision", Mode: r.Mode, RootPID: fd.RootPID, Start: fd.Start,
+			PIDs: fd.PIDs, Kind: fd.Kind, Reasons: fd.Reasons, Rule: fd.Rule,
+			Action: fd.Action, Outcome: fd.Outcome, Detail: fd.Detail,
+		}
+		line, err := json.Marshal(rec)
+		if err != nil {
+			f.Close()
+			return fmt.Errorf("encode audit record: %w", err)
+		}
+		if _, err := f.Write(append(line, '\n')); err != nil {
+			f.Close()
+			return fmt.Errorf("write audit log %s: %w", path, err)
+		}
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("close audit log %s: %w", path, err)
+	}
+	return nil
+}

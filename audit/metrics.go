@@ -1,0 +1,115 @@
+package audit
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// WriteMetrics writes r as Prometheus text-format metrics to path, for
+// node_exporter's textfile collector. The file is replaced atomically (temp
+// file in the same directory, fsync, rename), so the collector never reads
+// half a file.
+func WriteMetrics(path string, r *Report, took time.Duration) error {
+	var b bytes.Buffer
+	gauge := func(name, help string) {
+		fmt.Fprintf(&b, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name)
+	}
+
+	gauge("reaper_findings", "Findings of the last run by rule, kind, action and outcome.")
+	counts := map[string]int{}
+	for _, f := range r.Findings {
+		counts[labels("rule", f.Rule, "kind", f.Kind, "action", f.Action, "outcome", f.Outcome)]++
+	}
+	writeCounts(&b, "reaper_findings", counts)
+
+	gauge("reaper_finding_reasons", "Findings of the last run that carry each reason.")
+	reasons := map[string]int{}
+	for _, f := range r.Findings {
+		for _, reason := range f.Reasons {
+			reasons[labels("reason", reason)]++
+		}
+	}
+	writeCounts(&b, "reaper_finding_reasons", reasons)
+
+	gauge("reaper_finding_processes", "Processes in the trees of the last run's findings.")
+	fmt.Fprintf(&b, "reaper_finding_processes %d\n", r.Totals.Processes)
+	gauge("reaper_reclaimable_bytes", "Resident memory held by the last run's findings.")
+	fmt.Fprintf(&b, "reaper_reclaimable_bytes %d\n", r.Totals.ReclaimableBytes)
+	gauge("reaper_processes", "Processes in the process table at the last run.")
+	fmt.Fprintf(&b, "reaper_processes %d\n", r.Processes)
+	gauge("reaper_zombies", "Defunct processes at the last run.")
+	fmt.Fprintf(&b, "reaper_zombies %d\n", len(r.Zombies))
+	gauge("reaper_unknown_processes", "Processes whose parent the last run could not see.")
+	fmt.Fprintf(&b, "reaper_unknown_processes %d\n", len(r.Unknown))
+	if r.PTY.Max > 0 {
+		gauge("reaper_pty_in_use", "Pseudo-terminals allocated (kernel.pty.nr).")
+		fmt.Fprintf(&b, "reaper_pty_in_use %d\n", r.PTY.InUse)
+		gauge("reaper_pty_max", "Pseudo-terminal limit (kernel.pty.max).")
+		fmt.Fprintf(&b, "reaper_pty_max %d\n", r.PTY.Max)
+	}
+	gauge("reaper_run_duration_seconds", "Wall time of the last run.")
+	fmt.Fprintf(&b, "reaper_run_duration_seconds %g\n", took.Seconds())
+	gauge("reaper_last_success_timestamp_seconds", "Unix time the last run finished.")
+	fmt.Fprintf(&b, "reaper_last_success_timestamp_seconds %d\n", time.Now().Unix())
+	return WriteFileAtomic(path, b.Bytes(), 0o644)
+}
+
+func labels(kv ...string) string {
+	var parts []string
+	for i := 0; i+1 < len(kv); i += 2 {
+		v := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(kv[i+1])
+		parts = append(parts, fmt.Sprintf("%s=%q", kv[i], v))
+	}
+	return "{" + strings.Join(parts, ",") + "}"
+}
+
+func writeCounts(b *bytes.Buffer, name string, counts map[string]int) {
+	keys := make([]string, 0, len(counts))
+	for k := range counts {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(b, "%s%s %d\n", name, k, counts[k])
+	}
+}
+
+// WriteFileAtomic replaces path with data: a temp file in the same
+// directory, fsync, rename, then fsync of the directory so the rename
+// survives a crash.
+func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name()) // after a successful rename this finds nothing
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Chmod(perm); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}

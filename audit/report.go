@@ -1,0 +1,203 @@
+package audit
+
+import (
+	"encoding/json"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/orphanreaper/reaper/platform"
+	"github.com/orphanreaper/reaper/policy"
+	"github.com/orphanreaper/reaper/scan"
+)
+
+// SchemaVersion is the version of the JSON report. Fields are only ever
+// added; a change that removes or renames one would bump it.
+const SchemaVersion = 1
+
+// Report is the result of one run, as printed with --output json.
+type Report struct {
+	SchemaVersion int           `json:"schema_version"`
+	Mode          string        `json:"mode"`
+	Processes     int           `json:"processes"`
+	Findings      []Finding     `json:"findings"`
+	Ledger        []LedgerEntry `json:"ledger"`
+	Zombies       []Zombie      `json:"zombies"`
+	PTY           PTY           `json:"pty"`
+	Errors        []string      `json:"errors"`
+
+	// Additions to the SPEC §4 shape.
+	Time     time.Time      `json:"time"`
+	BootID   string         `json:"boot_id"`
+	Policy   string         `json:"policy"`
+	Unknown  []UnknownEntry `json:"unknown"`
+	Totals   Totals         `json:"totals"`
+	Warnings []string       `json:"warnings"`
+}
+
+// Finding is one tree that matched a rule.
+type Finding struct {
+	RootPID    int      `json:"root_pid"`
+	PIDs       []int    `json:"pids"`
+	Kind       string   `json:"kind"`
+	Reasons    []string `json:"reasons"`
+	Owner      string   `json:"owner"`
+	RunID      string   `json:"run_id"`
+	Rule       string   `json:"rule"`
+	Action     string   `json:"action"`
+	Outcome    string   `json:"outcome"`
+	Detail     string   `json:"detail"`
+	RSSBytes   uint64   `json:"rss_bytes"`
+	AgeSeconds int64    `json:"age_seconds"`
+	Cmdline    string   `json:"cmdline"`
+
+	// Additions: the evidence behind the reasons, the root's start identity
+	// (what a signal is checked against), and the owner pid evidence named.
+	Evidence []string `json:"evidence"`
+	Start    string   `json:"start"`
+	OwnerPID int      `json:"owner_pid"`
+
+	members []scan.Member
+}
+
+// LedgerEntry is one run a ledger names and what it maps to now.
+type LedgerEntry struct {
+	Ledger string `json:"ledger"`
+	RunID  string `json:"run_id"`
+	PID    int    `json:"pid"`
+	Status string `json:"status"`
+}
+
+// Zombie is a defunct process and the parent that has not reaped it.
+type Zombie struct {
+	PID           int    `json:"pid"`
+	PPID          int    `json:"ppid"`
+	ParentCmdline string `json:"parent_cmdline"`
+}
+
+// UnknownEntry is a process whose parent is not visible.
+type UnknownEntry struct {
+	PID  int    `json:"pid"`
+	PPID int    `json:"ppid"`
+	Comm string `json:"comm"`
+}
+
+// PTY is pseudo-terminal usage.
+type PTY struct {
+	InUse          int `json:"in_use"`
+	Max            int `json:"max"`
+	HeldByFindings int `json:"held_by_findings"`
+}
+
+// Totals sum up the findings.
+type Totals struct {
+	Findings         int    `json:"findings"`
+	Processes        int    `json:"processes"`
+	ReclaimableBytes uint64 `json:"reclaimable_bytes"`
+	Unmatched        int    `json:"unmatched"`
+}
+
+// NewReport builds the report of a plan over res.
+func NewReport(pol *policy.Policy, res *scan.Result, plan *policy.Plan) *Report {
+	s := res.Tree.Snap
+	r := &Report{
+		SchemaVersion: SchemaVersion,
+		Mode:          string(plan.Mode),
+		Processes:     len(s.Procs),
+		Findings:      []Finding{},
+		Ledger:        []LedgerEntry{},
+		Zombies:       []Zombie{},
+		Errors:        []string{},
+		Time:          s.Taken.UTC().Truncate(time.Second),
+		BootID:        s.BootID,
+		Policy:        pol.Source,
+		Unknown:       []UnknownEntry{},
+		Warnings:      append(append([]string{}, pol.Warnings...), s.Warnings...),
+		PTY:           PTY{InUse: s.PTY.InUse, Max: s.PTY.Max},
+	}
+	ptys := map[int]bool{}
+	for _, it := range plan.Items {
+		f := it.Finding
+		r.Findings = append(r.Findings, Finding{
+			RootPID:    f.Root.PID,
+			PIDs:       f.PIDs(),
+			Kind:       string(f.Kind),
+			Reasons:    reasonStrings(f.Reasons),
+			Owner:      f.Owner,
+			Rule:       it.Rule.Name,
+			Action:     string(it.Action),
+			Outcome:    string(it.Outcome),
+			Detail:     it.Detail,
+			RSSBytes:   f.RSS,
+			AgeSeconds: int64(s.Age(f.Root) / time.Second),
+			Cmdline:    s.CommandLine(f.Root),
+			Evidence:   f.Evidence,
+			Start:      s.Identity(f.Root),
+			OwnerPID:   f.OwnerPID,
+			members:    f.Members,
+		})
+		r.Totals.Processes += len(f.Members)
+		r.Totals.ReclaimableBytes += f.RSS
+		for _, m := range f.Members {
+			if n := m.Proc.PTS(); n >= 0 {
+				ptys[n] = true
+			}
+		}
+	}
+	r.Totals.Findings = len(r.Findings)
+	r.Totals.Unmatched = plan.Unmatched
+	r.PTY.HeldByFindings = len(ptys)
+	for _, z := range res.Zombies {
+		e := Zombie{PID: z.Proc.PID, PPID: z.Proc.PPID}
+		if z.Parent != nil {
+			e.ParentCmdline = s.CommandLine(z.Parent)
+		}
+		r.Zombies = append(r.Zombies, e)
+	}
+	for _, u := range res.Unknown {
+		r.Unknown = append(r.Unknown, UnknownEntry{PID: u.Proc.PID, PPID: u.Proc.PPID, Comm: u.Proc.Comm})
+	}
+	sort.Slice(r.Findings, func(i, j int) bool { return r.Findings[i].RootPID < r.Findings[j].RootPID })
+	return r
+}
+
+func reasonStrings(rs []scan.Reason) []string {
+	out := make([]string, len(rs))
+	for i, r := range rs {
+		out[i] = string(r)
+	}
+	return out
+}
+
+// WriteJSON writes r as one indented JSON object and a newline.
+func (r *Report) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// commandOf is the command line shown for a member in the table.
+func commandOf(s *platform.Snapshot, p *platform.Process) string {
+	return printable(s.CommandLine(p))
+}
+
+// printable escapes control characters, so that a hostile comm or argv
+// ("foo\nbar", terminal escapes) cannot forge lines of the table.
+func printable(s string) string {
+	if !strings.ContainsFunc(s, isControl) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if isControl(r) {
+			b.WriteString(strings.Trim(strconv.QuoteRune(r), "'"))
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func isControl(r rune) bool { return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) }

@@ -1,0 +1,192 @@
+package audit
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/orphanreaper/reaper/platform"
+	"github.com/orphanreaper/reaper/scan"
+)
+
+// maxCommand is how much of a command line the table shows.
+const maxCommand = 160
+
+// WriteTable writes r for a person: a tree per finding with pid, age, RSS,
+// command and reasons, then the totals.
+func (r *Report) WriteTable(w io.Writer, s *platform.Snapshot) error {
+	ew := &errWriter{w: w}
+	ew.printf("reaper %s · %s · policy: %s · %d processes\n",
+		r.Mode, r.Time.Format("2006-01-02 15:04:05 MST"), r.Policy, r.Processes)
+	if len(r.Findings) == 0 {
+		ew.printf("\nNo orphaned trees found.\n")
+	}
+	for i := range r.Findings {
+		r.writeFinding(ew, s, &r.Findings[i])
+	}
+	if len(r.Zombies) > 0 {
+		ew.printf("\nZombies (only their parent can clear them; never signalled):\n")
+		for _, z := range r.Zombies {
+			ew.printf("  %d  parent %d  %s\n", z.PID, z.PPID, clip(printable(z.ParentCmdline)))
+		}
+	}
+	if len(r.Unknown) > 0 {
+		ew.printf("\n%d processes have a parent this scan cannot see (hidepid or another PID namespace); none is treated as an orphan.\n", len(r.Unknown))
+	}
+	for _, msg := range r.Warnings {
+		ew.printf("\nwarning: %s", printable(msg))
+	}
+	if len(r.Warnings) > 0 {
+		ew.printf("\n")
+	}
+	ew.printf("\n%s · %s · %s reclaimable · %s · %s\n",
+		plural(r.Totals.Findings, "finding"), plural(r.Totals.Processes, "process"),
+		humanBytes(r.Totals.ReclaimableBytes), plural(len(r.Zombies), "zombie"), r.ptyLine())
+	return ew.err
+}
+
+func (r *Report) writeFinding(ew *errWriter, s *platform.Snapshot, f *Finding) {
+	ew.printf("\n%s · %s · %s → %s\n", f.Rule, f.Kind, f.Action, f.Outcome)
+	if f.Detail != "" {
+		ew.printf("  %s\n", printable(f.Detail))
+	}
+	ew.printf("  reasons: %s\n", strings.Join(f.Reasons, ", "))
+	for _, e := range f.Evidence {
+		ew.printf("    - %s\n", printable(e))
+	}
+	if f.Owner != "" {
+		owner := f.Owner
+		if f.OwnerPID > 0 {
+			owner += " (pid " + strconv.Itoa(f.OwnerPID) + ")"
+		}
+		ew.printf("  owner: %s\n", owner)
+	}
+	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "  PID\tAGE\tRSS\t  COMMAND\n")
+	last := lastSiblings(f.members)
+	var open []bool // per depth: is there a later sibling, so a │ continues
+	for i, m := range f.members {
+		prefix := ""
+		if m.Depth > 0 {
+			for len(open) < m.Depth {
+				open = append(open, false)
+			}
+			open = open[:m.Depth]
+			for d := 1; d < m.Depth; d++ {
+				if open[d] {
+					prefix += "│  "
+				} else {
+					prefix += "   "
+				}
+			}
+			if last[i] {
+				prefix += "└─ "
+			} else {
+				prefix += "├─ "
+			}
+			open = append(open[:m.Depth], !last[i])
+		}
+		fmt.Fprintf(tw, "  %d\t%s\t%s\t  %s%s\n", m.Proc.PID, humanAge(s.Age(m.Proc)),
+			humanBytes(m.Proc.RSS), prefix, clip(commandOf(s, m.Proc)))
+	}
+	if err := tw.Flush(); err != nil && ew.err == nil {
+		ew.err = err
+	}
+}
+
+// lastSiblings reports, for each member of a pre-order walk, whether it is
+// the last child of its parent: no later member at the same depth comes
+// before one shallower.
+func lastSiblings(ms []scan.Member) []bool {
+	last := make([]bool, len(ms))
+	seen := map[int]bool{}
+	for i := len(ms) - 1; i >= 0; i-- {
+		d := ms[i].Depth
+		last[i] = !seen[d]
+		seen[d] = true
+		for k := range seen {
+			if k > d {
+				delete(seen, k)
+			}
+		}
+	}
+	return last
+}
+
+func (r *Report) ptyLine() string {
+	if r.PTY.Max == 0 {
+		return "PTYs unknown"
+	}
+	return fmt.Sprintf("PTYs %d/%d in use, %d held by findings", r.PTY.InUse, r.PTY.Max, r.PTY.HeldByFindings)
+}
+
+func clip(s string) string {
+	if len(s) <= maxCommand {
+		return s
+	}
+	cut := maxCommand
+	for cut > 0 && !utf8Start(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+func utf8Start(b byte) bool { return b&0xc0 != 0x80 }
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	if strings.HasSuffix(word, "s") {
+		return strconv.Itoa(n) + " " + word + "es"
+	}
+	return strconv.Itoa(n) + " " + word + "s"
+}
+
+// humanAge formats an age the way ps's etime reads, but shorter.
+func humanAge(d time.Duration) string {
+	d = d.Truncate(time.Second)
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+	case d < 24*time.Hour:
+		return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+	}
+	return fmt.Sprintf("%dd%02dh", int(d.Hours())/24, int(d.Hours())%24)
+}
+
+// humanBytes formats a size in binary units.
+func humanBytes(n uint64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := uint64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// errWriter keeps the first write error, so the table code reads straight.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	e.err = err
+	return n, err
+}
+
+func (e *errWriter) printf(format string, args ...any) { fmt.Fprintf(e, format, args...) }

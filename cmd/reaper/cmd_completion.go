@@ -1,0 +1,36 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+)
+
+func newCompletionCommand(g *globalOptions) *cobra.Command {
+	return &cobra.Command{
+		Use:   "completion bash|zsh|fish",
+		Short: "Print a shell completion script",
+		Long: `completion prints a completion script for the shell named.
+
+  bash:  reaper completion bash > /etc/bash_completion.d/reaper
+  zsh:   reaper completion zsh > "${fpath[1]}/_reaper"
+  fish:  reaper completion fish > ~/.config/fish/completions/reaper.fish`,
+		ValidArgs: []string{"bash", "zsh", "fish"},
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usagef("completion takes one shell: bash, zsh or fish")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			root := cmd.Root()
+			switch args[0] {
+			case "bash":
+				return root.GenBashCompletionV2(g.stdout, true)
+			case "zsh":
+				return root.GenZshCompletion(g.stdout)
+			case "fish":
+				return root.GenFishCompletion(g.stdout, true)
+			}
+			return usagef("completion: unknown shell %q: want bash, zsh or fish", args[0])
+		},
+	}
+}

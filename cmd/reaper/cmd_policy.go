@@ -1,0 +1,67 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/orphanreaper/reaper/policy"
+)
+
+func newPolicyCommand(g *globalOptions) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "policy",
+		Short: "Check or show policy files",
+		Args:  noArgs,
+		RunE:  func(cmd *cobra.Command, args []string) error { return cmd.Help() },
+	}
+	cmd.AddCommand(newPolicyCheckCommand(g), newPolicyShowCommand(g))
+	return cmd
+}
+
+func newPolicyCheckCommand(g *globalOptions) *cobra.Command {
+	return &cobra.Command{
+		Use:   "check FILE",
+		Short: "Validate a policy file; exit 0 if valid, 78 if not",
+		Long: `check parses and validates a policy file strictly: unknown keys, unknown
+reasons, actions or kinds, bad regular expressions, durations and sizes are
+errors, each printed as FILE:LINE: message. Exit status 0 means valid, 78
+means invalid.`,
+		Example: "  reaper policy check /etc/reaper/policy.toml",
+		Args:    exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runPolicyCheck(args[0], g)
+		},
+	}
+}
+
+func runPolicyCheck(path string, g *globalOptions) error {
+	p, err := policy.Load(path)
+	if err != nil {
+		return err
+	}
+	for _, w := range p.Warnings {
+		fmt.Fprintf(g.stderr, "warning: %s\n", w)
+	}
+	acting := 0
+	for _, r := range p.Rules {
+		if r.Action != policy.Report {
+			acting++
+		}
+	}
+	fmt.Fprintf(g.stdout, "%s: valid: %d owners, %d subreapers, %d rules (%d that signal), %d protect entries\n",
+		path, len(p.Owners), len(p.Subreapers), len(p.Rules), acting, len(p.Protect))
+	return nil
+}
+
+func newPolicyShowCommand(g *globalOptions) *cobra.Command {
+	return &cobra.Command{
+		Use:   "show",
+		Short: "Print the embedded default policy, a commented starting point",
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			_, err := fmt.Fprint(g.stdout, policy.DefaultText())
+			return err
+		},
+	}
+}

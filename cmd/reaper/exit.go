@@ -1,0 +1,48 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/orphanreaper/reaper/policy"
+)
+
+// The exit codes of SPEC §4.
+const (
+	exitOK         = 0
+	exitError      = 1  // runtime error
+	exitUsage      = 2  // bad command line
+	exitPartial    = 3  // a planned action failed, or a process survived SIGKILL
+	exitPermission = 77 // lacks the privilege for a planned action (EX_NOPERM)
+	exitConfig     = 78 // invalid policy or ledger; nothing was signalled (EX_CONFIG)
+)
+
+// usageError is a mistake on the command line.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func usagef(format string, args ...any) error {
+	return usageError{fmt.Errorf(format, args...)}
+}
+
+// exitCode prints err, if any, and maps it to the process's exit status.
+// It is the only place that knows the codes.
+func exitCode(err error, stderr io.Writer) int {
+	if err == nil {
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "reaper: %v\n", err)
+	var pe *policy.Error
+	var ue usageError
+	switch {
+	case errors.As(err, &pe):
+		return exitConfig
+	case errors.As(err, &ue):
+		fmt.Fprintln(stderr, "Run 'reaper --help' for usage.")
+		return exitUsage
+	}
+	return exitError
+}

@@ -1,0 +1,100 @@
+package main
+
+import (
+	"io"
+	"log/slog"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+// globalOptions are shared by every command.
+type globalOptions struct {
+	stdout io.Writer
+	stderr io.Writer
+	log    *slog.Logger
+	quiet  bool
+}
+
+func newGlobalOptions() *globalOptions {
+	return &globalOptions{stdout: os.Stdout, stderr: os.Stderr}
+}
+
+func newRootCommand(g *globalOptions) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "reaper",
+		Short: "Find and remove the process trees AI-agent gateways leave behind",
+		Long: `reaper finds the PTY shells, ACP agent runtimes and MCP servers that an
+agent gateway (OpenClaw and others) left running when it crashed, restarted
+or forgot a session, and reports or kills them according to a TOML policy.
+
+A tree is an orphan when its root was reparented to PID 1, a systemd user
+manager or another subreaper, and no live owner holds it. Every finding
+says why (reasons and evidence) and which policy rule matched it.
+
+Start with a report; it never sends a signal:
+
+  reaper scan
+  reaper scan --output json
+
+The embedded default policy knows OpenClaw and only reports. To act, write
+a policy (see 'reaper policy show') to /etc/reaper/policy.toml (root) or
+~/.config/reaper/policy.toml, and check it with 'reaper policy check FILE'.
+
+Exit status: 0 success (found or not), 1 runtime error, 2 usage error,
+3 partial (an action failed), 77 lacking privilege for a planned action,
+78 invalid policy or ledger (nothing was signalled).`,
+		SilenceUsage:      true,
+		SilenceErrors:     true,
+		Args:              noArgs,
+		CompletionOptions: cobra.CompletionOptions{DisableDefaultCmd: true},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return cmd.Help()
+		},
+		PersistentPreRun: func(cmd *cobra.Command, args []string) {
+			level := slog.LevelInfo
+			if g.quiet {
+				level = slog.LevelError
+			}
+			g.log = slog.New(slog.NewTextHandler(g.stderr, &slog.HandlerOptions{
+				Level: level,
+				ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+					if a.Key == slog.TimeKey && len(groups) == 0 {
+						return slog.Attr{} // the journal and the terminal add their own
+					}
+					return a
+				},
+			}))
+		},
+	}
+	cmd.SetOut(g.stdout)
+	cmd.SetErr(g.stderr)
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
+	cmd.PersistentFlags().BoolVarP(&g.quiet, "quiet", "q", false, "print only errors on stderr")
+	cmd.AddCommand(
+		newScanCommand(g),
+		newPolicyCommand(g),
+		newVersionCommand(g),
+		newCompletionCommand(g),
+	)
+	return cmd
+}
+
+// noArgs rejects positional arguments as a usage error (exit 2); it also
+// catches unknown subcommands.
+func noArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return usagef("unknown command or argument %q for %q", args[0], cmd.CommandPath())
+	}
+	return nil
+}
+
+// exactArgs wants n positional arguments, else a usage error.
+func exactArgs(n int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) != n {
+			return usagef("%s takes %d argument(s), got %d", cmd.CommandPath(), n, len(args))
+		}
+		return nil
+	}
+}

@@ -1,0 +1,105 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"time"
+
+	"github.com/orphanreaper/reaper/audit"
+	"github.com/orphanreaper/reaper/platform"
+	"github.com/orphanreaper/reaper/policy"
+	"github.com/orphanreaper/reaper/scan"
+)
+
+// systemPolicy is the policy a root reaper reads by default.
+const systemPolicy = "/etc/reaper/policy.toml"
+
+// resolvePolicy loads the policy named on the command line, else the first
+// default location that exists, else the embedded default. A default file
+// that exists but can't be read is an error, not a reason to fall back.
+func resolvePolicy(flag string) (*policy.Policy, error) {
+	if flag != "" {
+		return policy.Load(flag)
+	}
+	for _, path := range defaultPolicyPaths() {
+		_, err := os.Stat(path)
+		if err == nil {
+			return policy.Load(path)
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return nil, &policy.Error{File: path, Msg: err.Error()}
+		}
+	}
+	return policy.Default(), nil
+}
+
+func defaultPolicyPaths() []string {
+	if euid() == 0 {
+		return []string{systemPolicy}
+	}
+	dir := os.Getenv("XDG_CONFIG_HOME")
+	if dir == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return nil
+		}
+		dir = filepath.Join(home, ".config")
+	}
+	return []string{filepath.Join(dir, "reaper", "policy.toml")}
+}
+
+func euid() uint32 { return uint32(os.Geteuid()) }
+
+// scanRun is one snapshot and what the scan made of it.
+type scanRun struct {
+	snap   *platform.Snapshot
+	result *scan.Result
+}
+
+// collect takes the snapshot and scans it.
+func collect(ctx context.Context, pol *policy.Policy, procRoot string) (*scanRun, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if procRoot != "" && runtime.GOOS != "linux" {
+		return nil, usagef("--proc is Linux only")
+	}
+	if procRoot == "" {
+		procRoot = platform.DefaultProcRoot
+	}
+	snap, err := platform.ReadSnapshot(procRoot)
+	if err != nil {
+		return nil, err
+	}
+	return &scanRun{snap: snap, result: scan.Scan(snap, pol.ScanConfig())}, nil
+}
+
+// emit writes the report to stdout, the audit log and the metrics file.
+func emit(run *scanRun, pol *policy.Policy, plan *policy.Plan, opts *scanOptions, g *globalOptions, took time.Duration) error {
+	rep := audit.NewReport(pol, run.result, plan)
+	if opts.auditLog != "" {
+		if err := audit.AppendLog(opts.auditLog, rep); err != nil {
+			return err
+		}
+	}
+	if opts.metrics != "" {
+		if err := audit.WriteMetrics(opts.metrics, rep, took); err != nil {
+			return err
+		}
+	}
+	var err error
+	if opts.output == "json" {
+		err = rep.WriteJSON(g.stdout)
+	} else {
+		err = rep.WriteTable(g.stdout, run.snap)
+	}
+	if err != nil {
+		return fmt.Errorf("write report: %w", err)
+	}
+	return nil
+}

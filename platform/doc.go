@@ -1,0 +1,12 @@
+// Package platform is the only package that talks to the operating system:
+// it takes snapshots of the process table, reads process details (command
+// line, environment, cgroup) on demand, and reports the identity that later
+// proves a pid still names the process that was scanned.
+//
+// On Linux it reads procfs with raw openat(2) relative to one open /proc
+// directory, one read(2) per file, so a full-table snapshot costs about three
+// syscalls per process. Other platforms return an error wrapping
+// errors.ErrUnsupported; a missing platform is never a silent no-op.
+//
+// platform never decides whether a process is an orphan and never prints.
+package platform

@@ -1,0 +1,301 @@
+package platform
+
+import (
+	"errors"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Process is one entry of the process table as the snapshot saw it. The
+// fields up to UID come from one read of /proc/PID/stat and one fstat of it;
+// the details (command line, environment, cgroup) are read on demand through
+// the owning Snapshot, because reading them for every process would triple
+// the cost of a scan.
+type Process struct {
+	PID, PPID  int
+	PGID, SID  int
+	TTY        uint32 // controlling terminal, the kernel's encoded dev_t (0: none)
+	State      byte   // R, S, D, Z, T, t, X, I, …
+	Comm       string
+	Flags      uint32 // the kernel's PF_* flags
+	Threads    int
+	UTime      uint64 // clock ticks spent in user mode
+	STime      uint64 // clock ticks spent in kernel mode
+	StartTicks uint64 // clock ticks after boot at which the process started
+	RSS        uint64 // resident set size, bytes
+	UID        uint32 // effective uid (root for non-dumpable processes, see proc(5))
+
+	details detailState
+}
+
+// pfKthread is PF_KTHREAD from include/linux/sched.h: set on kernel threads.
+const pfKthread = 0x00200000
+
+// KernelThread reports whether p is a kernel thread. They have no user
+// memory, no command line, and are never signalled.
+func (p *Process) KernelThread() bool {
+	return p.Flags&pfKthread != 0 || p.PID == 2 || p.PPID == 2
+}
+
+// Zombie reports whether p has exited and waits for its parent to reap it.
+// A zombie cannot be killed; only its parent (or the parent's death) clears it.
+func (p *Process) Zombie() bool { return p.State == 'Z' || p.State == 'X' }
+
+// SessionLeader reports whether p leads its session (pid == sid), as a shell
+// started on a pseudo-terminal does.
+func (p *Process) SessionLeader() bool { return p.PID == p.SID }
+
+// PTS returns the number N of the /dev/pts/N terminal p has as controlling
+// terminal, or -1. Unix98 pseudo-terminal slaves have majors 136–143
+// (Documentation/admin-guide/devices.txt), and tty_nr in /proc/PID/stat
+// encodes the minor in bits 0–7 and 20–31 and the major in bits 8–15.
+func (p *Process) PTS() int {
+	major := (p.TTY >> 8) & 0xfff
+	minor := (p.TTY & 0xff) | ((p.TTY >> 12) & 0xfff00)
+	if major < 136 || major > 143 {
+		return -1
+	}
+	return int((major-136)<<20 | minor)
+}
+
+// Cgroup is where a process sits in the cgroup hierarchies.
+type Cgroup struct {
+	// Unified is the cgroup v2 path (the "0::" line), empty when absent.
+	Unified string
+	// Systemd is the path in the v1 name=systemd hierarchy, empty when absent.
+	Systemd string
+}
+
+// Path is the path that names the process's unit: the v2 path when it says
+// more than "/", else the v1 name=systemd path (hybrid and legacy layouts),
+// else whatever is known.
+func (c Cgroup) Path() string {
+	if c.Unified != "" && c.Unified != "/" {
+		return c.Unified
+	}
+	if c.Systemd != "" {
+		return c.Systemd
+	}
+	return c.Unified
+}
+
+// detail names one on-demand file.
+type detail uint8
+
+const (
+	detailCmdline detail = 1 << iota
+	detailEnviron
+	detailCgroup
+)
+
+type detailState struct {
+	loaded  detail
+	cmdline []string
+	environ []string
+	cgroup  Cgroup
+}
+
+// WithDetails returns p with the given details filled in, as if they had been
+// read. It is how snapshots built in Go (tests, other platforms' fixtures)
+// carry command lines, environments and cgroups.
+func (p Process) WithDetails(cmdline, environ []string, cg Cgroup) Process {
+	p.details = detailState{
+		loaded:  detailCmdline | detailEnviron | detailCgroup,
+		cmdline: cmdline, environ: environ, cgroup: cg,
+	}
+	return p
+}
+
+// detailReader reads the on-demand files of one process.
+type detailReader interface {
+	read(pid int, what detail) ([]byte, error)
+}
+
+// Snapshot is one consistent-as-possible read of the whole process table:
+// every process is read once, in one pass, and the tree is built in memory.
+type Snapshot struct {
+	// Procs holds every visible process, sorted by PID.
+	Procs []Process
+	// BootID identifies this boot (/proc/sys/kernel/random/boot_id); with a
+	// process's StartTicks it forms the process's start identity.
+	BootID string
+	// ClockTicks is USER_HZ, the unit of StartTicks, UTime and STime.
+	ClockTicks uint64
+	// Uptime is the time since boot when the snapshot was taken.
+	Uptime time.Duration
+	// Taken is the wall-clock time the snapshot was taken.
+	Taken time.Time
+	// Self is the pid of the process that took the snapshot (0 if built).
+	Self int
+	// PTY is the system's pseudo-terminal usage, when known.
+	PTY PTYUsage
+	// Warnings are per-process problems that did not fail the snapshot.
+	Warnings []string
+
+	reader      detailReader
+	closer      func() error
+	cgroupProcs func(path string) ([]int, error)
+}
+
+// PTYUsage is how many pseudo-terminals are allocated, against the limit.
+type PTYUsage struct {
+	InUse, Max int
+	Known      bool
+}
+
+// NewSnapshot builds a snapshot from processes made in Go. Details not given
+// through WithDetails read as empty. It sorts procs by PID.
+func NewSnapshot(procs []Process, bootID string, uptime time.Duration, taken time.Time) *Snapshot {
+	s := &Snapshot{Procs: procs, BootID: bootID, ClockTicks: 100, Uptime: uptime, Taken: taken}
+	sort.Slice(s.Procs, func(i, j int) bool { return s.Procs[i].PID < s.Procs[j].PID })
+	return s
+}
+
+// Close releases what the snapshot holds open for on-demand reads.
+func (s *Snapshot) Close() error {
+	if s.closer == nil {
+		return nil
+	}
+	err := s.closer()
+	s.closer, s.reader = nil, nil
+	return err
+}
+
+// Index returns the position of pid in Procs, or -1.
+func (s *Snapshot) Index(pid int) int {
+	i := sort.Search(len(s.Procs), func(i int) bool { return s.Procs[i].PID >= pid })
+	if i < len(s.Procs) && s.Procs[i].PID == pid {
+		return i
+	}
+	return -1
+}
+
+// Get returns the process with pid, or nil when the snapshot did not see it.
+func (s *Snapshot) Get(pid int) *Process {
+	if i := s.Index(pid); i >= 0 {
+		return &s.Procs[i]
+	}
+	return nil
+}
+
+// Identity is a process's start identity: "<boot_id>:<starttime>" on Linux
+// (SPEC §6). Two processes with the same pid and identity are the same
+// process, up to the clock-tick granularity of starttime.
+func (s *Snapshot) Identity(p *Process) string {
+	return FormatIdentity(s.BootID, p.StartTicks)
+}
+
+// Age is how long p had been running when the snapshot was taken.
+func (s *Snapshot) Age(p *Process) time.Duration {
+	if s.ClockTicks == 0 {
+		return 0
+	}
+	started := time.Duration(p.StartTicks) * time.Second / time.Duration(s.ClockTicks)
+	if started > s.Uptime {
+		return 0
+	}
+	return s.Uptime - started
+}
+
+// Cmdline returns p's argv, reading it on first use. It is nil for kernel
+// threads, zombies and processes that vanished or could not be read.
+func (s *Snapshot) Cmdline(p *Process) []string {
+	if s.load(p, detailCmdline) {
+		p.details.cmdline = ParseCmdline(s.raw(p, detailCmdline))
+	}
+	return p.details.cmdline
+}
+
+// CommandLine is p's argv joined with spaces, or its comm in brackets when
+// there is no argv (kernel threads, zombies, unreadable), as ps shows it.
+func (s *Snapshot) CommandLine(p *Process) string {
+	if argv := s.Cmdline(p); len(argv) > 0 {
+		return strings.Join(argv, " ")
+	}
+	return "[" + p.Comm + "]"
+}
+
+// Environ returns p's environment as NAME=VALUE strings, reading it on first
+// use. It is nil when the environment can't be read (another user's process
+// without privilege, a zombie).
+func (s *Snapshot) Environ(p *Process) []string {
+	if s.load(p, detailEnviron) {
+		p.details.environ = ParseEnviron(s.raw(p, detailEnviron))
+	}
+	return p.details.environ
+}
+
+// Getenv looks name up in p's environment.
+func (s *Snapshot) Getenv(p *Process, name string) (string, bool) {
+	for _, kv := range s.Environ(p) {
+		if len(kv) > len(name) && kv[len(name)] == '=' && kv[:len(name)] == name {
+			return kv[len(name)+1:], true
+		}
+	}
+	return "", false
+}
+
+// Cgroup returns p's cgroup, reading it on first use.
+func (s *Snapshot) Cgroup(p *Process) Cgroup {
+	if s.load(p, detailCgroup) {
+		p.details.cgroup = ParseCgroup(s.raw(p, detailCgroup))
+	}
+	return p.details.cgroup
+}
+
+// load marks d as loaded for p and reports whether it must be read now.
+func (s *Snapshot) load(p *Process, d detail) bool {
+	if p.details.loaded&d != 0 {
+		return false
+	}
+	p.details.loaded |= d
+	return s.reader != nil && !p.KernelThread() && !p.Zombie()
+}
+
+func (s *Snapshot) raw(p *Process, d detail) []byte {
+	b, err := s.reader.read(p.PID, d)
+	if err != nil {
+		if !isGone(err) {
+			s.Warnings = append(s.Warnings, err.Error())
+		}
+		return nil
+	}
+	return b
+}
+
+// sortProcs orders processes by pid; getdents lists /proc in pid order on
+// current kernels, so this is usually a no-op check.
+func sortProcs(p []Process) {
+	if !sort.SliceIsSorted(p, func(i, j int) bool { return p[i].PID < p[j].PID }) {
+		sort.Slice(p, func(i, j int) bool { return p[i].PID < p[j].PID })
+	}
+}
+
+// isGone reports whether err says the process no longer exists: procfs
+// answers ENOENT for a vanished /proc/PID and ESRCH for a task that died
+// while its file was open.
+func isGone(err error) bool {
+	return errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ESRCH)
+}
+
+// CgroupMembers returns the pids of the live processes in the cgroup whose
+// path (as Cgroup.Path gives it) is path. On a live host it reads the
+// cgroup's cgroup.procs; otherwise (fixtures, or no cgroupfs) it reads the
+// cgroup of every process in the snapshot.
+func (s *Snapshot) CgroupMembers(path string) []int {
+	if s.cgroupProcs != nil {
+		if pids, err := s.cgroupProcs(path); err == nil {
+			return pids
+		}
+	}
+	var pids []int
+	for i := range s.Procs {
+		p := &s.Procs[i]
+		if !p.KernelThread() && !p.Zombie() && s.Cgroup(p).Path() == path {
+			pids = append(pids, p.PID)
+		}
+	}
+	return pids
+}

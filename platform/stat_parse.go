@@ -1,0 +1,166 @@
+package platform
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// ErrMalformed is wrapped by every parse error of a kernel file.
+var ErrMalformed = errors.New("malformed")
+
+// ParseStat parses the contents of /proc/PID/stat into p. pageSize converts
+// the rss field (pages) to bytes.
+//
+// The comm field is the text between the first '(' and the last ')': comm is
+// chosen by the process (prctl PR_SET_NAME, or its executable name) and may
+// hold spaces, parentheses and newlines, so "foo) Z (bar" must not shift the
+// fields after it. See proc_pid_stat(5).
+func ParseStat(b []byte, pageSize uint64, p *Process) error {
+	open := bytes.IndexByte(b, '(')
+	close := bytes.LastIndexByte(b, ')')
+	if open < 1 || close < open {
+		return fmt.Errorf("stat: no (comm): %w", ErrMalformed)
+	}
+	pid, err := strconv.Atoi(string(bytes.TrimSpace(b[:open])))
+	if err != nil || pid <= 0 {
+		return fmt.Errorf("stat: bad pid %q: %w", b[:open], ErrMalformed)
+	}
+	p.PID = pid
+	p.Comm = string(b[open+1 : close])
+
+	// Fields from 3 (state) on, numbered as in proc_pid_stat(5).
+	rest := b[close+1:]
+	var f fieldReader
+	f.b = rest
+	state := f.next()
+	if len(state) != 1 {
+		return fmt.Errorf("stat: bad state %q: %w", state, ErrMalformed)
+	}
+	p.State = state[0]
+	var v [22]int64 // v[n] holds field n for 4 ≤ n ≤ 24
+	for n := 4; n <= 24; n++ {
+		tok := f.next()
+		if tok == nil {
+			return fmt.Errorf("stat: %d fields, want at least 24: %w", n-1, ErrMalformed)
+		}
+		x, err := parseInt(tok)
+		if err != nil {
+			return fmt.Errorf("stat: field %d %q: %w", n, tok, ErrMalformed)
+		}
+		v[n-4] = x
+	}
+	field := func(n int) int64 { return v[n-4] }
+	p.PPID = int(field(4))
+	p.PGID = int(field(5))
+	p.SID = int(field(6))
+	p.TTY = uint32(field(7))
+	p.Flags = uint32(field(9))
+	p.UTime = uint64(field(14))
+	p.STime = uint64(field(15))
+	p.Threads = int(field(20))
+	p.StartTicks = uint64(field(22))
+	if rss := field(24); rss > 0 {
+		p.RSS = uint64(rss) * pageSize
+	} else {
+		p.RSS = 0
+	}
+	if p.PPID < 0 || field(22) < 0 {
+		return fmt.Errorf("stat: negative ppid or starttime: %w", ErrMalformed)
+	}
+	return nil
+}
+
+// fieldReader splits on single spaces without allocating.
+type fieldReader struct{ b []byte }
+
+func (f *fieldReader) next() []byte {
+	for len(f.b) > 0 && (f.b[0] == ' ' || f.b[0] == '\n') {
+		f.b = f.b[1:]
+	}
+	if len(f.b) == 0 {
+		return nil
+	}
+	i := 0
+	for i < len(f.b) && f.b[i] != ' ' && f.b[i] != '\n' {
+		i++
+	}
+	tok := f.b[:i]
+	f.b = f.b[i:]
+	return tok
+}
+
+// parseInt parses a decimal integer without allocating. The kernel prints
+// unsigned 64-bit fields (flags, times) that can exceed int64 in theory;
+// those are clamped, which no field used here can reach.
+func parseInt(b []byte) (int64, error) {
+	neg := false
+	if len(b) > 0 && b[0] == '-' {
+		neg, b = true, b[1:]
+	}
+	if len(b) == 0 || len(b) > 20 {
+		return 0, ErrMalformed
+	}
+	var x uint64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, ErrMalformed
+		}
+		d := uint64(c - '0')
+		if x > (1<<64-1-d)/10 {
+			return 0, ErrMalformed
+		}
+		x = x*10 + d
+	}
+	if x > 1<<63-1 {
+		x = 1<<63 - 1
+	}
+	if neg {
+		return -int64(x), nil
+	}
+	return int64(x), nil
+}
+
+// ParseCmdline splits the contents of /proc/PID/cmdline (NUL-terminated
+// arguments) into argv. A process that rewrote its argv area (Node's
+// process.title, setproctitle) may leave one space-joined string and no
+// trailing NUL; that is returned as one argument, as ps shows it.
+func ParseCmdline(b []byte) []string {
+	b = bytes.TrimRight(b, "\x00")
+	if len(b) == 0 {
+		return nil
+	}
+	return strings.Split(string(b), "\x00")
+}
+
+// ParseEnviron splits the contents of /proc/PID/environ into NAME=VALUE
+// strings, dropping entries without '=' (a process may scribble there).
+func ParseEnviron(b []byte) []string {
+	var env []string
+	for _, kv := range bytes.Split(bytes.TrimRight(b, "\x00"), []byte{0}) {
+		if i := bytes.IndexByte(kv, '='); i > 0 {
+			env = append(env, string(kv))
+		}
+	}
+	return env
+}
+
+// FormatIdentity formats a Linux start identity, "<boot_id>:<starttime>".
+func FormatIdentity(bootID string, startTicks uint64) string {
+	return bootID + ":" + strconv.FormatUint(startTicks, 10)
+}
+
+// ParseIdentity splits a Linux start identity into boot id and start ticks.
+func ParseIdentity(s string) (bootID string, startTicks uint64, err error) {
+	i := strings.LastIndexByte(s, ':')
+	if i <= 0 {
+		return "", 0, fmt.Errorf("identity %q: want <boot_id>:<starttime>: %w", s, ErrMalformed)
+	}
+	startTicks, err = strconv.ParseUint(s[i+1:], 10, 64)
+	if err != nil {
+		return "", 0, fmt.Errorf("identity %q: bad starttime: %w", s, ErrMalformed)
+	}
+	return s[:i], startTicks, nil
+}

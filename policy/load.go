@@ -1,0 +1,493 @@
+package policy
+
+import (
+	_ "embed"
+	"errors"
+	"fmt"
+	"os"
+	"os/user"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/orphanreaper/reaper/scan"
+)
+
+//go:embed default.toml
+var defaultPolicy string
+
+// DefaultSource is the Source of the embedded default policy.
+const DefaultSource = "embedded default"
+
+// Default returns the embedded default policy: it knows OpenClaw and only
+// reports.
+func Default() *Policy {
+	p, err := Parse(DefaultSource, []byte(defaultPolicy))
+	if err != nil {
+		panic("embedded default policy is invalid: " + err.Error())
+	}
+	return p
+}
+
+// DefaultText is the embedded default policy's TOML, for `policy show`.
+func DefaultText() string { return defaultPolicy }
+
+// Load reads and validates the policy file at path.
+func Load(path string) (*Policy, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &Error{File: path, Msg: err.Error()}
+	}
+	return Parse(path, b)
+}
+
+// Parse validates a policy. name is used in error messages. The error, if
+// any, is an Errors listing every problem found.
+func Parse(name string, data []byte) (*Policy, error) {
+	var doc map[string]any
+	if _, err := toml.Decode(string(data), &doc); err != nil {
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			return nil, Errors{{File: name, Line: pe.Position.Line, Msg: pe.Message}}
+		}
+		return nil, Errors{{File: name, Msg: err.Error()}}
+	}
+	l := &loader{file: name, lines: indexLines(string(data)), p: &Policy{Source: name}}
+	l.document(doc)
+	if len(l.errs) > 0 {
+		sort.SliceStable(l.errs, func(i, j int) bool { return l.errs[i].Line < l.errs[j].Line })
+		return nil, l.errs
+	}
+	return l.p, nil
+}
+
+// loader validates one document, collecting every error.
+type loader struct {
+	file  string
+	lines lineIndex
+	p     *Policy
+	errs  Errors
+}
+
+// at names a place in the document: a table (with its index in an array of
+// tables, or -1) and a key in it.
+type at struct {
+	table string
+	index int
+	key   string
+}
+
+func (l *loader) fail(a at, format string, args ...any) {
+	l.errs = append(l.errs, &Error{File: l.file, Line: l.lines.line(a.table, a.index, a.key), Msg: fmt.Sprintf(format, args...)})
+}
+
+var topKeys = []string{"version", "defaults", "owner", "subreaper", "rule", "protect"}
+
+func (l *loader) document(doc map[string]any) {
+	l.unknownKeys(doc, at{index: -1}, topKeys)
+	switch v, ok := doc["version"]; {
+	case !ok:
+		l.fail(at{index: -1}, "version is missing: the first line of a policy is `version = 1`")
+	case v != int64(1):
+		l.fail(at{index: -1, key: "version"}, "unsupported version %v: this reaper reads version 1", v)
+	}
+	l.defaults(doc["defaults"])
+	for i, t := range l.tables(doc, "owner") {
+		l.owner(t, at{table: "owner", index: i})
+	}
+	for i, t := range l.tables(doc, "subreaper") {
+		a := at{table: "subreaper", index: i}
+		l.unknownKeys(t, a, []string{"cmdline"})
+		re := l.regex(t, a, "cmdline")
+		if re == nil {
+			l.fail(a, "[[subreaper]] needs a cmdline")
+			continue
+		}
+		l.p.Subreapers = append(l.p.Subreapers, Subreaper{Cmdline: re, Line: l.lines.line("subreaper", i, "")})
+	}
+	for i, t := range l.tables(doc, "rule") {
+		l.rule(t, at{table: "rule", index: i})
+	}
+	for i, t := range l.tables(doc, "protect") {
+		l.protect(t, at{table: "protect", index: i})
+	}
+}
+
+func (l *loader) defaults(v any) {
+	d := Defaults{Action: Report, Grace: 5 * time.Second, MinAge: 30 * time.Second, MaxActions: 100}
+	if v != nil {
+		t, ok := v.(map[string]any)
+		a := at{table: "defaults", index: -1}
+		if !ok {
+			l.fail(at{index: -1, key: "defaults"}, "defaults must be a table: [defaults]")
+		} else {
+			l.unknownKeys(t, a, []string{"action", "grace", "min_age", "max_actions"})
+			if act, ok := l.action(t, a); ok {
+				d.Action = act
+			}
+			if g, ok := l.duration(t, a, "grace"); ok {
+				if g <= 0 || g > 10*time.Minute {
+					l.fail(at{a.table, a.index, "grace"}, "grace %s: want more than 0 and at most 10m", g)
+				}
+				d.Grace = g
+			}
+			if m, ok := l.duration(t, a, "min_age"); ok {
+				d.MinAge = m
+			}
+			if n, ok := t["max_actions"]; ok {
+				if i, isInt := n.(int64); !isInt || i < 0 {
+					l.fail(at{a.table, a.index, "max_actions"}, "max_actions must be a whole number ≥ 0")
+				} else {
+					d.MaxActions = int(i)
+				}
+			}
+		}
+	}
+	l.p.Defaults = d
+}
+
+func (l *loader) owner(t map[string]any, a at) {
+	l.unknownKeys(t, a, []string{"name", "cmdline", "pid_env", "cgroup", "ledger"})
+	o := Owner{Line: l.lines.line(a.table, a.index, "")}
+	o.Name = l.name(t, a, "owner")
+	o.Cmdline = l.regex(t, a, "cmdline")
+	if o.Cmdline == nil {
+		l.fail(a, "[[owner]] %q needs a cmdline: it is how a live owner is recognised", o.Name)
+	}
+	if s, ok := l.str(t, a, "pid_env"); ok {
+		if !envName.MatchString(s) {
+			l.fail(at{a.table, a.index, "pid_env"}, "pid_env %q is not an environment variable name", s)
+		}
+		o.PIDEnv = s
+	}
+	o.Cgroup = l.regex(t, a, "cgroup")
+	o.Ledger = l.strings(t, a, "ledger")
+	for _, prev := range l.p.Owners {
+		if prev.Name == o.Name && o.Name != "" {
+			l.fail(at{a.table, a.index, "name"}, "owner %q is defined twice (first on line %d)", o.Name, prev.Line)
+		}
+	}
+	l.p.Owners = append(l.p.Owners, o)
+}
+
+var ruleKeys = []string{"name", "when", "kind", "cmdline", "env", "cgroup", "user", "min_age", "min_rss", "action"}
+
+func (l *loader) rule(t map[string]any, a at) {
+	l.unknownKeys(t, a, ruleKeys)
+	r := Rule{Line: l.lines.line(a.table, a.index, ""), Action: l.p.Defaults.Action}
+	r.Name = l.name(t, a, "rule")
+	when := l.strings(t, a, "when")
+	if _, ok := t["when"]; !ok {
+		l.fail(a, "rule %q needs when = [...]: the reasons it applies to (%s)", r.Name, joinReasons())
+	}
+	for _, w := range when {
+		if !validReason(w) {
+			l.fail(at{a.table, a.index, "when"}, "unknown reason %q in rule %q; reasons are %s", w, r.Name, joinReasons())
+		}
+		r.When = append(r.When, scan.Reason(w))
+	}
+	for _, k := range l.strings(t, a, "kind") {
+		if !validKind(k) {
+			l.fail(at{a.table, a.index, "kind"}, "unknown kind %q in rule %q; kinds are %s", k, r.Name, joinKinds())
+		}
+		r.Kind = append(r.Kind, scan.Kind(k))
+	}
+	r.Matchers = l.matchers(t, a)
+	if d, ok := l.duration(t, a, "min_age"); ok {
+		r.MinAge = d
+	}
+	if s, ok := l.size(t, a, "min_rss"); ok {
+		r.MinRSS = s
+	}
+	if act, ok := l.action(t, a); ok {
+		r.Action = act
+	}
+	for _, prev := range l.p.Rules {
+		if prev.Name == r.Name && r.Name != "" {
+			l.fail(at{a.table, a.index, "name"}, "rule %q is defined twice (first on line %d)", r.Name, prev.Line)
+		}
+	}
+	l.p.Rules = append(l.p.Rules, r)
+}
+
+func (l *loader) protect(t map[string]any, a at) {
+	l.unknownKeys(t, a, []string{"name", "cmdline", "env", "cgroup", "user"})
+	pr := Protect{Line: l.lines.line(a.table, a.index, "")}
+	pr.Name = l.name(t, a, "protect")
+	pr.Matchers = l.matchers(t, a)
+	m := pr.Matchers
+	if m.Cmdline == nil && m.Env == nil && m.Cgroup == nil && m.UIDs == nil {
+		l.fail(a, "[[protect]] %q matches nothing: give cmdline, env, cgroup or user", pr.Name)
+	}
+	l.p.Protect = append(l.p.Protect, pr)
+}
+
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+func (l *loader) matchers(t map[string]any, a at) Matchers {
+	var m Matchers
+	m.Cmdline = l.regex(t, a, "cmdline")
+	m.Cgroup = l.regex(t, a, "cgroup")
+	for _, e := range l.strings(t, a, "env") {
+		name, value, hasValue := strings.Cut(e, "=")
+		if !envName.MatchString(name) {
+			l.fail(at{a.table, a.index, "env"}, "env %q: want NAME or NAME=REGEX", e)
+			continue
+		}
+		em := EnvMatcher{Name: name}
+		if hasValue {
+			re, err := regexp.Compile(value)
+			if err != nil {
+				l.fail(at{a.table, a.index, "env"}, "env %q: bad regex: %v", e, err)
+				continue
+			}
+			em.Value = re
+		}
+		m.Env = append(m.Env, em)
+	}
+	if _, ok := t["user"]; ok {
+		m.UIDs = []uint32{}
+		for _, u := range l.strings(t, a, "user") {
+			uid, err := lookupUID(u)
+			if err != nil {
+				l.p.Warnings = append(l.p.Warnings, fmt.Sprintf("%s:%d: user %q: %v; it matches nothing", l.file, l.lines.line(a.table, a.index, "user"), u, err))
+				continue
+			}
+			m.UIDs = append(m.UIDs, uid)
+		}
+	}
+	return m
+}
+
+func lookupUID(name string) (uint32, error) {
+	if n, err := strconv.ParseUint(name, 10, 32); err == nil {
+		return uint32(n), nil
+	}
+	u, err := user.Lookup(name)
+	if err != nil {
+		return 0, err
+	}
+	n, err := strconv.ParseUint(u.Uid, 10, 32)
+	return uint32(n), err
+}
+
+// tables returns the array of tables named key ([[key]]).
+func (l *loader) tables(doc map[string]any, key string) []map[string]any {
+	v, ok := doc[key]
+	if !ok {
+		return nil
+	}
+	ts, ok := v.([]map[string]any)
+	if !ok {
+		l.fail(at{index: -1, key: key}, "%s must be an array of tables: write [[%s]]", key, key)
+		return nil
+	}
+	return ts
+}
+
+func (l *loader) unknownKeys(t map[string]any, a at, known []string) {
+	for k := range t {
+		found := false
+		for _, kk := range known {
+			found = found || k == kk
+		}
+		if !found {
+			where := "at the top level"
+			if a.table != "" {
+				where = "in [" + a.table + "]"
+				if a.index >= 0 {
+					where = "in [[" + a.table + "]]"
+				}
+			}
+			l.fail(at{a.table, a.index, k}, "unknown key %q %s; known keys are %s", k, where, strings.Join(known, ", "))
+		}
+	}
+}
+
+func (l *loader) str(t map[string]any, a at, key string) (string, bool) {
+	v, ok := t[key]
+	if !ok {
+		return "", false
+	}
+	s, isStr := v.(string)
+	if !isStr {
+		l.fail(at{a.table, a.index, key}, "%s must be a string, not %s", key, tomlType(v))
+		return "", false
+	}
+	return s, true
+}
+
+func (l *loader) strings(t map[string]any, a at, key string) []string {
+	v, ok := t[key]
+	if !ok {
+		return nil
+	}
+	list, isList := v.([]any)
+	if !isList {
+		l.fail(at{a.table, a.index, key}, "%s must be a list of strings, like %s = [\"…\"]", key, key)
+		return nil
+	}
+	out := make([]string, 0, len(list))
+	for _, e := range list {
+		s, isStr := e.(string)
+		if !isStr {
+			l.fail(at{a.table, a.index, key}, "%s must be a list of strings; found %s", key, tomlType(e))
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func (l *loader) name(t map[string]any, a at, what string) string {
+	s, ok := l.str(t, a, "name")
+	if !ok || strings.TrimSpace(s) == "" {
+		if _, present := t["name"]; !present {
+			l.fail(a, "[[%s]] needs a name", what)
+		}
+		return ""
+	}
+	return s
+}
+
+func (l *loader) regex(t map[string]any, a at, key string) *regexp.Regexp {
+	s, ok := l.str(t, a, key)
+	if !ok {
+		return nil
+	}
+	re, err := regexp.Compile(s)
+	if err != nil {
+		l.fail(at{a.table, a.index, key}, "%s: bad regex: %v", key, err)
+		return nil
+	}
+	return re
+}
+
+func (l *loader) duration(t map[string]any, a at, key string) (time.Duration, bool) {
+	s, ok := l.str(t, a, key)
+	if !ok {
+		return 0, false
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		l.fail(at{a.table, a.index, key}, "%s %q is not a duration: write it like \"30s\", \"2m\" or \"1h30m\"", key, s)
+		return 0, false
+	}
+	return d, true
+}
+
+func (l *loader) size(t map[string]any, a at, key string) (uint64, bool) {
+	v, ok := t[key]
+	if !ok {
+		return 0, false
+	}
+	if n, isInt := v.(int64); isInt && n >= 0 {
+		return uint64(n), true
+	}
+	s, _ := v.(string)
+	n, err := ParseSize(s)
+	if err != nil {
+		l.fail(at{a.table, a.index, key}, "%s %v is not a size: write it like \"50MiB\", \"1GiB\" or a number of bytes", key, v)
+		return 0, false
+	}
+	return n, true
+}
+
+func (l *loader) action(t map[string]any, a at) (Action, bool) {
+	s, ok := l.str(t, a, "action")
+	if !ok {
+		return "", false
+	}
+	switch act := Action(s); act {
+	case Report, Terminate, Kill:
+		return act, true
+	}
+	l.fail(at{a.table, a.index, "action"}, "unknown action %q; actions are report, terminate, kill", s)
+	return "", false
+}
+
+var sizePattern = regexp.MustCompile(`^\s*([0-9]+)\s*([KMGT]i?B?|B)?\s*$`)
+
+// ParseSize parses a size such as "50MiB", "1GiB", "512KB" or "4096".
+// KiB, MiB, GiB, TiB are powers of 1024; KB, MB, GB, TB of 1000.
+func ParseSize(s string) (uint64, error) {
+	m := sizePattern.FindStringSubmatch(s)
+	if m == nil {
+		return 0, fmt.Errorf("size %q: want a number with B, KB, KiB, MB, MiB, GB, GiB, TB or TiB", s)
+	}
+	n, err := strconv.ParseUint(m[1], 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("size %q: %w", s, err)
+	}
+	unit := strings.TrimSuffix(m[2], "B")
+	mult := uint64(1)
+	if unit != "" {
+		base := uint64(1000)
+		if strings.HasSuffix(unit, "i") {
+			base = 1024
+		}
+		for i := 0; i < strings.Index("KMGT", unit[:1])+1; i++ {
+			mult *= base
+		}
+	}
+	if n > 0 && mult > ^uint64(0)/n {
+		return 0, fmt.Errorf("size %q is too large", s)
+	}
+	return n * mult, nil
+}
+
+func tomlType(v any) string {
+	switch v.(type) {
+	case string:
+		return "a string"
+	case int64:
+		return "an integer"
+	case float64:
+		return "a float"
+	case bool:
+		return "a boolean"
+	case []any:
+		return "a list"
+	case map[string]any:
+		return "a table"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+func validReason(s string) bool {
+	for _, r := range scan.Reasons {
+		if string(r) == s {
+			return true
+		}
+	}
+	return false
+}
+
+func validKind(s string) bool {
+	for _, k := range scan.Kinds {
+		if string(k) == s {
+			return true
+		}
+	}
+	return false
+}
+
+func joinReasons() string {
+	var s []string
+	for _, r := range scan.Reasons {
+		s = append(s, string(r))
+	}
+	return strings.Join(s, ", ")
+}
+
+func joinKinds() string {
+	var s []string
+	for _, k := range scan.Kinds {
+		s = append(s, string(k))
+	}
+	return strings.Join(s, ", ")
+}

@@ -1,0 +1,109 @@
+package policy
+
+import (
+	"regexp"
+	"time"
+
+	"github.com/orphanreaper/reaper/scan"
+)
+
+// Action is what a rule asks for.
+type Action string
+
+// The actions of SPEC §8.
+const (
+	// Report lists the finding and sends nothing.
+	Report Action = "report"
+	// Terminate stops the tree, sends SIGTERM (+SIGCONT), waits grace, then
+	// SIGKILLs what remains.
+	Terminate Action = "terminate"
+	// Kill sends SIGKILL straight away.
+	Kill Action = "kill"
+)
+
+// Policy is a validated policy file.
+type Policy struct {
+	// Source is the file it came from, or "embedded default".
+	Source     string
+	Defaults   Defaults
+	Owners     []Owner
+	Subreapers []Subreaper
+	Rules      []Rule
+	Protect    []Protect
+	// Warnings are things that are not errors but an operator should see,
+	// such as a user name this host does not know.
+	Warnings []string
+}
+
+// Defaults apply where a rule says nothing.
+type Defaults struct {
+	Action     Action
+	Grace      time.Duration // between SIGTERM and SIGKILL
+	MinAge     time.Duration // never act on a process younger than this
+	MaxActions int           // per run; past it, report only
+}
+
+// Owner recognises a live supervisor.
+type Owner struct {
+	Name    string
+	Cmdline *regexp.Regexp
+	PIDEnv  string
+	Cgroup  *regexp.Regexp
+	Ledger  []string
+	Line    int
+}
+
+// Subreaper names a process that adopts orphans, besides PID 1 and systemd
+// user managers.
+type Subreaper struct {
+	Cmdline *regexp.Regexp
+	Line    int
+}
+
+// Matchers are the conditions a rule or protect entry puts on processes.
+// Every matcher set must hold (AND); within a list any element may (OR).
+type Matchers struct {
+	Cmdline *regexp.Regexp
+	Env     []EnvMatcher
+	Cgroup  *regexp.Regexp
+	// UIDs are the users named by "user"; nil means any user.
+	UIDs []uint32
+}
+
+// EnvMatcher is "NAME" (present) or "NAME=REGEX" (present and matching).
+type EnvMatcher struct {
+	Name  string
+	Value *regexp.Regexp // nil: presence is enough
+}
+
+// Rule selects findings and says what to do with them. The first rule that
+// matches a finding wins, in file order.
+type Rule struct {
+	Name string
+	When []scan.Reason // any of these
+	Kind []scan.Kind   // any of these; empty means any kind
+	Matchers
+	MinAge time.Duration
+	MinRSS uint64
+	Action Action
+	Line   int
+}
+
+// Protect names processes that are never signalled, whatever a rule says.
+type Protect struct {
+	Name string
+	Matchers
+	Line int
+}
+
+// ScanConfig is what the scan needs from the policy: owners and subreapers.
+func (p *Policy) ScanConfig() scan.Config {
+	var cfg scan.Config
+	for _, o := range p.Owners {
+		cfg.Owners = append(cfg.Owners, scan.Owner{Name: o.Name, Cmdline: o.Cmdline, PIDEnv: o.PIDEnv, Cgroup: o.Cgroup})
+	}
+	for _, s := range p.Subreapers {
+		cfg.Subreapers = append(cfg.Subreapers, s.Cmdline)
+	}
+	return cfg
+}

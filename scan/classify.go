@@ -1,0 +1,60 @@
+package scan
+
+import (
+	"regexp"
+
+	"github.com/orphanreaper/reaper/platform"
+)
+
+// Kind says what a tree is, from the ledger when a run names it, else from
+// fingerprints of its root.
+type Kind string
+
+// The kinds of SPEC §8.
+const (
+	KindPTY   Kind = "pty"
+	KindACP   Kind = "acp"
+	KindMCP   Kind = "mcp"
+	KindExec  Kind = "exec"
+	KindOther Kind = "other"
+)
+
+// Kinds lists every kind, for validation.
+var Kinds = []Kind{KindPTY, KindACP, KindMCP, KindExec, KindOther}
+
+var (
+	// acpCommand matches ACP wrappers and adapters as OpenClaw launches them
+	// (extensions/acpx: <state>/acpx/*-acp-wrapper.mjs with the lease flags;
+	// @agentclientprotocol/claude-agent-acp, @zed-industries/codex-acp; the
+	// acpx CLI) and the agent CLIs they drive (claude, codex app-server).
+	acpCommand = regexp.MustCompile(`-acp-wrapper\.mjs|claude-agent-acp|claude-code-acp|codex-acp|` +
+		`@agentclientprotocol/|--openclaw-acpx-lease-id|/acpx/dist/|(^|/)acpx( |$)|` +
+		`(^|/)(claude|codex)( |$)`)
+	// mcpCommand matches MCP servers and their wrappers: the SDK's packages,
+	// mcp-remote, and the naming convention *-mcp, mcp-server-*, *_mcp.
+	mcpCommand = regexp.MustCompile(`(?i)modelcontextprotocol|mcp-remote|mcp[-_]server|` +
+		`[-_@/]mcp([-_ /.@]|$)|(^|[/ ])mcp[-_]|fastmcp`)
+)
+
+// Classify returns the kind of the tree rooted at p by fingerprint:
+// a session leader on a pseudo-terminal is a PTY shell; then ACP and MCP
+// command lines; then OpenClaw's OPENCLAW_SHELL marker (acp, exec).
+// Checking ACP before MCP matters: agent CLIs carry --mcp-config.
+func Classify(s *platform.Snapshot, p *platform.Process) Kind {
+	if p.SessionLeader() && p.PTS() >= 0 {
+		return KindPTY
+	}
+	cmd := s.CommandLine(p)
+	shell, _ := s.Getenv(p, "OPENCLAW_SHELL")
+	switch {
+	case acpCommand.MatchString(cmd):
+		return KindACP
+	case mcpCommand.MatchString(cmd):
+		return KindMCP
+	case shell == "acp" || shell == "acp-client":
+		return KindACP
+	case shell == "exec":
+		return KindExec
+	}
+	return KindOther
+}

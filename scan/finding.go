@@ -1,0 +1,103 @@
+package scan
+
+import (
+	"regexp"
+
+	"github.com/orphanreaper/reaper/platform"
+)
+
+// Reason is why a tree is a finding (SPEC §5).
+type Reason string
+
+// The reasons of SPEC §5.
+const (
+	// Reparented: the root's parent is PID 1, a systemd --user manager or a
+	// named subreaper — its real parent died.
+	Reparented Reason = "reparented"
+	// OwnerDead: the root is attributed to an owner that is no longer alive.
+	OwnerDead Reason = "owner-dead"
+	// RunDone: a ledger run marked done whose process still lives.
+	RunDone Reason = "run-done"
+	// SessionEnded: the run's ledger session (or an ancestor) was reset or closed.
+	SessionEnded Reason = "session-ended"
+	// Untracked: nothing attributes the root to any owner, live or dead.
+	Untracked Reason = "untracked"
+)
+
+// Reasons lists every reason, for validation.
+var Reasons = []Reason{Reparented, OwnerDead, RunDone, SessionEnded, Untracked}
+
+// Owner says how to recognise a supervisor (a gateway) and what it leaves on
+// the processes it spawns.
+type Owner struct {
+	Name string
+	// Cmdline matches the owner's argv, joined with spaces.
+	Cmdline *regexp.Regexp
+	// PIDEnv names an environment variable the owner puts on its children
+	// holding its own pid (OpenClaw: OPENCLAW_GATEWAY_SERVICE_PID).
+	PIDEnv string
+	// Cgroup matches the cgroup path of the owner's service unit; children
+	// stay in it after they are reparented.
+	Cgroup *regexp.Regexp
+}
+
+// Config is what scan needs from the policy.
+type Config struct {
+	Owners []Owner
+	// Subreapers match processes, besides PID 1 and systemd --user managers,
+	// that adopt orphans (PR_SET_CHILD_SUBREAPER).
+	Subreapers []*regexp.Regexp
+}
+
+// Finding is a tree whose root has one or more reasons and is not inside a
+// live owner's tree. Whether anything is done about it is the policy's call.
+type Finding struct {
+	Root    *platform.Process
+	Members []Member // the root first, then its descendants in pre-order
+	Kind    Kind
+	Reasons []Reason
+	// Evidence says, in words, what each reason rests on.
+	Evidence []string
+	// Owner is the owner the tree is attributed to, live or dead; empty when
+	// nothing attributes it.
+	Owner    string
+	OwnerPID int
+	RSS      uint64 // total resident memory of the members
+}
+
+// Member is one process of a finding's tree.
+type Member struct {
+	Proc  *platform.Process
+	Depth int // 0 for the root
+}
+
+// PIDs returns the pids of the tree, root first.
+func (f *Finding) PIDs() []int {
+	pids := make([]int, len(f.Members))
+	for i, m := range f.Members {
+		pids[i] = m.Proc.PID
+	}
+	return pids
+}
+
+// Has reports whether f has reason r.
+func (f *Finding) Has(r Reason) bool {
+	for _, x := range f.Reasons {
+		if x == r {
+			return true
+		}
+	}
+	return false
+}
+
+// Zombie is a defunct process, listed with the parent that should reap it.
+type Zombie struct {
+	Proc   *platform.Process
+	Parent *platform.Process // nil when the parent is not visible
+}
+
+// Unknown is a process whose parent the snapshot cannot see (hidepid, or a
+// parent in another PID namespace). It is never treated as an orphan.
+type Unknown struct {
+	Proc *platform.Process
+}

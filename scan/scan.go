@@ -1,0 +1,246 @@
+package scan
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/orphanreaper/reaper/platform"
+)
+
+// Result is what one scan found.
+type Result struct {
+	Tree     *Tree
+	Findings []Finding // by root pid
+	Zombies  []Zombie
+	Unknown  []Unknown
+
+	cfg       Config
+	owner     []int8 // per process: 0 not yet known, 1 none, 2+k owner k
+	subreaper []int8 // per process: 0 not yet known, 1 no, 2 yes
+}
+
+// Scan builds the tree of snap and finds the orphaned trees in it. It reads
+// details only for roots whose parent is init or a subreaper, for their
+// ancestors, and for the owner pids they name.
+func Scan(snap *platform.Snapshot, cfg Config) *Result {
+	r := &Result{
+		Tree:      NewTree(snap),
+		cfg:       cfg,
+		owner:     make([]int8, len(snap.Procs)),
+		subreaper: make([]int8, len(snap.Procs)),
+	}
+	for i := range snap.Procs {
+		p := &snap.Procs[i]
+		if p.KernelThread() {
+			continue
+		}
+		if p.Zombie() {
+			z := Zombie{Proc: p}
+			if j := r.Tree.Parent(i); j >= 0 {
+				z.Parent = &snap.Procs[j]
+			}
+			r.Zombies = append(r.Zombies, z)
+			continue
+		}
+		parent := r.Tree.Parent(i)
+		if parent < 0 {
+			// PID 1 has ppid 0. Anyone else with ppid 0 was entered into this
+			// namespace from outside (setns); a ppid we can't see is hidden.
+			if p.PID != 1 {
+				r.Unknown = append(r.Unknown, Unknown{Proc: p})
+			}
+			continue
+		}
+		adopted, how := r.adoptedBy(parent)
+		if !adopted || r.IsSubreaper(i) || r.ownerOf(i) >= 0 || r.insideLiveOwner(i) {
+			continue
+		}
+		r.Findings = append(r.Findings, r.finding(i, how))
+	}
+	return r
+}
+
+// adoptedBy reports whether the process at index parent adopts orphans, and
+// says how in words.
+func (r *Result) adoptedBy(parent int) (bool, string) {
+	p := &r.Tree.Snap.Procs[parent]
+	if p.PID == 1 {
+		return true, "its parent is PID 1 (" + p.Comm + ")"
+	}
+	if r.IsSubreaper(parent) {
+		return true, fmt.Sprintf("its parent %d (%s) is a subreaper", p.PID, p.Comm)
+	}
+	return false, ""
+}
+
+// IsSubreaper reports whether the process at index i adopts orphans: a
+// systemd user manager (which calls PR_SET_CHILD_SUBREAPER, systemd
+// src/core/main.c) or a process a [[subreaper]] rule names. The kernel does
+// not expose the subreaper flag in procfs, so this is by command line.
+func (r *Result) IsSubreaper(i int) bool {
+	if r.subreaper[i] == 0 {
+		r.subreaper[i] = 1
+		if r.matchesSubreaper(&r.Tree.Snap.Procs[i]) {
+			r.subreaper[i] = 2
+		}
+	}
+	return r.subreaper[i] == 2
+}
+
+func (r *Result) matchesSubreaper(p *platform.Process) bool {
+	if p.PID == 1 || p.KernelThread() || p.Zombie() {
+		return false
+	}
+	s := r.Tree.Snap
+	if p.Comm == "systemd" {
+		for _, a := range s.Cmdline(p) {
+			if a == "--user" {
+				return true
+			}
+		}
+	}
+	if len(r.cfg.Subreapers) == 0 {
+		return false
+	}
+	cmd := s.CommandLine(p)
+	for _, re := range r.cfg.Subreapers {
+		if re.MatchString(cmd) {
+			return true
+		}
+	}
+	return false
+}
+
+// ownerOf returns the index in Config.Owners of the owner the live process
+// at index i is, or -1.
+func (r *Result) ownerOf(i int) int {
+	if r.owner[i] == 0 {
+		r.owner[i] = 1
+		p := &r.Tree.Snap.Procs[i]
+		if !p.KernelThread() && !p.Zombie() && len(r.cfg.Owners) > 0 {
+			cmd := r.Tree.Snap.CommandLine(p)
+			for k, o := range r.cfg.Owners {
+				if o.Cmdline != nil && o.Cmdline.MatchString(cmd) {
+					r.owner[i] = int8(2 + k)
+					break
+				}
+			}
+		}
+	}
+	return int(r.owner[i]) - 2
+}
+
+// LiveOwner returns the name of the owner p is, if it is a live owner.
+func (r *Result) LiveOwner(p *platform.Process) (string, bool) {
+	i := r.Tree.Snap.Index(p.PID)
+	if i < 0 {
+		return "", false
+	}
+	if k := r.ownerOf(i); k >= 0 {
+		return r.cfg.Owners[k].Name, true
+	}
+	return "", false
+}
+
+// insideLiveOwner reports whether a live owner is an ancestor of i: then
+// the owner (or its own subreaper) still holds the tree.
+func (r *Result) insideLiveOwner(i int) bool {
+	inside := false
+	r.Tree.Ancestors(i, func(j int) bool {
+		inside = r.ownerOf(j) >= 0
+		return !inside
+	})
+	return inside
+}
+
+// finding collects the reasons, evidence and members of the tree at root.
+func (r *Result) finding(root int, adoption string) Finding {
+	s := r.Tree.Snap
+	p := &s.Procs[root]
+	f := Finding{Root: p, Reasons: []Reason{Reparented}, Evidence: []string{adoption}}
+	r.attribute(&f)
+	if f.Owner == "" {
+		f.Reasons = append(f.Reasons, Untracked)
+		f.Evidence = append(f.Evidence, "no owner's marker, cgroup or ledger claims it")
+	}
+	f.Kind = Classify(s, p)
+	r.Tree.Walk(root, func(i, depth int) {
+		m := &s.Procs[i]
+		if m.Zombie() || m.KernelThread() {
+			return
+		}
+		f.Members = append(f.Members, Member{Proc: m, Depth: depth})
+		f.RSS += m.RSS
+	})
+	return f
+}
+
+// attribute ties the root of f to an owner by the owner's pid marker in its
+// environment and by the owner's unit cgroup, and adds owner-dead when the
+// owner that evidence names is gone.
+func (r *Result) attribute(f *Finding) {
+	s := r.Tree.Snap
+	dead := false
+	for k, o := range r.cfg.Owners {
+		if o.PIDEnv != "" {
+			if v, ok := s.Getenv(f.Root, o.PIDEnv); ok {
+				f.Owner = o.Name
+				pid, err := strconv.Atoi(v)
+				if err != nil || pid <= 0 {
+					f.Evidence = append(f.Evidence, fmt.Sprintf("%s=%q is not a pid", o.PIDEnv, v))
+				} else {
+					f.OwnerPID = pid
+					if why, alive := r.ownerAlive(pid, k); !alive {
+						dead = true
+						f.Evidence = append(f.Evidence, fmt.Sprintf("%s=%d: %s", o.PIDEnv, pid, why))
+					}
+				}
+			}
+		}
+		if o.Cgroup != nil {
+			cg := s.Cgroup(f.Root).Path()
+			if cg != "" && o.Cgroup.MatchString(cg) {
+				f.Owner = o.Name
+				if !r.cgroupHasOwner(cg, k) {
+					dead = true
+					f.Evidence = append(f.Evidence, fmt.Sprintf("cgroup %s has no live %s", cg, o.Name))
+				}
+			}
+		}
+		if f.Owner != "" {
+			break
+		}
+	}
+	if dead {
+		f.Reasons = append(f.Reasons, OwnerDead)
+	}
+}
+
+// ownerAlive reports whether pid is a live process that is owner k, and if
+// not, why not.
+func (r *Result) ownerAlive(pid, k int) (string, bool) {
+	s := r.Tree.Snap
+	i := s.Index(pid)
+	if i < 0 {
+		return "no such process", false
+	}
+	q := &s.Procs[i]
+	if q.Zombie() {
+		return "exited (zombie)", false
+	}
+	if r.ownerOf(i) != k {
+		return fmt.Sprintf("pid now belongs to %q, not %s", s.CommandLine(q), r.cfg.Owners[k].Name), false
+	}
+	return "", true
+}
+
+// cgroupHasOwner reports whether a live owner k sits in cgroup path.
+func (r *Result) cgroupHasOwner(path string, k int) bool {
+	s := r.Tree.Snap
+	for _, pid := range s.CgroupMembers(path) {
+		if i := s.Index(pid); i >= 0 && r.ownerOf(i) == k {
+			return true
+		}
+	}
+	return false
+}

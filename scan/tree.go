@@ -1,0 +1,79 @@
+package scan
+
+import "github.com/orphanreaper/reaper/platform"
+
+// Tree is the parent→children structure of a snapshot, built in one linear
+// pass: children are kept as one flat array indexed by offsets (compressed
+// sparse rows), so a 10,000-process table costs three int32 slices.
+type Tree struct {
+	Snap   *platform.Snapshot
+	parent []int32 // index of the parent in Snap.Procs, or -1 when not visible
+	first  []int32 // children of i are kids[first[i]:first[i+1]]
+	kids   []int32
+}
+
+// NewTree builds the tree of s.
+func NewTree(s *platform.Snapshot) *Tree {
+	n := len(s.Procs)
+	t := &Tree{Snap: s, parent: make([]int32, n), first: make([]int32, n+1), kids: make([]int32, n)}
+	for i := range s.Procs {
+		p := &s.Procs[i]
+		t.parent[i] = -1
+		if p.PPID > 0 && p.PPID != p.PID {
+			t.parent[i] = int32(s.Index(p.PPID))
+		}
+		if t.parent[i] >= 0 {
+			t.first[t.parent[i]+1]++
+		}
+	}
+	for i := 0; i < n; i++ {
+		t.first[i+1] += t.first[i]
+	}
+	fill := make([]int32, n)
+	copy(fill, t.first[:n])
+	for i := range s.Procs {
+		if p := t.parent[i]; p >= 0 {
+			t.kids[fill[p]] = int32(i)
+			fill[p]++
+		}
+	}
+	return t
+}
+
+// Parent returns the index of i's parent, or -1 when it is not visible.
+func (t *Tree) Parent(i int) int { return int(t.parent[i]) }
+
+// Children returns the indexes of i's children, in pid order.
+func (t *Tree) Children(i int) []int32 { return t.kids[t.first[i]:t.first[i+1]] }
+
+// Walk visits root and its descendants in pre-order with their depth below
+// root. A snapshot is read while processes fork and die, so a reused pid can
+// in theory close a loop; each process is visited at most once.
+func (t *Tree) Walk(root int, visit func(i, depth int)) {
+	type frame struct{ i, depth int }
+	seen := make(map[int]bool)
+	stack := []frame{{root, 0}}
+	for len(stack) > 0 {
+		f := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if seen[f.i] {
+			continue
+		}
+		seen[f.i] = true
+		visit(f.i, f.depth)
+		kids := t.Children(f.i)
+		for k := len(kids) - 1; k >= 0; k-- {
+			stack = append(stack, frame{int(kids[k]), f.depth + 1})
+		}
+	}
+}
+
+// Ancestors calls visit for each visible ancestor of i, nearest first, and
+// stops early when visit returns false.
+func (t *Tree) Ancestors(i int, visit func(j int) bool) {
+	for steps, j := 0, t.Parent(i); j >= 0 && steps < len(t.parent); steps, j = steps+1, t.Parent(j) {
+		if !visit(j) {
+			return
+		}
+	}
+}
