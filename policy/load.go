@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"bytes"
 	_ "embed"
 	"errors"
 	"fmt"
@@ -52,7 +53,7 @@ func Parse(name string, data []byte) (*Policy, error) {
 	if _, err := toml.Decode(string(data), &doc); err != nil {
 		var pe toml.ParseError
 		if errors.As(err, &pe) {
-			return nil, Errors{{File: name, Line: pe.Position.Line, Msg: pe.Message}}
+			return nil, Errors{{File: name, Line: errorLine(data, pe.Position), Msg: pe.Message}}
 		}
 		return nil, Errors{{File: name, Msg: err.Error()}}
 	}
@@ -63,6 +64,16 @@ func Parse(name string, data []byte) (*Policy, error) {
 		return nil, l.errs
 	}
 	return l.p, nil
+}
+
+// errorLine is the line of a syntax error. The decoder counts a newline it
+// stopped at into its line number ("[defaults⏎" is reported on the next
+// line); the byte offset says where the problem really is.
+func errorLine(data []byte, pos toml.Position) int {
+	if pos.Start >= 0 && pos.Start < len(data) {
+		return 1 + bytes.Count(data[:pos.Start], []byte{'\n'})
+	}
+	return pos.Line
 }
 
 // loader validates one document, collecting every error.

@@ -1,0 +1,152 @@
+package platform
+
+import (
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+const fixtureRoot = "../testdata/proc"
+
+func TestReadSnapshotFixture(t *testing.T) {
+	s, err := ReadSnapshot(fixtureRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+
+	if s.BootID != "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0" {
+		t.Errorf("BootID = %q", s.BootID)
+	}
+	if s.Uptime != 100000*time.Second {
+		t.Errorf("Uptime = %v", s.Uptime)
+	}
+	if s.Self != 0 {
+		t.Errorf("Self = %d for a fixture, want 0", s.Self)
+	}
+	if s.PTY != (PTYUsage{InUse: 5, Max: 4096, Known: true}) {
+		t.Errorf("PTY = %+v", s.PTY)
+	}
+	if len(s.Procs) != 24 {
+		t.Errorf("%d processes, want 24", len(s.Procs))
+	}
+	for i := 1; i < len(s.Procs); i++ {
+		if s.Procs[i-1].PID >= s.Procs[i].PID {
+			t.Fatalf("not sorted at %d", i)
+		}
+	}
+
+	tests := []struct {
+		pid     int
+		comm    string
+		ppid    int
+		kthread bool
+		zombie  bool
+		pts     int
+		cmdline string
+		cgroup  string
+	}{
+		{pid: 1, comm: "systemd", cmdline: "/sbin/init splash", cgroup: "/init.scope"},
+		{pid: 2, comm: "kthreadd", kthread: true, cmdline: "[kthreadd]"},
+		{pid: 3, comm: "kworker/0:0-events", ppid: 2, kthread: true, cmdline: "[kworker/0:0-events]"},
+		{pid: 202, comm: "sh", ppid: 200, zombie: true, cmdline: "[sh]"},
+		{pid: 300, comm: "node", ppid: 100,
+			cmdline: "/usr/bin/node /home/alice/.openclaw/acpx/claude-agent-acp-wrapper.mjs --openclaw-acpx-lease-id lease-1 --openclaw-gateway-instance-id gw-1",
+			cgroup:  "/user.slice/user-1000.slice/user@1000.service/app.slice/openclaw-gateway.service"},
+		{pid: 500, comm: "foo) Z (bar", ppid: 1, cmdline: "python3 /srv/fake_mcp_server.py --stdio", cgroup: "/system.slice/fake.service"},
+		{pid: 510, comm: "evil\nname x", ppid: 1, cmdline: "evil name", cgroup: "/"},
+		{pid: 600, comm: "bash", ppid: 100, pts: 3, cmdline: "/bin/bash -c npm test -- --watch"},
+		{pid: 700, comm: "node", ppid: 650, cmdline: "node mcp-server-memory"},
+		{pid: 900, comm: "node", ppid: 1, cmdline: "node /srv/mcp/weather-mcp/index.js",
+			cgroup: "/user.slice/user-1000.slice/user@1000.service/app.slice/openclaw-gateway-work.service"},
+	}
+	for _, tt := range tests {
+		p := s.Get(tt.pid)
+		if p == nil {
+			t.Errorf("pid %d missing", tt.pid)
+			continue
+		}
+		if p.Comm != tt.comm || p.PPID != tt.ppid || p.KernelThread() != tt.kthread || p.Zombie() != tt.zombie {
+			t.Errorf("pid %d: comm %q ppid %d kthread %v zombie %v; want %q %d %v %v",
+				tt.pid, p.Comm, p.PPID, p.KernelThread(), p.Zombie(), tt.comm, tt.ppid, tt.kthread, tt.zombie)
+		}
+		if tt.pts != 0 && p.PTS() != tt.pts {
+			t.Errorf("pid %d: PTS %d, want %d", tt.pid, p.PTS(), tt.pts)
+		}
+		if got := s.CommandLine(p); got != tt.cmdline {
+			t.Errorf("pid %d: CommandLine %q, want %q", tt.pid, got, tt.cmdline)
+		}
+		if tt.cgroup != "" {
+			if got := s.Cgroup(p).Path(); got != tt.cgroup {
+				t.Errorf("pid %d: cgroup %q, want %q", tt.pid, got, tt.cgroup)
+			}
+		}
+	}
+	if v, ok := s.Getenv(s.Get(300), "OPENCLAW_GATEWAY_SERVICE_PID"); !ok || v != "150" {
+		t.Errorf("Getenv(300) = %q, %v", v, ok)
+	}
+	if _, ok := s.Getenv(s.Get(300), "OPENCLAW_GATEWAY_SERVICE"); ok {
+		t.Error("Getenv matched a prefix of a name")
+	}
+	if got := s.Identity(s.Get(200)); got != "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0:9000000" {
+		t.Errorf("Identity = %q", got)
+	}
+	if got := s.Age(s.Get(200)); got != 10000*time.Second {
+		t.Errorf("Age = %v, want 2h46m40s", got)
+	}
+	if got := s.CgroupMembers("/user.slice/user-1000.slice/user@1000.service/app.slice/openclaw-gateway.service"); len(got) != 7 {
+		t.Errorf("CgroupMembers = %v, want the 7 live processes of the unit", got)
+	}
+}
+
+// TestReadSnapshotLive reads the real /proc and checks what the test knows
+// about itself against the kernel.
+func TestReadSnapshotLive(t *testing.T) {
+	s, err := ReadSnapshot(DefaultProcRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	self := s.Get(os.Getpid())
+	if s.Self != os.Getpid() || self == nil {
+		t.Fatalf("Self = %d, own entry %v", s.Self, self)
+	}
+	if self.PPID != os.Getppid() || self.UID != uint32(os.Geteuid()) {
+		t.Errorf("self: ppid %d uid %d, want %d %d", self.PPID, self.UID, os.Getppid(), os.Geteuid())
+	}
+	raw, err := os.ReadFile("/proc/self/stat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want Process
+	if err := ParseStat(raw, uint64(os.Getpagesize()), &want); err != nil {
+		t.Fatal(err)
+	}
+	if self.StartTicks != want.StartTicks || self.PGID != want.PGID || self.SID != want.SID {
+		t.Errorf("self start %d pgid %d sid %d, want %d %d %d", self.StartTicks, self.PGID, self.SID, want.StartTicks, want.PGID, want.SID)
+	}
+	argv := s.Cmdline(self)
+	if len(argv) == 0 || argv[0] != os.Args[0] {
+		t.Errorf("Cmdline = %q, want argv[0] %q", argv, os.Args[0])
+	}
+	boot, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.BootID != strings.TrimSpace(string(boot)) {
+		t.Errorf("BootID = %q", s.BootID)
+	}
+	if s.ClockTicks != 100 {
+		t.Logf("USER_HZ is %d on this machine", s.ClockTicks)
+	}
+	if got := s.Get(1); got == nil || got.PID != 1 {
+		t.Errorf("PID 1 missing from the live table")
+	}
+}
+
+func TestReadSnapshotMissingRoot(t *testing.T) {
+	if _, err := ReadSnapshot(t.TempDir() + "/nope"); err == nil {
+		t.Fatal("no error for a missing proc root")
+	}
+}

@@ -1,0 +1,186 @@
+package policy
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/orphanreaper/reaper/platform"
+	"github.com/orphanreaper/reaper/scan"
+)
+
+const planPolicy = `version = 1
+[defaults]
+min_age = "1m"
+max_actions = 2
+
+[[owner]]
+name = "gw"
+cmdline = 'dist/entry\.js gateway'
+pid_env = "GW_PID"
+
+[[rule]]
+name = "young-mcp-report"
+when = ["reparented"]
+kind = ["mcp"]
+cmdline = 'report-me'
+
+[[rule]]
+name = "mcp"
+when = ["reparented", "owner-dead"]
+kind = ["mcp"]
+action = "terminate"
+
+[[rule]]
+name = "marked"
+when = ["owner-dead"]
+env = ["GW_PID=^9"]
+action = "kill"
+
+[[rule]]
+name = "big-in-unit"
+when = ["reparented"]
+cgroup = '^/big\.service$'
+min_rss = "1MiB"
+action = "kill"
+
+[[rule]]
+name = "alice-only"
+when = ["untracked"]
+cmdline = '^alice-tool'
+user = ["1001"]
+action = "kill"
+
+[[protect]]
+name = "login shells"
+cmdline = '^-bash$'
+`
+
+// proc builds a live process of uid 1000 that started at tick start.
+func proc(pid, ppid int, argv []string, env []string, cg string, start uint64) platform.Process {
+	return platform.Process{PID: pid, PPID: ppid, PGID: pid, SID: pid, State: 'S', Comm: "x",
+		StartTicks: start, RSS: 4096, UID: 1000}.WithDetails(argv, env, platform.Cgroup{Unified: cg})
+}
+
+func planFor(t *testing.T, mode Mode, self int, procs ...platform.Process) *Plan {
+	t.Helper()
+	pol, err := Parse("plan.toml", []byte(planPolicy))
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := []platform.Process{proc(1, 0, []string{"/sbin/init"}, nil, "/", 1)}
+	// Uptime 1000 s: a process that started at tick 1000 is 990 s old.
+	s := platform.NewSnapshot(append(base, procs...), "boot", 1000*time.Second, time.Unix(0, 0))
+	s.Self = self
+	res := scan.Scan(s, pol.ScanConfig())
+	return pol.Plan(res, PlanOptions{Mode: mode, UID: 1000})
+}
+
+type want struct {
+	root    int
+	rule    string
+	action  Action
+	outcome Outcome
+	detail  string
+}
+
+func check(t *testing.T, pl *Plan, wants ...want) {
+	t.Helper()
+	if len(pl.Items) != len(wants) {
+		for _, it := range pl.Items {
+			t.Logf("item root %d rule %s %s %s %q", it.Finding.Root.PID, it.Rule.Name, it.Action, it.Outcome, it.Detail)
+		}
+		t.Fatalf("%d items, want %d", len(pl.Items), len(wants))
+	}
+	for i, w := range wants {
+		it := pl.Items[i]
+		if it.Finding.Root.PID != w.root || it.Rule.Name != w.rule || it.Action != w.action || it.Outcome != w.outcome ||
+			!strings.Contains(it.Detail, w.detail) || (w.detail == "" && it.Detail != "") {
+			t.Errorf("item %d: root %d rule %q %s → %s %q; want root %d rule %q %s → %s %q",
+				i, it.Finding.Root.PID, it.Rule.Name, it.Action, it.Outcome, it.Detail,
+				w.root, w.rule, w.action, w.outcome, w.detail)
+		}
+	}
+}
+
+func TestPlanFirstRuleWins(t *testing.T) {
+	pl := planFor(t, ModeDryRun, 0,
+		proc(100, 1, []string{"npx", "report-me-mcp"}, nil, "/", 1000),
+		proc(101, 1, []string{"npx", "weather-mcp"}, nil, "/", 1000),
+		proc(102, 1, []string{"npx", "weather-mcp"}, []string{"GW_PID=999"}, "/", 1000), // mcp rule before marked
+		proc(103, 1, []string{"sleep", "1"}, []string{"GW_PID=999"}, "/", 1000),
+		proc(104, 1, []string{"postgres"}, nil, "/", 1000), // no rule
+	)
+	check(t, pl,
+		want{100, "young-mcp-report", Report, Reported, ""},
+		want{101, "mcp", Terminate, Planned, ""},
+		want{102, "mcp", Terminate, Planned, ""},
+		want{103, "marked", Report, Reported, "max_actions (2) reached"},
+	)
+	if pl.Unmatched != 1 {
+		t.Errorf("unmatched %d, want 1", pl.Unmatched)
+	}
+}
+
+func TestPlanMatchers(t *testing.T) {
+	big := proc(200, 1, []string{"worker"}, nil, "/big.service", 1000)
+	big.RSS = 2 << 20
+	small := proc(201, 1, []string{"worker"}, nil, "/big.service", 1000)
+	envMiss := proc(202, 1, []string{"sleep"}, []string{"GW_PID=123"}, "/", 1000) // owner-dead, but GW_PID !~ ^9
+	pl := planFor(t, ModeScan, 0, big, small, envMiss)
+	check(t, pl, want{200, "big-in-unit", Kill, Reported, ""})
+	if pl.Unmatched != 2 {
+		t.Errorf("unmatched %d, want 2", pl.Unmatched)
+	}
+}
+
+func TestPlanRefusals(t *testing.T) {
+	t.Run("tree holds the reaper", func(t *testing.T) {
+		// The reaper run under a name that matches a rule.
+		pl := planFor(t, ModeReap, 300, proc(300, 1, []string{"npx", "x-mcp"}, nil, "/", 1000))
+		check(t, pl, want{300, "mcp", Terminate, Refused, "holds the reaper itself (pid 300)"})
+	})
+	t.Run("tree holds the reaper's ancestor", func(t *testing.T) {
+		pl := planFor(t, ModeReap, 303,
+			proc(300, 1, []string{"npx", "x-mcp"}, nil, "/", 1000),
+			proc(301, 300, []string{"sh", "-c", "reaper reap"}, nil, "/", 1000),
+			proc(303, 301, []string{"reaper", "reap"}, nil, "/", 1000))
+		check(t, pl, want{300, "mcp", Terminate, Refused, "ancestor 300"})
+	})
+	t.Run("tree holds a live owner", func(t *testing.T) {
+		pl := planFor(t, ModeReap, 0,
+			proc(300, 1, []string{"npx", "x-mcp"}, nil, "/", 1000),
+			proc(301, 300, []string{"node", "/opt/oc/dist/entry.js", "gateway"}, nil, "/", 1000))
+		check(t, pl, want{300, "mcp", Terminate, Refused, "live owner gw (pid 301)"})
+	})
+	t.Run("tree holds a protected process", func(t *testing.T) {
+		pl := planFor(t, ModeReap, 0,
+			proc(300, 1, []string{"npx", "x-mcp"}, nil, "/", 1000),
+			proc(301, 300, []string{"-bash"}, nil, "/", 1000))
+		check(t, pl, want{300, "mcp", Terminate, Refused, `protected by "login shells"`})
+	})
+	t.Run("younger than min_age", func(t *testing.T) {
+		pl := planFor(t, ModeReap, 0, proc(300, 1, []string{"npx", "x-mcp"}, nil, "/", 99000))
+		check(t, pl, want{300, "mcp", Terminate, Refused, "younger than min_age 1m0s (age 10s)"})
+	})
+	t.Run("min_age does not refuse a report", func(t *testing.T) {
+		pl := planFor(t, ModeReap, 0, proc(300, 1, []string{"npx", "report-me-mcp"}, nil, "/", 99000))
+		check(t, pl, want{300, "young-mcp-report", Report, Reported, ""})
+	})
+	t.Run("another user's process needs a rule naming the user", func(t *testing.T) {
+		other := proc(301, 300, []string{"node", "child"}, nil, "/", 1000)
+		other.UID = 1001
+		pl := planFor(t, ModeReap, 0, proc(300, 1, []string{"npx", "x-mcp"}, nil, "/", 1000), other)
+		check(t, pl, want{300, "mcp", Terminate, Refused, "pid 301 belongs to uid 1001"})
+	})
+	t.Run("a rule naming the user reaches it", func(t *testing.T) {
+		alice := proc(300, 1, []string{"alice-tool"}, nil, "/", 1000)
+		alice.UID = 1001
+		pl := planFor(t, ModeReap, 0, alice)
+		check(t, pl, want{300, "alice-only", Kill, Planned, ""})
+	})
+	t.Run("scan mode never plans", func(t *testing.T) {
+		pl := planFor(t, ModeScan, 0, proc(300, 1, []string{"npx", "x-mcp"}, nil, "/", 1000))
+		check(t, pl, want{300, "mcp", Terminate, Reported, ""})
+	})
+}

@@ -1,0 +1,312 @@
+package scan
+
+import (
+	"reflect"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/orphanreaper/reaper/platform"
+)
+
+const gatewayUnit = "/user.slice/user-1000.slice/user@1000.service/app.slice/openclaw-gateway.service"
+
+// p builds a live process; argv, env and cgroup are its details.
+func p(pid, ppid int, comm string, argv []string, env []string, cg string) platform.Process {
+	return platform.Process{PID: pid, PPID: ppid, PGID: pid, SID: pid, State: 'S', Comm: comm,
+		StartTicks: uint64(pid) * 100, RSS: uint64(pid) * 1024, UID: 1000}.
+		WithDetails(argv, env, platform.Cgroup{Unified: cg})
+}
+
+func zombie(pid, ppid int) platform.Process {
+	return platform.Process{PID: pid, PPID: ppid, State: 'Z', Comm: "defunct"}
+}
+
+func snapshot(procs ...platform.Process) *platform.Snapshot {
+	base := []platform.Process{
+		p(1, 0, "systemd", []string{"/sbin/init"}, nil, "/init.scope"),
+		{PID: 2, PPID: 0, Comm: "kthreadd", Flags: 0x00200000, State: 'S'},
+		{PID: 3, PPID: 2, Comm: "kworker/0:1", Flags: 0x00200000, State: 'I'},
+		p(10, 1, "systemd", []string{"/lib/systemd/systemd", "--user"}, nil, "/user.slice/user@1000.service/init.scope"),
+	}
+	return platform.NewSnapshot(append(base, procs...), "boot", 10*time.Hour, time.Unix(0, 0))
+}
+
+var testConfig = Config{
+	Owners: []Owner{{
+		Name:    "openclaw-gateway",
+		Cmdline: regexp.MustCompile(`(^|/)openclaw-gateway( |$)|dist/entry\.js gateway`),
+		PIDEnv:  "OPENCLAW_GATEWAY_SERVICE_PID",
+		Cgroup:  regexp.MustCompile(`/openclaw-gateway(-[^/]+)?\.service$`),
+	}},
+	Subreapers: []*regexp.Regexp{regexp.MustCompile(`^/usr/bin/tini `)},
+}
+
+// got reduces findings to "root:reason,reason" for comparison.
+func got(r *Result) []string {
+	var out []string
+	for _, f := range r.Findings {
+		var rs []string
+		for _, x := range f.Reasons {
+			rs = append(rs, string(x))
+		}
+		out = append(out, strings.Join([]string{strconv.Itoa(f.Root.PID), strings.Join(rs, ",")}, ":"))
+	}
+	return out
+}
+
+func TestScanFindings(t *testing.T) {
+	gateway := func(pid, ppid int) platform.Process {
+		return p(pid, ppid, "node", []string{"node", "/opt/openclaw/dist/entry.js", "gateway"}, nil, gatewayUnit)
+	}
+	tests := []struct {
+		name  string
+		procs []platform.Process
+		want  []string
+	}{
+		{
+			name:  "reparented to PID 1, nothing attributes it",
+			procs: []platform.Process{p(100, 1, "node", []string{"node", "mcp.js"}, nil, "/")},
+			want:  []string{"100:reparented,untracked"},
+		},
+		{
+			name:  "reparented to systemd --user",
+			procs: []platform.Process{p(100, 10, "node", []string{"node", "mcp.js"}, nil, "/")},
+			want:  []string{"100:reparented,untracked"},
+		},
+		{
+			name: "a systemd that is not a user manager adopts nothing",
+			procs: []platform.Process{
+				p(50, 1, "systemd", []string{"/lib/systemd/systemd-journald"}, nil, "/"),
+				p(100, 50, "node", []string{"node", "mcp.js"}, nil, "/"),
+			},
+			want: []string{"50:reparented,untracked"},
+		},
+		{
+			name: "named subreaper",
+			procs: []platform.Process{
+				p(50, 1, "tini", []string{"/usr/bin/tini", "--", "app"}, nil, "/"),
+				p(100, 50, "uvx", []string{"uvx", "mcp-server-fetch"}, nil, "/"),
+			},
+			want: []string{"100:reparented,untracked"}, // the subreaper itself is never a root
+		},
+		{
+			name: "a child of a live ordinary parent is not an orphan",
+			procs: []platform.Process{
+				p(50, 10, "bash", []string{"bash"}, nil, "/"),
+				p(100, 50, "node", []string{"node", "mcp.js"}, nil, "/"),
+			},
+			want: []string{"50:reparented,untracked"},
+		},
+		{
+			name:  "a live owner is not a finding",
+			procs: []platform.Process{gateway(200, 10), p(201, 200, "npx", []string{"npx", "x-mcp"}, nil, gatewayUnit)},
+			want:  nil,
+		},
+		{
+			name: "orphans adopted by a subreaper inside a live owner's tree",
+			procs: []platform.Process{
+				gateway(200, 10),
+				p(210, 200, "tini", []string{"/usr/bin/tini", "--", "x"}, nil, gatewayUnit),
+				p(211, 210, "node", []string{"node", "mcp.js"}, nil, gatewayUnit),
+			},
+			want: nil,
+		},
+		{
+			name: "env marker names a live owner: reparented, owner known, not owner-dead",
+			procs: []platform.Process{
+				gateway(200, 10),
+				p(300, 10, "grep", []string{"grep", "x"}, []string{"OPENCLAW_GATEWAY_SERVICE_PID=200"}, "/"),
+			},
+			want: []string{"300:reparented"},
+		},
+		{
+			name: "env marker names a gone pid",
+			procs: []platform.Process{
+				p(300, 10, "node", []string{"node", "mcp.js"}, []string{"OPENCLAW_GATEWAY_SERVICE_PID=250"}, "/"),
+			},
+			want: []string{"300:reparented,owner-dead"},
+		},
+		{
+			name: "env marker names a zombie gateway",
+			procs: []platform.Process{
+				zombie(250, 10),
+				p(300, 10, "node", []string{"node", "mcp.js"}, []string{"OPENCLAW_GATEWAY_SERVICE_PID=250"}, "/"),
+			},
+			want: []string{"300:reparented,owner-dead"},
+		},
+		{
+			name: "env marker names a pid reused by another program",
+			procs: []platform.Process{
+				p(250, 1, "postgres", []string{"postgres"}, nil, "/system.slice/postgresql.service"),
+				p(300, 10, "node", []string{"node", "mcp.js"}, []string{"OPENCLAW_GATEWAY_SERVICE_PID=250"}, "/"),
+			},
+			want: []string{"250:reparented,untracked", "300:reparented,owner-dead"},
+		},
+		{
+			name: "env marker that is not a pid attributes, proves nothing dead",
+			procs: []platform.Process{
+				p(300, 10, "node", []string{"node", "mcp.js"}, []string{"OPENCLAW_GATEWAY_SERVICE_PID=abc"}, "/"),
+			},
+			want: []string{"300:reparented"},
+		},
+		{
+			name: "unit cgroup with a live gateway: attributed, not dead",
+			procs: []platform.Process{
+				gateway(200, 10),
+				p(300, 10, "node", []string{"node", "mcp.js"}, nil, gatewayUnit),
+			},
+			want: []string{"300:reparented"},
+		},
+		{
+			name: "unit cgroup with no live gateway",
+			procs: []platform.Process{
+				p(300, 10, "node", []string{"node", "mcp.js"}, nil, gatewayUnit),
+			},
+			want: []string{"300:reparented,owner-dead"},
+		},
+		{
+			name: "previous generation: cgroup has the new gateway, marker names the old one",
+			procs: []platform.Process{
+				gateway(200, 10),
+				p(300, 10, "node", []string{"node", "mcp.js"}, []string{"OPENCLAW_GATEWAY_SERVICE_PID=150"}, gatewayUnit),
+			},
+			want: []string{"300:reparented,owner-dead"},
+		},
+		{
+			name: "zombies, kernel threads and hidden parents are never findings",
+			procs: []platform.Process{
+				zombie(400, 1),
+				p(500, 450, "node", []string{"node", "mcp.js"}, nil, "/"),
+				p(510, 0, "sleep", []string{"sleep", "1"}, nil, "/"),
+			},
+			want: nil,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := Scan(snapshot(tt.procs...), testConfig)
+			// 10 (systemd --user) is itself a child of PID 1 but a subreaper.
+			if g := got(r); !reflect.DeepEqual(g, tt.want) {
+				t.Errorf("findings %q, want %q", g, tt.want)
+			}
+		})
+	}
+}
+
+func TestScanEvidenceAndOwner(t *testing.T) {
+	r := Scan(snapshot(
+		p(250, 1, "postgres", []string{"postgres"}, nil, "/"),
+		p(300, 10, "node", []string{"node", "mcp.js"}, []string{"OPENCLAW_GATEWAY_SERVICE_PID=250"}, gatewayUnit),
+	), testConfig)
+	f := r.Findings[len(r.Findings)-1]
+	if f.Owner != "openclaw-gateway" || f.OwnerPID != 250 {
+		t.Errorf("owner %q pid %d", f.Owner, f.OwnerPID)
+	}
+	want := []string{
+		"its parent 10 (systemd) is a subreaper",
+		`OPENCLAW_GATEWAY_SERVICE_PID=250: pid now belongs to "postgres", not openclaw-gateway`,
+		"cgroup " + gatewayUnit + " has no live openclaw-gateway",
+	}
+	if !reflect.DeepEqual(f.Evidence, want) {
+		t.Errorf("evidence\n%q\nwant\n%q", f.Evidence, want)
+	}
+}
+
+func TestScanMembersZombiesUnknown(t *testing.T) {
+	s := snapshot(
+		p(100, 1, "npm exec mcp-re", []string{"npm exec mcp-remote https://x"}, nil, "/"),
+		p(101, 100, "node", []string{"node", "proxy.js"}, nil, "/"),
+		p(102, 101, "node", []string{"node", "worker.js"}, nil, "/"),
+		p(103, 100, "sh", []string{"sh"}, nil, "/"),
+		zombie(104, 101),
+		p(200, 450, "node", []string{"node"}, nil, "/"),
+	)
+	r := Scan(s, testConfig)
+	if len(r.Findings) != 1 {
+		t.Fatalf("%d findings, want 1", len(r.Findings))
+	}
+	f := r.Findings[0]
+	var members []string
+	for _, m := range f.Members {
+		members = append(members, strconv.Itoa(m.Proc.PID)+"@"+strconv.Itoa(m.Depth))
+	}
+	if want := []string{"100@0", "101@1", "102@2", "103@1"}; !reflect.DeepEqual(members, want) {
+		t.Errorf("members %q, want %q (zombie 104 left out)", members, want)
+	}
+	if want := uint64(100+101+102+103) * 1024; f.RSS != want {
+		t.Errorf("RSS %d, want %d", f.RSS, want)
+	}
+	if !reflect.DeepEqual(f.PIDs(), []int{100, 101, 102, 103}) {
+		t.Errorf("PIDs %v", f.PIDs())
+	}
+	if f.Kind != KindMCP {
+		t.Errorf("kind %q, want mcp", f.Kind)
+	}
+	if len(r.Zombies) != 1 || r.Zombies[0].Proc.PID != 104 || r.Zombies[0].Parent.PID != 101 {
+		t.Errorf("zombies %+v", r.Zombies)
+	}
+	if len(r.Unknown) != 1 || r.Unknown[0].Proc.PID != 200 {
+		t.Errorf("unknown %+v", r.Unknown)
+	}
+}
+
+func TestClassify(t *testing.T) {
+	pts := func(pr platform.Process) platform.Process {
+		pr.TTY = 136<<8 | 4
+		return pr
+	}
+	tests := []struct {
+		name string
+		proc platform.Process
+		want Kind
+	}{
+		{"pty session leader", pts(p(100, 1, "bash", []string{"bash", "-lc", "npm test"}, nil, "/")), KindPTY},
+		{"pty but not leader is not pty", func() platform.Process {
+			x := pts(p(100, 1, "bash", []string{"bash"}, nil, "/"))
+			x.SID = 99
+			return x
+		}(), KindOther},
+		{"acp wrapper", p(100, 1, "node", []string{"/usr/bin/node", "/h/.openclaw/acpx/codex-acp-wrapper.mjs"}, nil, "/"), KindACP},
+		{"claude with mcp config is acp", p(100, 1, "claude", []string{"claude", "--mcp-config", "/tmp/m.json"}, nil, "/"), KindACP},
+		{"codex app-server", p(100, 1, "codex", []string{"/opt/codex", "app-server", "--listen", "stdio://"}, nil, "/"), KindACP},
+		{"claude-agent-acp", p(100, 1, "node", []string{"node", "/x/node_modules/@agentclientprotocol/claude-agent-acp/dist/index.js"}, nil, "/"), KindACP},
+		{"mcp-remote", p(100, 1, "npm exec mcp-re", []string{"npm exec mcp-remote https://x"}, nil, "/"), KindMCP},
+		{"sdk server", p(100, 1, "node", []string{"npx", "-y", "@modelcontextprotocol/server-everything"}, nil, "/"), KindMCP},
+		{"*-mcp package", p(100, 1, "npx", []string{"npx", "-y", "@upstash/context7-mcp"}, nil, "/"), KindMCP},
+		{"mcp-server-*", p(100, 1, "uvx", []string{"uvx", "mcp-server-fetch"}, nil, "/"), KindMCP},
+		{"acp by env", p(100, 1, "node", []string{"node", "x.js"}, []string{"OPENCLAW_SHELL=acp"}, "/"), KindACP},
+		{"exec by env", p(100, 1, "sh", []string{"sh", "-c", "make"}, []string{"OPENCLAW_SHELL=exec"}, "/"), KindExec},
+		{"other", p(100, 1, "postgres", []string{"postgres"}, nil, "/"), KindOther},
+		{"mcpd is not mcp", p(100, 1, "mcpd", []string{"/usr/sbin/mcpd"}, nil, "/"), KindOther},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := snapshot(tt.proc)
+			if got := Classify(s, s.Get(tt.proc.PID)); got != tt.want {
+				t.Errorf("Classify = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestTreeCycleTerminates(t *testing.T) {
+	// A racy read can see A's parent as B and B's as A after pid reuse.
+	s := snapshot(
+		p(100, 101, "a", nil, nil, "/"),
+		p(101, 100, "b", nil, nil, "/"),
+	)
+	tr := NewTree(s)
+	n := 0
+	tr.Walk(s.Index(100), func(i, depth int) { n++ })
+	if n != 2 {
+		t.Errorf("walked %d processes, want 2", n)
+	}
+	steps := 0
+	tr.Ancestors(s.Index(100), func(j int) bool { steps++; return true })
+	if steps > len(s.Procs) {
+		t.Errorf("ancestors walked %d steps", steps)
+	}
+}
