@@ -141,8 +141,8 @@ func NewReport(pol *policy.Policy, res *scan.Result, plan *policy.Plan) *Report 
 		r.Totals.Processes += len(f.Members)
 		r.Totals.ReclaimableBytes += f.RSS
 		for _, m := range f.Members {
-			if n := m.Proc.PTS(); n >= 0 {
-				ptys[n] = true
+			if term := s.Terminal(m.Proc); term.PTS >= 0 {
+				ptys[term.PTS] = true
 			}
 		}
 	}

@@ -181,6 +181,8 @@ func (pr *procReader) read(pid int, what detail) ([]byte, error) {
 		file = "environ"
 	case detailCgroup:
 		file = "cgroup"
+	case detailStdio:
+		return pr.readStdio(pid)
 	default:
 		return nil, fmt.Errorf("unknown detail %d", what)
 	}
@@ -211,6 +213,28 @@ func (pr *procReader) read(pid int, what detail) ([]byte, error) {
 		}
 		total += n
 	}
+}
+
+// readStdio returns the target of the first of fd 0, 1, 2 that is a
+// terminal, or nothing.
+func (pr *procReader) readStdio(pid int) ([]byte, error) {
+	var link [128]byte
+	var lastErr error
+	for fd := 0; fd <= 2; fd++ {
+		n, err := unix.Readlinkat(pr.fd, strconv.Itoa(pid)+"/fd/"+strconv.Itoa(fd), link[:])
+		if err != nil {
+			lastErr = fmt.Errorf("read %s/%d/fd/%d: %w", pr.root, pid, fd, err)
+			continue
+		}
+		if bytes.HasPrefix(link[:n], []byte("/dev/pts/")) {
+			return append([]byte(nil), link[:n]...), nil
+		}
+		lastErr = nil
+	}
+	if lastErr != nil && isGone(lastErr) {
+		return nil, lastErr
+	}
+	return nil, nil
 }
 
 func (pr *procReader) readSmall(name string) ([]byte, error) {

@@ -3,6 +3,7 @@ package platform
 import (
 	"errors"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -88,6 +89,7 @@ const (
 	detailCmdline detail = 1 << iota
 	detailEnviron
 	detailCgroup
+	detailStdio
 )
 
 type detailState struct {
@@ -95,6 +97,7 @@ type detailState struct {
 	cmdline []string
 	environ []string
 	cgroup  Cgroup
+	stdio   string // where fd 0 (else 1, 2) points, when it is a terminal
 }
 
 // WithDetails returns p with the given details filled in, as if they had been
@@ -105,6 +108,14 @@ func (p Process) WithDetails(cmdline, environ []string, cg Cgroup) Process {
 		loaded:  detailCmdline | detailEnviron | detailCgroup,
 		cmdline: cmdline, environ: environ, cgroup: cg,
 	}
+	return p
+}
+
+// WithStdio returns p with the target of its standard input link (as
+// readlink of /proc/PID/fd/0 shows it) filled in, for snapshots built in Go.
+func (p Process) WithStdio(link string) Process {
+	p.details.loaded |= detailStdio
+	p.details.stdio = link
 	return p
 }
 
@@ -243,6 +254,45 @@ func (s *Snapshot) Cgroup(p *Process) Cgroup {
 		p.details.cgroup = ParseCgroup(s.raw(p, detailCgroup))
 	}
 	return p.details.cgroup
+}
+
+// Terminal is the pseudo-terminal a process is attached to.
+type Terminal struct {
+	// PTS is N of /dev/pts/N, or -1 when the process has none.
+	PTS int
+	// HungUp: the terminal's master was closed. The kernel then clears the
+	// session's controlling tty (tty_nr reads 0) and devpts removes the
+	// node, but the process still holds the slave as its stdio, which
+	// /proc/PID/fd shows as "/dev/pts/N (deleted)".
+	HungUp bool
+}
+
+// Terminal returns the pseudo-terminal p is attached to: its controlling
+// terminal when it has one, else the terminal its stdio points at. The
+// second is read on first use, from the fd links in /proc, which needs the
+// same uid as p or privilege.
+func (s *Snapshot) Terminal(p *Process) Terminal {
+	if n := p.PTS(); n >= 0 {
+		return Terminal{PTS: n}
+	}
+	if s.load(p, detailStdio) {
+		p.details.stdio = string(s.raw(p, detailStdio))
+	}
+	return parsePTSLink(p.details.stdio)
+}
+
+// parsePTSLink reads "/dev/pts/N" or "/dev/pts/N (deleted)".
+func parsePTSLink(link string) Terminal {
+	rest, ok := strings.CutPrefix(link, "/dev/pts/")
+	if !ok {
+		return Terminal{PTS: -1}
+	}
+	rest, hungUp := strings.CutSuffix(rest, " (deleted)")
+	n, err := strconv.Atoi(rest)
+	if err != nil || n < 0 {
+		return Terminal{PTS: -1}
+	}
+	return Terminal{PTS: n, HungUp: hungUp}
 }
 
 // load marks d as loaded for p and reports whether it must be read now.

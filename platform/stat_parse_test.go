@@ -222,3 +222,23 @@ func FuzzParseCmdline(f *testing.F) {
 		}
 	})
 }
+
+func TestParsePTSLink(t *testing.T) {
+	tests := []struct {
+		link string
+		want Terminal
+	}{
+		{"/dev/pts/3", Terminal{PTS: 3}},
+		{"/dev/pts/12 (deleted)", Terminal{PTS: 12, HungUp: true}},
+		{"/dev/null", Terminal{PTS: -1}},
+		{"/dev/pts/ptmx", Terminal{PTS: -1}},
+		{"/dev/tty1", Terminal{PTS: -1}},
+		{"", Terminal{PTS: -1}},
+		{"/dev/pts/-1", Terminal{PTS: -1}},
+	}
+	for _, tt := range tests {
+		if got := parsePTSLink(tt.link); got != tt.want {
+			t.Errorf("parsePTSLink(%q) = %+v, want %+v", tt.link, got, tt.want)
+		}
+	}
+}

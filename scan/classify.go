@@ -37,11 +37,13 @@ var (
 )
 
 // Classify returns the kind of the tree rooted at p by fingerprint:
-// a session leader on a pseudo-terminal is a PTY shell; then ACP and MCP
+// a session leader on a pseudo-terminal is a PTY shell (its controlling
+// terminal, or — once the master is gone and the kernel cleared it — the
+// terminal its stdio still holds); then ACP and MCP
 // command lines; then OpenClaw's OPENCLAW_SHELL marker (acp, exec).
 // Checking ACP before MCP matters: agent CLIs carry --mcp-config.
 func Classify(s *platform.Snapshot, p *platform.Process) Kind {
-	if p.SessionLeader() && p.PTS() >= 0 {
+	if p.SessionLeader() && s.Terminal(p).PTS >= 0 {
 		return KindPTY
 	}
 	cmd := s.CommandLine(p)

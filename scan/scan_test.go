@@ -269,6 +269,10 @@ func TestClassify(t *testing.T) {
 			x.SID = 99
 			return x
 		}(), KindOther},
+		{"pty leader whose master is gone (tty cleared, stdio on a deleted pts)",
+			p(100, 1, "bash", []string{"bash", "-c", "npm test"}, nil, "/").WithStdio("/dev/pts/7 (deleted)"), KindPTY},
+		{"leader with stdio on /dev/null is not pty",
+			p(100, 1, "npm exec x", []string{"npm exec x"}, nil, "/").WithStdio("/dev/null"), KindOther},
 		{"acp wrapper", p(100, 1, "node", []string{"/usr/bin/node", "/h/.openclaw/acpx/codex-acp-wrapper.mjs"}, nil, "/"), KindACP},
 		{"claude with mcp config is acp", p(100, 1, "claude", []string{"claude", "--mcp-config", "/tmp/m.json"}, nil, "/"), KindACP},
 		{"codex app-server", p(100, 1, "codex", []string{"/opt/codex", "app-server", "--listen", "stdio://"}, nil, "/"), KindACP},

@@ -1,0 +1,149 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+func TestExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	valid := filepath.Join(dir, "ok.toml")
+	if err := os.WriteFile(valid, []byte("version = 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const invalid = "../../testdata/policy/invalid.toml"
+	tests := []struct {
+		name   string
+		args   []string
+		code   int
+		stderr string
+		stdout string
+	}{
+		{"help", []string{"--help"}, 0, "", "reaper scan"},
+		{"unknown command", []string{"bogus"}, 2, `unknown command or argument "bogus"`, ""},
+		{"unknown flag", []string{"scan", "--bogus"}, 2, "unknown flag: --bogus", ""},
+		{"bad output", []string{"scan", "--output", "xml"}, 2, `--output "xml": want table or json`, ""},
+		{"scan takes no arguments", []string{"scan", "extra"}, 2, "unknown command or argument", ""},
+		{"policy check valid", []string{"policy", "check", valid}, 0, "", "valid: 0 owners"},
+		{"policy check invalid", []string{"policy", "check", invalid}, 78, invalid + ":4: grace \"soon\" is not a duration", ""},
+		{"policy check lists every error", []string{"policy", "check", invalid}, 78, invalid + ":9: unknown key \"actoin\"", ""},
+		{"policy check missing file", []string{"policy", "check", filepath.Join(dir, "nope.toml")}, 78, "nope.toml: open", ""},
+		{"policy check needs a file", []string{"policy", "check"}, 2, "takes 1 argument", ""},
+		{"scan with invalid policy", []string{"scan", "--policy", invalid}, 78, invalid + ":8: unknown reason \"orphan\"", ""},
+		{"policy show", []string{"policy", "show"}, 0, "", "version = 1"},
+		{"version", []string{"version"}, 0, "", "reaper "},
+		{"completion bash", []string{"completion", "bash"}, 0, "", "__start_reaper"},
+		{"completion zsh", []string{"completion", "zsh"}, 0, "", "#compdef reaper"},
+		{"completion fish", []string{"completion", "fish"}, 0, "", "complete -c reaper"},
+		{"completion powershell", []string{"completion", "powershell"}, 2, "unknown shell", ""},
+	}
+	if runtime.GOOS == "linux" {
+		tests = append(tests, struct {
+			name   string
+			args   []string
+			code   int
+			stderr string
+			stdout string
+		}{"unreadable proc root", []string{"scan", "--proc", filepath.Join(dir, "none")}, 1, "open process table", ""})
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runReaper(t, []string{"XDG_CONFIG_HOME=" + dir}, tt.args...)
+			if r.code != tt.code {
+				t.Errorf("exit %d, want %d\nstderr: %s", r.code, tt.code, r.stderr)
+			}
+			if !strings.Contains(r.stderr, tt.stderr) {
+				t.Errorf("stderr %q does not contain %q", r.stderr, tt.stderr)
+			}
+			if !strings.Contains(r.stdout, tt.stdout) {
+				t.Errorf("stdout %q does not contain %q", r.stdout, tt.stdout)
+			}
+			if tt.code == 78 && r.stdout != "" {
+				t.Errorf("an invalid policy printed a report: %q", r.stdout)
+			}
+		})
+	}
+}
+
+// TestScanThisMachine runs `reaper scan` with no arguments on the real
+// process table: the README's first command.
+func TestScanThisMachine(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the live scan is implemented on Linux")
+	}
+	if _, err := os.Stat(systemPolicy); err == nil && os.Geteuid() == 0 {
+		t.Skipf("%s exists on this machine", systemPolicy)
+	}
+	env := []string{"XDG_CONFIG_HOME=" + t.TempDir()}
+	r := runReaper(t, env, "scan")
+	if r.code != 0 || !strings.Contains(r.stdout, "policy: embedded default") || !strings.Contains(r.stdout, "reclaimable") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	r = runReaper(t, env, "scan", "--output", "json")
+	var rep struct {
+		SchemaVersion int    `json:"schema_version"`
+		Mode          string `json:"mode"`
+		Processes     int    `json:"processes"`
+		Findings      []any  `json:"findings"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatalf("json: %v\n%s", err, r.stdout)
+	}
+	if rep.SchemaVersion != 1 || rep.Mode != "scan" || rep.Processes < 2 || rep.Findings == nil {
+		t.Errorf("report %+v", rep)
+	}
+}
+
+func TestAuditLogAndMetrics(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("--proc fixtures are Linux only")
+	}
+	dir := t.TempDir()
+	logPath, metricsPath := filepath.Join(dir, "audit.jsonl"), filepath.Join(dir, "reaper.prom")
+	for i := 0; i < 2; i++ {
+		r := runReaper(t, nil, "scan", "--proc", "../../testdata/proc", "--policy", "../../testdata/policy/fixture.toml",
+			"--audit-log", logPath, "--metrics", metricsPath, "-o", "json")
+		if r.code != 0 {
+			t.Fatalf("exit %d: %s", r.code, r.stderr)
+		}
+	}
+	b, err := os.ReadFile(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) != 2*7 {
+		t.Fatalf("%d audit lines after two runs, want 14 (7 findings each)", len(lines))
+	}
+	for _, l := range lines {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(l), &rec); err != nil {
+			t.Fatalf("audit line %q: %v", l, err)
+		}
+		for _, k := range []string{"time", "event", "root_pid", "start", "rule", "action", "outcome"} {
+			if _, ok := rec[k]; !ok {
+				t.Errorf("audit line lacks %q: %s", k, l)
+			}
+		}
+	}
+	m, err := os.ReadFile(metricsPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`reaper_findings{rule="orphaned-mcp",kind="mcp",action="kill",outcome="refused"} 1`,
+		"reaper_reclaimable_bytes ",
+		"# TYPE reaper_zombies gauge\nreaper_zombies 2\n",
+	} {
+		if !strings.Contains(string(m), want) {
+			t.Errorf("metrics lack %q:\n%s", want, m)
+		}
+	}
+	if leftovers, _ := filepath.Glob(filepath.Join(dir, ".reaper.prom.*")); len(leftovers) > 0 {
+		t.Errorf("temp files left: %v", leftovers)
+	}
+}

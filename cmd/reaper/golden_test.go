@@ -1,0 +1,67 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"testing"
+)
+
+// The end-to-end test of the real binary against the fixture machine in
+// testdata/proc; the output must equal testdata/golden (refresh with
+// go test ./cmd/reaper -run Golden -update).
+func TestGoldenScan(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("--proc fixtures are Linux only")
+	}
+	tests := []struct {
+		name   string
+		golden string
+		args   []string
+	}{
+		{"table, fixture policy", "scan-fixture.txt", []string{"scan", "--proc", "../../testdata/proc", "--policy", "../../testdata/policy/fixture.toml"}},
+		{"json, fixture policy", "scan-fixture.json", []string{"scan", "--proc", "../../testdata/proc", "--policy", "../../testdata/policy/fixture.toml", "--output", "json"}},
+		{"table, embedded default", "scan-default.txt", []string{"scan", "--proc", "../../testdata/proc"}},
+		{"json, embedded default", "scan-default.json", []string{"scan", "--proc", "../../testdata/proc", "-o", "json"}},
+	}
+	if _, err := os.Stat(systemPolicy); err == nil && os.Geteuid() == 0 {
+		t.Skipf("%s exists: the embedded-default goldens would not apply", systemPolicy)
+	}
+	env := []string{"XDG_CONFIG_HOME=" + t.TempDir()}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runReaper(t, env, tt.args...)
+			if r.code != 0 {
+				t.Fatalf("exit %d: %s", r.code, r.stderr)
+			}
+			got := normalize(r.stdout)
+			path := filepath.Join("..", "..", "testdata", "golden", tt.golden)
+			if *update {
+				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run with -update to create it)", err)
+			}
+			if got != string(want) {
+				t.Errorf("output differs from %s (run with -update if the change is intended)\n--- got\n%s", path, got)
+			}
+			if filepath.Ext(tt.golden) == ".json" {
+				var v map[string]any
+				if err := json.Unmarshal([]byte(r.stdout), &v); err != nil {
+					t.Fatalf("stdout is not one JSON object: %v", err)
+				}
+			}
+		})
+	}
+}
+
+// normalize removes what changes from run to run: the time of the scan.
+func normalize(s string) string {
+	s = regexp.MustCompile(`\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC`).ReplaceAllString(s, "TIME")
+	return regexp.MustCompile(`"time": "[^"]*"`).ReplaceAllString(s, `"time": "TIME"`)
+}

@@ -1,0 +1,149 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/orphanreaper/reaper/platform"
+)
+
+// spawnSpec describes a helper process: the argv it shows (Args), the
+// environment it adds, how it is detached, and the children it starts.
+// Helpers are this test binary re-executed with REAPER_TEST_SPEC set, so a
+// "claude-agent-acp" or "npm exec" of the tests is a real process with that
+// command line and no dependency on the real programs.
+type spawnSpec struct {
+	Args     []string
+	Env      []string
+	Setsid   bool // its own session (node's detached: true)
+	Setpgid  bool // its own process group
+	PTY      bool // a session leader with a new pseudo-terminal as stdio
+	Children []spawnSpec
+}
+
+const (
+	envSpec   = "REAPER_TEST_SPEC"
+	envPIDDir = "REAPER_TEST_PIDDIR"
+	// helperLifetime bounds every helper: a test that fails before its
+	// cleanup runs cannot leave them behind for long (systemd's oomd tests
+	// do the same).
+	helperLifetime = 3 * time.Minute
+)
+
+// runHelperIfAsked turns this process into a helper when the environment
+// says so, and never returns then.
+func runHelperIfAsked() {
+	raw := os.Getenv(envSpec)
+	if raw == "" {
+		return
+	}
+	var spec spawnSpec
+	if err := json.Unmarshal([]byte(raw), &spec); err != nil {
+		fmt.Fprintln(os.Stderr, "helper spec:", err)
+		os.Exit(2)
+	}
+	// A long command under a PTY outlives the hangup of its master (nohup,
+	// daemons, `trap '' HUP`); a shell that dies of it is no orphan.
+	signal.Ignore(syscall.SIGHUP)
+	var masters []*os.File // kept open: the PTY master the gateway holds
+	for _, c := range spec.Children {
+		if m, err := startHelper(c); err != nil {
+			fmt.Fprintln(os.Stderr, "helper start:", err)
+			os.Exit(2)
+		} else if m != nil {
+			masters = append(masters, m)
+		}
+	}
+	// Register only once every child is registered: the test waits for the
+	// full count, so it then knows every pid. Children are never waited for:
+	// a dead helper stays a zombie, its pid not reusable, until its parent
+	// dies and the test (the subreaper) reaps it.
+	if err := register(os.Getenv(envPIDDir)); err != nil {
+		fmt.Fprintln(os.Stderr, "helper register:", err)
+		os.Exit(2)
+	}
+	time.Sleep(helperLifetime)
+	_ = masters
+	os.Exit(0)
+}
+
+// startHelper starts the helper c describes, returning the PTY master when
+// it runs on one.
+func startHelper(c spawnSpec) (*os.File, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	childSpec, err := json.Marshal(spawnSpec{Children: c.Children})
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(self)
+	cmd.Args = c.Args
+	cmd.Env = append(append(os.Environ(), c.Env...), envSpec+"="+string(childSpec))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: c.Setsid, Setpgid: c.Setpgid && !c.Setsid}
+	var master *os.File
+	if c.PTY {
+		m, slave, err := openPTY()
+		if err != nil {
+			return nil, err
+		}
+		defer slave.Close()
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+		master = m
+	}
+	return master, cmd.Start()
+}
+
+// openPTY opens a new pseudo-terminal pair (pty(7)): /dev/ptmx gives the
+// master, unlockpt and TIOCGPTN name the slave /dev/pts/N.
+func openPTY() (master, slave *os.File, err error) {
+	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	fd := int(m.Fd())
+	if err := unix.IoctlSetPointerInt(fd, unix.TIOCSPTLCK, 0); err != nil {
+		m.Close()
+		return nil, nil, fmt.Errorf("unlockpt: %w", err)
+	}
+	n, err := unix.IoctlGetInt(fd, unix.TIOCGPTN)
+	if err != nil {
+		m.Close()
+		return nil, nil, fmt.Errorf("ptsname: %w", err)
+	}
+	s, err := os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		m.Close()
+		return nil, nil, err
+	}
+	return m, s, nil
+}
+
+// register writes PID:STARTTICKS into dir, so the test learns every helper
+// and can prove, before it signals one, that the pid is still that helper.
+func register(dir string) error {
+	b, err := os.ReadFile("/proc/self/stat")
+	if err != nil {
+		return err
+	}
+	var p platform.Process
+	if err := platform.ParseStat(b, 4096, &p); err != nil {
+		return err
+	}
+	tmp := filepath.Join(dir, fmt.Sprintf(".%d", p.PID))
+	if err := os.WriteFile(tmp, []byte(strconv.FormatUint(p.StartTicks, 10)), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, filepath.Join(dir, strconv.Itoa(p.PID)))
+}

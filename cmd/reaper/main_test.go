@@ -1,0 +1,81 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
+
+// reaperBin is the binary built once for every test of this package that
+// runs the real program.
+var reaperBin string
+
+func TestMain(m *testing.M) {
+	// The integration tests re-execute this test binary as their fake
+	// gateways and children; those never reach the tests.
+	runHelperIfAsked()
+	dir, err := os.MkdirTemp("", "reaper-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	reaperBin = filepath.Join(dir, "reaper")
+	build := exec.Command(goTool(), "build", "-o", reaperBin, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build reaper: %v\n%s", err, out)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func goTool() string {
+	if p, err := exec.LookPath("go"); err == nil {
+		return p
+	}
+	return filepath.Join(runtime.GOROOT(), "bin", "go")
+}
+
+// result is one run of the real binary.
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+// runReaper runs the built binary with args and env added to the test's.
+func runReaper(t *testing.T, env []string, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(reaperBin, args...)
+	cmd.Env = append(os.Environ(), env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		code = ee.ExitCode()
+	case err != nil:
+		t.Fatalf("run reaper %v: %v", args, err)
+	}
+	return result{stdout.String(), stderr.String(), code}
+}
+
+// requireRoot skips a test that needs root, saying so.
+func requireRoot(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: run the tests as root (CI does) to exercise this")
+	}
+}
