@@ -95,7 +95,7 @@ const (
 type detailState struct {
 	loaded  detail
 	cmdline []string
-	environ []string
+	environ string // raw NUL-separated NAME=VALUE entries
 	cgroup  Cgroup
 	stdio   string // where fd 0 (else 1, 2) points, when it is a terminal
 }
@@ -106,7 +106,7 @@ type detailState struct {
 func (p Process) WithDetails(cmdline, environ []string, cg Cgroup) Process {
 	p.details = detailState{
 		loaded:  detailCmdline | detailEnviron | detailCgroup,
-		cmdline: cmdline, environ: environ, cgroup: cg,
+		cmdline: cmdline, environ: strings.Join(environ, "\x00"), cgroup: cg,
 	}
 	return p
 }
@@ -228,24 +228,37 @@ func (s *Snapshot) CommandLine(p *Process) string {
 	return "[" + p.Comm + "]"
 }
 
-// Environ returns p's environment as NAME=VALUE strings, reading it on first
-// use. It is nil when the environment can't be read (another user's process
-// without privilege, a zombie).
+// Environ returns p's environment as NAME=VALUE strings, reading it on
+// first use. It is nil when the environment can't be read (another user's
+// process without privilege, a zombie).
 func (s *Snapshot) Environ(p *Process) []string {
-	if s.load(p, detailEnviron) {
-		p.details.environ = ParseEnviron(s.raw(p, detailEnviron))
-	}
-	return p.details.environ
+	return ParseEnviron([]byte(s.environ(p)))
 }
 
-// Getenv looks name up in p's environment.
+// Getenv looks name up in p's environment. The environment is kept as the
+// kernel gave it and searched in place: splitting it into strings for every
+// candidate would cost more than reading it.
 func (s *Snapshot) Getenv(p *Process, name string) (string, bool) {
-	for _, kv := range s.Environ(p) {
-		if len(kv) > len(name) && kv[len(name)] == '=' && kv[:len(name)] == name {
-			return kv[len(name)+1:], true
+	env := s.environ(p)
+	for len(env) > 0 {
+		entry := env
+		if i := strings.IndexByte(env, 0); i >= 0 {
+			entry, env = env[:i], env[i+1:]
+		} else {
+			env = ""
+		}
+		if len(entry) > len(name) && entry[len(name)] == '=' && entry[:len(name)] == name {
+			return entry[len(name)+1:], true
 		}
 	}
 	return "", false
+}
+
+func (s *Snapshot) environ(p *Process) string {
+	if s.load(p, detailEnviron) {
+		p.details.environ = string(s.raw(p, detailEnviron))
+	}
+	return p.details.environ
 }
 
 // Cgroup returns p's cgroup, reading it on first use.

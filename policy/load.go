@@ -112,13 +112,13 @@ func (l *loader) document(doc map[string]any) {
 	}
 	for i, t := range l.tables(doc, "subreaper") {
 		a := at{table: "subreaper", index: i}
-		l.unknownKeys(t, a, []string{"cmdline"})
+		l.unknownKeys(t, a, []string{"comm", "cmdline"})
 		re := l.regex(t, a, "cmdline")
 		if re == nil {
 			l.fail(a, "[[subreaper]] needs a cmdline")
 			continue
 		}
-		l.p.Subreapers = append(l.p.Subreapers, Subreaper{Cmdline: re, Line: l.lines.line("subreaper", i, "")})
+		l.p.Subreapers = append(l.p.Subreapers, Subreaper{Comm: l.regex(t, a, "comm"), Cmdline: re, Line: l.lines.line("subreaper", i, "")})
 	}
 	for i, t := range l.tables(doc, "rule") {
 		l.rule(t, at{table: "rule", index: i})

@@ -56,6 +56,11 @@ type Owner struct {
 // Subreaper names a process that adopts orphans, besides PID 1 and systemd
 // user managers.
 type Subreaper struct {
+	// Comm, when set, must match the kernel's process name (comm, from
+	// stat) before the command line is read: subreapers are a few known
+	// programs, and reading the argv of every process that has children
+	// would cost a file read each.
+	Comm    *regexp.Regexp
 	Cmdline *regexp.Regexp
 	Line    int
 }
@@ -103,7 +108,7 @@ func (p *Policy) ScanConfig() scan.Config {
 		cfg.Owners = append(cfg.Owners, scan.Owner{Name: o.Name, Cmdline: o.Cmdline, PIDEnv: o.PIDEnv, Cgroup: o.Cgroup})
 	}
 	for _, s := range p.Subreapers {
-		cfg.Subreapers = append(cfg.Subreapers, s.Cmdline)
+		cfg.Subreapers = append(cfg.Subreapers, scan.Subreaper{Comm: s.Comm, Cmdline: s.Cmdline})
 	}
 	return cfg
 }

@@ -46,7 +46,14 @@ type Config struct {
 	Owners []Owner
 	// Subreapers match processes, besides PID 1 and systemd --user managers,
 	// that adopt orphans (PR_SET_CHILD_SUBREAPER).
-	Subreapers []*regexp.Regexp
+	Subreapers []Subreaper
+}
+
+// Subreaper recognises a process that adopts orphans.
+type Subreaper struct {
+	// Comm, if set, must match the process's comm before Cmdline is tried.
+	Comm    *regexp.Regexp
+	Cmdline *regexp.Regexp
 }
 
 // Finding is a tree whose root has one or more reasons and is not inside a

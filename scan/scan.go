@@ -99,12 +99,11 @@ func (r *Result) matchesSubreaper(p *platform.Process) bool {
 			}
 		}
 	}
-	if len(r.cfg.Subreapers) == 0 {
-		return false
-	}
-	cmd := s.CommandLine(p)
-	for _, re := range r.cfg.Subreapers {
-		if re.MatchString(cmd) {
+	for _, sr := range r.cfg.Subreapers {
+		if sr.Comm != nil && !sr.Comm.MatchString(p.Comm) {
+			continue
+		}
+		if sr.Cmdline.MatchString(s.CommandLine(p)) {
 			return true
 		}
 	}

@@ -41,7 +41,7 @@ var testConfig = Config{
 		PIDEnv:  "OPENCLAW_GATEWAY_SERVICE_PID",
 		Cgroup:  regexp.MustCompile(`/openclaw-gateway(-[^/]+)?\.service$`),
 	}},
-	Subreapers: []*regexp.Regexp{regexp.MustCompile(`^/usr/bin/tini `)},
+	Subreapers: []Subreaper{{Cmdline: regexp.MustCompile(`^/usr/bin/tini `)}},
 }
 
 // got reduces findings to "root:reason,reason" for comparison.
@@ -193,6 +193,20 @@ func TestScanFindings(t *testing.T) {
 				t.Errorf("findings %q, want %q", g, tt.want)
 			}
 		})
+	}
+}
+
+func TestSubreaperComm(t *testing.T) {
+	cfg := testConfig
+	cfg.Subreapers = []Subreaper{{Comm: regexp.MustCompile(`^tini$`), Cmdline: regexp.MustCompile(`^/usr/bin/tini `)}}
+	r := Scan(snapshot(
+		p(50, 1, "tini", []string{"/usr/bin/tini", "--", "app"}, nil, "/"),
+		p(100, 50, "uvx", []string{"uvx", "mcp-server-fetch"}, nil, "/"),
+		p(60, 1, "tini-x", []string{"/usr/bin/tini", "--", "app"}, nil, "/"),
+		p(110, 60, "uvx", []string{"uvx", "mcp-server-fetch"}, nil, "/"),
+	), cfg)
+	if g, want := got(r), []string{"60:reparented,untracked", "100:reparented,untracked"}; !reflect.DeepEqual(g, want) {
+		t.Errorf("findings %q, want %q", g, want)
 	}
 }
 

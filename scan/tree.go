@@ -10,6 +10,11 @@ type Tree struct {
 	parent []int32 // index of the parent in Snap.Procs, or -1 when not visible
 	first  []int32 // children of i are kids[first[i]:first[i+1]]
 	kids   []int32
+
+	// Walks mark what they visited with a generation number, so one slice
+	// serves every walk without being cleared.
+	visited []uint32
+	gen     uint32
 }
 
 // NewTree builds the tree of s.
@@ -51,15 +56,18 @@ func (t *Tree) Children(i int) []int32 { return t.kids[t.first[i]:t.first[i+1]] 
 // in theory close a loop; each process is visited at most once.
 func (t *Tree) Walk(root int, visit func(i, depth int)) {
 	type frame struct{ i, depth int }
-	seen := make(map[int]bool)
+	if t.visited == nil {
+		t.visited = make([]uint32, len(t.parent))
+	}
+	t.gen++
 	stack := []frame{{root, 0}}
 	for len(stack) > 0 {
 		f := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		if seen[f.i] {
+		if t.visited[f.i] == t.gen {
 			continue
 		}
-		seen[f.i] = true
+		t.visited[f.i] = t.gen
 		visit(f.i, f.depth)
 		kids := t.Children(f.i)
 		for k := len(kids) - 1; k >= 0; k-- {

@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# bench-scan.sh — how fast is `reaper scan` against ps on a full process table?
+#
+# Builds a population of N extra real processes, then times `reaper scan`
+# and `ps -e -o pid,ppid,pgid,sid,tty,stat,lstart,rss,uid,args` alternately
+# (in a random order each rep, so both see the same machine state), and
+# prints the medians, the median of the per-rep ratios, and the peak RSS of
+# each (GNU time, which forks, so the figure is the child's own).
+#
+# The population (the shapes of ../shared/research/performance.md):
+#   4 fan trees   — a sleep with many sleep children          (8/10 of N)
+#   2 deep chains — each level a sleep whose child is the next (1/10 of N)
+#   1 orphan tree — sleeps whose parent exited: reparented     (1/10 of N)
+# Each tree is its own session and process group; teardown SIGKILLs exactly
+# those groups (never anything by name) and runs on every exit.
+#
+# usage: scripts/bench-scan.sh [-n N] [-r REPS] [-b REAPER_BINARY]
+#   defaults: N=10000, REPS=15, the binary built from this checkout.
+set -euo pipefail
+
+N=10000
+REPS=15
+BIN=""
+while getopts "n:r:b:h" opt; do
+	case $opt in
+	n) N=$OPTARG ;;
+	r) REPS=$OPTARG ;;
+	b) BIN=$OPTARG ;;
+	*) sed -n '2,20p' "$0"; exit 2 ;;
+	esac
+done
+
+here=$(cd "$(dirname "$0")/.." && pwd)
+work=$(mktemp -d)
+groups=()
+teardown() {
+	local g left tries=0
+	for g in "${groups[@]}"; do kill -KILL -- "-$g" 2>/dev/null || true; done
+	# Wait until the groups are empty (their zombies reaped), so the next
+	# run starts from a quiet table.
+	while (( tries++ < 300 )); do
+		left=0
+		for g in "${groups[@]}"; do left=$(( left + $(ps -o pid= -g "$g" | wc -l) )); done
+		(( left == 0 )) && break
+		sleep 0.1
+	done
+	rm -rf "$work"
+}
+trap teardown EXIT
+
+need() { command -v "$1" >/dev/null || { echo "bench-scan: needs $1 ($2)" >&2; exit 1; }; }
+need setsid "util-linux"
+need ps "procps"
+[ -x /usr/bin/time ] || { echo "bench-scan: needs GNU time at /usr/bin/time (apt-get install time)" >&2; exit 1; }
+
+if [ -z "$BIN" ]; then
+	BIN=$work/reaper
+	(cd "$here" && CGO_ENABLED=0 go build -o "$BIN" ./cmd/reaper)
+fi
+# With no policy file where reaper looks, it uses the embedded default, as a
+# newcomer's `reaper scan` does.
+export XDG_CONFIG_HOME=$work/config
+
+ulimit -u unlimited 2>/dev/null || true
+pid_max=$(cat /proc/sys/kernel/pid_max)
+if (( N + 1000 > pid_max )); then
+	echo "bench-scan: N=$N does not fit pid_max=$pid_max" >&2
+	exit 1
+fi
+
+cat >"$work/chain.sh" <<'SH'
+# one level of a chain: start the next level, then become a sleep
+if [ "$1" -gt 1 ]; then sh "$0" $(( $1 - 1 )) & fi
+exec sleep 100000
+SH
+cat >"$work/fan.sh" <<'SH'
+i=0; while [ $i -lt "$1" ]; do sleep 100000 & i=$((i+1)); done
+exec sleep 100000
+SH
+cat >"$work/orphans.sh" <<'SH'
+i=0; while [ $i -lt "$1" ]; do sleep 100000 & i=$((i+1)); done
+SH
+
+before=$(ls -d /proc/[0-9]* | wc -l)
+chain=$(( N / 20 ))
+orph=$(( N / 10 ))
+fan=$(( (N - 2 * chain - orph) / 4 - 1 ))
+start_tree() { setsid sh "$@" </dev/null >/dev/null 2>&1 & groups+=("$!"); disown; }
+for _ in 1 2 3 4; do start_tree "$work/fan.sh" "$fan"; done
+start_tree "$work/chain.sh" "$chain"
+start_tree "$work/chain.sh" "$chain"
+start_tree "$work/orphans.sh" "$orph"
+want=$(( 4 * (fan + 1) + 2 * chain + orph ))
+
+count() {
+	local n=0 g
+	for g in "${groups[@]}"; do n=$(( n + $(ps -o pid= -g "$g" | wc -l) )); done
+	echo "$n"
+}
+deadline=$(( SECONDS + 600 ))
+while (( $(count) < want )); do
+	(( SECONDS < deadline )) || { echo "bench-scan: population stuck at $(count)/$want" >&2; exit 1; }
+	sleep 1
+done
+table=$(ls -d /proc/[0-9]* | wc -l)
+echo "population: $want extra processes ($before before, $table in the table)"
+
+ms() { # wall milliseconds of one run of "$@", output discarded
+	local t0=$EPOCHREALTIME
+	"$@" >/dev/null 2>&1
+	local t1=$EPOCHREALTIME
+	echo "$(( (${t1/./} - ${t0/./}) / 1000 )).$(( (${t1/./} - ${t0/./}) % 1000 / 100 ))"
+}
+ps_cmd=(ps -e -o pid,ppid,pgid,sid,tty,stat,lstart,rss,uid,args)
+reaper_cmd=("$BIN" scan)
+
+# warm-up rounds, then interleaved reps in a random order
+for _ in 1 2; do "${ps_cmd[@]}" >/dev/null; "${reaper_cmd[@]}" >/dev/null; done
+ps_t=(); re_t=(); ratio=()
+for ((i = 0; i < REPS; i++)); do
+	if (( RANDOM % 2 )); then
+		p=$(ms "${ps_cmd[@]}"); r=$(ms "${reaper_cmd[@]}")
+	else
+		r=$(ms "${reaper_cmd[@]}"); p=$(ms "${ps_cmd[@]}")
+	fi
+	ps_t+=("$p"); re_t+=("$r")
+	ratio+=("$(awk -v r="$r" -v p="$p" 'BEGIN { printf "%.3f", r / p }')")
+done
+median() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+peak() { # median peak RSS in MiB of 5 runs
+	local k v=()
+	for k in 1 2 3 4 5; do v+=("$(/usr/bin/time -f %M "$@" 2>&1 >/dev/null | tail -n 1)"); done
+	awk -v k="$(median "${v[@]}")" 'BEGIN { printf "%.1f", k / 1024 }'
+}
+"${reaper_cmd[@]}" >/dev/null || { echo "bench-scan: reaper scan failed" >&2; exit 1; }
+
+printf '\n%-44s %12s %14s %10s\n' "command (N=$N, $REPS reps)" "median ms" "peak RSS MiB" "× ps"
+printf '%-44s %12s %14s %10s\n' "ps -e -o pid,ppid,pgid,sid,tty,stat,…" "$(median "${ps_t[@]}")" "$(peak "${ps_cmd[@]}")" "1.00"
+printf '%-44s %12s %14s %10s\n' "reaper scan" "$(median "${re_t[@]}")" "$(peak "${reaper_cmd[@]}")" "$(median "${ratio[@]}")"
+echo
+echo "machine: $(nproc) cores, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), kernel $(uname -r), $(date -u +%Y-%m-%d)"
