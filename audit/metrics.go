@@ -62,8 +62,9 @@ func WriteMetrics(path string, r *Report, took time.Duration) error {
 func labels(kv ...string) string {
 	var parts []string
 	for i := 0; i+1 < len(kv); i += 2 {
+		// The text format escapes exactly \, " and newline in label values.
 		v := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(kv[i+1])
-		parts = append(parts, fmt.Sprintf("%s=%q", kv[i], v))
+		parts = append(parts, kv[i]+`="`+v+`"`)
 	}
 	return "{" + strings.Join(parts, ",") + "}"
 }

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// The repository's structural rules (STYLE.md), enforced rather than hoped:
+// one doc.go with the package comment per package; only platform talks to
+// the OS through x/sys, gopsutil and go-systemd; nothing shells out.
+func TestLayout(t *testing.T) {
+	root := filepath.Join("..", "..")
+	osOnly := []string{"golang.org/x/sys", "github.com/shirou/gopsutil", "github.com/coreos/go-systemd"}
+	dirs := map[string][]string{} // package dir → its non-test Go files
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") && path != root || d.Name() == "testdata" || d.Name() == "node_modules") {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && strings.HasSuffix(path, ".go") && !strings.HasSuffix(path, "_test.go") {
+			dirs[filepath.Dir(path)] = append(dirs[filepath.Dir(path)], path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	for dir, files := range dirs {
+		rel, _ := filepath.Rel(root, dir)
+		docs := 0
+		for _, path := range files {
+			f, err := parser.ParseFile(fset, path, nil, parser.ParseComments|parser.ImportsOnly)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f.Doc != nil && strings.HasPrefix(f.Doc.Text(), "Package ") || f.Doc != nil && strings.HasPrefix(f.Doc.Text(), "Command ") {
+				docs++
+				if filepath.Base(path) != "doc.go" && f.Name.Name != "main" {
+					t.Errorf("%s: the package comment belongs in doc.go", path)
+				}
+			}
+			for _, imp := range f.Imports {
+				p, _ := strconv.Unquote(imp.Path.Value)
+				for _, o := range osOnly {
+					if strings.HasPrefix(p, o) && rel != "platform" {
+						t.Errorf("%s imports %s: only platform talks to the OS", path, p)
+					}
+				}
+				if p == "os/exec" {
+					t.Errorf("%s imports os/exec: reaper reads state, it never shells out", path)
+				}
+			}
+		}
+		if docs != 1 {
+			t.Errorf("package %s has %d package comments, want exactly one", rel, docs)
+		}
+	}
+}
