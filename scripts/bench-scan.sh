@@ -33,6 +33,8 @@ done
 here=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
 groups=()
+# members counts the processes of group $1 (ps exits 1 when there are none).
+members() { { ps -o pid= -g "$1" || true; } | wc -l; }
 teardown() {
 	local g left tries=0
 	for g in "${groups[@]}"; do kill -KILL -- "-$g" 2>/dev/null || true; done
@@ -40,7 +42,7 @@ teardown() {
 	# run starts from a quiet table.
 	while (( tries++ < 300 )); do
 		left=0
-		for g in "${groups[@]}"; do left=$(( left + $(ps -o pid= -g "$g" | wc -l) )); done
+		for g in "${groups[@]}"; do left=$(( left + $(members "$g") )); done
 		(( left == 0 )) && break
 		sleep 0.1
 	done
@@ -94,7 +96,7 @@ want=$(( 4 * (fan + 1) + 2 * chain + orph ))
 
 count() {
 	local n=0 g
-	for g in "${groups[@]}"; do n=$(( n + $(ps -o pid= -g "$g" | wc -l) )); done
+	for g in "${groups[@]}"; do n=$(( n + $(members "$g") )); done
 	echo "$n"
 }
 deadline=$(( SECONDS + 600 ))
