@@ -75,7 +75,7 @@ func (pr *procReader) readHeader(s *Snapshot) error {
 	nr, errNr := pr.readInt("sys/kernel/pty/nr")
 	max, errMax := pr.readInt("sys/kernel/pty/max")
 	if errNr == nil && errMax == nil {
-		s.PTY = PTYUsage{InUse: nr, Max: max, Known: true}
+		s.PTY = PTYUsage{InUse: nr, Max: max}
 	}
 	var link [32]byte
 	if n, err := unix.Readlinkat(pr.fd, "self", link[:]); err == nil {
@@ -232,9 +232,6 @@ func (sr *statReader) readStat(pid int, p *Process) error {
 		return err
 	}
 	defer unix.Close(fd)
-	// stat is a seq_file of one line: the first read returns all of it when
-	// the buffer is large enough, so a read ending in a newline needs no
-	// second read to see EOF.
 	n, err := readLine(fd, sr.buf)
 	if err != nil {
 		return err
@@ -329,7 +326,7 @@ func (pr *procReader) readSmall(name string) ([]byte, error) {
 		return nil, err
 	}
 	defer unix.Close(fd)
-	n, err := readFull(fd, pr.buf)
+	n, err := readLine(fd, pr.buf)
 	return pr.buf[:n], err
 }
 
@@ -357,7 +354,10 @@ func openat(dirfd int, path []byte) (int, error) {
 	}
 }
 
-// readLine reads a one-line procfs file, stopping at the newline.
+// readLine reads a one-line procfs file (stat, uptime, boot_id, the pty
+// counters), stopping at the newline: these are seq_files that return their
+// whole content in the first read when the buffer is large enough, so a
+// second read only to see EOF would cost a syscall per process.
 func readLine(fd int, buf []byte) (int, error) {
 	total := 0
 	for total < len(buf) {
@@ -372,26 +372,6 @@ func readLine(fd int, buf []byte) (int, error) {
 		if n == 0 || buf[total-1] == '\n' {
 			break
 		}
-	}
-	return total, nil
-}
-
-// readFull reads a small procfs file. seq_file files (stat, uptime) return
-// their whole content in the first read when the buffer is large enough.
-func readFull(fd int, buf []byte) (int, error) {
-	total := 0
-	for total < len(buf) {
-		n, err := unix.Read(fd, buf[total:])
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return total, err
-		}
-		if n == 0 {
-			break
-		}
-		total += n
 	}
 	return total, nil
 }

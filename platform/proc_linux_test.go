@@ -25,7 +25,7 @@ func TestReadSnapshotFixture(t *testing.T) {
 	if s.Self != 0 {
 		t.Errorf("Self = %d for a fixture, want 0", s.Self)
 	}
-	if s.PTY != (PTYUsage{InUse: 5, Max: 4096, Known: true}) {
+	if s.PTY != (PTYUsage{InUse: 5, Max: 4096}) {
 		t.Errorf("PTY = %+v", s.PTY)
 	}
 	if len(s.Procs) != 24 {

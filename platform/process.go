@@ -150,10 +150,10 @@ type Snapshot struct {
 	cgroupProcs func(path string) ([]int, error)
 }
 
-// PTYUsage is how many pseudo-terminals are allocated, against the limit.
+// PTYUsage is how many pseudo-terminals are allocated, against the limit
+// (kernel.pty.nr and kernel.pty.max). Max is 0 when they are not known.
 type PTYUsage struct {
 	InUse, Max int
-	Known      bool
 }
 
 // NewSnapshot builds a snapshot from processes made in Go. Details not given
@@ -228,30 +228,13 @@ func (s *Snapshot) CommandLine(p *Process) string {
 	return "[" + p.Comm + "]"
 }
 
-// Environ returns p's environment as NAME=VALUE strings, reading it on
-// first use. It is nil when the environment can't be read (another user's
-// process without privilege, a zombie).
-func (s *Snapshot) Environ(p *Process) []string {
-	return ParseEnviron([]byte(s.environ(p)))
-}
-
-// Getenv looks name up in p's environment. The environment is kept as the
-// kernel gave it and searched in place: splitting it into strings for every
-// candidate would cost more than reading it.
+// Getenv looks name up in p's environment, reading it on first use. The
+// environment is kept as the kernel gave it and searched in place:
+// splitting it into strings for every candidate would cost more than
+// reading it. It finds nothing when the environment can't be read (another
+// user's process without privilege, a zombie).
 func (s *Snapshot) Getenv(p *Process, name string) (string, bool) {
-	env := s.environ(p)
-	for len(env) > 0 {
-		entry := env
-		if i := strings.IndexByte(env, 0); i >= 0 {
-			entry, env = env[:i], env[i+1:]
-		} else {
-			env = ""
-		}
-		if len(entry) > len(name) && entry[len(name)] == '=' && entry[:len(name)] == name {
-			return entry[len(name)+1:], true
-		}
-	}
-	return "", false
+	return LookupEnv(s.environ(p), name)
 }
 
 func (s *Snapshot) environ(p *Process) string {

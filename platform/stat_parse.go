@@ -135,16 +135,25 @@ func ParseCmdline(b []byte) []string {
 	return strings.Split(string(b), "\x00")
 }
 
-// ParseEnviron splits the contents of /proc/PID/environ into NAME=VALUE
-// strings, dropping entries without '=' (a process may scribble there).
-func ParseEnviron(b []byte) []string {
-	var env []string
-	for _, kv := range bytes.Split(bytes.TrimRight(b, "\x00"), []byte{0}) {
-		if i := bytes.IndexByte(kv, '='); i > 0 {
-			env = append(env, string(kv))
+// LookupEnv finds name in the contents of /proc/PID/environ (NUL-separated
+// NAME=VALUE entries). The first entry wins, as getenv(3) does; entries
+// without '=' are skipped (a process may scribble over its environment).
+func LookupEnv(environ, name string) (string, bool) {
+	if name == "" {
+		return "", false
+	}
+	for len(environ) > 0 {
+		entry := environ
+		if i := strings.IndexByte(environ, 0); i >= 0 {
+			entry, environ = environ[:i], environ[i+1:]
+		} else {
+			environ = ""
+		}
+		if len(entry) > len(name) && entry[len(name)] == '=' && entry[:len(name)] == name {
+			return entry[len(name)+1:], true
 		}
 	}
-	return env
+	return "", false
 }
 
 // FormatIdentity formats a Linux start identity, "<boot_id>:<starttime>".

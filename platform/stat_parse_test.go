@@ -165,9 +165,21 @@ func TestParseCmdlineEnviron(t *testing.T) {
 			}
 		})
 	}
-	env := ParseEnviron([]byte("A=1\x00garbage\x00=noname\x00B=x=y\x00"))
-	if want := []string{"A=1", "B=x=y"}; !reflect.DeepEqual(env, want) {
-		t.Errorf("ParseEnviron = %q, want %q", env, want)
+}
+
+func TestLookupEnv(t *testing.T) {
+	env := "A=1\x00garbage\x00=noname\x00B=x=y\x00AB=2\x00A=shadowed\x00EMPTY=\x00"
+	tests := []struct {
+		name, want string
+		ok         bool
+	}{
+		{"A", "1", true}, {"B", "x=y", true}, {"AB", "2", true}, {"EMPTY", "", true},
+		{"garbage", "", false}, {"", "", false}, {"C", "", false}, {"x", "", false},
+	}
+	for _, tt := range tests {
+		if got, ok := LookupEnv(env, tt.name); got != tt.want || ok != tt.ok {
+			t.Errorf("LookupEnv(%q) = %q, %v; want %q, %v", tt.name, got, ok, tt.want, tt.ok)
+		}
 	}
 }
 
@@ -215,10 +227,19 @@ func FuzzParseCmdline(f *testing.F) {
 		if len(b) > 0 && len(argv) > len(b) {
 			t.Fatalf("%d args from %d bytes", len(argv), len(b))
 		}
-		for _, kv := range ParseEnviron(b) {
-			if i := strings.IndexByte(kv, '='); i <= 0 {
-				t.Fatalf("environ entry %q has no name", kv)
-			}
+	})
+}
+
+func FuzzLookupEnv(f *testing.F) {
+	f.Add("A=1\x00B=2\x00", "B")
+	f.Add("\x00=\x00==\x00", "")
+	f.Fuzz(func(t *testing.T, environ, name string) {
+		v, ok := LookupEnv(environ, name)
+		if !ok {
+			return
+		}
+		if !strings.Contains(environ, name+"="+v) || strings.ContainsRune(v, 0) {
+			t.Fatalf("LookupEnv(%q, %q) = %q, not an entry of the input", environ, name, v)
 		}
 	})
 }
