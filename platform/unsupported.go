@@ -16,3 +16,8 @@ const DefaultProcRoot = ""
 func ReadSnapshot(root string) (*Snapshot, error) {
 	return nil, fmt.Errorf("process snapshot on %s: %w", runtime.GOOS, errors.ErrUnsupported)
 }
+
+// StartIdentity is not implemented on this platform.
+func StartIdentity(pid int) (string, error) {
+	return "", fmt.Errorf("start identity on %s: %w", runtime.GOOS, errors.ErrUnsupported)
+}
