@@ -68,6 +68,11 @@ type LedgerEntry struct {
 	RunID  string `json:"run_id"`
 	PID    int    `json:"pid"`
 	Status string `json:"status"`
+
+	// Additions: "ledger-stale" or "pid-reused" (information, never a
+	// reason to signal), and what the check found.
+	Info   string `json:"info,omitempty"`
+	Detail string `json:"detail,omitempty"`
 }
 
 // Zombie is a defunct process and the parent that has not reaped it.
@@ -126,6 +131,7 @@ func NewReport(pol *policy.Policy, res *scan.Result, plan *policy.Plan) *Report 
 			Kind:       string(f.Kind),
 			Reasons:    reasonStrings(f.Reasons),
 			Owner:      f.Owner,
+			RunID:      f.RunID,
 			Rule:       it.Rule.Name,
 			Action:     string(it.Action),
 			Outcome:    string(it.Outcome),
@@ -149,6 +155,10 @@ func NewReport(pol *policy.Policy, res *scan.Result, plan *policy.Plan) *Report 
 	r.Totals.Findings = len(r.Findings)
 	r.Totals.Unmatched = plan.Unmatched
 	r.PTY.HeldByFindings = len(ptys)
+	for _, lr := range res.Ledger {
+		r.Ledger = append(r.Ledger, LedgerEntry{Ledger: lr.Ledger.Source, RunID: lr.Run.ID, PID: lr.Run.PID,
+			Status: string(lr.Status), Info: lr.Info, Detail: lr.Detail})
+	}
 	for _, z := range res.Zombies {
 		e := Zombie{PID: z.Proc.PID, PPID: z.Proc.PPID}
 		if z.Parent != nil {

@@ -33,6 +33,22 @@ func (r *Report) WriteTable(w io.Writer, s *platform.Snapshot) error {
 			ew.printf("  %d  parent %d  %s\n", z.PID, z.PPID, clip(printable(z.ParentCmdline)))
 		}
 	}
+	if len(r.Ledger) > 0 {
+		ew.printf("\nLedger runs:\n")
+		for _, e := range r.Ledger {
+			info := ""
+			if e.Info != "" {
+				info = " (" + e.Info + ")"
+			}
+			ew.printf("  %s  run %s  pid %d  %s%s\n", printable(e.Ledger), printable(e.RunID), e.PID, e.Status, info)
+		}
+	}
+	if len(r.Errors) > 0 {
+		ew.printf("\nErrors (nothing is signalled on the evidence of what could not be read):\n")
+		for _, e := range r.Errors {
+			ew.printf("  %s\n", printable(e))
+		}
+	}
 	if len(r.Unknown) > 0 {
 		ew.printf("\n%d processes have a parent this scan cannot see (hidepid or another PID namespace); none is treated as an orphan.\n", len(r.Unknown))
 	}
@@ -61,6 +77,9 @@ func (r *Report) writeFinding(ew *errWriter, s *platform.Snapshot, f *Finding) {
 		owner := f.Owner
 		if f.OwnerPID > 0 {
 			owner += " (pid " + strconv.Itoa(f.OwnerPID) + ")"
+		}
+		if f.RunID != "" {
+			owner += ", run " + f.RunID
 		}
 		ew.printf("  owner: %s\n", owner)
 	}

@@ -29,6 +29,11 @@ type Owner struct {
 	Start string `json:"start,omitempty"`
 	// Instance identifies this run of the owner (a fresh id per start).
 	Instance string `json:"instance,omitempty"`
+
+	// Gone, when set, says the source itself proves this owner is gone (a
+	// lease older than the gateway now holding the state dir belongs to a
+	// previous generation). Not part of the format.
+	Gone string `json:"-"`
 }
 
 // SessionState is the state of a session.

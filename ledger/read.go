@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 )
 
@@ -16,17 +15,9 @@ const MaxSize = 16 << 20
 
 // ReadFile reads and validates the ledger at path.
 func ReadFile(path string) (*Ledger, error) {
-	f, err := os.Open(path)
+	data, err := readSmallFile(path)
 	if err != nil {
 		return nil, &Error{File: path, Msg: err.Error()}
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxSize+1))
-	if err != nil {
-		return nil, &Error{File: path, Msg: err.Error()}
-	}
-	if len(data) > MaxSize {
-		return nil, &Error{File: path, Msg: fmt.Sprintf("larger than %d MiB: not read", MaxSize>>20)}
 	}
 	return Parse(path, data)
 }

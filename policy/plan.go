@@ -56,6 +56,10 @@ type PlanOptions struct {
 	// UID is the reaper's effective uid: by default only processes of this
 	// uid are acted on (SPEC §9.12).
 	UID uint32
+	// Doubt, when set, refuses every signal with this reason: something the
+	// decision depends on could not be read (a corrupt ledger may hold the
+	// very runs it would mark as owned).
+	Doubt string
 }
 
 // Plan decides, for each finding, which rule applies and whether a safety
@@ -79,7 +83,9 @@ func (p *Policy) Plan(res *scan.Result, opt PlanOptions) *Plan {
 		if why := p.refuse(res, f, self); why != "" {
 			it.Outcome, it.Detail = Refused, why
 		} else if it.Action != Report {
-			if why := p.refuseAction(s, f, rule, opt); why != "" {
+			if opt.Doubt != "" {
+				it.Outcome, it.Detail = Refused, opt.Doubt
+			} else if why := p.refuseAction(s, f, rule, opt); why != "" {
 				it.Outcome, it.Detail = Refused, why
 			} else if actions >= p.Defaults.MaxActions {
 				it.Action = Report
@@ -131,6 +137,9 @@ func (p *Policy) refuse(res *scan.Result, f *scan.Finding, self map[int]bool) st
 		}
 		if name, ok := res.LiveOwner(proc); ok {
 			return fmt.Sprintf("the tree holds live owner %s (pid %d)", name, proc.PID)
+		}
+		if why, ok := res.OwnedRun(proc.PID); ok {
+			return fmt.Sprintf("the tree holds pid %d, %s", proc.PID, why)
 		}
 		if pr := p.Protected(s, proc); pr != nil {
 			return fmt.Sprintf("pid %d (%s) is protected by %q", proc.PID, proc.Comm, pr.Name)

@@ -69,7 +69,9 @@ type Finding struct {
 	// nothing attributes it.
 	Owner    string
 	OwnerPID int
-	RSS      uint64 // total resident memory of the members
+	// RunID is the ledger run the tree was found through, if any.
+	RunID string
+	RSS   uint64 // total resident memory of the members
 }
 
 // Member is one process of a finding's tree.

@@ -13,10 +13,13 @@ type Result struct {
 	Findings []Finding // by root pid
 	Zombies  []Zombie
 	Unknown  []Unknown
+	// Ledger is every run the applied ledgers name, with what it maps to.
+	Ledger []LedgerRun
 
 	cfg       Config
 	owner     []int8 // per process: 0 not yet known, 1 none, 2+k owner k
 	subreaper []int8 // per process: 0 not yet known, 1 no, 2 yes
+	owned     map[int]string
 }
 
 // Scan builds the tree of snap and finds the orphaned trees in it. It reads
@@ -28,6 +31,7 @@ func Scan(snap *platform.Snapshot, cfg Config) *Result {
 		cfg:       cfg,
 		owner:     make([]int8, len(snap.Procs)),
 		subreaper: make([]int8, len(snap.Procs)),
+		owned:     map[int]string{},
 	}
 	for i := range snap.Procs {
 		p := &snap.Procs[i]
@@ -160,9 +164,18 @@ func (r *Result) finding(root int, adoption string) Finding {
 	r.attribute(&f)
 	if f.Owner == "" {
 		f.Reasons = append(f.Reasons, Untracked)
-		f.Evidence = append(f.Evidence, "no owner's marker, cgroup or ledger claims it")
+		f.Evidence = append(f.Evidence, untrackedEvidence)
 	}
 	f.Kind = Classify(s, p)
+	r.members(&f, root)
+	return f
+}
+
+const untrackedEvidence = "no owner's marker, cgroup or ledger claims it"
+
+// members fills in the tree of f rooted at index root, with its total RSS.
+func (r *Result) members(f *Finding, root int) {
+	s := r.Tree.Snap
 	r.Tree.Walk(root, func(i, depth int) {
 		m := &s.Procs[i]
 		if m.Zombie() || m.KernelThread() {
@@ -171,7 +184,6 @@ func (r *Result) finding(root int, adoption string) Finding {
 		f.Members = append(f.Members, Member{Proc: m, Depth: depth})
 		f.RSS += m.RSS
 	})
-	return f
 }
 
 // attribute ties the root of f to an owner by the owner's pid marker in its

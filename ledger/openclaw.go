@@ -1,0 +1,340 @@
+package ledger
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// OpenClaw keeps three generations of on-disk state (SPEC §7). reaper reads
+// them, never writes them, and treats every pid in them as a claim the scan
+// must verify: OpenClaw's own code says "Session-store PIDs are stale data …
+// fail closed to avoid killing an unrelated process after PID reuse".
+
+// OpenClawOwner is the owner name OpenClaw's state is attributed to; the
+// embedded policy's [[owner]] has the same name.
+const OpenClawOwner = "openclaw-gateway"
+
+// Boot describes the current boot, which OpenClaw's start times are
+// relative to.
+type Boot struct {
+	ID   string    // /proc/sys/kernel/random/boot_id
+	Time time.Time // when the machine booted
+}
+
+// OpenClawStateDirs lists the OpenClaw state directories that exist for the
+// given home directories and explicit dirs (OPENCLAW_STATE_DIR values):
+// ~/.openclaw, profiles ~/.openclaw-<profile>, and the legacy ~/.clawdbot,
+// ~/.moldbot, ~/.moltbot (src/config/paths.ts). Each dir appears once.
+func OpenClawStateDirs(homes, explicit []string) []string {
+	var dirs []string
+	seen := map[string]bool{}
+	add := func(d string) {
+		d = filepath.Clean(d)
+		if seen[d] {
+			return
+		}
+		if fi, err := os.Stat(d); err == nil && fi.IsDir() {
+			seen[d] = true
+			dirs = append(dirs, d)
+		}
+	}
+	for _, d := range explicit {
+		if d != "" {
+			add(d)
+		}
+	}
+	for _, home := range homes {
+		add(filepath.Join(home, ".openclaw"))
+		profiles, _ := filepath.Glob(filepath.Join(home, ".openclaw-*"))
+		for _, p := range profiles {
+			add(p)
+		}
+		for _, legacy := range []string{".clawdbot", ".moldbot", ".moltbot"} {
+			add(filepath.Join(home, legacy))
+		}
+	}
+	return dirs
+}
+
+// IsOpenClawStateDir reports whether dir looks like an OpenClaw state dir.
+func IsOpenClawStateDir(dir string) bool {
+	for _, name := range []string{"openclaw.json", "acpx", "state", "gateway-instance-id", "agents", "process-leases.json"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// gatewayLock is the payload of an OpenClaw gateway lock file
+// (src/infra/gateway-lock.ts): who the live gateway is.
+type gatewayLock struct {
+	PID       int       `json:"pid"`
+	CreatedAt time.Time `json:"createdAt"`
+	// StartTime is field 22 of the gateway's /proc/PID/stat (Linux only).
+	StartTime *uint64 `json:"startTime"`
+	StateDir  string  `json:"stateDir"`
+	Role      string  `json:"role"`
+	path      string
+}
+
+// readLocks reads the gateway lock files for dir: in the state dir itself
+// (and its state/ subdir, Gen C) and in the per-uid lock dir of earlier
+// generations, /tmp/openclaw-<uid>. Locks naming another state dir, or of
+// another role than the gateway's, are skipped.
+func readLocks(dir string) ([]gatewayLock, []error) {
+	var paths []string
+	for _, d := range []string{dir, filepath.Join(dir, "state")} {
+		m, _ := filepath.Glob(filepath.Join(d, "gateway*.lock"))
+		paths = append(paths, m...)
+	}
+	if uid, ok := ownerUID(dir); ok {
+		m, _ := filepath.Glob(filepath.Join(os.TempDir(), "openclaw-"+strconv.Itoa(uid), "gateway*.lock"))
+		paths = append(paths, m...)
+	}
+	var locks []gatewayLock
+	var errs []error
+	for _, p := range paths {
+		b, err := readSmallFile(p)
+		if err != nil {
+			errs = append(errs, &Error{File: p, Msg: err.Error()})
+			continue
+		}
+		var l gatewayLock
+		if err := json.Unmarshal(b, &l); err != nil || l.PID <= 0 {
+			errs = append(errs, &Error{File: p, Msg: "not a gateway lock: want {\"pid\": N, \"createdAt\": …}"})
+			continue
+		}
+		if l.StateDir != "" && filepath.Clean(l.StateDir) != dir || l.Role != "" && l.Role != "gateway" {
+			continue
+		}
+		l.path = p
+		locks = append(locks, l)
+	}
+	return locks, errs
+}
+
+// owner turns the newest lock into the owner of the state dir's leases.
+// Locks from before this boot name a gateway of another boot: gone.
+func (l *gatewayLock) owner(boot Boot, instance string) Owner {
+	o := Owner{Name: OpenClawOwner, PID: l.PID, Instance: instance}
+	switch {
+	case !boot.Time.IsZero() && l.CreatedAt.Before(boot.Time):
+		o.Gone = fmt.Sprintf("the lock %s was taken before this boot", l.path)
+	case l.StartTime != nil && boot.ID != "":
+		o.Start = boot.ID + ":" + strconv.FormatUint(*l.StartTime, 10)
+	}
+	return o
+}
+
+// lease is one ACP process lease (extensions/acpx/src/process-lease.ts).
+type lease struct {
+	LeaseID           string  `json:"leaseId"`
+	GatewayInstanceID string  `json:"gatewayInstanceId"`
+	SessionKey        string  `json:"sessionKey"`
+	WrapperPath       string  `json:"wrapperPath"`
+	RootPID           int     `json:"rootPid"`
+	ProcessGroupID    int     `json:"processGroupId"`
+	StartedAt         float64 `json:"startedAt"` // epoch milliseconds
+	State             string  `json:"state"`
+}
+
+// run converts a lease. Leases record no start identity, but the wrapper
+// they name carries --openclaw-acpx-lease-id <id> in its argv, which proves
+// which process the root pid is.
+func (l *lease) run() (Run, error) {
+	if l.LeaseID == "" || l.RootPID < 0 {
+		return Run{}, errors.New("lease without leaseId or with a negative rootPid")
+	}
+	r := Run{ID: l.LeaseID, Kind: "acp", PID: l.RootPID, PGID: l.ProcessGroupID, Session: l.SessionKey,
+		Command: l.WrapperPath, ArgvProof: [2]string{"--openclaw-acpx-lease-id", l.LeaseID}}
+	switch l.State {
+	case "open", "closing":
+		r.State = RunRunning
+	case "closed", "lost":
+		r.State = RunDone
+	default:
+		return Run{}, fmt.Errorf("lease %s: state %q: want open, closing, closed or lost", l.LeaseID, l.State)
+	}
+	if l.StartedAt > 0 {
+		t := time.UnixMilli(int64(l.StartedAt)).UTC()
+		r.StartedAt = &t
+	}
+	return r, nil
+}
+
+// parseLeaseFile parses acpx/process-leases.json: {"version":1,"leases":[…]}.
+func parseLeaseFile(path string, b []byte) ([]lease, error) {
+	var doc struct {
+		Version int     `json:"version"`
+		Leases  []lease `json:"leases"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		return nil, &Error{File: path, Line: jsonErrLine(b, err), Msg: "not a lease file: " + err.Error()}
+	}
+	if doc.Version != 1 {
+		return nil, &Error{File: path, Msg: fmt.Sprintf("lease file version %d: this reaper reads version 1", doc.Version)}
+	}
+	return doc.Leases, nil
+}
+
+func jsonErrLine(b []byte, err error) int {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		return lineOf(b, se.Offset)
+	case errors.As(err, &te):
+		return lineOf(b, te.Offset)
+	}
+	return 0
+}
+
+// ReadOpenClaw reads what an OpenClaw state dir says about processes, as
+// ledgers: the ACP process leases (JSON file, Gen B, and the SQLite keyed
+// store, Gen C) owned by the gateway its lock names, and the codex
+// app-server registry (Gen C). Files that do not exist are skipped; files
+// that exist and do not parse are returned as errors, and what they would
+// have said is missing — the caller must not act on the dir's evidence.
+func ReadOpenClaw(dir string, boot Boot) ([]*Ledger, []error) {
+	dir = filepath.Clean(dir)
+	var errs []error
+	instance := ""
+	if b, err := readSmallFile(filepath.Join(dir, "gateway-instance-id")); err == nil {
+		instance = strings.TrimSpace(string(b))
+	}
+	locks, lockErrs := readLocks(dir)
+	errs = append(errs, lockErrs...)
+	var current *gatewayLock
+	for i := range locks {
+		if current == nil || locks[i].CreatedAt.After(current.CreatedAt) {
+			current = &locks[i]
+		}
+	}
+
+	var leases []lease
+	for _, p := range []string{filepath.Join(dir, "acpx", "process-leases.json"), filepath.Join(dir, "process-leases.json")} {
+		b, err := readSmallFile(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			errs = append(errs, &Error{File: p, Msg: err.Error()})
+			continue
+		}
+		ls, err := parseLeaseFile(p, b)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		leases = append(leases, ls...)
+	}
+	db := filepath.Join(dir, "state", "openclaw.sqlite")
+	var codex []*Ledger
+	if _, err := os.Stat(db); err == nil {
+		sqlLeases, sqlCodex, err := readOpenClawSQLite(db)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		leases = append(leases, sqlLeases...)
+		codex = sqlCodex
+	}
+
+	var out []*Ledger
+	if len(leases) > 0 {
+		out = append(out, leaseLedgers(dir, leases, current, boot, instance, &errs)...)
+	}
+	return append(out, codex...), errs
+}
+
+// leaseLedgers groups leases by the gateway generation that owns them: the
+// gateway the newest lock names owns leases started after it took the lock;
+// older leases belong to a previous generation, which is gone.
+func leaseLedgers(dir string, leases []lease, current *gatewayLock, boot Boot, instance string, errs *[]error) []*Ledger {
+	cur := &Ledger{Version: Version, Source: filepath.Join(dir, "acpx")}
+	prev := &Ledger{Version: Version, Source: filepath.Join(dir, "acpx") + " (previous gateway generation)",
+		Owner: Owner{Name: OpenClawOwner, Gone: "the lease is older than the gateway holding " + dir}}
+	if current != nil {
+		cur.Owner = current.owner(boot, instance)
+	} else {
+		cur.Owner = Owner{Name: OpenClawOwner} // unknown: proves nothing either way
+	}
+	for i := range leases {
+		r, err := leases[i].run()
+		if err != nil {
+			*errs = append(*errs, &Error{File: cur.Source, Msg: err.Error()})
+			continue
+		}
+		if current != nil && r.StartedAt != nil && r.StartedAt.Before(current.CreatedAt.Add(-2*time.Second)) {
+			prev.Runs = append(prev.Runs, r)
+		} else {
+			cur.Runs = append(cur.Runs, r)
+		}
+	}
+	var out []*Ledger
+	for _, l := range []*Ledger{cur, prev} {
+		if len(l.Runs) > 0 {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// codexProcess is a row of the codex app-server registry (PR #132610):
+// startedAt is "<boot_id>:<startTicks>" on Linux.
+type codexProcess struct {
+	Parent struct {
+		PID       int    `json:"pid"`
+		PGID      int    `json:"pgid"`
+		StartedAt string `json:"startedAt"`
+	} `json:"parent"`
+	Child struct {
+		PID       int    `json:"pid"`
+		PGID      int    `json:"pgid"`
+		StartedAt string `json:"startedAt"`
+	} `json:"child"`
+}
+
+// ledger turns a registry row into a ledger whose owner is the registered
+// parent: OpenClaw reaps the child only when that parent is dead.
+func (c *codexProcess) ledger(source, key string) (*Ledger, error) {
+	if c.Parent.PID <= 0 || c.Child.PID <= 0 {
+		return nil, fmt.Errorf("codex app-server %s: want parent and child pids", key)
+	}
+	start := func(s string) string {
+		if strings.Count(s, ":") == 1 && len(s) > 2 {
+			return s
+		}
+		return "" // macOS's ps lstart text is not an identity we can compare
+	}
+	return &Ledger{Version: Version, Source: source,
+		Owner: Owner{Name: OpenClawOwner, PID: c.Parent.PID, Start: start(c.Parent.StartedAt)},
+		Runs: []Run{{ID: key, Kind: "acp", PID: c.Child.PID, PGID: c.Child.PGID, Start: start(c.Child.StartedAt),
+			State: RunRunning, Command: "codex app-server"}},
+	}, nil
+}
+
+// readSmallFile reads a state file of at most MaxSize bytes.
+func readSmallFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, MaxSize+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > MaxSize {
+		return nil, fmt.Errorf("larger than %d MiB: not read", MaxSize>>20)
+	}
+	return b, nil
+}

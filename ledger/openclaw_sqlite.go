@@ -1,0 +1,99 @@
+package ledger
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"time"
+
+	_ "modernc.org/sqlite" // pure-Go SQLite: OpenClaw's Gen C state is a WAL-mode database
+)
+
+// sqliteTimeout bounds the whole read of the state database: the gateway
+// may hold it, and reaper must not wait on it.
+const sqliteTimeout = 2 * time.Second
+
+// readOpenClawSQLite reads the rows of <state>/state/openclaw.sqlite that
+// name processes: ('acpx','process-leases',leaseId) → lease JSON, and
+// ('codex','app-server-processes',key) → {parent, child}.
+//
+// The database is opened read-only (mode=ro, query_only): in WAL mode a
+// reader neither blocks the gateway's writes nor is blocked by them, and it
+// sees the last committed state, WAL included. A short busy timeout covers
+// a gateway that holds it in rollback mode or exclusively; then the read
+// fails and the error says so.
+func readOpenClawSQLite(path string) ([]lease, []*Ledger, error) {
+	q := url.Values{}
+	q.Set("mode", "ro")
+	q.Add("_pragma", "busy_timeout(250)")
+	q.Add("_pragma", "query_only(1)")
+	dsn := (&url.URL{Scheme: "file", Path: path, RawQuery: q.Encode()}).String()
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, nil, &Error{File: path, Msg: err.Error()}
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	ctx, cancel := context.WithTimeout(context.Background(), sqliteTimeout)
+	defer cancel()
+
+	var n int
+	err = db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'plugin_state_entries'`).Scan(&n)
+	if err != nil {
+		return nil, nil, &Error{File: path, Msg: "read: " + err.Error()}
+	}
+	if n == 0 {
+		return nil, nil, nil // a state database without plugin state: nothing to say
+	}
+	rows, err := db.QueryContext(ctx, `SELECT plugin_id, namespace, entry_key, value_json FROM plugin_state_entries
+		WHERE (plugin_id = 'acpx' AND namespace = 'process-leases')
+		   OR (plugin_id = 'codex' AND namespace = 'app-server-processes')
+		ORDER BY plugin_id, entry_key`)
+	if err != nil {
+		return nil, nil, &Error{File: path, Msg: "read plugin_state_entries: " + err.Error()}
+	}
+	defer rows.Close()
+	var leases []lease
+	var codex []*Ledger
+	var bad []string
+	for rows.Next() {
+		var plugin, namespace, key, value string
+		if err := rows.Scan(&plugin, &namespace, &key, &value); err != nil {
+			return nil, nil, &Error{File: path, Msg: "read plugin_state_entries: " + err.Error()}
+		}
+		where := fmt.Sprintf("%s/%s/%s", plugin, namespace, key)
+		switch plugin {
+		case "acpx":
+			var l lease
+			if err := json.Unmarshal([]byte(value), &l); err != nil {
+				bad = append(bad, where+": "+err.Error())
+				continue
+			}
+			if l.LeaseID == "" {
+				l.LeaseID = key
+			}
+			leases = append(leases, l)
+		case "codex":
+			var c codexProcess
+			if err := json.Unmarshal([]byte(value), &c); err != nil {
+				bad = append(bad, where+": "+err.Error())
+				continue
+			}
+			l, err := c.ledger(path+" codex/app-server-processes", key)
+			if err != nil {
+				bad = append(bad, where+": "+err.Error())
+				continue
+			}
+			codex = append(codex, l)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, &Error{File: path, Msg: "read plugin_state_entries: " + err.Error()}
+	}
+	if len(bad) > 0 {
+		return leases, codex, &Error{File: path, Msg: fmt.Sprintf("%d rows did not parse, first: %s", len(bad), bad[0])}
+	}
+	return leases, codex, nil
+}

@@ -1,0 +1,207 @@
+package scan
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/orphanreaper/reaper/ledger"
+)
+
+// RunStatus is what a ledger run maps to in the process table now.
+type RunStatus string
+
+// The statuses of SPEC §4's "ledger" entries, and one more.
+const (
+	// StatusAlive: the process lives with the run's identity and is not a
+	// finding (a live owner's running run).
+	StatusAlive RunStatus = "alive"
+	// StatusGone: no such process (or only its zombie).
+	StatusGone RunStatus = "gone"
+	// StatusPIDReused: the pid belongs to another process now.
+	StatusPIDReused RunStatus = "pid-reused"
+	// StatusOrphaned: the process lives with the run's identity and is part
+	// of a finding.
+	StatusOrphaned RunStatus = "orphaned"
+	// StatusUnverified: the run records no identity, so nothing it says
+	// about the process at its pid counts.
+	StatusUnverified RunStatus = "unverified"
+)
+
+// LedgerRun is one run of one ledger, checked against the snapshot.
+type LedgerRun struct {
+	Ledger *ledger.Ledger
+	Run    *ledger.Run
+	Status RunStatus
+	// Info is "ledger-stale" for a running run whose process is gone, and
+	// "pid-reused" for a pid that is another process now: information only,
+	// never a reason to signal.
+	Info string
+	// Detail says what the check found, in words.
+	Detail string
+}
+
+// ApplyLedgers checks every run the ledgers name against the snapshot and
+// folds what they prove into the findings:
+//   - a live owner's running run is owned: it is never a finding, even when
+//     reparented, and a tree holding it is refused;
+//   - a run whose owner is gone (pid gone, or alive with another start
+//     identity) adds owner-dead; a run marked done adds run-done; a run
+//     whose session or an ancestor session was reset or closed adds
+//     session-ended — to the finding whose tree holds the run, or else to a
+//     new finding rooted at the run's process, even under a live owner.
+//
+// A pid counts only if the live process has the run's start identity (or,
+// for sources without one, the run's unique argv token).
+func (r *Result) ApplyLedgers(ls []*ledger.Ledger) {
+	s := r.Tree.Snap
+	type proven struct {
+		lr      int // index in r.Ledger
+		i       int // process index
+		reasons []Reason
+		why     []string
+	}
+	var found []proven
+	for _, l := range ls {
+		ownerDead, ownerWhy := r.ownerGone(l)
+		for k := range l.Runs {
+			run := &l.Runs[k]
+			lr := LedgerRun{Ledger: l, Run: run}
+			i, status, detail := r.verify(run)
+			lr.Status, lr.Detail = status, detail
+			switch status {
+			case StatusGone:
+				if run.State == ledger.RunRunning {
+					lr.Info = "ledger-stale"
+				}
+			case StatusPIDReused:
+				lr.Info = "pid-reused"
+			}
+			r.Ledger = append(r.Ledger, lr)
+			if status != StatusAlive {
+				continue
+			}
+			var p proven
+			p.lr, p.i = len(r.Ledger)-1, i
+			if ownerDead {
+				p.reasons = append(p.reasons, OwnerDead)
+				p.why = append(p.why, fmt.Sprintf("run %s of %s: %s", run.ID, l.Owner.Name, ownerWhy))
+			}
+			if run.State == ledger.RunDone {
+				p.reasons = append(p.reasons, RunDone)
+				p.why = append(p.why, fmt.Sprintf("run %s is marked done in %s, its process lives", run.ID, l.Source))
+			}
+			if sess := l.EndedSession(run.Session); sess != nil {
+				p.reasons = append(p.reasons, SessionEnded)
+				p.why = append(p.why, fmt.Sprintf("run %s: session %s was %s", run.ID, sess.Key, sess.State))
+			}
+			if len(p.reasons) == 0 {
+				r.owned[s.Procs[i].PID] = fmt.Sprintf("run %s of live owner %s (pid %d)", run.ID, l.Owner.Name, l.Owner.PID)
+				continue
+			}
+			found = append(found, p)
+		}
+	}
+	// Owned runs are never findings, even when reparented.
+	r.Findings = slices.DeleteFunc(r.Findings, func(f Finding) bool {
+		_, owned := r.owned[f.Root.PID]
+		return owned
+	})
+	// Which finding holds each process, to fold runs into the right tree.
+	holder := map[int]int{}
+	for k := range r.Findings {
+		for _, m := range r.Findings[k].Members {
+			holder[m.Proc.PID] = k
+		}
+	}
+	for _, p := range found {
+		lr := &r.Ledger[p.lr]
+		proc := &s.Procs[p.i]
+		k, held := holder[proc.PID]
+		if !held {
+			if r.ownerOf(p.i) >= 0 {
+				lr.Status, lr.Detail = StatusAlive, "the run's pid is a live owner: not a finding"
+				continue
+			}
+			r.Findings = append(r.Findings, Finding{Root: proc, Kind: Classify(s, proc)})
+			k = len(r.Findings) - 1
+			r.members(&r.Findings[k], p.i)
+			for _, m := range r.Findings[k].Members {
+				if _, taken := holder[m.Proc.PID]; !taken {
+					holder[m.Proc.PID] = k
+				}
+			}
+		}
+		f := &r.Findings[k]
+		for _, reason := range p.reasons {
+			if !f.Has(reason) {
+				f.Reasons = append(f.Reasons, reason)
+			}
+		}
+		f.Evidence = append(f.Evidence, p.why...)
+		f.Reasons = slices.DeleteFunc(f.Reasons, func(x Reason) bool { return x == Untracked })
+		f.Evidence = slices.DeleteFunc(f.Evidence, func(e string) bool { return e == untrackedEvidence })
+		if f.RunID == "" {
+			f.RunID, f.Owner, f.OwnerPID = lr.Run.ID, lr.Ledger.Owner.Name, lr.Ledger.Owner.PID
+			if f.Root == proc && lr.Run.Kind != "" {
+				f.Kind = Kind(lr.Run.Kind)
+			}
+		}
+		lr.Status = StatusOrphaned
+	}
+	slices.SortFunc(r.Findings, func(a, b Finding) int { return a.Root.PID - b.Root.PID })
+}
+
+// ownerGone reports whether the ledger's owner is provably gone, and why.
+// An owner without a start identity that is alive counts as alive: fail
+// closed.
+func (r *Result) ownerGone(l *ledger.Ledger) (bool, string) {
+	s := r.Tree.Snap
+	q := s.Get(l.Owner.PID)
+	switch {
+	case q == nil:
+		return true, fmt.Sprintf("owner pid %d is gone", l.Owner.PID)
+	case q.Zombie():
+		return true, fmt.Sprintf("owner pid %d has exited (zombie)", l.Owner.PID)
+	case l.Owner.Start != "" && s.Identity(q) != l.Owner.Start:
+		return true, fmt.Sprintf("owner pid %d is another process now (started %s, the ledger says %s)", l.Owner.PID, s.Identity(q), l.Owner.Start)
+	}
+	return false, ""
+}
+
+// verify finds the run's process and checks its identity.
+func (r *Result) verify(run *ledger.Run) (int, RunStatus, string) {
+	s := r.Tree.Snap
+	if run.PID <= 0 {
+		return -1, StatusGone, "the run has no pid"
+	}
+	i := s.Index(run.PID)
+	if i < 0 || s.Procs[i].Zombie() {
+		return -1, StatusGone, fmt.Sprintf("pid %d is gone", run.PID)
+	}
+	p := &s.Procs[i]
+	switch {
+	case run.Start != "":
+		if got := s.Identity(p); got != run.Start {
+			return -1, StatusPIDReused, fmt.Sprintf("pid %d started %s, the run says %s", run.PID, got, run.Start)
+		}
+	case run.ArgvProof[1] != "":
+		argv := s.Cmdline(p)
+		ok := false
+		for k := 0; k+1 < len(argv); k++ {
+			ok = ok || argv[k] == run.ArgvProof[0] && argv[k+1] == run.ArgvProof[1]
+		}
+		if !ok {
+			return -1, StatusPIDReused, fmt.Sprintf("pid %d does not carry %s %s", run.PID, run.ArgvProof[0], run.ArgvProof[1])
+		}
+	default:
+		return -1, StatusUnverified, "the run records no start identity"
+	}
+	return i, StatusAlive, ""
+}
+
+// OwnedRun says whose run the process pid is, if a live owner's ledger
+// holds it as running.
+func (r *Result) OwnedRun(pid int) (string, bool) {
+	why, ok := r.owned[pid]
+	return why, ok
+}

@@ -1,0 +1,193 @@
+package scan
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/orphanreaper/reaper/ledger"
+	"github.com/orphanreaper/reaper/platform"
+)
+
+// id is the start identity p() gives pid: boot "boot", ticks pid*100.
+func id(pid int) string { return platform.FormatIdentity("boot", uint64(pid)*100) }
+
+func gwLedger(ownerPID int, ownerStart string, sessions []ledger.Session, runs ...ledger.Run) *ledger.Ledger {
+	return &ledger.Ledger{Version: 1, Owner: ledger.Owner{Name: "openclaw-gateway", PID: ownerPID, Start: ownerStart},
+		Sessions: sessions, Runs: runs, Source: "test.json"}
+}
+
+func run(rid string, pid int, start string, state ledger.RunState, session string) ledger.Run {
+	return ledger.Run{ID: rid, PID: pid, Start: start, State: state, Session: session, Kind: "pty"}
+}
+
+type ledgerWant struct {
+	findings []string // "root:reasons"
+	statuses []string // "run:status[:info]"
+}
+
+func statuses(r *Result) []string {
+	var out []string
+	for _, lr := range r.Ledger {
+		s := lr.Run.ID + ":" + string(lr.Status)
+		if lr.Info != "" {
+			s += ":" + lr.Info
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func TestApplyLedgers(t *testing.T) {
+	gateway := p(200, 10, "node", []string{"node", "/opt/openclaw/dist/entry.js", "gateway"}, nil, "/")
+	shell := func(pid, ppid int) platform.Process {
+		return p(pid, ppid, "bash", []string{"bash", "-c", "npm test"}, nil, "/")
+	}
+	sessions := []ledger.Session{
+		{Key: "main", State: ledger.SessionReset},
+		{Key: "child", Parent: "main", State: ledger.SessionActive},
+		{Key: "live", State: ledger.SessionActive},
+	}
+	tests := []struct {
+		name  string
+		procs []platform.Process
+		l     *ledger.Ledger
+		want  ledgerWant
+	}{
+		{
+			name:  "a live owner's running run is owned, even reparented",
+			procs: []platform.Process{gateway, shell(300, 10)},
+			l:     gwLedger(200, id(200), nil, run("r1", 300, id(300), ledger.RunRunning, "live")),
+			want:  ledgerWant{nil, []string{"r1:alive"}},
+		},
+		{
+			name:  "owner gone: owner-dead joins reparented",
+			procs: []platform.Process{shell(300, 10)},
+			l:     gwLedger(250, id(250), nil, run("r1", 300, id(300), ledger.RunRunning, "live")),
+			want:  ledgerWant{[]string{"300:reparented,owner-dead"}, []string{"r1:orphaned"}},
+		},
+		{
+			name: "owner pid reused by another process: owner-dead",
+			procs: []platform.Process{
+				p(250, 1, "postgres", []string{"postgres"}, nil, "/"),
+				shell(300, 10),
+			},
+			l: gwLedger(250, "boot:1", nil, run("r1", 300, id(300), ledger.RunRunning, "live")),
+			want: ledgerWant{[]string{"250:reparented,untracked", "300:reparented,owner-dead"},
+				[]string{"r1:orphaned"}},
+		},
+		{
+			name:  "owner without a start identity and alive counts as alive",
+			procs: []platform.Process{gateway, shell(300, 10)},
+			l:     gwLedger(200, "", nil, run("r1", 300, id(300), ledger.RunRunning, "live")),
+			want:  ledgerWant{nil, []string{"r1:alive"}},
+		},
+		{
+			name:  "run done, process alive under the live owner: run-done",
+			procs: []platform.Process{gateway, shell(300, 200)},
+			l:     gwLedger(200, id(200), nil, run("r1", 300, id(300), ledger.RunDone, "live")),
+			want:  ledgerWant{[]string{"300:run-done"}, []string{"r1:orphaned"}},
+		},
+		{
+			name:  "session reset under the live owner: session-ended, through the parent session",
+			procs: []platform.Process{gateway, shell(300, 200)},
+			l:     gwLedger(200, id(200), sessions, run("r1", 300, id(300), ledger.RunRunning, "child")),
+			want:  ledgerWant{[]string{"300:session-ended"}, []string{"r1:orphaned"}},
+		},
+		{
+			name:  "pid reused: information only, never a finding",
+			procs: []platform.Process{gateway, shell(300, 200)},
+			l:     gwLedger(200, id(200), nil, run("r1", 300, "boot:7", ledger.RunDone, "live")),
+			want:  ledgerWant{nil, []string{"r1:pid-reused:pid-reused"}},
+		},
+		{
+			name:  "a running run whose process is gone is stale",
+			procs: []platform.Process{gateway},
+			l:     gwLedger(200, id(200), nil, run("r1", 300, id(300), ledger.RunRunning, "live"), run("r2", 301, id(301), ledger.RunDone, "")),
+			want:  ledgerWant{nil, []string{"r1:gone:ledger-stale", "r2:gone"}},
+		},
+		{
+			name:  "a run without start identity proves nothing",
+			procs: []platform.Process{gateway, shell(300, 200)},
+			l:     gwLedger(200, id(200), nil, run("r1", 300, "", ledger.RunDone, "live")),
+			want:  ledgerWant{nil, []string{"r1:unverified"}},
+		},
+		{
+			name: "a run inside a reparented tree adds its reasons to that tree",
+			procs: []platform.Process{
+				p(290, 1, "sh", []string{"sh", "-c", "wrapper"}, nil, "/"),
+				shell(300, 290),
+			},
+			l:    gwLedger(250, id(250), nil, run("r1", 300, id(300), ledger.RunRunning, "")),
+			want: ledgerWant{[]string{"290:reparented,owner-dead"}, []string{"r1:orphaned"}},
+		},
+		{
+			name:  "argv proof instead of a start identity",
+			procs: []platform.Process{p(300, 10, "node", []string{"node", "w.mjs", "--lease", "L1"}, nil, "/")},
+			l: gwLedger(250, "", nil, ledger.Run{ID: "L1", PID: 300, State: ledger.RunRunning,
+				ArgvProof: [2]string{"--lease", "L1"}}),
+			want: ledgerWant{[]string{"300:reparented,owner-dead"}, []string{"L1:orphaned"}},
+		},
+		{
+			name:  "argv proof that does not hold",
+			procs: []platform.Process{p(300, 10, "node", []string{"node", "w.mjs", "--lease", "L2"}, nil, "/")},
+			l: gwLedger(250, "", nil, ledger.Run{ID: "L1", PID: 300, State: ledger.RunRunning,
+				ArgvProof: [2]string{"--lease", "L1"}}),
+			want: ledgerWant{[]string{"300:reparented,untracked"}, []string{"L1:pid-reused:pid-reused"}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := Scan(snapshot(tt.procs...), testConfig)
+			r.ApplyLedgers([]*ledger.Ledger{tt.l})
+			if g := got(r); !reflect.DeepEqual(g, tt.want.findings) {
+				t.Errorf("findings %q, want %q", g, tt.want.findings)
+			}
+			if g := statuses(r); !reflect.DeepEqual(g, tt.want.statuses) {
+				t.Errorf("ledger statuses %q, want %q", g, tt.want.statuses)
+			}
+		})
+	}
+}
+
+func TestApplyLedgersFinding(t *testing.T) {
+	r := Scan(snapshot(p(300, 10, "bash", []string{"bash"}, nil, "/"), p(301, 300, "sleep", []string{"sleep", "9"}, nil, "/")), testConfig)
+	l := gwLedger(250, id(250), []ledger.Session{{Key: "s", State: ledger.SessionClosed}},
+		ledger.Run{ID: "r9", Kind: "mcp", PID: 300, Start: id(300), State: ledger.RunDone, Session: "s"})
+	r.ApplyLedgers([]*ledger.Ledger{l})
+	if len(r.Findings) != 1 {
+		t.Fatalf("%d findings", len(r.Findings))
+	}
+	f := r.Findings[0]
+	if f.RunID != "r9" || f.Owner != "openclaw-gateway" || f.OwnerPID != 250 || f.Kind != KindMCP {
+		t.Errorf("finding %+v", f)
+	}
+	if want := []Reason{Reparented, OwnerDead, RunDone, SessionEnded}; !reflect.DeepEqual(f.Reasons, want) {
+		t.Errorf("reasons %v, want %v", f.Reasons, want)
+	}
+	joined := strings.Join(f.Evidence, "\n")
+	for _, want := range []string{"owner pid 250 is gone", "run r9 is marked done", "session s was closed"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("evidence lacks %q:\n%s", want, joined)
+		}
+	}
+	if strings.Contains(joined, untrackedEvidence) {
+		t.Errorf("evidence still says untracked:\n%s", joined)
+	}
+	if !reflect.DeepEqual(f.PIDs(), []int{300, 301}) {
+		t.Errorf("pids %v", f.PIDs())
+	}
+}
+
+func TestOwnedRun(t *testing.T) {
+	gateway := p(200, 10, "node", []string{"node", "/opt/openclaw/dist/entry.js", "gateway"}, nil, "/")
+	// A reparented wrapper holding a live owner's running run.
+	r := Scan(snapshot(gateway, p(290, 10, "sh", []string{"sh"}, nil, "/"), p(300, 290, "bash", []string{"bash"}, nil, "/")), testConfig)
+	r.ApplyLedgers([]*ledger.Ledger{gwLedger(200, id(200), nil, run("r1", 300, id(300), ledger.RunRunning, ""))})
+	if why, ok := r.OwnedRun(300); !ok || !strings.Contains(why, "run r1 of live owner openclaw-gateway") {
+		t.Errorf("OwnedRun(300) = %q, %v", why, ok)
+	}
+	if _, ok := r.OwnedRun(290); ok {
+		t.Error("the wrapper is not a run")
+	}
+}
