@@ -37,7 +37,7 @@ func (r *Report) WriteTable(w io.Writer, s *platform.Snapshot) error {
 		ew.printf("\nLedger runs:\n")
 		for _, e := range r.Ledger {
 			info := ""
-			if e.Info != "" {
+			if e.Info != "" && e.Info != e.Status {
 				info = " (" + e.Info + ")"
 			}
 			ew.printf("  %s  run %s  pid %d  %s%s\n", printable(e.Ledger), printable(e.RunID), e.PID, e.Status, info)

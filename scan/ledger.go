@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/orphanreaper/reaper/ledger"
+	"github.com/orphanreaper/reaper/platform"
 )
 
 // RunStatus is what a ledger run maps to in the process table now.
@@ -62,7 +63,7 @@ func (r *Result) ApplyLedgers(ls []*ledger.Ledger) {
 	}
 	var found []proven
 	for _, l := range ls {
-		ownerDead, ownerWhy := r.ownerGone(l)
+		ownerDead, ownerWhy := r.OwnerGone(l)
 		for k := range l.Runs {
 			run := &l.Runs[k]
 			lr := LedgerRun{Ledger: l, Run: run}
@@ -117,18 +118,22 @@ func (r *Result) ApplyLedgers(ls []*ledger.Ledger) {
 		lr := &r.Ledger[p.lr]
 		proc := &s.Procs[p.i]
 		k, held := holder[proc.PID]
-		if !held {
+		if !held || r.Findings[k].Root != proc {
+			// The ledger speaks for the run's own tree: it becomes a finding
+			// of its own, and leaves any larger tree it was part of, which is
+			// judged on its own evidence.
 			if r.ownerOf(p.i) >= 0 {
 				lr.Status, lr.Detail = StatusAlive, "the run's pid is a live owner: not a finding"
 				continue
+			}
+			if held {
+				r.Findings[k].detach(proc.PID)
 			}
 			r.Findings = append(r.Findings, Finding{Root: proc, Kind: Classify(s, proc)})
 			k = len(r.Findings) - 1
 			r.members(&r.Findings[k], p.i)
 			for _, m := range r.Findings[k].Members {
-				if _, taken := holder[m.Proc.PID]; !taken {
-					holder[m.Proc.PID] = k
-				}
+				holder[m.Proc.PID] = k
 			}
 		}
 		f := &r.Findings[k]
@@ -141,21 +146,30 @@ func (r *Result) ApplyLedgers(ls []*ledger.Ledger) {
 		f.Reasons = slices.DeleteFunc(f.Reasons, func(x Reason) bool { return x == Untracked })
 		f.Evidence = slices.DeleteFunc(f.Evidence, func(e string) bool { return e == untrackedEvidence })
 		if f.RunID == "" {
-			f.RunID, f.Owner, f.OwnerPID = lr.Run.ID, lr.Ledger.Owner.Name, lr.Ledger.Owner.PID
+			f.RunID = lr.Run.ID
 			if f.Root == proc && lr.Run.Kind != "" {
 				f.Kind = Kind(lr.Run.Kind)
 			}
+		}
+		if f.Owner == "" {
+			f.Owner, f.OwnerPID = lr.Ledger.Owner.Name, lr.Ledger.Owner.PID
 		}
 		lr.Status = StatusOrphaned
 	}
 	slices.SortFunc(r.Findings, func(a, b Finding) int { return a.Root.PID - b.Root.PID })
 }
 
-// ownerGone reports whether the ledger's owner is provably gone, and why.
-// An owner without a start identity that is alive counts as alive: fail
-// closed.
-func (r *Result) ownerGone(l *ledger.Ledger) (bool, string) {
+// OwnerGone reports whether the ledger's owner is provably gone, and why.
+// An owner without a start identity that is alive counts as alive, and an
+// owner the source could not name (pid 0) proves nothing: fail closed.
+func (r *Result) OwnerGone(l *ledger.Ledger) (bool, string) {
 	s := r.Tree.Snap
+	if l.Owner.Gone != "" {
+		return true, l.Owner.Gone
+	}
+	if l.Owner.PID <= 0 {
+		return false, "the source names no owner pid"
+	}
 	q := s.Get(l.Owner.PID)
 	switch {
 	case q == nil:
@@ -165,7 +179,7 @@ func (r *Result) ownerGone(l *ledger.Ledger) (bool, string) {
 	case l.Owner.Start != "" && s.Identity(q) != l.Owner.Start:
 		return true, fmt.Sprintf("owner pid %d is another process now (started %s, the ledger says %s)", l.Owner.PID, s.Identity(q), l.Owner.Start)
 	}
-	return false, ""
+	return false, fmt.Sprintf("owner pid %d is alive", l.Owner.PID)
 }
 
 // verify finds the run's process and checks its identity.
@@ -199,9 +213,40 @@ func (r *Result) verify(run *ledger.Run) (int, RunStatus, string) {
 	return i, StatusAlive, ""
 }
 
+// detach removes the subtree rooted at pid from f's members: in pre-order
+// it is pid and the members after it that are deeper.
+func (f *Finding) detach(pid int) {
+	for i, m := range f.Members {
+		if m.Proc.PID != pid {
+			continue
+		}
+		end := i + 1
+		for end < len(f.Members) && f.Members[end].Depth > m.Depth {
+			end++
+		}
+		for _, d := range f.Members[i:end] {
+			f.RSS -= d.Proc.RSS
+		}
+		f.Members = slices.Delete(f.Members, i, end)
+		return
+	}
+}
+
 // OwnedRun says whose run the process pid is, if a live owner's ledger
 // holds it as running.
 func (r *Result) OwnedRun(pid int) (string, bool) {
 	why, ok := r.owned[pid]
 	return why, ok
+}
+
+// LiveOwners returns the live owner processes the scan came across: every
+// candidate root, its ancestors and the pids markers named were checked.
+func (r *Result) LiveOwners() []*platform.Process {
+	var out []*platform.Process
+	for i, o := range r.owner {
+		if o >= 2 {
+			out = append(out, &r.Tree.Snap.Procs[i])
+		}
+	}
+	return out
 }

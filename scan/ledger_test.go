@@ -113,13 +113,13 @@ func TestApplyLedgers(t *testing.T) {
 			want:  ledgerWant{nil, []string{"r1:unverified"}},
 		},
 		{
-			name: "a run inside a reparented tree adds its reasons to that tree",
+			name: "a run inside a larger reparented tree is its own finding; the ledger speaks for its tree only",
 			procs: []platform.Process{
 				p(290, 1, "sh", []string{"sh", "-c", "wrapper"}, nil, "/"),
 				shell(300, 290),
 			},
 			l:    gwLedger(250, id(250), nil, run("r1", 300, id(300), ledger.RunRunning, "")),
-			want: ledgerWant{[]string{"290:reparented,owner-dead"}, []string{"r1:orphaned"}},
+			want: ledgerWant{[]string{"290:reparented,untracked", "300:owner-dead"}, []string{"r1:orphaned"}},
 		},
 		{
 			name:  "argv proof instead of a start identity",
@@ -176,6 +176,27 @@ func TestApplyLedgersFinding(t *testing.T) {
 	}
 	if !reflect.DeepEqual(f.PIDs(), []int{300, 301}) {
 		t.Errorf("pids %v", f.PIDs())
+	}
+}
+
+func TestApplyLedgersDetach(t *testing.T) {
+	r := Scan(snapshot(
+		p(290, 1, "sh", []string{"sh"}, nil, "/"),
+		p(291, 290, "x", []string{"x"}, nil, "/"),
+		p(300, 290, "bash", []string{"bash"}, nil, "/"),
+		p(301, 300, "sleep", []string{"sleep"}, nil, "/"),
+		p(302, 290, "y", []string{"y"}, nil, "/"),
+	), testConfig)
+	r.ApplyLedgers([]*ledger.Ledger{gwLedger(250, id(250), nil, run("r1", 300, id(300), ledger.RunDone, ""))})
+	if len(r.Findings) != 2 {
+		t.Fatalf("%d findings", len(r.Findings))
+	}
+	outer, inner := r.Findings[0], r.Findings[1]
+	if !reflect.DeepEqual(outer.PIDs(), []int{290, 291, 302}) || outer.RSS != uint64(290+291+302)*1024 {
+		t.Errorf("outer %v rss %d", outer.PIDs(), outer.RSS)
+	}
+	if !reflect.DeepEqual(inner.PIDs(), []int{300, 301}) || inner.RunID != "r1" {
+		t.Errorf("inner %v run %q", inner.PIDs(), inner.RunID)
 	}
 }
 

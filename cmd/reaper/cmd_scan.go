@@ -13,6 +13,7 @@ import (
 // scanOptions are the flags of `reaper scan` (and, later, `reaper reap`).
 type scanOptions struct {
 	policyFile string
+	ledgers    []string
 	output     string
 	procRoot   string
 	auditLog   string
@@ -21,6 +22,7 @@ type scanOptions struct {
 
 func (o *scanOptions) AddFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.policyFile, "policy", "", "policy `FILE` (default /etc/reaper/policy.toml as root, else $XDG_CONFIG_HOME/reaper/policy.toml, if present, else the embedded report-only default)")
+	f.StringArrayVar(&o.ledgers, "ledger", nil, "a ledger `PATH` (a v1 ledger file or an OpenClaw state dir), in addition to those the policy names and those discovered; repeatable; an invalid one stops the run (exit 78)")
 	f.StringVarP(&o.output, "output", "o", "table", "output format: table or json")
 	f.StringVar(&o.procRoot, "proc", "", "read this `DIR` instead of /proc (Linux; fixtures)")
 	f.StringVar(&o.auditLog, "audit-log", "", "append one JSON line per decision to `FILE`")
@@ -45,8 +47,18 @@ not held by a live owner, matches them against the policy's rules, and
 prints one tree per finding with pid, age, RSS, command and the reasons.
 
 Only the first matching rule counts; trees no rule matches are not shown.
-A finding a safety rule would refuse (it holds the reaper, a live owner or
-a protected process) shows as refused, with the reason.
+A finding a safety rule would refuse (it holds the reaper, a live owner, a
+run a live owner's ledger holds, or a protected process) shows as refused,
+with the reason.
+
+Ledgers: supervisors' v1 ledger files and OpenClaw's own state (gateway
+locks, ACP process leases, the state database) add the reasons owner-dead,
+run-done and session-ended, and make a live owner's running runs off
+limits. reaper reads those --ledger names, those the policy's [[owner]]
+entries name, and, on the live table, the OpenClaw state dirs it finds
+($OPENCLAW_STATE_DIR, ~/.openclaw*, every user's as root, and live
+gateways' OPENCLAW_STATE_DIR). Every pid in them is checked against the
+live process's start identity before it counts.
 
 scan never sends a signal, whatever the policy's actions say.`,
 		Example: `  reaper scan
@@ -70,11 +82,11 @@ func runScan(ctx context.Context, opts *scanOptions, g *globalOptions) error {
 	if err != nil {
 		return err
 	}
-	run, err := collect(ctx, pol, opts.procRoot)
+	run, err := collect(ctx, pol, opts.procRoot, opts.ledgers)
 	if err != nil {
 		return err
 	}
 	defer run.snap.Close()
-	plan := pol.Plan(run.result, policy.PlanOptions{Mode: policy.ModeScan, UID: euid()})
+	plan := pol.Plan(run.result, policy.PlanOptions{Mode: policy.ModeScan, UID: euid(), Doubt: doubtFrom(run.problems)})
 	return emit(run, pol, plan, opts, g, time.Since(started))
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/orphanreaper/reaper/ledger"
 	"github.com/orphanreaper/reaper/policy"
 )
 
@@ -17,6 +18,12 @@ const (
 	exitPermission = 77 // lacks the privilege for a planned action (EX_NOPERM)
 	exitConfig     = 78 // invalid policy or ledger; nothing was signalled (EX_CONFIG)
 )
+
+// configError is an invalid policy or ledger whose details were printed.
+type configError struct{ err error }
+
+func (e configError) Error() string { return e.err.Error() }
+func (e configError) Unwrap() error { return e.err }
 
 // usageError is a mistake on the command line.
 type usageError struct{ err error }
@@ -36,9 +43,11 @@ func exitCode(err error, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "reaper: %v\n", err)
 	var pe *policy.Error
+	var le *ledger.Error
 	var ue usageError
+	var ce configError
 	switch {
-	case errors.As(err, &pe):
+	case errors.As(err, &pe), errors.As(err, &le), errors.As(err, &ce):
 		return exitConfig
 	case errors.As(err, &ue):
 		fmt.Fprintln(stderr, "Run 'reaper --help' for usage.")

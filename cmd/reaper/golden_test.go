@@ -25,6 +25,10 @@ func TestGoldenScan(t *testing.T) {
 		{"json, fixture policy", "scan-fixture.json", []string{"scan", "--proc", "../../testdata/proc", "--policy", "../../testdata/policy/fixture.toml", "--output", "json"}},
 		{"table, embedded default", "scan-default.txt", []string{"scan", "--proc", "../../testdata/proc"}},
 		{"json, embedded default", "scan-default.json", []string{"scan", "--proc", "../../testdata/proc", "-o", "json"}},
+		{"table, with a ledger", "scan-ledger.txt", []string{"scan", "--proc", "../../testdata/proc", "--ledger", "../../testdata/ledger/fixture.json"}},
+		{"json, with a ledger", "scan-ledger.json", []string{"scan", "--proc", "../../testdata/proc", "--ledger", "../../testdata/ledger/fixture.json", "-o", "json"}},
+		{"ledger show", "ledger-show.txt", []string{"ledger", "show", "--proc", "../../testdata/proc", "../../testdata/ledger/fixture.json"}},
+		{"ledger show json", "ledger-show.json", []string{"ledger", "show", "--proc", "../../testdata/proc", "-o", "json", "../../testdata/ledger/fixture.json"}},
 	}
 	if _, err := os.Stat(systemPolicy); err == nil && os.Geteuid() == 0 {
 		t.Skipf("%s exists: the embedded-default goldens would not apply", systemPolicy)

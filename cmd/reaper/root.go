@@ -74,6 +74,7 @@ Exit status: 0 success (found or not), 1 runtime error, 2 usage error,
 	cmd.AddCommand(
 		newScanCommand(g),
 		newPolicyCommand(g),
+		newLedgerCommand(g),
 		newVersionCommand(g),
 		newCompletionCommand(g),
 	)

@@ -57,15 +57,21 @@ func euid() uint32 { return uint32(os.Geteuid()) }
 
 // scanRun is one snapshot and what the scan made of it.
 type scanRun struct {
-	snap   *platform.Snapshot
-	result *scan.Result
+	snap     *platform.Snapshot
+	result   *scan.Result
+	problems []string // state that could not be read
 }
 
-// collect takes the snapshot and scans it.
-func collect(ctx context.Context, pol *policy.Policy, procRoot string) (*scanRun, error) {
+// collect takes the snapshot, scans it, and applies the ledgers.
+func collect(ctx context.Context, pol *policy.Policy, procRoot string, ledgers []string) (*scanRun, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	return collectWith(pol, procRoot, ledgers, true)
+}
+
+// collectWith is collect, with discovery of OpenClaw state on or off.
+func collectWith(pol *policy.Policy, procRoot string, ledgers []string, discover bool) (*scanRun, error) {
 	if procRoot != "" && runtime.GOOS != "linux" {
 		return nil, usagef("--proc is Linux only")
 	}
@@ -76,12 +82,20 @@ func collect(ctx context.Context, pol *policy.Policy, procRoot string) (*scanRun
 	if err != nil {
 		return nil, err
 	}
-	return &scanRun{snap: snap, result: scan.Scan(snap, pol.ScanConfig())}, nil
+	res := scan.Scan(snap, pol.ScanConfig())
+	set, err := loadLedgers(ledgers, pol, snap, res, discover)
+	if err != nil {
+		snap.Close()
+		return nil, err
+	}
+	res.ApplyLedgers(set.ledgers)
+	return &scanRun{snap: snap, result: res, problems: set.problems}, nil
 }
 
 // emit writes the report to stdout, the audit log and the metrics file.
 func emit(run *scanRun, pol *policy.Policy, plan *policy.Plan, opts *scanOptions, g *globalOptions, took time.Duration) error {
 	rep := audit.NewReport(pol, run.result, plan)
+	rep.Errors = append(rep.Errors, run.problems...)
 	if opts.auditLog != "" {
 		if err := audit.AppendLog(opts.auditLog, rep); err != nil {
 			return err

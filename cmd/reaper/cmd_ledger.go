@@ -1,0 +1,231 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/orphanreaper/reaper/ledger"
+	"github.com/orphanreaper/reaper/policy"
+	"github.com/orphanreaper/reaper/scan"
+)
+
+func newLedgerCommand(g *globalOptions) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "ledger",
+		Short: "Validate supervisor ledgers and OpenClaw state, or show what they map to now",
+		Long: `A ledger is what a supervisor (a gateway) writes about the processes it
+started: its own pid and start identity, its sessions, and each run's pid,
+start identity, session and state (format v1; see ledger/GUIDE.md and
+ledger/schema.json). reaper also reads OpenClaw's own state dirs: gateway
+lock files, ACP process leases and the state database.`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
+	}
+	cmd.AddCommand(newLedgerValidateCommand(g), newLedgerShowCommand(g))
+	return cmd
+}
+
+func newLedgerValidateCommand(g *globalOptions) *cobra.Command {
+	return &cobra.Command{
+		Use:   "validate PATH...",
+		Short: "Check ledger files or OpenClaw state dirs; exit 0 if all are valid, 78 if not",
+		Long: `validate reads each PATH — a v1 ledger file or an OpenClaw state dir — and
+reports what it holds, or every problem as FILE:LINE: message. It looks at
+no process.`,
+		Example: "  reaper ledger validate ~/.myapp/reaper-ledger.json ~/.openclaw",
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usagef("ledger validate needs at least one PATH")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runLedgerValidate(args, g)
+		},
+	}
+}
+
+func runLedgerValidate(paths []string, g *globalOptions) error {
+	invalid := 0
+	for _, path := range paths {
+		ls, errs := readLedgerPath(filepath.Clean(path), ledger.Boot{})
+		for _, err := range errs {
+			fmt.Fprintln(g.stderr, err)
+		}
+		if len(errs) > 0 {
+			invalid++
+			continue
+		}
+		runs, sessions := 0, 0
+		for _, l := range ls {
+			runs += len(l.Runs)
+			sessions += len(l.Sessions)
+		}
+		fmt.Fprintf(g.stdout, "%s: valid: %d ledgers, %d runs, %d sessions\n", path, len(ls), runs, sessions)
+	}
+	if invalid > 0 {
+		return configError{fmt.Errorf("%d of %d paths are invalid", invalid, len(paths))}
+	}
+	return nil
+}
+
+// ledgerShowOptions are the flags of `reaper ledger show`.
+type ledgerShowOptions struct {
+	policyFile string
+	procRoot   string
+	output     string
+}
+
+func newLedgerShowCommand(g *globalOptions) *cobra.Command {
+	var opts ledgerShowOptions
+	cmd := &cobra.Command{
+		Use:   "show PATH...",
+		Short: "Show the owners, runs and sessions of ledgers and what each maps to in the process table now",
+		Long: `show reads each PATH (a v1 ledger file or an OpenClaw state dir), takes a
+snapshot of the process table, and says for the owner whether it is alive,
+and for each run whether its process is alive (and the same process: its
+start identity matches), gone, pid-reused, orphaned (part of a finding) or
+unverified (the run records no identity).`,
+		Example: "  reaper ledger show ~/.openclaw\n  reaper ledger show --output json ./ledger.json",
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usagef("ledger show needs at least one PATH")
+			}
+			if opts.output != "table" && opts.output != "json" {
+				return usagef("--output %q: want table or json", opts.output)
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runLedgerShow(cmd, args, &opts, g)
+		},
+	}
+	cmd.Flags().StringVar(&opts.policyFile, "policy", "", "policy `FILE` (for owners and subreapers; default as for scan)")
+	cmd.Flags().StringVar(&opts.procRoot, "proc", "", "read this `DIR` instead of /proc (Linux; fixtures)")
+	cmd.Flags().StringVarP(&opts.output, "output", "o", "table", "output format: table or json")
+	return cmd
+}
+
+// shownLedger is one ledger in `ledger show --output json`.
+type shownLedger struct {
+	Source      string           `json:"source"`
+	Owner       ledger.Owner     `json:"owner"`
+	OwnerStatus string           `json:"owner_status"`
+	OwnerDetail string           `json:"owner_detail"`
+	Sessions    []ledger.Session `json:"sessions"`
+	Runs        []shownRun       `json:"runs"`
+}
+
+type shownRun struct {
+	ledger.Run
+	Status  string   `json:"status"`
+	Info    string   `json:"info,omitempty"`
+	Detail  string   `json:"detail,omitempty"`
+	Cmdline string   `json:"cmdline,omitempty"`
+	Reasons []string `json:"reasons,omitempty"`
+}
+
+func runLedgerShow(cmd *cobra.Command, paths []string, opts *ledgerShowOptions, g *globalOptions) error {
+	pol, err := resolvePolicy(opts.policyFile)
+	if err != nil {
+		return err
+	}
+	run, err := collectOnly(pol, opts.procRoot, paths)
+	if err != nil {
+		return err
+	}
+	defer run.snap.Close()
+	s := run.snap
+	res := run.result
+	reasons := map[int][]string{}
+	for _, f := range res.Findings {
+		for _, m := range f.Members {
+			for _, r := range f.Reasons {
+				reasons[m.Proc.PID] = append(reasons[m.Proc.PID], string(r))
+			}
+		}
+	}
+	var out []shownLedger
+	index := map[*ledger.Ledger]int{}
+	for _, lr := range res.Ledger {
+		k, ok := index[lr.Ledger]
+		if !ok {
+			gone, why := res.OwnerGone(lr.Ledger)
+			status := "alive"
+			if gone {
+				status = "gone"
+			} else if lr.Ledger.Owner.PID <= 0 {
+				status = "unknown"
+			}
+			out = append(out, shownLedger{Source: lr.Ledger.Source, Owner: lr.Ledger.Owner, OwnerStatus: status,
+				OwnerDetail: why, Sessions: lr.Ledger.Sessions})
+			k = len(out) - 1
+			index[lr.Ledger] = k
+		}
+		sr := shownRun{Run: *lr.Run, Status: string(lr.Status), Info: lr.Info, Detail: lr.Detail}
+		if p := s.Get(lr.Run.PID); p != nil && (lr.Status == scan.StatusAlive || lr.Status == scan.StatusOrphaned) {
+			sr.Cmdline = s.CommandLine(p)
+			sr.Reasons = reasons[p.PID]
+		}
+		out[k].Runs = append(out[k].Runs, sr)
+	}
+	if opts.output == "json" {
+		enc := json.NewEncoder(g.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(map[string]any{"schema_version": 1, "ledgers": out})
+	}
+	for _, l := range out {
+		fmt.Fprintf(g.stdout, "%s\n  owner %s pid %d: %s (%s)\n", l.Source, l.Owner.Name, l.Owner.PID, l.OwnerStatus, l.OwnerDetail)
+		for _, sess := range l.Sessions {
+			parent := ""
+			if sess.Parent != "" {
+				parent = " (parent " + sess.Parent + ")"
+			}
+			fmt.Fprintf(g.stdout, "  session %s%s: %s\n", sess.Key, parent, sess.State)
+		}
+		tw := tabwriter.NewWriter(g.stdout, 0, 0, 2, ' ', 0)
+		fmt.Fprintf(tw, "  RUN\tKIND\tPID\tSTATE\tSESSION\tNOW\tCOMMAND\n")
+		for _, r := range l.Runs {
+			now := r.Status
+			if r.Info != "" && r.Info != r.Status {
+				now += " (" + r.Info + ")"
+			}
+			if len(r.Reasons) > 0 {
+				now += ": " + fmt.Sprint(r.Reasons)
+			}
+			command := r.Cmdline
+			if command == "" {
+				command = r.Detail
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\t%s\t%s\t%s\n", r.ID, r.Kind, r.PID, r.State, r.Session, now, clipText(command))
+		}
+		tw.Flush()
+		fmt.Fprintln(g.stdout)
+	}
+	if len(out) == 0 {
+		fmt.Fprintln(g.stdout, "No runs in these ledgers.")
+	}
+	return nil
+}
+
+// collectOnly scans and applies only the named ledgers: show is about them.
+func collectOnly(pol *policy.Policy, procRoot string, paths []string) (*scanRun, error) {
+	none := *pol
+	none.Owners = nil
+	for _, o := range pol.Owners {
+		o.Ledger = nil // the policy's ledgers are not what was asked about
+		none.Owners = append(none.Owners, o)
+	}
+	return collectWith(&none, procRoot, paths, false)
+}
+
+func clipText(s string) string {
+	if len(s) > 100 {
+		return s[:100] + "…"
+	}
+	return s
+}

@@ -1,0 +1,145 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/orphanreaper/reaper/ledger"
+	"github.com/orphanreaper/reaper/platform"
+	"github.com/orphanreaper/reaper/policy"
+	"github.com/orphanreaper/reaper/scan"
+)
+
+// ledgerSet is what a run read from ledgers and OpenClaw state.
+type ledgerSet struct {
+	ledgers []*ledger.Ledger
+	// problems are files that exist but could not be read, other than those
+	// named on the command line (which fail the run instead).
+	problems []string
+}
+
+// loadLedgers reads the ledgers named on the command line (an invalid one
+// is an error: exit 78), those the policy's [[owner]] entries name, and —
+// when the snapshot is this machine's live table — the OpenClaw state dirs
+// it discovers: OPENCLAW_STATE_DIR, the home directories' ~/.openclaw*
+// (every user's when root), and the OPENCLAW_STATE_DIR of live gateways.
+func loadLedgers(named []string, pol *policy.Policy, snap *platform.Snapshot, res *scan.Result, discover bool) (*ledgerSet, error) {
+	set := &ledgerSet{}
+	boot := ledger.Boot{ID: snap.BootID, Time: snap.Taken.Add(-snap.Uptime)}
+	seen := map[string]bool{}
+	for _, path := range named {
+		path = filepath.Clean(path)
+		seen[path] = true
+		ls, errs := readLedgerPath(path, boot)
+		if len(errs) > 0 {
+			return nil, errs[0]
+		}
+		set.ledgers = append(set.ledgers, ls...)
+	}
+	for _, o := range pol.Owners {
+		for _, path := range o.Ledger {
+			path = expandHome(path)
+			if seen[path] {
+				continue
+			}
+			seen[path] = true
+			if _, err := os.Stat(path); os.IsNotExist(err) {
+				continue // the owner has not written one (yet)
+			}
+			ls, errs := readLedgerPath(path, boot)
+			set.add(ls, errs)
+		}
+	}
+	if !discover || snap.Self == 0 {
+		return set, nil // a fixture: the machine's own state says nothing about it
+	}
+	explicit := []string{os.Getenv("OPENCLAW_STATE_DIR"), os.Getenv("CLAWDBOT_STATE_DIR")}
+	for _, p := range res.LiveOwners() {
+		if dir, ok := snap.Getenv(p, "OPENCLAW_STATE_DIR"); ok {
+			explicit = append(explicit, dir)
+		}
+	}
+	for _, dir := range ledger.OpenClawStateDirs(homeDirs(), explicit) {
+		if seen[dir] {
+			continue
+		}
+		seen[dir] = true
+		ls, errs := ledger.ReadOpenClaw(dir, boot)
+		set.add(ls, errs)
+	}
+	return set, nil
+}
+
+func (s *ledgerSet) add(ls []*ledger.Ledger, errs []error) {
+	s.ledgers = append(s.ledgers, ls...)
+	for _, err := range errs {
+		s.problems = append(s.problems, err.Error())
+	}
+}
+
+// readLedgerPath reads a v1 ledger file, or an OpenClaw state dir.
+func readLedgerPath(path string, boot ledger.Boot) ([]*ledger.Ledger, []error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, []error{&ledger.Error{File: path, Msg: err.Error()}}
+	}
+	if fi.IsDir() {
+		if !ledger.IsOpenClawStateDir(path) {
+			return nil, []error{&ledger.Error{File: path, Msg: "a directory that is not an OpenClaw state dir: name a ledger file"}}
+		}
+		return ledger.ReadOpenClaw(path, boot)
+	}
+	l, err := ledger.ReadFile(path)
+	if err != nil {
+		return nil, []error{err}
+	}
+	return []*ledger.Ledger{l}, nil
+}
+
+// expandHome expands a leading ~/ to the home directory.
+func expandHome(path string) string {
+	if rest, ok := strings.CutPrefix(path, "~/"); ok {
+		if home, err := os.UserHomeDir(); err == nil {
+			return filepath.Join(home, rest)
+		}
+	}
+	return filepath.Clean(path)
+}
+
+// homeDirs are the home directories to look for OpenClaw state in: the
+// reaper's own, and as root every account's in /etc/passwd.
+func homeDirs() []string {
+	var homes []string
+	if home, err := os.UserHomeDir(); err == nil {
+		homes = append(homes, home)
+	}
+	if euid() != 0 {
+		return homes
+	}
+	f, err := os.Open("/etc/passwd")
+	if err != nil {
+		return homes
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		// name:password:uid:gid:gecos:home:shell (passwd(5))
+		fields := strings.Split(sc.Text(), ":")
+		if len(fields) < 7 || !filepath.IsAbs(fields[5]) || fields[5] == "/" {
+			continue
+		}
+		homes = append(homes, fields[5])
+	}
+	return homes
+}
+
+// doubtFrom is the plan's Doubt when state could not be read.
+func doubtFrom(problems []string) string {
+	if len(problems) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d ledger or OpenClaw state files could not be read; a run they own could be in this tree", len(problems))
+}
