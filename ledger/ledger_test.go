@@ -137,6 +137,21 @@ func TestUnknownFieldsIgnored(t *testing.T) {
 	}
 }
 
+func TestNullListsAreEmpty(t *testing.T) {
+	l, err := Parse("l.json", []byte(`{"version": 1, "owner": {"name": "gw", "pid": 7}, "sessions": null, "runs": null}`))
+	if err != nil || len(l.Runs) != 0 || len(l.Sessions) != 0 {
+		t.Fatalf("%v %+v", err, l)
+	}
+	path := filepath.Join(t.TempDir(), "l.json")
+	if err := WriteFile(path, &Ledger{Owner: Owner{Name: "gw", PID: 7}}); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(path)
+	if !strings.Contains(string(b), `"runs": []`) {
+		t.Errorf("written: %s", b)
+	}
+}
+
 func TestReadFileLimits(t *testing.T) {
 	dir := t.TempDir()
 	huge := filepath.Join(dir, "huge.json")

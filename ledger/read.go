@@ -195,7 +195,13 @@ func (p *parser) delim(want json.Delim) error {
 }
 
 // array decodes a JSON array element by element, passing each one's offset.
+// null is an empty array: writers in many languages encode an empty list so.
 func (p *parser) array(each func(at int64) error) error {
+	at := p.valueStart(p.dec.InputOffset())
+	if at+4 <= int64(len(p.data)) && string(p.data[at:at+4]) == "null" {
+		_, err := p.dec.Token()
+		return err
+	}
 	if err := p.delim('['); err != nil {
 		return err
 	}

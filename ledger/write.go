@@ -16,6 +16,12 @@ import (
 // rename either happened or did not.
 func WriteFile(path string, l *Ledger) error {
 	l.Version = Version
+	if l.Sessions == nil {
+		l.Sessions = []Session{}
+	}
+	if l.Runs == nil {
+		l.Runs = []Run{}
+	}
 	data, err := json.MarshalIndent(l, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode ledger: %w", err)

@@ -42,6 +42,9 @@ const (
 // runHelperIfAsked turns this process into a helper when the environment
 // says so, and never returns then.
 func runHelperIfAsked() {
+	if dir := os.Getenv(envNSTest); dir != "" {
+		runPIDNamespaceHelper(dir)
+	}
 	raw := os.Getenv(envSpec)
 	if raw == "" {
 		return
@@ -74,6 +77,13 @@ func runHelperIfAsked() {
 	time.Sleep(helperLifetime)
 	_ = masters
 	os.Exit(0)
+}
+
+// execHelper is an exec.Cmd for path with env added to the test's.
+func execHelper(path string, env ...string) *exec.Cmd {
+	cmd := exec.Command(path)
+	cmd.Env = append(os.Environ(), env...)
+	return cmd
 }
 
 // startHelper starts the helper c describes, returning the PTY master when
