@@ -394,3 +394,57 @@ func runPIDNamespaceHelper(dir string) {
 	fmt.Println(string(out))
 	os.Exit(0)
 }
+
+// TestOpenClawStateDiscovered: reaper finds ~/.openclaw on its own, reads
+// the gateway lock and the ACP lease file, and proves the lease's root pid
+// by the wrapper's --openclaw-acpx-lease-id argv. While the gateway the lock
+// names lives, the lease's tree is owned (control); once it is SIGKILLed,
+// the tree is a finding with owner-dead, attributed to the lease.
+func TestOpenClawStateDiscovered(t *testing.T) {
+	becomeSubreaper(t)
+	g := startGateway(t, "18794")
+	roots := rootsOf(t, g)
+	home := t.TempDir()
+	state := filepath.Join(home, ".openclaw")
+	now := time.Now().UTC()
+	writeFile := func(name string, v any) {
+		t.Helper()
+		b, _ := json.Marshal(v)
+		os.MkdirAll(filepath.Dir(filepath.Join(state, name)), 0o700)
+		if err := os.WriteFile(filepath.Join(state, name), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeFile("gateway.0a1b2c3d.lock", map[string]any{"pid": g.cmd.Process.Pid,
+		"createdAt": now.Add(-time.Minute).Format(time.RFC3339Nano), "startTime": g.pids[g.cmd.Process.Pid]})
+	writeFile("acpx/process-leases.json", map[string]any{"version": 1, "leases": []any{map[string]any{
+		"leaseId": "lease-7", "gatewayInstanceId": "gw", "sessionKey": "agent:codex:acp:7",
+		"wrapperRoot": state + "/acpx", "wrapperPath": state + "/acpx/claude-agent-acp-wrapper.mjs",
+		"rootPid": roots.acp, "commandHash": "h", "startedAt": now.UnixMilli(), "state": "open"}}})
+	pol := writePolicy(t, ledgerPolicy)
+	env := []string{"HOME=" + home, "OPENCLAW_STATE_DIR=", "XDG_CONFIG_HOME=" + home}
+
+	scan := func() *scanReport {
+		t.Helper()
+		r := runReaper(t, env, "scan", "--output", "json", "--policy", pol)
+		if r.code != 0 {
+			t.Fatalf("exit %d: %s", r.code, r.stderr)
+		}
+		var rep scanReport
+		if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+			t.Fatal(err)
+		}
+		return &rep
+	}
+	rep := scan()
+	if s := rep.status("lease-7"); s != "alive" || rep.covers(roots.acp) {
+		t.Fatalf("gateway alive: lease-7 is %q, in a finding %v; want alive and no finding", s, rep.covers(roots.acp))
+	}
+	g.cmd.Process.Signal(syscall.SIGKILL)
+	g.cmd.Wait()
+	rep = scan()
+	reasons, run, ok := rep.finding(roots.acp)
+	if !ok || !slices.Contains(reasons, "owner-dead") || run != "lease-7" {
+		t.Errorf("gateway dead: finding %v, reasons %v, run %q; want owner-dead for lease-7", ok, reasons, run)
+	}
+}
