@@ -1,8 +1,6 @@
 package audit
 
 import (
-	"os"
-	"path/filepath"
 	"reflect"
 	"testing"
 	"time"
@@ -64,26 +62,5 @@ func TestHumanUnits(t *testing.T) {
 func TestLabelsEscape(t *testing.T) {
 	if got, want := labels("rule", `a"b\c`+"\n"), `{rule="a\"b\\c\n"}`; got != want {
 		t.Errorf("labels = %s, want %s", got, want)
-	}
-}
-
-func TestWriteFileAtomic(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "m.prom")
-	for _, content := range []string{"first\n", "second\n"} {
-		if err := WriteFileAtomic(path, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		b, err := os.ReadFile(path)
-		if err != nil || string(b) != content {
-			t.Fatalf("read %q, %v; want %q", b, err, content)
-		}
-	}
-	ents, _ := os.ReadDir(dir)
-	if len(ents) != 1 {
-		t.Errorf("%d files in dir, want only the target", len(ents))
-	}
-	if err := WriteFileAtomic(filepath.Join(dir, "no", "such", "dir"), nil, 0o644); err == nil {
-		t.Error("no error writing into a missing directory")
 	}
 }

@@ -3,11 +3,11 @@ package audit
 import (
 	"bytes"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/orphanreaper/reaper/platform"
 )
 
 // WriteMetrics writes r as Prometheus text-format metrics to path, for
@@ -56,7 +56,7 @@ func WriteMetrics(path string, r *Report, took time.Duration) error {
 	fmt.Fprintf(&b, "reaper_run_duration_seconds %g\n", took.Seconds())
 	gauge("reaper_last_success_timestamp_seconds", "Unix time the last run finished.")
 	fmt.Fprintf(&b, "reaper_last_success_timestamp_seconds %d\n", time.Now().Unix())
-	return WriteFileAtomic(path, b.Bytes(), 0o644)
+	return platform.WriteFileAtomic(path, b.Bytes(), 0o644)
 }
 
 func labels(kv ...string) string {
@@ -78,39 +78,4 @@ func writeCounts(b *bytes.Buffer, name string, counts map[string]int) {
 	for _, k := range keys {
 		fmt.Fprintf(b, "%s%s %d\n", name, k, counts[k])
 	}
-}
-
-// WriteFileAtomic replaces path with data: a temp file in the same
-// directory, fsync, rename, then fsync of the directory so the rename
-// survives a crash.
-func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name()) // after a successful rename this finds nothing
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tmp.Chmod(perm); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
-	return nil
 }

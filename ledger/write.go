@@ -3,11 +3,11 @@ package ledger
 import (
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/orphanreaper/reaper/platform"
 )
 
 // WriteFile replaces the ledger at path atomically: a temporary file in the
@@ -27,31 +27,8 @@ func WriteFile(path string, l *Ledger) error {
 		return fmt.Errorf("encode ledger: %w", err)
 	}
 	data = append(data, '\n')
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("write ledger %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name()) // finds nothing after a successful rename
-	_, err = tmp.Write(data)
-	if err == nil {
-		err = tmp.Chmod(0o600)
-	}
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		return fmt.Errorf("write ledger %s: %w", path, err)
-	}
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
+	if err := platform.WriteFileAtomic(path, data, 0o600); err != nil {
+		return fmt.Errorf("ledger: %w", err)
 	}
 	return nil
 }

@@ -95,10 +95,7 @@ unverified (the run records no identity).`,
 			if len(args) == 0 {
 				return usagef("ledger show needs at least one PATH")
 			}
-			if opts.output != "table" && opts.output != "json" {
-				return usagef("--output %q: want table or json", opts.output)
-			}
-			return nil
+			return validateOutput(opts.output)
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runLedgerShow(cmd, args, &opts, g)

@@ -29,9 +29,12 @@ func (o *scanOptions) AddFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.metrics, "metrics", "", "write Prometheus textfile metrics to `FILE`, atomically")
 }
 
-func (o *scanOptions) validate() error {
-	if o.output != "table" && o.output != "json" {
-		return usagef("--output %q: want table or json", o.output)
+func (o *scanOptions) validate() error { return validateOutput(o.output) }
+
+// validateOutput checks an --output value.
+func validateOutput(output string) error {
+	if output != "table" && output != "json" {
+		return usagef("--output %q: want table or json", output)
 	}
 	return nil
 }
