@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"syscall"
+	"time"
 )
 
 // DefaultProcRoot has no meaning where there is no procfs.
@@ -21,3 +23,37 @@ func ReadSnapshot(root string) (*Snapshot, error) {
 func StartIdentity(pid int) (string, error) {
 	return "", fmt.Errorf("start identity on %s: %w", runtime.GOOS, errors.ErrUnsupported)
 }
+
+// Handle is not implemented on this platform.
+type Handle struct{ PID int }
+
+// NewGuard makes a guard; nothing can be signalled through it here.
+func NewGuard(deny map[int]string) *Guard { return &Guard{Deny: deny, self: map[int]bool{}} }
+
+// PidfdSupported: no pidfds here.
+func PidfdSupported() (pidfd, pidfs bool) { return false, false }
+
+// Open is not implemented on this platform: the kill path fails loudly.
+func Open(t Target, g *Guard) (*Handle, error) {
+	return nil, fmt.Errorf("signal on %s: %w", runtime.GOOS, errors.ErrUnsupported)
+}
+
+// Pidfd reports false.
+func (h *Handle) Pidfd() bool { return false }
+
+// Inode reports 0.
+func (h *Handle) Inode() uint64 { return 0 }
+
+// Close does nothing.
+func (h *Handle) Close() error { return nil }
+
+// Signal is not implemented on this platform.
+func (h *Handle) Signal(sig syscall.Signal) error {
+	return fmt.Errorf("signal on %s: %w", runtime.GOOS, errors.ErrUnsupported)
+}
+
+// WaitGone cannot wait here.
+func (h *Handle) WaitGone(d time.Duration) bool { return false }
+
+// State is unknown here.
+func (h *Handle) State() string { return "" }

@@ -1,0 +1,81 @@
+package platform
+
+import (
+	"errors"
+	"fmt"
+	"syscall"
+)
+
+// Errors of the signal path. Callers match them with errors.Is.
+var (
+	// ErrGone: the process no longer exists (ESRCH, or only its zombie).
+	// For a reaper, gone is success.
+	ErrGone = errors.New("process gone")
+	// ErrIdentity: the pid now names another process than the one scanned
+	// (pid reuse). Nothing is signalled.
+	ErrIdentity = errors.New("pid names another process now")
+	// ErrRefused: the seam refuses to signal this process at all.
+	ErrRefused = errors.New("refused")
+	// ErrPermission: the kernel says the reaper may not signal it (EPERM).
+	ErrPermission = errors.New("no permission to signal")
+)
+
+// Target is a process as the scan saw it: what a signal must still find.
+type Target struct {
+	PID        int
+	StartTicks uint64
+}
+
+// Guard is what the one signal seam refuses besides what it checks itself
+// (pid ≤ 1, kernel threads, zombies, the reaper and its ancestors): the
+// caller's deny list, such as live owners and protected processes, by pid
+// with the reason.
+type Guard struct {
+	Deny map[int]string
+	// self holds the reaper's pid and its ancestors', taken when the guard
+	// was made.
+	self map[int]bool
+}
+
+// RefusalError says why the seam refused a process.
+type RefusalError struct {
+	PID    int
+	Reason string
+}
+
+func (e *RefusalError) Error() string { return fmt.Sprintf("pid %d: %s", e.PID, e.Reason) }
+func (e *RefusalError) Unwrap() error { return ErrRefused }
+
+// check applies the seam's own refusals and the deny list to pid.
+func (g *Guard) check(pid int) error {
+	switch {
+	case pid <= 1:
+		return &RefusalError{pid, "pid 1 and below are never signalled"}
+	case g.self[pid]:
+		return &RefusalError{pid, "the reaper itself or one of its ancestors"}
+	}
+	if why, ok := g.Deny[pid]; ok {
+		return &RefusalError{pid, why}
+	}
+	return nil
+}
+
+// signalName names the signals the reaper sends, for logs.
+func signalName(sig syscall.Signal) string {
+	switch sig {
+	case 0:
+		return "0"
+	case syscall.SIGSTOP:
+		return "SIGSTOP"
+	case syscall.SIGCONT:
+		return "SIGCONT"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	case syscall.SIGKILL:
+		return "SIGKILL"
+	}
+	return sig.String()
+}
+
+// SignalName is the name of sig as the audit log writes it.
+func SignalName(sig syscall.Signal) string { return signalName(sig) }
