@@ -27,14 +27,22 @@ type Record struct {
 	Result  string    `json:"result,omitempty"`
 }
 
-// AppendLog appends one decision record per finding of r to the file at
-// path, creating it (mode 0640) if needed. Each record is one write(2) of
-// one line to a file opened O_APPEND, so concurrent runs never interleave
-// within a line.
-func AppendLog(path string, r *Report) error {
+// AppendLog appends to the file at path the signal records the run sent
+// (in the order sent), then one decision record per finding of r, creating
+// the file (mode 0640) if needed. Each record is one write(2) of one line
+// to a file opened O_APPEND, so concurrent runs never interleave within a
+// line.
+func AppendLog(path string, r *Report, signals []Record) error {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o640)
 	if err != nil {
 		return fmt.Errorf("open audit log: %w", err)
+	}
+	for _, rec := range signals {
+		rec.Mode = r.Mode
+		if err := writeRecord(f, path, rec); err != nil {
+			f.Close()
+			return err
+		}
 	}
 	for _, fd := range r.Findings {
 		rec := Record{
@@ -42,18 +50,24 @@ func AppendLog(path string, r *Report) error {
 			PIDs: fd.PIDs, Kind: fd.Kind, Reasons: fd.Reasons, Rule: fd.Rule,
 			Action: fd.Action, Outcome: fd.Outcome, Detail: fd.Detail,
 		}
-		line, err := json.Marshal(rec)
-		if err != nil {
+		if err := writeRecord(f, path, rec); err != nil {
 			f.Close()
-			return fmt.Errorf("encode audit record: %w", err)
-		}
-		if _, err := f.Write(append(line, '\n')); err != nil {
-			f.Close()
-			return fmt.Errorf("write audit log %s: %w", path, err)
+			return err
 		}
 	}
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("close audit log %s: %w", path, err)
+	}
+	return nil
+}
+
+func writeRecord(f *os.File, path string, rec Record) error {
+	line, err := json.Marshal(rec)
+	if err != nil {
+		return fmt.Errorf("encode audit record: %w", err)
+	}
+	if _, err := f.Write(append(line, '\n')); err != nil {
+		return fmt.Errorf("write audit log %s: %w", path, err)
 	}
 	return nil
 }

@@ -42,6 +42,10 @@ func exitCode(err error, stderr io.Writer) int {
 		return exitOK
 	}
 	fmt.Fprintf(stderr, "reaper: %v\n", err)
+	var oe *outcomeError
+	if errors.As(err, &oe) {
+		return oe.code
+	}
 	var pe *policy.Error
 	var le *ledger.Error
 	var ue usageError

@@ -73,6 +73,7 @@ Exit status: 0 success (found or not), 1 runtime error, 2 usage error,
 	cmd.PersistentFlags().BoolVarP(&g.quiet, "quiet", "q", false, "print only errors on stderr")
 	cmd.AddCommand(
 		newScanCommand(g),
+		newReapCommand(g),
 		newPolicyCommand(g),
 		newLedgerCommand(g),
 		newVersionCommand(g),

@@ -97,7 +97,7 @@ func emit(run *scanRun, pol *policy.Policy, plan *policy.Plan, opts *scanOptions
 	rep := audit.NewReport(pol, run.result, plan)
 	rep.Errors = append(rep.Errors, run.problems...)
 	if opts.auditLog != "" {
-		if err := audit.AppendLog(opts.auditLog, rep); err != nil {
+		if err := audit.AppendLog(opts.auditLog, rep, nil); err != nil {
 			return err
 		}
 	}
@@ -106,6 +106,11 @@ func emit(run *scanRun, pol *policy.Policy, plan *policy.Plan, opts *scanOptions
 			return err
 		}
 	}
+	return writeReport(rep, run, opts, g)
+}
+
+// writeReport prints the report on stdout, as a table or JSON.
+func writeReport(rep *audit.Report, run *scanRun, opts *scanOptions, g *globalOptions) error {
 	var err error
 	if opts.output == "json" {
 		err = rep.WriteJSON(g.stdout)

@@ -1,0 +1,377 @@
+package reap
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/orphanreaper/reaper/platform"
+	"github.com/orphanreaper/reaper/policy"
+	"github.com/orphanreaper/reaper/scan"
+)
+
+// startTree starts sh -c script, in a process group of its own or in the
+// test's. Cleanup SIGKILLs the group it created, or else every process of
+// the tree by pid through a verified handle, and reaps the shell.
+func startTree(t *testing.T, script string, ownGroup bool) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command("sh", "-c", script)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: ownGroup}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pgid := cmd.Process.Pid
+	t.Cleanup(func() {
+		if ownGroup {
+			syscall.Kill(-pgid, syscall.SIGKILL)
+		} else {
+			killTree(t, cmd.Process.Pid)
+		}
+		cmd.Wait()
+	})
+	return cmd
+}
+
+// killTree SIGKILLs every process of the tree rooted at pid, each through
+// a handle that proves it is the process the snapshot saw.
+func killTree(t *testing.T, pid int) {
+	s, err := platform.ReadSnapshot("/proc")
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	defer s.Close()
+	i := s.Index(pid)
+	if i < 0 {
+		return
+	}
+	scan.NewTree(s).Walk(i, func(k, _ int) {
+		p := &s.Procs[k]
+		if h, err := platform.Open(platform.Target{PID: p.PID, StartTicks: p.StartTicks}, platform.NewGuard(nil)); err == nil {
+			h.Signal(syscall.SIGKILL)
+			h.Close()
+		}
+	})
+}
+
+// waitMembers polls until the tree rooted at pid has at least n processes.
+func waitMembers(t *testing.T, pid, n int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for len(treeOf(t, pid)) < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("tree of %d has %d processes, want %d", pid, len(treeOf(t, pid)), n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// treeOf lists the live (non-zombie) processes of the tree rooted at pid.
+func treeOf(t *testing.T, pid int) []int {
+	t.Helper()
+	s, err := platform.ReadSnapshot("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	tr := scan.NewTree(s)
+	i := s.Index(pid)
+	if i < 0 {
+		return nil
+	}
+	var out []int
+	tr.Walk(i, func(k, _ int) {
+		if !s.Procs[k].Zombie() {
+			out = append(out, s.Procs[k].PID)
+		}
+	})
+	return out
+}
+
+// planFor makes a one-item plan to act on the tree rooted at pid, as the
+// policy would.
+func planFor(t *testing.T, pid int, action policy.Action) (*policy.Plan, *platform.Snapshot) {
+	t.Helper()
+	s, err := platform.ReadSnapshot("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	tr := scan.NewTree(s)
+	i := s.Index(pid)
+	if i < 0 {
+		t.Fatalf("pid %d not in the table", pid)
+	}
+	f := &scan.Finding{Root: &s.Procs[i]}
+	tr.Walk(i, func(k, depth int) {
+		if !s.Procs[k].Zombie() {
+			f.Members = append(f.Members, scan.Member{Proc: &s.Procs[k], Depth: depth})
+		}
+	})
+	return &policy.Plan{Mode: policy.ModeReap, Items: []policy.Item{{Finding: f, Rule: &policy.Rule{Name: "test"},
+		Action: action, Outcome: policy.Planned}}}, s
+}
+
+type recorder struct {
+	mu     sync.Mutex
+	events []Event
+}
+
+func (r *recorder) add(e Event) { r.mu.Lock(); r.events = append(r.events, e); r.mu.Unlock() }
+
+func (r *recorder) signals(sig string) int {
+	n := 0
+	for _, e := range r.events {
+		if e.Signal == sig && e.Result == "ok" {
+			n++
+		}
+	}
+	return n
+}
+
+func options(rec *recorder) Options {
+	return Options{Grace: time.Second, ProcRoot: "/proc", Guard: platform.NewGuard(nil), OnSignal: rec.add,
+		Deadline: time.Now().Add(30 * time.Second)}
+}
+
+// stillAlive asserts that every pid lives: the negative control of a kill
+// test — without the reaper, the tree does not go away on its own.
+func stillAlive(t *testing.T, pids []int) {
+	t.Helper()
+	time.Sleep(200 * time.Millisecond)
+	for _, pid := range pids {
+		if p, err := os.ReadFile("/proc/" + itoa(pid) + "/stat"); err != nil || strings.Contains(string(p), ") Z ") {
+			t.Fatalf("control: pid %d died without the reaper", pid)
+		}
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+func TestTerminateTree(t *testing.T) {
+	cmd := startTree(t, "sleep 60 & sleep 60 & wait", true)
+	waitMembers(t, cmd.Process.Pid, 3)
+	pids := treeOf(t, cmd.Process.Pid)
+	stillAlive(t, pids)
+	plan, s := planFor(t, cmd.Process.Pid, policy.Terminate)
+	rec := &recorder{}
+	res := Execute(context.Background(), plan, s, options(rec))
+	if res[0].Outcome != policy.Killed {
+		t.Fatalf("outcome %s (%s)", res[0].Outcome, res[0].Detail)
+	}
+	if left := treeOf(t, cmd.Process.Pid); len(left) > 0 {
+		t.Errorf("alive after reaping: %v", left)
+	}
+	if rec.signals("SIGKILL") != 0 {
+		t.Errorf("SIGKILL sent to a tree that honours SIGTERM")
+	}
+	if rec.signals("SIGTERM") != len(pids) || rec.signals("SIGSTOP") != len(pids) {
+		t.Errorf("%d SIGTERM, %d SIGSTOP for %d processes", rec.signals("SIGTERM"), rec.signals("SIGSTOP"), len(pids))
+	}
+}
+
+// A process that ignores SIGTERM is SIGKILLed after grace; a stopped (T)
+// one dies of SIGTERM once SIGCONT follows.
+func TestTermIgnoredAndStopped(t *testing.T) {
+	ignorer := startTree(t, "trap '' TERM; sleep 60 & wait", true)
+	stopped := startTree(t, "sleep 60", true)
+	waitMembers(t, ignorer.Process.Pid, 2)
+	syscall.Kill(stopped.Process.Pid, syscall.SIGSTOP)
+	stillAlive(t, []int{ignorer.Process.Pid, stopped.Process.Pid})
+
+	plan, s := planFor(t, ignorer.Process.Pid, policy.Terminate)
+	rec := &recorder{}
+	start := time.Now()
+	res := Execute(context.Background(), plan, s, options(rec))
+	took := time.Since(start)
+	if res[0].Outcome != policy.Killed || rec.signals("SIGKILL") != 2 {
+		t.Errorf("ignorer: outcome %s, %d SIGKILL", res[0].Outcome, rec.signals("SIGKILL"))
+	}
+	if took < time.Second || took > 3*time.Second {
+		t.Errorf("took %v, want grace (1s) and a little", took)
+	}
+
+	plan, s = planFor(t, stopped.Process.Pid, policy.Terminate)
+	rec = &recorder{}
+	res = Execute(context.Background(), plan, s, options(rec))
+	if res[0].Outcome != policy.Killed || rec.signals("SIGKILL") != 0 {
+		t.Errorf("stopped: outcome %s, %d SIGKILL (SIGTERM+SIGCONT should do)", res[0].Outcome, rec.signals("SIGKILL"))
+	}
+}
+
+// A process that exits (and is reaped) after the scan, before any signal
+// reaches it: gone, not an error.
+func TestExitsBeforeSignal(t *testing.T) {
+	cmd := startTree(t, "exec sleep 60", true)
+	waitMembers(t, cmd.Process.Pid, 1)
+	plan, s := planFor(t, cmd.Process.Pid, policy.Terminate)
+	opt := options(&recorder{})
+	opt.send = func(h *platform.Handle, sig syscall.Signal) error {
+		if sig == syscall.SIGSTOP {
+			cmd.Process.Kill()
+			cmd.Wait() // reaped: the pid is free
+		}
+		return h.Signal(sig)
+	}
+	rec := &recorder{}
+	opt.OnSignal = rec.add
+	res := Execute(context.Background(), plan, s, opt)
+	if res[0].Outcome != policy.Gone {
+		t.Errorf("outcome %s (%s), want gone; events %+v", res[0].Outcome, res[0].Detail, rec.events)
+	}
+}
+
+// A tree that forks every millisecond while it is reaped: stopping it and
+// rescanning until nothing new appears leaves nothing behind, in a bounded
+// number of rescans.
+func TestForkingTree(t *testing.T) {
+	cmd := startTree(t, "while :; do sleep 60 & sleep 0.001; done", true)
+	waitMembers(t, cmd.Process.Pid, 50)
+	pgid := cmd.Process.Pid
+	plan, s := planFor(t, cmd.Process.Pid, policy.Terminate)
+	rec := &recorder{}
+	opt := options(rec)
+	opt.MaxRescans = 8
+	res := Execute(context.Background(), plan, s, opt)
+	if res[0].Outcome != policy.Killed {
+		t.Fatalf("outcome %s (%s)", res[0].Outcome, res[0].Detail)
+	}
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		members := groupMembers(t, pgid)
+		if len(members) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("processes of the forking tree left: %v", members)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Logf("%d processes covered, %d SIGSTOP", len(res[0].PIDs), rec.signals("SIGSTOP"))
+}
+
+// groupMembers lists the live processes of process group pgid.
+func groupMembers(t *testing.T, pgid int) []int {
+	s, err := platform.ReadSnapshot("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var out []int
+	for _, p := range s.Procs {
+		if p.PGID == pgid && !p.Zombie() {
+			out = append(out, p.PID)
+		}
+	}
+	return out
+}
+
+// A process that cannot die (simulated: the seam swallows SIGTERM and
+// SIGKILL) is reported failed, in bounded time.
+func TestCannotDie(t *testing.T) {
+	cmd := startTree(t, "sleep 60", true)
+	waitMembers(t, cmd.Process.Pid, 1)
+	plan, s := planFor(t, cmd.Process.Pid, policy.Terminate)
+	opt := options(&recorder{})
+	opt.KillWait = 500 * time.Millisecond
+	opt.send = func(h *platform.Handle, sig syscall.Signal) error {
+		if sig == syscall.SIGTERM || sig == syscall.SIGKILL {
+			return nil // as for a process in uninterruptible sleep
+		}
+		return h.Signal(sig)
+	}
+	start := time.Now()
+	res := Execute(context.Background(), plan, s, opt)
+	if res[0].Outcome != policy.Failed || !strings.Contains(res[0].Detail, "survived SIGKILL") {
+		t.Errorf("outcome %s (%s), want failed", res[0].Outcome, res[0].Detail)
+	}
+	if took := time.Since(start); took > 3*time.Second {
+		t.Errorf("took %v: not bounded by grace + kill wait", took)
+	}
+}
+
+// Dry-run sends signal 0 only; everything lives on.
+func TestDryRun(t *testing.T) {
+	cmd := startTree(t, "sleep 60 & sleep 60 & wait", true)
+	waitMembers(t, cmd.Process.Pid, 3)
+	pids := treeOf(t, cmd.Process.Pid)
+	plan, s := planFor(t, cmd.Process.Pid, policy.Terminate)
+	rec := &recorder{}
+	opt := options(rec)
+	opt.DryRun = true
+	res := Execute(context.Background(), plan, s, opt)
+	if res[0].Outcome != policy.Planned {
+		t.Errorf("outcome %s", res[0].Outcome)
+	}
+	for _, e := range rec.events {
+		if e.Signal != "0" {
+			t.Errorf("dry-run sent %s to %d", e.Signal, e.PID)
+		}
+	}
+	if rec.signals("0") != len(pids) {
+		t.Errorf("%d signal-0 probes for %d processes", rec.signals("0"), len(pids))
+	}
+	if got := treeOf(t, cmd.Process.Pid); !slices.Equal(got, pids) {
+		t.Errorf("after dry-run %v, before %v", got, pids)
+	}
+}
+
+// A tree sharing a process group with the reaper (this test) and with a
+// sentinel outside the tree: signals go per pid, the sentinel lives.
+func TestSharedGroupPerPid(t *testing.T) {
+	sentinel := startTree(t, "sleep 60", false) // in this test's own group
+	target := startTree(t, "sleep 60 & wait", false)
+	waitMembers(t, target.Process.Pid, 2)
+	plan, s := planFor(t, target.Process.Pid, policy.Terminate)
+	res := Execute(context.Background(), plan, s, options(&recorder{}))
+	if res[0].Outcome != policy.Killed {
+		t.Fatalf("outcome %s (%s)", res[0].Outcome, res[0].Detail)
+	}
+	stillAlive(t, []int{sentinel.Process.Pid, os.Getpid()})
+}
+
+// setsid'ed grandchildren that left the group are reaped with the tree.
+func TestSetsidGrandchildren(t *testing.T) {
+	cmd := startTree(t, "setsid sh -c 'sleep 60 & sleep 60 & wait' & wait", true)
+	waitMembers(t, cmd.Process.Pid, 4)
+	pids := treeOf(t, cmd.Process.Pid)
+	plan, s := planFor(t, cmd.Process.Pid, policy.Terminate)
+	res := Execute(context.Background(), plan, s, options(&recorder{}))
+	if res[0].Outcome != policy.Killed {
+		t.Fatalf("outcome %s (%s)", res[0].Outcome, res[0].Detail)
+	}
+	time.Sleep(100 * time.Millisecond)
+	for _, pid := range pids {
+		if b, err := os.ReadFile("/proc/" + itoa(pid) + "/stat"); err == nil && !strings.Contains(string(b), ") Z ") {
+			t.Errorf("pid %d (left the group with setsid) is alive", pid)
+		}
+	}
+}
+
+// A process that appears in the tree and may not be touched refuses the
+// tree, and the processes already stopped are resumed.
+func TestRefusedNewMemberResumes(t *testing.T) {
+	root := startTree(t, "sleep 60 & wait", true)
+	waitMembers(t, root.Process.Pid, 2)
+	plan, s := planFor(t, root.Process.Pid, policy.Terminate)
+	// The plan saw the shell only; the rescan finds its child.
+	plan.Items[0].Finding.Members = plan.Items[0].Finding.Members[:1]
+	opt := options(&recorder{})
+	opt.Check = func(*platform.Snapshot, *platform.Process) string { return `protected by "test"` }
+	res := Execute(context.Background(), plan, s, opt)
+	if res[0].Outcome != policy.Refused || !strings.Contains(res[0].Detail, "appeared in the tree") {
+		t.Fatalf("outcome %s (%s), want refused", res[0].Outcome, res[0].Detail)
+	}
+	b, _ := os.ReadFile("/proc/" + itoa(root.Process.Pid) + "/stat")
+	if strings.Contains(string(b), ") T ") {
+		t.Error("the refused tree was left stopped")
+	}
+	stillAlive(t, treeOf(t, root.Process.Pid))
+}
