@@ -1,0 +1,449 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/orphanreaper/reaper/ledger"
+)
+
+// reapPolicy terminates what the integration trees leave behind, acting
+// at once (min_age 0) with a short grace.
+func reapPolicy(t *testing.T, extra string) string {
+	t.Helper()
+	self, err := os.Readlink("/proc/self/exe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return writePolicy(t, fmt.Sprintf(`version = 1
+[defaults]
+min_age = "0s"
+grace = "2s"
+
+[[owner]]
+name = "fake-gateway"
+cmdline = 'dist/entry\.js gateway'
+
+[[subreaper]]
+cmdline = '^(%s|%s)( |$)'
+%s
+[[rule]]
+name = "orphaned-agent-trees"
+when = ["reparented"]
+kind = ["pty", "mcp", "acp"]
+action = "terminate"
+`, regexp.QuoteMeta(os.Args[0]), regexp.QuoteMeta(self), extra))
+}
+
+type reapFinding struct {
+	RootPID int    `json:"root_pid"`
+	PIDs    []int  `json:"pids"`
+	Outcome string `json:"outcome"`
+	Detail  string `json:"detail"`
+}
+
+// reapReport is the part of the reap JSON these tests read.
+type reapReport struct {
+	Findings []reapFinding `json:"findings"`
+	Zombies  []struct {
+		PID int `json:"pid"`
+	} `json:"zombies"`
+}
+
+// finding returns the finding rooted at pid, or nil.
+func (r *reapReport) finding(pid int) *reapFinding {
+	for i := range r.Findings {
+		if r.Findings[i].RootPID == pid {
+			return &r.Findings[i]
+		}
+	}
+	return nil
+}
+
+func reapJSON(t *testing.T, args ...string) (*reapReport, result) {
+	t.Helper()
+	r := runReaper(t, nil, append([]string{"reap", "--output", "json", "--lock-file", filepath.Join(t.TempDir(), "lock")}, args...)...)
+	var rep reapReport
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatalf("reap: exit %d, %v\nstdout %s\nstderr %s", r.code, err, r.stdout, r.stderr)
+	}
+	return &rep, r
+}
+
+// killGateway SIGKILLs the fake gateway and waits for its trees to be
+// reparented to this test (the subreaper).
+func killGateway(t *testing.T, g *fakeGateway) {
+	t.Helper()
+	g.cmd.Process.Signal(syscall.SIGKILL)
+	g.cmd.Wait()
+	for pid := range g.pids {
+		if pid == g.cmd.Process.Pid {
+			continue
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for parentOf(pid) == g.cmd.Process.Pid {
+			if time.Now().After(deadline) {
+				t.Fatalf("pid %d not reparented", pid)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+}
+
+// liveHelpers returns the gateway's helpers (the gateway itself excluded)
+// that are alive and not zombies.
+func liveHelpers(g *fakeGateway) []int {
+	var out []int
+	for pid, start := range g.pids {
+		if pid == g.cmd.Process.Pid {
+			continue
+		}
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil || strings.Contains(string(b), ") Z ") || !strings.Contains(string(b), fmt.Sprintf(" %d ", start)) {
+			continue
+		}
+		out = append(out, pid)
+	}
+	return out
+}
+
+// TestReapGatewayKilled: the trees of a SIGKILLed gateway are reaped, the
+// identical trees of a live gateway live on. The control: without the
+// reaper, the orphans are still there.
+func TestReapGatewayKilled(t *testing.T) {
+	becomeSubreaper(t)
+	dead := startGateway(t, "18801")
+	live := startGateway(t, "18802")
+	killGateway(t, dead)
+	time.Sleep(200 * time.Millisecond)
+	before := liveHelpers(dead)
+	if len(before) != len(dead.pids)-1 {
+		t.Fatalf("control: %d of %d orphans alive without the reaper", len(before), len(dead.pids)-1)
+	}
+	audit := filepath.Join(t.TempDir(), "audit.jsonl")
+	rep, r := reapJSON(t, "--policy", reapPolicy(t, ""), "--audit-log", audit)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	killed := 0
+	for _, f := range rep.Findings {
+		if f.Outcome == "killed" {
+			killed++
+		}
+	}
+	if killed != 3 {
+		t.Errorf("%d trees killed, want 3 (pty, mcp, acp): %+v", killed, rep.Findings)
+	}
+	if left := liveHelpers(dead); len(left) > 0 {
+		t.Errorf("orphans alive after reap: %v", left)
+	}
+	if got := liveHelpers(live); len(got) != len(live.pids)-1 {
+		t.Errorf("the live gateway lost processes: %d of %d alive", len(got), len(live.pids)-1)
+	}
+	b, _ := os.ReadFile(audit)
+	if n := strings.Count(string(b), `"signal":"SIGTERM"`); n < len(before) {
+		t.Errorf("audit log has %d SIGTERM lines for %d processes", n, len(before))
+	}
+}
+
+// TestReapDryRun: the same scenario with --dry-run plans every tree and
+// signals nothing but 0.
+func TestReapDryRun(t *testing.T) {
+	becomeSubreaper(t)
+	dead := startGateway(t, "18803")
+	killGateway(t, dead)
+	audit := filepath.Join(t.TempDir(), "audit.jsonl")
+	rep, r := reapJSON(t, "--dry-run", "--policy", reapPolicy(t, ""), "--audit-log", audit)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	planned := 0
+	for _, f := range rep.Findings {
+		if f.Outcome == "planned" {
+			planned++
+		}
+	}
+	if planned != 3 {
+		t.Errorf("%d trees planned, want 3: %+v", planned, rep.Findings)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if got := liveHelpers(dead); len(got) != len(dead.pids)-1 {
+		t.Errorf("dry-run: %d of %d processes alive", len(got), len(dead.pids)-1)
+	}
+	b, _ := os.ReadFile(audit)
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if strings.Contains(line, `"event":"signal"`) && !strings.Contains(line, `"signal":"0"`) {
+			t.Errorf("dry-run sent a real signal: %s", line)
+		}
+	}
+	if !strings.Contains(string(b), `"signal":"0"`) {
+		t.Error("dry-run sent no signal 0")
+	}
+}
+
+// adopt starts a process tree whose root is reparented to this test (the
+// subreaper): bash starts it in the background and exits. The root shows
+// argv0 as its command line, so the script must not end in a lone command
+// (bash would exec it and the name would be gone). It returns the root's
+// pid.
+func adopt(t *testing.T, argv0, script string, cred *syscall.Credential) int {
+	t.Helper()
+	// A directory every user can reach: t.TempDir's parent is private.
+	dir, err := os.MkdirTemp("", "reaper-adopt-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(dir, 0o777)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	pidfile := filepath.Join(dir, "pid")
+	// The tree must not inherit the pipes CombinedOutput waits on.
+	outer := exec.Command("bash", "-c", fmt.Sprintf(`(exec -a %q bash -c %q) </dev/null >/dev/null 2>&1 & echo $! > %q`, argv0, script, pidfile))
+	if cred != nil {
+		outer.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	}
+	if out, err := outer.CombinedOutput(); err != nil {
+		t.Fatalf("adopt: %v %s", err, out)
+	}
+	b, err := os.ReadFile(pidfile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pid int
+	fmt.Sscan(string(b), &pid)
+	t.Cleanup(func() {
+		killTreeVerified(pid)
+		var ws syscall.WaitStatus
+		syscall.Wait4(pid, &ws, 0, nil)
+	})
+	deadline := time.Now().Add(5 * time.Second)
+	for parentOf(pid) != os.Getpid() {
+		if time.Now().After(deadline) {
+			t.Fatalf("pid %d not adopted (parent %d)", pid, parentOf(pid))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return pid
+}
+
+// killTreeVerified SIGKILLs pid and its descendants, each only if it is
+// still the process the walk saw.
+func killTreeVerified(root int) {
+	var walk func(pid int)
+	walk = func(pid int) {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
+		for _, c := range strings.Fields(string(b)) {
+			var child int
+			fmt.Sscan(c, &child)
+			walk(child)
+		}
+		if start, ok := startTicks(pid); ok {
+			killVerified(pid, start)
+		}
+	}
+	walk(root)
+}
+
+func startTicks(pid int) (uint64, bool) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, false
+	}
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+2:]))
+	var v uint64
+	_, err = fmt.Sscan(f[19], &v)
+	return v, err == nil
+}
+
+// TestReapRefusesItsOwnAncestor: the reaper runs as the child of a process
+// that matches every rule; that tree is refused and lives.
+func TestReapRefusesItsOwnAncestor(t *testing.T) {
+	becomeSubreaper(t)
+	out := filepath.Join(t.TempDir(), "out.json")
+	pol := reapPolicy(t, "")
+	script := fmt.Sprintf("%q reap --output json --policy %q --lock-file %q > %q; sleep 60",
+		reaperBin, pol, filepath.Join(t.TempDir(), "lock"), out)
+	wrapper := adopt(t, "npm exec mcp-remote https://self.test", script, nil)
+	var rep reapReport
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		b, _ := os.ReadFile(out)
+		if json.Unmarshal(b, &rep) == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no report from the reaper: %q", b)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if f := rep.finding(wrapper); f == nil || f.Outcome != "refused" || !strings.Contains(f.Detail, "reaper") {
+		t.Errorf("the reaper's own tree: finding %+v, want refused; all: %+v", f, rep.Findings)
+	}
+	if _, ok := startTicks(wrapper); !ok {
+		t.Error("the reaper's ancestor died")
+	}
+}
+
+// TestReapOtherUser: another user's orphan is refused by default, and
+// reaped when a rule names the user.
+func TestReapOtherUser(t *testing.T) {
+	requireRoot(t)
+	becomeSubreaper(t)
+	nobody := &syscall.Credential{Uid: 65534, Gid: 65534}
+	pid := adopt(t, "npm exec mcp-remote https://nobody.test", "sleep 60; exit 0", nobody)
+	rep, r := reapJSON(t, "--policy", reapPolicy(t, ""))
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	if f := rep.finding(pid); f == nil || f.Outcome != "refused" || !strings.Contains(f.Detail, "uid 65534") {
+		t.Errorf("default: finding %+v, want refused for uid 65534", f)
+	}
+	if _, ok := startTicks(pid); !ok {
+		t.Fatal("another user's process was killed by default")
+	}
+	named := reapPolicy(t, `
+[[rule]]
+name = "nobody's trees"
+when = ["reparented"]
+kind = ["mcp"]
+user = ["65534"]
+action = "terminate"
+`)
+	rep, r = reapJSON(t, "--policy", named)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	if f := rep.finding(pid); f == nil || f.Outcome != "killed" {
+		t.Errorf("named user: finding %+v, want killed", f)
+	}
+}
+
+// TestTwoReapers: two reapers started at once on the same orphans; one
+// acts, the other waits for the lock; every process gets one SIGTERM.
+func TestTwoReapers(t *testing.T) {
+	becomeSubreaper(t)
+	dead := startGateway(t, "18804")
+	killGateway(t, dead)
+	orphans := liveHelpers(dead)
+	lock := filepath.Join(t.TempDir(), "lock")
+	audit := filepath.Join(t.TempDir(), "audit.jsonl")
+	pol := reapPolicy(t, "")
+	var cmds []*exec.Cmd
+	for i := 0; i < 2; i++ {
+		c := exec.Command(reaperBin, "reap", "--policy", pol, "--lock-file", lock, "--audit-log", audit, "--output", "json")
+		c.Env = append(os.Environ(), "XDG_CONFIG_HOME="+t.TempDir())
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		cmds = append(cmds, c)
+	}
+	for _, c := range cmds {
+		if err := c.Wait(); err != nil {
+			t.Errorf("a reaper: %v", err)
+		}
+	}
+	b, _ := os.ReadFile(audit)
+	for _, pid := range orphans {
+		terms := 0
+		for _, line := range strings.Split(string(b), "\n") {
+			if strings.Contains(line, fmt.Sprintf(`"pid":%d,`, pid)) && strings.Contains(line, `"signal":"SIGTERM","result":"ok"`) {
+				terms++
+			}
+		}
+		if terms != 1 {
+			t.Errorf("pid %d got %d SIGTERM, want 1", pid, terms)
+		}
+	}
+	if left := liveHelpers(dead); len(left) > 0 {
+		t.Errorf("orphans alive: %v", left)
+	}
+}
+
+// TestReapZombie: a zombie under a live parent that never reaps is listed
+// and never signalled.
+func TestReapZombie(t *testing.T) {
+	parent := exec.Command("bash", "-c", "sleep 0 & exec sleep 60") // the exec'd sleep never waits
+	if err := parent.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { parent.Process.Kill(); parent.Wait() })
+	var zombie int
+	deadline := time.Now().Add(5 * time.Second)
+	for zombie == 0 {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", parent.Process.Pid, parent.Process.Pid))
+		for _, c := range strings.Fields(string(b)) {
+			var pid int
+			fmt.Sscan(c, &pid)
+			if s, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); strings.Contains(string(s), ") Z ") {
+				zombie = pid
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no zombie appeared")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	audit := filepath.Join(t.TempDir(), "audit.jsonl")
+	rep, r := reapJSON(t, "--policy", reapPolicy(t, ""), "--audit-log", audit)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	listed := false
+	for _, z := range rep.Zombies {
+		listed = listed || z.PID == zombie
+	}
+	if !listed {
+		t.Errorf("zombie %d not listed", zombie)
+	}
+	b, _ := os.ReadFile(audit)
+	if strings.Contains(string(b), fmt.Sprintf(`"pid":%d,`, zombie)) {
+		t.Errorf("a signal line names the zombie %d", zombie)
+	}
+}
+
+// TestReapSparesRunThatBecameOwned: between the scan and the act, a live
+// owner's ledger starts holding the orphan as a running run; the reap
+// re-reads the ledger and spares it.
+func TestReapSparesRunThatBecameOwned(t *testing.T) {
+	becomeSubreaper(t)
+	pid := adopt(t, "npm exec mcp-remote https://owned.test", "sleep 60; exit 0", nil)
+	start, _ := startTicks(pid)
+	boot, _ := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	id := func(ticks uint64) string { return strings.TrimSpace(string(boot)) + ":" + fmt.Sprint(ticks) }
+	selfStart, _ := startTicks(os.Getpid())
+	path := filepath.Join(t.TempDir(), "ledger.json")
+	owner := ledger.Owner{Name: "fake-gateway", PID: os.Getpid(), Start: id(selfStart)}
+	if err := ledger.WriteFile(path, &ledger.Ledger{Owner: owner}); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	g := &globalOptions{stdout: &stdout, stderr: &stderr}
+	opts := &reapOptions{lockFile: filepath.Join(t.TempDir(), "lock"), lockTimeout: time.Second}
+	opts.policyFile, opts.output, opts.ledgers = reapPolicy(t, ""), "json", []string{path}
+	opts.beforeAct = func() {
+		l := &ledger.Ledger{Owner: owner, Runs: []ledger.Run{{ID: "adopted", PID: pid, Start: id(start), State: ledger.RunRunning}}}
+		if err := ledger.WriteFile(path, l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := runReap(context.Background(), opts, g); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	var rep reapReport
+	json.Unmarshal(stdout.Bytes(), &rep)
+	if f := rep.finding(pid); f == nil || f.Outcome != "refused" || !strings.Contains(f.Detail, "became run adopted") {
+		t.Errorf("not spared: %+v\n%s", rep.Findings, stdout.String())
+	}
+	if _, ok := startTicks(pid); !ok {
+		t.Error("the run that became owned was killed")
+	}
+}
