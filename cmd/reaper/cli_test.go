@@ -2,11 +2,17 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/orphanreaper/reaper/ledger"
+	"github.com/orphanreaper/reaper/policy"
 )
 
 func TestExitCodes(t *testing.T) {
@@ -152,5 +158,27 @@ func TestAuditLogAndMetrics(t *testing.T) {
 	}
 	if leftovers, _ := filepath.Glob(filepath.Join(dir, ".reaper.prom.*")); len(leftovers) > 0 {
 		t.Errorf("temp files left: %v", leftovers)
+	}
+}
+
+func TestExitCodeMapping(t *testing.T) {
+	tests := []struct {
+		err  error
+		want int
+	}{
+		{nil, 0},
+		{errors.New("boom"), 1},
+		{usagef("bad flag"), 2},
+		{&outcomeError{exitPartial, "1 planned action failed"}, 3},
+		{&outcomeError{exitPermission, "no privilege"}, 77},
+		{&policy.Error{File: "p.toml", Line: 3, Msg: "bad"}, 78},
+		{fmt.Errorf("wrapped: %w", &ledger.Error{File: "l.json", Msg: "bad"}), 78},
+		{configError{errors.New("2 of 3 paths are invalid")}, 78},
+		{fmt.Errorf("x: %w", errors.ErrUnsupported), 1},
+	}
+	for _, tt := range tests {
+		if got := exitCode(tt.err, io.Discard); got != tt.want {
+			t.Errorf("exitCode(%v) = %d, want %d", tt.err, got, tt.want)
+		}
 	}
 }

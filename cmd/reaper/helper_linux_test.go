@@ -45,6 +45,9 @@ func runHelperIfAsked() {
 	if dir := os.Getenv(envNSTest); dir != "" {
 		runPIDNamespaceHelper(dir)
 	}
+	if os.Getenv(envNSReap) != "" {
+		runPIDNamespaceReapHelper()
+	}
 	raw := os.Getenv(envSpec)
 	if raw == "" {
 		return

@@ -448,3 +448,44 @@ func TestOpenClawStateDiscovered(t *testing.T) {
 		t.Errorf("gateway dead: finding %v, reasons %v, run %q; want owner-dead for lease-7", ok, reasons, run)
 	}
 }
+
+// TestReapPIDReusedBetweenScanAndSignal: in a new PID namespace the plan
+// is made for process A; A is reaped and B forced onto its pid before the
+// plan is carried out. The reaper refuses (pid-reused) and B lives. The
+// control, a plan made for B, kills B.
+func TestReapPIDReusedBetweenScanAndSignal(t *testing.T) {
+	requireRoot(t)
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := execHelper(self, envNSReap+"=1")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWPID | syscall.CLONE_NEWNS, Pdeathsig: syscall.SIGKILL}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("namespace helper: %v\n%s", err, out)
+	}
+	var res nsReapResult
+	if err := json.Unmarshal(lastLine(out), &res); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	t.Logf("%+v", res)
+	if res.Reused.Outcome != "refused" || !strings.Contains(res.Reused.Detail, "pid-reused") || !res.BAliveAfter || res.SignalsToB != 0 {
+		t.Errorf("plan for A, pid now B: %+v; want refused (pid-reused), no signal, B alive", res)
+	}
+	if res.Control.Outcome != "killed" {
+		t.Errorf("control plan for B: %+v, want killed", res.Control)
+	}
+}
+
+const envNSReap = "REAPER_TEST_PIDNS_REAP"
+
+type nsReapResult struct {
+	PID         int
+	Reused      reapOutcome
+	Control     reapOutcome
+	BAliveAfter bool
+	SignalsToB  int // signals that reached B (result ok) under A's plan
+}
+
+type reapOutcome struct{ Outcome, Detail string }

@@ -27,6 +27,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	os.Chmod(dir, 0o755) // tests run the binary as other users too
 	reaperBin = filepath.Join(dir, "reaper")
 	build := exec.Command(goTool(), "build", "-o", reaperBin, ".")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")

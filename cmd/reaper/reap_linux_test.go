@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -446,4 +447,46 @@ func TestReapSparesRunThatBecameOwned(t *testing.T) {
 	if _, ok := startTicks(pid); !ok {
 		t.Error("the run that became owned was killed")
 	}
+}
+
+// TestReapNoPermission: a reaper that may not signal what its plan names
+// (here: run as nobody, a rule reaching root's processes) exits 77 and the
+// process lives.
+func TestReapNoPermission(t *testing.T) {
+	requireRoot(t)
+	becomeSubreaper(t)
+	pid := adopt(t, "npm exec mcp-remote https://root.test", "sleep 60; exit 0", nil)
+	dir, err := os.MkdirTemp("", "reaper-77-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	os.Chmod(dir, 0o777)
+	pol := filepath.Join(dir, "policy.toml")
+	os.WriteFile(pol, []byte(mustReadFile(t, reapPolicy(t, "[[rule]]\nname = \"root's trees\"\nwhen = [\"reparented\"]\nkind = [\"mcp\"]\nuser = [\"0\"]\naction = \"terminate\"\n"))), 0o644)
+	c := exec.Command(reaperBin, "reap", "--policy", pol, "--lock-file", filepath.Join(dir, "lock"), "--output", "json")
+	c.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	c.Env = []string{"HOME=" + dir, "PATH=/usr/bin:/bin"}
+	out, err := c.Output()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 77 {
+		t.Fatalf("exit %v, want 77\n%s", err, out)
+	}
+	var rep reapReport
+	json.Unmarshal(out, &rep)
+	if f := rep.finding(pid); f == nil || f.Outcome != "refused" || !strings.Contains(f.Detail, "permission") {
+		t.Errorf("finding %+v, want refused for lack of permission", f)
+	}
+	if _, ok := startTicks(pid); !ok {
+		t.Error("the process died")
+	}
+}
+
+func mustReadFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
