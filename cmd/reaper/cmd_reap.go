@@ -133,7 +133,7 @@ func runReap(ctx context.Context, opts *reapOptions, g *globalOptions) error {
 		DryRun:   opts.dryRun,
 		ProcRoot: rootOr(opts.procRoot),
 		Deadline: started.Add(timeout),
-		Guard:    platform.NewGuard(denyList(pol, run.result)),
+		Guard:    platform.NewGuard(denyList(pol, run.result, plan)),
 		Check:    checkNew(pol, run.result),
 		OnSignal: func(e reap.Event) { events = append(events, e) },
 	})
@@ -210,9 +210,19 @@ func plannedAny(plan *policy.Plan) bool {
 }
 
 // denyList is what the seam refuses besides its own rules: every live
-// owner the scan saw and every run a live owner's ledger holds.
-func denyList(pol *policy.Policy, res *scan.Result) map[int]string {
+// owner the scan saw, every run a live owner's ledger holds, and every
+// process of the plan's trees a [[protect]] entry names (the plan refuses
+// such trees already; the seam refuses them again).
+func denyList(pol *policy.Policy, res *scan.Result, plan *policy.Plan) map[int]string {
 	deny := map[int]string{}
+	s := res.Tree.Snap
+	for _, it := range plan.Items {
+		for _, m := range it.Finding.Members {
+			if pr := pol.Protected(s, m.Proc); pr != nil {
+				deny[m.Proc.PID] = fmt.Sprintf("protected by %q", pr.Name)
+			}
+		}
+	}
 	for _, p := range res.LiveOwners() {
 		deny[p.PID] = "a live owner"
 	}
