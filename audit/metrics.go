@@ -14,7 +14,7 @@ import (
 // node_exporter's textfile collector. The file is replaced atomically (temp
 // file in the same directory, fsync, rename), so the collector never reads
 // half a file.
-func WriteMetrics(path string, r *Report, took time.Duration) error {
+func WriteMetrics(path string, r *Report, signals []Record, took time.Duration) error {
 	var b bytes.Buffer
 	gauge := func(name, help string) {
 		fmt.Fprintf(&b, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name)
@@ -35,6 +35,17 @@ func WriteMetrics(path string, r *Report, took time.Duration) error {
 		}
 	}
 	writeCounts(&b, "reaper_finding_reasons", reasons)
+
+	gauge("reaper_signals", "Signals the last run sent, by signal and result (dry-run: signal 0).")
+	sent := map[string]int{}
+	for _, s := range signals {
+		result := s.Result
+		if i := strings.IndexByte(result, ':'); i > 0 {
+			result = result[:i] // "refused: …" → "refused"
+		}
+		sent[labels("signal", s.Signal, "result", result)]++
+	}
+	writeCounts(&b, "reaper_signals", sent)
 
 	gauge("reaper_finding_processes", "Processes in the trees of the last run's findings.")
 	fmt.Fprintf(&b, "reaper_finding_processes %d\n", r.Totals.Processes)

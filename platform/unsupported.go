@@ -57,3 +57,11 @@ func (h *Handle) WaitGone(d time.Duration) bool { return false }
 
 // State is unknown here.
 func (h *Handle) State() string { return "" }
+
+// JournalEnabled: there is no journald here.
+func JournalEnabled() bool { return false }
+
+// JournalSend is not implemented on this platform.
+func JournalSend(message string, priority int, fields map[string]string) error {
+	return fmt.Errorf("journald on %s: %w", runtime.GOOS, errors.ErrUnsupported)
+}

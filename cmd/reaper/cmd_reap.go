@@ -266,15 +266,8 @@ func emitReap(run *scanRun, pol *policy.Policy, plan *policy.Plan, results []rea
 			rep.Findings[i].PIDs = pids
 		}
 	}
-	if opts.auditLog != "" {
-		if err := audit.AppendLog(opts.auditLog, rep, signalRecords(events)); err != nil {
-			return err
-		}
-	}
-	if opts.metrics != "" {
-		if err := audit.WriteMetrics(opts.metrics, rep, took); err != nil {
-			return err
-		}
+	if err := record(rep, signalRecords(events), opts, g, took); err != nil {
+		return err
 	}
 	return writeReport(rep, run, opts, g)
 }

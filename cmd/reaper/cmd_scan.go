@@ -18,6 +18,7 @@ type scanOptions struct {
 	procRoot   string
 	auditLog   string
 	metrics    string
+	journal    string
 }
 
 func (o *scanOptions) AddFlags(f *pflag.FlagSet) {
@@ -27,9 +28,17 @@ func (o *scanOptions) AddFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.procRoot, "proc", "", "read this `DIR` instead of /proc (Linux; fixtures)")
 	f.StringVar(&o.auditLog, "audit-log", "", "append one JSON line per decision to `FILE`")
 	f.StringVar(&o.metrics, "metrics", "", "write Prometheus textfile metrics to `FILE`, atomically")
+	f.StringVar(&o.journal, "journal", "auto", "journald records: auto (what reap does, when journald is there), on (every mode), off")
 }
 
-func (o *scanOptions) validate() error { return validateOutput(o.output) }
+func (o *scanOptions) validate() error {
+	switch o.journal {
+	case "auto", "on", "off":
+	default:
+		return usagef("--journal %q: want auto, on or off", o.journal)
+	}
+	return validateOutput(o.output)
+}
 
 // validateOutput checks an --output value.
 func validateOutput(output string) error {

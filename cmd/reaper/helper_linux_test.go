@@ -48,6 +48,9 @@ func runHelperIfAsked() {
 	if os.Getenv(envNSReap) != "" {
 		runPIDNamespaceReapHelper()
 	}
+	if dir := os.Getenv(envJournal); dir != "" {
+		runJournalHelper(dir)
+	}
 	raw := os.Getenv(envSpec)
 	if raw == "" {
 		return

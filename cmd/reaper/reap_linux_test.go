@@ -429,7 +429,7 @@ func TestReapSparesRunThatBecameOwned(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	g := &globalOptions{stdout: &stdout, stderr: &stderr}
 	opts := &reapOptions{lockFile: filepath.Join(t.TempDir(), "lock"), lockTimeout: time.Second}
-	opts.policyFile, opts.output, opts.ledgers = reapPolicy(t, ""), "json", []string{path}
+	opts.policyFile, opts.output, opts.ledgers, opts.journal = reapPolicy(t, ""), "json", []string{path}, "off"
 	opts.beforeAct = func() {
 		l := &ledger.Ledger{Owner: owner, Runs: []ledger.Run{{ID: "adopted", PID: pid, Start: id(start), State: ledger.RunRunning}}}
 		if err := ledger.WriteFile(path, l); err != nil {

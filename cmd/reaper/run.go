@@ -96,17 +96,32 @@ func collectWith(pol *policy.Policy, procRoot string, ledgers []string, discover
 func emit(run *scanRun, pol *policy.Policy, plan *policy.Plan, opts *scanOptions, g *globalOptions, took time.Duration) error {
 	rep := audit.NewReport(pol, run.result, plan)
 	rep.Errors = append(rep.Errors, run.problems...)
+	if err := record(rep, nil, opts, g, took); err != nil {
+		return err
+	}
+	return writeReport(rep, run, opts, g)
+}
+
+// record leaves the run's traces: the audit log, journald, the metrics.
+// journald is best effort: where it is not running, nothing is sent and
+// the audit log is the record.
+func record(rep *audit.Report, signals []audit.Record, opts *scanOptions, g *globalOptions, took time.Duration) error {
 	if opts.auditLog != "" {
-		if err := audit.AppendLog(opts.auditLog, rep, nil); err != nil {
+		if err := audit.AppendLog(opts.auditLog, rep, signals); err != nil {
 			return err
+		}
+	}
+	if opts.journal == "on" || opts.journal == "auto" && rep.Mode == string(policy.ModeReap) {
+		if _, err := audit.Journal(rep, signals); err != nil && g.log != nil {
+			g.log.Warn("journald records not written", "err", err)
 		}
 	}
 	if opts.metrics != "" {
-		if err := audit.WriteMetrics(opts.metrics, rep, took); err != nil {
+		if err := audit.WriteMetrics(opts.metrics, rep, signals, took); err != nil {
 			return err
 		}
 	}
-	return writeReport(rep, run, opts, g)
+	return nil
 }
 
 // writeReport prints the report on stdout, as a table or JSON.

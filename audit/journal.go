@@ -1,0 +1,84 @@
+package audit
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/orphanreaper/reaper/platform"
+)
+
+// The MESSAGE_ID of each record type, fixed so that journalctl can select
+// them: journalctl MESSAGE_ID=8f3a… (systemd's catalog convention).
+const (
+	MessageIDDecision = "8f3a1c9d5b2e4f6a8c0d1e2f3a4b5c6d"
+	MessageIDSignal   = "2b7e9c4a1d3f4e5b9a8c7d6e5f4a3b2c"
+)
+
+// syslog priorities (syslog(3)) for the records.
+const (
+	priWarning = 4
+	priNotice  = 5
+	priInfo    = 6
+)
+
+// Journal sends one record per decision and per signal to journald, when
+// journald is there; otherwise it does nothing and returns false (the
+// audit log, if asked for, still has everything).
+func Journal(r *Report, signals []Record) (bool, error) {
+	if !platform.JournalEnabled() {
+		return false, nil
+	}
+	for _, s := range signals {
+		fields := map[string]string{
+			"MESSAGE_ID":    MessageIDSignal,
+			"REAPER_MODE":   r.Mode,
+			"REAPER_ROOT":   strconv.Itoa(s.RootPID),
+			"REAPER_PID":    strconv.Itoa(s.PID),
+			"REAPER_START":  s.Start,
+			"REAPER_SIGNAL": s.Signal,
+			"REAPER_RESULT": s.Result,
+		}
+		msg := fmt.Sprintf("%s to pid %d: %s", s.Signal, s.PID, s.Result)
+		if err := platform.JournalSend(msg, priNotice, fields); err != nil {
+			return true, fmt.Errorf("journald: %w", err)
+		}
+	}
+	for _, f := range r.Findings {
+		pri := priInfo
+		switch f.Outcome {
+		case "killed":
+			pri = priNotice
+		case "failed", "refused":
+			pri = priWarning
+		}
+		fields := map[string]string{
+			"MESSAGE_ID":     MessageIDDecision,
+			"REAPER_MODE":    r.Mode,
+			"REAPER_PID":     strconv.Itoa(f.RootPID),
+			"REAPER_PIDS":    joinInts(f.PIDs),
+			"REAPER_START":   f.Start,
+			"REAPER_KIND":    f.Kind,
+			"REAPER_REASONS": strings.Join(f.Reasons, ","),
+			"REAPER_RULE":    f.Rule,
+			"REAPER_ACTION":  f.Action,
+			"REAPER_OUTCOME": f.Outcome,
+			"REAPER_DETAIL":  f.Detail,
+			"REAPER_OWNER":   f.Owner,
+			"REAPER_RSS":     strconv.FormatUint(f.RSSBytes, 10),
+		}
+		msg := fmt.Sprintf("%s %s tree of pid %d (%s): %s", f.Rule, f.Kind, f.RootPID, strings.Join(f.Reasons, ", "), f.Outcome)
+		if err := platform.JournalSend(msg, pri, fields); err != nil {
+			return true, fmt.Errorf("journald: %w", err)
+		}
+	}
+	return true, nil
+}
+
+func joinInts(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, " ")
+}
