@@ -29,18 +29,18 @@ func TestJournald(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
+	// Subreaper state is process-wide and sticky: make it explicit, so the
+	// orphan's new parent is this test, which the policy names.
+	becomeSubreaper(t)
 	orphan := adoptNowhere(t, "npm exec mcp-remote https://journal.test")
 	pol := filepath.Join(dir, "policy.toml")
-	os.WriteFile(pol, []byte(`version = 1
-[defaults]
-min_age = "0s"
-grace = "2s"
+	os.WriteFile(pol, []byte(mustReadFile(t, reapPolicy(t, `
 [[rule]]
 name = "journal-test"
 when = ["reparented"]
 cmdline = 'journal\.test'
 action = "terminate"
-`), 0o644)
+`))), 0o644)
 	self, _ := os.Executable()
 	cmd := execHelper(self, envJournal+"="+dir, envReaperBin+"="+reaperBin)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS}
@@ -76,7 +76,7 @@ action = "terminate"
 }
 
 // adoptNowhere starts a bash tree whose parent exits, so it is reparented
-// to PID 1 (this test is no subreaper here), and returns its pid.
+// (to this test, when it is a subreaper), and returns its pid.
 func adoptNowhere(t *testing.T, argv0 string) int {
 	t.Helper()
 	pidfile := filepath.Join(t.TempDir(), "pid")
@@ -88,6 +88,14 @@ func adoptNowhere(t *testing.T, argv0 string) int {
 	var pid int
 	fmt.Sscan(string(b), &pid)
 	t.Cleanup(func() { killTreeVerified(pid) })
+	// Wait until the exec has happened and the parent is gone.
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.HasPrefix(cmdlineOf(pid), argv0) || parentOf(pid) == 0 || parentOf(pid) == outer.Process.Pid {
+		if time.Now().After(deadline) {
+			t.Fatalf("pid %d: %q, parent %d", pid, cmdlineOf(pid), parentOf(pid))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 	return pid
 }
 

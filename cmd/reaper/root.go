@@ -67,6 +67,7 @@ Exit status: 0 success (found or not), 1 runtime error, 2 usage error,
 			}))
 		},
 	}
+	cmd.DisableAutoGenTag = true // reproducible man pages: no date stamp
 	cmd.SetOut(g.stdout)
 	cmd.SetErr(g.stderr)
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
@@ -78,6 +79,7 @@ Exit status: 0 success (found or not), 1 runtime error, 2 usage error,
 		newLedgerCommand(g),
 		newVersionCommand(g),
 		newCompletionCommand(g),
+		newGenDocsCommand(g),
 	)
 	return cmd
 }
