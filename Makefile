@@ -1,0 +1,26 @@
+# reaper's build: the binary, its man pages and completions, its packages.
+# The tests are `go test -count=1 ./...` (see README); CI is .ci/run.
+
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null | sed 's/^v//' || echo 0.0.0)
+ARCH    ?= amd64
+NFPM    := github.com/goreleaser/nfpm/v2/cmd/nfpm@v2.45.2
+
+.PHONY: build docs packages clean
+
+build:
+	mkdir -p dist
+	CGO_ENABLED=0 GOARCH=$(ARCH) go build -trimpath -ldflags "-s -w -X main.version=$(VERSION)" -o dist/reaper ./cmd/reaper
+
+# Man pages and completions come from the command tree itself.
+docs:
+	rm -rf dist/man dist/completions
+	go run ./cmd/reaper gen-docs --man dist/man --completions dist/completions
+	gzip -9n dist/man/*.1
+
+# .deb and .rpm, built offline by nfpm from the Go module proxy.
+packages: build docs
+	VERSION=$(VERSION) ARCH=$(ARCH) go run $(NFPM) package --config packaging/nfpm.yaml --packager deb --target dist/
+	VERSION=$(VERSION) ARCH=$(ARCH) go run $(NFPM) package --config packaging/nfpm.yaml --packager rpm --target dist/
+
+clean:
+	rm -rf dist
