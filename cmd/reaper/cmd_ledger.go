@@ -166,7 +166,9 @@ func runLedgerShow(cmd *cobra.Command, paths []string, opts *ledgerShowOptions, 
 		sr := shownRun{Run: *lr.Run, Status: string(lr.Status), Info: lr.Info, Detail: lr.Detail}
 		if p := s.Get(lr.Run.PID); p != nil && (lr.Status == scan.StatusAlive || lr.Status == scan.StatusOrphaned) {
 			sr.Cmdline = s.CommandLine(p)
-			sr.Reasons = reasons[p.PID]
+			if lr.Status == scan.StatusOrphaned {
+				sr.Reasons = reasons[p.PID]
+			}
 		}
 		out[k].Runs = append(out[k].Runs, sr)
 	}

@@ -1,0 +1,384 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The end-to-end suite runs reaper against a real Node gateway
+// (testdata/e2e/gateway.mjs) that spawns PTYs through node-pty, a real MCP
+// server over stdio through npm exec, and an ACP-shaped wrapper, and writes
+// a v1 ledger and OpenClaw-style state. Every count is the kernel's: the
+// live processes under each tree's root, read from /proc.
+
+const e2eDir = "../../testdata/e2e"
+
+var npmOnce sync.Once
+var npmErr error
+
+// requireE2E finds node and installs the gateway's packages from the
+// committed lockfile (npm ci; kept between local runs).
+func requireE2E(t *testing.T) string {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("needs node and npm (CI installs them): the gateway under test is a Node program")
+	}
+	npmOnce.Do(func() {
+		if _, err := os.Stat(filepath.Join(e2eDir, "node_modules", "@lydell", "node-pty")); err == nil {
+			return
+		}
+		cmd := exec.Command("npm", "ci", "--no-audit", "--no-fund")
+		cmd.Dir = e2eDir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			npmErr = fmt.Errorf("npm ci: %v\n%s", err, out)
+		}
+	})
+	if npmErr != nil {
+		t.Fatal(npmErr)
+	}
+	return node
+}
+
+// e2eGateway is a running gateway.mjs.
+type e2eGateway struct {
+	cmd    *exec.Cmd
+	state  string
+	ledger string
+	roots  map[string]int // pty, mcp, acp → root pid
+	starts map[int]uint64 // root pid → start ticks at ready
+	lines  chan map[string]any
+}
+
+func startE2EGateway(t *testing.T, node string, extra ...string) *e2eGateway {
+	t.Helper()
+	state := t.TempDir()
+	return startE2EGatewayIn(t, node, state, extra...)
+}
+
+func startE2EGatewayIn(t *testing.T, node, state string, extra ...string) *e2eGateway {
+	t.Helper()
+	g := &e2eGateway{state: state, ledger: filepath.Join(state, "reaper-ledger.json"), lines: make(chan map[string]any, 8)}
+	args := append([]string{"gateway.mjs", "--state", state, "--ledger", g.ledger}, extra...)
+	g.cmd = exec.Command(node, args...)
+	g.cmd.Dir = e2eDir
+	g.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // a service of its own
+	out, err := g.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	g.cmd.Stderr = &stderr
+	if err := g.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		g.cmd.Process.Kill()
+		g.cmd.Wait()
+	})
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			var m map[string]any
+			if json.Unmarshal(sc.Bytes(), &m) == nil {
+				g.lines <- m
+			}
+		}
+		close(g.lines)
+	}()
+	ready := g.await(t, "ready", 60*time.Second, &stderr)
+	g.roots, g.starts = map[string]int{}, map[int]uint64{}
+	for k, v := range ready["pids"].(map[string]any) {
+		if k != "gateway" {
+			g.roots[k] = int(v.(float64))
+			g.starts[g.roots[k]], _ = startTicks(g.roots[k])
+		}
+	}
+	if ready["mcp"] != "secure-filesystem-server" {
+		t.Fatalf("the MCP server did not initialize: %v", ready)
+	}
+	// The adapter the ACP wrapper starts must be up before counting.
+	waitFor(t, func() bool { return len(liveTree(g.roots["acp"])) >= 2 }, "the ACP adapter")
+	return g
+}
+
+func (g *e2eGateway) await(t *testing.T, key string, d time.Duration, stderr fmt.Stringer) map[string]any {
+	t.Helper()
+	timeout := time.After(d)
+	for {
+		select {
+		case m, ok := <-g.lines:
+			if !ok {
+				t.Fatalf("gateway exited before %q: %s", key, stderr)
+			}
+			if _, ok := m[key]; ok {
+				return m
+			}
+		case <-timeout:
+			t.Fatalf("no %q from the gateway: %s", key, stderr)
+		}
+	}
+}
+
+func waitFor(t *testing.T, cond func() bool, what string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// liveTree lists the live (not zombie) processes of the tree rooted at pid,
+// the kernel's view: /proc/PID/task/*/children, recursively (a child is
+// listed under the thread that forked it).
+func liveTree(pid int) []int {
+	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err != nil || strings.Contains(string(b), ") Z ") {
+		return nil
+	}
+	out := []int{pid}
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
+	for _, f := range tasks {
+		b, _ := os.ReadFile(f)
+		for _, c := range strings.Fields(string(b)) {
+			var child int
+			fmt.Sscan(c, &child)
+			out = append(out, liveTree(child)...)
+		}
+	}
+	return out
+}
+
+// count is how many live processes the gateway's trees hold now, by tree;
+// a root that is another process now counts as gone.
+func (g *e2eGateway) count() (map[string]int, int) {
+	by, total := map[string]int{}, 0
+	for name, pid := range g.roots {
+		if start, ok := startTicks(pid); !ok || start != g.starts[pid] {
+			by[name] = 0
+			continue
+		}
+		by[name] = len(liveTree(pid))
+		total += by[name]
+	}
+	return by, total
+}
+
+func (g *e2eGateway) crash(t *testing.T) {
+	t.Helper()
+	g.cmd.Process.Signal(syscall.SIGKILL)
+	waitFor(t, func() bool { return parentOf(g.roots["pty"]) == os.Getpid() }, "the PTY shell to be reparented")
+}
+
+func e2ePolicy(t *testing.T) string {
+	t.Helper()
+	self, _ := os.Readlink("/proc/self/exe")
+	return writePolicy(t, fmt.Sprintf(`version = 1
+[defaults]
+min_age = "0s"
+grace = "3s"
+
+[[owner]]
+name = "e2e-gateway"
+cmdline = 'e2e/gateway\.mjs|^\S*node gateway\.mjs'
+
+[[subreaper]]
+cmdline = '^(%s|%s)( |$)'
+
+[[rule]]
+name = "agent-leftovers"
+when = ["reparented", "owner-dead", "run-done", "session-ended"]
+kind = ["pty", "acp", "mcp"]
+action = "terminate"
+`, regexp.QuoteMeta(os.Args[0]), regexp.QuoteMeta(self)))
+}
+
+func e2eReap(t *testing.T, args ...string) *reapReport {
+	t.Helper()
+	rep, r := reapJSON(t, args...)
+	if r.code != 0 {
+		t.Fatalf("reap %v: exit %d: %s", args, r.code, r.stderr)
+	}
+	return rep
+}
+
+func logCounts(t *testing.T, label string, by map[string]int, total int) {
+	t.Helper()
+	t.Logf("%-44s %3d processes  (pty %d, mcp %d, acp %d)", label, total, by["pty"], by["mcp"], by["acp"])
+}
+
+// Scenario 1: the gateway is SIGKILLed; reaper removes every tree it left,
+// and a second gateway's identical trees live on. Scenario 5 is its
+// dry-run: the plan lists every tree and nothing dies.
+func TestE2EGatewayKilled(t *testing.T) {
+	node := requireE2E(t)
+	becomeSubreaper(t)
+	t.Cleanup(func() { killTreeVerifiedChildren() })
+	dead, live := startE2EGateway(t, node), startE2EGateway(t, node)
+	by, total := dead.count()
+	logCounts(t, "gateway A, running", by, total)
+	dead.crash(t)
+	time.Sleep(time.Second)
+	by, left := dead.count()
+	logCounts(t, "gateway A SIGKILLed, 1 s later, no reaper", by, left)
+	// What survives a gateway's death: what ignores hangup (the PTY's long
+	// command) and what was detached from it (the ACP wrapper and adapter).
+	// A stdio MCP server exits when its stdin closes with the gateway.
+	if by["pty"] == 0 || by["acp"] < 2 {
+		t.Fatalf("control: the orphans did not survive the gateway (%v)", by)
+	}
+	liveBy, liveTotal := live.count()
+	logCounts(t, "gateway B, running", liveBy, liveTotal)
+
+	t.Run("dry-run plans every tree, nothing dies", func(t *testing.T) {
+		rep := e2eReap(t, "--dry-run", "--policy", e2ePolicy(t), "--ledger", dead.ledger, "--ledger", live.ledger)
+		planned := map[int]bool{}
+		for _, f := range rep.Findings {
+			if f.Outcome == "planned" {
+				planned[f.RootPID] = true
+			}
+		}
+		for name, pid := range dead.roots {
+			if by[name] > 0 && !planned[pid] {
+				t.Errorf("dry-run: the %s tree (%d) is not planned: %+v", name, pid, rep.Findings)
+			}
+		}
+		after, n := dead.count()
+		logCounts(t, "after reaper reap --dry-run", after, n)
+		if n != left {
+			t.Errorf("dry-run: %d processes before, %d after", left, n)
+		}
+	})
+
+	rep := e2eReap(t, "--policy", e2ePolicy(t), "--ledger", dead.ledger, "--ledger", live.ledger)
+	by, n := dead.count()
+	logCounts(t, "gateway A's trees after reaper reap", by, n)
+	if n != 0 {
+		t.Errorf("%d processes of the dead gateway survived: %v; findings %+v", n, by, rep.Findings)
+	}
+	liveBy2, liveTotal2 := live.count()
+	logCounts(t, "gateway B after reaper reap", liveBy2, liveTotal2)
+	if liveTotal2 < liveTotal || liveBy2["pty"] == 0 || liveBy2["mcp"] < 2 || liveBy2["acp"] < 2 {
+		t.Errorf("the live gateway lost processes: %v → %v", liveBy, liveBy2)
+	}
+}
+
+// Scenario 2: the gateway restarts and its startup hook runs reaper on the
+// previous generation's ledger and state dir: the old trees are gone before
+// the new generation spawns anything.
+func TestE2ERestartHook(t *testing.T) {
+	node := requireE2E(t)
+	becomeSubreaper(t)
+	t.Cleanup(func() { killTreeVerifiedChildren() })
+	old := startE2EGateway(t, node)
+	old.crash(t)
+	time.Sleep(time.Second)
+	by, left := old.count()
+	logCounts(t, "generation 1 SIGKILLed, no reaper", by, left)
+	if left == 0 {
+		t.Fatal("control: nothing survived generation 1")
+	}
+	next := startE2EGatewayIn(t, node, old.state, "--hook", reaperBin, "--policy", e2ePolicy(t))
+	by, n := old.count()
+	logCounts(t, "generation 1 when generation 2 is ready", by, n)
+	if n != 0 {
+		t.Errorf("the previous generation's processes outlived the startup hook: %v", by)
+	}
+	nb, nn := next.count()
+	logCounts(t, "generation 2, running", nb, nn)
+	if nb["pty"] == 0 || nb["mcp"] < 2 || nb["acp"] < 2 {
+		t.Errorf("generation 2 is incomplete: %v", nb)
+	}
+}
+
+// Scenario 3: a session is marked done while its PTY (and MCP server) keep
+// running: run-done, reaped, under a gateway that lives on.
+func TestE2ERunDone(t *testing.T) {
+	node := requireE2E(t)
+	becomeSubreaper(t)
+	t.Cleanup(func() { killTreeVerifiedChildren() })
+	g := startE2EGateway(t, node)
+	g.cmd.Process.Signal(syscall.SIGUSR1)
+	g.await(t, "marked", 10*time.Second, &strings.Builder{})
+	time.Sleep(time.Second)
+	by, n := g.count()
+	logCounts(t, "runs marked done, 1 s later, no reaper", by, n)
+	if by["pty"] == 0 || by["mcp"] < 2 {
+		t.Fatalf("control: the done runs' processes did not keep running (%v)", by)
+	}
+	rep := e2eReap(t, "--policy", e2ePolicy(t), "--ledger", g.ledger)
+	by, n = g.count()
+	logCounts(t, "after reaper reap", by, n)
+	if by["pty"] != 0 || by["mcp"] != 0 {
+		t.Errorf("the done runs' processes survived: %v; findings %+v", by, rep.Findings)
+	}
+	if by["acp"] < 2 || liveTree(g.cmd.Process.Pid) == nil {
+		t.Errorf("reaped more than the done runs: %v", by)
+	}
+}
+
+// Scenario 4: a parent session is reset while its child ACP session lives:
+// session-ended, reaped; the other session's runs live on.
+func TestE2ESessionReset(t *testing.T) {
+	node := requireE2E(t)
+	becomeSubreaper(t)
+	t.Cleanup(func() { killTreeVerifiedChildren() })
+	g := startE2EGateway(t, node)
+	g.cmd.Process.Signal(syscall.SIGUSR2)
+	g.await(t, "marked", 10*time.Second, &strings.Builder{})
+	time.Sleep(time.Second)
+	by, n := g.count()
+	logCounts(t, "parent session reset, 1 s later, no reaper", by, n)
+	if by["acp"] < 2 {
+		t.Fatalf("control: the child session's runtime did not keep running (%v)", by)
+	}
+	rep := e2eReap(t, "--policy", e2ePolicy(t), "--ledger", g.ledger)
+	by, n = g.count()
+	logCounts(t, "after reaper reap", by, n)
+	if by["acp"] != 0 {
+		t.Errorf("the child session's ACP tree survived: %v; findings %+v", by, rep.Findings)
+	}
+	if by["pty"] == 0 || by["mcp"] < 2 {
+		t.Errorf("reaped another session's runs: %v", by)
+	}
+}
+
+// killTreeVerifiedChildren kills everything below this test process (all
+// of it started by this test, or adopted as its subreaper), each through a
+// verified handle, and reaps what becomes its zombie.
+func killTreeVerifiedChildren() {
+	for _, pid := range liveTree(os.Getpid())[1:] {
+		killTreeVerified(pid)
+	}
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", os.Getpid()))
+	deadline := time.Now().Add(3 * time.Second)
+	for _, f := range tasks {
+		b, _ := os.ReadFile(f)
+		for _, c := range strings.Fields(string(b)) {
+			var pid int
+			fmt.Sscan(c, &pid)
+			// SIGKILL is not instant: wait, bounded, so no zombie outlives
+			// the test and ends up with PID 1.
+			for {
+				var ws syscall.WaitStatus
+				wpid, err := syscall.Wait4(pid, &ws, syscall.WNOHANG, nil)
+				if wpid == pid || err != nil || time.Now().After(deadline) {
+					break
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+		}
+	}
+}
