@@ -57,6 +57,16 @@ func WriteMetrics(path string, r *Report, signals []Record, took time.Duration) 
 	fmt.Fprintf(&b, "reaper_zombies %d\n", len(r.Zombies))
 	gauge("reaper_unknown_processes", "Processes whose parent the last run could not see.")
 	fmt.Fprintf(&b, "reaper_unknown_processes %d\n", len(r.Unknown))
+	gauge("reaper_pty_dead", "Pseudo-terminals held by findings that are dead (master closed, or held by findings only).")
+	fmt.Fprintf(&b, "reaper_pty_dead %d\n", len(r.PTY.Dead))
+	gauge("reaper_zombies_under_init", "Zombies whose parent is PID 1: an init that does not reap.")
+	underInit := 0
+	for _, z := range r.ZombieGroups {
+		if z.Init {
+			underInit += z.Count
+		}
+	}
+	fmt.Fprintf(&b, "reaper_zombies_under_init %d\n", underInit)
 	if r.PTY.Max > 0 {
 		gauge("reaper_pty_in_use", "Pseudo-terminals allocated (kernel.pty.nr).")
 		fmt.Fprintf(&b, "reaper_pty_in_use %d\n", r.PTY.InUse)

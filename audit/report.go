@@ -35,6 +35,9 @@ type Report struct {
 	Unknown  []UnknownEntry `json:"unknown"`
 	Totals   Totals         `json:"totals"`
 	Warnings []string       `json:"warnings"`
+	// ZombieGroups are the zombies by parent; a group under PID 1 (Init)
+	// means an init that does not reap.
+	ZombieGroups []ZombieGroupEntry `json:"zombie_groups"`
 }
 
 // Finding is one tree that matched a rule.
@@ -58,8 +61,14 @@ type Finding struct {
 	Evidence []string `json:"evidence"`
 	Start    string   `json:"start"`
 	OwnerPID int      `json:"owner_pid"`
+	// PTYs are the pseudo-terminals the tree's processes hold.
+	PTYs []PTYRef `json:"ptys"`
+	// Activity, for run-done findings, says whether the tree kept working
+	// after the run's end.
+	Activity *Activity `json:"activity,omitempty"`
 
-	members []scan.Member
+	members   []scan.Member
+	terminals []PTYRef // the terminals the snapshot knows (tty or stdio)
 }
 
 // LedgerEntry is one run a ledger names and what it maps to now.
@@ -91,9 +100,10 @@ type UnknownEntry struct {
 
 // PTY is pseudo-terminal usage.
 type PTY struct {
-	InUse          int `json:"in_use"`
-	Max            int `json:"max"`
-	HeldByFindings int `json:"held_by_findings"`
+	InUse          int       `json:"in_use"`
+	Max            int       `json:"max"`
+	HeldByFindings int       `json:"held_by_findings"`
+	Dead           []DeadPTY `json:"dead"`
 }
 
 // Totals sum up the findings.
@@ -120,7 +130,8 @@ func NewReport(pol *policy.Policy, res *scan.Result, plan *policy.Plan) *Report 
 		Policy:        pol.Source,
 		Unknown:       []UnknownEntry{},
 		Warnings:      append(append([]string{}, pol.Warnings...), s.Warnings...),
-		PTY:           PTY{InUse: s.PTY.InUse, Max: s.PTY.Max},
+		PTY:           PTY{InUse: s.PTY.InUse, Max: s.PTY.Max, Dead: []DeadPTY{}},
+		ZombieGroups:  zombieGroups(s, res.ZombieGroups()),
 	}
 	ptys := map[int]bool{}
 	for _, it := range plan.Items {
@@ -142,13 +153,16 @@ func NewReport(pol *policy.Policy, res *scan.Result, plan *policy.Plan) *Report 
 			Evidence:   f.Evidence,
 			Start:      s.Identity(f.Root),
 			OwnerPID:   f.OwnerPID,
+			PTYs:       []PTYRef{},
 			members:    f.Members,
 		})
 		r.Totals.Processes += len(f.Members)
 		r.Totals.ReclaimableBytes += f.RSS
+		last := &r.Findings[len(r.Findings)-1]
 		for _, m := range f.Members {
 			if term := s.Terminal(m.Proc); term.PTS >= 0 {
 				ptys[term.PTS] = true
+				last.terminals = append(last.terminals, PTYRef{PTS: term.PTS, Role: "slave", PID: m.Proc.PID, HungUp: term.HungUp})
 			}
 		}
 	}

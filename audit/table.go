@@ -27,11 +27,27 @@ func (r *Report) WriteTable(w io.Writer, s *platform.Snapshot) error {
 	for i := range r.Findings {
 		r.writeFinding(ew, s, &r.Findings[i])
 	}
-	if len(r.Zombies) > 0 {
-		ew.printf("\nZombies (only their parent can clear them; never signalled):\n")
-		for _, z := range r.Zombies {
-			ew.printf("  %d  parent %d  %s\n", z.PID, z.PPID, clip(printable(z.ParentCmdline)))
+	if len(r.ZombieGroups) > 0 {
+		ew.printf("\nZombies by parent (only the parent can clear them; never signalled):\n")
+		for _, z := range r.ZombieGroups {
+			who := clip(printable(z.ParentCmdline))
+			switch {
+			case z.Init:
+				who += " — PID 1 is not reaping"
+			case z.ParentIsOwner:
+				who += " — a live owner"
+			case z.ParentCmdline == "":
+				who = "(not visible)"
+			}
+			ew.printf("  %s under %d, oldest %s: %s\n", plural(z.Count, "zombie"), z.ParentPID,
+				humanAge(time.Duration(z.OldestAgeSecond)*time.Second), who)
 		}
+	}
+	for _, d := range r.PTY.Dead {
+		ew.printf("\ndead PTY /dev/pts/%d: %s (slave holders %v, master holders %v)", d.PTS, d.Why, d.Slaves, d.Masters)
+	}
+	if len(r.PTY.Dead) > 0 {
+		ew.printf("\n")
 	}
 	if len(r.Ledger) > 0 {
 		ew.printf("\nLedger runs:\n")
@@ -82,6 +98,20 @@ func (r *Report) writeFinding(ew *errWriter, s *platform.Snapshot, f *Finding) {
 			owner += ", run " + f.RunID
 		}
 		ew.printf("  owner: %s\n", owner)
+	}
+	for _, p := range f.PTYs {
+		state := ""
+		if p.HungUp {
+			state = ", its master closed"
+		}
+		ew.printf("  holds /dev/pts/%d (%s, pid %d%s)\n", p.PTS, p.Role, p.PID, state)
+	}
+	if a := f.Activity; a != nil {
+		verdict := "no sign of it"
+		if a.ActiveAfterDone {
+			verdict = "yes: " + strings.Join(a.Evidence, "; ")
+		}
+		ew.printf("  kept working after its run ended (%s)? %s\n", a.EndedAt.Format("2006-01-02 15:04:05 MST"), printable(verdict))
 	}
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "  PID\tAGE\tRSS\t  COMMAND\n")
@@ -139,7 +169,7 @@ func (r *Report) ptyLine() string {
 	if r.PTY.Max == 0 {
 		return "PTYs unknown"
 	}
-	return fmt.Sprintf("PTYs %d/%d in use, %d held by findings", r.PTY.InUse, r.PTY.Max, r.PTY.HeldByFindings)
+	return fmt.Sprintf("PTYs %d/%d in use, %d held by findings, %d dead", r.PTY.InUse, r.PTY.Max, r.PTY.HeldByFindings, len(r.PTY.Dead))
 }
 
 func clip(s string) string {

@@ -3,6 +3,7 @@ package scan
 import (
 	"regexp"
 
+	"github.com/orphanreaper/reaper/ledger"
 	"github.com/orphanreaper/reaper/platform"
 )
 
@@ -69,8 +70,10 @@ type Finding struct {
 	// nothing attributes it.
 	Owner    string
 	OwnerPID int
-	// RunID is the ledger run the tree was found through, if any.
+	// RunID is the ledger run the tree was found through, if any, and Run
+	// that run.
 	RunID string
+	Run   *ledger.Run
 	RSS   uint64 // total resident memory of the members
 }
 

@@ -146,7 +146,7 @@ func (r *Result) ApplyLedgers(ls []*ledger.Ledger) {
 		f.Reasons = slices.DeleteFunc(f.Reasons, func(x Reason) bool { return x == Untracked })
 		f.Evidence = slices.DeleteFunc(f.Evidence, func(e string) bool { return e == untrackedEvidence })
 		if f.RunID == "" {
-			f.RunID = lr.Run.ID
+			f.RunID, f.Run = lr.Run.ID, lr.Run
 			if f.Root == proc && lr.Run.Kind != "" {
 				f.Kind = Kind(lr.Run.Kind)
 			}

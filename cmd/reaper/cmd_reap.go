@@ -115,13 +115,14 @@ func runReap(ctx context.Context, opts *reapOptions, g *globalOptions) error {
 	if err := spareNewlyOwned(pol, opts, run, plan); err != nil {
 		return err
 	}
-	// The report names each process by its command line: read them while
-	// the processes still exist.
+	// The report names each process by its command line and says what it
+	// holds: read them while the processes still exist.
 	for _, it := range plan.Items {
 		for _, m := range it.Finding.Members {
 			run.snap.CommandLine(m.Proc)
 		}
 	}
+	found := inspect(run, plan)
 
 	timeout := opts.timeout
 	if timeout <= 0 {
@@ -149,7 +150,7 @@ func runReap(ctx context.Context, opts *reapOptions, g *globalOptions) error {
 			code = exitPermission
 		}
 	}
-	if err := emitReap(run, pol, plan, results, events, &opts.scanOptions, g, time.Since(started)); err != nil {
+	if err := emitReap(run, pol, plan, found, results, events, &opts.scanOptions, g, time.Since(started)); err != nil {
 		return err
 	}
 	switch code {
@@ -254,9 +255,10 @@ func checkNew(pol *policy.Policy, res *scan.Result) func(*platform.Snapshot, *pl
 
 // emitReap writes the report, the audit log (decisions and signals) and
 // the metrics.
-func emitReap(run *scanRun, pol *policy.Policy, plan *policy.Plan, results []reap.Result, events []reap.Event, opts *scanOptions, g *globalOptions, took time.Duration) error {
+func emitReap(run *scanRun, pol *policy.Policy, plan *policy.Plan, found *inspection, results []reap.Result, events []reap.Event, opts *scanOptions, g *globalOptions, took time.Duration) error {
 	rep := audit.NewReport(pol, run.result, plan)
 	rep.Errors = append(rep.Errors, run.problems...)
+	found.apply(rep)
 	covered := map[int][]int{} // root → every pid the action covered, rescans included
 	for i, r := range results {
 		covered[plan.Items[i].Finding.Root.PID] = r.PIDs

@@ -96,6 +96,7 @@ func collectWith(pol *policy.Policy, procRoot string, ledgers []string, discover
 func emit(run *scanRun, pol *policy.Policy, plan *policy.Plan, opts *scanOptions, g *globalOptions, took time.Duration) error {
 	rep := audit.NewReport(pol, run.result, plan)
 	rep.Errors = append(rep.Errors, run.problems...)
+	inspect(run, plan).apply(rep)
 	if err := record(rep, nil, opts, g, took); err != nil {
 		return err
 	}

@@ -1,0 +1,119 @@
+package audit
+
+import (
+	"sort"
+	"time"
+
+	"github.com/orphanreaper/reaper/platform"
+	"github.com/orphanreaper/reaper/scan"
+)
+
+// PTYRef is a pseudo-terminal a finding's process holds.
+type PTYRef struct {
+	PTS    int    `json:"pts"`
+	Role   string `json:"role"` // "master" or "slave"
+	PID    int    `json:"pid"`
+	HungUp bool   `json:"hung_up"`
+}
+
+// DeadPTY is a pseudo-terminal whose processes can't be reached through it.
+type DeadPTY struct {
+	PTS     int    `json:"pts"`
+	Why     string `json:"why"`
+	Masters []int  `json:"masters"`
+	Slaves  []int  `json:"slaves"`
+}
+
+// Activity is the evidence that a run-done tree kept working after its
+// run's end: the zombie-session bug, not just a leftover.
+type Activity struct {
+	ActiveAfterDone  bool       `json:"active_after_done"`
+	EndedAt          time.Time  `json:"ended_at"`
+	StartedSinceDone int        `json:"processes_started_since_done"`
+	CPUTicks         uint64     `json:"cpu_ticks"`
+	CPUTicksDelta    uint64     `json:"cpu_ticks_delta"`
+	WrittenDelta     uint64     `json:"written_bytes_delta"`
+	SampleMillis     int64      `json:"sample_ms"`
+	TTYWrittenAt     *time.Time `json:"tty_written_at,omitempty"`
+	Evidence         []string   `json:"evidence"`
+}
+
+// ZombieGroupEntry is the zombies of one parent.
+type ZombieGroupEntry struct {
+	ParentPID       int    `json:"parent_pid"`
+	ParentStart     string `json:"parent_start"`
+	ParentCmdline   string `json:"parent_cmdline"`
+	ParentIsOwner   bool   `json:"parent_is_owner"`
+	Init            bool   `json:"init"`
+	Count           int    `json:"count"`
+	OldestAgeSecond int64  `json:"oldest_age_seconds"`
+	PIDs            []int  `json:"pids"`
+}
+
+// SetPTYs records what the findings' processes hold (their open fds; where
+// those can't be read, the terminal the snapshot knows) and the dead PTYs.
+func (r *Report) SetPTYs(holds map[*platform.Process][]platform.PTYHold, states []scan.PTYState) {
+	held := map[int]bool{}
+	for i := range r.Findings {
+		f := &r.Findings[i]
+		f.PTYs = []PTYRef{}
+		fromFDs := map[int]bool{}
+		for _, m := range f.members {
+			for _, h := range holds[m.Proc] {
+				role := "slave"
+				if h.Master {
+					role = "master"
+				}
+				f.PTYs = append(f.PTYs, PTYRef{PTS: h.PTS, Role: role, PID: m.Proc.PID, HungUp: h.HungUp})
+				fromFDs[m.Proc.PID] = true
+			}
+		}
+		for _, t := range f.terminals {
+			if !fromFDs[t.PID] {
+				f.PTYs = append(f.PTYs, t)
+			}
+		}
+		for _, p := range f.PTYs {
+			held[p.PTS] = true
+		}
+	}
+	r.PTY.HeldByFindings = len(held)
+	r.PTY.Dead = []DeadPTY{}
+	for _, st := range states {
+		if st.Dead {
+			r.PTY.Dead = append(r.PTY.Dead, DeadPTY{PTS: st.PTS, Why: st.Why, Masters: pids(st.Masters), Slaves: pids(st.Slaves)})
+		}
+	}
+}
+
+// SetActivity records the activity evidence of the finding rooted at root.
+func (r *Report) SetActivity(root int, a *Activity) {
+	for i := range r.Findings {
+		if r.Findings[i].RootPID == root {
+			r.Findings[i].Activity = a
+		}
+	}
+}
+
+func pids(ps []*platform.Process) []int {
+	out := make([]int, len(ps))
+	for i, p := range ps {
+		out[i] = p.PID
+	}
+	sort.Ints(out)
+	return out
+}
+
+func zombieGroups(s *platform.Snapshot, gs []scan.ZombieGroup) []ZombieGroupEntry {
+	out := []ZombieGroupEntry{}
+	for _, g := range gs {
+		e := ZombieGroupEntry{ParentPID: g.ParentPID, ParentIsOwner: g.ParentIsOwner, Init: g.Init,
+			Count: len(g.Zombies), OldestAgeSecond: int64(g.Oldest / time.Second), PIDs: pids(g.Zombies)}
+		if g.Parent != nil {
+			e.ParentStart = s.Identity(g.Parent)
+			e.ParentCmdline = s.CommandLine(g.Parent)
+		}
+		out = append(out, e)
+	}
+	return out
+}

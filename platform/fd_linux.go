@@ -1,0 +1,109 @@
+package platform
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// PTYHold is one pseudo-terminal a process holds open.
+type PTYHold struct {
+	PTS    int  // N of /dev/pts/N
+	Master bool // it holds the master (/dev/ptmx); else a slave
+	// HungUp: a slave whose master is closed — devpts removed the node, and
+	// the link reads "/dev/pts/N (deleted)".
+	HungUp bool
+}
+
+// PTYHolds lists the pseudo-terminals p holds, from its fd links: a link
+// to /dev/ptmx (or /dev/pts/ptmx) is a master, whose slave's number is the
+// tty-index of its fdinfo; a link to /dev/pts/N is a slave. Reading another
+// user's fds needs ptrace access (same uid, or CAP_SYS_PTRACE).
+func (s *Snapshot) PTYHolds(p *Process) ([]PTYHold, error) {
+	if s.Self == 0 || p.Zombie() || p.KernelThread() {
+		return nil, nil // a fixture has no fds to read
+	}
+	dir := "/proc/" + strconv.Itoa(p.PID)
+	ents, err := os.ReadDir(dir + "/fd")
+	if err != nil {
+		if isGone(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("pty holds of %d: %w", p.PID, err)
+	}
+	seen := map[PTYHold]bool{}
+	var holds []PTYHold
+	for _, e := range ents {
+		link, err := os.Readlink(dir + "/fd/" + e.Name())
+		if err != nil {
+			continue
+		}
+		var h PTYHold
+		switch {
+		case link == "/dev/ptmx" || link == "/dev/pts/ptmx":
+			b, err := os.ReadFile(dir + "/fdinfo/" + e.Name())
+			if err != nil {
+				continue
+			}
+			n, ok := ParseFdinfoTTYIndex(b)
+			if !ok {
+				continue
+			}
+			h = PTYHold{PTS: n, Master: true}
+		default:
+			t := parsePTSLink(link)
+			if t.PTS < 0 {
+				continue
+			}
+			h = PTYHold{PTS: t.PTS, HungUp: t.HungUp}
+		}
+		if !seen[h] {
+			seen[h] = true
+			holds = append(holds, h)
+		}
+	}
+	return holds, nil
+}
+
+// Sample is a process's CPU and I/O at one moment.
+type Sample struct {
+	At       time.Time
+	CPUTicks uint64 // utime + stime
+	IO       IOCounters
+	IOKnown  bool
+	// TTYWritten is the modification time of the terminal on the process's
+	// stdio: the tty layer sets it at a write, when it is more than a few
+	// seconds stale — a time after some moment proves a write after it.
+	TTYWritten time.Time
+}
+
+// SampleProcess reads p's CPU time, I/O counters and terminal mtime now,
+// if it is still the process the snapshot saw.
+func (s *Snapshot) SampleProcess(p *Process) (Sample, error) {
+	now, err := readStat(p.PID)
+	if err != nil || now.StartTicks != p.StartTicks {
+		return Sample{}, fmt.Errorf("pid %d: %w", p.PID, ErrGone)
+	}
+	out := Sample{At: time.Now(), CPUTicks: now.UTime + now.STime}
+	if b, err := os.ReadFile("/proc/" + strconv.Itoa(p.PID) + "/io"); err == nil {
+		if c, err := ParseIO(b); err == nil {
+			out.IO, out.IOKnown = c, true
+		}
+	}
+	for fd := 0; fd <= 2; fd++ {
+		path := "/proc/" + strconv.Itoa(p.PID) + "/fd/" + strconv.Itoa(fd)
+		link, err := os.Readlink(path)
+		if err != nil || !strings.HasPrefix(link, "/dev/pts/") {
+			continue
+		}
+		var st syscall.Stat_t
+		if syscall.Stat(path, &st) == nil { // follows the link to the tty inode, deleted or not
+			out.TTYWritten = time.Unix(st.Mtim.Sec, st.Mtim.Nsec)
+			break
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,87 @@
+package scan
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/orphanreaper/reaper/platform"
+)
+
+func TestZombieGroups(t *testing.T) {
+	gateway := p(200, 10, "node", []string{"node", "/opt/openclaw/dist/entry.js", "gateway"}, nil, "/")
+	r := Scan(snapshot(
+		gateway,
+		zombie(201, 200), zombie(202, 200), zombie(203, 200),
+		p(300, 1, "sleep", []string{"sleep"}, nil, "/"),
+		zombie(301, 300),
+		zombie(400, 1),
+		zombie(500, 450), // parent not visible
+	), testConfig)
+	gs := r.ZombieGroups()
+	if len(gs) != 4 {
+		t.Fatalf("%d groups, want 4: %+v", len(gs), gs)
+	}
+	g := gs[0]
+	if g.ParentPID != 200 || len(g.Zombies) != 3 || !g.ParentIsOwner || g.Init || g.Parent == nil {
+		t.Errorf("the gateway's group: %+v", g)
+	}
+	var init *ZombieGroup
+	for i := range gs {
+		if gs[i].ParentPID == 1 {
+			init = &gs[i]
+		}
+	}
+	if init == nil || !init.Init || len(init.Zombies) != 1 {
+		t.Errorf("the init group: %+v", init)
+	}
+	for _, g := range gs {
+		if g.ParentPID == 450 && g.Parent != nil {
+			t.Errorf("an invisible parent: %+v", g)
+		}
+	}
+}
+
+func TestPTYStates(t *testing.T) {
+	procs := map[int]*platform.Process{}
+	proc := func(pid int) *platform.Process {
+		if procs[pid] == nil {
+			procs[pid] = &platform.Process{PID: pid}
+		}
+		return procs[pid]
+	}
+	holds := map[*platform.Process][]platform.PTYHold{
+		proc(10): {{PTS: 1, Master: true}, {PTS: 2, Master: true}, {PTS: 4, Master: true}},
+		proc(11): {{PTS: 1}},                // alive: its master holder is not a finding
+		proc(12): {{PTS: 2}},                // master held by a finding only? 10 is not
+		proc(20): {{PTS: 3, Master: true}},  // a finding
+		proc(21): {{PTS: 3}},                // slave of a terminal only a finding holds
+		proc(30): {{PTS: 5, HungUp: true}},  // master closed
+		proc(40): {{PTS: 6}},                // no master holder seen
+		proc(41): {{PTS: 4, Master: false}}, // slave of 4
+		proc(50): {{PTS: 7, Master: true}},  // master without slave holders: in use, not dead
+	}
+	inFinding := func(pid int) bool { return pid == 20 }
+	got := map[int]string{}
+	for _, st := range PTYStates(holds, true, inFinding) {
+		if st.Dead {
+			got[st.PTS] = st.Why
+		} else {
+			got[st.PTS] = "alive"
+		}
+	}
+	want := map[int]string{
+		1: "alive", 2: "alive", 4: "alive", 7: "alive",
+		3: "only findings hold its master",
+		5: "its master was closed: the holder died or let go, the slave is hung up",
+		6: "no live process holds its master",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("states\n%v\nwant\n%v", got, want)
+	}
+	// Without every process's holds, a missing master holder proves nothing.
+	for _, st := range PTYStates(holds, false, inFinding) {
+		if st.PTS == 6 && st.Dead {
+			t.Error("incomplete holds: pts 6 called dead")
+		}
+	}
+}
