@@ -204,12 +204,12 @@ func (r *Report) WriteJSON(w io.Writer) error {
 
 // commandOf is the command line shown for a member in the table.
 func commandOf(s *platform.Snapshot, p *platform.Process) string {
-	return printable(s.CommandLine(p))
+	return Printable(s.CommandLine(p))
 }
 
-// printable escapes control characters, so that a hostile comm or argv
+// Printable escapes control characters, so that a hostile comm or argv
 // ("foo\nbar", terminal escapes) cannot forge lines of the table.
-func printable(s string) string {
+func Printable(s string) string {
 	if !strings.ContainsFunc(s, isControl) {
 		return s
 	}

@@ -30,7 +30,7 @@ func (r *Report) WriteTable(w io.Writer, s *platform.Snapshot) error {
 	if len(r.ZombieGroups) > 0 {
 		ew.printf("\nZombies by parent (only the parent can clear them; never signalled):\n")
 		for _, z := range r.ZombieGroups {
-			who := clip(printable(z.ParentCmdline))
+			who := clip(Printable(z.ParentCmdline))
 			switch {
 			case z.Init:
 				who += " — PID 1 is not reaping"
@@ -56,20 +56,20 @@ func (r *Report) WriteTable(w io.Writer, s *platform.Snapshot) error {
 			if e.Info != "" && e.Info != e.Status {
 				info = " (" + e.Info + ")"
 			}
-			ew.printf("  %s  run %s  pid %d  %s%s\n", printable(e.Ledger), printable(e.RunID), e.PID, e.Status, info)
+			ew.printf("  %s  run %s  pid %d  %s%s\n", Printable(e.Ledger), Printable(e.RunID), e.PID, e.Status, info)
 		}
 	}
 	if len(r.Errors) > 0 {
 		ew.printf("\nErrors (nothing is signalled on the evidence of what could not be read):\n")
 		for _, e := range r.Errors {
-			ew.printf("  %s\n", printable(e))
+			ew.printf("  %s\n", Printable(e))
 		}
 	}
 	if len(r.Unknown) > 0 {
 		ew.printf("\n%d processes have a parent this scan cannot see (hidepid or another PID namespace); none is treated as an orphan.\n", len(r.Unknown))
 	}
 	for _, msg := range r.Warnings {
-		ew.printf("\nwarning: %s", printable(msg))
+		ew.printf("\nwarning: %s", Printable(msg))
 	}
 	if len(r.Warnings) > 0 {
 		ew.printf("\n")
@@ -83,11 +83,11 @@ func (r *Report) WriteTable(w io.Writer, s *platform.Snapshot) error {
 func (r *Report) writeFinding(ew *errWriter, s *platform.Snapshot, f *Finding) {
 	ew.printf("\n%s · %s · %s → %s\n", f.Rule, f.Kind, f.Action, f.Outcome)
 	if f.Detail != "" {
-		ew.printf("  %s\n", printable(f.Detail))
+		ew.printf("  %s\n", Printable(f.Detail))
 	}
 	ew.printf("  reasons: %s\n", strings.Join(f.Reasons, ", "))
 	for _, e := range f.Evidence {
-		ew.printf("    - %s\n", printable(e))
+		ew.printf("    - %s\n", Printable(e))
 	}
 	if f.Owner != "" {
 		owner := f.Owner
@@ -111,7 +111,7 @@ func (r *Report) writeFinding(ew *errWriter, s *platform.Snapshot, f *Finding) {
 		if a.ActiveAfterDone {
 			verdict = "yes: " + strings.Join(a.Evidence, "; ")
 		}
-		ew.printf("  kept working after its run ended (%s)? %s\n", a.EndedAt.Format("2006-01-02 15:04:05 MST"), printable(verdict))
+		ew.printf("  kept working after its run ended (%s)? %s\n", a.EndedAt.Format("2006-01-02 15:04:05 MST"), Printable(verdict))
 	}
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "  PID\tAGE\tRSS\t  COMMAND\n")

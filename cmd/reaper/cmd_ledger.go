@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/orphanreaper/reaper/audit"
 	"github.com/orphanreaper/reaper/ledger"
 	"github.com/orphanreaper/reaper/policy"
 	"github.com/orphanreaper/reaper/scan"
@@ -222,9 +223,12 @@ func collectOnly(pol *policy.Policy, procRoot string, paths []string) (*scanRun,
 	return collectWith(&none, procRoot, paths, false)
 }
 
+// clipText escapes control characters (a command line may hold newlines)
+// and shortens s for a table.
 func clipText(s string) string {
-	if len(s) > 100 {
-		return s[:100] + "…"
+	s = audit.Printable(s)
+	if r := []rune(s); len(r) > 100 {
+		return string(r[:100]) + "…"
 	}
 	return s
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -27,6 +28,7 @@ type spawnSpec struct {
 	Setsid   bool // its own session (node's detached: true)
 	Setpgid  bool // its own process group
 	PTY      bool // a session leader with a new pseudo-terminal as stdio
+	Busy     bool // keeps working: writes a line to its stdout every 20 ms
 	Children []spawnSpec
 }
 
@@ -70,6 +72,7 @@ func runHelperIfAsked() {
 			os.Exit(2)
 		} else if m != nil {
 			masters = append(masters, m)
+			go io.Copy(io.Discard, m) // a gateway reads its PTYs' output
 		}
 	}
 	// Register only once every child is registered: the test waits for the
@@ -79,6 +82,14 @@ func runHelperIfAsked() {
 	if err := register(os.Getenv(envPIDDir)); err != nil {
 		fmt.Fprintln(os.Stderr, "helper register:", err)
 		os.Exit(2)
+	}
+	if spec.Busy {
+		go func() {
+			for i := 0; ; i++ {
+				fmt.Printf("working %d\n", i)
+				time.Sleep(20 * time.Millisecond)
+			}
+		}()
 	}
 	time.Sleep(helperLifetime)
 	_ = masters
@@ -99,7 +110,7 @@ func startHelper(c spawnSpec) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	childSpec, err := json.Marshal(spawnSpec{Children: c.Children})
+	childSpec, err := json.Marshal(spawnSpec{Children: c.Children, Busy: c.Busy})
 	if err != nil {
 		return nil, err
 	}

@@ -64,12 +64,17 @@ type fakeGateway struct {
 // matches, and waits until it and all its trees have registered.
 func startGateway(t *testing.T, port string) *fakeGateway {
 	t.Helper()
+	return startGatewayWith(t, port, gatewayTrees())
+}
+
+// startGatewayWith starts a fake gateway with the given trees.
+func startGatewayWith(t *testing.T, port string, trees []spawnSpec) *fakeGateway {
+	t.Helper()
 	dir := t.TempDir()
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	trees := gatewayTrees()
 	spec, _ := json.Marshal(spawnSpec{Children: trees})
 	g := &fakeGateway{dir: dir, cmd: exec.Command(self)}
 	g.cmd.Args = []string{"node", "/opt/openclaw/dist/entry.js", "gateway", "--port", port}

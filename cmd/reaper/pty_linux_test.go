@@ -1,0 +1,233 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/orphanreaper/reaper/ledger"
+)
+
+// ptsOf reads N of the /dev/pts/N on pid's stdin.
+func ptsOf(t *testing.T, pid int) int {
+	t.Helper()
+	link, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/0", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if _, err := fmt.Sscanf(link, "/dev/pts/%d", &n); err != nil {
+		t.Fatalf("stdin of %d is %q, not a pts", pid, link)
+	}
+	return n
+}
+
+type ptyReport struct {
+	PTYs []struct {
+		PTS    int  `json:"pts"`
+		Dead   bool `json:"dead"`
+		Slaves []struct {
+			PID int `json:"pid"`
+		} `json:"slaves"`
+		Why string `json:"why"`
+	} `json:"ptys"`
+	Dead []int `json:"dead"`
+}
+
+func ptyJSON(t *testing.T) *ptyReport {
+	t.Helper()
+	r := runReaper(t, []string{"XDG_CONFIG_HOME=" + t.TempDir()}, "pty", "--output", "json")
+	if r.code != 0 {
+		t.Fatalf("reaper pty: exit %d: %s", r.code, r.stderr)
+	}
+	var rep ptyReport
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatalf("%v\n%s", err, r.stdout)
+	}
+	return &rep
+}
+
+// TestDeadPTY: the gateway holding a PTY's master is SIGKILLed while its
+// shell holds the slave: the PTY is reported dead. The control: while the
+// gateway lives, the same PTY is in use and not dead.
+func TestDeadPTY(t *testing.T) {
+	becomeSubreaper(t)
+	g := startGateway(t, "18811")
+	roots := rootsOf(t, g)
+	n := ptsOf(t, roots.pty)
+	state := func(rep *ptyReport) (found, dead bool, why string) {
+		for _, p := range rep.PTYs {
+			if p.PTS == n {
+				return true, p.Dead, p.Why
+			}
+		}
+		return false, false, ""
+	}
+	if found, dead, _ := state(ptyJSON(t)); !found || dead {
+		t.Fatalf("control: /dev/pts/%d found %v, dead %v; want in use", n, found, dead)
+	}
+	g.cmd.Process.Signal(syscall.SIGKILL)
+	g.cmd.Wait()
+	waitFor(t, func() bool { return parentOf(roots.pty) == os.Getpid() }, "the shell to be reparented")
+	found, dead, why := state(ptyJSON(t))
+	if !found || !dead || !strings.Contains(why, "master was closed") {
+		t.Errorf("/dev/pts/%d after its master holder died: found %v, dead %v (%s)", n, found, dead, why)
+	}
+	// The scan says so too, for the finding that holds it.
+	var rep struct {
+		Findings []struct {
+			RootPID int `json:"root_pid"`
+			PTYs    []struct {
+				PTS    int  `json:"pts"`
+				HungUp bool `json:"hung_up"`
+			} `json:"ptys"`
+		} `json:"findings"`
+		PTY struct {
+			Dead []struct {
+				PTS int `json:"pts"`
+			} `json:"dead"`
+		} `json:"pty"`
+	}
+	r := runReaper(t, nil, "scan", "--output", "json", "--policy", integrationPolicy(t))
+	json.Unmarshal([]byte(r.stdout), &rep)
+	hung, listed := false, false
+	for _, f := range rep.Findings {
+		for _, p := range f.PTYs {
+			hung = hung || f.RootPID == roots.pty && p.PTS == n && p.HungUp
+		}
+	}
+	for _, d := range rep.PTY.Dead {
+		listed = listed || d.PTS == n
+	}
+	if !hung || !listed {
+		t.Errorf("scan: the PTY finding holds a hung-up /dev/pts/%d: %v, listed dead: %v\n%s", n, hung, listed, r.stdout)
+	}
+}
+
+// TestActivityAfterDone: two PTY runs of a live gateway are marked done
+// while their shells live on. The one that keeps working is
+// active_after_done: true; the idle one is false.
+func TestActivityAfterDone(t *testing.T) {
+	becomeSubreaper(t)
+	g := startGatewayWith(t, "18812", []spawnSpec{
+		{Args: []string{"/bin/bash", "-c", "while :; do build; done"}, PTY: true, Busy: true},
+		{Args: []string{"/bin/bash", "-c", "read line"}, PTY: true},
+	})
+	var busy, idle int
+	for pid := range g.pids {
+		switch cmdlineOf(pid) {
+		case "/bin/bash -c while :; do build; done":
+			busy = pid
+		case "/bin/bash -c read line":
+			idle = pid
+		}
+	}
+	if busy == 0 || idle == 0 {
+		t.Fatalf("shells not found: busy %d idle %d", busy, idle)
+	}
+	time.Sleep(100 * time.Millisecond)
+	ended := time.Now().UTC()
+	time.Sleep(time.Second) // both keep running past their run's end
+	l := &ledger.Ledger{Owner: ledger.Owner{Name: "fake-gateway", PID: g.cmd.Process.Pid, Start: identity(t, g.cmd.Process.Pid, g)}}
+	for id, pid := range map[string]int{"busy": busy, "idle": idle} {
+		l.Runs = append(l.Runs, ledger.Run{ID: id, Kind: "pty", PID: pid, Start: identity(t, pid, g), State: ledger.RunDone, EndedAt: &ended})
+	}
+	path := filepath.Join(t.TempDir(), "ledger.json")
+	if err := ledger.WriteFile(path, l); err != nil {
+		t.Fatal(err)
+	}
+	r := runReaper(t, nil, "scan", "--output", "json", "--policy", writePolicy(t, ledgerPolicy), "--ledger", path)
+	var rep struct {
+		Findings []struct {
+			RootPID  int    `json:"root_pid"`
+			RunID    string `json:"run_id"`
+			Activity *struct {
+				Active   bool     `json:"active_after_done"`
+				Written  uint64   `json:"written_bytes_delta"`
+				Evidence []string `json:"evidence"`
+			} `json:"activity"`
+		} `json:"findings"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatalf("%v\n%s", err, r.stdout)
+	}
+	got := map[string]bool{}
+	for _, f := range rep.Findings {
+		if f.Activity == nil {
+			t.Errorf("run %s: no activity evidence", f.RunID)
+			continue
+		}
+		got[f.RunID] = f.Activity.Active
+		t.Logf("run %s: active_after_done %v, %v", f.RunID, f.Activity.Active, f.Activity.Evidence)
+	}
+	if active, ok := got["busy"]; !ok || !active {
+		t.Errorf("the busy shell: active_after_done %v (found %v), want true", active, ok)
+	}
+	if active, ok := got["idle"]; !ok || active {
+		t.Errorf("the idle shell: active_after_done %v (found %v), want false", active, ok)
+	}
+}
+
+// TestZombieGroup: a parent with three unreaped zombies is one group of
+// three, with the parent's identity and command.
+func TestZombieGroup(t *testing.T) {
+	parent := exec.Command("bash", "-c", "sleep 0 & sleep 0 & sleep 0 & exec sleep 60; exit 0")
+	if err := parent.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { parent.Process.Kill(); parent.Wait() })
+	waitFor(t, func() bool {
+		n := 0
+		for _, pid := range childrenOf(parent.Process.Pid) {
+			if b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); strings.Contains(string(b), ") Z ") {
+				n++
+			}
+		}
+		return n == 3
+	}, "three zombies")
+	r := runReaper(t, []string{"XDG_CONFIG_HOME=" + t.TempDir()}, "scan", "--output", "json")
+	var rep struct {
+		ZombieGroups []struct {
+			ParentPID     int    `json:"parent_pid"`
+			ParentCmdline string `json:"parent_cmdline"`
+			ParentStart   string `json:"parent_start"`
+			Count         int    `json:"count"`
+			PIDs          []int  `json:"pids"`
+		} `json:"zombie_groups"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	groups := 0
+	for _, g := range rep.ZombieGroups {
+		if g.ParentPID == parent.Process.Pid {
+			groups++
+			if g.Count != 3 || len(g.PIDs) != 3 || g.ParentCmdline != "sleep 60" || g.ParentStart == "" {
+				t.Errorf("group %+v, want 3 zombies under `sleep 60`", g)
+			}
+		}
+	}
+	if groups != 1 {
+		t.Errorf("%d groups for parent %d, want 1: %+v", groups, parent.Process.Pid, rep.ZombieGroups)
+	}
+}
+
+func childrenOf(pid int) []int {
+	var out []int
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
+	for _, f := range tasks {
+		b, _ := os.ReadFile(f)
+		for _, c := range strings.Fields(string(b)) {
+			var child int
+			fmt.Sscan(c, &child)
+			out = append(out, child)
+		}
+	}
+	return out
+}
