@@ -253,6 +253,11 @@ func (sr *statReader) readStat(pid int, p *Process) error {
 	return nil
 }
 
+// fork implements detailReader: the same directory, buffers of its own.
+func (pr *procReader) fork() detailReader {
+	return &procReader{fd: pr.fd, root: pr.root, buf: make([]byte, len(pr.buf))}
+}
+
 // read implements detailReader: one on-demand file of one process.
 func (pr *procReader) read(pid int, what detail) ([]byte, error) {
 	var file string

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -122,6 +123,8 @@ func (p Process) WithStdio(link string) Process {
 // detailReader reads the on-demand files of one process.
 type detailReader interface {
 	read(pid int, what detail) ([]byte, error)
+	// fork returns a reader with buffers of its own, for another goroutine.
+	fork() detailReader
 }
 
 // Snapshot is one consistent-as-possible read of the whole process table:
@@ -289,6 +292,59 @@ func parsePTSLink(link string) Terminal {
 		return Terminal{PTS: -1}
 	}
 	return Terminal{PTS: n, HungUp: hungUp}
+}
+
+// prefetchWorkers bounds the goroutines of Prefetch, as statWorkers does
+// the stat pass: the work is in the kernel and runs on separate cores.
+const prefetchWorkers = 2
+
+// Prefetch reads the command line, environment and cgroup of procs now,
+// with up to two goroutines over disjoint halves: the scan asks for these
+// of every candidate root, and reading them one by one was a quarter of a
+// 10,000-process scan. Details already read are left alone.
+func (s *Snapshot) Prefetch(procs []*Process) {
+	if s.reader == nil || len(procs) < 64 {
+		return // the lazy path reads these as needed
+	}
+	workers := prefetchWorkers
+	chunk := (len(procs) + workers - 1) / workers
+	warnings := make([][]string, workers)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		part := procs[min(w*chunk, len(procs)):min((w+1)*chunk, len(procs))]
+		r := s.reader.fork()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for _, p := range part {
+				if p.KernelThread() || p.Zombie() {
+					continue
+				}
+				for _, d := range []detail{detailCmdline, detailEnviron, detailCgroup} {
+					if p.details.loaded&d != 0 {
+						continue
+					}
+					b, err := r.read(p.PID, d)
+					if err != nil && !isGone(err) {
+						warnings[w] = append(warnings[w], err.Error())
+					}
+					switch d {
+					case detailCmdline:
+						p.details.cmdline = ParseCmdline(b)
+					case detailEnviron:
+						p.details.environ = string(b)
+					case detailCgroup:
+						p.details.cgroup = ParseCgroup(b)
+					}
+					p.details.loaded |= d
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for _, w := range warnings {
+		s.Warnings = append(s.Warnings, w...)
+	}
 }
 
 // load marks d as loaded for p and reports whether it must be read now.

@@ -33,6 +33,7 @@ func Scan(snap *platform.Snapshot, cfg Config) *Result {
 		subreaper: make([]int8, len(snap.Procs)),
 		owned:     map[int]string{},
 	}
+	snap.Prefetch(r.likelyRoots())
 	for i := range snap.Procs {
 		p := &snap.Procs[i]
 		if p.KernelThread() {
@@ -62,6 +63,36 @@ func Scan(snap *platform.Snapshot, cfg Config) *Result {
 		r.Findings = append(r.Findings, r.finding(i, how))
 	}
 	return r
+}
+
+// likelyRoots lists the processes whose parent may adopt orphans, judged
+// without reading a file: PID 1, a process named systemd, or one whose comm
+// a [[subreaper]] prefilter matches. Their details will be read, so they
+// are read up front, in parallel. (A subreaper without a comm prefilter is
+// found lazily, one read per parent.)
+func (r *Result) likelyRoots() []*platform.Process {
+	s := r.Tree.Snap
+	var out []*platform.Process
+	for i := range s.Procs {
+		p := &s.Procs[i]
+		j := r.Tree.Parent(i)
+		if j < 0 || p.KernelThread() || p.Zombie() {
+			continue
+		}
+		if pp := &s.Procs[j]; pp.PID == 1 || pp.Comm == "systemd" || r.subreaperComm(pp.Comm) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func (r *Result) subreaperComm(comm string) bool {
+	for _, sr := range r.cfg.Subreapers {
+		if sr.Comm != nil && sr.Comm.MatchString(comm) {
+			return true
+		}
+	}
+	return false
 }
 
 // adoptedBy reports whether the process at index parent adopts orphans, and

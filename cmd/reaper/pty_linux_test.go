@@ -177,7 +177,9 @@ func TestActivityAfterDone(t *testing.T) {
 // TestZombieGroup: a parent with three unreaped zombies is one group of
 // three, with the parent's identity and command.
 func TestZombieGroup(t *testing.T) {
-	parent := exec.Command("bash", "-c", "sleep 0 & sleep 0 & sleep 0 & exec sleep 60; exit 0")
+	// The children exit after bash has exec'd into a sleep that never reaps:
+	// were they to exit first, bash would reap them.
+	parent := exec.Command("bash", "-c", "sleep 0.3 & sleep 0.3 & sleep 0.3 & exec sleep 60; exit 0")
 	if err := parent.Start(); err != nil {
 		t.Fatal(err)
 	}

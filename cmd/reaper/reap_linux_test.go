@@ -372,7 +372,7 @@ func TestTwoReapers(t *testing.T) {
 // TestReapZombie: a zombie under a live parent that never reaps is listed
 // and never signalled.
 func TestReapZombie(t *testing.T) {
-	parent := exec.Command("bash", "-c", "sleep 0 & exec sleep 60") // the exec'd sleep never waits
+	parent := exec.Command("bash", "-c", "sleep 0.3 & exec sleep 60; exit 0") // the exec'd sleep never waits; the child exits after the exec
 	if err := parent.Start(); err != nil {
 		t.Fatal(err)
 	}
