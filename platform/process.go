@@ -151,6 +151,9 @@ type Snapshot struct {
 	reader      detailReader
 	closer      func() error
 	cgroupProcs func(path string) ([]int, error)
+	// wallStart: StartTicks are microseconds since the epoch (macOS), not
+	// clock ticks since boot (Linux).
+	wallStart bool
 }
 
 // PTYUsage is how many pseudo-terminals are allocated, against the limit
@@ -198,11 +201,20 @@ func (s *Snapshot) Get(pid int) *Process {
 // (SPEC §6). Two processes with the same pid and identity are the same
 // process, up to the clock-tick granularity of starttime.
 func (s *Snapshot) Identity(p *Process) string {
+	if s.wallStart {
+		return FormatDarwinIdentity(p.StartTicks)
+	}
 	return FormatIdentity(s.BootID, p.StartTicks)
 }
 
 // Age is how long p had been running when the snapshot was taken.
 func (s *Snapshot) Age(p *Process) time.Duration {
+	if s.wallStart {
+		if age := s.Taken.Sub(time.UnixMicro(int64(p.StartTicks))); age > 0 {
+			return age
+		}
+		return 0
+	}
 	if s.ClockTicks == 0 {
 		return 0
 	}

@@ -1,4 +1,4 @@
-//go:build !linux
+//go:build !linux && !darwin
 
 package platform
 
@@ -57,36 +57,3 @@ func (h *Handle) WaitGone(d time.Duration) bool { return false }
 
 // State is unknown here.
 func (h *Handle) State() string { return "" }
-
-// JournalEnabled: there is no journald here.
-func JournalEnabled() bool { return false }
-
-// JournalSend is not implemented on this platform.
-func JournalSend(message string, priority int, fields map[string]string) error {
-	return fmt.Errorf("journald on %s: %w", runtime.GOOS, errors.ErrUnsupported)
-}
-
-// PTYHold is one pseudo-terminal a process holds open.
-type PTYHold struct {
-	PTS            int
-	Master, HungUp bool
-}
-
-// PTYHolds is not implemented on this platform.
-func (s *Snapshot) PTYHolds(p *Process) ([]PTYHold, error) {
-	return nil, fmt.Errorf("pty holds on %s: %w", runtime.GOOS, errors.ErrUnsupported)
-}
-
-// Sample is a process's CPU and I/O at one moment.
-type Sample struct {
-	At         time.Time
-	CPUTicks   uint64
-	IO         IOCounters
-	IOKnown    bool
-	TTYWritten time.Time
-}
-
-// SampleProcess is not implemented on this platform.
-func (s *Snapshot) SampleProcess(p *Process) (Sample, error) {
-	return Sample{}, fmt.Errorf("sampling on %s: %w", runtime.GOOS, errors.ErrUnsupported)
-}

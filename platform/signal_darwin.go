@@ -1,0 +1,139 @@
+package platform
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Handle is a checked handle on one process. macOS has no pidfd: a pid can
+// only be signalled by number, so the identity is proven again immediately
+// before every kill(2) — start time, uid and argv as first seen — and the
+// window between that check and the signal is what min_age guards.
+type Handle struct {
+	PID   int
+	start uint64
+	uid   uint32
+	argv  []string
+	guard *Guard
+}
+
+// NewGuard makes the seam's guard: the reaper and its ancestors, plus deny.
+func NewGuard(deny map[int]string) *Guard {
+	g := &Guard{Deny: deny, self: map[int]bool{}}
+	for pid, steps := os.Getpid(), 0; pid > 0 && steps < 4096; steps++ {
+		g.self[pid] = true
+		p, err := kinfoOf(pid)
+		if err != nil {
+			break
+		}
+		pid = p.PPID
+	}
+	return g
+}
+
+// PidfdSupported: macOS has no pidfds.
+func PidfdSupported() (pidfd, pidfs bool) { return false, false }
+
+// Open proves t is the process the scan saw (start time) and records its
+// uid and argv for the checks before each signal.
+func Open(t Target, g *Guard) (*Handle, error) {
+	if err := g.check(t.PID); err != nil {
+		return nil, err
+	}
+	h := &Handle{PID: t.PID, start: t.StartTicks, guard: g}
+	p, err := h.current()
+	if err != nil {
+		return nil, err
+	}
+	h.uid = p.UID
+	if b, err := procargs2(t.PID); err == nil {
+		h.argv, _, _ = ParseProcArgs2(b)
+	}
+	return h, nil
+}
+
+// current reads the process now and checks it is still the one opened.
+func (h *Handle) current() (*Process, error) {
+	p, err := kinfoOf(h.PID)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("pid %d: %w", h.PID, ErrGone)
+	case p.Zombie():
+		return nil, fmt.Errorf("pid %d is a zombie: %w", h.PID, ErrGone)
+	case p.StartTicks != h.start:
+		return nil, fmt.Errorf("pid %d started %s, the scan saw %s: %w", h.PID,
+			FormatDarwinIdentity(p.StartTicks), FormatDarwinIdentity(h.start), ErrIdentity)
+	}
+	return p, nil
+}
+
+// Pidfd reports false: signals go by pid after a re-check.
+func (h *Handle) Pidfd() bool { return false }
+
+// Inode is 0: no pidfs.
+func (h *Handle) Inode() uint64 { return 0 }
+
+// Close does nothing: nothing is held open.
+func (h *Handle) Close() error { return nil }
+
+// Signal is the one signal seam on macOS: the guard's refusals, then start
+// time, uid and argv re-checked immediately before kill(2).
+func (h *Handle) Signal(sig syscall.Signal) error {
+	if err := h.guard.check(h.PID); err != nil {
+		return err
+	}
+	p, err := h.current()
+	if err != nil {
+		return err
+	}
+	if p.UID != h.uid {
+		return fmt.Errorf("pid %d changed uid %d → %d: %w", h.PID, h.uid, p.UID, ErrIdentity)
+	}
+	if h.argv != nil {
+		b, err := procargs2(h.PID)
+		argv, _, perr := ParseProcArgs2(b)
+		if err != nil || perr != nil || !slices.Equal(argv, h.argv) {
+			return fmt.Errorf("pid %d: argv changed or unreadable: %w", h.PID, ErrIdentity)
+		}
+	}
+	switch err := unix.Kill(h.PID, sig); {
+	case err == nil:
+		return nil
+	case errors.Is(err, unix.ESRCH):
+		return fmt.Errorf("pid %d: %w", h.PID, ErrGone)
+	case errors.Is(err, unix.EPERM):
+		return fmt.Errorf("pid %d: %w", h.PID, ErrPermission)
+	default:
+		return fmt.Errorf("signal %s to %d: %w", signalName(sig), h.PID, err)
+	}
+}
+
+// WaitGone polls until the process has exited (or become a zombie, or
+// another process), up to d.
+func (h *Handle) WaitGone(d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	for {
+		if _, err := h.current(); errors.Is(err, ErrGone) || errors.Is(err, ErrIdentity) {
+			return true
+		}
+		if !time.Now().Before(deadline) {
+			return false
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// State is the process's state letter now, "" if gone.
+func (h *Handle) State() string {
+	p, err := h.current()
+	if err != nil {
+		return ""
+	}
+	return string(p.State)
+}
