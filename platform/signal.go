@@ -3,6 +3,7 @@ package platform
 import (
 	"errors"
 	"fmt"
+	"os"
 	"syscall"
 )
 
@@ -45,6 +46,21 @@ type RefusalError struct {
 
 func (e *RefusalError) Error() string { return fmt.Sprintf("pid %d: %s", e.PID, e.Reason) }
 func (e *RefusalError) Unwrap() error { return ErrRefused }
+
+// NewGuard makes the seam's guard: the reaper's own pid and its ancestors
+// (read now from the process table), plus deny.
+func NewGuard(deny map[int]string) *Guard {
+	g := &Guard{Deny: deny, self: map[int]bool{}}
+	for pid, steps := os.Getpid(), 0; pid > 0 && steps < 4096; steps++ {
+		g.self[pid] = true
+		ppid, err := parentPID(pid)
+		if err != nil {
+			break
+		}
+		pid = ppid
+	}
+	return g
+}
 
 // check applies the seam's own refusals and the deny list to pid.
 func (g *Guard) check(pid int) error {

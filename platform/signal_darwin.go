@@ -3,7 +3,6 @@ package platform
 import (
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"syscall"
 	"time"
@@ -23,18 +22,13 @@ type Handle struct {
 	guard *Guard
 }
 
-// NewGuard makes the seam's guard: the reaper and its ancestors, plus deny.
-func NewGuard(deny map[int]string) *Guard {
-	g := &Guard{Deny: deny, self: map[int]bool{}}
-	for pid, steps := os.Getpid(), 0; pid > 0 && steps < 4096; steps++ {
-		g.self[pid] = true
-		p, err := kinfoOf(pid)
-		if err != nil {
-			break
-		}
-		pid = p.PPID
+// parentPID reads pid's parent from its kinfo_proc.
+func parentPID(pid int) (int, error) {
+	p, err := kinfoOf(pid)
+	if err != nil {
+		return 0, err
 	}
-	return g
+	return p.PPID, nil
 }
 
 // PidfdSupported: macOS has no pidfds.

@@ -30,19 +30,13 @@ type Handle struct {
 	start uint64
 }
 
-// NewGuard makes the seam's guard: the reaper's own pid and its ancestors
-// (read now from /proc), plus deny.
-func NewGuard(deny map[int]string) *Guard {
-	g := &Guard{Deny: deny, self: map[int]bool{}}
-	for pid, steps := os.Getpid(), 0; pid > 0 && steps < 4096; steps++ {
-		g.self[pid] = true
-		p, err := readStat(pid)
-		if err != nil {
-			break
-		}
-		pid = p.PPID
+// parentPID reads pid's parent from /proc.
+func parentPID(pid int) (int, error) {
+	p, err := readStat(pid)
+	if err != nil {
+		return 0, err
 	}
-	return g
+	return p.PPID, nil
 }
 
 // PidfdSupported reports whether this kernel gives pidfds, and whether they

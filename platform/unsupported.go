@@ -27,8 +27,10 @@ func StartIdentity(pid int) (string, error) {
 // Handle is not implemented on this platform.
 type Handle struct{ PID int }
 
-// NewGuard makes a guard; nothing can be signalled through it here.
-func NewGuard(deny map[int]string) *Guard { return &Guard{Deny: deny, self: map[int]bool{}} }
+// parentPID is unknown here.
+func parentPID(pid int) (int, error) {
+	return 0, fmt.Errorf("process table on %s: %w", runtime.GOOS, errors.ErrUnsupported)
+}
 
 // PidfdSupported: no pidfds here.
 func PidfdSupported() (pidfd, pidfs bool) { return false, false }

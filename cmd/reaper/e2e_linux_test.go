@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -149,14 +148,8 @@ func liveTree(pid int) []int {
 		return nil
 	}
 	out := []int{pid}
-	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
-	for _, f := range tasks {
-		b, _ := os.ReadFile(f)
-		for _, c := range strings.Fields(string(b)) {
-			var child int
-			fmt.Sscan(c, &child)
-			out = append(out, liveTree(child)...)
-		}
+	for _, child := range childrenOf(pid) {
+		out = append(out, liveTree(child)...)
 	}
 	return out
 }
@@ -184,7 +177,6 @@ func (g *e2eGateway) crash(t *testing.T) {
 
 func e2ePolicy(t *testing.T) string {
 	t.Helper()
-	self, _ := os.Readlink("/proc/self/exe")
 	return writePolicy(t, fmt.Sprintf(`version = 1
 [defaults]
 min_age = "0s"
@@ -194,15 +186,13 @@ grace = "3s"
 name = "e2e-gateway"
 cmdline = 'e2e/gateway\.mjs|^\S*node gateway\.mjs'
 
-[[subreaper]]
-cmdline = '^(%s|%s)( |$)'
-
+%s
 [[rule]]
 name = "agent-leftovers"
 when = ["reparented", "owner-dead", "run-done", "session-ended"]
 kind = ["pty", "acp", "mcp"]
 action = "terminate"
-`, regexp.QuoteMeta(os.Args[0]), regexp.QuoteMeta(self)))
+`, selfSubreaper(t)))
 }
 
 func e2eReap(t *testing.T, args ...string) *reapReport {
@@ -362,23 +352,17 @@ func killTreeVerifiedChildren() {
 	for _, pid := range liveTree(os.Getpid())[1:] {
 		killTreeVerified(pid)
 	}
-	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", os.Getpid()))
 	deadline := time.Now().Add(3 * time.Second)
-	for _, f := range tasks {
-		b, _ := os.ReadFile(f)
-		for _, c := range strings.Fields(string(b)) {
-			var pid int
-			fmt.Sscan(c, &pid)
-			// SIGKILL is not instant: wait, bounded, so no zombie outlives
-			// the test and ends up with PID 1.
-			for {
-				var ws syscall.WaitStatus
-				wpid, err := syscall.Wait4(pid, &ws, syscall.WNOHANG, nil)
-				if wpid == pid || err != nil || time.Now().After(deadline) {
-					break
-				}
-				time.Sleep(5 * time.Millisecond)
+	for _, pid := range childrenOf(os.Getpid()) {
+		// SIGKILL is not instant: wait, bounded, so no zombie outlives the
+		// test and ends up with PID 1.
+		for {
+			var ws syscall.WaitStatus
+			wpid, err := syscall.Wait4(pid, &ws, syscall.WNOHANG, nil)
+			if wpid == pid || err != nil || time.Now().After(deadline) {
+				break
 			}
+			time.Sleep(5 * time.Millisecond)
 		}
 	}
 }

@@ -189,22 +189,27 @@ func parentOf(pid int) int {
 	return p.PPID
 }
 
-// integrationPolicy names this test process as the subreaper and the fake
-// gateways as owners.
-func integrationPolicy(t *testing.T) string {
+// selfSubreaper is the [[subreaper]] entry that names this test process:
+// the tests make it adopt orphans, as systemd --user does.
+func selfSubreaper(t *testing.T) string {
 	t.Helper()
 	self, err := os.Readlink("/proc/self/exe")
 	if err != nil {
 		t.Fatal(err)
 	}
-	argv0 := os.Args[0]
-	pol := fmt.Sprintf(`version = 1
+	return fmt.Sprintf("[[subreaper]]\ncmdline = '^(%s|%s)( |$)'\n", regexp.QuoteMeta(os.Args[0]), regexp.QuoteMeta(self))
+}
+
+// integrationPolicy names this test process as the subreaper and the fake
+// gateways as owners.
+func integrationPolicy(t *testing.T) string {
+	t.Helper()
+	pol := `version = 1
 [[owner]]
 name = "fake-gateway"
 cmdline = 'dist/entry\.js gateway'
 
-[[subreaper]]
-cmdline = '^(%s|%s)( |$)'
+` + selfSubreaper(t) + `
 
 [[rule]]
 name = "orphaned-pty"
@@ -220,7 +225,7 @@ kind = ["mcp"]
 name = "orphaned-acp"
 when = ["reparented"]
 kind = ["acp"]
-`, regexp.QuoteMeta(argv0), regexp.QuoteMeta(self))
+`
 	path := filepath.Join(t.TempDir(), "policy.toml")
 	if err := os.WriteFile(path, []byte(pol), 0o644); err != nil {
 		t.Fatal(err)

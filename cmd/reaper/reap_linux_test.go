@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -22,10 +21,6 @@ import (
 // at once (min_age 0) with a short grace.
 func reapPolicy(t *testing.T, extra string) string {
 	t.Helper()
-	self, err := os.Readlink("/proc/self/exe")
-	if err != nil {
-		t.Fatal(err)
-	}
 	return writePolicy(t, fmt.Sprintf(`version = 1
 [defaults]
 min_age = "0s"
@@ -35,15 +30,13 @@ grace = "2s"
 name = "fake-gateway"
 cmdline = 'dist/entry\.js gateway'
 
-[[subreaper]]
-cmdline = '^(%s|%s)( |$)'
-%s
+%s%s
 [[rule]]
 name = "orphaned-agent-trees"
 when = ["reparented"]
 kind = ["pty", "mcp", "acp"]
 action = "terminate"
-`, regexp.QuoteMeta(os.Args[0]), regexp.QuoteMeta(self), extra))
+`, selfSubreaper(t), extra))
 }
 
 type reapFinding struct {
