@@ -70,9 +70,6 @@ func (h *Handle) current() (*Process, error) {
 // Pidfd reports false: signals go by pid after a re-check.
 func (h *Handle) Pidfd() bool { return false }
 
-// Inode is 0: no pidfs.
-func (h *Handle) Inode() uint64 { return 0 }
-
 // Close does nothing: nothing is held open.
 func (h *Handle) Close() error { return nil }
 

@@ -105,9 +105,6 @@ func (h *Handle) verify() error {
 // Pidfd reports whether the handle signals through a pidfd.
 func (h *Handle) Pidfd() bool { return h.fd >= 0 }
 
-// Inode is the pidfs inode of the process, 0 when the kernel has no pidfs.
-func (h *Handle) Inode() uint64 { return h.inode }
-
 // Close releases the handle.
 func (h *Handle) Close() error {
 	if h.fd < 0 {

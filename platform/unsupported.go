@@ -43,8 +43,6 @@ func Open(t Target, g *Guard) (*Handle, error) {
 // Pidfd reports false.
 func (h *Handle) Pidfd() bool { return false }
 
-// Inode reports 0.
-func (h *Handle) Inode() uint64 { return 0 }
 
 // Close does nothing.
 func (h *Handle) Close() error { return nil }

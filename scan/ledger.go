@@ -193,7 +193,12 @@ func (r *Result) verify(run *ledger.Run) (int, RunStatus, string) {
 		return -1, StatusGone, fmt.Sprintf("pid %d is gone", run.PID)
 	}
 	p := &s.Procs[i]
+	if !run.Verifiable() {
+		return -1, StatusUnverified, "the run records no start identity"
+	}
 	switch {
+	case run.Start != "" && !validIdentity(run.Start):
+		return -1, StatusUnverified, fmt.Sprintf("start %q is not a start identity (<boot_id>:<starttime> or <seconds>.<microseconds>)", run.Start)
 	case run.Start != "":
 		if got := s.Identity(p); got != run.Start {
 			return -1, StatusPIDReused, fmt.Sprintf("pid %d started %s, the run says %s", run.PID, got, run.Start)
@@ -207,8 +212,6 @@ func (r *Result) verify(run *ledger.Run) (int, RunStatus, string) {
 		if !ok {
 			return -1, StatusPIDReused, fmt.Sprintf("pid %d does not carry %s %s", run.PID, run.ArgvProof[0], run.ArgvProof[1])
 		}
-	default:
-		return -1, StatusUnverified, "the run records no start identity"
 	}
 	return i, StatusAlive, ""
 }
@@ -249,4 +252,14 @@ func (r *Result) LiveOwners() []*platform.Process {
 		}
 	}
 	return out
+}
+
+// validIdentity reports whether s has the form of a start identity, Linux's
+// or macOS's. A malformed one proves nothing: unverified, not pid-reused.
+func validIdentity(s string) bool {
+	if _, _, err := platform.ParseIdentity(s); err == nil {
+		return true
+	}
+	_, err := platform.ParseDarwinIdentity(s)
+	return err == nil
 }

@@ -107,6 +107,12 @@ func TestApplyLedgers(t *testing.T) {
 			want:  ledgerWant{nil, []string{"r1:gone:ledger-stale", "r2:gone"}},
 		},
 		{
+			name:  "a malformed start identity proves nothing",
+			procs: []platform.Process{gateway, shell(300, 200)},
+			l:     gwLedger(200, id(200), nil, run("r1", 300, "yesterday", ledger.RunDone, "live")),
+			want:  ledgerWant{nil, []string{"r1:unverified"}},
+		},
+		{
 			name:  "a run without start identity proves nothing",
 			procs: []platform.Process{gateway, shell(300, 200)},
 			l:     gwLedger(200, id(200), nil, run("r1", 300, "", ledger.RunDone, "live")),

@@ -6,6 +6,8 @@ import (
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
+
+	"github.com/orphanreaper/reaper/platform"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -17,10 +19,19 @@ func newVersionCommand(g *globalOptions) *cobra.Command {
 		Short: "Print the version",
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			_, err := fmt.Fprintf(g.stdout, "reaper %s %s/%s %s\n", versionString(), runtime.GOOS, runtime.GOARCH, runtime.Version())
+			pidfd, pidfs := platform.PidfdSupported()
+			_, err := fmt.Fprintf(g.stdout, "reaper %s %s/%s %s\nsignals through pidfd: %s; pidfs inodes: %s\n",
+				versionString(), runtime.GOOS, runtime.GOARCH, runtime.Version(), yesNo(pidfd), yesNo(pidfs))
 			return err
 		},
 	}
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no (identity re-checked before each kill; min_age guards the rest)"
 }
 
 // versionString is the -X version, else the module version or VCS revision
