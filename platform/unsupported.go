@@ -43,7 +43,6 @@ func Open(t Target, g *Guard) (*Handle, error) {
 // Pidfd reports false.
 func (h *Handle) Pidfd() bool { return false }
 
-
 // Close does nothing.
 func (h *Handle) Close() error { return nil }
 
