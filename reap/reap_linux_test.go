@@ -194,7 +194,7 @@ func TestTermIgnoredAndStopped(t *testing.T) {
 	if res[0].Outcome != policy.Killed || rec.signals("SIGKILL") != 2 {
 		t.Errorf("ignorer: outcome %s, %d SIGKILL", res[0].Outcome, rec.signals("SIGKILL"))
 	}
-	if took < time.Second || took > 3*time.Second {
+	if took < time.Second || took > 6*time.Second { // grace, and a bound: not a speed test
 		t.Errorf("took %v, want grace (1s) and a little", took)
 	}
 
@@ -292,7 +292,7 @@ func TestCannotDie(t *testing.T) {
 	if res[0].Outcome != policy.Failed || !strings.Contains(res[0].Detail, "survived SIGKILL") {
 		t.Errorf("outcome %s (%s), want failed", res[0].Outcome, res[0].Detail)
 	}
-	if took := time.Since(start); took > 3*time.Second {
+	if took := time.Since(start); took > 6*time.Second {
 		t.Errorf("took %v: not bounded by grace + kill wait", took)
 	}
 }
