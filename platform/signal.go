@@ -76,6 +76,20 @@ func (g *Guard) check(pid int) error {
 	return nil
 }
 
+// signalError maps the result of a signal to the seam's errors: ESRCH is
+// ErrGone (gone is success for a reaper), EPERM is ErrPermission.
+func signalError(pid int, sig syscall.Signal, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, syscall.ESRCH):
+		return fmt.Errorf("pid %d: %w", pid, ErrGone)
+	case errors.Is(err, syscall.EPERM):
+		return fmt.Errorf("pid %d: %w", pid, ErrPermission)
+	}
+	return fmt.Errorf("signal %s to %d: %w", signalName(sig), pid, err)
+}
+
 // signalName names the signals the reaper sends, for logs.
 func signalName(sig syscall.Signal) string {
 	switch sig {

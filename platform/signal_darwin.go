@@ -93,16 +93,7 @@ func (h *Handle) Signal(sig syscall.Signal) error {
 			return fmt.Errorf("pid %d: argv changed or unreadable: %w", h.PID, ErrIdentity)
 		}
 	}
-	switch err := unix.Kill(h.PID, sig); {
-	case err == nil:
-		return nil
-	case errors.Is(err, unix.ESRCH):
-		return fmt.Errorf("pid %d: %w", h.PID, ErrGone)
-	case errors.Is(err, unix.EPERM):
-		return fmt.Errorf("pid %d: %w", h.PID, ErrPermission)
-	default:
-		return fmt.Errorf("signal %s to %d: %w", signalName(sig), h.PID, err)
-	}
+	return signalError(h.PID, sig, unix.Kill(h.PID, sig))
 }
 
 // WaitGone polls until the process has exited (or become a zombie, or

@@ -138,15 +138,7 @@ func (h *Handle) Signal(sig syscall.Signal) error {
 		}
 		err = unix.Kill(h.PID, sig)
 	}
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, unix.ESRCH):
-		return fmt.Errorf("pid %d: %w", h.PID, ErrGone)
-	case errors.Is(err, unix.EPERM):
-		return fmt.Errorf("pid %d: %w", h.PID, ErrPermission)
-	}
-	return fmt.Errorf("signal %s to %d: %w", signalName(sig), h.PID, err)
+	return signalError(h.PID, sig, err)
 }
 
 // WaitGone waits up to d for the process to exit, and reports whether it

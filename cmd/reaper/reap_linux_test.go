@@ -229,15 +229,14 @@ func adopt(t *testing.T, argv0, script string, cred *syscall.Credential) int {
 	return pid
 }
 
-// killTreeVerified SIGKILLs pid and its descendants, each only if it is
-// still the process the walk saw.
+// killTreeVerified SIGKILLs pid and its descendants, children first, each
+// only if it is still the process the walk saw. Children are read from
+// every thread's children file: a multi-threaded parent (node, a Go
+// helper) forks from whichever thread it likes.
 func killTreeVerified(root int) {
 	var walk func(pid int)
 	walk = func(pid int) {
-		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
-		for _, c := range strings.Fields(string(b)) {
-			var child int
-			fmt.Sscan(c, &child)
+		for _, child := range childrenOf(pid) {
 			walk(child)
 		}
 		if start, ok := startTicks(pid); ok {
