@@ -1,7 +1,10 @@
 package audit
 
 import (
+	"encoding/json"
+	"os"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -62,5 +65,44 @@ func TestHumanUnits(t *testing.T) {
 func TestLabelsEscape(t *testing.T) {
 	if got, want := labels("rule", `a"b\c`+"\n"), `{rule="a\"b\\c\n"}`; got != want {
 		t.Errorf("labels = %s, want %s", got, want)
+	}
+}
+
+// The audit log: signals first, in the order sent, each one line; a signal
+// that went to a cgroup as a unit says so in "via"; then one decision per
+// finding.
+func TestAppendLog(t *testing.T) {
+	path := t.TempDir() + "/audit.jsonl"
+	at := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
+	r := &Report{Mode: "reap", Time: at, Findings: []Finding{{RootPID: 300, Start: "b:1", PIDs: []int{300, 301},
+		Kind: "acp", Reasons: []string{"owner-dead"}, Rule: "r", Action: "terminate", Outcome: "killed"}}}
+	signals := []Record{
+		{Time: at, Event: "signal", RootPID: 300, PID: 300, Start: "b:1", Signal: "SIGTERM", Result: "ok"},
+		{Time: at, Event: "signal", RootPID: 300, PID: 301, Start: "b:2", Signal: "SIGKILL", Via: "cgroup.kill /x.scope", Result: "ok"},
+	}
+	if err := AppendLog(path, r, signals); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("%d lines, want 3:\n%s", len(lines), b)
+	}
+	var recs []Record
+	for _, l := range lines {
+		var rec Record
+		if err := json.Unmarshal([]byte(l), &rec); err != nil {
+			t.Fatalf("line %q: %v", l, err)
+		}
+		recs = append(recs, rec)
+	}
+	if strings.Contains(lines[0], `"via"`) || recs[1].Via != "cgroup.kill /x.scope" {
+		t.Errorf("via: %q, %q", lines[0], lines[1])
+	}
+	if recs[2].Event != "decision" || recs[2].Outcome != "killed" || recs[0].Mode != "reap" {
+		t.Errorf("records %+v", recs)
 	}
 }

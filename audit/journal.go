@@ -40,6 +40,10 @@ func Journal(r *Report, signals []Record) (bool, error) {
 			"REAPER_RESULT": s.Result,
 		}
 		msg := fmt.Sprintf("%s to pid %d: %s", s.Signal, s.PID, s.Result)
+		if s.Via != "" {
+			fields["REAPER_VIA"] = s.Via
+			msg = fmt.Sprintf("%s to pid %d by %s: %s", s.Signal, s.PID, s.Via, s.Result)
+		}
 		if err := platform.JournalSend(msg, priNotice, fields); err != nil {
 			return true, fmt.Errorf("journald: %w", err)
 		}

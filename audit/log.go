@@ -24,6 +24,7 @@ type Record struct {
 	Outcome string    `json:"outcome,omitempty"`
 	Detail  string    `json:"detail,omitempty"`
 	Signal  string    `json:"signal,omitempty"`
+	Via     string    `json:"via,omitempty"` // "cgroup.kill PATH" for a cgroup killed as a unit
 	Result  string    `json:"result,omitempty"`
 }
 

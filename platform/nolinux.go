@@ -41,3 +41,18 @@ type Sample struct {
 func (s *Snapshot) SampleProcess(p *Process) (Sample, error) {
 	return Sample{}, fmt.Errorf("sampling on %s: %w", runtime.GOOS, errors.ErrUnsupported)
 }
+
+// Cgroup: there are no cgroups on this platform.
+func (h *Handle) Cgroup() (string, error) {
+	return "", fmt.Errorf("cgroups on %s: %w", runtime.GOOS, errors.ErrUnsupported)
+}
+
+// KillCgroup: there are no cgroups on this platform.
+func (g *Guard) KillCgroup(path string, members []*Handle) ([]Target, error) {
+	return nil, fmt.Errorf("cgroups on %s: %w", runtime.GOOS, errors.ErrUnsupported)
+}
+
+// CgroupPopulated: there are no cgroups on this platform.
+func CgroupPopulated(path string) (bool, error) {
+	return false, fmt.Errorf("cgroups on %s: %w", runtime.GOOS, errors.ErrUnsupported)
+}

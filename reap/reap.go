@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -37,8 +38,9 @@ type Options struct {
 	OnSignal func(Event)
 
 	// send is the signal seam, replaceable in tests to simulate a process
-	// that cannot die.
-	send func(h *platform.Handle, sig syscall.Signal) error
+	// that cannot die; killCgroup is its unit form.
+	send       func(h *platform.Handle, sig syscall.Signal) error
+	killCgroup func(g *platform.Guard, path string, members []*platform.Handle) ([]platform.Target, error)
 }
 
 // Event is one signal sent, for the audit log.
@@ -48,6 +50,7 @@ type Event struct {
 	PID     int
 	Start   string // the process's start identity
 	Signal  string
+	Via     string // "cgroup.kill PATH" when the signal went to a cgroup as a unit
 	Result  string // "ok", "gone", or why not
 }
 
@@ -68,6 +71,9 @@ type Result struct {
 func Execute(ctx context.Context, plan *policy.Plan, snap *platform.Snapshot, opt Options) []Result {
 	if opt.send == nil {
 		opt.send = (*platform.Handle).Signal
+	}
+	if opt.killCgroup == nil {
+		opt.killCgroup = (*platform.Guard).KillCgroup
 	}
 	if opt.MaxRescans <= 0 {
 		opt.MaxRescans = 16
@@ -123,7 +129,7 @@ func (t *tree) reap(ctx context.Context, f *scan.Finding) Result {
 		}
 		return Result{Outcome: policy.Planned, Detail: t.pidfdNote(), PIDs: t.pids()}
 	}
-	note, refused := t.stopAndRescan(ctx)
+	note, refused := t.stopAndRescan(ctx, t.handles)
 	if refused != nil {
 		t.resume()
 		return *refused
@@ -137,9 +143,24 @@ func (t *tree) reap(ctx context.Context, f *scan.Finding) Result {
 			t.send(h, syscall.SIGCONT) // a stopped process acts on SIGTERM only once continued
 		}
 		t.wait(t.opt.Grace)
+		if left := t.alive(); len(left) > 0 {
+			// What outlived SIGTERM ran during grace and may have forked:
+			// stop it again and take in its new children before SIGKILL.
+			again, refused := t.stopAndRescan(ctx, left)
+			if refused != nil {
+				t.resume()
+				return *refused
+			}
+			note = joinNotes(note, again)
+		}
 	}
-	for _, h := range t.alive() {
-		t.send(h, syscall.SIGKILL)
+	left := t.alive()
+	units, cgNote := t.killCgroups(left)
+	note = joinNotes(note, cgNote)
+	for _, h := range left {
+		if !units.covers(h.PID) {
+			t.send(h, syscall.SIGKILL)
+		}
 	}
 	t.wait(t.opt.KillWait)
 	if left := t.alive(); len(left) > 0 {
@@ -148,6 +169,9 @@ func (t *tree) reap(ctx context.Context, f *scan.Finding) Result {
 			detail += fmt.Sprintf("pid %d survived SIGKILL (state %s); ", h.PID, h.State())
 		}
 		return Result{Outcome: policy.Failed, Detail: detail + note, PIDs: t.pids()}
+	}
+	if still := units.populated(t.opt.KillWait); len(still) > 0 {
+		return Result{Outcome: policy.Failed, Detail: joinNotes("cgroup "+strings.Join(still, ", ")+" still holds live processes after cgroup.kill", note), PIDs: t.pids()}
 	}
 	if !t.delivered {
 		return Result{Outcome: policy.Gone, Detail: joinNotes("every process exited before a signal reached it", note), PIDs: t.pids()}
@@ -182,11 +206,7 @@ func (t *tree) open(s *platform.Snapshot, p *platform.Process) (Result, bool) {
 func (t *tree) send(h *platform.Handle, sig syscall.Signal) (Result, bool) {
 	err := t.opt.send(h, sig)
 	ev := Event{Time: time.Now().UTC(), RootPID: t.root, PID: h.PID, Start: t.ids[h.PID], Signal: platform.SignalName(sig), Result: "ok"}
-	defer func() {
-		if t.opt.OnSignal != nil {
-			t.opt.OnSignal(ev)
-		}
-	}()
+	defer func() { t.emit(ev) }()
 	switch {
 	case err == nil:
 		t.delivered = t.delivered || sig == syscall.SIGTERM || sig == syscall.SIGKILL
@@ -205,20 +225,27 @@ func (t *tree) send(h *platform.Handle, sig syscall.Signal) (Result, bool) {
 	return Result{Outcome: policy.Failed, Detail: err.Error(), PIDs: t.pids()}, true
 }
 
-// stopAndRescan stops every member, then rereads the process table and
-// adds (and stops) the children that appeared, until none does: a tree
-// cannot escape by forking while it is being killed. It returns a note
-// when the bound was reached, or a refusal when a new member may not be
-// touched.
-func (t *tree) stopAndRescan(ctx context.Context) (string, *Result) {
-	stopped := 0
+// emit records one signal sent.
+func (t *tree) emit(ev Event) {
+	if t.opt.OnSignal != nil {
+		t.opt.OnSignal(ev)
+	}
+}
+
+// stopAndRescan stops the given members, then rereads the process table
+// and adds (and stops) the children of any member that appeared, until
+// none does: a tree cannot escape by forking while it is being killed. It
+// returns a note when the bound was reached, or a refusal when a new
+// member may not be touched.
+func (t *tree) stopAndRescan(ctx context.Context, members []*platform.Handle) (string, *Result) {
+	toStop := members
 	for round := 0; ; round++ {
-		for _, h := range t.handles[stopped:] {
+		for _, h := range toStop {
 			if r, stop := t.send(h, syscall.SIGSTOP); stop {
 				return "", &r
 			}
 		}
-		stopped = len(t.handles)
+		stopped := len(t.handles)
 		if round == t.opt.MaxRescans || ctx.Err() != nil {
 			return fmt.Sprintf("new processes still appeared after %d rescans", round), nil
 		}
@@ -234,6 +261,7 @@ func (t *tree) stopAndRescan(ctx context.Context) (string, *Result) {
 		if added == 0 {
 			return "", nil
 		}
+		toStop = t.handles[stopped:]
 	}
 }
 

@@ -281,6 +281,7 @@ func TestCannotDie(t *testing.T) {
 	plan, s := planFor(t, cmd.Process.Pid, policy.Terminate)
 	opt := options(&recorder{})
 	opt.KillWait = 500 * time.Millisecond
+	opt.killCgroup = noCgroupKill // the simulation is of the per-pid seam
 	opt.send = func(h *platform.Handle, sig syscall.Signal) error {
 		if sig == syscall.SIGTERM || sig == syscall.SIGKILL {
 			return nil // as for a process in uninterruptible sleep

@@ -278,7 +278,7 @@ func signalRecords(events []reap.Event) []audit.Record {
 	recs := make([]audit.Record, len(events))
 	for i, e := range events {
 		recs[i] = audit.Record{Time: e.Time, Event: "signal", RootPID: e.RootPID, PID: e.PID, Start: e.Start,
-			Signal: e.Signal, Result: e.Result}
+			Signal: e.Signal, Via: e.Via, Result: e.Result}
 	}
 	return recs
 }

@@ -1,0 +1,89 @@
+package reap
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/orphanreaper/reaper/platform"
+)
+
+// units are the cgroups a tree's last step killed as a whole, and the
+// processes each write covered.
+type units struct {
+	paths   []string
+	covered map[int]bool
+}
+
+func (u *units) covers(pid int) bool { return u != nil && u.covered[pid] }
+
+// killCgroups does the last step through cgroup.kill where the tree owns
+// the cgroups its survivors are in (SPEC §9.4): the kernel kills a cgroup
+// atomically, forks included. The seam proves ownership — every process
+// the cgroup holds is a member or a live member's descendant — and refuses
+// otherwise; the survivors of a refused cgroup get per-pid SIGKILL, and the
+// note says why. Processes in the root cgroup, or on a host without
+// cgroup v2, take the per-pid path silently.
+func (t *tree) killCgroups(left []*platform.Handle) (*units, string) {
+	if len(left) == 0 {
+		return nil, ""
+	}
+	var paths []string
+	for _, h := range left {
+		if p, err := h.Cgroup(); err == nil && p != "/" {
+			paths = append(paths, p)
+		}
+	}
+	slices.Sort(paths)
+	paths = slices.Compact(paths)
+	u := &units{covered: map[int]bool{}}
+	var notes []string
+	for _, path := range paths {
+		if slices.ContainsFunc(u.paths, func(done string) bool { return strings.HasPrefix(path, done+"/") }) {
+			continue // killed with its ancestor
+		}
+		targets, err := t.opt.killCgroup(t.opt.Guard, path, t.handles)
+		switch {
+		case err == nil:
+		case errors.Is(err, platform.ErrGone), errors.Is(err, errors.ErrUnsupported):
+			continue
+		default:
+			notes = append(notes, fmt.Sprintf("cgroup %s not killed as a unit (%v): per-pid SIGKILL", path, err))
+			continue
+		}
+		u.paths = append(u.paths, path)
+		now := time.Now().UTC()
+		for _, tg := range targets {
+			u.covered[tg.PID] = true
+			p := platform.Process{PID: tg.PID, StartTicks: tg.StartTicks}
+			t.emit(Event{Time: now, RootPID: t.root, PID: tg.PID, Start: t.snap.Identity(&p),
+				Signal: "SIGKILL", Via: "cgroup.kill " + path, Result: "ok"})
+		}
+		t.delivered = true
+		notes = append(notes, fmt.Sprintf("cgroup %s killed as a unit (%d processes)", path, len(targets)))
+	}
+	return u, strings.Join(notes, "; ")
+}
+
+// populated waits up to d for every killed cgroup to hold no live process,
+// and returns those that still do: cgroup.kill is confirmed like a signal.
+func (u *units) populated(d time.Duration) []string {
+	if u == nil {
+		return nil
+	}
+	deadline := time.Now().Add(d)
+	for {
+		var still []string
+		for _, path := range u.paths {
+			if busy, err := platform.CgroupPopulated(path); err == nil && busy {
+				still = append(still, path)
+			}
+		}
+		if len(still) == 0 || time.Now().After(deadline) {
+			return still
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
