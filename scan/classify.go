@@ -1,8 +1,10 @@
 package scan
 
 import (
+	"fmt"
 	"regexp"
 
+	"github.com/orphanreaper/reaper/ledger"
 	"github.com/orphanreaper/reaper/platform"
 )
 
@@ -59,4 +61,32 @@ func Classify(s *platform.Snapshot, p *platform.Process) Kind {
 		return KindExec
 	}
 	return KindOther
+}
+
+// ApplyMCPServers gives kind mcp to each finding of kind other whose root
+// is one of the stdio MCP servers a gateway's config names: OpenClaw
+// spawns those with a scrubbed environment, so neither a marker nor, for a
+// server with an unusual name, the fingerprints above say what they are
+// (SPEC §7: argv matched against mcp.servers in openclaw.json). Only the
+// kind changes, never the reasons: a finding is a finding on its own
+// evidence.
+func (r *Result) ApplyMCPServers(servers []ledger.MCPServer) {
+	if len(servers) == 0 {
+		return
+	}
+	s := r.Tree.Snap
+	for i := range r.Findings {
+		f := &r.Findings[i]
+		if f.Kind != KindOther {
+			continue
+		}
+		argv := s.Cmdline(f.Root)
+		for k := range servers {
+			if servers[k].Matches(argv) {
+				f.Kind = KindMCP
+				f.Evidence = append(f.Evidence, fmt.Sprintf("its command line is MCP server %q of %s", servers[k].Name, servers[k].File))
+				break
+			}
+		}
+	}
 }

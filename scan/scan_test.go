@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/orphanreaper/reaper/ledger"
 	"github.com/orphanreaper/reaper/platform"
 )
 
@@ -326,5 +327,39 @@ func TestTreeCycleTerminates(t *testing.T) {
 	tr.Ancestors(s.Index(100), func(j int) bool { steps++; return true })
 	if steps > len(s.Procs) {
 		t.Errorf("ancestors walked %d steps", steps)
+	}
+}
+
+// A stdio MCP server that a gateway's config names, with a command line no
+// fingerprint knows, is kind mcp once the config is applied — and only a
+// finding of kind other changes.
+func TestApplyMCPServers(t *testing.T) {
+	snap := snapshot(
+		p(100, 1, "docs-helper", []string{"/opt/tools/docs-helper", "--stdio", "/srv/docs"}, nil, "/"),
+		p(101, 1, "docs-helper", []string{"/opt/tools/docs-helper", "--stdio", "/srv/other"}, nil, "/"),
+		p(102, 1, "codex", []string{"codex", "app-server", "--stdio", "/srv/docs"}, nil, "/"),
+	)
+	r := Scan(snap, testConfig)
+	kinds := func() map[int]Kind {
+		m := map[int]Kind{}
+		for _, f := range r.Findings {
+			m[f.Root.PID] = f.Kind
+		}
+		return m
+	}
+	if k := kinds(); k[100] != KindOther || k[101] != KindOther || k[102] != KindACP {
+		t.Fatalf("before the config: %v", k)
+	}
+	r.ApplyMCPServers([]ledger.MCPServer{
+		{Name: "docs", Command: "docs-helper", Args: []string{"--stdio", "/srv/docs"}, File: "/home/a/.openclaw/openclaw.json"},
+		{Name: "codex-lookalike", Command: "codex", Args: []string{"app-server", "--stdio", "/srv/docs"}, File: "x"},
+	})
+	if k := kinds(); k[100] != KindMCP || k[101] != KindOther || k[102] != KindACP {
+		t.Errorf("after the config: %v, want 100 mcp, 101 other, 102 still acp", k)
+	}
+	for _, f := range r.Findings {
+		if f.Root.PID == 100 && !strings.Contains(strings.Join(f.Evidence, "; "), `MCP server "docs" of /home/a/.openclaw/openclaw.json`) {
+			t.Errorf("evidence %q does not name the config", f.Evidence)
+		}
 	}
 }

@@ -19,11 +19,13 @@ import (
 // scanReport is the part of `reaper scan --output json` these tests read.
 type scanReport struct {
 	Findings []struct {
-		RootPID int      `json:"root_pid"`
-		PIDs    []int    `json:"pids"`
-		Reasons []string `json:"reasons"`
-		RunID   string   `json:"run_id"`
-		Rule    string   `json:"rule"`
+		RootPID  int      `json:"root_pid"`
+		PIDs     []int    `json:"pids"`
+		Reasons  []string `json:"reasons"`
+		RunID    string   `json:"run_id"`
+		Rule     string   `json:"rule"`
+		Kind     string   `json:"kind"`
+		Evidence []string `json:"evidence"`
 	} `json:"findings"`
 	Ledger []struct {
 		RunID  string `json:"run_id"`

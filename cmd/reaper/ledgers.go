@@ -19,6 +19,11 @@ type ledgerSet struct {
 	// problems are files that exist but could not be read, other than those
 	// named on the command line (which fail the run instead).
 	problems []string
+	// servers are the stdio MCP servers OpenClaw configs name; warnings are
+	// configs that could not be read (they only classify, so doubt about
+	// them refuses nothing).
+	servers  []ledger.MCPServer
+	warnings []string
 }
 
 // loadLedgers reads the ledgers named on the command line (an invalid one
@@ -38,6 +43,9 @@ func loadLedgers(named []string, pol *policy.Policy, snap *platform.Snapshot, re
 			return nil, errs[0]
 		}
 		set.ledgers = append(set.ledgers, ls...)
+		if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+			set.addServers(path)
+		}
 	}
 	for _, o := range pol.Owners {
 		for _, path := range o.Ledger {
@@ -69,8 +77,18 @@ func loadLedgers(named []string, pol *policy.Policy, snap *platform.Snapshot, re
 		seen[dir] = true
 		ls, errs := ledger.ReadOpenClaw(dir, boot)
 		set.add(ls, errs)
+		set.addServers(dir)
 	}
 	return set, nil
+}
+
+// addServers reads the stdio MCP servers of an OpenClaw state dir's config.
+func (s *ledgerSet) addServers(dir string) {
+	servers, err := ledger.ReadOpenClawMCPServers(dir)
+	if err != nil {
+		s.warnings = append(s.warnings, err.Error()+" (its MCP servers are recognised by fingerprint only)")
+	}
+	s.servers = append(s.servers, servers...)
 }
 
 func (s *ledgerSet) add(ls []*ledger.Ledger, errs []error) {

@@ -192,6 +192,13 @@ func TestReapDryRun(t *testing.T) {
 // pid.
 func adopt(t *testing.T, argv0, script string, cred *syscall.Credential) int {
 	t.Helper()
+	return adoptShell(t, fmt.Sprintf("exec -a %q bash -c %q", argv0, script), cred)
+}
+
+// adoptShell is adopt for any bash command line: the process it starts in
+// a subshell becomes the adopted root.
+func adoptShell(t *testing.T, command string, cred *syscall.Credential) int {
+	t.Helper()
 	// A directory every user can reach: t.TempDir's parent is private.
 	dir, err := os.MkdirTemp("", "reaper-adopt-")
 	if err != nil {
@@ -201,7 +208,7 @@ func adopt(t *testing.T, argv0, script string, cred *syscall.Credential) int {
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	pidfile := filepath.Join(dir, "pid")
 	// The tree must not inherit the pipes CombinedOutput waits on.
-	outer := exec.Command("bash", "-c", fmt.Sprintf(`(exec -a %q bash -c %q) </dev/null >/dev/null 2>&1 & echo $! > %q`, argv0, script, pidfile))
+	outer := exec.Command("bash", "-c", fmt.Sprintf(`(%s) </dev/null >/dev/null 2>&1 & echo $! > %q`, command, pidfile))
 	if cred != nil {
 		outer.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
 	}

@@ -89,6 +89,8 @@ func collectWith(pol *policy.Policy, procRoot string, ledgers []string, discover
 		return nil, err
 	}
 	res.ApplyLedgers(set.ledgers)
+	res.ApplyMCPServers(set.servers)
+	snap.Warnings = append(snap.Warnings, set.warnings...)
 	return &scanRun{snap: snap, result: res, problems: set.problems}, nil
 }
 

@@ -1,0 +1,125 @@
+package ledger
+
+import (
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"path"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// MCPServer is a stdio MCP server an OpenClaw config names under
+// mcp.servers: OpenClaw's bundle-MCP runtime spawns command with args
+// (src/agents/mcp-stdio-transport.ts, shell: false) and scrubs the
+// environment, so these servers carry no OpenClaw marker; their command
+// line is what identifies them.
+type MCPServer struct {
+	Name    string
+	Command string
+	Args    []string
+	File    string // the config file that names it
+}
+
+// ReadOpenClawMCPServers reads the stdio MCP servers of the OpenClaw state
+// dir's config, <dir>/openclaw.json (JSON5). A missing file is no servers;
+// an unreadable or malformed one is an error with FILE:LINE where a line is
+// known. Servers without a command (HTTP transports) are skipped.
+func ReadOpenClawMCPServers(dir string) ([]MCPServer, error) {
+	file := filepath.Join(dir, "openclaw.json")
+	b, err := readSmallFile(file)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, &Error{File: file, Msg: err.Error()}
+	}
+	return parseMCPServers(file, b)
+}
+
+func parseMCPServers(file string, b []byte) ([]MCPServer, error) {
+	doc, err := json5ToJSON(b)
+	if err != nil {
+		var je *json5Error
+		if errors.As(err, &je) {
+			return nil, &Error{File: file, Line: je.line, Msg: je.msg}
+		}
+		return nil, &Error{File: file, Msg: err.Error()}
+	}
+	var cfg struct {
+		MCP struct {
+			Servers map[string]json.RawMessage `json:"servers"`
+		} `json:"mcp"`
+	}
+	if line, err := doc.unmarshal(&cfg); err != nil {
+		return nil, &Error{File: file, Line: line, Msg: "not an OpenClaw config: " + err.Error()}
+	}
+	names := make([]string, 0, len(cfg.MCP.Servers))
+	for name := range cfg.MCP.Servers {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	var servers []MCPServer
+	for _, name := range names {
+		var s struct {
+			Command string   `json:"command"`
+			Args    []string `json:"args"`
+		}
+		if err := json.Unmarshal(cfg.MCP.Servers[name], &s); err != nil {
+			return nil, &Error{File: file, Msg: "mcp.servers." + name + ": want {command: string, args: [string]}: " + err.Error()}
+		}
+		if strings.TrimSpace(s.Command) == "" {
+			continue
+		}
+		servers = append(servers, MCPServer{Name: name, Command: s.Command, Args: s.Args, File: file})
+	}
+	return servers, nil
+}
+
+// Matches reports whether a process's command line is this server as
+// OpenClaw spawns it: the command (by base name, since it is resolved on
+// PATH) followed by exactly the configured arguments. npx shows as
+// "npm exec" once running (npm's npx entry point rewrites its argv and
+// the process title), without its own flags such as -y; that form is
+// compared with the flags left out on both sides. Node programs that set
+// their title leave one space-joined string in /proc/PID/cmdline, so the
+// comparison is of space-joined words.
+func (m *MCPServer) Matches(argv []string) bool {
+	words := strings.Fields(strings.Join(argv, " "))
+	if len(words) == 0 {
+		return false
+	}
+	want := strings.Fields(strings.Join(m.Args, " "))
+	cmd := path.Base(m.Command)
+	if len(want) == 0 && genericCommands[cmd] {
+		return false // a bare interpreter says nothing about which program runs
+	}
+	if path.Base(words[0]) == cmd && slices.Equal(words[1:], want) {
+		return true
+	}
+	if cmd == "npx" && len(words) >= 3 && path.Base(words[0]) == "npm" && words[1] == "exec" {
+		got := withoutFlags(words[2:])
+		return len(got) > 0 && slices.Equal(got, withoutFlags(want))
+	}
+	return false
+}
+
+// genericCommands are launchers and interpreters: without arguments they
+// identify no server.
+var genericCommands = map[string]bool{
+	"node": true, "nodejs": true, "npx": true, "npm": true, "pnpm": true, "yarn": true, "bun": true, "bunx": true,
+	"deno": true, "python": true, "python3": true, "uv": true, "uvx": true, "pipx": true, "sh": true, "bash": true,
+	"docker": true, "podman": true, "ssh": true, "java": true, "ruby": true, "go": true,
+}
+
+func withoutFlags(words []string) []string {
+	var out []string
+	for _, w := range words {
+		if !strings.HasPrefix(w, "-") {
+			out = append(out, w)
+		}
+	}
+	return out
+}
