@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -48,14 +49,6 @@ func (d *json5Doc) unmarshal(v any) (line int, err error) {
 	return 0, err
 }
 
-// json5Error is a JSON5 syntax error at a line of the input.
-type json5Error struct {
-	line int
-	msg  string
-}
-
-func (e *json5Error) Error() string { return e.msg }
-
 func json5ToJSON(in []byte) (*json5Doc, error) {
 	c := &json5Conv{in: in, line: 1}
 	if err := c.run(); err != nil {
@@ -72,8 +65,10 @@ type json5Conv struct {
 	marks []json5Mark
 }
 
+// fail is a syntax error at the current input line; the caller names the
+// file.
 func (c *json5Conv) fail(format string, a ...any) error {
-	return &json5Error{line: c.line, msg: fmt.Sprintf(format, a...)}
+	return &Error{Line: c.line, Msg: fmt.Sprintf(format, a...)}
 }
 
 func (c *json5Conv) mark() {
@@ -97,13 +92,11 @@ func (c *json5Conv) skipSpace() error {
 				c.i++
 			}
 		case b == '/' && c.i+1 < len(c.in) && c.in[c.i+1] == '*':
-			start := c.line
-			end := strings.Index(string(c.in[c.i+2:]), "*/")
+			end := bytes.Index(c.in[c.i+2:], []byte("*/"))
 			if end < 0 {
-				c.line = start
 				return c.fail("a /* comment is not closed")
 			}
-			c.line += strings.Count(string(c.in[c.i:c.i+2+end]), "\n")
+			c.line += bytes.Count(c.in[c.i:c.i+2+end], []byte("\n"))
 			c.i += end + 4
 		case b >= 0x80:
 			// U+FEFF (byte order mark), U+00A0, U+2028 and U+2029 are

@@ -42,9 +42,10 @@ func ReadOpenClawMCPServers(dir string) ([]MCPServer, error) {
 func parseMCPServers(file string, b []byte) ([]MCPServer, error) {
 	doc, err := json5ToJSON(b)
 	if err != nil {
-		var je *json5Error
-		if errors.As(err, &je) {
-			return nil, &Error{File: file, Line: je.line, Msg: je.msg}
+		var e *Error
+		if errors.As(err, &e) {
+			e.File = file
+			return nil, e
 		}
 		return nil, &Error{File: file, Msg: err.Error()}
 	}

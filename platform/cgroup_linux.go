@@ -3,6 +3,7 @@ package platform
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -13,9 +14,7 @@ import (
 // hierarchy of a legacy host. The same path names the same unit in each.
 var cgroupMounts = []string{"/sys/fs/cgroup/unified", "/sys/fs/cgroup", "/sys/fs/cgroup/systemd"}
 
-// readCgroupProcs reads cgroup.procs of the cgroup at path. The file lists
-// each member's pid once per line; a pid can repeat if it was recycled while
-// the kernel wrote the list (cgroups(7)), which is harmless for a lookup.
+// readCgroupProcs reads cgroup.procs of the cgroup at path.
 func readCgroupProcs(path string) ([]int, error) {
 	if path == "" || path[0] != '/' || filepath.Clean(path) != path {
 		return nil, errors.New("cgroup path not absolute and clean")
@@ -25,13 +24,22 @@ func readCgroupProcs(path string) ([]int, error) {
 		if err != nil {
 			continue
 		}
-		var pids []int
-		for _, line := range bytes.Fields(b) {
-			if pid, err := strconv.Atoi(string(line)); err == nil {
-				pids = append(pids, pid)
-			}
-		}
-		return pids, nil
+		return parseCgroupProcs(b)
 	}
 	return nil, os.ErrNotExist
+}
+
+// parseCgroupProcs parses a cgroup.procs file: each member's pid once per
+// line. A pid can repeat if it was recycled while the kernel wrote the list
+// (cgroups(7)); callers that need a set deduplicate.
+func parseCgroupProcs(b []byte) ([]int, error) {
+	var pids []int
+	for _, f := range bytes.Fields(b) {
+		pid, err := strconv.Atoi(string(f))
+		if err != nil {
+			return nil, fmt.Errorf("cgroup.procs: %q is not a pid", f)
+		}
+		pids = append(pids, pid)
+	}
+	return pids, nil
 }

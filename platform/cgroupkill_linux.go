@@ -16,10 +16,10 @@ import (
 // cgroup2Magic is CGROUP2_SUPER_MAGIC (include/uapi/linux/magic.h).
 const cgroup2Magic = 0x63677270
 
-// cgroup2Root is where the cgroup v2 hierarchy is mounted: /sys/fs/cgroup on
+// Cgroup2Root is where the cgroup v2 hierarchy is mounted: /sys/fs/cgroup on
 // a unified host, /sys/fs/cgroup/unified on a hybrid one; "" on a v1-only
 // host, where there is no cgroup.kill.
-func cgroup2Root() string {
+func Cgroup2Root() string {
 	for _, mnt := range []string{"/sys/fs/cgroup", "/sys/fs/cgroup/unified"} {
 		var st unix.Statfs_t
 		if unix.Statfs(mnt, &st) == nil && st.Type == cgroup2Magic {
@@ -74,7 +74,7 @@ func (g *Guard) KillCgroup(path string, members []*Handle) ([]Target, error) {
 	if path == "/" {
 		return nil, &RefusalError{0, "the root cgroup is never killed as a unit"}
 	}
-	root := cgroup2Root()
+	root := Cgroup2Root()
 	if root == "" {
 		return nil, fmt.Errorf("no cgroup v2 hierarchy: %w", errors.ErrUnsupported)
 	}
@@ -204,13 +204,11 @@ func subtreeProcs(dir string) ([]int, error) {
 		case err != nil:
 			return err
 		}
-		for _, f := range strings.Fields(string(b)) {
-			pid, err := strconv.Atoi(f)
-			if err != nil {
-				return fmt.Errorf("%s/cgroup.procs: %q is not a pid", path, f)
-			}
-			pids = append(pids, pid)
+		more, err := parseCgroupProcs(b)
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
 		}
+		pids = append(pids, more...)
 		if len(pids) > maxCgroupProcs {
 			return &RefusalError{0, fmt.Sprintf("the cgroup holds more than %d processes", maxCgroupProcs)}
 		}
@@ -243,7 +241,7 @@ func selfCgroup() (string, error) {
 // still holds a live process ("populated" in cgroup.events); false when
 // the cgroup is gone.
 func CgroupPopulated(path string) (bool, error) {
-	root := cgroup2Root()
+	root := Cgroup2Root()
 	if root == "" {
 		return false, fmt.Errorf("no cgroup v2 hierarchy: %w", errors.ErrUnsupported)
 	}

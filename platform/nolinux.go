@@ -52,6 +52,9 @@ func (g *Guard) KillCgroup(path string, members []*Handle) ([]Target, error) {
 	return nil, fmt.Errorf("cgroups on %s: %w", runtime.GOOS, errors.ErrUnsupported)
 }
 
+// Cgroup2Root: there are no cgroups on this platform.
+func Cgroup2Root() string { return "" }
+
 // CgroupPopulated: there are no cgroups on this platform.
 func CgroupPopulated(path string) (bool, error) {
 	return false, fmt.Errorf("cgroups on %s: %w", runtime.GOOS, errors.ErrUnsupported)

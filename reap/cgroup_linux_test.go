@@ -86,14 +86,7 @@ func testCgroup(t *testing.T) (path, dir string) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: creates a cgroup (CI runs as root)")
 	}
-	root := ""
-	for _, mnt := range []string{"/sys/fs/cgroup", "/sys/fs/cgroup/unified"} {
-		var st unix.Statfs_t
-		if unix.Statfs(mnt, &st) == nil && st.Type == unix.CGROUP2_SUPER_MAGIC {
-			root = mnt
-			break
-		}
-	}
+	root := platform.Cgroup2Root()
 	if root == "" {
 		t.Skip("no cgroup v2 hierarchy mounted")
 	}

@@ -293,16 +293,25 @@ func TestE2ERestartHook(t *testing.T) {
 	}
 }
 
-// Scenario 3: a session is marked done while its PTY (and MCP server) keep
-// running: run-done, reaped, under a gateway that lives on.
-func TestE2ERunDone(t *testing.T) {
+// markedGateway starts a gateway, has it mark its state with sig (SIGUSR1:
+// runs done; SIGUSR2: the parent session reset) without killing anything,
+// and gives the processes a second to show they keep running.
+func markedGateway(t *testing.T, sig syscall.Signal) *e2eGateway {
+	t.Helper()
 	node := requireE2E(t)
 	becomeSubreaper(t)
 	t.Cleanup(func() { killTreeVerifiedChildren() })
 	g := startE2EGateway(t, node)
-	g.cmd.Process.Signal(syscall.SIGUSR1)
+	g.cmd.Process.Signal(sig)
 	g.await(t, "marked", 10*time.Second, &strings.Builder{})
 	time.Sleep(time.Second)
+	return g
+}
+
+// Scenario 3: a session is marked done while its PTY (and MCP server) keep
+// running: run-done, reaped, under a gateway that lives on.
+func TestE2ERunDone(t *testing.T) {
+	g := markedGateway(t, syscall.SIGUSR1)
 	by, n := g.count()
 	logCounts(t, "runs marked done, 1 s later, no reaper", by, n)
 	if by["pty"] == 0 || by["mcp"] < 2 {
@@ -322,13 +331,7 @@ func TestE2ERunDone(t *testing.T) {
 // Scenario 4: a parent session is reset while its child ACP session lives:
 // session-ended, reaped; the other session's runs live on.
 func TestE2ESessionReset(t *testing.T) {
-	node := requireE2E(t)
-	becomeSubreaper(t)
-	t.Cleanup(func() { killTreeVerifiedChildren() })
-	g := startE2EGateway(t, node)
-	g.cmd.Process.Signal(syscall.SIGUSR2)
-	g.await(t, "marked", 10*time.Second, &strings.Builder{})
-	time.Sleep(time.Second)
+	g := markedGateway(t, syscall.SIGUSR2)
 	by, n := g.count()
 	logCounts(t, "parent session reset, 1 s later, no reaper", by, n)
 	if by["acp"] < 2 {

@@ -64,6 +64,17 @@ func (r *reapReport) finding(pid int) *reapFinding {
 	return nil
 }
 
+// count is how many findings have the outcome.
+func (r *reapReport) count(outcome string) int {
+	n := 0
+	for _, f := range r.Findings {
+		if f.Outcome == outcome {
+			n++
+		}
+	}
+	return n
+}
+
 func reapJSON(t *testing.T, args ...string) (*reapReport, result) {
 	t.Helper()
 	r := runReaper(t, nil, append([]string{"reap", "--output", "json", "--lock-file", filepath.Join(t.TempDir(), "lock")}, args...)...)
@@ -129,13 +140,7 @@ func TestReapGatewayKilled(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
-	killed := 0
-	for _, f := range rep.Findings {
-		if f.Outcome == "killed" {
-			killed++
-		}
-	}
-	if killed != 3 {
+	if killed := rep.count("killed"); killed != 3 {
 		t.Errorf("%d trees killed, want 3 (pty, mcp, acp): %+v", killed, rep.Findings)
 	}
 	if left := liveHelpers(dead); len(left) > 0 {
@@ -161,13 +166,7 @@ func TestReapDryRun(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
-	planned := 0
-	for _, f := range rep.Findings {
-		if f.Outcome == "planned" {
-			planned++
-		}
-	}
-	if planned != 3 {
+	if planned := rep.count("planned"); planned != 3 {
 		t.Errorf("%d trees planned, want 3: %+v", planned, rep.Findings)
 	}
 	time.Sleep(100 * time.Millisecond)
