@@ -174,7 +174,7 @@ func (c *json5Conv) run() error {
 				return err
 			}
 		default:
-			return c.fail("unexpected character %q", rune(b))
+			return c.fail("unexpected character")
 		}
 	}
 }
@@ -238,7 +238,7 @@ func (c *json5Conv) str(q byte) (string, error) {
 			}
 			v, err := strconv.ParseUint(string(c.in[c.i:c.i+n]), 16, 32)
 			if err != nil {
-				return "", c.fail("bad \\%c escape %q", e, c.in[c.i:c.i+n])
+				return "", c.fail("bad \\%c escape", e)
 			}
 			c.i += n
 			r := rune(v)
@@ -281,13 +281,13 @@ func (c *json5Conv) number() error {
 	case strings.HasPrefix(body, "0x") || strings.HasPrefix(body, "0X"):
 		v, err := strconv.ParseUint(body[2:], 16, 64)
 		if err != nil {
-			return c.fail("bad number %q", tok)
+			return c.fail("bad number")
 		}
 		c.out = append(c.out, sign+strconv.FormatUint(v, 10)...)
 		return nil
 	}
 	if _, err := strconv.ParseFloat(body, 64); err != nil || body == "" || body[0] == '+' || body[0] == '-' {
-		return c.fail("bad number %q", tok)
+		return c.fail("bad number")
 	}
 	if body[0] == '.' {
 		body = "0" + body

@@ -1,8 +1,11 @@
 package ledger
 
 import (
+	"errors"
 	"fmt"
 	"time"
+
+	"github.com/orphanreaper/reaper/platform"
 )
 
 // Version is the ledger format version this package reads and writes.
@@ -140,6 +143,24 @@ type Error struct {
 	File string
 	Line int
 	Msg  string
+	// Err is the cause when the file could not be read at all (missing,
+	// not a regular file, a link refused): callers tell "cannot open"
+	// from "invalid" with errors.Is on it.
+	Err error
+}
+
+// Unwrap returns the cause of a file that could not be read.
+func (e *Error) Unwrap() error { return e.Err }
+
+// readError is the Error for a file that could not be read: the message
+// names the cause, never the content.
+func readError(path string, err error) *Error {
+	var fe *platform.FileError
+	msg := err.Error()
+	if errors.As(err, &fe) {
+		msg = fe.Err.Error()
+	}
+	return &Error{File: path, Msg: msg, Err: err}
 }
 
 func (e *Error) Error() string {

@@ -4,13 +4,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/orphanreaper/reaper/platform"
 )
 
 // OpenClaw keeps three generations of on-disk state (SPEC §7). reaper reads
@@ -32,36 +33,70 @@ type Boot struct {
 // OpenClawStateDirs lists the OpenClaw state directories that exist for the
 // given home directories and explicit dirs (OPENCLAW_STATE_DIR values):
 // ~/.openclaw, profiles ~/.openclaw-<profile>, and the legacy ~/.clawdbot,
-// ~/.moldbot, ~/.moltbot (src/config/paths.ts). Each dir appears once.
+// ~/.moldbot, ~/.moltbot (src/config/paths.ts). Each dir appears once. A
+// dir found in a home must belong to the home's owner: a link from a
+// user's home to a directory of someone else's (/etc, /root) is not that
+// user's state and is skipped.
 func OpenClawStateDirs(homes, explicit []string) []string {
 	var dirs []string
 	seen := map[string]bool{}
-	add := func(d string) {
+	add := func(d string, owner int) {
 		d = filepath.Clean(d)
 		if seen[d] {
 			return
 		}
 		if fi, err := os.Stat(d); err == nil && fi.IsDir() {
+			if uid, ok := ownerUID(d); owner != platform.AnyOwner && (!ok || uid != owner) {
+				return
+			}
 			seen[d] = true
 			dirs = append(dirs, d)
 		}
 	}
 	for _, d := range explicit {
 		if d != "" {
-			add(d)
+			add(d, platform.AnyOwner)
 		}
 	}
 	for _, home := range homes {
-		add(filepath.Join(home, ".openclaw"))
+		owner, ok := ownerUID(home)
+		if !ok {
+			continue
+		}
+		add(filepath.Join(home, ".openclaw"), owner)
 		profiles, _ := filepath.Glob(filepath.Join(home, ".openclaw-*"))
 		for _, p := range profiles {
-			add(p)
+			add(p, owner)
 		}
 		for _, legacy := range []string{".clawdbot", ".moldbot", ".moltbot"} {
-			add(filepath.Join(home, legacy))
+			add(filepath.Join(home, legacy), owner)
 		}
 	}
 	return dirs
+}
+
+// stateDir reads the files of one OpenClaw state dir as its owner's files:
+// below the dir, through no symbolic link, owned by the dir's owner,
+// regular, within MaxSize, never blocking (platform.ReadBeneath). The
+// state dir of an ordinary user is that user's to fill with anything; a
+// root reaper reads it without trusting it.
+type stateDir struct {
+	path  string
+	owner int
+}
+
+// openStateDir names dir's owner, whose files its files must be.
+func openStateDir(dir string) (stateDir, error) {
+	uid, ok := ownerUID(dir)
+	if !ok {
+		return stateDir{}, &Error{File: dir, Msg: "not a readable directory"}
+	}
+	return stateDir{path: dir, owner: uid}, nil
+}
+
+// read reads the file rel below the state dir.
+func (d stateDir) read(rel string) ([]byte, error) {
+	return platform.ReadBeneath(d.path, rel, MaxSize, d.owner)
 }
 
 // IsOpenClawStateDir reports whether dir looks like an OpenClaw state dir.
@@ -88,24 +123,31 @@ type gatewayLock struct {
 
 // readLocks reads the gateway lock files for dir: in the state dir itself
 // (and its state/ subdir, Gen C) and in the per-uid lock dir of earlier
-// generations, /tmp/openclaw-<uid>. Locks naming another state dir, or of
-// another role than the gateway's, are skipped.
-func readLocks(dir string) ([]gatewayLock, []error) {
-	var paths []string
-	for _, d := range []string{dir, filepath.Join(dir, "state")} {
-		m, _ := filepath.Glob(filepath.Join(d, "gateway*.lock"))
-		paths = append(paths, m...)
+// generations, /tmp/openclaw-<uid>, where a lock counts only if the state
+// dir's owner owns it (anyone can make /tmp/openclaw-<uid> first). Locks
+// naming another state dir, or of another role than the gateway's, are
+// skipped.
+func readLocks(sd stateDir) ([]gatewayLock, []error) {
+	type loc struct{ base, rel string }
+	var paths []loc
+	for _, sub := range []string{".", "state"} {
+		m, _ := filepath.Glob(filepath.Join(sd.path, sub, "gateway*.lock"))
+		for _, p := range m {
+			paths = append(paths, loc{sd.path, filepath.Join(sub, filepath.Base(p))})
+		}
 	}
-	if uid, ok := ownerUID(dir); ok {
-		m, _ := filepath.Glob(filepath.Join(os.TempDir(), "openclaw-"+strconv.Itoa(uid), "gateway*.lock"))
-		paths = append(paths, m...)
+	tmpDir := "openclaw-" + strconv.Itoa(sd.owner)
+	m, _ := filepath.Glob(filepath.Join(os.TempDir(), tmpDir, "gateway*.lock"))
+	for _, p := range m {
+		paths = append(paths, loc{os.TempDir(), filepath.Join(tmpDir, filepath.Base(p))})
 	}
 	var locks []gatewayLock
 	var errs []error
-	for _, p := range paths {
-		b, err := readSmallFile(p)
+	for _, lp := range paths {
+		p := filepath.Join(lp.base, lp.rel)
+		b, err := platform.ReadBeneath(lp.base, lp.rel, MaxSize, sd.owner)
 		if err != nil {
-			errs = append(errs, &Error{File: p, Msg: err.Error()})
+			errs = append(errs, readError(p, err))
 			continue
 		}
 		var l gatewayLock
@@ -113,7 +155,7 @@ func readLocks(dir string) ([]gatewayLock, []error) {
 			errs = append(errs, &Error{File: p, Msg: "not a gateway lock: want {\"pid\": N, \"createdAt\": …}"})
 			continue
 		}
-		if l.StateDir != "" && filepath.Clean(l.StateDir) != dir || l.Role != "" && l.Role != "gateway" {
+		if l.StateDir != "" && filepath.Clean(l.StateDir) != sd.path || l.Role != "" && l.Role != "gateway" {
 			continue
 		}
 		l.path = p
@@ -178,12 +220,26 @@ func parseLeaseFile(path string, b []byte) ([]lease, error) {
 		Leases  []lease `json:"leases"`
 	}
 	if err := json.Unmarshal(b, &doc); err != nil {
-		return nil, &Error{File: path, Line: jsonErrLine(b, err), Msg: "not a lease file: " + err.Error()}
+		return nil, &Error{File: path, Line: jsonErrLine(b, err), Msg: "not a lease file: " + jsonProblem(err)}
 	}
 	if doc.Version != 1 {
 		return nil, &Error{File: path, Msg: fmt.Sprintf("lease file version %d: this reaper reads version 1", doc.Version)}
 	}
 	return doc.Leases, nil
+}
+
+// jsonProblem says what is wrong with a JSON document without quoting it:
+// encoding/json's syntax errors name the offending character, and a root
+// reaper must not copy bytes of a file a user pointed it at into its logs.
+func jsonProblem(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		if te.Field != "" {
+			return fmt.Sprintf("%s: want %s", te.Field, te.Type)
+		}
+		return fmt.Sprintf("want %s", te.Type)
+	}
+	return "not valid JSON"
 }
 
 func jsonErrLine(b []byte, err error) int {
@@ -206,12 +262,16 @@ func jsonErrLine(b []byte, err error) int {
 // have said is missing — the caller must not act on the dir's evidence.
 func ReadOpenClaw(dir string, boot Boot) ([]*Ledger, []error) {
 	dir = filepath.Clean(dir)
+	sd, err := openStateDir(dir)
+	if err != nil {
+		return nil, []error{err}
+	}
 	var errs []error
 	instance := ""
-	if b, err := readSmallFile(filepath.Join(dir, "gateway-instance-id")); err == nil {
+	if b, err := sd.read("gateway-instance-id"); err == nil {
 		instance = strings.TrimSpace(string(b))
 	}
-	locks, lockErrs := readLocks(dir)
+	locks, lockErrs := readLocks(sd)
 	errs = append(errs, lockErrs...)
 	var current *gatewayLock
 	for i := range locks {
@@ -221,13 +281,14 @@ func ReadOpenClaw(dir string, boot Boot) ([]*Ledger, []error) {
 	}
 
 	var leases []lease
-	for _, p := range []string{filepath.Join(dir, "acpx", "process-leases.json"), filepath.Join(dir, "process-leases.json")} {
-		b, err := readSmallFile(p)
+	for _, rel := range []string{filepath.Join("acpx", "process-leases.json"), "process-leases.json"} {
+		p := filepath.Join(dir, rel)
+		b, err := sd.read(rel)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
 		if err != nil {
-			errs = append(errs, &Error{File: p, Msg: err.Error()})
+			errs = append(errs, readError(p, err))
 			continue
 		}
 		ls, err := parseLeaseFile(p, b)
@@ -237,10 +298,14 @@ func ReadOpenClaw(dir string, boot Boot) ([]*Ledger, []error) {
 		}
 		leases = append(leases, ls...)
 	}
-	db := filepath.Join(dir, "state", "openclaw.sqlite")
 	var codex []*Ledger
-	if _, err := os.Stat(db); err == nil {
-		sqlLeases, sqlCodex, err := readOpenClawSQLite(db)
+	dbRel := filepath.Join("state", "openclaw.sqlite")
+	switch err := platform.CheckBeneath(dir, dbRel, sd.owner); {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		errs = append(errs, readError(filepath.Join(dir, dbRel), err))
+	default:
+		sqlLeases, sqlCodex, err := readOpenClawSQLite(filepath.Join(dir, dbRel))
 		if err != nil {
 			errs = append(errs, err)
 		}
@@ -320,21 +385,4 @@ func (c *codexProcess) ledger(source, key string) (*Ledger, error) {
 		Runs: []Run{{ID: key, Kind: "acp", PID: c.Child.PID, PGID: c.Child.PGID, Start: start(c.Child.StartedAt),
 			State: RunRunning, Command: "codex app-server"}},
 	}, nil
-}
-
-// readSmallFile reads a state file of at most MaxSize bytes.
-func readSmallFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, MaxSize+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > MaxSize {
-		return nil, fmt.Errorf("larger than %d MiB: not read", MaxSize>>20)
-	}
-	return b, nil
 }

@@ -3,6 +3,7 @@ package ledger
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"path"
 	"path/filepath"
@@ -29,12 +30,16 @@ type MCPServer struct {
 // known. Servers without a command (HTTP transports) are skipped.
 func ReadOpenClawMCPServers(dir string) ([]MCPServer, error) {
 	file := filepath.Join(dir, "openclaw.json")
-	b, err := readSmallFile(file)
+	sd, err := openStateDir(filepath.Clean(dir))
+	if err != nil {
+		return nil, err
+	}
+	b, err := sd.read("openclaw.json")
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, &Error{File: file, Msg: err.Error()}
+		return nil, readError(file, err)
 	}
 	return parseMCPServers(file, b)
 }
@@ -55,7 +60,7 @@ func parseMCPServers(file string, b []byte) ([]MCPServer, error) {
 		} `json:"mcp"`
 	}
 	if line, err := doc.unmarshal(&cfg); err != nil {
-		return nil, &Error{File: file, Line: line, Msg: "not an OpenClaw config: " + err.Error()}
+		return nil, &Error{File: file, Line: line, Msg: "not an OpenClaw config: " + jsonProblem(err)}
 	}
 	names := make([]string, 0, len(cfg.MCP.Servers))
 	for name := range cfg.MCP.Servers {
@@ -69,7 +74,7 @@ func parseMCPServers(file string, b []byte) ([]MCPServer, error) {
 			Args    []string `json:"args"`
 		}
 		if err := json.Unmarshal(cfg.MCP.Servers[name], &s); err != nil {
-			return nil, &Error{File: file, Msg: "mcp.servers." + name + ": want {command: string, args: [string]}: " + err.Error()}
+			return nil, &Error{File: file, Msg: fmt.Sprintf("mcp.servers.%s: want {command: string, args: [string]}", keyName(name))}
 		}
 		if strings.TrimSpace(s.Command) == "" {
 			continue
@@ -123,4 +128,18 @@ func withoutFlags(words []string) []string {
 		}
 	}
 	return out
+}
+
+// keyName shows a config key in an error: as it is when it is a plain
+// name, else quoted and cut to 64 bytes, so no control character or long
+// run of a file's bytes reaches a log.
+func keyName(k string) string {
+	plain := len(k) > 0 && len(k) <= 64
+	for _, c := range k {
+		plain = plain && (c == '-' || c == '_' || c == '.' || c == '@' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z')
+	}
+	if plain {
+		return k
+	}
+	return fmt.Sprintf("%.64q", k)
 }

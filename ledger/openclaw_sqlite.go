@@ -24,7 +24,34 @@ const sqliteTimeout = 2 * time.Second
 // sees the last committed state, WAL included. A short busy timeout covers
 // a gateway that holds it in rollback mode or exclusively; then the read
 // fails and the error says so.
+//
+// The SQLite library opens the file by name, after the caller checked it
+// (platform.CheckBeneath): a user who swaps it for a FIFO in between makes
+// that open block. The read therefore runs on its own goroutine and is
+// given up after sqliteTimeout and a second more; a blocked goroutine ends
+// with the process.
 func readOpenClawSQLite(path string) ([]lease, []*Ledger, error) {
+	type result struct {
+		leases []lease
+		codex  []*Ledger
+		err    error
+	}
+	done := make(chan result, 1)
+	go func() {
+		l, c, err := readOpenClawSQLiteNow(path)
+		done <- result{l, c, err}
+	}()
+	t := time.NewTimer(sqliteTimeout + time.Second)
+	defer t.Stop()
+	select {
+	case r := <-done:
+		return r.leases, r.codex, r.err
+	case <-t.C:
+		return nil, nil, &Error{File: path, Msg: fmt.Sprintf("not read within %s (replaced while being opened, or held by another process): not used", sqliteTimeout+time.Second)}
+	}
+}
+
+func readOpenClawSQLiteNow(path string) ([]lease, []*Ledger, error) {
 	q := url.Values{}
 	q.Set("mode", "ro")
 	q.Add("_pragma", "busy_timeout(250)")

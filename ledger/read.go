@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
+
+	"github.com/orphanreaper/reaper/platform"
 )
 
 // MaxSize bounds a ledger file. A supervisor with thousands of runs writes
@@ -15,9 +18,9 @@ const MaxSize = 16 << 20
 
 // ReadFile reads and validates the ledger at path.
 func ReadFile(path string) (*Ledger, error) {
-	data, err := readSmallFile(path)
+	data, err := platform.ReadFile(path, MaxSize)
 	if err != nil {
-		return nil, &Error{File: path, Msg: err.Error()}
+		return nil, readError(path, err)
 	}
 	return Parse(path, data)
 }
@@ -84,17 +87,24 @@ func (p *parser) jsonErr(err error) *Error {
 	var te *json.UnmarshalTypeError
 	switch {
 	case errors.As(err, &se):
-		return p.errAt(se.Offset, "not valid JSON: %v", se)
+		return p.errAt(se.Offset, "not valid JSON")
 	case errors.As(err, &te):
 		field := te.Field
 		if field == "" {
 			field = "value"
 		}
-		return p.errAt(te.Offset, "%s: a JSON %s where a %s is wanted", field, te.Value, te.Type)
+		return p.errAt(te.Offset, "%s: a JSON %s where a %s is wanted", field, jsonKind(te.Value), te.Type)
 	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
 		return p.errAt(int64(len(p.data)), "truncated: the document ends early")
 	}
-	return p.errAt(p.dec.InputOffset(), "%v", err)
+	return p.errAt(p.dec.InputOffset(), "not valid JSON")
+}
+
+// jsonKind is the kind of a JSON value as encoding/json describes it
+// ("number 5", "string"), without the value: errors never quote a file.
+func jsonKind(v string) string {
+	kind, _, _ := strings.Cut(v, " ")
+	return kind
 }
 
 // document walks the top-level object key by key, so that each session and
@@ -189,7 +199,7 @@ func (p *parser) delim(want json.Delim) error {
 		return p.jsonErr(err)
 	}
 	if d, ok := tok.(json.Delim); !ok || d != want {
-		return p.errAt(at, "want %q, found %v", string(want), tok)
+		return p.errAt(at, "want %q", string(want))
 	}
 	return nil
 }

@@ -26,8 +26,8 @@ var (
 	_ [unsafe.Offsetof(k.Proc.P_comm) - kinfoComm]struct{}
 	_ [kinfoCommLen - len(k.Proc.P_comm)]struct{}
 	_ [len(k.Proc.P_comm) - kinfoCommLen]struct{}
-	_ [kinfoUID - unsafe.Offsetof(k.Eproc) - unsafe.Offsetof(k.Eproc.Ucred) - unsafe.Offsetof(k.Eproc.Ucred.Uid)]struct{}
-	_ [unsafe.Offsetof(k.Eproc) + unsafe.Offsetof(k.Eproc.Ucred) + unsafe.Offsetof(k.Eproc.Ucred.Uid) - kinfoUID]struct{}
+	_ [kinfoRUID - unsafe.Offsetof(k.Eproc) - unsafe.Offsetof(k.Eproc.Pcred) - unsafe.Offsetof(k.Eproc.Pcred.P_ruid)]struct{}
+	_ [unsafe.Offsetof(k.Eproc) + unsafe.Offsetof(k.Eproc.Pcred) + unsafe.Offsetof(k.Eproc.Pcred.P_ruid) - kinfoRUID]struct{}
 	_ [kinfoPPID - unsafe.Offsetof(k.Eproc) - unsafe.Offsetof(k.Eproc.Ppid)]struct{}
 	_ [unsafe.Offsetof(k.Eproc) + unsafe.Offsetof(k.Eproc.Ppid) - kinfoPPID]struct{}
 	_ [kinfoPGID - unsafe.Offsetof(k.Eproc) - unsafe.Offsetof(k.Eproc.Pgid)]struct{}

@@ -22,7 +22,7 @@ const (
 	kinfoPID       = 40  // kp_proc.p_pid (int32)
 	kinfoComm      = 243 // kp_proc.p_comm [MAXCOMLEN+1]
 	kinfoCommLen   = 17
-	kinfoUID       = 420 // kp_eproc.e_ucred.cr_uid (uint32): the effective uid
+	kinfoRUID      = 392 // kp_eproc.e_pcred.p_ruid (uint32): the real uid, who owns the process
 	kinfoPPID      = 560 // kp_eproc.e_ppid (int32)
 	kinfoPGID      = 564 // kp_eproc.e_pgid (int32)
 )
@@ -52,7 +52,7 @@ func ParseKinfoProcs(b []byte) ([]Process, error) {
 			PID:        pid,
 			PPID:       int(int32(le.Uint32(r[kinfoPPID:]))),
 			PGID:       int(int32(le.Uint32(r[kinfoPGID:]))),
-			UID:        le.Uint32(r[kinfoUID:]),
+			UID:        le.Uint32(r[kinfoRUID:]),
 			Comm:       string(comm),
 			State:      darwinState(int8(r[kinfoStat])),
 			StartTicks: uint64(sec)*1e6 + uint64(usec),

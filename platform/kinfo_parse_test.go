@@ -16,7 +16,7 @@ func kinfo(pid, ppid, pgid int, uid uint32, stat int8, comm string, sec int64, u
 	r[kinfoStat] = byte(stat)
 	le.PutUint32(r[kinfoPID:], uint32(int32(pid)))
 	copy(r[kinfoComm:kinfoComm+kinfoCommLen-1], comm)
-	le.PutUint32(r[kinfoUID:], uid)
+	le.PutUint32(r[kinfoRUID:], uid)
 	le.PutUint32(r[kinfoPPID:], uint32(int32(ppid)))
 	le.PutUint32(r[kinfoPGID:], uint32(int32(pgid)))
 	return r

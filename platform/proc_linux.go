@@ -81,8 +81,12 @@ func (pr *procReader) readHeader(s *Snapshot) error {
 	if n, err := unix.Readlinkat(pr.fd, "self", link[:]); err == nil {
 		if string(link[:n]) == strconv.Itoa(os.Getpid()) {
 			s.Self = os.Getpid()
-			// Our own procfs: the cgroup hierarchy is the host's too.
+			// Our own procfs: the cgroup hierarchy is the host's too, and
+			// who owns a process is read from its status (Snapshot.UID). A
+			// fixture tree keeps the owner of its directories: it is only
+			// ever scanned, never acted on.
 			s.cgroupProcs = readCgroupProcs
+			s.statusUID = true
 		}
 	}
 	return nil
@@ -236,9 +240,10 @@ func (sr *statReader) readStat(pid int, p *Process) error {
 	if err != nil {
 		return err
 	}
-	// The /proc/PID inodes belong to the task's effective uid (root when the
-	// task is not dumpable, proc(5)); fstat of the open stat file gives it
-	// without reading /proc/PID/status.
+	// The /proc/PID inodes belong to the task's effective uid — root when
+	// the task is not dumpable (proc(5)) — so this is only a first guess,
+	// free with the open file; Snapshot.UID reads the real uid before any
+	// decision depends on it.
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		return err
@@ -268,6 +273,8 @@ func (pr *procReader) read(pid int, what detail) ([]byte, error) {
 		file = "environ"
 	case detailCgroup:
 		file = "cgroup"
+	case detailStatus:
+		file = "status"
 	case detailStdio:
 		return pr.readStdio(pid)
 	default:

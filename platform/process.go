@@ -27,7 +27,13 @@ type Process struct {
 	STime      uint64 // clock ticks spent in kernel mode
 	StartTicks uint64 // clock ticks after boot at which the process started
 	RSS        uint64 // resident set size, bytes
-	UID        uint32 // effective uid (root for non-dumpable processes, see proc(5))
+	// UID is who owns the process, as the snapshot first saw it. On Linux
+	// the stat pass takes it from the owner of /proc/PID, which is the
+	// effective uid — or root for a task that is not dumpable (proc(5)),
+	// which any user can make theirs with prctl(PR_SET_DUMPABLE, 0). Every
+	// decision about whose process it is goes through Snapshot.UID, which
+	// reads the real uid.
+	UID uint32
 
 	details detailState
 }
@@ -91,6 +97,7 @@ const (
 	detailEnviron
 	detailCgroup
 	detailStdio
+	detailStatus
 )
 
 type detailState struct {
@@ -100,6 +107,11 @@ type detailState struct {
 	cgroup  Cgroup
 	stdio   string // where fd 0 (else 1, 2) points, when it is a terminal
 }
+
+// NoUID is the uid of a process whose owner could not be read: (uid_t)-1,
+// which no account has (setresuid(2) reserves it for "unchanged"), so it
+// matches no user list and is nobody's own process.
+const NoUID = ^uint32(0)
 
 // WithDetails returns p with the given details filled in, as if they had been
 // read. It is how snapshots built in Go (tests, other platforms' fixtures)
@@ -154,6 +166,9 @@ type Snapshot struct {
 	// wallStart: StartTicks are microseconds since the epoch (macOS), not
 	// clock ticks since boot (Linux).
 	wallStart bool
+	// statusUID: Process.UID is provisional and Snapshot.UID reads the real
+	// uid from /proc/PID/status (Linux).
+	statusUID bool
 }
 
 // PTYUsage is how many pseudo-terminals are allocated, against the limit
@@ -257,6 +272,34 @@ func (s *Snapshot) environ(p *Process) string {
 		p.details.environ = string(s.raw(p, detailEnviron))
 	}
 	return p.details.environ
+}
+
+// UID returns the real uid of p: the user who owns it, the one kill(2)
+// checks a sender against (kill(2): the sender's uid must match the
+// target's real or saved set-user-ID). On Linux it is read on first use
+// from the "Uid:" line of /proc/PID/status, never taken from the owner of
+// /proc/PID, which is root for a non-dumpable task of any user. It is
+// NoUID when the process could not be read, so that it counts as nobody's.
+func (s *Snapshot) UID(p *Process) uint32 {
+	if !s.statusUID || p.details.loaded&detailStatus != 0 {
+		return p.UID
+	}
+	p.details.loaded |= detailStatus
+	if p.KernelThread() {
+		return p.UID
+	}
+	b, err := s.reader.read(p.PID, detailStatus)
+	uid, ok := ParseStatusUID(b)
+	switch {
+	case err == nil && ok:
+		p.UID = uid
+	case err != nil && !isGone(err):
+		s.Warnings = append(s.Warnings, err.Error())
+		p.UID = NoUID
+	default:
+		p.UID = NoUID // gone, or a status without a Uid line: nobody's
+	}
+	return p.UID
 }
 
 // Cgroup returns p's cgroup, reading it on first use.

@@ -173,3 +173,31 @@ func ParseIdentity(s string) (bootID string, startTicks uint64, err error) {
 	}
 	return s[:i], startTicks, nil
 }
+
+// ParseStatusUID returns the real uid from the "Uid:" line of a
+// /proc/PID/status file ("Uid:\treal\teffective\tsaved\tfilesystem",
+// proc(5)).
+func ParseStatusUID(b []byte) (uint32, bool) {
+	for len(b) > 0 {
+		line := b
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			line, b = b[:i], b[i+1:]
+		} else {
+			b = nil
+		}
+		rest, ok := bytes.CutPrefix(line, []byte("Uid:"))
+		if !ok {
+			continue
+		}
+		f := bytes.Fields(rest)
+		if len(f) == 0 {
+			return 0, false
+		}
+		uid, err := strconv.ParseUint(string(f[0]), 10, 32)
+		if err != nil || uint32(uid) == NoUID {
+			return 0, false
+		}
+		return uint32(uid), true
+	}
+	return 0, false
+}

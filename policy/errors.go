@@ -10,7 +10,13 @@ type Error struct {
 	File string
 	Line int // 0 when unknown
 	Msg  string
+	// Err is the cause when the file could not be read at all: callers
+	// tell "cannot open" from "invalid" with errors.Is on it.
+	Err error
 }
+
+// Unwrap returns the cause of a file that could not be read.
+func (e *Error) Unwrap() error { return e.Err }
 
 func (e *Error) Error() string {
 	if e.Line > 0 {

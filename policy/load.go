@@ -5,7 +5,6 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
-	"os"
 	"os/user"
 	"regexp"
 	"sort"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/orphanreaper/reaper/platform"
 	"github.com/orphanreaper/reaper/scan"
 )
 
@@ -37,11 +37,23 @@ func Default() *Policy {
 // DefaultText is the embedded default policy's TOML, for `policy show`.
 func DefaultText() string { return defaultPolicy }
 
-// Load reads and validates the policy file at path.
+// MaxSize caps a policy file. A policy with a hundred rules is a few
+// kilobytes; a cap keeps a policy path that names /dev/zero, or a huge file,
+// from taking the reaper's memory (the TOML decoder holds several copies).
+const MaxSize = 1 << 20
+
+// Load reads and validates the policy file at path. The file is read as
+// platform.ReadFile reads: a regular file (a FIFO or a device is refused,
+// never waited on), at most MaxSize bytes.
 func Load(path string) (*Policy, error) {
-	b, err := os.ReadFile(path)
+	b, err := platform.ReadFile(path, MaxSize)
 	if err != nil {
-		return nil, &Error{File: path, Msg: err.Error()}
+		msg := err.Error()
+		var fe *platform.FileError
+		if errors.As(err, &fe) {
+			msg = fe.Err.Error()
+		}
+		return nil, &Error{File: path, Msg: msg, Err: err}
 	}
 	return Parse(path, b)
 }
@@ -194,6 +206,8 @@ func (l *loader) rule(t map[string]any, a at) {
 	when := l.strings(t, a, "when")
 	if _, ok := t["when"]; !ok {
 		l.fail(a, "rule %q needs when = [...]: the reasons it applies to (%s)", r.Name, joinReasons())
+	} else if len(when) == 0 {
+		l.fail(at{a.table, a.index, "when"}, "rule %q has an empty when: it would match nothing; name the reasons it applies to (%s)", r.Name, joinReasons())
 	}
 	for _, w := range when {
 		if !validReason(w) {
@@ -359,6 +373,8 @@ func (l *loader) name(t map[string]any, a at, what string) string {
 	if !ok || strings.TrimSpace(s) == "" {
 		if _, present := t["name"]; !present {
 			l.fail(a, "[[%s]] needs a name", what)
+		} else if ok {
+			l.fail(at{a.table, a.index, "name"}, "[[%s]] name is empty: give it a name the reports can show", what)
 		}
 		return ""
 	}

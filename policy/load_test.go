@@ -132,6 +132,8 @@ func TestParseErrors(t *testing.T) {
 		{"when is a string", "version = 1\n[[rule]]\nname = \"a\"\nwhen = \"reparented\"\n", "4: when must be a list of strings"},
 		{"rule without when", "version = 1\n[[rule]]\nname = \"a\"\n", `2: rule "a" needs when`},
 		{"rule without name", "version = 1\n[[rule]]\nwhen = [\"reparented\"]\n", "2: [[rule]] needs a name"},
+		{"rule with an empty name", "version = 1\n[[rule]]\nname = \"\"\nwhen = [\"reparented\"]\n", "3: [[rule]] name is empty"},
+		{"rule with an empty when", "version = 1\n[[rule]]\nname = \"a\"\nwhen = []\n", `4: rule "a" has an empty when`},
 		{"duplicate rule", "version = 1\n[[rule]]\nname = \"a\"\nwhen = [\"reparented\"]\n[[rule]]\nname = \"a\"\nwhen = [\"untracked\"]\n", `6: rule "a" is defined twice (first on line 2)`},
 		{"owner without cmdline", "version = 1\n[[owner]]\nname = \"gw\"\n", `2: [[owner]] "gw" needs a cmdline`},
 		{"bad pid_env", "version = 1\n[[owner]]\nname = \"gw\"\ncmdline = \"gw\"\npid_env = \"A B\"\n", `5: pid_env "A B"`},

@@ -45,7 +45,7 @@ func (r *Rule) matches(s *platform.Snapshot, f *scan.Finding) bool {
 
 // match reports whether every matcher set holds for process p.
 func (m *Matchers) match(s *platform.Snapshot, p *platform.Process) bool {
-	if m.UIDs != nil && !containsUID(m.UIDs, p.UID) {
+	if m.UIDs != nil && !containsUID(m.UIDs, s.UID(p)) {
 		return false
 	}
 	if m.Cmdline != nil && !m.Cmdline.MatchString(s.CommandLine(p)) {

@@ -40,7 +40,14 @@ type Item struct {
 	Outcome Outcome
 	// Detail says why the item was refused or downgraded, when it was.
 	Detail string
+	// Benign: refused by design, not for doubt or failure — younger than
+	// min_age, or spared because it became owned since the scan. A later
+	// run may act on it; it does not make this run partial (exit 3).
+	Benign bool
 }
+
+// Signals reports whether the item's rule asks for a signal.
+func (it *Item) Signals() bool { return it.Action != Report }
 
 // Plan is the policy's decision for one scan.
 type Plan struct {
@@ -48,6 +55,9 @@ type Plan struct {
 	Items []Item
 	// Unmatched counts findings no rule matched; they are not reported.
 	Unmatched int
+	// Gate is the decision the plan was made with; the reaper asks it again
+	// of every process before signalling it.
+	Gate *Gate
 }
 
 // PlanOptions are the facts about the running reaper a plan needs.
@@ -56,21 +66,21 @@ type PlanOptions struct {
 	// UID is the reaper's effective uid: by default only processes of this
 	// uid are acted on (SPEC §9.12).
 	UID uint32
-	// Doubt, when set, refuses every signal with this reason: something the
-	// decision depends on could not be read (a corrupt ledger may hold the
-	// very runs it would mark as owned).
-	Doubt string
+	// Doubts is the state that could not be read: each refuses signals to
+	// the trees it could speak for (a corrupt ledger may hold the very runs
+	// it would mark as owned).
+	Doubts []Doubt
 }
 
 // Plan decides, for each finding, which rule applies and whether a safety
 // rule refuses acting on it. Structural refusals (the tree holds the reaper,
 // one of its ancestors, a live owner or a protected process) apply to every
-// finding; the others (min_age, other users, max_actions) only where the
-// rule would send a signal.
+// finding; the others (min_age, other users, unreadable state, max_actions)
+// only where the rule would send a signal.
 func (p *Policy) Plan(res *scan.Result, opt PlanOptions) *Plan {
 	s := res.Tree.Snap
-	pl := &Plan{Mode: opt.Mode}
-	self := ancestry(res)
+	g := p.NewGate(res, opt.UID, opt.Doubts)
+	pl := &Plan{Mode: opt.Mode, Gate: g}
 	actions := 0
 	for i := range res.Findings {
 		f := &res.Findings[i]
@@ -80,12 +90,15 @@ func (p *Policy) Plan(res *scan.Result, opt PlanOptions) *Plan {
 			continue
 		}
 		it := Item{Finding: f, Rule: rule, Action: rule.Action}
-		if why := p.refuse(res, f, self); why != "" {
+		if why := g.tree(s, f, g.Structural); why != "" {
 			it.Outcome, it.Detail = Refused, why
-		} else if it.Action != Report {
-			if opt.Doubt != "" {
-				it.Outcome, it.Detail = Refused, opt.Doubt
-			} else if why := p.refuseAction(s, f, rule, opt); why != "" {
+		} else if it.Signals() {
+			if age := s.Age(f.Root); age < p.Defaults.MinAge {
+				it.Outcome, it.Benign = Refused, true
+				it.Detail = fmt.Sprintf("younger than min_age %s (age %s)", p.Defaults.MinAge, age.Truncate(time.Second))
+			} else if why := g.tree(s, f, func(s *platform.Snapshot, p *platform.Process) string { return g.User(s, p, rule) }); why != "" {
+				it.Outcome, it.Detail = Refused, why
+			} else if why := g.tree(s, f, g.Doubtful); why != "" {
 				it.Outcome, it.Detail = Refused, why
 			} else if actions >= p.Defaults.MaxActions {
 				it.Action = Report
@@ -96,13 +109,23 @@ func (p *Policy) Plan(res *scan.Result, opt PlanOptions) *Plan {
 		}
 		if it.Outcome == "" {
 			it.Outcome = Reported
-			if it.Action != Report && opt.Mode != ModeScan {
+			if it.Signals() && opt.Mode != ModeScan {
 				it.Outcome = Planned
 			}
 		}
 		pl.Items = append(pl.Items, it)
 	}
 	return pl
+}
+
+// tree applies check to every member of f and returns the first refusal.
+func (g *Gate) tree(s *platform.Snapshot, f *scan.Finding, check func(*platform.Snapshot, *platform.Process) string) string {
+	for _, m := range f.Members {
+		if why := check(s, m.Proc); why != "" {
+			return why
+		}
+	}
+	return ""
 }
 
 // ancestry returns the reaper's own pid and its ancestors' (SPEC §9.1).
@@ -120,46 +143,4 @@ func ancestry(res *scan.Result) map[int]bool {
 		})
 	}
 	return self
-}
-
-// refuse returns why no signal may reach f's tree, or "".
-func (p *Policy) refuse(res *scan.Result, f *scan.Finding, self map[int]bool) string {
-	s := res.Tree.Snap
-	for _, m := range f.Members {
-		proc := m.Proc
-		switch {
-		case proc.PID <= 1:
-			return fmt.Sprintf("the tree holds pid %d", proc.PID)
-		case proc.PID == s.Self:
-			return fmt.Sprintf("the tree holds the reaper itself (pid %d)", proc.PID)
-		case self[proc.PID]:
-			return fmt.Sprintf("the tree holds the reaper's ancestor %d (%s)", proc.PID, proc.Comm)
-		}
-		if name, ok := res.LiveOwner(proc); ok {
-			return fmt.Sprintf("the tree holds live owner %s (pid %d)", name, proc.PID)
-		}
-		if why, ok := res.OwnedRun(proc.PID); ok {
-			return fmt.Sprintf("the tree holds pid %d, %s", proc.PID, why)
-		}
-		if pr := p.Protected(s, proc); pr != nil {
-			return fmt.Sprintf("pid %d (%s) is protected by %q", proc.PID, proc.Comm, pr.Name)
-		}
-	}
-	return ""
-}
-
-// refuseAction returns why the rule's signal may not be sent, or "".
-func (p *Policy) refuseAction(s *platform.Snapshot, f *scan.Finding, rule *Rule, opt PlanOptions) string {
-	if age := s.Age(f.Root); age < p.Defaults.MinAge {
-		return fmt.Sprintf("younger than min_age %s (age %s)", p.Defaults.MinAge, age.Truncate(time.Second))
-	}
-	for _, m := range f.Members {
-		if m.Proc.UID == opt.UID {
-			continue
-		}
-		if rule.UIDs == nil || !containsUID(rule.UIDs, m.Proc.UID) {
-			return fmt.Sprintf("pid %d belongs to uid %d; only a rule's user list reaches other users", m.Proc.PID, m.Proc.UID)
-		}
-	}
-	return ""
 }

@@ -19,6 +19,53 @@ type units struct {
 
 func (u *units) covers(pid int) bool { return u != nil && u.covered[pid] }
 
+// killUnits does the last step as a unit where it can: the tree's
+// confinement first (everything the tree is and forked since it was
+// moved), then the cgroups the tree owns among those of the survivors that
+// were not moved (killCgroups).
+func (t *tree) killUnits(left []*platform.Handle) (*units, string) {
+	u := &units{covered: map[int]bool{}}
+	var notes []string
+	if t.conf != nil {
+		targets, err := t.conf.Kill()
+		if err != nil {
+			notes = append(notes, fmt.Sprintf("cgroup %s not killed as a unit (%v): per-pid SIGKILL", t.conf.Path, err))
+		} else {
+			u.paths = append(u.paths, t.conf.Path)
+			t.unitEvents(u, targets, t.conf.Path)
+			notes = append(notes, fmt.Sprintf("cgroup %s killed as a unit (%d processes)", t.conf.Path, len(targets)))
+		}
+	}
+	var rest []*platform.Handle
+	for _, h := range left {
+		if !u.covers(h.PID) && (t.conf == nil || !t.conf.Moved(h.PID) || len(u.paths) == 0) {
+			rest = append(rest, h)
+		}
+	}
+	more, note := t.killCgroups(rest)
+	if more != nil {
+		u.paths = append(u.paths, more.paths...)
+		for pid := range more.covered {
+			u.covered[pid] = true
+		}
+	}
+	return u, joinNotes(append(notes, note)...)
+}
+
+// unitEvents records the processes one cgroup.kill covered.
+func (t *tree) unitEvents(u *units, targets []platform.Target, path string) {
+	now := time.Now().UTC()
+	for _, tg := range targets {
+		u.covered[tg.PID] = true
+		p := platform.Process{PID: tg.PID, StartTicks: tg.StartTicks}
+		t.emit(Event{Time: now, RootPID: t.root, PID: tg.PID, Start: t.snap.Identity(&p),
+			Signal: "SIGKILL", Via: "cgroup.kill " + path, Result: "ok"})
+	}
+	if len(targets) > 0 {
+		t.delivered = true
+	}
+}
+
 // killCgroups does the last step through cgroup.kill where the tree owns
 // the cgroups its survivors are in (SPEC §9.4): the kernel kills a cgroup
 // atomically, forks included. The seam proves ownership — every process
@@ -54,14 +101,7 @@ func (t *tree) killCgroups(left []*platform.Handle) (*units, string) {
 			continue
 		}
 		u.paths = append(u.paths, path)
-		now := time.Now().UTC()
-		for _, tg := range targets {
-			u.covered[tg.PID] = true
-			p := platform.Process{PID: tg.PID, StartTicks: tg.StartTicks}
-			t.emit(Event{Time: now, RootPID: t.root, PID: tg.PID, Start: t.snap.Identity(&p),
-				Signal: "SIGKILL", Via: "cgroup.kill " + path, Result: "ok"})
-		}
-		t.delivered = true
+		t.unitEvents(u, targets, path)
 		notes = append(notes, fmt.Sprintf("cgroup %s killed as a unit (%d processes)", path, len(targets)))
 	}
 	return u, strings.Join(notes, "; ")

@@ -31,16 +31,21 @@ type Options struct {
 	Deadline time.Time
 	// Guard is the seam's guard: live owners, protected processes.
 	Guard *platform.Guard
-	// Check refuses a process a rescan found in a tree ("" allows it): the
-	// policy's protect rules and live owners, for processes the plan never saw.
-	Check func(s *platform.Snapshot, p *platform.Process) string
+	// Admit decides whether a process may be signalled for a plan item
+	// ("" allows it). Every process is asked once it is stopped, with what
+	// a fresh read of the process table says of it: the planned members
+	// and every process a rescan finds in the tree. When nil, the plan's
+	// Gate decides (policy.Gate.Admit); a plan with neither is refused.
+	Admit func(s *platform.Snapshot, p *platform.Process, it *policy.Item) string
 	// OnSignal is called for every signal sent, with its result.
 	OnSignal func(Event)
 
 	// send is the signal seam, replaceable in tests to simulate a process
-	// that cannot die; killCgroup is its unit form.
+	// that cannot die; killCgroup is its unit form; confine makes the
+	// cgroup a stopped tree is moved into (nil result: per-pid path).
 	send       func(h *platform.Handle, sig syscall.Signal) error
 	killCgroup func(g *platform.Guard, path string, members []*platform.Handle) ([]platform.Target, error)
+	confine    func(g *platform.Guard, name string) (*platform.Confinement, error)
 }
 
 // Event is one signal sent, for the audit log.
@@ -75,6 +80,14 @@ func Execute(ctx context.Context, plan *policy.Plan, snap *platform.Snapshot, op
 	if opt.killCgroup == nil {
 		opt.killCgroup = (*platform.Guard).KillCgroup
 	}
+	if opt.confine == nil {
+		opt.confine = (*platform.Guard).Confine
+	}
+	if opt.Admit == nil && plan.Gate != nil {
+		opt.Admit = func(s *platform.Snapshot, p *platform.Process, it *policy.Item) string {
+			return plan.Gate.Admit(s, p, it.Rule)
+		}
+	}
 	if opt.MaxRescans <= 0 {
 		opt.MaxRescans = 16
 	}
@@ -87,32 +100,51 @@ func Execute(ctx context.Context, plan *policy.Plan, snap *platform.Snapshot, op
 		if it.Outcome != policy.Planned {
 			continue
 		}
-		if err := ctx.Err(); err != nil || !opt.Deadline.IsZero() && time.Now().After(opt.Deadline) {
-			out[i] = Result{Outcome: policy.Failed, Detail: "the run's time ran out before this tree", PIDs: out[i].PIDs}
+		if opt.Admit == nil {
+			out[i] = Result{Outcome: policy.Refused, Detail: "no gate to check the processes against: nothing signalled", PIDs: out[i].PIDs}
 			continue
 		}
-		t := &tree{opt: &opt, snap: snap, root: it.Finding.Root.PID, kill: it.Action == policy.Kill}
+		if ctx.Err() != nil || !opt.Deadline.IsZero() && time.Now().After(opt.Deadline) {
+			out[i] = Result{Outcome: policy.Failed, Detail: stopped(ctx) + " before this tree: nothing signalled", PIDs: out[i].PIDs}
+			continue
+		}
+		t := &tree{opt: &opt, snap: snap, item: &plan.Items[i], root: it.Finding.Root.PID, kill: it.Action == policy.Kill}
 		out[i] = t.reap(ctx, it.Finding)
 	}
 	return out
+}
+
+// stopped says why the run stopped early: an interrupt, or its deadline.
+func stopped(ctx context.Context) string {
+	if errors.Is(ctx.Err(), context.Canceled) {
+		return "the run was interrupted"
+	}
+	return "the run's time ran out"
 }
 
 // tree is the reaping of one finding.
 type tree struct {
 	opt       *Options
 	snap      *platform.Snapshot
+	item      *policy.Item
 	root      int
 	kill      bool // SIGKILL straight away, no SIGTERM
 	handles   []*platform.Handle
+	starts    map[int]uint64 // pid → start ticks of every handle
 	gone      []int
 	ids       map[int]string // pid → start identity, for the audit log
 	refusal   string         // why a rescan refused the tree
 	delivered bool           // a SIGTERM or SIGKILL reached a live process
+	// groups are the sessions and process groups the tree held whole when
+	// it was stopped: a process found in one later was forked by the tree.
+	groups map[int]bool
+	conf   *platform.Confinement
 }
 
 func (t *tree) reap(ctx context.Context, f *scan.Finding) Result {
 	defer t.close()
 	t.ids = map[int]string{}
+	t.starts = map[int]uint64{}
 	for _, m := range f.Members {
 		if r, stop := t.open(t.snap, m.Proc); stop {
 			return r
@@ -134,6 +166,11 @@ func (t *tree) reap(ctx context.Context, f *scan.Finding) Result {
 		t.resume()
 		return *refused
 	}
+	note = joinNotes(note, t.confineTree())
+	if ctx.Err() != nil {
+		t.resume()
+		return Result{Outcome: policy.Failed, Detail: joinNotes(stopped(ctx)+" before SIGTERM: the stopped processes were continued", note), PIDs: t.pids()}
+	}
 	if !t.kill {
 		for _, h := range t.handles {
 			if r, stop := t.send(h, syscall.SIGTERM); stop {
@@ -142,10 +179,14 @@ func (t *tree) reap(ctx context.Context, f *scan.Finding) Result {
 			}
 			t.send(h, syscall.SIGCONT) // a stopped process acts on SIGTERM only once continued
 		}
-		t.wait(t.opt.Grace)
-		if left := t.alive(); len(left) > 0 {
-			// What outlived SIGTERM ran during grace and may have forked:
-			// stop it again and take in its new children before SIGKILL.
+		t.wait(ctx, t.opt.Grace)
+		if ctx.Err() != nil {
+			return Result{Outcome: policy.Failed, Detail: joinNotes(stopped(ctx)+" during grace: SIGTERM sent, the tree continued, not confirmed gone", note), PIDs: t.pids()}
+		}
+		if left := t.unconfined(t.alive()); len(left) > 0 {
+			// What outlived SIGTERM outside a confinement ran during grace
+			// and may have forked: stop it again and take in its new
+			// children before SIGKILL. Inside one, its forks are there.
 			again, refused := t.stopAndRescan(ctx, left)
 			if refused != nil {
 				t.resume()
@@ -155,14 +196,14 @@ func (t *tree) reap(ctx context.Context, f *scan.Finding) Result {
 		}
 	}
 	left := t.alive()
-	units, cgNote := t.killCgroups(left)
+	units, cgNote := t.killUnits(left)
 	note = joinNotes(note, cgNote)
 	for _, h := range left {
 		if !units.covers(h.PID) {
 			t.send(h, syscall.SIGKILL)
 		}
 	}
-	t.wait(t.opt.KillWait)
+	t.wait(context.Background(), t.opt.KillWait)
 	if left := t.alive(); len(left) > 0 {
 		detail := ""
 		for _, h := range left {
@@ -172,6 +213,14 @@ func (t *tree) reap(ctx context.Context, f *scan.Finding) Result {
 	}
 	if still := units.populated(t.opt.KillWait); len(still) > 0 {
 		return Result{Outcome: policy.Failed, Detail: joinNotes("cgroup "+strings.Join(still, ", ")+" still holds live processes after cgroup.kill", note), PIDs: t.pids()}
+	}
+	escaped, failed := t.escapees()
+	if failed {
+		return Result{Outcome: policy.Failed, Detail: joinNotes(escaped, note), PIDs: t.pids()}
+	}
+	note = joinNotes(note, escaped)
+	if t.conf != nil && !t.conf.Remove() {
+		note = joinNotes(note, "cgroup "+t.conf.Path+" could not be removed")
 	}
 	if !t.delivered {
 		return Result{Outcome: policy.Gone, Detail: joinNotes("every process exited before a signal reached it", note), PIDs: t.pids()}
@@ -187,6 +236,7 @@ func (t *tree) open(s *platform.Snapshot, p *platform.Process) (Result, bool) {
 	switch {
 	case err == nil:
 		t.handles = append(t.handles, h)
+		t.starts[p.PID] = p.StartTicks
 	case errors.Is(err, platform.ErrGone):
 		t.gone = append(t.gone, p.PID)
 	case errors.Is(err, platform.ErrIdentity) && p.PID == t.root:
@@ -234,9 +284,12 @@ func (t *tree) emit(ev Event) {
 
 // stopAndRescan stops the given members, then rereads the process table
 // and adds (and stops) the children of any member that appeared, until
-// none does: a tree cannot escape by forking while it is being killed. It
-// returns a note when the bound was reached, or a refusal when a new
-// member may not be touched.
+// none does: a tree cannot escape by forking while it is being killed.
+// Every member, new or planned, is admitted again on each rescan with what
+// the fresh read says of it — stopped, it can no longer change its user or
+// command line. It returns a note when the bound was reached, or a
+// refusal when a member may not be touched, or a failure when the run is
+// interrupted (the caller continues what was stopped).
 func (t *tree) stopAndRescan(ctx context.Context, members []*platform.Handle) (string, *Result) {
 	toStop := members
 	for round := 0; ; round++ {
@@ -245,15 +298,28 @@ func (t *tree) stopAndRescan(ctx context.Context, members []*platform.Handle) (s
 				return "", &r
 			}
 		}
-		stopped := len(t.handles)
-		if round == t.opt.MaxRescans || ctx.Err() != nil {
+		before := len(t.handles)
+		if ctx.Err() != nil {
+			return "", &Result{Outcome: policy.Failed, Detail: stopped(ctx) + " before SIGTERM: the stopped processes were continued", PIDs: t.pids()}
+		}
+		if round == t.opt.MaxRescans {
 			return fmt.Sprintf("new processes still appeared after %d rescans", round), nil
 		}
 		s, err := platform.ReadSnapshot(t.opt.ProcRoot)
 		if err != nil {
-			return "rescan failed: " + err.Error(), nil
+			return "", &Result{Outcome: policy.Refused, Detail: "rescan failed, members not re-checked: " + err.Error(), PIDs: t.pids()}
 		}
 		added := t.newMembers(s)
+		if added == 0 {
+			// The tree is whole and stopped: the sessions and groups it
+			// holds alone are where its forks will be.
+			if t.groups == nil {
+				t.groups = map[int]bool{}
+			}
+			for id := range t.ownGroups(s) {
+				t.groups[id] = true
+			}
+		}
 		s.Close()
 		if added < 0 {
 			return "", &Result{Outcome: policy.Refused, Detail: t.refusal, PIDs: t.pids()}
@@ -261,17 +327,26 @@ func (t *tree) stopAndRescan(ctx context.Context, members []*platform.Handle) (s
 		if added == 0 {
 			return "", nil
 		}
-		toStop = t.handles[stopped:]
+		toStop = t.handles[before:]
 	}
 }
 
-// newMembers opens handles on children of members that are not members
-// yet; -1 when one is refused.
+// newMembers admits every member again, then opens handles on children of
+// members that are not members yet, admitting each; -1 when one is
+// refused, else how many were added.
 func (t *tree) newMembers(s *platform.Snapshot) int {
 	tr := scan.NewTree(s)
 	known := map[int]bool{}
 	for _, h := range t.handles {
 		known[h.PID] = true
+		p := s.Get(h.PID)
+		if p == nil || p.StartTicks != t.starts[h.PID] || p.Zombie() {
+			continue // gone, or dying: nothing of it to signal
+		}
+		if why := t.admit(s, p); why != "" {
+			t.refusal = fmt.Sprintf("pid %d, re-checked once stopped: %s", p.PID, why)
+			return -1
+		}
 	}
 	added := 0
 	for _, h := range slices.Clone(t.handles) {
@@ -284,7 +359,7 @@ func (t *tree) newMembers(s *platform.Snapshot) int {
 			if known[c.PID] || c.Zombie() {
 				continue
 			}
-			if why := t.check(s, c); why != "" {
+			if why := t.admit(s, c); why != "" {
 				t.refusal = fmt.Sprintf("pid %d appeared in the tree: %s", c.PID, why)
 				return -1
 			}

@@ -138,8 +138,12 @@ func (r *recorder) signals(sig string) int {
 
 func options(rec *recorder) Options {
 	return Options{Grace: time.Second, ProcRoot: "/proc", Guard: platform.NewGuard(nil), OnSignal: rec.add,
-		Deadline: time.Now().Add(30 * time.Second)}
+		Deadline: time.Now().Add(30 * time.Second), Admit: admitAll}
 }
+
+// admitAll admits every process: these tests' plans name trees they
+// started, by pid.
+func admitAll(*platform.Snapshot, *platform.Process, *policy.Item) string { return "" }
 
 // stillAlive asserts that every pid lives: the negative control of a kill
 // test — without the reaper, the tree does not go away on its own.
@@ -282,6 +286,7 @@ func TestCannotDie(t *testing.T) {
 	opt := options(&recorder{})
 	opt.KillWait = 500 * time.Millisecond
 	opt.killCgroup = noCgroupKill // the simulation is of the per-pid seam
+	opt.confine = noConfine
 	opt.send = func(h *platform.Handle, sig syscall.Signal) error {
 		if sig == syscall.SIGTERM || sig == syscall.SIGKILL {
 			return nil // as for a process in uninterruptible sleep
@@ -365,7 +370,12 @@ func TestRefusedNewMemberResumes(t *testing.T) {
 	// The plan saw the shell only; the rescan finds its child.
 	plan.Items[0].Finding.Members = plan.Items[0].Finding.Members[:1]
 	opt := options(&recorder{})
-	opt.Check = func(*platform.Snapshot, *platform.Process) string { return `protected by "test"` }
+	opt.Admit = func(_ *platform.Snapshot, p *platform.Process, _ *policy.Item) string {
+		if p.PID == root.Process.Pid {
+			return ""
+		}
+		return `protected by "test"`
+	}
 	res := Execute(context.Background(), plan, s, opt)
 	if res[0].Outcome != policy.Refused || !strings.Contains(res[0].Detail, "appeared in the tree") {
 		t.Fatalf("outcome %s (%s), want refused", res[0].Outcome, res[0].Detail)

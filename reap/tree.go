@@ -1,6 +1,7 @@
 package reap
 
 import (
+	"context"
 	"strings"
 	"syscall"
 	"time"
@@ -8,27 +9,45 @@ import (
 	"github.com/orphanreaper/reaper/platform"
 )
 
-// check applies the caller's refusals to a process a rescan found.
-func (t *tree) check(s *platform.Snapshot, p *platform.Process) string {
-	if t.opt.Check == nil {
-		return ""
-	}
-	return t.opt.Check(s, p)
+// admit asks the gate whether p may be signalled for this tree's item.
+func (t *tree) admit(s *platform.Snapshot, p *platform.Process) string {
+	return t.opt.Admit(s, p, t.item)
 }
 
-// wait waits up to d for every handle's process to be gone.
-func (t *tree) wait(d time.Duration) {
+// wait waits up to d, and not past the run's deadline nor once ctx is
+// done, for every handle's process to be gone and the confinement, if
+// any, to be empty (what the tree forked while dying is in it).
+func (t *tree) wait(ctx context.Context, d time.Duration) {
 	deadline := time.Now().Add(d)
 	if !t.opt.Deadline.IsZero() && t.opt.Deadline.Before(deadline) {
 		deadline = t.opt.Deadline
 	}
+	const slice = 50 * time.Millisecond // how often ctx is looked at
 	for _, h := range t.handles {
-		left := time.Until(deadline)
-		if left < 0 {
-			left = 0
+		for !h.WaitGone(min(max(time.Until(deadline), 0), slice)) {
+			if ctx.Err() != nil || !time.Now().Before(deadline) {
+				return
+			}
 		}
-		h.WaitGone(left)
 	}
+	for t.conf != nil && t.conf.Populated() && ctx.Err() == nil && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// unconfined returns the handles whose process was not moved into the
+// tree's confinement.
+func (t *tree) unconfined(hs []*platform.Handle) []*platform.Handle {
+	if t.conf == nil {
+		return hs
+	}
+	var out []*platform.Handle
+	for _, h := range hs {
+		if !t.conf.Moved(h.PID) {
+			out = append(out, h)
+		}
+	}
+	return out
 }
 
 // alive returns the handles whose process has not exited.

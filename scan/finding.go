@@ -50,6 +50,19 @@ type Config struct {
 	Subreapers []Subreaper
 }
 
+// OwnerIndex returns the index in Owners of the first owner whose command
+// line pattern matches cmd, or -1. It is the one place an owner is
+// recognised by its command line: the scan, and the reaper's checks of
+// processes that appear after the scan, both ask it.
+func (c *Config) OwnerIndex(cmd string) int {
+	for k, o := range c.Owners {
+		if o.Cmdline != nil && o.Cmdline.MatchString(cmd) {
+			return k
+		}
+	}
+	return -1
+}
+
 // Subreaper recognises a process that adopts orphans.
 type Subreaper struct {
 	// Comm, if set, must match the process's comm before Cmdline is tried.

@@ -152,12 +152,8 @@ func (r *Result) ownerOf(i int) int {
 		r.owner[i] = 1
 		p := &r.Tree.Snap.Procs[i]
 		if !p.KernelThread() && !p.Zombie() && len(r.cfg.Owners) > 0 {
-			cmd := r.Tree.Snap.CommandLine(p)
-			for k, o := range r.cfg.Owners {
-				if o.Cmdline != nil && o.Cmdline.MatchString(cmd) {
-					r.owner[i] = int8(2 + k)
-					break
-				}
+			if k := r.cfg.OwnerIndex(r.Tree.Snap.CommandLine(p)); k >= 0 {
+				r.owner[i] = int8(2 + k)
 			}
 		}
 	}

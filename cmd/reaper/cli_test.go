@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/orphanreaper/reaper/ledger"
@@ -22,6 +24,16 @@ func TestExitCodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	const invalid = "../../testdata/policy/invalid.toml"
+	// A FIFO would block a reader that opens it without O_NONBLOCK until a
+	// writer came: none ever does here.
+	fifo := filepath.Join(dir, "fifo.toml")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	huge := filepath.Join(dir, "huge.toml")
+	if err := os.WriteFile(huge, bytes.Repeat([]byte("# padding\n"), 200_000), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name   string
 		args   []string
@@ -37,7 +49,10 @@ func TestExitCodes(t *testing.T) {
 		{"policy check valid", []string{"policy", "check", valid}, 0, "", "valid: 0 owners"},
 		{"policy check invalid", []string{"policy", "check", invalid}, 78, invalid + ":4: grace \"soon\" is not a duration", ""},
 		{"policy check lists every error", []string{"policy", "check", invalid}, 78, invalid + ":9: unknown key \"actoin\"", ""},
-		{"policy check missing file", []string{"policy", "check", filepath.Join(dir, "nope.toml")}, 78, "nope.toml: open", ""},
+		{"policy check missing file", []string{"policy", "check", filepath.Join(dir, "nope.toml")}, 66, "nope.toml: no such file or directory", ""},
+		{"policy check a FIFO", []string{"policy", "check", fifo}, 66, "fifo.toml: not a regular file", ""},
+		{"policy check a device", []string{"policy", "check", "/dev/zero"}, 66, "/dev/zero: not a regular file", ""},
+		{"policy check a huge file", []string{"policy", "check", huge}, 78, "huge.toml: larger than the size cap (1 MiB)", ""},
 		{"policy check needs a file", []string{"policy", "check"}, 2, "takes 1 argument", ""},
 		{"scan with invalid policy", []string{"scan", "--policy", invalid}, 78, invalid + ":8: unknown reason \"orphan\"", ""},
 		{"policy show", []string{"policy", "show"}, 0, "", "version = 1"},
@@ -48,7 +63,9 @@ func TestExitCodes(t *testing.T) {
 		{"ledger validate a plain dir", []string{"ledger", "validate", dir}, 78, "not an OpenClaw state dir", ""},
 		{"ledger validate needs a path", []string{"ledger", "validate"}, 2, "needs at least one PATH", ""},
 		{"scan with an invalid ledger", []string{"scan", "--ledger", "../../testdata/ledger/invalid.json"}, 78, "invalid.json:6:", ""},
-		{"scan with a missing ledger", []string{"scan", "--ledger", filepath.Join(dir, "none.json")}, 78, "none.json: stat", ""},
+		{"scan with a missing ledger", []string{"scan", "--ledger", filepath.Join(dir, "none.json")}, 66, "none.json: cannot be opened: no such file or directory", ""},
+		{"scan with a FIFO for a ledger", []string{"scan", "--ledger", fifo}, 66, "fifo.toml: not a regular file", ""},
+		{"reap refuses --proc", []string{"reap", "--proc", "../../testdata/proc", "--lock-file", filepath.Join(dir, "lock")}, 2, "--proc is for scan only", ""},
 		{"version", []string{"version"}, 0, "", "reaper "},
 		{"completion bash", []string{"completion", "bash"}, 0, "", "__start_reaper"},
 		{"completion zsh", []string{"completion", "zsh"}, 0, "", "#compdef reaper"},

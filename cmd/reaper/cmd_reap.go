@@ -12,7 +12,6 @@ import (
 	"github.com/orphanreaper/reaper/platform"
 	"github.com/orphanreaper/reaper/policy"
 	"github.com/orphanreaper/reaper/reap"
-	"github.com/orphanreaper/reaper/scan"
 )
 
 // reapOptions are the flags of `reaper reap`: those of scan, and more.
@@ -21,7 +20,6 @@ type reapOptions struct {
 	dryRun      bool
 	lockFile    string
 	lockTimeout time.Duration
-	timeout     time.Duration
 
 	// beforeAct runs between planning and the ledger re-read, for tests
 	// that change the world in that window.
@@ -33,7 +31,6 @@ func (o *reapOptions) AddFlags(f *pflag.FlagSet) {
 	f.BoolVar(&o.dryRun, "dry-run", false, "print the plan and send only signal 0, to check each action would be permitted")
 	f.StringVar(&o.lockFile, "lock-file", lockPath(), "the one-reaper-at-a-time lock `FILE`")
 	f.DurationVar(&o.lockTimeout, "lock-timeout", 30*time.Second, "how long to wait for another reaper to finish")
-	f.DurationVar(&o.timeout, "timeout", 0, "bound on the whole run (default: 3×grace + 30s)")
 }
 
 func newReapCommand(g *globalOptions) *cobra.Command {
@@ -88,18 +85,27 @@ func runReap(ctx context.Context, opts *reapOptions, g *globalOptions) error {
 	if err := opts.validate(); err != nil {
 		return err
 	}
+	if opts.procRoot != "" {
+		return usagef("--proc is for scan only: reap acts on the live process table, never on a fixture's facts")
+	}
 	started := time.Now()
 	pol, err := resolvePolicy(opts.policyFile)
 	if err != nil {
 		return err
 	}
+	timeout := opts.timeout
+	if timeout <= 0 {
+		timeout = 3*pol.Defaults.Grace + 30*time.Second
+	}
+	ctx, cancel := context.WithDeadline(ctx, started.Add(timeout))
+	defer cancel()
 	release, err := acquireLock(opts.lockFile, opts.lockTimeout)
 	if err != nil {
 		return err
 	}
 	defer release()
 
-	run, err := collect(ctx, pol, opts.procRoot, opts.ledgers)
+	run, err := collect(ctx, pol, opts.procRoot, opts.ledgers, timeout)
 	if err != nil {
 		return err
 	}
@@ -108,11 +114,11 @@ func runReap(ctx context.Context, opts *reapOptions, g *globalOptions) error {
 	if opts.dryRun {
 		mode = policy.ModeDryRun
 	}
-	plan := pol.Plan(run.result, policy.PlanOptions{Mode: mode, UID: euid(), Doubt: doubtFrom(run.problems)})
+	plan := pol.Plan(run.result, policy.PlanOptions{Mode: mode, UID: euid(), Doubts: run.doubts})
 	if opts.beforeAct != nil {
 		opts.beforeAct()
 	}
-	if err := spareNewlyOwned(pol, opts, run, plan); err != nil {
+	if err := spareNewlyOwned(ctx, pol, opts, run, plan, timeout); err != nil {
 		return err
 	}
 	// The report names each process by its command line and says what it
@@ -124,64 +130,65 @@ func runReap(ctx context.Context, opts *reapOptions, g *globalOptions) error {
 	}
 	found := inspect(run, plan)
 
-	timeout := opts.timeout
-	if timeout <= 0 {
-		timeout = 3*pol.Defaults.Grace + 30*time.Second
-	}
 	var events []reap.Event
 	results := reap.Execute(ctx, plan, run.snap, reap.Options{
 		Grace:    pol.Defaults.Grace,
 		DryRun:   opts.dryRun,
-		ProcRoot: rootOr(opts.procRoot),
+		ProcRoot: platform.DefaultProcRoot,
 		Deadline: started.Add(timeout),
-		Guard:    platform.NewGuard(denyList(pol, run.result, plan)),
-		Check:    checkNew(pol, run.result),
+		Guard:    platform.NewGuard(plan.Gate.Deny(plan)),
 		OnSignal: func(e reap.Event) { events = append(events, e) },
 	})
-	code, failed := 0, 0
 	for i, r := range results {
-		it := &plan.Items[i]
-		it.Outcome, it.Detail = r.Outcome, r.Detail
-		switch {
-		case r.Outcome == policy.Failed:
-			failed++
-			code = exitPartial
-		case r.Permission && code == 0:
-			code = exitPermission
-		}
+		plan.Items[i].Outcome, plan.Items[i].Detail = r.Outcome, r.Detail
 	}
 	if err := emitReap(run, pol, plan, found, results, events, &opts.scanOptions, g, time.Since(started)); err != nil {
 		return err
 	}
-	switch code {
-	case exitPartial:
-		return &outcomeError{exitPartial, fmt.Sprintf("%d planned actions failed", failed)}
-	case exitPermission:
+	return outcome(plan, results)
+}
+
+// outcome is the reap's exit status (SPEC §4, §12): 3 when anything the
+// plan meant to signal was refused, failed, or could not be confirmed gone
+// — refusals for unreadable state included; 77 when what failed was only
+// the kernel refusing a signal (EPERM); nil when every planned action was
+// done. Refusals by design (younger than min_age, spared because it became
+// owned) are not failures.
+func outcome(plan *policy.Plan, results []reap.Result) error {
+	partial, permission := 0, 0
+	for i, r := range results {
+		it := &plan.Items[i]
+		switch {
+		case !it.Signals() || it.Benign:
+		case r.Permission:
+			permission++
+		case r.Outcome == policy.Failed, r.Outcome == policy.Refused:
+			partial++
+		}
+	}
+	switch {
+	case partial > 0:
+		return &outcomeError{exitPartial, fmt.Sprintf("%d of the planned actions were refused or failed (see each finding's detail)", partial+permission)}
+	case permission > 0:
 		return &outcomeError{exitPermission, "lacking the privilege for a planned action (run as the processes' user, or as root)"}
 	}
 	return nil
 }
 
-func rootOr(procRoot string) string {
-	if procRoot == "" {
-		return platform.DefaultProcRoot
-	}
-	return procRoot
-}
-
 // spareNewlyOwned re-reads the ledgers with a fresh snapshot just before
 // acting (SPEC §9.7): a planned tree holding a process that a live owner's
 // ledger now holds as a running run — the same process, same start — is
-// spared.
-func spareNewlyOwned(pol *policy.Policy, opts *reapOptions, run *scanRun, plan *policy.Plan) error {
+// spared, and the gate refuses those runs from here on.
+func spareNewlyOwned(ctx context.Context, pol *policy.Policy, opts *reapOptions, run *scanRun, plan *policy.Plan, timeout time.Duration) error {
 	if !plannedAny(plan) {
 		return nil
 	}
-	now, err := collectWith(pol, opts.procRoot, opts.ledgers, true)
+	now, err := collect(ctx, pol, opts.procRoot, opts.ledgers, timeout)
 	if err != nil {
 		return err
 	}
 	defer now.snap.Close()
+	plan.Gate.AlsoOwned(now.result)
 	for i := range plan.Items {
 		it := &plan.Items[i]
 		if it.Outcome != policy.Planned {
@@ -193,7 +200,8 @@ func spareNewlyOwned(pol *policy.Policy, opts *reapOptions, run *scanRun, plan *
 				continue
 			}
 			if why, owned := now.result.OwnedRun(p.PID); owned {
-				it.Outcome, it.Detail = policy.Refused, fmt.Sprintf("spared: since the scan, pid %d became %s", p.PID, why)
+				it.Outcome, it.Benign = policy.Refused, true
+				it.Detail = fmt.Sprintf("spared: since the scan, pid %d became %s", p.PID, why)
 				break
 			}
 		}
@@ -208,49 +216,6 @@ func plannedAny(plan *policy.Plan) bool {
 		}
 	}
 	return false
-}
-
-// denyList is what the seam refuses besides its own rules: every live
-// owner the scan saw, every run a live owner's ledger holds, and every
-// process of the plan's trees a [[protect]] entry names (the plan refuses
-// such trees already; the seam refuses them again).
-func denyList(pol *policy.Policy, res *scan.Result, plan *policy.Plan) map[int]string {
-	deny := map[int]string{}
-	s := res.Tree.Snap
-	for _, it := range plan.Items {
-		for _, m := range it.Finding.Members {
-			if pr := pol.Protected(s, m.Proc); pr != nil {
-				deny[m.Proc.PID] = fmt.Sprintf("protected by %q", pr.Name)
-			}
-		}
-	}
-	for _, p := range res.LiveOwners() {
-		deny[p.PID] = "a live owner"
-	}
-	for _, lr := range res.Ledger {
-		if why, ok := res.OwnedRun(lr.Run.PID); ok {
-			deny[lr.Run.PID] = why
-		}
-	}
-	return deny
-}
-
-// checkNew refuses a process a rescan found in a tree when the policy
-// protects it or it is a live owner.
-func checkNew(pol *policy.Policy, res *scan.Result) func(*platform.Snapshot, *platform.Process) string {
-	owners := pol.ScanConfig().Owners
-	return func(s *platform.Snapshot, p *platform.Process) string {
-		if pr := pol.Protected(s, p); pr != nil {
-			return fmt.Sprintf("protected by %q", pr.Name)
-		}
-		cmd := s.CommandLine(p)
-		for _, o := range owners {
-			if o.Cmdline != nil && o.Cmdline.MatchString(cmd) {
-				return "a live owner (" + o.Name + ")"
-			}
-		}
-		return ""
-	}
 }
 
 // emitReap writes the report, the audit log (decisions and signals) and

@@ -19,6 +19,7 @@ type scanOptions struct {
 	auditLog   string
 	metrics    string
 	journal    string
+	timeout    time.Duration
 }
 
 func (o *scanOptions) AddFlags(f *pflag.FlagSet) {
@@ -28,7 +29,8 @@ func (o *scanOptions) AddFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.procRoot, "proc", "", "read this `DIR` instead of /proc (Linux; fixtures)")
 	f.StringVar(&o.auditLog, "audit-log", "", "append one JSON line per decision to `FILE`")
 	f.StringVar(&o.metrics, "metrics", "", "write Prometheus textfile metrics to `FILE`, atomically")
-	f.StringVar(&o.journal, "journal", "auto", "journald records: auto (what reap does, when journald is there), on (every mode), off")
+	f.StringVar(&o.journal, "journal", "auto", "journald records: `WHEN` — auto (what reap does, when journald is there), on (every mode), off")
+	f.DurationVar(&o.timeout, "timeout", 0, "bound on the whole run; past it the run stops, continuing anything it stopped (default: scan 60s, reap 3×grace + 30s)")
 }
 
 func (o *scanOptions) validate() error {
@@ -85,6 +87,10 @@ scan never sends a signal, whatever the policy's actions say.`,
 	return cmd
 }
 
+// defaultScanTimeout bounds a scan whose --timeout is not given: a scan of
+// 20,000 processes takes well under a second.
+const defaultScanTimeout = 60 * time.Second
+
 func runScan(ctx context.Context, opts *scanOptions, g *globalOptions) error {
 	if err := opts.validate(); err != nil {
 		return err
@@ -94,11 +100,17 @@ func runScan(ctx context.Context, opts *scanOptions, g *globalOptions) error {
 	if err != nil {
 		return err
 	}
-	run, err := collect(ctx, pol, opts.procRoot, opts.ledgers)
+	timeout := opts.timeout
+	if timeout <= 0 {
+		timeout = defaultScanTimeout
+	}
+	ctx, cancel := context.WithDeadline(ctx, started.Add(timeout))
+	defer cancel()
+	run, err := collect(ctx, pol, opts.procRoot, opts.ledgers, timeout)
 	if err != nil {
 		return err
 	}
 	defer run.snap.Close()
-	plan := pol.Plan(run.result, policy.PlanOptions{Mode: policy.ModeScan, UID: euid(), Doubt: doubtFrom(run.problems)})
+	plan := pol.Plan(run.result, policy.PlanOptions{Mode: policy.ModeScan, UID: euid(), Doubts: run.doubts})
 	return emit(run, pol, plan, opts, g, time.Since(started))
 }

@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 
 	"github.com/orphanreaper/reaper/ledger"
+	"github.com/orphanreaper/reaper/platform"
 	"github.com/orphanreaper/reaper/policy"
 )
 
@@ -14,7 +16,8 @@ const (
 	exitOK         = 0
 	exitError      = 1  // runtime error
 	exitUsage      = 2  // bad command line
-	exitPartial    = 3  // a planned action failed, or a process survived SIGKILL
+	exitPartial    = 3  // a planned action was refused or failed, or a process survived SIGKILL
+	exitNoInput    = 66 // a policy or ledger named on the command line can't be opened (EX_NOINPUT)
 	exitPermission = 77 // lacks the privilege for a planned action (EX_NOPERM)
 	exitConfig     = 78 // invalid policy or ledger; nothing was signalled (EX_CONFIG)
 )
@@ -51,6 +54,8 @@ func exitCode(err error, stderr io.Writer) int {
 	var ue usageError
 	var ce configError
 	switch {
+	case (errors.As(err, &pe) || errors.As(err, &le)) && noInput(err):
+		return exitNoInput
 	case errors.As(err, &pe), errors.As(err, &le), errors.As(err, &ce):
 		return exitConfig
 	case errors.As(err, &ue):
@@ -58,4 +63,16 @@ func exitCode(err error, stderr io.Writer) int {
 		return exitUsage
 	}
 	return exitError
+}
+
+// noInput reports whether err says a file could not be opened at all —
+// missing, unreadable, not a regular file, a link refused — rather than
+// that it was read and is wrong.
+func noInput(err error) bool {
+	for _, e := range []error{fs.ErrNotExist, fs.ErrPermission, platform.ErrNotRegular, platform.ErrSymlink, platform.ErrNotOwner} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
 }

@@ -2,10 +2,12 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/orphanreaper/reaper/ledger"
 	"github.com/orphanreaper/reaper/platform"
@@ -17,8 +19,9 @@ import (
 type ledgerSet struct {
 	ledgers []*ledger.Ledger
 	// problems are files that exist but could not be read, other than those
-	// named on the command line (which fail the run instead).
-	problems []string
+	// named on the command line (which fail the run instead), each with
+	// the trees it could speak for.
+	problems []problem
 	// servers are the stdio MCP servers OpenClaw configs name; warnings are
 	// configs that could not be read (they only classify, so doubt about
 	// them refuses nothing).
@@ -58,7 +61,9 @@ func loadLedgers(named []string, pol *policy.Policy, snap *platform.Snapshot, re
 				continue // the owner has not written one (yet)
 			}
 			ls, errs := readLedgerPath(path, boot)
-			set.add(ls, errs)
+			// A supervisor's own ledger file may name children of any user
+			// it runs as: doubt about it holds back every tree.
+			set.add(ls, errs, policy.Doubt{All: true})
 		}
 	}
 	if !discover || snap.Self == 0 {
@@ -76,7 +81,7 @@ func loadLedgers(named []string, pol *policy.Policy, snap *platform.Snapshot, re
 		}
 		seen[dir] = true
 		ls, errs := ledger.ReadOpenClaw(dir, boot)
-		set.add(ls, errs)
+		set.add(ls, errs, stateDoubt(dir))
 		set.addServers(dir)
 	}
 	return set, nil
@@ -91,18 +96,39 @@ func (s *ledgerSet) addServers(dir string) {
 	s.servers = append(s.servers, servers...)
 }
 
-func (s *ledgerSet) add(ls []*ledger.Ledger, errs []error) {
+// problem is state that could not be read, and the doubt it casts.
+type problem struct {
+	msg   string
+	doubt policy.Doubt
+}
+
+func (s *ledgerSet) add(ls []*ledger.Ledger, errs []error, d policy.Doubt) {
 	s.ledgers = append(s.ledgers, ls...)
 	for _, err := range errs {
-		s.problems = append(s.problems, err.Error())
+		s.problems = append(s.problems, problem{err.Error(), d})
 	}
+}
+
+// stateDoubt is the doubt an unreadable OpenClaw state dir casts: on the
+// trees of the user it belongs to, and on trees whose root names it as
+// OPENCLAW_STATE_DIR. A dir whose owner is unknown casts doubt on all.
+func stateDoubt(dir string) policy.Doubt {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return policy.Doubt{All: true}
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return policy.Doubt{All: true}
+	}
+	return policy.Doubt{UID: st.Uid, Dir: filepath.Clean(dir)}
 }
 
 // readLedgerPath reads a v1 ledger file, or an OpenClaw state dir.
 func readLedgerPath(path string, boot ledger.Boot) ([]*ledger.Ledger, []error) {
 	fi, err := os.Stat(path)
 	if err != nil {
-		return nil, []error{&ledger.Error{File: path, Msg: err.Error()}}
+		return nil, []error{&ledger.Error{File: path, Msg: "cannot be opened: " + errors.Unwrap(err).Error(), Err: err}}
 	}
 	if fi.IsDir() {
 		if !ledger.IsOpenClawStateDir(path) {
@@ -154,10 +180,45 @@ func homeDirs() []string {
 	return homes
 }
 
-// doubtFrom is the plan's Doubt when state could not be read.
-func doubtFrom(problems []string) string {
-	if len(problems) == 0 {
-		return ""
+// doubtsFrom groups the problems into the plan's doubts: one per user or
+// state dir, saying how many files could not be read and naming the first.
+func doubtsFrom(problems []problem) []policy.Doubt {
+	type key struct {
+		all bool
+		uid uint32
+		dir string
 	}
-	return fmt.Sprintf("%d ledger or OpenClaw state files could not be read; a run they own could be in this tree", len(problems))
+	var order []key
+	count := map[key]int{}
+	first := map[key]string{}
+	for _, p := range problems {
+		k := key{p.doubt.All, p.doubt.UID, p.doubt.Dir}
+		if count[k] == 0 {
+			order = append(order, k)
+			first[k] = p.msg
+		}
+		count[k]++
+	}
+	var out []policy.Doubt
+	for _, k := range order {
+		whose := "ledger"
+		if k.dir != "" {
+			whose = fmt.Sprintf("OpenClaw state (uid %d)", k.uid)
+		}
+		reason := fmt.Sprintf("%s could not be read (%s): a run it owns could be in this tree", whose, first[k])
+		if n := count[k]; n > 1 {
+			reason = fmt.Sprintf("%s could not be read (%d files; first %s): a run it owns could be in this tree", whose, n, first[k])
+		}
+		out = append(out, policy.Doubt{Reason: reason, All: k.all, UID: k.uid, Dir: k.dir})
+	}
+	return out
+}
+
+// messages are the problems' texts, for the report's errors.
+func messages(problems []problem) []string {
+	out := make([]string, len(problems))
+	for i, p := range problems {
+		out[i] = p.msg
+	}
+	return out
 }

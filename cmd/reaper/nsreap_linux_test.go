@@ -54,6 +54,7 @@ func runPIDNamespaceReapHelper() {
 		ok := 0
 		res := reap.Execute(context.Background(), plan, s, reap.Options{Grace: time.Second, ProcRoot: "/proc",
 			Guard: platform.NewGuard(nil), Deadline: time.Now().Add(10 * time.Second),
+			Admit: func(*platform.Snapshot, *platform.Process, *policy.Item) string { return "" },
 			OnSignal: func(e reap.Event) {
 				if e.PID == pid && e.Result == "ok" {
 					ok++

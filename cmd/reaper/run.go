@@ -59,16 +59,52 @@ func euid() uint32 { return uint32(os.Geteuid()) }
 type scanRun struct {
 	snap     *platform.Snapshot
 	result   *scan.Result
-	problems []string // state that could not be read
+	problems []string       // state that could not be read
+	doubts   []policy.Doubt // and the trees it could speak for
 }
 
-// collect takes the snapshot, scans it, and applies the ledgers.
-func collect(ctx context.Context, pol *policy.Policy, procRoot string, ledgers []string) (*scanRun, error) {
+// collect takes the snapshot, scans it, and applies the ledgers, within
+// ctx: the run's deadline and an interrupt end it. Every file is read
+// without blocking (platform.ReadFile), so the bound is for what is slow
+// rather than stuck — a loaded host's /proc, a state database its gateway
+// holds. A reader cut off goes on until the process exits; it holds no
+// lock and sends no signal.
+func collect(ctx context.Context, pol *policy.Policy, procRoot string, ledgers []string, timeout time.Duration) (*scanRun, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, cutShort(ctx, timeout, "before reading the process table")
 	}
-	return collectWith(pol, procRoot, ledgers, true)
+	type result struct {
+		run *scanRun
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		run, err := collectWith(pol, procRoot, ledgers, true)
+		done <- result{run, err}
+	}()
+	select {
+	case r := <-done:
+		return r.run, r.err
+	case <-ctx.Done():
+		go func() {
+			if r := <-done; r.run != nil {
+				r.run.snap.Close()
+			}
+		}()
+		return nil, cutShort(ctx, timeout, "while reading the process table and ledgers")
+	}
 }
+
+// cutShort is the error of a run that ctx ended: nothing was signalled.
+func cutShort(ctx context.Context, timeout time.Duration, when string) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("the run's deadline (--timeout %s) passed %s: nothing was signalled", timeout, when)
+	}
+	return fmt.Errorf("interrupted %s: nothing was signalled", when)
+}
+
+// readSnapshot takes the process table; tests replace it with a slow one.
+var readSnapshot = platform.ReadSnapshot
 
 // collectWith is collect, with discovery of OpenClaw state on or off.
 func collectWith(pol *policy.Policy, procRoot string, ledgers []string, discover bool) (*scanRun, error) {
@@ -78,7 +114,7 @@ func collectWith(pol *policy.Policy, procRoot string, ledgers []string, discover
 	if procRoot == "" {
 		procRoot = platform.DefaultProcRoot
 	}
-	snap, err := platform.ReadSnapshot(procRoot)
+	snap, err := readSnapshot(procRoot)
 	if err != nil {
 		return nil, err
 	}
@@ -91,7 +127,7 @@ func collectWith(pol *policy.Policy, procRoot string, ledgers []string, discover
 	res.ApplyLedgers(set.ledgers)
 	res.ApplyMCPServers(set.servers)
 	snap.Warnings = append(snap.Warnings, set.warnings...)
-	return &scanRun{snap: snap, result: res, problems: set.problems}, nil
+	return &scanRun{snap: snap, result: res, problems: messages(set.problems), doubts: doubtsFrom(set.problems)}, nil
 }
 
 // emit writes the report to stdout, the audit log and the metrics file.

@@ -1,0 +1,182 @@
+package platform
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Confinement is a cgroup v2 the reaper made for one tree it is about to
+// kill, so that the tree cannot escape by forking while it dies.
+//
+// The tree's members are stopped, then moved into it before SIGTERM. From
+// then on whatever they fork is born inside: a child starts in its
+// parent's cgroup (cgroups(7)), and only a process with write access to
+// the cgroup's cgroup.procs — root, since the reaper made it as root with
+// mode 0755 — can move a process in. The last step writes cgroup.kill,
+// which SIGKILLs every process in the cgroup and its descendants and is
+// atomic with respect to forks in flight (Linux 5.14,
+// Documentation/admin-guide/cgroup-v2.rst), and "populated 0" in
+// cgroup.events confirms that nothing is left.
+//
+// It is made below the reaper's own cgroup, which under the shipped
+// systemd unit is delegated to it (Delegate=yes); nothing is moved into
+// the reaper's own cgroup. Moving a member takes it out of its unit's
+// cgroup, and with it out of its memory and pids limits, for the few
+// seconds it has left.
+type Confinement struct {
+	// Path is the cgroup's path in the v2 hierarchy.
+	Path  string
+	dir   string
+	guard *Guard
+	moved map[int]uint64 // pid → start ticks of what was moved in
+	// tainted: a move could not be proved to have moved the member (it
+	// died as it was moved): the cgroup is not killed as a unit.
+	tainted string
+}
+
+// Confine makes an empty confinement named name below the reaper's own
+// cgroup. It fails with an error wrapping errors.ErrUnsupported where it
+// can't be had: not root, no cgroup v2 hierarchy, a read-only one
+// (ProtectControlGroups=), or no cgroup.kill.
+func (g *Guard) Confine(name string) (*Confinement, error) {
+	if os.Geteuid() != 0 {
+		return nil, fmt.Errorf("confinement needs root: %w", errors.ErrUnsupported)
+	}
+	if name == "" || strings.ContainsAny(name, "/\x00") || name == "." || name == ".." {
+		return nil, fmt.Errorf("confinement name %q", name)
+	}
+	root := Cgroup2Root()
+	if root == "" {
+		return nil, fmt.Errorf("no cgroup v2 hierarchy: %w", errors.ErrUnsupported)
+	}
+	self, err := selfCgroup()
+	if err != nil {
+		return nil, fmt.Errorf("the reaper's own cgroup: %v: %w", err, errors.ErrUnsupported)
+	}
+	path := strings.TrimSuffix(self, "/") + "/" + name
+	dir := root + path
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		if errors.Is(err, fs.ErrPermission) || errors.Is(err, unix.EROFS) {
+			return nil, fmt.Errorf("cgroup %s: %v: %w", path, err, errors.ErrUnsupported)
+		}
+		return nil, fmt.Errorf("make cgroup %s: %w", path, err)
+	}
+	c := &Confinement{Path: path, dir: dir, guard: g, moved: map[int]uint64{}}
+	if _, err := os.Stat(dir + "/cgroup.kill"); err != nil {
+		c.Remove()
+		return nil, fmt.Errorf("cgroup %s has no cgroup.kill (Linux < 5.14): %w", path, errors.ErrUnsupported)
+	}
+	return c, nil
+}
+
+// Move moves the process of h, which must be stopped, into the
+// confinement, then proves it was that process that moved: the handle's
+// process is still alive (its pidfd is not readable, so the pid was not
+// freed and reused between the check and the write) and /proc/PID/cgroup
+// now names the confinement.
+func (c *Confinement) Move(h *Handle) error {
+	if err := c.guard.check(h.PID); err != nil {
+		return err
+	}
+	if err := h.verify(); err != nil {
+		return err
+	}
+	err := os.WriteFile(c.dir+"/cgroup.procs", []byte(strconv.Itoa(h.PID)), 0)
+	switch {
+	case errors.Is(err, unix.ESRCH):
+		return fmt.Errorf("pid %d: %w", h.PID, ErrGone)
+	case err != nil:
+		return fmt.Errorf("move pid %d into cgroup %s: %w", h.PID, c.Path, err)
+	}
+	if h.WaitGone(0) {
+		c.tainted = fmt.Sprintf("pid %d exited as it was moved in", h.PID)
+		return fmt.Errorf("pid %d: %w", h.PID, ErrGone)
+	}
+	cg, err := h.Cgroup()
+	if err != nil {
+		c.tainted = fmt.Sprintf("pid %d: cgroup not read after the move: %v", h.PID, err)
+		return err
+	}
+	if cg != c.Path {
+		return fmt.Errorf("pid %d is in cgroup %s after the move, not %s", h.PID, cg, c.Path)
+	}
+	c.moved[h.PID] = h.start
+	return nil
+}
+
+// Moved reports whether pid was moved into the confinement.
+func (c *Confinement) Moved(pid int) bool {
+	_, ok := c.moved[pid]
+	return ok
+}
+
+// Kill is the seam's signal to a confinement: it writes "1" to its
+// cgroup.kill after reading every process the cgroup and its descendants
+// hold and checking each against the guard (none is the reaper, an
+// ancestor of it, or on the deny list). Everything in it was moved in by
+// the reaper or born there. It returns the processes the write covered.
+func (c *Confinement) Kill() ([]Target, error) {
+	if c.tainted != "" {
+		return nil, &RefusalError{0, "confinement " + c.Path + " not killed as a unit: " + c.tainted}
+	}
+	pids, err := subtreeProcs(c.dir)
+	if err != nil {
+		return nil, err
+	}
+	var covered []Target
+	for _, pid := range pids {
+		if pid <= 0 {
+			return nil, &RefusalError{pid, "the confinement holds a process with no pid in this namespace"}
+		}
+		if err := c.guard.check(pid); err != nil {
+			return nil, err
+		}
+		p, err := readStat(pid)
+		if err != nil || p.Zombie() {
+			continue // gone
+		}
+		covered = append(covered, Target{PID: pid, StartTicks: p.StartTicks})
+	}
+	if len(covered) == 0 {
+		return nil, nil
+	}
+	if err := os.WriteFile(c.dir+"/cgroup.kill", []byte("1"), 0); err != nil {
+		return nil, fmt.Errorf("cgroup.kill of %s: %w", c.Path, err)
+	}
+	return covered, nil
+}
+
+// Populated reports whether a live process is left in the confinement.
+func (c *Confinement) Populated() bool {
+	busy, err := CgroupPopulated(c.Path)
+	return err != nil || busy
+}
+
+// Procs lists the processes the confinement holds now.
+func (c *Confinement) Procs() []int {
+	pids, _ := subtreeProcs(c.dir)
+	return pids
+}
+
+// Remove removes the confinement once it is empty, waiting up to a second
+// for the last exits to be accounted; it reports whether it is gone.
+func (c *Confinement) Remove() bool {
+	deadline := time.Now().Add(time.Second)
+	for {
+		err := os.Remove(c.dir)
+		if err == nil || errors.Is(err, fs.ErrNotExist) {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

@@ -1,0 +1,42 @@
+package platform
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Errors of the bounded file reads. A root reaper reads files that ordinary
+// users control (their OpenClaw state, ledgers in their homes); each of
+// these is a refusal to read, and none quotes the file's content.
+var (
+	// ErrNotRegular: the path is a FIFO, a device, a socket or a directory.
+	// Opening a FIFO for reading blocks until a writer appears (fifo(7)),
+	// and a device such as /dev/zero never ends.
+	ErrNotRegular = errors.New("not a regular file")
+	// ErrTooLarge: the file is larger than the reader's cap.
+	ErrTooLarge = errors.New("larger than the size cap")
+	// ErrSymlink: a symbolic link where none may be followed.
+	ErrSymlink = errors.New("a symbolic link, not followed")
+	// ErrNotOwner: the file is not owned by the user whose state it is.
+	ErrNotOwner = errors.New("not owned by the state's user")
+)
+
+// FileError says which file a bounded read refused or failed, and why.
+type FileError struct {
+	Path string
+	Err  error
+}
+
+func (e *FileError) Error() string { return e.Path + ": " + e.Err.Error() }
+func (e *FileError) Unwrap() error { return e.Err }
+
+// AnyOwner is the owner argument of ReadBeneath that accepts any owner.
+const AnyOwner = -1
+
+// capError is ErrTooLarge with the cap named.
+func capError(max int64) error {
+	if max >= 1<<20 && max%(1<<20) == 0 {
+		return fmt.Errorf("%w (%d MiB)", ErrTooLarge, max>>20)
+	}
+	return fmt.Errorf("%w (%d bytes)", ErrTooLarge, max)
+}

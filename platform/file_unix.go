@@ -1,0 +1,184 @@
+//go:build unix
+
+package platform
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// ReadFile reads the regular file at path, of at most max bytes, without
+// ever blocking in open(2) or read(2): it is opened O_NONBLOCK, so a FIFO
+// opens at once instead of waiting for a writer (fifo(7)), and fstat(2) on
+// the open descriptor must say it is a regular file within the cap before
+// a byte is read. The last component may be a symbolic link (an
+// administrator's /etc/reaper/policy.toml may be one); what it names must
+// be a regular file.
+func ReadFile(path string, max int64) ([]byte, error) {
+	fd, err := openNonblock(unix.AT_FDCWD, path, 0)
+	if err != nil {
+		return nil, &FileError{path, err}
+	}
+	defer unix.Close(fd)
+	b, err := readRegular(fd, max, AnyOwner)
+	if err != nil {
+		return nil, &FileError{path, err}
+	}
+	return b, nil
+}
+
+// ReadBeneath reads the regular file rel below the directory dir, as
+// ReadFile does, and more strictly: no symbolic link below dir is followed
+// (each component is opened O_NOFOLLOW relative to the one before, which
+// Linux's openat2 RESOLVE_NO_SYMLINKS does in one call where it exists), and
+// unless owner is AnyOwner the file must belong to that uid. It is how a
+// root reaper reads a user's state: a link to /etc/shadow, a hard link to
+// another user's file, a FIFO or /dev/zero in place of a lease file are
+// each refused, and the error never quotes the file.
+func ReadBeneath(dir, rel string, max int64, owner int) ([]byte, error) {
+	path := filepath.Join(dir, rel)
+	fd, err := openBeneath(dir, rel)
+	if err != nil {
+		return nil, &FileError{path, err}
+	}
+	defer unix.Close(fd)
+	b, err := readRegular(fd, max, owner)
+	if err != nil {
+		return nil, &FileError{path, err}
+	}
+	return b, nil
+}
+
+// CheckBeneath checks what ReadBeneath would, without reading: for a file
+// another library opens by name (the SQLite state database). The check and
+// that open are two steps; the caller bounds the second in time.
+func CheckBeneath(dir, rel string, owner int) error {
+	path := filepath.Join(dir, rel)
+	fd, err := openBeneath(dir, rel)
+	if err != nil {
+		return &FileError{path, err}
+	}
+	defer unix.Close(fd)
+	if _, err := regularSize(fd, owner); err != nil {
+		return &FileError{path, err}
+	}
+	return nil
+}
+
+// DirOwner returns the uid that owns the directory at path; a symbolic link
+// at path is not followed.
+func DirOwner(path string) (int, error) {
+	var st unix.Stat_t
+	if err := unix.Lstat(path, &st); err != nil {
+		return 0, err
+	}
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+		return int(st.Uid), nil
+	case unix.S_IFLNK:
+		return 0, ErrSymlink
+	}
+	return 0, fmt.Errorf("%s: not a directory", path)
+}
+
+// openBeneath opens rel below dir, following no symbolic link below dir.
+func openBeneath(dir, rel string) (int, error) {
+	rel = filepath.Clean(rel)
+	if filepath.IsAbs(rel) || rel == ".." || strings.HasPrefix(rel, "../") || rel == "." {
+		return -1, fmt.Errorf("path %q is not below the directory", rel)
+	}
+	dfd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, err
+	}
+	parts := strings.Split(rel, "/")
+	for _, part := range parts[:len(parts)-1] {
+		next, err := openName(dfd, part, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC)
+		unix.Close(dfd)
+		if err != nil {
+			return -1, nofollowError(err)
+		}
+		dfd = next
+	}
+	defer unix.Close(dfd)
+	fd, err := openNonblock(dfd, parts[len(parts)-1], unix.O_NOFOLLOW)
+	return fd, nofollowError(err)
+}
+
+// openNonblock opens name relative to dirfd for reading, never blocking
+// and never taking a controlling terminal.
+func openNonblock(dirfd int, name string, flags int) (int, error) {
+	return openName(dirfd, name, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC|flags)
+}
+
+func openName(dirfd int, name string, flags int) (int, error) {
+	for {
+		fd, err := unix.Openat(dirfd, name, flags, 0)
+		if err == unix.EINTR {
+			continue
+		}
+		return fd, err
+	}
+}
+
+// nofollowError names what O_NOFOLLOW refused: ELOOP for a symbolic link as
+// the last component, ENOTDIR for one as a directory (open(2)).
+func nofollowError(err error) error {
+	if errors.Is(err, unix.ELOOP) {
+		return ErrSymlink
+	}
+	return err
+}
+
+// regularSize checks with fstat that fd is a regular file owned by owner
+// (unless AnyOwner) and returns its size.
+func regularSize(fd int, owner int) (int64, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return 0, err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return 0, ErrNotRegular
+	}
+	if owner != AnyOwner && int(st.Uid) != owner {
+		return 0, fmt.Errorf("%w: owned by uid %d, the state is uid %d's", ErrNotOwner, st.Uid, owner)
+	}
+	return st.Size, nil
+}
+
+// readRegular reads fd, a regular file of at most max bytes. The size is
+// checked before the read and again by the read itself: a file that grows
+// in between is cut at max+1 and refused.
+func readRegular(fd int, max int64, owner int) ([]byte, error) {
+	size, err := regularSize(fd, owner)
+	if err != nil {
+		return nil, err
+	}
+	if size > max {
+		return nil, capError(max)
+	}
+	buf := make([]byte, 0, min(size, max)+1)
+	for {
+		if int64(len(buf)) > max {
+			return nil, capError(max)
+		}
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := unix.Read(fd, buf[len(buf):cap(buf)])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if n == 0 {
+			return buf, nil
+		}
+		buf = buf[:len(buf)+n]
+	}
+}

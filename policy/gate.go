@@ -1,0 +1,154 @@
+package policy
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/orphanreaper/reaper/platform"
+	"github.com/orphanreaper/reaper/scan"
+)
+
+// Gate is the one decision whether the reaper may signal a process. The
+// plan asks it of every member of every finding; the reaper asks it again,
+// with the same checks, of every process it is about to signal: the planned
+// members once they are stopped and re-read, and every process a rescan
+// finds in the tree. A process that appeared after the scan (forked, or
+// switched to another user with setresuid) gets no easier treatment than
+// one the plan saw.
+type Gate struct {
+	pol    *Policy
+	cfg    scan.Config
+	uid    uint32
+	self   map[int]bool
+	owned  []*scan.Result // whose OwnedRun counts: the scan, then re-reads
+	doubts []Doubt
+}
+
+// Doubt is state that could not be read (a corrupt ledger, an OpenClaw
+// state dir with garbage in it) and the trees it could speak for: a run it
+// would have shown as owned could be in them. Unreadable state of one user
+// holds back only that user's trees, so no user can stop the reaper for
+// everyone by writing garbage in their own home.
+type Doubt struct {
+	Reason string
+	// All: the state could speak for any tree (root's state, or state
+	// whose owner is unknown).
+	All bool
+	// UID is the user the state belongs to: a tree with a process of this
+	// user is held back.
+	UID uint32
+	// Dir is the state dir, when there is one: a tree whose root names it
+	// in OPENCLAW_STATE_DIR is held back, whoever runs it.
+	Dir string
+}
+
+// NewGate makes the gate for one run: res is the scan the plan is made
+// from, uid the reaper's effective uid (by default only its own processes
+// are acted on, SPEC §9.12), doubts the state that could not be read.
+func (p *Policy) NewGate(res *scan.Result, uid uint32, doubts []Doubt) *Gate {
+	return &Gate{pol: p, cfg: p.ScanConfig(), uid: uid, self: ancestry(res), owned: []*scan.Result{res}, doubts: doubts}
+}
+
+// AlsoOwned adds the runs a later re-read of the ledgers shows as owned
+// (SPEC §9.7: a run that became owned since the scan is spared).
+func (g *Gate) AlsoOwned(res *scan.Result) { g.owned = append(g.owned, res) }
+
+// Structural returns why no signal may reach p whatever a rule says, or
+// "": pid 1 and below, the reaper and its ancestors, kernel threads, live
+// owners, runs a live owner's ledger holds, protected processes.
+func (g *Gate) Structural(s *platform.Snapshot, p *platform.Process) string {
+	switch {
+	case p.PID <= 1:
+		return fmt.Sprintf("the tree holds pid %d", p.PID)
+	case p.PID == s.Self && s.Self != 0:
+		return fmt.Sprintf("the tree holds the reaper itself (pid %d)", p.PID)
+	case g.self[p.PID]:
+		return fmt.Sprintf("the tree holds the reaper's ancestor %d (%s)", p.PID, p.Comm)
+	case p.KernelThread():
+		return fmt.Sprintf("pid %d is a kernel thread", p.PID)
+	}
+	if k := g.cfg.OwnerIndex(s.CommandLine(p)); k >= 0 {
+		return fmt.Sprintf("the tree holds live owner %s (pid %d)", g.cfg.Owners[k].Name, p.PID)
+	}
+	for _, res := range g.owned {
+		if why, ok := res.OwnedRun(p.PID); ok {
+			return fmt.Sprintf("the tree holds pid %d, %s", p.PID, why)
+		}
+	}
+	if pr := g.pol.Protected(s, p); pr != nil {
+		return fmt.Sprintf("pid %d (%s) is protected by %q", p.PID, p.Comm, pr.Name)
+	}
+	return ""
+}
+
+// User returns why rule may not signal p for being another user's, or "":
+// the reaper acts on its own uid's processes, and on other users' only
+// where the rule's user list names them. The uid is the process's real uid
+// (Snapshot.UID), read now.
+func (g *Gate) User(s *platform.Snapshot, p *platform.Process, rule *Rule) string {
+	uid := s.UID(p)
+	switch {
+	case uid == platform.NoUID:
+		return fmt.Sprintf("pid %d: its owner could not be read", p.PID)
+	case uid == g.uid:
+		return ""
+	case rule == nil || rule.UIDs == nil || !containsUID(rule.UIDs, uid):
+		return fmt.Sprintf("pid %d belongs to uid %d; only a rule's user list reaches other users", p.PID, uid)
+	}
+	return ""
+}
+
+// Doubtful returns why unreadable state holds back a tree holding p, or "".
+func (g *Gate) Doubtful(s *platform.Snapshot, p *platform.Process) string {
+	for _, d := range g.doubts {
+		if d.All || s.UID(p) == d.UID {
+			return d.Reason
+		}
+		if d.Dir != "" {
+			if v, ok := s.Getenv(p, "OPENCLAW_STATE_DIR"); ok && filepath.Clean(v) == d.Dir {
+				return d.Reason
+			}
+		}
+	}
+	return ""
+}
+
+// Admit returns why the reaper may not signal p for rule, or "" when it
+// may: the structural refusals, the user check and doubt, in that order.
+func (g *Gate) Admit(s *platform.Snapshot, p *platform.Process, rule *Rule) string {
+	if why := g.Structural(s, p); why != "" {
+		return why
+	}
+	if why := g.User(s, p, rule); why != "" {
+		return why
+	}
+	return g.Doubtful(s, p)
+}
+
+// Deny is the seam's deny list for a plan (platform.Guard): every live
+// owner the scan saw, every run a live owner's ledger holds, and every
+// member of the plan's trees a [[protect]] entry names. The plan refuses
+// such trees already; the seam refuses them again, by pid.
+func (g *Gate) Deny(plan *Plan) map[int]string {
+	deny := map[int]string{}
+	res := g.owned[0]
+	s := res.Tree.Snap
+	for _, it := range plan.Items {
+		for _, m := range it.Finding.Members {
+			if pr := g.pol.Protected(s, m.Proc); pr != nil {
+				deny[m.Proc.PID] = fmt.Sprintf("protected by %q", pr.Name)
+			}
+		}
+	}
+	for _, p := range res.LiveOwners() {
+		deny[p.PID] = "a live owner"
+	}
+	for _, r := range g.owned {
+		for _, lr := range r.Ledger {
+			if why, ok := r.OwnedRun(lr.Run.PID); ok {
+				deny[lr.Run.PID] = why
+			}
+		}
+	}
+	return deny
+}

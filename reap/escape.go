@@ -1,0 +1,142 @@
+package reap
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/orphanreaper/reaper/platform"
+)
+
+// A tree fights back by forking while it dies: a member whose SIGTERM
+// handler forks a child and exits leaves that child reparented to PID 1,
+// outside every tree a rescan walks. Two ways to hold it:
+//
+//   - Where the reaper is root on a writable cgroup v2 hierarchy, the
+//     stopped tree is moved into a cgroup of its own before SIGTERM
+//     (platform.Confinement). Whatever it forks is born inside; the last
+//     step is cgroup.kill, confirmed by "populated 0".
+//   - Elsewhere (not root, cgroup v1 only, a read-only /sys/fs/cgroup,
+//     macOS), the sessions and process groups the tree held whole when it
+//     was stopped are followed: a child forked while dying stays in its
+//     parent's session and group unless it calls setsid(2) itself. After
+//     the kill they are read again; what is found there is admitted by the
+//     gate and SIGKILLed, and what still lives is named and the finding is
+//     failed, never killed.
+
+// confineTree moves the stopped tree into a confinement of its own where
+// the kernel lets the reaper make one, and returns a note for the audit.
+func (t *tree) confineTree() string {
+	if t.kill && len(t.handles) == 0 {
+		return ""
+	}
+	c, err := t.opt.confine(t.opt.Guard, fmt.Sprintf("reaper-%d-%d-%d", os.Getpid(), t.root, time.Now().UnixNano()))
+	if err != nil {
+		if errors.Is(err, errors.ErrUnsupported) {
+			return "" // the session and process-group path; the normal case without root
+		}
+		return "no confinement (" + err.Error() + "): forks followed by session and process group"
+	}
+	var notes []string
+	moved := 0
+	for _, h := range t.handles {
+		switch err := c.Move(h); {
+		case err == nil:
+			moved++
+		case errors.Is(err, platform.ErrGone):
+		default:
+			notes = append(notes, fmt.Sprintf("pid %d not moved: %v", h.PID, err))
+		}
+	}
+	if moved == 0 {
+		c.Remove()
+		return joinNotes(append(notes, "no member could be moved into a confinement: forks followed by session and process group")...)
+	}
+	t.conf = c
+	return joinNotes(append([]string{fmt.Sprintf("confined in cgroup %s (%d processes)", c.Path, moved)}, notes...)...)
+}
+
+// ownGroups returns the sessions and process groups that only the tree's
+// members are in, as s shows them.
+func (t *tree) ownGroups(s *platform.Snapshot) map[int]bool {
+	own := map[int]bool{}
+	for _, h := range t.handles {
+		if p := s.Get(h.PID); p != nil && p.StartTicks == t.starts[h.PID] {
+			own[p.SID], own[p.PGID] = true, true
+		}
+	}
+	delete(own, 0)
+	delete(own, 1)
+	for i := range s.Procs {
+		p := &s.Procs[i]
+		if _, member := t.starts[p.PID]; member || p.Zombie() || p.KernelThread() {
+			continue
+		}
+		if own[p.SID] {
+			own[p.SID] = false
+		}
+		if own[p.PGID] {
+			own[p.PGID] = false
+		}
+	}
+	for id, whole := range own {
+		if !whole {
+			delete(own, id)
+		}
+	}
+	return own
+}
+
+// escapees looks, once the tree is dead, for processes in the sessions and
+// process groups the tree held whole: children it forked while dying. Each
+// one the gate admits is SIGKILLed. It returns a note, and whether the
+// finding failed: a survivor is named, never counted as killed.
+func (t *tree) escapees() (string, bool) {
+	if len(t.groups) == 0 {
+		return "", false
+	}
+	s, err := platform.ReadSnapshot(t.opt.ProcRoot)
+	if err != nil {
+		return "could not confirm that nothing the tree forked while dying lives: " + err.Error(), true
+	}
+	defer s.Close()
+	var found []*platform.Process
+	for i := range s.Procs {
+		p := &s.Procs[i]
+		if !p.Zombie() && !p.KernelThread() && (t.groups[p.SID] || t.groups[p.PGID]) {
+			found = append(found, p)
+		}
+	}
+	if len(found) == 0 {
+		return "", false
+	}
+	var refused []string
+	var opened []*platform.Handle
+	for _, p := range found {
+		if why := t.admit(s, p); why != "" {
+			refused = append(refused, fmt.Sprintf("pid %d (%s): %s", p.PID, s.CommandLine(p), why))
+			continue
+		}
+		n := len(t.handles)
+		if _, stop := t.open(s, p); stop || len(t.handles) == n {
+			continue
+		}
+		h := t.handles[n]
+		t.send(h, syscall.SIGKILL)
+		opened = append(opened, h)
+	}
+	var alive []string
+	for _, h := range opened {
+		if !h.WaitGone(t.opt.KillWait) {
+			alive = append(alive, fmt.Sprintf("pid %d", h.PID))
+		}
+	}
+	alive = append(alive, refused...)
+	if len(alive) == 0 {
+		return fmt.Sprintf("%d processes the tree forked while dying found in its sessions and process groups and killed", len(found)), false
+	}
+	return fmt.Sprintf("partial: %d processes the tree forked while dying are alive: %s", len(alive), strings.Join(alive, "; ")), true
+}

@@ -1,0 +1,166 @@
+package reap
+
+import (
+	"context"
+	"os"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/orphanreaper/reaper/platform"
+	"github.com/orphanreaper/reaper/policy"
+)
+
+// forkOnTermScript forks a child from its SIGTERM handler and exits: the
+// child is reparented away from the tree, outside every walk of it. The
+// shell's own child ignores SIGTERM, so the shell is always in wait when
+// the signal comes, and the trap always runs (POSIX: a trapped signal
+// makes wait return at once). All of them ignore SIGHUP: when the shell
+// exits while a member of its group is still stopped, the group is
+// orphaned with a stopped member and the kernel sends it SIGHUP and
+// SIGCONT (POSIX orphaned process groups, kernel/exit.c
+// kill_orphaned_pgrp), which would kill the child first at random.
+const forkOnTermScript = "trap '' HUP; trap '(exec sleep 60) & exit 0' TERM; (trap '' TERM; exec sleep 60) & wait"
+
+// startForkOnTerm starts forkOnTermScript and waits until its child has
+// become "sleep 60": before that, the child may not yet ignore SIGTERM.
+func startForkOnTerm(t *testing.T) int {
+	t.Helper()
+	cmd := startTree(t, forkOnTermScript, true)
+	pgid := cmd.Process.Pid
+	deadline := time.Now().Add(5 * time.Second)
+	for len(longLived(t, pgid)) < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the tree of %d never ran sleep 60", pgid)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return pgid
+}
+
+// waitNewInGroup polls until the group holds a live process not in before.
+func waitNewInGroup(t *testing.T, pgid int, before []int) int {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, pid := range groupMembers(t, pgid) {
+			if !slices.Contains(before, pid) {
+				return pid
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return 0
+}
+
+// Control: a plain SIGTERM to such a tree leaves a child it forked while
+// dying alive. Without it, the tests below could pass by accident.
+func TestForkOnTermControl(t *testing.T) {
+	pgid := startForkOnTerm(t)
+	before := groupMembers(t, pgid)
+	syscall.Kill(pgid, syscall.SIGTERM)
+	escaped := waitNewInGroup(t, pgid, before)
+	if escaped == 0 {
+		t.Fatal("control: the SIGTERM handler forked nothing that lives")
+	}
+	stillAlive(t, []int{escaped})
+}
+
+// A tree whose SIGTERM handler forks and exits: "killed" means the child
+// it forked while dying is gone too. As root with a writable cgroup v2,
+// the stopped tree is moved into a confinement first and the last step is
+// its cgroup.kill; elsewhere the tree's process group is followed.
+func TestForkOnTermKilled(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		confined bool
+	}{{"confinement", true}, {"session and group", false}} {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.confined && !canConfine() {
+				t.Skip("needs root and a writable cgroup v2 with cgroup.kill (CI has them)")
+			}
+			pgid := startForkOnTerm(t)
+			plan, s := planFor(t, pgid, policy.Terminate)
+			opt := options(&recorder{})
+			opt.Grace = 500 * time.Millisecond
+			if !tt.confined {
+				opt.confine = noConfine
+			}
+			res := Execute(context.Background(), plan, s, opt)
+			if res[0].Outcome != policy.Killed {
+				t.Fatalf("outcome %s (%s), want killed", res[0].Outcome, res[0].Detail)
+			}
+			if got := strings.Contains(res[0].Detail, "confined in cgroup"); got != tt.confined {
+				t.Errorf("detail %q: confined %v, want %v", res[0].Detail, got, tt.confined)
+			}
+			waitGroupEmpty(t, pgid)
+			t.Logf("%s: %s", res[0].Outcome, res[0].Detail)
+		})
+	}
+}
+
+// A tree that keeps forking through grace and ignores SIGTERM, in a
+// confinement: cgroup.kill takes everything, and the confinement is
+// removed afterwards.
+func TestForkerConfined(t *testing.T) {
+	if !canConfine() {
+		t.Skip("needs root and a writable cgroup v2 with cgroup.kill (CI has them)")
+	}
+	cmd := startTree(t, forkerScript, true)
+	pgid := cmd.Process.Pid
+	waitMembers(t, pgid, 5)
+	stillAlive(t, longLived(t, pgid)) // control
+	plan, s := planFor(t, pgid, policy.Terminate)
+	rec := &recorder{}
+	opt := options(rec)
+	opt.Grace = 300 * time.Millisecond
+	res := Execute(context.Background(), plan, s, opt)
+	if res[0].Outcome != policy.Killed || !strings.Contains(res[0].Detail, "killed as a unit") {
+		t.Fatalf("outcome %s (%s), want killed through the confinement", res[0].Outcome, res[0].Detail)
+	}
+	waitGroupEmpty(t, pgid)
+	if strings.Contains(res[0].Detail, "could not be removed") {
+		t.Errorf("confinement left behind: %s", res[0].Detail)
+	}
+}
+
+// A child the tree forks while dying, which the gate refuses (here: every
+// process that was not planned), is not signalled: the finding is failed
+// with the survivor named, never killed.
+func TestEscapeeRefusedIsNamed(t *testing.T) {
+	pgid := startForkOnTerm(t)
+	plan, s := planFor(t, pgid, policy.Terminate)
+	planned := plan.Items[0].Finding.PIDs()
+	rec := &recorder{}
+	opt := options(rec)
+	opt.Grace = 500 * time.Millisecond
+	opt.confine = noConfine
+	opt.Admit = func(_ *platform.Snapshot, p *platform.Process, _ *policy.Item) string {
+		if slices.Contains(planned, p.PID) {
+			return ""
+		}
+		return "not planned"
+	}
+	res := Execute(context.Background(), plan, s, opt)
+	if res[0].Outcome != policy.Failed || !strings.Contains(res[0].Detail, "forked while dying are alive") {
+		for _, e := range rec.events {
+			t.Logf("%s %d %s %s", e.Time.Format("05.000000"), e.PID, e.Signal, e.Result)
+		}
+		t.Fatalf("outcome %s (%s), want failed naming the survivor", res[0].Outcome, res[0].Detail)
+	}
+	if left := groupMembers(t, pgid); len(left) != 1 {
+		t.Errorf("group holds %v, want the one refused child", left)
+	}
+}
+
+// canConfine reports whether this test process could make a confinement.
+func canConfine() bool {
+	c, err := platform.NewGuard(nil).Confine("reaper-probe-" + itoa(os.Getpid()))
+	if err != nil {
+		return false
+	}
+	c.Remove()
+	return true
+}
