@@ -349,14 +349,20 @@ func TestE2ESessionReset(t *testing.T) {
 }
 
 // killTreeVerifiedChildren kills everything below this test process (all
-// of it started by this test, or adopted as its subreaper), each through a
-// verified handle, and reaps what becomes its zombie.
+// of it started by this test, or adopted as its subreaper) but the suite's
+// sentinels, each through a verified handle, and reaps what becomes its
+// zombie.
 func killTreeVerifiedChildren() {
 	for _, pid := range liveTree(os.Getpid())[1:] {
-		killTreeVerified(pid)
+		if !isSentinel(pid) {
+			killTreeVerified(pid)
+		}
 	}
 	deadline := time.Now().Add(3 * time.Second)
 	for _, pid := range childrenOf(os.Getpid()) {
+		if isSentinel(pid) {
+			continue
+		}
 		// SIGKILL is not instant: wait, bounded, so no zombie outlives the
 		// test and ends up with PID 1.
 		for {

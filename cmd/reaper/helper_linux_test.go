@@ -23,12 +23,14 @@ import (
 // "claude-agent-acp" or "npm exec" of the tests is a real process with that
 // command line and no dependency on the real programs.
 type spawnSpec struct {
-	Args     []string
-	Env      []string
-	Setsid   bool // its own session (node's detached: true)
-	Setpgid  bool // its own process group
-	PTY      bool // a session leader with a new pseudo-terminal as stdio
-	Busy     bool // keeps working: writes a line to its stdout every 20 ms
+	Args    []string
+	Env     []string
+	Setsid  bool // its own session (node's detached: true)
+	Setpgid bool // its own process group
+	PTY     bool // a session leader with a new pseudo-terminal as stdio
+	Busy    bool // keeps working: writes a line to its stdout every 20 ms
+	// Lifetime, when set, replaces helperLifetime for it and its children.
+	Lifetime time.Duration
 	Children []spawnSpec
 }
 
@@ -53,6 +55,9 @@ func runHelperIfAsked() {
 	if dir := os.Getenv(envJournal); dir != "" {
 		runJournalHelper(dir)
 	}
+	if os.Getenv(envNSControl) != "" {
+		runNSControlHelper()
+	}
 	raw := os.Getenv(envSpec)
 	if raw == "" {
 		return
@@ -67,6 +72,9 @@ func runHelperIfAsked() {
 	signal.Ignore(syscall.SIGHUP)
 	var masters []*os.File // kept open: the PTY master the gateway holds
 	for _, c := range spec.Children {
+		if c.Lifetime == 0 {
+			c.Lifetime = spec.Lifetime
+		}
 		if m, err := startHelper(c); err != nil {
 			fmt.Fprintln(os.Stderr, "helper start:", err)
 			os.Exit(2)
@@ -91,7 +99,11 @@ func runHelperIfAsked() {
 			}
 		}()
 	}
-	time.Sleep(helperLifetime)
+	lifetime := helperLifetime
+	if spec.Lifetime > 0 {
+		lifetime = spec.Lifetime
+	}
+	time.Sleep(lifetime)
 	_ = masters
 	os.Exit(0)
 }
@@ -110,7 +122,7 @@ func startHelper(c spawnSpec) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	childSpec, err := json.Marshal(spawnSpec{Children: c.Children, Busy: c.Busy})
+	childSpec, err := json.Marshal(spawnSpec{Children: c.Children, Busy: c.Busy, Lifetime: c.Lifetime})
 	if err != nil {
 		return nil, err
 	}

@@ -227,7 +227,7 @@ when = ["reparented"]
 kind = ["acp"]
 `
 	path := filepath.Join(t.TempDir(), "policy.toml")
-	if err := os.WriteFile(path, []byte(pol), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(markRules(pol)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return path

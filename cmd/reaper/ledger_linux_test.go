@@ -74,10 +74,12 @@ name = "ledger"
 when = ["owner-dead", "run-done", "session-ended"]
 `
 
+// writePolicy writes a test policy, every rule of it confined to the
+// processes this suite started (markRules).
 func writePolicy(t *testing.T, text string) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "policy.toml")
-	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(markRules(text)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return path

@@ -22,6 +22,13 @@ func TestMain(m *testing.M) {
 	// The integration tests re-execute this test binary as their fake
 	// gateways and children; those never reach the tests.
 	runHelperIfAsked()
+	// Orphans that no test started, then the mark every test rule is
+	// confined to: the sentinels never carry it.
+	if err := startSentinels(); err != nil {
+		fmt.Fprintln(os.Stderr, "sentinels:", err)
+		os.Exit(1)
+	}
+	setMark()
 	dir, err := os.MkdirTemp("", "reaper-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -38,6 +45,10 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
+	if dead := checkSentinels(); len(dead) > 0 {
+		fmt.Fprintf(os.Stderr, "FAIL: the suite's reaping killed orphans no test started: %v\n", dead)
+		code = 1
+	}
 	os.Exit(code)
 }
 

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -453,7 +454,10 @@ func TestReapSparesRunThatBecameOwned(t *testing.T) {
 func TestReapNoPermission(t *testing.T) {
 	requireRoot(t)
 	becomeSubreaper(t)
-	pid := adopt(t, "npm exec mcp-remote https://root.test", "sleep 60; exit 0", nil)
+	// The reaper runs as nobody and cannot read a root process's
+	// environment, so the rule is confined by a mark in the argv instead.
+	url := "https://root-" + suiteMark + ".test"
+	pid := adopt(t, "npm exec mcp-remote "+url, "sleep 60; exit 0", nil)
 	dir, err := os.MkdirTemp("", "reaper-77-")
 	if err != nil {
 		t.Fatal(err)
@@ -461,7 +465,8 @@ func TestReapNoPermission(t *testing.T) {
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	os.Chmod(dir, 0o777)
 	pol := filepath.Join(dir, "policy.toml")
-	os.WriteFile(pol, []byte(mustReadFile(t, reapPolicy(t, "[[rule]]\nname = \"root's trees\"\nwhen = [\"reparented\"]\nkind = [\"mcp\"]\nuser = [\"0\"]\naction = \"terminate\"\n"))), 0o644)
+	os.WriteFile(pol, []byte(fmt.Sprintf("version = 1\n[defaults]\nmin_age = \"0s\"\n%s\n[[rule]]\nname = \"root's trees\"\nwhen = [\"reparented\"]\ncmdline = '%s'\nuser = [\"0\"]\naction = \"terminate\"\n",
+		selfSubreaper(t), regexp.QuoteMeta(url))), 0o644)
 	c := exec.Command(reaperBin, "reap", "--policy", pol, "--lock-file", filepath.Join(dir, "lock"), "--output", "json")
 	c.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
 	c.Env = []string{"HOME=" + dir, "PATH=/usr/bin:/bin"}
