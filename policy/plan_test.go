@@ -40,7 +40,7 @@ action = "kill"
 [[rule]]
 name = "big-in-unit"
 when = ["reparented"]
-cgroup = '^/big\.service$'
+cgroup = '^/big\.scope$'
 min_rss = "1MiB"
 action = "kill"
 
@@ -123,9 +123,9 @@ func TestPlanFirstRuleWins(t *testing.T) {
 }
 
 func TestPlanMatchers(t *testing.T) {
-	big := proc(200, 1, []string{"worker"}, nil, "/big.service", 1000)
+	big := proc(200, 1, []string{"worker"}, nil, "/big.scope", 1000)
 	big.RSS = 2 << 20
-	small := proc(201, 1, []string{"worker"}, nil, "/big.service", 1000)
+	small := proc(201, 1, []string{"worker"}, nil, "/big.scope", 1000)
 	envMiss := proc(202, 1, []string{"sleep"}, []string{"GW_PID=123"}, "/", 1000) // owner-dead, but GW_PID !~ ^9
 	pl := planFor(t, ModeScan, 0, big, small, envMiss)
 	check(t, pl, want{200, "big-in-unit", Kill, Reported, ""})

@@ -60,6 +60,9 @@ func Scan(snap *platform.Snapshot, cfg Config) *Result {
 		if !adopted || r.IsSubreaper(i) || r.ownerOf(i) >= 0 || r.insideLiveOwner(i) {
 			continue
 		}
+		if there, _ := r.startedThere(i, parent); there {
+			continue
+		}
 		r.Findings = append(r.Findings, r.finding(i, how))
 	}
 	return r

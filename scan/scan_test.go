@@ -363,3 +363,48 @@ func TestApplyMCPServers(t *testing.T) {
 		}
 	}
 }
+
+// A direct child of PID 1 or of a systemd user manager that is its own
+// service's process was started there on purpose; an orphan keeps the
+// cgroup of the unit or scope it came from. Each case has its control:
+// the same process in a scope, or under another unit, is a finding.
+func TestScanServicesAreNotOrphans(t *testing.T) {
+	const userApps = "/user.slice/user-1000.slice/user@1000.service/app.slice/"
+	mcp := []string{"npx", "-y", "@modelcontextprotocol/server-memory"}
+	tests := []struct {
+		name  string
+		procs []platform.Process
+		want  []string
+	}{
+		{"an MCP server run as a user's own service", []platform.Process{p(100, 10, "node", mcp, nil, userApps+"mcp-memory.service")}, nil},
+		{"a system service's main process", []platform.Process{p(100, 1, "node", mcp, nil, "/system.slice/mcp-memory.service")}, nil},
+		{"control: the same server in a terminal's scope", []platform.Process{p(100, 10, "node", mcp, nil, userApps+"app-gnome-terminal-1234.scope")},
+			[]string{"100:reparented,untracked"}},
+		{"control: the same server in a login session", []platform.Process{p(100, 1, "node", mcp, nil, "/user.slice/user-1000.slice/session-3.scope")},
+			[]string{"100:reparented,untracked"}},
+		{"control: left in the gateway's unit", []platform.Process{p(100, 10, "node", mcp, nil, gatewayUnit)},
+			[]string{"100:reparented,owner-dead"}},
+		{"control: a live gateway in the same unit", []platform.Process{
+			p(90, 10, "node", []string{"node", "/opt/openclaw/dist/entry.js", "gateway"}, nil, userApps+"agents.service"),
+			p(100, 10, "node", mcp, nil, userApps+"agents.service")},
+			[]string{"100:reparented,untracked"}},
+		{"control: a service's process carrying a gateway's pid marker", []platform.Process{
+			p(100, 10, "node", mcp, []string{"OPENCLAW_GATEWAY_SERVICE_PID=4242"}, userApps+"mcp-memory.service")},
+			[]string{"100:reparented,owner-dead"}},
+		{"the command tini was started to run", []platform.Process{
+			p(50, 1, "tini", []string{"/usr/bin/tini", "-g", "--", "node", "server.js", "--mcp"}, nil, "/"),
+			p(100, 50, "node", []string{"node", "server.js", "--mcp"}, nil, "/")}, nil},
+		{"control: another child tini adopted", []platform.Process{
+			p(50, 1, "tini", []string{"/usr/bin/tini", "-g", "--", "node", "server.js", "--mcp"}, nil, "/"),
+			p(100, 50, "node", []string{"node", "mcp-remote.js"}, nil, "/")},
+			[]string{"100:reparented,untracked"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := Scan(snapshot(tt.procs...), testConfig)
+			if g := got(r); !reflect.DeepEqual(g, tt.want) {
+				t.Errorf("findings %v, want %v", g, tt.want)
+			}
+		})
+	}
+}

@@ -147,8 +147,8 @@ func TestAuditLogAndMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	if len(lines) != 2*7 {
-		t.Fatalf("%d audit lines after two runs, want 14 (7 findings each)", len(lines))
+	if len(lines) != 2*6 {
+		t.Fatalf("%d audit lines after two runs, want 12 (6 findings each)", len(lines))
 	}
 	for _, l := range lines {
 		var rec map[string]any
