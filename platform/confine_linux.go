@@ -36,6 +36,8 @@ type Confinement struct {
 	dir   string
 	guard *Guard
 	moved map[int]uint64 // pid → start ticks of what was moved in
+	from  map[int]string // pid → the cgroup it was moved from
+	first string         // the cgroup the first member came from
 	// tainted: a move could not be proved to have moved the member (it
 	// died as it was moved): the cgroup is not killed as a unit.
 	tainted string
@@ -68,7 +70,7 @@ func (g *Guard) Confine(name string) (*Confinement, error) {
 		}
 		return nil, fmt.Errorf("make cgroup %s: %w", path, err)
 	}
-	c := &Confinement{Path: path, dir: dir, guard: g, moved: map[int]uint64{}}
+	c := &Confinement{Path: path, dir: dir, guard: g, moved: map[int]uint64{}, from: map[int]string{}}
 	if _, err := os.Stat(dir + "/cgroup.kill"); err != nil {
 		c.Remove()
 		return nil, fmt.Errorf("cgroup %s has no cgroup.kill (Linux < 5.14): %w", path, errors.ErrUnsupported)
@@ -85,10 +87,11 @@ func (c *Confinement) Move(h *Handle) error {
 	if err := c.guard.check(h.PID); err != nil {
 		return err
 	}
-	if err := h.verify(); err != nil {
+	origin, err := h.Cgroup()
+	if err != nil {
 		return err
 	}
-	err := os.WriteFile(c.dir+"/cgroup.procs", []byte(strconv.Itoa(h.PID)), 0)
+	err = os.WriteFile(c.dir+"/cgroup.procs", []byte(strconv.Itoa(h.PID)), 0)
 	switch {
 	case errors.Is(err, unix.ESRCH):
 		return fmt.Errorf("pid %d: %w", h.PID, ErrGone)
@@ -108,7 +111,37 @@ func (c *Confinement) Move(h *Handle) error {
 		return fmt.Errorf("pid %d is in cgroup %s after the move, not %s", h.PID, cg, c.Path)
 	}
 	c.moved[h.PID] = h.start
+	c.from[h.PID] = origin
+	if c.first == "" {
+		c.first = origin
+	}
 	return nil
+}
+
+// Release gives up the confinement without killing it, for a run that
+// stops before its last step (an interrupt, a refusal): every process in it
+// goes back to the cgroup it came from — one born inside goes where the
+// first member came from — and the confinement is removed. It reports what
+// could not be moved back.
+func (c *Confinement) Release() error {
+	var errs []error
+	for _, pid := range c.Procs() {
+		to, ok := c.from[pid]
+		if !ok {
+			to = c.first
+		}
+		if to == "" {
+			continue
+		}
+		err := os.WriteFile(Cgroup2Root()+to+"/cgroup.procs", []byte(strconv.Itoa(pid)), 0)
+		if err != nil && !errors.Is(err, unix.ESRCH) {
+			errs = append(errs, fmt.Errorf("pid %d back to %s: %w", pid, to, err))
+		}
+	}
+	if !c.Remove() {
+		errs = append(errs, fmt.Errorf("cgroup %s not removed", c.Path))
+	}
+	return errors.Join(errs...)
 }
 
 // Moved reports whether pid was moved into the confinement.

@@ -90,3 +90,6 @@ func (c *Confinement) Procs() []int { return nil }
 
 // Remove: there is nothing to remove here.
 func (c *Confinement) Remove() bool { return true }
+
+// Release: there is nothing to release here.
+func (c *Confinement) Release() error { return nil }

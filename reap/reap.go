@@ -137,8 +137,9 @@ type tree struct {
 	delivered bool           // a SIGTERM or SIGKILL reached a live process
 	// groups are the sessions and process groups the tree held whole when
 	// it was stopped: a process found in one later was forked by the tree.
-	groups map[int]bool
-	conf   *platform.Confinement
+	groups      map[int]bool
+	conf        *platform.Confinement
+	releaseNote string // why a confinement given up was not fully released
 }
 
 func (t *tree) reap(ctx context.Context, f *scan.Finding) Result {
@@ -169,7 +170,7 @@ func (t *tree) reap(ctx context.Context, f *scan.Finding) Result {
 	note = joinNotes(note, t.confineTree())
 	if ctx.Err() != nil {
 		t.resume()
-		return Result{Outcome: policy.Failed, Detail: joinNotes(stopped(ctx)+" before SIGTERM: the stopped processes were continued", note), PIDs: t.pids()}
+		return Result{Outcome: policy.Failed, Detail: joinNotes(stopped(ctx)+" before SIGTERM: the stopped processes were continued", note, t.releaseNote), PIDs: t.pids()}
 	}
 	if !t.kill {
 		for _, h := range t.handles {
@@ -181,7 +182,8 @@ func (t *tree) reap(ctx context.Context, f *scan.Finding) Result {
 		}
 		t.wait(ctx, t.opt.Grace)
 		if ctx.Err() != nil {
-			return Result{Outcome: policy.Failed, Detail: joinNotes(stopped(ctx)+" during grace: SIGTERM sent, the tree continued, not confirmed gone", note), PIDs: t.pids()}
+			t.release()
+			return Result{Outcome: policy.Failed, Detail: joinNotes(stopped(ctx)+" during grace: SIGTERM sent, the tree continued, not confirmed gone", note, t.releaseNote), PIDs: t.pids()}
 		}
 		if left := t.unconfined(t.alive()); len(left) > 0 {
 			// What outlived SIGTERM outside a confinement ran during grace

@@ -61,12 +61,26 @@ func (t *tree) alive() []*platform.Handle {
 	return out
 }
 
-// resume continues the processes a refused tree had stopped: refusing must
-// leave them as they were.
+// resume continues the processes a refused or interrupted tree had
+// stopped, and gives their confinement up: refusing must leave them as
+// they were.
 func (t *tree) resume() {
+	t.release()
 	for _, h := range t.handles {
 		t.send(h, syscall.SIGCONT)
 	}
+}
+
+// release moves a tree that will not be killed out of its confinement,
+// back where it came from, and records a failure to do so.
+func (t *tree) release() {
+	if t.conf == nil {
+		return
+	}
+	if err := t.conf.Release(); err != nil {
+		t.releaseNote = "confinement not fully released: " + err.Error()
+	}
+	t.conf = nil
 }
 
 func (t *tree) close() {

@@ -144,7 +144,8 @@ func TestScanFindings(t *testing.T) {
 				p(250, 1, "postgres", []string{"postgres"}, nil, "/system.slice/postgresql.service"),
 				p(300, 10, "node", []string{"node", "mcp.js"}, []string{"OPENCLAW_GATEWAY_SERVICE_PID=250"}, "/"),
 			},
-			want: []string{"250:reparented,untracked", "300:reparented,owner-dead"},
+			// postgres is its service's own process: not a finding itself.
+			want: []string{"300:reparented,owner-dead"},
 		},
 		{
 			name: "env marker that is not a pid attributes, proves nothing dead",

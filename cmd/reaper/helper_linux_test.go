@@ -58,6 +58,9 @@ func runHelperIfAsked() {
 	if os.Getenv(envNSControl) != "" {
 		runNSControlHelper()
 	}
+	if os.Getenv(envNoDump) != "" {
+		runNoDumpHelper()
+	}
 	raw := os.Getenv(envSpec)
 	if raw == "" {
 		return
