@@ -263,3 +263,34 @@ func TestParsePTSLink(t *testing.T) {
 		}
 	}
 }
+
+func TestParseStatusUID(t *testing.T) {
+	tests := []struct {
+		in   string
+		uid  uint32
+		want bool
+	}{
+		{"Name:\tsleep\nUid:\t1000\t0\t0\t0\nGid:\t1000\t1000\t1000\t1000\n", 1000, true},
+		{"Uid:\t0\t1000\t1000\t1000\n", 0, true},
+		{"Name:\tx\n", 0, false},
+		{"Uid:\n", 0, false},
+		{"Uid:\tabc\t0\t0\t0\n", 0, false},
+		{"Uid:\t4294967295\t0\t0\t0\n", 0, false}, // (uid_t)-1 is no account
+	}
+	for _, tt := range tests {
+		uid, ok := ParseStatusUID([]byte(tt.in))
+		if uid != tt.uid || ok != tt.want {
+			t.Errorf("ParseStatusUID(%q) = %d, %v; want %d, %v", tt.in, uid, ok, tt.uid, tt.want)
+		}
+	}
+}
+
+func FuzzParseStatusUID(f *testing.F) {
+	f.Add([]byte("Name:\tsleep\nUid:\t1000\t0\t0\t0\n"))
+	f.Add([]byte("Uid:\t4294967295\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if uid, ok := ParseStatusUID(b); ok && uid == NoUID {
+			t.Fatalf("NoUID accepted as a uid from %q", b)
+		}
+	})
+}

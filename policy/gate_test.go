@@ -1,0 +1,127 @@
+package policy
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/orphanreaper/reaper/platform"
+	"github.com/orphanreaper/reaper/scan"
+)
+
+const gatePolicy = `version = 1
+[[owner]]
+name = "gw"
+cmdline = '^gateway$'
+
+[[rule]]
+name = "mcp"
+when = ["reparented"]
+action = "terminate"
+
+[[rule]]
+name = "alice's too"
+when = ["untracked"]
+user = ["1001"]
+action = "terminate"
+
+[[protect]]
+name = "login shells"
+cmdline = '^-bash$'
+`
+
+// gateFor scans procs (uid 1000 unless set) under a reaper of uid 1000 and
+// returns the gate and the snapshot.
+func gateFor(t *testing.T, doubts []Doubt, procs ...platform.Process) (*Gate, *Policy, *platform.Snapshot) {
+	t.Helper()
+	pol, err := Parse("gate.toml", []byte(gatePolicy))
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := []platform.Process{proc(1, 0, []string{"/sbin/init"}, nil, "/", 1)}
+	s := platform.NewSnapshot(append(base, procs...), "boot", 1000*time.Second, time.Unix(0, 0))
+	s.Self = 50
+	res := scan.Scan(s, pol.ScanConfig())
+	return pol.NewGate(res, 1000, doubts), pol, s
+}
+
+// The gate's decisions, one case each, with the same process admitted as
+// the control where only one fact differs.
+func TestGateAdmit(t *testing.T) {
+	other := proc(103, 1, []string{"sleep"}, nil, "/", 1000)
+	other.UID = 1002
+	alice := proc(104, 1, []string{"sleep"}, nil, "/", 1000)
+	alice.UID = 1001
+	unknown := proc(105, 1, []string{"sleep"}, nil, "/", 1000)
+	unknown.UID = platform.NoUID
+	named := proc(106, 1, []string{"sleep"}, []string{"OPENCLAW_STATE_DIR=/home/bob/.openclaw/"}, "/", 1000)
+	g, pol, s := gateFor(t, []Doubt{{Reason: "bob's state could not be read", UID: 1003, Dir: "/home/bob/.openclaw"}},
+		proc(40, 1, []string{"bash"}, nil, "/", 1000),
+		proc(50, 40, []string{"reaper", "reap"}, nil, "/", 1000),
+		proc(100, 1, []string{"sleep"}, nil, "/", 1000),
+		proc(101, 1, []string{"gateway"}, nil, "/", 1000),
+		proc(102, 1, []string{"-bash"}, nil, "/", 1000),
+		other, alice, unknown, named,
+	)
+	mcp, aliceRule := &pol.Rules[0], &pol.Rules[1]
+	tests := []struct {
+		pid  int
+		rule *Rule
+		want string
+	}{
+		{100, mcp, ""},
+		{1, mcp, "pid 1"},
+		{50, mcp, "the reaper itself"},
+		{40, mcp, "the reaper's ancestor 40"},
+		{101, mcp, "live owner gw"},
+		{102, mcp, `protected by "login shells"`},
+		{103, mcp, "belongs to uid 1002"},
+		{104, mcp, "belongs to uid 1001"},
+		{104, aliceRule, ""},
+		{105, aliceRule, "its owner could not be read"},
+		{106, mcp, "bob's state could not be read"},
+	}
+	for _, tt := range tests {
+		why := g.Admit(s, s.Get(tt.pid), tt.rule)
+		if tt.want == "" && why != "" || tt.want != "" && !strings.Contains(why, tt.want) {
+			t.Errorf("pid %d, rule %q: %q, want %q", tt.pid, tt.rule.Name, why, tt.want)
+		}
+	}
+}
+
+// A process of another snapshot (a rescan's) is judged by what that
+// snapshot says of it: a new process that is a live owner by its command
+// line is refused although the scan never saw it.
+func TestGateAdmitsFromTheRescan(t *testing.T) {
+	g, pol, _ := gateFor(t, nil)
+	later := platform.NewSnapshot([]platform.Process{
+		proc(1, 0, []string{"/sbin/init"}, nil, "/", 1),
+		proc(200, 1, []string{"gateway"}, nil, "/", 1000),
+		proc(201, 1, []string{"sleep"}, nil, "/", 1000),
+	}, "boot", 1000*time.Second, time.Unix(0, 0))
+	if why := g.Admit(later, later.Get(200), &pol.Rules[0]); !strings.Contains(why, "live owner") {
+		t.Errorf("new gateway: %q, want refused as a live owner", why)
+	}
+	if why := g.Admit(later, later.Get(201), &pol.Rules[0]); why != "" {
+		t.Errorf("control: new sleep refused: %q", why)
+	}
+}
+
+// Doubt holds back only what it could speak for: the user's processes and
+// trees that name the state dir; All holds back everything.
+func TestGateDoubt(t *testing.T) {
+	bob := proc(100, 1, []string{"sleep"}, nil, "/", 1000)
+	bob.UID = 1003
+	mine := proc(101, 1, []string{"sleep"}, nil, "/", 1000)
+	g, _, s := gateFor(t, []Doubt{{Reason: "bob", UID: 1003, Dir: "/home/bob/.openclaw"}}, bob, mine)
+	if why := g.Doubtful(s, s.Get(100)); why != "bob" {
+		t.Errorf("bob's process: %q, want held back", why)
+	}
+	if why := g.Doubtful(s, s.Get(101)); why != "" {
+		t.Errorf("control: another user's process held back: %q", why)
+	}
+	g, _, s = gateFor(t, []Doubt{{Reason: "all", All: true}}, bob, mine)
+	if why := g.Doubtful(s, s.Get(101)); why != "all" {
+		t.Errorf("All: %q, want held back", why)
+	}
+}
