@@ -41,25 +41,34 @@ func newReapCommand(g *globalOptions) *cobra.Command {
 		Long: `reap does what scan does, then carries out the rules' actions. For each
 tree to terminate, every process is first proven to be the one scanned (a
 pidfd is opened, then the start time re-read), the tree is stopped and
-rescanned until no new process appears, then SIGTERM and SIGCONT are sent,
-and after the policy's grace period SIGKILL goes to what remains; each
-process is confirmed gone. Ledgers are re-read just before acting, and a
-run that became owned is spared.
+rescanned until no new process appears — every process, planned or new,
+checked again by the same rules as the plan — then SIGTERM and SIGCONT are
+sent, and after the policy's grace period SIGKILL goes to what remains;
+each process is confirmed gone. As root on a writable cgroup v2 hierarchy
+the stopped tree is first moved into a cgroup of its own, so that what it
+forks while dying is killed with it (cgroup.kill); elsewhere its sessions
+and process groups are followed. Ledgers are re-read just before acting,
+and a run that became owned is spared.
 
 Never signalled, whatever the policy says: pid 1, kernel threads, zombies,
 the reaper and its ancestors, live owners and their running runs, processes
 a [[protect]] rule names, processes younger than min_age, and other users'
-processes unless a rule's user list names them. A scan that could not read
-some ledger or OpenClaw state signals nothing.
+processes (by their real uid) unless a rule's user list names them. Ledger
+or OpenClaw state that could not be read holds back the trees it could
+speak for: its user's, and those naming its state dir.
 
 One reaper runs at a time per host and user (a lock file); a second one
-waits up to --lock-timeout, then exits 1.
+waits up to --lock-timeout, then exits 1. The whole run ends by --timeout;
+SIGINT and SIGTERM end it early, continuing whatever it had stopped.
 
 --dry-run sends only signal 0 and prints the plan: outcome "planned".
+--proc is refused: reap acts only on the live process table.
 
-Exit status: 0 every planned action done (or nothing to do), 3 an action
-failed or a process survived SIGKILL, 77 lacking the privilege for a
-planned action, 78 invalid policy or ledger (nothing signalled).`,
+Exit status: 0 every planned action done (or nothing to do), 3 a planned
+action was refused or failed or a process survived (younger than min_age
+is not a failure), 66 a named policy or ledger cannot be opened, 77
+lacking the privilege for a planned action, 78 invalid policy or ledger
+(nothing signalled).`,
 		Example: `  reaper reap --dry-run
   reaper reap --policy /etc/reaper/policy.toml --audit-log /var/log/reaper.jsonl
   reaper reap --ledger ~/.openclaw --output json`,

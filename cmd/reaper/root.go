@@ -42,7 +42,8 @@ a policy (see 'reaper policy show') to /etc/reaper/policy.toml (root) or
 ~/.config/reaper/policy.toml, and check it with 'reaper policy check FILE'.
 
 Exit status: 0 success (found or not), 1 runtime error, 2 usage error,
-3 partial (an action failed), 77 lacking privilege for a planned action,
+3 partial (a planned action was refused or failed), 66 a file named on the
+command line cannot be opened, 77 lacking privilege for a planned action,
 78 invalid policy or ledger (nothing was signalled).`,
 		SilenceUsage:      true,
 		SilenceErrors:     true,
