@@ -61,6 +61,9 @@ func runHelperIfAsked() {
 	if os.Getenv(envNoDump) != "" {
 		runNoDumpHelper()
 	}
+	if dir := os.Getenv(envNSService); dir != "" {
+		runNSServiceHelper(dir)
+	}
 	raw := os.Getenv(envSpec)
 	if raw == "" {
 		return
