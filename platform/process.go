@@ -296,8 +296,12 @@ func (s *Snapshot) UID(p *Process) uint32 {
 	case err != nil && !isGone(err):
 		s.Warnings = append(s.Warnings, err.Error())
 		p.UID = NoUID
+	case err != nil:
+		// Gone since the stat pass: nobody's, and marked dead ('X') so
+		// that callers treat it as the exited process it is.
+		p.UID, p.State = NoUID, 'X'
 	default:
-		p.UID = NoUID // gone, or a status without a Uid line: nobody's
+		p.UID = NoUID // a status without a Uid line: nobody's
 	}
 	return p.UID
 }

@@ -88,6 +88,8 @@ func (g *Gate) Structural(s *platform.Snapshot, p *platform.Process) string {
 func (g *Gate) User(s *platform.Snapshot, p *platform.Process, rule *Rule) string {
 	uid := s.UID(p)
 	switch {
+	case p.Zombie():
+		return "" // exited: nothing of it to signal, and the seam refuses zombies
 	case uid == platform.NoUID:
 		return fmt.Sprintf("pid %d: its owner could not be read", p.PID)
 	case uid == g.uid:
@@ -151,4 +153,34 @@ func (g *Gate) Deny(plan *Plan) map[int]string {
 		}
 	}
 	return deny
+}
+
+// SpareOwned applies a re-read of the ledgers made just before acting
+// (SPEC §9.7): a planned tree holding a process that a live owner's ledger
+// now holds as a running run — the same pid with the same start — is
+// spared, refused by design (Benign), and the gate refuses those runs from
+// here on. It returns how many items were spared.
+func (pl *Plan) SpareOwned(now *scan.Result) int {
+	pl.Gate.AlsoOwned(now)
+	s := now.Tree.Snap
+	spared := 0
+	for i := range pl.Items {
+		it := &pl.Items[i]
+		if it.Outcome != Planned {
+			continue
+		}
+		for _, m := range it.Finding.Members {
+			p := s.Get(m.Proc.PID)
+			if p == nil || p.StartTicks != m.Proc.StartTicks {
+				continue
+			}
+			if why, owned := now.OwnedRun(p.PID); owned {
+				it.Outcome, it.Benign = Refused, true
+				it.Detail = fmt.Sprintf("spared: since the scan, pid %d became %s", p.PID, why)
+				spared++
+				break
+			}
+		}
+	}
+	return spared
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/orphanreaper/reaper/ledger"
 	"github.com/orphanreaper/reaper/platform"
 	"github.com/orphanreaper/reaper/scan"
 )
@@ -123,5 +124,58 @@ func TestGateDoubt(t *testing.T) {
 	g, _, s = gateFor(t, []Doubt{{Reason: "all", All: true}}, bob, mine)
 	if why := g.Doubtful(s, s.Get(101)); why != "all" {
 		t.Errorf("All: %q, want held back", why)
+	}
+}
+
+// A planned tree whose process a live owner's ledger holds as running by
+// the time of the re-read is spared, refused by design, and the gate
+// refuses that pid from then on; the control, a re-read without the run,
+// spares nothing.
+func TestPlanSpareOwned(t *testing.T) {
+	procs := func() []platform.Process {
+		return []platform.Process{
+			proc(1, 0, []string{"/sbin/init"}, nil, "/", 1),
+			proc(100, 1, []string{"sleep"}, nil, "/", 1000),
+			proc(101, 1, []string{"gateway"}, nil, "/", 1000),
+		}
+	}
+	pol, err := Parse("gate.toml", []byte(gatePolicy))
+	if err != nil {
+		t.Fatal(err)
+	}
+	scanOf := func(runs []ledger.Run) *scan.Result {
+		s := platform.NewSnapshot(procs(), "boot", 1000*time.Second, time.Unix(0, 0))
+		res := scan.Scan(s, pol.ScanConfig())
+		l := &ledger.Ledger{Version: 1, Source: "test", Owner: ledger.Owner{Name: "gw", PID: 101, Start: "boot:1000"}, Runs: runs}
+		res.ApplyLedgers([]*ledger.Ledger{l})
+		return res
+	}
+	for _, tt := range []struct {
+		name  string
+		runs  []ledger.Run
+		spare int
+	}{
+		{"the run became owned", []ledger.Run{{ID: "r1", PID: 100, Start: "boot:1000", State: ledger.RunRunning}}, 1},
+		{"control: nothing became owned", nil, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			pl := pol.Plan(scanOf(nil), PlanOptions{Mode: ModeReap, UID: 1000})
+			if len(pl.Items) != 1 || pl.Items[0].Outcome != Planned {
+				t.Fatalf("plan: %+v", pl.Items)
+			}
+			now := scanOf(tt.runs)
+			if n := pl.SpareOwned(now); n != tt.spare {
+				t.Fatalf("spared %d, want %d", n, tt.spare)
+			}
+			it := pl.Items[0]
+			if tt.spare == 1 && (it.Outcome != Refused || !it.Benign || !strings.Contains(it.Detail, "became run r1")) {
+				t.Errorf("item %+v, want spared", it)
+			}
+			s := now.Tree.Snap
+			refused := pl.Gate.Admit(s, s.Get(100), it.Rule) != ""
+			if refused != (tt.spare == 1) {
+				t.Errorf("the gate refuses pid 100: %v, want %v", refused, tt.spare == 1)
+			}
+		})
 	}
 }

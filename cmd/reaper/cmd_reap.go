@@ -127,7 +127,7 @@ func runReap(ctx context.Context, opts *reapOptions, g *globalOptions) error {
 	if opts.beforeAct != nil {
 		opts.beforeAct()
 	}
-	if err := spareNewlyOwned(ctx, pol, opts, run, plan, timeout); err != nil {
+	if err := spareNewlyOwned(ctx, pol, opts, plan, timeout); err != nil {
 		return err
 	}
 	// The report names each process by its command line and says what it
@@ -185,10 +185,9 @@ func outcome(plan *policy.Plan, results []reap.Result) error {
 }
 
 // spareNewlyOwned re-reads the ledgers with a fresh snapshot just before
-// acting (SPEC §9.7): a planned tree holding a process that a live owner's
-// ledger now holds as a running run — the same process, same start — is
-// spared, and the gate refuses those runs from here on.
-func spareNewlyOwned(ctx context.Context, pol *policy.Policy, opts *reapOptions, run *scanRun, plan *policy.Plan, timeout time.Duration) error {
+// acting (SPEC §9.7) and lets the plan spare what became owned
+// (policy.Plan.SpareOwned).
+func spareNewlyOwned(ctx context.Context, pol *policy.Policy, opts *reapOptions, plan *policy.Plan, timeout time.Duration) error {
 	if !plannedAny(plan) {
 		return nil
 	}
@@ -197,24 +196,7 @@ func spareNewlyOwned(ctx context.Context, pol *policy.Policy, opts *reapOptions,
 		return err
 	}
 	defer now.snap.Close()
-	plan.Gate.AlsoOwned(now.result)
-	for i := range plan.Items {
-		it := &plan.Items[i]
-		if it.Outcome != policy.Planned {
-			continue
-		}
-		for _, m := range it.Finding.Members {
-			p := now.snap.Get(m.Proc.PID)
-			if p == nil || p.StartTicks != m.Proc.StartTicks {
-				continue
-			}
-			if why, owned := now.result.OwnedRun(p.PID); owned {
-				it.Outcome, it.Benign = policy.Refused, true
-				it.Detail = fmt.Sprintf("spared: since the scan, pid %d became %s", p.PID, why)
-				break
-			}
-		}
-	}
+	plan.SpareOwned(now.result)
 	return nil
 }
 
