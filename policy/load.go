@@ -194,6 +194,10 @@ func (l *loader) owner(t map[string]any, a at) {
 			l.fail(at{a.table, a.index, "name"}, "owner %q is defined twice (first on line %d)", o.Name, prev.Line)
 		}
 	}
+	if len(l.p.Owners) == scan.MaxOwners {
+		l.fail(a, "more than %d [[owner]] entries", scan.MaxOwners)
+		return
+	}
 	l.p.Owners = append(l.p.Owners, o)
 }
 

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -228,4 +229,25 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// More owners than a scan can tell apart are refused with the line of the
+// first one too many; the control, exactly the maximum, loads.
+func TestTooManyOwners(t *testing.T) {
+	doc := func(n int) []byte {
+		var b strings.Builder
+		b.WriteString("version = 1\n")
+		for k := 0; k < n; k++ {
+			fmt.Fprintf(&b, "[[owner]]\nname = \"o%d\"\ncmdline = 'o%d'\n", k, k)
+		}
+		return []byte(b.String())
+	}
+	if _, err := Parse("owners.toml", doc(scan.MaxOwners)); err != nil {
+		t.Fatalf("control: %d owners: %v", scan.MaxOwners, err)
+	}
+	_, err := Parse("owners.toml", doc(scan.MaxOwners+1))
+	want := fmt.Sprintf("owners.toml:%d: more than %d [[owner]] entries", 2+3*scan.MaxOwners, scan.MaxOwners)
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("%d owners: %v, want %q", scan.MaxOwners+1, err, want)
+	}
 }

@@ -96,6 +96,13 @@ func (r *Result) ApplyLedgers(ls []*ledger.Ledger) {
 				p.why = append(p.why, fmt.Sprintf("run %s: session %s was %s", run.ID, sess.Key, sess.State))
 			}
 			if len(p.reasons) == 0 {
+				if ownerUnknown(l) {
+					// Nobody can check an owner without a pid (OpenClaw
+					// state with no gateway lock): it proves nothing either
+					// way, and the process-table reasons apply.
+					r.Ledger[p.lr].Detail = "its owner is unknown (no pid, no lock): neither owned nor owner-dead"
+					continue
+				}
 				r.owned[s.Procs[i].PID] = fmt.Sprintf("run %s of live owner %s (pid %d)", run.ID, l.Owner.Name, l.Owner.PID)
 				continue
 			}
@@ -158,6 +165,10 @@ func (r *Result) ApplyLedgers(ls []*ledger.Ledger) {
 	}
 	slices.SortFunc(r.Findings, func(a, b Finding) int { return a.Root.PID - b.Root.PID })
 }
+
+// ownerUnknown reports whether nothing names the ledger's owner process:
+// no pid, and no proof from the source that it is gone.
+func ownerUnknown(l *ledger.Ledger) bool { return l.Owner.PID <= 0 && l.Owner.Gone == "" }
 
 // OwnerGone reports whether the ledger's owner is provably gone, and why.
 // An owner without a start identity that is alive counts as alive, and an

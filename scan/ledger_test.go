@@ -218,3 +218,34 @@ func TestOwnedRun(t *testing.T) {
 		t.Error("the wrapper is not a run")
 	}
 }
+
+// An owner nobody can check — OpenClaw leases with no gateway lock, so no
+// pid — proves nothing: a reparented wrapper holding one of its open
+// leases is a finding on the process table's evidence, not owned. The
+// control: the same lease under a live owner is owned, no finding.
+func TestUnknownOwnerProvesNothing(t *testing.T) {
+	wrapper := p(300, 1, "node", []string{"node", "/home/a/.openclaw/acpx/claude-acp-wrapper.mjs", "--openclaw-acpx-lease-id", "L1"}, nil, "/")
+	lease := ledger.Run{ID: "L1", Kind: "acp", PID: 300, State: ledger.RunRunning, ArgvProof: [2]string{"--openclaw-acpx-lease-id", "L1"}}
+	gateway := p(200, 10, "node", []string{"node", "/opt/openclaw/dist/entry.js", "gateway"}, nil, "/")
+	for _, tt := range []struct {
+		name  string
+		owner ledger.Owner
+		want  []string
+		owned bool
+	}{
+		{"no lock: owner unknown", ledger.Owner{Name: "openclaw-gateway"}, []string{"300:reparented,untracked"}, false},
+		{"control: a live owner", ledger.Owner{Name: "openclaw-gateway", PID: 200, Start: id(200)}, nil, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := Scan(snapshot(gateway, wrapper), testConfig)
+			l := &ledger.Ledger{Version: 1, Owner: tt.owner, Runs: []ledger.Run{lease}, Source: "acpx"}
+			r.ApplyLedgers([]*ledger.Ledger{l})
+			if g := got(r); !reflect.DeepEqual(g, tt.want) {
+				t.Errorf("findings %v, want %v", g, tt.want)
+			}
+			if _, owned := r.OwnedRun(300); owned != tt.owned {
+				t.Errorf("owned %v, want %v", owned, tt.owned)
+			}
+		})
+	}
+}

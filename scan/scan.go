@@ -7,6 +7,11 @@ import (
 	"github.com/orphanreaper/reaper/platform"
 )
 
+// MaxOwners bounds the [[owner]] entries a scan knows: each process caches
+// which owner it is in 16 bits. An 8-bit cache once wrapped at 127 owners
+// and let a live owner's process be reported as a finding.
+const MaxOwners = 4096
+
 // Result is what one scan found.
 type Result struct {
 	Tree     *Tree
@@ -17,8 +22,8 @@ type Result struct {
 	Ledger []LedgerRun
 
 	cfg       Config
-	owner     []int8 // per process: 0 not yet known, 1 none, 2+k owner k
-	subreaper []int8 // per process: 0 not yet known, 1 no, 2 yes
+	owner     []int16 // per process: 0 not yet known, 1 none, 2+k owner k (k < MaxOwners)
+	subreaper []int8  // per process: 0 not yet known, 1 no, 2 yes
 	owned     map[int]string
 }
 
@@ -26,10 +31,15 @@ type Result struct {
 // details only for roots whose parent is init or a subreaper, for their
 // ancestors, and for the owner pids they name.
 func Scan(snap *platform.Snapshot, cfg Config) *Result {
+	if len(cfg.Owners) > MaxOwners {
+		// The policy loader refuses more; a Config built in Go is cut
+		// here rather than letting an index wrap into another owner's.
+		cfg.Owners = cfg.Owners[:MaxOwners]
+	}
 	r := &Result{
 		Tree:      NewTree(snap),
 		cfg:       cfg,
-		owner:     make([]int8, len(snap.Procs)),
+		owner:     make([]int16, len(snap.Procs)),
 		subreaper: make([]int8, len(snap.Procs)),
 		owned:     map[int]string{},
 	}
@@ -156,7 +166,7 @@ func (r *Result) ownerOf(i int) int {
 		p := &r.Tree.Snap.Procs[i]
 		if !p.KernelThread() && !p.Zombie() && len(r.cfg.Owners) > 0 {
 			if k := r.cfg.OwnerIndex(r.Tree.Snap.CommandLine(p)); k >= 0 {
-				r.owner[i] = int8(2 + k)
+				r.owner[i] = int16(2 + k)
 			}
 		}
 	}

@@ -409,3 +409,22 @@ func TestScanServicesAreNotOrphans(t *testing.T) {
 		})
 	}
 }
+
+// With many owners, the one a process is stays that one: the per-process
+// cache once held the owner's index in 8 bits, which wrapped at 127 owners
+// and made a live gateway (here matched by the 130th owner, gw129) a finding of
+// its own. The control: without its owner entry the gateway is a finding.
+func TestManyOwners(t *testing.T) {
+	gateway := p(200, 10, "node", []string{"node", "/opt/gw129/dist/entry.js", "gateway"}, nil, "/")
+	var cfg Config
+	for k := 0; k < 130; k++ {
+		cfg.Owners = append(cfg.Owners, Owner{Name: "gw" + strconv.Itoa(k), Cmdline: regexp.MustCompile(`/opt/gw` + strconv.Itoa(k) + `/`)})
+	}
+	if g := got(Scan(snapshot(gateway), cfg)); len(g) != 0 {
+		t.Errorf("findings %v: the live owner gw129 is reported", g)
+	}
+	cfg.Owners = cfg.Owners[:129]
+	if g := got(Scan(snapshot(gateway), cfg)); !reflect.DeepEqual(g, []string{"200:reparented,untracked"}) {
+		t.Errorf("control: findings %v, want the gateway without its owner entry", g)
+	}
+}
