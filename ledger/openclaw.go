@@ -121,16 +121,20 @@ type gatewayLock struct {
 	path      string
 }
 
-// readLocks reads the gateway lock files for dir: in the state dir itself
-// (and its state/ subdir, Gen C) and in the per-uid lock dir of earlier
-// generations, /tmp/openclaw-<uid>, where a lock counts only if the state
-// dir's owner owns it (anyone can make /tmp/openclaw-<uid> first). Locks
-// naming another state dir, or of another role than the gateway's, are
-// skipped.
+// readLocks reads the gateway lock files for dir, in every place a
+// generation kept them: the per-uid lock dir inside the state dir,
+// <state>/tmp/openclaw-<uid>/ (2026.9.x: resolveGatewayLockDir,
+// gateway.<sha256(configPath)[:8]>.lock and gateway.state.lock), the state
+// dir itself and its state/ subdir, and the system-wide per-uid dir of
+// earlier generations, /tmp/openclaw-<uid>, where a lock counts only if
+// the state dir's owner owns it (anyone can make /tmp/openclaw-<uid>
+// first). Locks naming another state dir, or of another role than the
+// gateway's (agent-embedded, sqlite-maintenance, …), are skipped. The
+// files end in a long tail of whitespace, which JSON allows.
 func readLocks(sd stateDir) ([]gatewayLock, []error) {
 	type loc struct{ base, rel string }
 	var paths []loc
-	for _, sub := range []string{".", "state"} {
+	for _, sub := range []string{filepath.Join("tmp", "openclaw-"+strconv.Itoa(sd.owner)), ".", "state"} {
 		m, _ := filepath.Glob(filepath.Join(sd.path, sub, "gateway*.lock"))
 		for _, p := range m {
 			paths = append(paths, loc{sd.path, filepath.Join(sub, filepath.Base(p))})

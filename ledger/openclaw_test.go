@@ -126,6 +126,29 @@ func TestReadOpenClawLocks(t *testing.T) {
 			t.Errorf("owner %+v, errs %v", ls[0].Owner, errs)
 		}
 	})
+	t.Run("2026.9: the lock dir inside the state dir, newest createdAt wins", func(t *testing.T) {
+		dir := genB(t)
+		os.Remove(filepath.Join(dir, "gateway.1a2b3c4d.lock"))
+		t.Setenv("TMPDIR", t.TempDir())
+		uid, _ := ownerUID(dir)
+		locks := filepath.Join(dir, "tmp", "openclaw-"+strconv.Itoa(uid))
+		write := func(name string, pid int, created time.Time, start int) {
+			b, _ := json.Marshal(map[string]any{"pid": pid, "createdAt": created.Format(time.RFC3339Nano),
+				"configPath": dir + "/openclaw.json", "startTime": start, "role": "gateway", "stateDir": dir})
+			os.MkdirAll(locks, 0o700)
+			// 2026.9.6 pads its locks with a long whitespace tail.
+			if err := os.WriteFile(filepath.Join(locks, name), append(b, []byte(strings.Repeat(" ", 4000)+"\n")...), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		write("gateway.9f8e7d6c.lock", 880, lockTime.Add(-time.Minute), 11)
+		write("gateway.state.lock", 881, lockTime, 12)
+		os.WriteFile(filepath.Join(locks, "gateway.state.lock.sqlite"), []byte("SQLite format 3\x00"), 0o600)
+		ls, errs := ReadOpenClaw(dir, boot)
+		if len(errs) > 0 || len(ls) == 0 || ls[0].Owner.PID != 881 || ls[0].Owner.Start != boot.ID+":12" {
+			t.Fatalf("owner %+v, errs %v; want pid 881 (the newest lock) with its start", ls, errs)
+		}
+	})
 	t.Run("a lock of another state dir or role is not this dir's gateway", func(t *testing.T) {
 		dir := genB(t)
 		writeJSON(t, filepath.Join(dir, "gateway.1a2b3c4d.lock"), map[string]any{
