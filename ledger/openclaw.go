@@ -324,6 +324,44 @@ func ReadOpenClaw(dir string, boot Boot) ([]*Ledger, []error) {
 	return append(out, codex...), errs
 }
 
+// OpenClawGateway is who an OpenClaw state dir's newest gateway lock says
+// its gateway is: what a foreground gateway's children — which carry no
+// pid marker — can be attributed through.
+type OpenClawGateway struct {
+	// StateDir is the state dir; Default is set when it is a user's
+	// ~/.openclaw, where a child with no OPENCLAW_STATE_DIR belongs.
+	StateDir string
+	Default  bool
+	// UID owns the state dir.
+	UID int
+	// Owner is the gateway the lock names (Gone set when the lock itself
+	// proves it gone), and Lock the lock file.
+	Owner Owner
+	Lock  string
+}
+
+// ReadOpenClawGateway reads the newest gateway lock of the state dir, in
+// every place a generation kept one. It returns nil when there is none.
+func ReadOpenClawGateway(dir string, boot Boot) (*OpenClawGateway, []error) {
+	dir = filepath.Clean(dir)
+	sd, err := openStateDir(dir)
+	if err != nil {
+		return nil, []error{err}
+	}
+	locks, errs := readLocks(sd)
+	var current *gatewayLock
+	for i := range locks {
+		if current == nil || locks[i].CreatedAt.After(current.CreatedAt) {
+			current = &locks[i]
+		}
+	}
+	if current == nil {
+		return nil, errs
+	}
+	return &OpenClawGateway{StateDir: dir, Default: filepath.Base(dir) == ".openclaw", UID: sd.owner,
+		Owner: current.owner(boot, ""), Lock: current.path}, errs
+}
+
 // leaseLedgers groups leases by the gateway generation that owns them: the
 // gateway the newest lock names owns leases started after it took the lock;
 // older leases belong to a previous generation, which is gone.

@@ -27,6 +27,8 @@ type ledgerSet struct {
 	// them refuses nothing).
 	servers  []ledger.MCPServer
 	warnings []string
+	// gateways are the OpenClaw gateways the state dirs' locks name.
+	gateways []ledger.OpenClawGateway
 }
 
 // loadLedgers reads the ledgers named on the command line (an invalid one
@@ -48,6 +50,7 @@ func loadLedgers(named []string, pol *policy.Policy, snap *platform.Snapshot, re
 		set.ledgers = append(set.ledgers, ls...)
 		if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 			set.addServers(path)
+			set.addGateway(path, boot)
 		}
 	}
 	for _, o := range pol.Owners {
@@ -83,6 +86,7 @@ func loadLedgers(named []string, pol *policy.Policy, snap *platform.Snapshot, re
 		ls, errs := ledger.ReadOpenClaw(dir, boot)
 		set.add(ls, errs, stateDoubt(dir))
 		set.addServers(dir)
+		set.addGateway(dir, boot)
 	}
 	return set, nil
 }
@@ -100,6 +104,14 @@ func (s *ledgerSet) addServers(dir string) {
 type problem struct {
 	msg   string
 	doubt policy.Doubt
+}
+
+// addGateway reads who the state dir's newest gateway lock names. Its
+// errors are the lease reader's too, reported there.
+func (s *ledgerSet) addGateway(dir string, boot ledger.Boot) {
+	if gw, _ := ledger.ReadOpenClawGateway(dir, boot); gw != nil {
+		s.gateways = append(s.gateways, *gw)
+	}
 }
 
 func (s *ledgerSet) add(ls []*ledger.Ledger, errs []error, d policy.Doubt) {

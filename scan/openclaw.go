@@ -1,0 +1,73 @@
+package scan
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+
+	"github.com/orphanreaper/reaper/ledger"
+)
+
+// ApplyOpenClawGateways attributes to OpenClaw's gateway the findings whose
+// root carries OpenClaw's exec marker (OPENCLAW_SHELL) and nothing else
+// that names an owner: a gateway run in the foreground (`openclaw gateway
+// run`) puts no OPENCLAW_GATEWAY_SERVICE_PID on its children, so after it
+// is SIGKILLed its survivors — a PTY shell that ignores SIGHUP, a
+// double-forked daemon — would be merely reparented and untracked. Their
+// state dir is the root's OPENCLAW_STATE_DIR, else its user's ~/.openclaw;
+// the newest gateway lock there names the gateway. When that gateway is
+// gone (its pid gone, another process now, a lock of another boot) the
+// finding is owner-dead with the lock and the pid as evidence; when it
+// lives, the tree is its leak, attributed to it.
+func (r *Result) ApplyOpenClawGateways(gws []ledger.OpenClawGateway) {
+	if len(gws) == 0 {
+		return
+	}
+	s := r.Tree.Snap
+	for k := range r.Findings {
+		f := &r.Findings[k]
+		if !f.Has(Untracked) {
+			continue // attributed already, by a stronger marker or a ledger
+		}
+		shell, ok := s.Getenv(f.Root, "OPENCLAW_SHELL")
+		if !ok {
+			continue
+		}
+		gw := r.gatewayFor(f, gws)
+		if gw == nil {
+			continue
+		}
+		f.Owner, f.OwnerPID = gw.Owner.Name, gw.Owner.PID
+		f.Reasons = slices.DeleteFunc(f.Reasons, func(x Reason) bool { return x == Untracked })
+		f.Evidence = slices.DeleteFunc(f.Evidence, func(e string) bool { return e == untrackedEvidence })
+		l := ledger.Ledger{Owner: gw.Owner}
+		if gone, why := r.OwnerGone(&l); gone {
+			f.Reasons = append(f.Reasons, OwnerDead)
+			f.Evidence = append(f.Evidence, fmt.Sprintf("OPENCLAW_SHELL=%s, state dir %s: the gateway lock %s names pid %d: %s",
+				shell, gw.StateDir, gw.Lock, gw.Owner.PID, why))
+		} else {
+			f.Evidence = append(f.Evidence, fmt.Sprintf("OPENCLAW_SHELL=%s, state dir %s: left behind by the live gateway pid %d (lock %s)",
+				shell, gw.StateDir, gw.Owner.PID, gw.Lock))
+		}
+	}
+}
+
+// gatewayFor finds the gateway of the state dir f's root belongs to.
+func (r *Result) gatewayFor(f *Finding, gws []ledger.OpenClawGateway) *ledger.OpenClawGateway {
+	s := r.Tree.Snap
+	if dir, ok := s.Getenv(f.Root, "OPENCLAW_STATE_DIR"); ok && dir != "" {
+		for i := range gws {
+			if gws[i].StateDir == filepath.Clean(dir) {
+				return &gws[i]
+			}
+		}
+		return nil
+	}
+	uid := s.UID(f.Root)
+	for i := range gws {
+		if gws[i].Default && uint32(gws[i].UID) == uid {
+			return &gws[i]
+		}
+	}
+	return nil
+}
