@@ -27,6 +27,11 @@ type Options struct {
 	// KillWait is how long a process has to die after SIGKILL before it is
 	// reported failed (a process in uninterruptible sleep, state D).
 	KillWait time.Duration
+	// SettleWait is how long a tree rooted at one of OpenClaw's supervisor
+	// processes is left to finish its own cleanup before the reaper acts
+	// (default 6 s: OpenClaw's broker, relay and anchor kill what they
+	// track within about 5 s of losing their gateway).
+	SettleWait time.Duration
 	// Deadline bounds the whole run.
 	Deadline time.Time
 	// Guard is the seam's guard: live owners, protected processes.
@@ -94,6 +99,9 @@ func Execute(ctx context.Context, plan *policy.Plan, snap *platform.Snapshot, op
 	if opt.KillWait <= 0 {
 		opt.KillWait = 2 * time.Second
 	}
+	if opt.SettleWait <= 0 {
+		opt.SettleWait = 6 * time.Second
+	}
 	out := make([]Result, len(plan.Items))
 	for i, it := range plan.Items {
 		out[i] = Result{Outcome: it.Outcome, Detail: it.Detail, PIDs: it.Finding.PIDs()}
@@ -160,9 +168,18 @@ func (t *tree) reap(ctx context.Context, f *scan.Finding) Result {
 				return r
 			}
 		}
-		return Result{Outcome: policy.Planned, Detail: t.pidfdNote(), PIDs: t.pids()}
+		return Result{Outcome: policy.Planned, Detail: joinNotes(settleNote(f), t.pidfdNote()), PIDs: t.pids()}
+	}
+	settled := ""
+	if f.Supervisor != "" {
+		r, done := t.settle(ctx, f)
+		if done {
+			return r
+		}
+		settled = r.Detail
 	}
 	note, refused := t.stopAndRescan(ctx, t.handles)
+	note = joinNotes(settled, note)
 	if refused != nil {
 		t.resume()
 		return *refused

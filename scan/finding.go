@@ -88,6 +88,11 @@ type Finding struct {
 	RunID string
 	Run   *ledger.Run
 	RSS   uint64 // total resident memory of the members
+	// Supervisor names the OpenClaw supervisor process at the root (spawn
+	// broker, service-child relay, group anchor), when there is one: it
+	// kills what it tracks within seconds of losing its gateway, so the
+	// reaper lets it finish before acting (reap.Options.SettleWait).
+	Supervisor string
 }
 
 // Member is one process of a finding's tree.

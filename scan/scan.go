@@ -208,6 +208,7 @@ func (r *Result) finding(root int, adoption string) Finding {
 	}
 	f.Kind = Classify(s, p)
 	r.members(&f, root)
+	r.supervised(&f)
 	return f
 }
 

@@ -428,3 +428,31 @@ func TestManyOwners(t *testing.T) {
 		t.Errorf("control: findings %v, want the gateway without its owner entry", g)
 	}
 }
+
+// OpenClaw's supervisor processes (spawn broker → relay → group anchor →
+// the command) reparented after a crash: the finding's kind is the kind
+// of the command they anchor, and it is marked as the supervisor's own
+// cleanup. The control: the same tree without the supervisor's scripts.
+func TestOpenClawSupervisorTree(t *testing.T) {
+	const dist = "/usr/lib/node_modules/openclaw/dist/process/"
+	tree := func(broker, relay, anchor string) []platform.Process {
+		return []platform.Process{
+			p(400, 1, "node", []string{"node", dist + broker}, nil, "/"),
+			p(401, 400, "node", []string{"node", dist + relay}, nil, "/"),
+			p(402, 401, "node", []string{"node", dist + anchor}, nil, "/"),
+			p(403, 402, "npm", []string{"npm", "exec", "@modelcontextprotocol/server-memory"}, nil, "/"),
+		}
+	}
+	r := Scan(snapshot(tree("spawn-broker/worker.js", "supervisor/service-child-relay.js", "supervisor/service-child-group-anchor.js")...), testConfig)
+	if len(r.Findings) != 1 {
+		t.Fatalf("findings %v", got(r))
+	}
+	f := r.Findings[0]
+	if f.Kind != KindMCP || f.Supervisor != "OpenClaw spawn broker" || !strings.Contains(strings.Join(f.Evidence, " "), "anchoring") {
+		t.Errorf("kind %s supervisor %q evidence %v, want mcp under the spawn broker", f.Kind, f.Supervisor, f.Evidence)
+	}
+	r = Scan(snapshot(tree("worker.js", "relay.js", "anchor.js")...), testConfig)
+	if f := r.Findings[0]; f.Kind != KindOther || f.Supervisor != "" {
+		t.Errorf("control: kind %s supervisor %q, want other and none", f.Kind, f.Supervisor)
+	}
+}
