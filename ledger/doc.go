@@ -1,13 +1,12 @@
 // Package ledger reads and writes supervisor run ledgers (format v1, SPEC
 // §6): one JSON document per owner process saying who the owner is, which
 // sessions it has, and which runs (processes) it started, each with the
-// process's start identity. It also reads OpenClaw's own persisted state
-// (state dirs, gateway locks, ACP process leases, the codex app-server
-// registry) into the same model.
+// process's start identity. Gateway adapters (package openclaw) read their
+// gateway's own state into the same model.
 //
 // Everything a ledger says is a claim: a pid proves nothing until the live
 // process's start identity matches, which is the scan's job. Reading fails
 // closed: a ledger that does not parse is an error, never an empty ledger.
 // ledger never looks at the process table and never signals; a supervisor
-// can import it to write its ledger.
+// can import it to write its ledger, and links nothing else (no SQLite).
 package ledger

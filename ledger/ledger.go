@@ -152,9 +152,9 @@ type Error struct {
 // Unwrap returns the cause of a file that could not be read.
 func (e *Error) Unwrap() error { return e.Err }
 
-// readError is the Error for a file that could not be read: the message
+// ReadError is the Error for a file that could not be read: the message
 // names the cause, never the content.
-func readError(path string, err error) *Error {
+func ReadError(path string, err error) *Error {
 	var fe *platform.FileError
 	msg := err.Error()
 	if errors.As(err, &fe) {

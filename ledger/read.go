@@ -20,7 +20,7 @@ const MaxSize = 16 << 20
 func ReadFile(path string) (*Ledger, error) {
 	data, err := platform.ReadFile(path, MaxSize)
 	if err != nil {
-		return nil, readError(path, err)
+		return nil, ReadError(path, err)
 	}
 	return Parse(path, data)
 }
@@ -45,11 +45,11 @@ type parser struct {
 }
 
 func (p *parser) errAt(offset int64, format string, args ...any) *Error {
-	return &Error{File: p.name, Line: lineOf(p.data, offset), Msg: fmt.Sprintf(format, args...)}
+	return &Error{File: p.name, Line: LineOf(p.data, offset), Msg: fmt.Sprintf(format, args...)}
 }
 
 // lineOf is the 1-based line of byte offset in data.
-func lineOf(data []byte, offset int64) int {
+func LineOf(data []byte, offset int64) int {
 	if offset < 0 {
 		return 0
 	}
@@ -157,7 +157,7 @@ func (p *parser) document() (*Ledger, error) {
 				if err := p.decode(at, &r); err != nil {
 					return err
 				}
-				r.Line = lineOf(p.data, at)
+				r.Line = LineOf(p.data, at)
 				if err := p.run(l, r, at); err != nil {
 					return err
 				}

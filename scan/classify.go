@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"regexp"
 
-	"github.com/orphanreaper/reaper/ledger"
+	"github.com/orphanreaper/reaper/openclaw"
 	"github.com/orphanreaper/reaper/platform"
 )
 
@@ -70,7 +70,7 @@ func Classify(s *platform.Snapshot, p *platform.Process) Kind {
 // (SPEC §7: argv matched against mcp.servers in openclaw.json). Only the
 // kind changes, never the reasons: a finding is a finding on its own
 // evidence.
-func (r *Result) ApplyMCPServers(servers []ledger.MCPServer) {
+func (r *Result) ApplyMCPServers(servers []openclaw.MCPServer) {
 	if len(servers) == 0 {
 		return
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/orphanreaper/reaper/ledger"
+	"github.com/orphanreaper/reaper/openclaw"
 	"github.com/orphanreaper/reaper/platform"
 )
 
@@ -259,14 +260,14 @@ func TestOpenClawGatewayLock(t *testing.T) {
 	shell := func(env ...string) platform.Process {
 		return p(300, 1, "bash", []string{"bash", "-c", "nohup daemon"}, env, "/")
 	}
-	gw := func(pid int, start string) []ledger.OpenClawGateway {
-		return []ledger.OpenClawGateway{{StateDir: "/home/a/.openclaw", Default: true, UID: 1000,
+	gw := func(pid int, start string) []openclaw.Gateway {
+		return []openclaw.Gateway{{StateDir: "/home/a/.openclaw", Default: true, UID: 1000,
 			Owner: ledger.Owner{Name: "openclaw-gateway", PID: pid, Start: start}, Lock: "/home/a/.openclaw/tmp/openclaw-1000/gateway.1a2b3c4d.lock"}}
 	}
 	for _, tt := range []struct {
 		name     string
 		root     platform.Process
-		gws      []ledger.OpenClawGateway
+		gws      []openclaw.Gateway
 		want     []string
 		evidence string
 	}{

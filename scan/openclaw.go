@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/orphanreaper/reaper/ledger"
+	"github.com/orphanreaper/reaper/openclaw"
 )
 
 // ApplyOpenClawGateways attributes to OpenClaw's gateway the findings whose
@@ -20,7 +21,7 @@ import (
 // gone (its pid gone, another process now, a lock of another boot) the
 // finding is owner-dead with the lock and the pid as evidence; when it
 // lives, the tree is its leak, attributed to it.
-func (r *Result) ApplyOpenClawGateways(gws []ledger.OpenClawGateway) {
+func (r *Result) ApplyOpenClawGateways(gws []openclaw.Gateway) {
 	if len(gws) == 0 {
 		return
 	}
@@ -54,7 +55,7 @@ func (r *Result) ApplyOpenClawGateways(gws []ledger.OpenClawGateway) {
 }
 
 // gatewayFor finds the gateway of the state dir f's root belongs to.
-func (r *Result) gatewayFor(f *Finding, gws []ledger.OpenClawGateway) *ledger.OpenClawGateway {
+func (r *Result) gatewayFor(f *Finding, gws []openclaw.Gateway) *openclaw.Gateway {
 	s := r.Tree.Snap
 	if dir, ok := s.Getenv(f.Root, "OPENCLAW_STATE_DIR"); ok && dir != "" {
 		for i := range gws {

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/orphanreaper/reaper/ledger"
+	"github.com/orphanreaper/reaper/openclaw"
 	"github.com/orphanreaper/reaper/platform"
 )
 
@@ -351,7 +351,7 @@ func TestApplyMCPServers(t *testing.T) {
 	if k := kinds(); k[100] != KindOther || k[101] != KindOther || k[102] != KindACP {
 		t.Fatalf("before the config: %v", k)
 	}
-	r.ApplyMCPServers([]ledger.MCPServer{
+	r.ApplyMCPServers([]openclaw.MCPServer{
 		{Name: "docs", Command: "docs-helper", Args: []string{"--stdio", "/srv/docs"}, File: "/home/a/.openclaw/openclaw.json"},
 		{Name: "codex-lookalike", Command: "codex", Args: []string{"app-server", "--stdio", "/srv/docs"}, File: "x"},
 	})

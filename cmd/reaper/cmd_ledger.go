@@ -10,6 +10,7 @@ import (
 
 	"github.com/orphanreaper/reaper/audit"
 	"github.com/orphanreaper/reaper/ledger"
+	"github.com/orphanreaper/reaper/openclaw"
 	"github.com/orphanreaper/reaper/policy"
 	"github.com/orphanreaper/reaper/scan"
 )
@@ -53,7 +54,7 @@ no process.`,
 func runLedgerValidate(paths []string, g *globalOptions) error {
 	invalid := 0
 	for _, path := range paths {
-		ls, errs := readLedgerPath(filepath.Clean(path), ledger.Boot{})
+		ls, errs := readLedgerPath(filepath.Clean(path), openclaw.Boot{})
 		for _, err := range errs {
 			fmt.Fprintln(g.stderr, err)
 		}

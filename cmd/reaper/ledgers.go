@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/orphanreaper/reaper/ledger"
+	"github.com/orphanreaper/reaper/openclaw"
 	"github.com/orphanreaper/reaper/platform"
 	"github.com/orphanreaper/reaper/policy"
 	"github.com/orphanreaper/reaper/scan"
@@ -25,10 +26,10 @@ type ledgerSet struct {
 	// servers are the stdio MCP servers OpenClaw configs name; warnings are
 	// configs that could not be read (they only classify, so doubt about
 	// them refuses nothing).
-	servers  []ledger.MCPServer
+	servers  []openclaw.MCPServer
 	warnings []string
 	// gateways are the OpenClaw gateways the state dirs' locks name.
-	gateways []ledger.OpenClawGateway
+	gateways []openclaw.Gateway
 }
 
 // loadLedgers reads the ledgers named on the command line (an invalid one
@@ -38,7 +39,7 @@ type ledgerSet struct {
 // (every user's when root), and the OPENCLAW_STATE_DIR of live gateways.
 func loadLedgers(named []string, pol *policy.Policy, snap *platform.Snapshot, res *scan.Result, discover bool) (*ledgerSet, error) {
 	set := &ledgerSet{}
-	boot := ledger.Boot{ID: snap.BootID, Time: snap.Taken.Add(-snap.Uptime)}
+	boot := openclaw.Boot{ID: snap.BootID, Time: snap.Taken.Add(-snap.Uptime)}
 	seen := map[string]bool{}
 	for _, path := range named {
 		path = filepath.Clean(path)
@@ -78,12 +79,12 @@ func loadLedgers(named []string, pol *policy.Policy, snap *platform.Snapshot, re
 			explicit = append(explicit, dir)
 		}
 	}
-	for _, dir := range ledger.OpenClawStateDirs(homeDirs(), explicit) {
+	for _, dir := range openclaw.StateDirs(homeDirs(), explicit) {
 		if seen[dir] {
 			continue
 		}
 		seen[dir] = true
-		ls, errs := ledger.ReadOpenClaw(dir, boot)
+		ls, errs := openclaw.Read(dir, boot)
 		set.add(ls, errs, stateDoubt(dir))
 		set.addServers(dir)
 		set.addGateway(dir, boot)
@@ -93,7 +94,7 @@ func loadLedgers(named []string, pol *policy.Policy, snap *platform.Snapshot, re
 
 // addServers reads the stdio MCP servers of an OpenClaw state dir's config.
 func (s *ledgerSet) addServers(dir string) {
-	servers, err := ledger.ReadOpenClawMCPServers(dir)
+	servers, err := openclaw.ReadMCPServers(dir)
 	if err != nil {
 		s.warnings = append(s.warnings, err.Error()+" (its MCP servers are recognised by fingerprint only)")
 	}
@@ -108,8 +109,8 @@ type problem struct {
 
 // addGateway reads who the state dir's newest gateway lock names. Its
 // errors are the lease reader's too, reported there.
-func (s *ledgerSet) addGateway(dir string, boot ledger.Boot) {
-	if gw, _ := ledger.ReadOpenClawGateway(dir, boot); gw != nil {
+func (s *ledgerSet) addGateway(dir string, boot openclaw.Boot) {
+	if gw, _ := openclaw.ReadGateway(dir, boot); gw != nil {
 		s.gateways = append(s.gateways, *gw)
 	}
 }
@@ -137,16 +138,16 @@ func stateDoubt(dir string) policy.Doubt {
 }
 
 // readLedgerPath reads a v1 ledger file, or an OpenClaw state dir.
-func readLedgerPath(path string, boot ledger.Boot) ([]*ledger.Ledger, []error) {
+func readLedgerPath(path string, boot openclaw.Boot) ([]*ledger.Ledger, []error) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, []error{&ledger.Error{File: path, Msg: "cannot be opened: " + errors.Unwrap(err).Error(), Err: err}}
 	}
 	if fi.IsDir() {
-		if !ledger.IsOpenClawStateDir(path) {
+		if !openclaw.IsStateDir(path) {
 			return nil, []error{&ledger.Error{File: path, Msg: "a directory that is not an OpenClaw state dir: name a ledger file"}}
 		}
-		return ledger.ReadOpenClaw(path, boot)
+		return openclaw.Read(path, boot)
 	}
 	l, err := ledger.ReadFile(path)
 	if err != nil {

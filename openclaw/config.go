@@ -1,4 +1,4 @@
-package ledger
+package openclaw
 
 import (
 	"encoding/json"
@@ -10,6 +10,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/orphanreaper/reaper/ledger"
 )
 
 // MCPServer is a stdio MCP server an OpenClaw config names under
@@ -24,11 +26,11 @@ type MCPServer struct {
 	File    string // the config file that names it
 }
 
-// ReadOpenClawMCPServers reads the stdio MCP servers of the OpenClaw state
+// ReadMCPServers reads the stdio MCP servers of the OpenClaw state
 // dir's config, <dir>/openclaw.json (JSON5). A missing file is no servers;
 // an unreadable or malformed one is an error with FILE:LINE where a line is
 // known. Servers without a command (HTTP transports) are skipped.
-func ReadOpenClawMCPServers(dir string) ([]MCPServer, error) {
+func ReadMCPServers(dir string) ([]MCPServer, error) {
 	file := filepath.Join(dir, "openclaw.json")
 	sd, err := openStateDir(filepath.Clean(dir))
 	if err != nil {
@@ -39,7 +41,7 @@ func ReadOpenClawMCPServers(dir string) ([]MCPServer, error) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, readError(file, err)
+		return nil, ledger.ReadError(file, err)
 	}
 	return parseMCPServers(file, b)
 }
@@ -47,12 +49,12 @@ func ReadOpenClawMCPServers(dir string) ([]MCPServer, error) {
 func parseMCPServers(file string, b []byte) ([]MCPServer, error) {
 	doc, err := json5ToJSON(b)
 	if err != nil {
-		var e *Error
+		var e *ledger.Error
 		if errors.As(err, &e) {
 			e.File = file
 			return nil, e
 		}
-		return nil, &Error{File: file, Msg: err.Error()}
+		return nil, &ledger.Error{File: file, Msg: err.Error()}
 	}
 	var cfg struct {
 		MCP struct {
@@ -60,7 +62,7 @@ func parseMCPServers(file string, b []byte) ([]MCPServer, error) {
 		} `json:"mcp"`
 	}
 	if line, err := doc.unmarshal(&cfg); err != nil {
-		return nil, &Error{File: file, Line: line, Msg: "not an OpenClaw config: " + jsonProblem(err)}
+		return nil, &ledger.Error{File: file, Line: line, Msg: "not an OpenClaw config: " + jsonProblem(err)}
 	}
 	names := make([]string, 0, len(cfg.MCP.Servers))
 	for name := range cfg.MCP.Servers {
@@ -74,7 +76,7 @@ func parseMCPServers(file string, b []byte) ([]MCPServer, error) {
 			Args    []string `json:"args"`
 		}
 		if err := json.Unmarshal(cfg.MCP.Servers[name], &s); err != nil {
-			return nil, &Error{File: file, Msg: fmt.Sprintf("mcp.servers.%s: want {command: string, args: [string]}", keyName(name))}
+			return nil, &ledger.Error{File: file, Msg: fmt.Sprintf("mcp.servers.%s: want {command: string, args: [string]}", keyName(name))}
 		}
 		if strings.TrimSpace(s.Command) == "" {
 			continue

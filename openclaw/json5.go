@@ -1,4 +1,4 @@
-package ledger
+package openclaw
 
 import (
 	"bytes"
@@ -10,6 +10,8 @@ import (
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/orphanreaper/reaper/ledger"
 )
 
 // OpenClaw's config file is JSON5 (json5.org): JSON plus comments,
@@ -68,7 +70,7 @@ type json5Conv struct {
 // fail is a syntax error at the current input line; the caller names the
 // file.
 func (c *json5Conv) fail(format string, a ...any) error {
-	return &Error{Line: c.line, Msg: fmt.Sprintf(format, a...)}
+	return &ledger.Error{Line: c.line, Msg: fmt.Sprintf(format, a...)}
 }
 
 func (c *json5Conv) mark() {

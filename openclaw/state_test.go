@@ -1,4 +1,4 @@
-package ledger
+package openclaw
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/orphanreaper/reaper/ledger"
 )
 
 func writeJSON(t *testing.T, path string, v any) {
@@ -36,7 +38,7 @@ func TestOpenClawStateDirs(t *testing.T) {
 		}
 	}
 	explicit := t.TempDir()
-	got := OpenClawStateDirs([]string{home, filepath.Join(home, "nope")}, []string{explicit, "", filepath.Join(home, ".openclaw") + "/"})
+	got := StateDirs([]string{home, filepath.Join(home, "nope")}, []string{explicit, "", filepath.Join(home, ".openclaw") + "/"})
 	want := []string{explicit, filepath.Join(home, ".openclaw"), filepath.Join(home, ".openclaw-work"), filepath.Join(home, ".clawdbot")}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("dirs\n%q\nwant\n%q", got, want)
@@ -74,10 +76,10 @@ func genB(t *testing.T) string {
 
 func TestReadOpenClawGenB(t *testing.T) {
 	dir := genB(t)
-	if !IsOpenClawStateDir(dir) {
+	if !IsStateDir(dir) {
 		t.Fatal("not recognised as a state dir")
 	}
-	ls, errs := ReadOpenClaw(dir, boot)
+	ls, errs := Read(dir, boot)
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
@@ -85,12 +87,12 @@ func TestReadOpenClawGenB(t *testing.T) {
 		t.Fatalf("%d ledgers, want the current generation's and the previous one's", len(ls))
 	}
 	cur, prev := ls[0], ls[1]
-	wantOwner := Owner{Name: OpenClawOwner, PID: 4242, Start: boot.ID + ":720000", Instance: "gw-1"}
+	wantOwner := ledger.Owner{Name: OwnerName, PID: 4242, Start: boot.ID + ":720000", Instance: "gw-1"}
 	if cur.Owner != wantOwner {
 		t.Errorf("owner %+v, want %+v", cur.Owner, wantOwner)
 	}
-	if len(cur.Runs) != 2 || cur.Runs[0].ID != "lease-new" || cur.Runs[0].State != RunRunning ||
-		cur.Runs[1].ID != "lease-done" || cur.Runs[1].State != RunDone {
+	if len(cur.Runs) != 2 || cur.Runs[0].ID != "lease-new" || cur.Runs[0].State != ledger.RunRunning ||
+		cur.Runs[1].ID != "lease-done" || cur.Runs[1].State != ledger.RunDone {
 		t.Errorf("current runs %+v", cur.Runs)
 	}
 	r := cur.Runs[0]
@@ -108,7 +110,7 @@ func TestReadOpenClawLocks(t *testing.T) {
 		dir := genB(t)
 		writeJSON(t, filepath.Join(dir, "gateway.1a2b3c4d.lock"), map[string]any{
 			"pid": 4242, "createdAt": bootTime.Add(-time.Hour).Format(time.RFC3339), "startTime": 720000})
-		ls, _ := ReadOpenClaw(dir, boot)
+		ls, _ := Read(dir, boot)
 		if ls[0].Owner.Gone == "" || ls[0].Owner.Start != "" {
 			t.Errorf("owner %+v: a lock of another boot names a gone gateway", ls[0].Owner)
 		}
@@ -121,7 +123,7 @@ func TestReadOpenClawLocks(t *testing.T) {
 		uid, _ := ownerUID(dir)
 		writeJSON(t, filepath.Join(tmp, "openclaw-"+strconv.Itoa(uid), "gateway.deadbeef.lock"), map[string]any{
 			"pid": 777, "createdAt": lockTime.Format(time.RFC3339), "startTime": 99})
-		ls, errs := ReadOpenClaw(dir, boot)
+		ls, errs := Read(dir, boot)
 		if len(errs) > 0 || ls[0].Owner.PID != 777 || ls[0].Owner.Start != boot.ID+":99" {
 			t.Errorf("owner %+v, errs %v", ls[0].Owner, errs)
 		}
@@ -144,7 +146,7 @@ func TestReadOpenClawLocks(t *testing.T) {
 		write("gateway.9f8e7d6c.lock", 880, lockTime.Add(-time.Minute), 11)
 		write("gateway.state.lock", 881, lockTime, 12)
 		os.WriteFile(filepath.Join(locks, "gateway.state.lock.sqlite"), []byte("SQLite format 3\x00"), 0o600)
-		ls, errs := ReadOpenClaw(dir, boot)
+		ls, errs := Read(dir, boot)
 		if len(errs) > 0 || len(ls) == 0 || ls[0].Owner.PID != 881 || ls[0].Owner.Start != boot.ID+":12" {
 			t.Fatalf("owner %+v, errs %v; want pid 881 (the newest lock) with its start", ls, errs)
 		}
@@ -155,7 +157,7 @@ func TestReadOpenClawLocks(t *testing.T) {
 			"pid": 4242, "createdAt": lockTime.Format(time.RFC3339), "stateDir": "/elsewhere"})
 		writeJSON(t, filepath.Join(dir, "state", "gateway.state.lock"), map[string]any{
 			"pid": 4343, "createdAt": lockTime.Format(time.RFC3339), "role": "sqlite-maintenance"})
-		ls, _ := ReadOpenClaw(dir, boot)
+		ls, _ := Read(dir, boot)
 		if ls[0].Owner.PID != 0 {
 			t.Errorf("owner %+v, want unknown", ls[0].Owner)
 		}
@@ -164,7 +166,7 @@ func TestReadOpenClawLocks(t *testing.T) {
 		dir := genB(t)
 		os.Remove(filepath.Join(dir, "gateway.1a2b3c4d.lock"))
 		t.Setenv("TMPDIR", t.TempDir())
-		ls, _ := ReadOpenClaw(dir, boot)
+		ls, _ := Read(dir, boot)
 		if len(ls) != 1 || ls[0].Owner.PID != 0 || len(ls[0].Runs) != 3 {
 			t.Errorf("ledgers %+v", ls)
 		}
@@ -176,7 +178,7 @@ func TestReadOpenClawBadFiles(t *testing.T) {
 	os.MkdirAll(filepath.Join(dir, "acpx"), 0o755)
 	os.WriteFile(filepath.Join(dir, "acpx", "process-leases.json"), []byte("{\n  \"version\": 1,\n  \"leases\": [\n    {\"leaseId\": 5}\n  ]\n}"), 0o600)
 	os.WriteFile(filepath.Join(dir, "gateway.x.lock"), []byte("garbage"), 0o600)
-	ls, errs := ReadOpenClaw(dir, boot)
+	ls, errs := Read(dir, boot)
 	if len(ls) != 0 || len(errs) != 2 {
 		t.Fatalf("ledgers %v errs %v", ls, errs)
 	}
@@ -187,12 +189,12 @@ func TestReadOpenClawBadFiles(t *testing.T) {
 		}
 	}
 	os.WriteFile(filepath.Join(dir, "acpx", "process-leases.json"), []byte(`{"version": 2, "leases": []}`), 0o600)
-	_, errs = ReadOpenClaw(dir, boot)
+	_, errs = Read(dir, boot)
 	if len(errs) != 2 || !strings.Contains(errs[1].Error(), "version 2") {
 		t.Errorf("errs %v", errs)
 	}
 	os.WriteFile(filepath.Join(dir, "acpx", "process-leases.json"), []byte(`{"version": 1, "leases": [{"leaseId": "a", "rootPid": 1, "state": "weird"}]}`), 0o600)
-	_, errs = ReadOpenClaw(dir, boot)
+	_, errs = Read(dir, boot)
 	if len(errs) != 2 || !strings.Contains(errs[1].Error(), `state "weird"`) {
 		t.Errorf("errs %v", errs)
 	}
@@ -255,7 +257,7 @@ func TestReadOpenClawGenCWhileOpen(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	ls, errs := ReadOpenClaw(dir, boot)
+	ls, errs := Read(dir, boot)
 	if took := time.Since(start); took > time.Second {
 		t.Errorf("read took %v: it waited on the writer", took)
 	}
@@ -270,7 +272,7 @@ func TestReadOpenClawGenCWhileOpen(t *testing.T) {
 	if leases.Owner.PID != 4242 || len(leases.Runs) != 1 || leases.Runs[0].ID != "lease-sql" || leases.Runs[0].PID != 6001 {
 		t.Errorf("leases %+v", leases)
 	}
-	want := Run{ID: "thread-1", Kind: "acp", PID: 6100, PGID: 6100, Start: boot.ID + ":730000", State: RunRunning, Command: "codex app-server"}
+	want := ledger.Run{ID: "thread-1", Kind: "acp", PID: 6100, PGID: 6100, Start: boot.ID + ":730000", State: ledger.RunRunning, Command: "codex app-server"}
 	if codex.Owner.PID != 4242 || codex.Owner.Start != boot.ID+":720000" || len(codex.Runs) != 1 || !reflect.DeepEqual(codex.Runs[0], want) {
 		t.Errorf("codex %+v", codex)
 	}
@@ -281,8 +283,8 @@ func TestReadOpenClawSQLiteProblems(t *testing.T) {
 		dir := t.TempDir()
 		os.MkdirAll(filepath.Join(dir, "state"), 0o755)
 		os.WriteFile(filepath.Join(dir, "state", "openclaw.sqlite"), []byte("this is not sqlite at all, not even close"), 0o600)
-		_, errs := ReadOpenClaw(dir, boot)
-		var le *Error
+		_, errs := Read(dir, boot)
+		var le *ledger.Error
 		if len(errs) != 1 || !errors.As(errs[0], &le) {
 			t.Errorf("errs %v", errs)
 		}
@@ -294,7 +296,7 @@ func TestReadOpenClawSQLiteProblems(t *testing.T) {
 		db, _ := sql.Open("sqlite", "file:"+path)
 		db.Exec("CREATE TABLE other (x)")
 		db.Close()
-		ls, errs := ReadOpenClaw(dir, boot)
+		ls, errs := Read(dir, boot)
 		if len(ls) != 0 || len(errs) != 0 {
 			t.Errorf("ledgers %v errs %v", ls, errs)
 		}
@@ -303,7 +305,7 @@ func TestReadOpenClawSQLiteProblems(t *testing.T) {
 		dir := t.TempDir()
 		db := genC(t, dir)
 		db.Exec(`INSERT INTO plugin_state_entries VALUES ('codex', 'app-server-processes', 'bad', '{"parent": 5}', 0, NULL)`)
-		ls, errs := ReadOpenClaw(dir, boot)
+		ls, errs := Read(dir, boot)
 		if len(errs) != 1 || !strings.Contains(errs[0].Error(), "codex/app-server-processes/bad") || len(ls) != 2 {
 			t.Errorf("ledgers %d errs %v", len(ls), errs)
 		}

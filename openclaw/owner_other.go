@@ -1,6 +1,6 @@
 //go:build !unix
 
-package ledger
+package openclaw
 
 // ownerUID is unknown where files have no unix owner.
 func ownerUID(path string) (int, bool) { return 0, false }

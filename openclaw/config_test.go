@@ -1,4 +1,4 @@
-package ledger
+package openclaw
 
 import (
 	"encoding/json"
@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/orphanreaper/reaper/ledger"
 )
 
 func decodeJSON5(t *testing.T, in string) any {
@@ -60,7 +62,7 @@ func TestJSON5ErrorLines(t *testing.T) {
 		{"{\n  a: 1,\n  b: [1, 2,\n  c: 3\n}", 4}, // unbalanced
 	} {
 		_, err := parseMCPServers("openclaw.json", []byte(tc.in))
-		var e *Error
+		var e *ledger.Error
 		if !errors.As(err, &e) || e.Line != tc.line {
 			t.Errorf("%q: error %v, want line %d", tc.in, err, tc.line)
 		}
@@ -112,14 +114,14 @@ const openclawConfig = `// ~/.openclaw/openclaw.json, as a person edits it
 
 func TestReadOpenClawMCPServers(t *testing.T) {
 	dir := t.TempDir()
-	if got, err := ReadOpenClawMCPServers(dir); got != nil || err != nil {
+	if got, err := ReadMCPServers(dir); got != nil || err != nil {
 		t.Fatalf("no config: %v, %v", got, err)
 	}
 	file := filepath.Join(dir, "openclaw.json")
 	if err := os.WriteFile(file, []byte(openclawConfig), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	got, err := ReadOpenClawMCPServers(dir)
+	got, err := ReadMCPServers(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,11 +134,11 @@ func TestReadOpenClawMCPServers(t *testing.T) {
 		t.Errorf("servers\n got %+v\nwant %+v", got, want)
 	}
 	os.WriteFile(file, []byte("{\n  mcp: { servers: { bad: { command: 7 } } }\n}\n"), 0o644)
-	if _, err := ReadOpenClawMCPServers(dir); err == nil || !strings.Contains(err.Error(), "mcp.servers.bad") {
+	if _, err := ReadMCPServers(dir); err == nil || !strings.Contains(err.Error(), "mcp.servers.bad") {
 		t.Errorf("wrong type: %v", err)
 	}
 	os.WriteFile(file, []byte("{\n  mcp: {\n    servers: 'x',\n  }\n}\n"), 0o644)
-	if _, err := ReadOpenClawMCPServers(dir); err == nil || !strings.HasPrefix(err.Error(), file+":3:") {
+	if _, err := ReadMCPServers(dir); err == nil || !strings.HasPrefix(err.Error(), file+":3:") {
 		t.Errorf("servers not an object: %v, want %s:3", err, file)
 	}
 }

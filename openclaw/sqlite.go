@@ -1,4 +1,4 @@
-package ledger
+package openclaw
 
 import (
 	"context"
@@ -9,13 +9,15 @@ import (
 	"time"
 
 	_ "modernc.org/sqlite" // pure-Go SQLite: OpenClaw's Gen C state is a WAL-mode database
+
+	"github.com/orphanreaper/reaper/ledger"
 )
 
 // sqliteTimeout bounds the whole read of the state database: the gateway
 // may hold it, and reaper must not wait on it.
 const sqliteTimeout = 2 * time.Second
 
-// readOpenClawSQLite reads the rows of <state>/state/openclaw.sqlite that
+// readSQLite reads the rows of <state>/state/openclaw.sqlite that
 // name processes: ('acpx','process-leases',leaseId) → lease JSON, and
 // ('codex','app-server-processes',key) → {parent, child}.
 //
@@ -30,15 +32,15 @@ const sqliteTimeout = 2 * time.Second
 // that open block. The read therefore runs on its own goroutine and is
 // given up after sqliteTimeout and a second more; a blocked goroutine ends
 // with the process.
-func readOpenClawSQLite(path string) ([]lease, []*Ledger, error) {
+func readSQLite(path string) ([]lease, []*ledger.Ledger, error) {
 	type result struct {
 		leases []lease
-		codex  []*Ledger
+		codex  []*ledger.Ledger
 		err    error
 	}
 	done := make(chan result, 1)
 	go func() {
-		l, c, err := readOpenClawSQLiteNow(path)
+		l, c, err := readSQLiteNow(path)
 		done <- result{l, c, err}
 	}()
 	t := time.NewTimer(sqliteTimeout + time.Second)
@@ -47,11 +49,11 @@ func readOpenClawSQLite(path string) ([]lease, []*Ledger, error) {
 	case r := <-done:
 		return r.leases, r.codex, r.err
 	case <-t.C:
-		return nil, nil, &Error{File: path, Msg: fmt.Sprintf("not read within %s (replaced while being opened, or held by another process): not used", sqliteTimeout+time.Second)}
+		return nil, nil, &ledger.Error{File: path, Msg: fmt.Sprintf("not read within %s (replaced while being opened, or held by another process): not used", sqliteTimeout+time.Second)}
 	}
 }
 
-func readOpenClawSQLiteNow(path string) ([]lease, []*Ledger, error) {
+func readSQLiteNow(path string) ([]lease, []*ledger.Ledger, error) {
 	q := url.Values{}
 	q.Set("mode", "ro")
 	q.Add("_pragma", "busy_timeout(250)")
@@ -59,7 +61,7 @@ func readOpenClawSQLiteNow(path string) ([]lease, []*Ledger, error) {
 	dsn := (&url.URL{Scheme: "file", Path: path, RawQuery: q.Encode()}).String()
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
-		return nil, nil, &Error{File: path, Msg: err.Error()}
+		return nil, nil, &ledger.Error{File: path, Msg: err.Error()}
 	}
 	defer db.Close()
 	db.SetMaxOpenConns(1)
@@ -69,7 +71,7 @@ func readOpenClawSQLiteNow(path string) ([]lease, []*Ledger, error) {
 	var n int
 	err = db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'plugin_state_entries'`).Scan(&n)
 	if err != nil {
-		return nil, nil, &Error{File: path, Msg: "read: " + err.Error()}
+		return nil, nil, &ledger.Error{File: path, Msg: "read: " + err.Error()}
 	}
 	if n == 0 {
 		return nil, nil, nil // a state database without plugin state: nothing to say
@@ -79,16 +81,16 @@ func readOpenClawSQLiteNow(path string) ([]lease, []*Ledger, error) {
 		   OR (plugin_id = 'codex' AND namespace = 'app-server-processes')
 		ORDER BY plugin_id, entry_key`)
 	if err != nil {
-		return nil, nil, &Error{File: path, Msg: "read plugin_state_entries: " + err.Error()}
+		return nil, nil, &ledger.Error{File: path, Msg: "read plugin_state_entries: " + err.Error()}
 	}
 	defer rows.Close()
 	var leases []lease
-	var codex []*Ledger
+	var codex []*ledger.Ledger
 	var bad []string
 	for rows.Next() {
 		var plugin, namespace, key, value string
 		if err := rows.Scan(&plugin, &namespace, &key, &value); err != nil {
-			return nil, nil, &Error{File: path, Msg: "read plugin_state_entries: " + err.Error()}
+			return nil, nil, &ledger.Error{File: path, Msg: "read plugin_state_entries: " + err.Error()}
 		}
 		where := fmt.Sprintf("%s/%s/%s", plugin, namespace, key)
 		switch plugin {
@@ -117,10 +119,10 @@ func readOpenClawSQLiteNow(path string) ([]lease, []*Ledger, error) {
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return nil, nil, &Error{File: path, Msg: "read plugin_state_entries: " + err.Error()}
+		return nil, nil, &ledger.Error{File: path, Msg: "read plugin_state_entries: " + err.Error()}
 	}
 	if len(bad) > 0 {
-		return leases, codex, &Error{File: path, Msg: fmt.Sprintf("%d rows did not parse, first: %s", len(bad), bad[0])}
+		return leases, codex, &ledger.Error{File: path, Msg: fmt.Sprintf("%d rows did not parse, first: %s", len(bad), bad[0])}
 	}
 	return leases, codex, nil
 }

@@ -1,4 +1,4 @@
-package ledger
+package openclaw
 
 import (
 	"encoding/json"
@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/orphanreaper/reaper/ledger"
 	"github.com/orphanreaper/reaper/platform"
 )
 
@@ -19,9 +20,9 @@ import (
 // must verify: OpenClaw's own code says "Session-store PIDs are stale data …
 // fail closed to avoid killing an unrelated process after PID reuse".
 
-// OpenClawOwner is the owner name OpenClaw's state is attributed to; the
+// OwnerName is the owner name OpenClaw's state is attributed to; the
 // embedded policy's [[owner]] has the same name.
-const OpenClawOwner = "openclaw-gateway"
+const OwnerName = "openclaw-gateway"
 
 // Boot describes the current boot, which OpenClaw's start times are
 // relative to.
@@ -30,14 +31,14 @@ type Boot struct {
 	Time time.Time // when the machine booted
 }
 
-// OpenClawStateDirs lists the OpenClaw state directories that exist for the
+// StateDirs lists the OpenClaw state directories that exist for the
 // given home directories and explicit dirs (OPENCLAW_STATE_DIR values):
 // ~/.openclaw, profiles ~/.openclaw-<profile>, and the legacy ~/.clawdbot,
 // ~/.moldbot, ~/.moltbot (src/config/paths.ts). Each dir appears once. A
 // dir found in a home must belong to the home's owner: a link from a
 // user's home to a directory of someone else's (/etc, /root) is not that
 // user's state and is skipped.
-func OpenClawStateDirs(homes, explicit []string) []string {
+func StateDirs(homes, explicit []string) []string {
 	var dirs []string
 	seen := map[string]bool{}
 	add := func(d string, owner int) {
@@ -77,7 +78,7 @@ func OpenClawStateDirs(homes, explicit []string) []string {
 
 // stateDir reads the files of one OpenClaw state dir as its owner's files:
 // below the dir, through no symbolic link, owned by the dir's owner,
-// regular, within MaxSize, never blocking (platform.ReadBeneath). The
+// regular, within ledger.MaxSize, never blocking (platform.ReadBeneath). The
 // state dir of an ordinary user is that user's to fill with anything; a
 // root reaper reads it without trusting it.
 type stateDir struct {
@@ -89,18 +90,18 @@ type stateDir struct {
 func openStateDir(dir string) (stateDir, error) {
 	uid, ok := ownerUID(dir)
 	if !ok {
-		return stateDir{}, &Error{File: dir, Msg: "not a readable directory"}
+		return stateDir{}, &ledger.Error{File: dir, Msg: "not a readable directory"}
 	}
 	return stateDir{path: dir, owner: uid}, nil
 }
 
 // read reads the file rel below the state dir.
 func (d stateDir) read(rel string) ([]byte, error) {
-	return platform.ReadBeneath(d.path, rel, MaxSize, d.owner)
+	return platform.ReadBeneath(d.path, rel, ledger.MaxSize, d.owner)
 }
 
-// IsOpenClawStateDir reports whether dir looks like an OpenClaw state dir.
-func IsOpenClawStateDir(dir string) bool {
+// IsStateDir reports whether dir looks like an OpenClaw state dir.
+func IsStateDir(dir string) bool {
 	for _, name := range []string{"openclaw.json", "acpx", "state", "gateway-instance-id", "agents", "process-leases.json"} {
 		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
 			return true
@@ -149,14 +150,14 @@ func readLocks(sd stateDir) ([]gatewayLock, []error) {
 	var errs []error
 	for _, lp := range paths {
 		p := filepath.Join(lp.base, lp.rel)
-		b, err := platform.ReadBeneath(lp.base, lp.rel, MaxSize, sd.owner)
+		b, err := platform.ReadBeneath(lp.base, lp.rel, ledger.MaxSize, sd.owner)
 		if err != nil {
-			errs = append(errs, readError(p, err))
+			errs = append(errs, ledger.ReadError(p, err))
 			continue
 		}
 		var l gatewayLock
 		if err := json.Unmarshal(b, &l); err != nil || l.PID <= 0 {
-			errs = append(errs, &Error{File: p, Msg: "not a gateway lock: want {\"pid\": N, \"createdAt\": …}"})
+			errs = append(errs, &ledger.Error{File: p, Msg: "not a gateway lock: want {\"pid\": N, \"createdAt\": …}"})
 			continue
 		}
 		if l.StateDir != "" && filepath.Clean(l.StateDir) != sd.path || l.Role != "" && l.Role != "gateway" {
@@ -170,8 +171,8 @@ func readLocks(sd stateDir) ([]gatewayLock, []error) {
 
 // owner turns the newest lock into the owner of the state dir's leases.
 // Locks from before this boot name a gateway of another boot: gone.
-func (l *gatewayLock) owner(boot Boot, instance string) Owner {
-	o := Owner{Name: OpenClawOwner, PID: l.PID, Instance: instance}
+func (l *gatewayLock) owner(boot Boot, instance string) ledger.Owner {
+	o := ledger.Owner{Name: OwnerName, PID: l.PID, Instance: instance}
 	switch {
 	case !boot.Time.IsZero() && l.CreatedAt.Before(boot.Time):
 		o.Gone = fmt.Sprintf("the lock %s was taken before this boot", l.path)
@@ -196,19 +197,19 @@ type lease struct {
 // run converts a lease. Leases record no start identity, but the wrapper
 // they name carries --openclaw-acpx-lease-id <id> in its argv, which proves
 // which process the root pid is.
-func (l *lease) run() (Run, error) {
+func (l *lease) run() (ledger.Run, error) {
 	if l.LeaseID == "" || l.RootPID < 0 {
-		return Run{}, errors.New("lease without leaseId or with a negative rootPid")
+		return ledger.Run{}, errors.New("lease without leaseId or with a negative rootPid")
 	}
-	r := Run{ID: l.LeaseID, Kind: "acp", PID: l.RootPID, PGID: l.ProcessGroupID, Session: l.SessionKey,
+	r := ledger.Run{ID: l.LeaseID, Kind: "acp", PID: l.RootPID, PGID: l.ProcessGroupID, Session: l.SessionKey,
 		Command: l.WrapperPath, ArgvProof: [2]string{"--openclaw-acpx-lease-id", l.LeaseID}}
 	switch l.State {
 	case "open", "closing":
-		r.State = RunRunning
+		r.State = ledger.RunRunning
 	case "closed", "lost":
-		r.State = RunDone
+		r.State = ledger.RunDone
 	default:
-		return Run{}, fmt.Errorf("lease %s: state %q: want open, closing, closed or lost", l.LeaseID, l.State)
+		return ledger.Run{}, fmt.Errorf("lease %s: state %q: want open, closing, closed or lost", l.LeaseID, l.State)
 	}
 	if l.StartedAt > 0 {
 		t := time.UnixMilli(int64(l.StartedAt)).UTC()
@@ -224,10 +225,10 @@ func parseLeaseFile(path string, b []byte) ([]lease, error) {
 		Leases  []lease `json:"leases"`
 	}
 	if err := json.Unmarshal(b, &doc); err != nil {
-		return nil, &Error{File: path, Line: jsonErrLine(b, err), Msg: "not a lease file: " + jsonProblem(err)}
+		return nil, &ledger.Error{File: path, Line: jsonErrLine(b, err), Msg: "not a lease file: " + jsonProblem(err)}
 	}
 	if doc.Version != 1 {
-		return nil, &Error{File: path, Msg: fmt.Sprintf("lease file version %d: this reaper reads version 1", doc.Version)}
+		return nil, &ledger.Error{File: path, Msg: fmt.Sprintf("lease file version %d: this reaper reads version 1", doc.Version)}
 	}
 	return doc.Leases, nil
 }
@@ -251,20 +252,20 @@ func jsonErrLine(b []byte, err error) int {
 	var te *json.UnmarshalTypeError
 	switch {
 	case errors.As(err, &se):
-		return lineOf(b, se.Offset)
+		return ledger.LineOf(b, se.Offset)
 	case errors.As(err, &te):
-		return lineOf(b, te.Offset)
+		return ledger.LineOf(b, te.Offset)
 	}
 	return 0
 }
 
-// ReadOpenClaw reads what an OpenClaw state dir says about processes, as
+// Read reads what an OpenClaw state dir says about processes, as
 // ledgers: the ACP process leases (JSON file, Gen B, and the SQLite keyed
 // store, Gen C) owned by the gateway its lock names, and the codex
 // app-server registry (Gen C). Files that do not exist are skipped; files
 // that exist and do not parse are returned as errors, and what they would
 // have said is missing — the caller must not act on the dir's evidence.
-func ReadOpenClaw(dir string, boot Boot) ([]*Ledger, []error) {
+func Read(dir string, boot Boot) ([]*ledger.Ledger, []error) {
 	dir = filepath.Clean(dir)
 	sd, err := openStateDir(dir)
 	if err != nil {
@@ -292,7 +293,7 @@ func ReadOpenClaw(dir string, boot Boot) ([]*Ledger, []error) {
 			continue
 		}
 		if err != nil {
-			errs = append(errs, readError(p, err))
+			errs = append(errs, ledger.ReadError(p, err))
 			continue
 		}
 		ls, err := parseLeaseFile(p, b)
@@ -302,14 +303,14 @@ func ReadOpenClaw(dir string, boot Boot) ([]*Ledger, []error) {
 		}
 		leases = append(leases, ls...)
 	}
-	var codex []*Ledger
+	var codex []*ledger.Ledger
 	dbRel := filepath.Join("state", "openclaw.sqlite")
 	switch err := platform.CheckBeneath(dir, dbRel, sd.owner); {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
-		errs = append(errs, readError(filepath.Join(dir, dbRel), err))
+		errs = append(errs, ledger.ReadError(filepath.Join(dir, dbRel), err))
 	default:
-		sqlLeases, sqlCodex, err := readOpenClawSQLite(filepath.Join(dir, dbRel))
+		sqlLeases, sqlCodex, err := readSQLite(filepath.Join(dir, dbRel))
 		if err != nil {
 			errs = append(errs, err)
 		}
@@ -317,17 +318,17 @@ func ReadOpenClaw(dir string, boot Boot) ([]*Ledger, []error) {
 		codex = sqlCodex
 	}
 
-	var out []*Ledger
+	var out []*ledger.Ledger
 	if len(leases) > 0 {
 		out = append(out, leaseLedgers(dir, leases, current, boot, instance, &errs)...)
 	}
 	return append(out, codex...), errs
 }
 
-// OpenClawGateway is who an OpenClaw state dir's newest gateway lock says
+// Gateway is who an OpenClaw state dir's newest gateway lock says
 // its gateway is: what a foreground gateway's children — which carry no
 // pid marker — can be attributed through.
-type OpenClawGateway struct {
+type Gateway struct {
 	// StateDir is the state dir; Default is set when it is a user's
 	// ~/.openclaw, where a child with no OPENCLAW_STATE_DIR belongs.
 	StateDir string
@@ -336,13 +337,13 @@ type OpenClawGateway struct {
 	UID int
 	// Owner is the gateway the lock names (Gone set when the lock itself
 	// proves it gone), and Lock the lock file.
-	Owner Owner
+	Owner ledger.Owner
 	Lock  string
 }
 
-// ReadOpenClawGateway reads the newest gateway lock of the state dir, in
+// ReadGateway reads the newest gateway lock of the state dir, in
 // every place a generation kept one. It returns nil when there is none.
-func ReadOpenClawGateway(dir string, boot Boot) (*OpenClawGateway, []error) {
+func ReadGateway(dir string, boot Boot) (*Gateway, []error) {
 	dir = filepath.Clean(dir)
 	sd, err := openStateDir(dir)
 	if err != nil {
@@ -358,26 +359,26 @@ func ReadOpenClawGateway(dir string, boot Boot) (*OpenClawGateway, []error) {
 	if current == nil {
 		return nil, errs
 	}
-	return &OpenClawGateway{StateDir: dir, Default: filepath.Base(dir) == ".openclaw", UID: sd.owner,
+	return &Gateway{StateDir: dir, Default: filepath.Base(dir) == ".openclaw", UID: sd.owner,
 		Owner: current.owner(boot, ""), Lock: current.path}, errs
 }
 
 // leaseLedgers groups leases by the gateway generation that owns them: the
 // gateway the newest lock names owns leases started after it took the lock;
 // older leases belong to a previous generation, which is gone.
-func leaseLedgers(dir string, leases []lease, current *gatewayLock, boot Boot, instance string, errs *[]error) []*Ledger {
-	cur := &Ledger{Version: Version, Source: filepath.Join(dir, "acpx")}
-	prev := &Ledger{Version: Version, Source: filepath.Join(dir, "acpx") + " (previous gateway generation)",
-		Owner: Owner{Name: OpenClawOwner, Gone: "the lease is older than the gateway holding " + dir}}
+func leaseLedgers(dir string, leases []lease, current *gatewayLock, boot Boot, instance string, errs *[]error) []*ledger.Ledger {
+	cur := &ledger.Ledger{Version: ledger.Version, Source: filepath.Join(dir, "acpx")}
+	prev := &ledger.Ledger{Version: ledger.Version, Source: filepath.Join(dir, "acpx") + " (previous gateway generation)",
+		Owner: ledger.Owner{Name: OwnerName, Gone: "the lease is older than the gateway holding " + dir}}
 	if current != nil {
 		cur.Owner = current.owner(boot, instance)
 	} else {
-		cur.Owner = Owner{Name: OpenClawOwner} // unknown: proves nothing either way
+		cur.Owner = ledger.Owner{Name: OwnerName} // unknown: proves nothing either way
 	}
 	for i := range leases {
 		r, err := leases[i].run()
 		if err != nil {
-			*errs = append(*errs, &Error{File: cur.Source, Msg: err.Error()})
+			*errs = append(*errs, &ledger.Error{File: cur.Source, Msg: err.Error()})
 			continue
 		}
 		if current != nil && r.StartedAt != nil && r.StartedAt.Before(current.CreatedAt.Add(-2*time.Second)) {
@@ -386,8 +387,8 @@ func leaseLedgers(dir string, leases []lease, current *gatewayLock, boot Boot, i
 			cur.Runs = append(cur.Runs, r)
 		}
 	}
-	var out []*Ledger
-	for _, l := range []*Ledger{cur, prev} {
+	var out []*ledger.Ledger
+	for _, l := range []*ledger.Ledger{cur, prev} {
 		if len(l.Runs) > 0 {
 			out = append(out, l)
 		}
@@ -412,7 +413,7 @@ type codexProcess struct {
 
 // ledger turns a registry row into a ledger whose owner is the registered
 // parent: OpenClaw reaps the child only when that parent is dead.
-func (c *codexProcess) ledger(source, key string) (*Ledger, error) {
+func (c *codexProcess) ledger(source, key string) (*ledger.Ledger, error) {
 	if c.Parent.PID <= 0 || c.Child.PID <= 0 {
 		return nil, fmt.Errorf("codex app-server %s: want parent and child pids", key)
 	}
@@ -422,9 +423,9 @@ func (c *codexProcess) ledger(source, key string) (*Ledger, error) {
 		}
 		return "" // macOS's ps lstart text is not an identity we can compare
 	}
-	return &Ledger{Version: Version, Source: source,
-		Owner: Owner{Name: OpenClawOwner, PID: c.Parent.PID, Start: start(c.Parent.StartedAt)},
-		Runs: []Run{{ID: key, Kind: "acp", PID: c.Child.PID, PGID: c.Child.PGID, Start: start(c.Child.StartedAt),
-			State: RunRunning, Command: "codex app-server"}},
+	return &ledger.Ledger{Version: ledger.Version, Source: source,
+		Owner: ledger.Owner{Name: OwnerName, PID: c.Parent.PID, Start: start(c.Parent.StartedAt)},
+		Runs: []ledger.Run{{ID: key, Kind: "acp", PID: c.Child.PID, PGID: c.Child.PGID, Start: start(c.Child.StartedAt),
+			State: ledger.RunRunning, Command: "codex app-server"}},
 	}, nil
 }
