@@ -49,7 +49,7 @@ func Classify(s *platform.Snapshot, p *platform.Process) Kind {
 		return KindPTY
 	}
 	cmd := s.CommandLine(p)
-	shell, _ := s.Getenv(p, "OPENCLAW_SHELL")
+	shell, _ := s.Getenv(p, openclaw.EnvShell)
 	switch {
 	case acpCommand.MatchString(cmd):
 		return KindACP

@@ -3,7 +3,6 @@ package scan
 import (
 	"fmt"
 	"path/filepath"
-	"regexp"
 	"slices"
 
 	"github.com/orphanreaper/reaper/ledger"
@@ -31,7 +30,7 @@ func (r *Result) ApplyOpenClawGateways(gws []openclaw.Gateway) {
 		if !f.Has(Untracked) {
 			continue // attributed already, by a stronger marker or a ledger
 		}
-		shell, ok := s.Getenv(f.Root, "OPENCLAW_SHELL")
+		shell, ok := s.Getenv(f.Root, openclaw.EnvShell)
 		if !ok {
 			continue
 		}
@@ -57,7 +56,7 @@ func (r *Result) ApplyOpenClawGateways(gws []openclaw.Gateway) {
 // gatewayFor finds the gateway of the state dir f's root belongs to.
 func (r *Result) gatewayFor(f *Finding, gws []openclaw.Gateway) *openclaw.Gateway {
 	s := r.Tree.Snap
-	if dir, ok := s.Getenv(f.Root, "OPENCLAW_STATE_DIR"); ok && dir != "" {
+	if dir, ok := s.Getenv(f.Root, openclaw.EnvStateDir); ok && dir != "" {
 		for i := range gws {
 			if gws[i].StateDir == filepath.Clean(dir) {
 				return &gws[i]
@@ -74,42 +73,20 @@ func (r *Result) gatewayFor(f *Finding, gws []openclaw.Gateway) *openclaw.Gatewa
 	return nil
 }
 
-// openClawSupervisor matches OpenClaw's own supervisor processes (2026.9:
-// dist/process/spawn-broker/worker.js, a child of the gateway in its own
-// session; …/supervisor/service-child-relay.js under it; and
-// …/service-child-group-anchor.js, which leads the group of the command it
-// runs). Each stdio MCP server, and in service mode each exec, runs under a
-// relay and an anchor.
-var openClawSupervisor = regexp.MustCompile(`/process/(spawn-broker/worker|supervisor/service-child-(relay|group-anchor))\.js( |$)`)
-
-// supervisorName names an OpenClaw supervisor's role from its command line.
-func supervisorName(cmd string) string {
-	m := openClawSupervisor.FindStringSubmatch(cmd)
-	switch {
-	case m == nil:
-		return ""
-	case m[2] == "relay":
-		return "OpenClaw service-child relay"
-	case m[2] == "group-anchor":
-		return "OpenClaw group anchor"
-	}
-	return "OpenClaw spawn broker"
-}
-
 // supervised marks a finding whose root is one of OpenClaw's supervisor
 // processes: its kind is the kind of the first command it anchors (the
 // first member, in pre-order, that is not a supervisor), and it is
 // reported as OpenClaw's own cleanup in progress.
 func (r *Result) supervised(f *Finding) {
 	s := r.Tree.Snap
-	name := supervisorName(s.CommandLine(f.Root))
+	name := openclaw.SupervisorRole(s.CommandLine(f.Root))
 	if name == "" {
 		return
 	}
 	f.Supervisor = name
 	for _, m := range f.Members[1:] {
 		cmd := s.CommandLine(m.Proc)
-		if supervisorName(cmd) == "" {
+		if openclaw.SupervisorRole(cmd) == "" {
 			f.Kind = Classify(s, m.Proc)
 			f.Evidence = append(f.Evidence, fmt.Sprintf("the root is the %s, anchoring %q: OpenClaw kills what it tracks within about 5 s of losing its gateway", name, cmd))
 			return
