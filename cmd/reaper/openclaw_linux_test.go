@@ -449,53 +449,63 @@ action = "terminate"
 	}
 }
 
-// TestRealOpenClawRestartHook: a foreground gateway is SIGKILLed; before
-// its next generation starts in the same state dir, the shipped systemd
-// drop-in's ExecStartPre runs (with a policy given, the example one
-// confined to this test): the first generation's PTY survivor is gone
-// before the second is ready, its daemon reported, and the second
+// TestRealOpenClawRestartHook: a gateway is SIGKILLed, in the foreground
+// and in service mode; before its next generation starts in the same state
+// dir, the shipped systemd drop-in's ExecStartPre runs (with a policy
+// given, the example one confined to this test): the first generation's
+// PTY survivor is gone before the second is ready, and the second
 // generation's trees are all there after its own turn.
 func TestRealOpenClawRestartHook(t *testing.T) {
 	pkg := requireOpenClaw(t)
-	stamp := time.Now().UnixNano() % 1e9
-	mark1, mark2 := fmt.Sprintf("ocg1%d", stamp), fmt.Sprintf("ocg2%d", stamp)
-	gen1 := upWithTurn(t, pkg, mark1, false, "")
-	gen1.crash()
-	afterCleanup(t, gen1)
-	by, n := gen1.census()
-	logCensus(t, "generation 1 SIGKILLed, no reaper", by, n)
-	if by["pty"] == 0 {
-		t.Fatal("control: the PTY shell did not survive the crash")
-	}
 	conf, err := os.ReadFile("../../packaging/hook/openclaw-gateway-reaper.conf")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var pre string
+	var preTemplate string
 	for _, l := range strings.Split(string(conf), "\n") {
 		if v, ok := strings.CutPrefix(l, "ExecStartPre=/bin/sh -c '"); ok {
-			pre = strings.TrimSuffix(v, "'")
+			preTemplate = strings.TrimSuffix(v, "'")
 		}
 	}
-	pol := examplePolicyForTest(t, mark1+"|"+mark2)
-	pre = strings.ReplaceAll(pre, "$$", "$")
-	pre = strings.ReplaceAll(pre, "%h", gen1.state)
-	pre = strings.Replace(pre, "/usr/bin/reaper reap", reaperBin+" reap --policy "+pol+" --lock-file "+filepath.Join(t.TempDir(), "lock"), 1)
-	hook := exec.Command("/bin/sh", "-c", pre)
-	hook.Env = append(os.Environ(), "OPENCLAW_STATE_DIR="+gen1.state)
-	if out, err := hook.CombinedOutput(); err != nil {
-		t.Fatalf("ExecStartPre: %v\n%s", err, out)
+	if preTemplate == "" {
+		t.Fatal("no ExecStartPre in the drop-in")
 	}
-	by, n = gen1.census()
-	logCensus(t, "generation 1 after the startup hook", by, n)
-	if by["pty"] != 0 {
-		t.Errorf("the first generation's PTY survivor lives after the hook: %v", by)
-	}
-	gen2 := upWithTurn(t, pkg, mark2, false, gen1.state)
-	by2, n2 := gen2.census()
-	logCensus(t, "generation 2, running", by2, n2)
-	if by2["pty"] == 0 || by2["mcp"] == 0 || by2["background"] == 0 || by2["daemon"] == 0 {
-		t.Errorf("generation 2 is missing processes: %v", by2)
+	for _, mode := range []struct {
+		name    string
+		service bool
+	}{{"foreground", false}, {"service", true}} {
+		t.Run(mode.name, func(t *testing.T) {
+			stamp := time.Now().UnixNano() % 1e9
+			mark1, mark2 := fmt.Sprintf("oc%s1g%d", mode.name[:2], stamp), fmt.Sprintf("oc%s2g%d", mode.name[:2], stamp)
+			gen1 := upWithTurn(t, pkg, mark1, mode.service, "")
+			gen1.crash()
+			afterCleanup(t, gen1)
+			by, n := gen1.census()
+			logCensus(t, "generation 1 SIGKILLed, no reaper", by, n)
+			if by["pty"] == 0 {
+				t.Fatal("control: the PTY shell did not survive the crash")
+			}
+			pol := examplePolicyForTest(t, mark1+"|"+mark2)
+			pre := strings.ReplaceAll(preTemplate, "$$", "$")
+			pre = strings.ReplaceAll(pre, "%h", gen1.state)
+			pre = strings.Replace(pre, "/usr/bin/reaper reap", reaperBin+" reap --policy "+pol+" --lock-file "+filepath.Join(t.TempDir(), "lock"), 1)
+			hook := exec.Command("/bin/sh", "-c", pre)
+			hook.Env = append(os.Environ(), "OPENCLAW_STATE_DIR="+gen1.state)
+			if out, err := hook.CombinedOutput(); err != nil {
+				t.Fatalf("ExecStartPre: %v\n%s", err, out)
+			}
+			by, n = gen1.census()
+			logCensus(t, "generation 1 after the startup hook", by, n)
+			if by["pty"] != 0 {
+				t.Errorf("the first generation's PTY survivor lives after the hook: %v", by)
+			}
+			gen2 := upWithTurn(t, pkg, mark2, mode.service, gen1.state)
+			by2, n2 := gen2.census()
+			logCensus(t, "generation 2, running", by2, n2)
+			if by2["pty"] == 0 || by2["mcp"] == 0 || by2["background"] == 0 || by2["daemon"] == 0 {
+				t.Errorf("generation 2 is missing processes: %v", by2)
+			}
+		})
 	}
 }
 
