@@ -94,6 +94,12 @@ type Run struct {
 	ArgvProof [2]string `json:"-"`
 	// Line is where the run is in its file, when known. Not part of the format.
 	Line int `json:"-"`
+	// Proof says how a source that records no pid tied the run to its
+	// process (OpenClaw's exec rows: by command text and start time, the
+	// only match); it goes into the evidence. Note says why a run names no
+	// pid at all (no match, or several). Neither is part of the format.
+	Proof string `json:"-"`
+	Note  string `json:"-"`
 }
 
 // Verifiable reports whether anything in r can prove which process r.PID is.

@@ -71,7 +71,7 @@ func (r *Result) ApplyLedgers(ls []*ledger.Ledger) {
 			lr.Status, lr.Detail = status, detail
 			switch status {
 			case StatusGone:
-				if run.State == ledger.RunRunning {
+				if run.State == ledger.RunRunning && run.Note == "" {
 					lr.Info = "ledger-stale"
 				}
 			case StatusPIDReused:
@@ -94,6 +94,9 @@ func (r *Result) ApplyLedgers(ls []*ledger.Ledger) {
 			if sess := l.EndedSession(run.Session); sess != nil {
 				p.reasons = append(p.reasons, SessionEnded)
 				p.why = append(p.why, fmt.Sprintf("run %s: session %s was %s", run.ID, sess.Key, sess.State))
+			}
+			if len(p.reasons) > 0 && run.Proof != "" {
+				p.why = append(p.why, fmt.Sprintf("run %s: %s", run.ID, run.Proof))
 			}
 			if len(p.reasons) == 0 {
 				if ownerUnknown(l) {
@@ -197,6 +200,9 @@ func (r *Result) OwnerGone(l *ledger.Ledger) (bool, string) {
 func (r *Result) verify(run *ledger.Run) (int, RunStatus, string) {
 	s := r.Tree.Snap
 	if run.PID <= 0 {
+		if run.Note != "" {
+			return -1, StatusGone, run.Note
+		}
 		return -1, StatusGone, "the run has no pid"
 	}
 	i := s.Index(run.PID)

@@ -51,7 +51,7 @@ func loadLedgers(named []string, pol *policy.Policy, snap *platform.Snapshot, re
 		set.ledgers = append(set.ledgers, ls...)
 		if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 			set.addServers(path)
-			set.addGateway(path, boot)
+			set.addGateway(path, boot, snap)
 		}
 	}
 	for _, o := range pol.Owners {
@@ -87,7 +87,7 @@ func loadLedgers(named []string, pol *policy.Policy, snap *platform.Snapshot, re
 		ls, errs := openclaw.Read(dir, boot)
 		set.add(ls, errs, stateDoubt(dir))
 		set.addServers(dir)
-		set.addGateway(dir, boot)
+		set.addGateway(dir, boot, snap)
 	}
 	return set, nil
 }
@@ -107,12 +107,22 @@ type problem struct {
 	doubt policy.Doubt
 }
 
-// addGateway reads who the state dir's newest gateway lock names. Its
-// errors are the lease reader's too, reported there.
-func (s *ledgerSet) addGateway(dir string, boot openclaw.Boot) {
+// addGateway reads who the state dir's newest gateway lock names (its
+// errors are the lease reader's too, reported there), and the dir's task
+// and session stores as that gateway's ledger: exec rows tied to the live
+// processes that run them. A store that can't be read casts doubt on the
+// trees the dir could speak for.
+func (s *ledgerSet) addGateway(dir string, boot openclaw.Boot, snap *platform.Snapshot) {
+	owner := ledger.Owner{Name: openclaw.OwnerName} // unknown: proves nothing either way
 	if gw, _ := openclaw.ReadGateway(dir, boot); gw != nil {
 		s.gateways = append(s.gateways, *gw)
+		owner = gw.Owner
 	}
+	tasks, errs := openclaw.ReadTasks(dir)
+	if tasks != nil {
+		s.ledgers = append(s.ledgers, tasks.Ledger(owner, snap))
+	}
+	s.add(nil, errs, stateDoubt(dir))
 }
 
 func (s *ledgerSet) add(ls []*ledger.Ledger, errs []error, d policy.Doubt) {

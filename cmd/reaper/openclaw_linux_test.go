@@ -516,3 +516,103 @@ func logCensus(t *testing.T, label string, by map[string]int, total int) {
 	t.Logf("%-44s %3d processes  (supervisor %d, mcp %d, background %d, pty %d, daemon %d)",
 		label, total, by["supervisor"], by["mcp"], by["background"], by["pty"], by["daemon"])
 }
+
+// deleteSessions deletes session keys through the running gateway.
+func (g *realGateway) deleteSessions(t *testing.T, keys ...string) {
+	t.Helper()
+	args := append([]string{"sessions", "delete"}, keys...)
+	args = append(args, "--yes", "--agent", "main")
+	c := exec.Command(filepath.Join(g.pkg, "node_modules/.bin/openclaw"), args...)
+	c.Dir, c.Env = g.state, g.env
+	if out, err := c.CombinedOutput(); err != nil {
+		t.Fatalf("sessions delete: %v\n%s", err, tail(out, 2000))
+	}
+}
+
+// TestRealOpenClawSessionsEnded: under a live gateway, in the foreground
+// and in service mode, five sessions each start a background command;
+// three are deleted. OpenClaw keeps their exec trees running (the control:
+// all five alive after the deletes). The task store ties each row to its
+// process by command text and start time; the session stores show which
+// sessions are gone: the three deleted sessions' trees are session-ended
+// findings, the two live ones are not, the example policy only reports
+// them, and a rule opting in to terminate removes exactly the three.
+func TestRealOpenClawSessionsEnded(t *testing.T) {
+	pkg := requireOpenClaw(t)
+	for _, mode := range []struct {
+		name    string
+		service bool
+	}{{"foreground", false}, {"service", true}} {
+		t.Run(mode.name, func(t *testing.T) {
+			mark := fmt.Sprintf("oc%ss%d", mode.name[:2], time.Now().UnixNano()%1e9)
+			model := startModel(t, nil)
+			g := startRealGateway(t, pkg, model, mark, mode.service, "")
+			var keys []string
+			for i := 1; i <= 5; i++ {
+				model.mu.Lock()
+				model.calls = []map[string]any{{"command": fmt.Sprintf("sleep 600; : bg-%s-s%d", mark, i), "background": true}}
+				model.mu.Unlock()
+				key := fmt.Sprintf("agent:main:%s-s%d", mark, i)
+				keys = append(keys, key)
+				g.turn(t, key)
+				waitFor(t, func() bool { by, _ := g.census(); return by["background"] >= i }, fmt.Sprintf("session %d's command", i))
+				by, n := g.census()
+				logCensus(t, fmt.Sprintf("after session %d", i), by, n)
+			}
+			roots := map[string]int{} // session → the root of its exec tree
+			for pid := range g.seen {
+				if c := cmdlineOf(pid); strings.Contains(c, "bg-"+mark) && !strings.Contains(cmdlineOf(parentOf(pid)), "bg-"+mark) {
+					for i := 1; i <= 5; i++ {
+						if strings.Contains(c, fmt.Sprintf("bg-%s-s%d", mark, i)) {
+							roots[keys[i-1]] = pid
+						}
+					}
+				}
+			}
+			if len(roots) != 5 {
+				t.Fatalf("exec roots by session: %v", roots)
+			}
+			pol := examplePolicyForTest(t, mark)
+			before := scanJSON(t, "--policy", pol, "--ledger", g.state)
+			for _, f := range before.Findings {
+				if contains(f.Reasons, "session-ended") {
+					t.Errorf("before any delete: %d is session-ended", f.RootPID)
+				}
+			}
+			g.deleteSessions(t, keys[:3]...)
+			time.Sleep(time.Second)
+			by, n := g.census()
+			logCensus(t, "3 of 5 sessions deleted, no reaper", by, n)
+			if by["background"] != 5 {
+				t.Fatalf("control: %d background commands after the deletes, want all 5 (OpenClaw keeps them)", by["background"])
+			}
+			rep := scanJSON(t, "--policy", pol, "--ledger", g.state)
+			for i, key := range keys {
+				reasons, run, ok := rep.finding(roots[key])
+				ended := ok && contains(reasons, "session-ended")
+				if ended != (i < 3) {
+					t.Errorf("session %d (%s, pid %d): finding %v reasons %v run %q, want session-ended %v", i+1, key, roots[key], ok, reasons, run, i < 3)
+				}
+			}
+			optIn := strings.Replace(mustReadFile(t, pol), "when = [\"session-ended\", \"run-done\"]   # and execs", "when = [\"session-ended\", \"run-done\"]   # and execs", 1)
+			optIn = strings.Replace(optIn, "action = \"report\"                      # OpenClaw lets them outlive sessions on purpose", "action = \"terminate\"                   # opted in", 1)
+			optPath := filepath.Join(t.TempDir(), "policy.toml")
+			os.WriteFile(optPath, []byte(optIn), 0o644)
+			reap, res := reapJSON(t, "--policy", optPath, "--ledger", g.state)
+			if res.code != 0 {
+				t.Errorf("reap: exit %d: %s", res.code, res.stderr)
+			}
+			by, n = g.census()
+			logCensus(t, "after reaper reap, terminate opted in", by, n)
+			for i, key := range keys {
+				_, alive := startTicks(roots[key])
+				if alive == (i < 3) {
+					t.Errorf("session %d's exec tree alive: %v, want %v; findings %+v", i+1, alive, i >= 3, reap.Findings)
+				}
+			}
+			if by["background"] != 2 {
+				t.Errorf("%d background commands left, want the 2 live sessions'", by["background"])
+			}
+		})
+	}
+}

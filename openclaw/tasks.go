@@ -1,0 +1,299 @@
+package openclaw
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/orphanreaper/reaper/ledger"
+	"github.com/orphanreaper/reaper/platform"
+)
+
+// Under a live gateway the leaks are not orphans: OpenClaw 2026.9 keeps a
+// background exec running after the session that started it is deleted or
+// reset, its task_runs row still "running". The task store and the agents'
+// session stores are the evidence: an exec row names its session and its
+// command, and the session stores say which sessions still exist.
+
+// ExecTask is one background exec row of the task store
+// (<state>/state/openclaw.sqlite, task_runs with task_kind 'exec'). It
+// records no pid: only the command text and when the row was written,
+// about 0.4 s after the process started.
+type ExecTask struct {
+	TaskID     string
+	Slug       string // source_id, such as "dawn-daisy"; the run id is exec:<slug>
+	SessionKey string // requester_session_key
+	Command    string
+	Status     string // running, succeeded, failed, cancelled, …
+	Created    time.Time
+}
+
+// Sessions is what the agents' session stores
+// (<state>/agents/<agent>/agent/openclaw-agent.sqlite) say about session
+// keys: which exist now, which were deleted, when a live one was last reset.
+type Sessions struct {
+	Live    map[string]bool
+	Deleted map[string]bool
+	Reset   map[string]time.Time
+}
+
+// Tasks is what one state dir's task and session stores say.
+type Tasks struct {
+	Source string // the task store
+	Execs  []ExecTask
+	// Sessions is nil when no session store was read: then no run can be
+	// shown session-ended.
+	Sessions *Sessions
+}
+
+// maxTaskRows bounds the rows read from one store.
+const maxTaskRows = 100_000
+
+// ReadTasks reads the exec rows of the state dir's task store and the
+// session stores of its agents. It returns nil when there is no task store.
+func ReadTasks(dir string) (*Tasks, []error) {
+	dir = filepath.Clean(dir)
+	sd, err := openStateDir(dir)
+	if err != nil {
+		return nil, []error{err}
+	}
+	rel := filepath.Join("state", "openclaw.sqlite")
+	path := filepath.Join(dir, rel)
+	switch err := platform.CheckBeneath(dir, rel, sd.owner); {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, nil
+	case err != nil:
+		return nil, []error{ledger.ReadError(path, err)}
+	}
+	t := &Tasks{Source: path}
+	err = queryBounded(path, func(ctx context.Context, db *sql.DB) error {
+		if ok, err := hasTable(ctx, db, "task_runs"); err != nil || !ok {
+			return err
+		}
+		rows, err := db.QueryContext(ctx, `SELECT task_id, coalesce(source_id, ''), coalesce(requester_session_key, ''),
+			task, status, created_at FROM task_runs WHERE task_kind = 'exec' ORDER BY created_at LIMIT ?`, maxTaskRows)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var e ExecTask
+			var created int64
+			if err := rows.Scan(&e.TaskID, &e.Slug, &e.SessionKey, &e.Command, &e.Status, &created); err != nil {
+				return err
+			}
+			e.Created = time.UnixMilli(created)
+			t.Execs = append(t.Execs, e)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, []error{storeError(path, "task_runs", err)}
+	}
+	var errs []error
+	t.Sessions, errs = readSessions(sd)
+	return t, errs
+}
+
+// storeError is the error of a store that could not be read.
+func storeError(path, table string, err error) error {
+	var le *ledger.Error
+	if errors.As(err, &le) {
+		return le
+	}
+	return &ledger.Error{File: path, Msg: "read " + table + ": " + err.Error()}
+}
+
+// readSessions reads every agent's session store. Any store that exists
+// and can't be read makes the whole answer unknown (nil): a session it
+// holds might be live.
+func readSessions(sd stateDir) (*Sessions, []error) {
+	stores, _ := filepath.Glob(filepath.Join(sd.path, "agents", "*", "agent", "openclaw-agent.sqlite"))
+	if len(stores) == 0 {
+		return nil, nil
+	}
+	ss := &Sessions{Live: map[string]bool{}, Deleted: map[string]bool{}, Reset: map[string]time.Time{}}
+	for _, path := range stores {
+		rel, err := filepath.Rel(sd.path, path)
+		if err == nil {
+			err = platform.CheckBeneath(sd.path, rel, sd.owner)
+		}
+		if err != nil {
+			return nil, []error{ledger.ReadError(path, err)}
+		}
+		err = queryBounded(path, func(ctx context.Context, db *sql.DB) error {
+			return readSessionStore(ctx, db, ss)
+		})
+		if err != nil {
+			return nil, []error{storeError(path, "session_nodes", err)}
+		}
+	}
+	for key := range ss.Live {
+		delete(ss.Deleted, key) // a key deleted once and used again is live
+	}
+	return ss, nil
+}
+
+func readSessionStore(ctx context.Context, db *sql.DB, ss *Sessions) error {
+	rows, err := db.QueryContext(ctx, `SELECT session_key, archived_at IS NOT NULL FROM session_nodes LIMIT ?`, maxTaskRows)
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		var key string
+		var archived bool
+		if err := rows.Scan(&key, &archived); err != nil {
+			rows.Close()
+			return err
+		}
+		if archived {
+			ss.Deleted[key] = true
+		} else {
+			ss.Live[key] = true
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if ok, err := hasTable(ctx, db, "session_transcript_archives"); err != nil || !ok {
+		return err
+	}
+	rows, err = db.QueryContext(ctx, `SELECT session_key, reason, max(created_at) FROM session_transcript_archives GROUP BY session_key, reason LIMIT ?`, maxTaskRows)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var key, reason string
+		var at int64
+		if err := rows.Scan(&key, &reason, &at); err != nil {
+			return err
+		}
+		switch reason {
+		case "deleted":
+			ss.Deleted[key] = true
+		case "reset":
+			if t := time.UnixMilli(at); t.After(ss.Reset[key]) {
+				ss.Reset[key] = t
+			}
+		}
+	}
+	return rows.Err()
+}
+
+// startWindow is where a matching process's start may lie around the row's
+// creation: the row is written about 0.4 s after the process starts.
+const (
+	startBefore = 5 * time.Second
+	startAfter  = time.Second
+)
+
+// Ledger ties each exec row to the live process that runs it, and returns
+// the rows as a ledger of owner (the gateway the state dir's lock names).
+// A row has no pid, so a process matches when it started in the row's
+// window and its command line holds the row's command text; only a unique
+// match counts, and its start identity is then recorded, so the scan
+// verifies it like any run. Rows of a running exec with no match, or with
+// several, are listed with no pid and never acted on. The session of each
+// row is closed when the session stores show it deleted, reset when it
+// was reset after the row was written, active when it exists.
+func (t *Tasks) Ledger(owner ledger.Owner, s *platform.Snapshot) *ledger.Ledger {
+	l := &ledger.Ledger{Version: ledger.Version, Owner: owner,
+		Source: t.Source + " task_runs (exec rows tied to processes by command text and start time, unique matches only)"}
+	sessions := map[string]ledger.SessionState{}
+	for _, e := range t.Execs {
+		run := ledger.Run{ID: "exec:" + e.Slug, Kind: "exec", Command: e.Command, State: ledger.RunRunning}
+		if e.Slug == "" {
+			run.ID = "exec:" + e.TaskID
+		}
+		if e.Status != "running" && e.Status != "queued" {
+			run.State = ledger.RunDone
+		}
+		created := e.Created
+		run.StartedAt = &created
+		matches := matchExec(e, s)
+		switch {
+		case len(matches) == 1:
+			p := matches[0]
+			run.PID, run.Start = p.PID, s.Identity(p)
+			run.Proof = fmt.Sprintf("tied to pid %d by its command text and start time (the only process that matches)", p.PID)
+		case run.State == ledger.RunDone:
+			continue // finished, and nothing runs it: nothing to say
+		case len(matches) == 0:
+			run.Note = "no live process ran this command then: not tied to any (listed, never acted on)"
+		default:
+			run.Note = fmt.Sprintf("ambiguous: %d processes ran this command then (listed, never acted on)", len(matches))
+		}
+		if key, state, ok := t.sessionOf(e); ok {
+			run.Session = key
+			sessions[key] = state
+		}
+		l.Runs = append(l.Runs, run)
+	}
+	for key, state := range sessions {
+		l.Sessions = append(l.Sessions, ledger.Session{Key: key, State: state})
+	}
+	return l
+}
+
+// sessionOf is the session a row's run belongs to, as the ledger sees it.
+func (t *Tasks) sessionOf(e ExecTask) (string, ledger.SessionState, bool) {
+	if t.Sessions == nil || e.SessionKey == "" {
+		return "", "", false
+	}
+	ss := t.Sessions
+	switch {
+	case ss.Live[e.SessionKey]:
+		if r, ok := ss.Reset[e.SessionKey]; ok && r.After(e.Created) {
+			return e.SessionKey + " (before its reset at " + r.UTC().Format(time.RFC3339) + ")", ledger.SessionReset, true
+		}
+		return e.SessionKey, ledger.SessionActive, true
+	case ss.Deleted[e.SessionKey]:
+		return e.SessionKey, ledger.SessionClosed, true
+	}
+	return "", "", false // the stores don't know it: proves nothing
+}
+
+// matchExec returns the live processes that may run the exec row: started
+// in its window, their command line holding its command text. Only the
+// window's processes have their command line read.
+func matchExec(e ExecTask, s *platform.Snapshot) []*platform.Process {
+	cmd := strings.TrimSpace(e.Command)
+	if len(cmd) < 3 {
+		return nil
+	}
+	from, to := e.Created.Add(-startBefore), e.Created.Add(startAfter)
+	var out []*platform.Process
+	for i := range s.Procs {
+		p := &s.Procs[i]
+		if p.KernelThread() || p.Zombie() {
+			continue
+		}
+		started := s.Taken.Add(-s.Age(p))
+		if started.Before(from) || started.After(to) {
+			continue
+		}
+		if strings.Contains(s.CommandLine(p), cmd) {
+			out = append(out, p)
+		}
+	}
+	// A shell and the command it runs can both hold the text; the outermost
+	// is the tree's root.
+	var roots []*platform.Process
+	for _, p := range out {
+		inner := false
+		for _, q := range out {
+			inner = inner || q.PID == p.PPID
+		}
+		if !inner {
+			roots = append(roots, p)
+		}
+	}
+	return roots
+}
