@@ -38,6 +38,9 @@ type Report struct {
 	// ZombieGroups are the zombies by parent; a group under PID 1 (Init)
 	// means an init that does not reap.
 	ZombieGroups []ZombieGroupEntry `json:"zombie_groups"`
+	// Advice is configuration the operator should change, with the
+	// evidence and the exact setting (SPEC §12).
+	Advice []scan.Advice `json:"advice"`
 }
 
 // Finding is one tree that matched a rule.
@@ -132,6 +135,7 @@ func NewReport(pol *policy.Policy, res *scan.Result, plan *policy.Plan) *Report 
 		Warnings:      append(append([]string{}, pol.Warnings...), s.Warnings...),
 		PTY:           PTY{InUse: s.PTY.InUse, Max: s.PTY.Max, Dead: []DeadPTY{}},
 		ZombieGroups:  zombieGroups(s, res.ZombieGroups()),
+		Advice:        append([]scan.Advice{}, res.Advice...),
 	}
 	ptys := map[int]bool{}
 	for _, it := range plan.Items {

@@ -43,6 +43,12 @@ func (r *Report) WriteTable(w io.Writer, s *platform.Snapshot) error {
 				humanAge(time.Duration(z.OldestAgeSecond)*time.Second), who)
 		}
 	}
+	if len(r.Advice) > 0 {
+		ew.printf("\nAdvice:\n")
+		for _, a := range r.Advice {
+			ew.printf("  [%s] %s: %s\n    setting: %s\n", a.Severity, a.ID, Printable(a.Evidence), Printable(a.Setting))
+		}
+	}
 	for _, d := range r.PTY.Dead {
 		ew.printf("\ndead PTY /dev/pts/%d: %s (slave holders %v, master holders %v)", d.PTS, d.Why, d.Slaves, d.Masters)
 	}

@@ -24,6 +24,10 @@ type MCPServer struct {
 	Command string
 	Args    []string
 	File    string // the config file that names it
+	// IdleTTLMs is the config's mcp.sessionIdleTtlMs: how long a session's
+	// MCP servers may idle before the gateway retires them; 0 (the
+	// default) keeps them for the session's whole life.
+	IdleTTLMs int64
 }
 
 // ReadMCPServers reads the stdio MCP servers of the OpenClaw state
@@ -58,7 +62,8 @@ func parseMCPServers(file string, b []byte) ([]MCPServer, error) {
 	}
 	var cfg struct {
 		MCP struct {
-			Servers map[string]json.RawMessage `json:"servers"`
+			Servers   map[string]json.RawMessage `json:"servers"`
+			IdleTTLMs float64                    `json:"sessionIdleTtlMs"`
 		} `json:"mcp"`
 	}
 	if line, err := doc.unmarshal(&cfg); err != nil {
@@ -81,7 +86,7 @@ func parseMCPServers(file string, b []byte) ([]MCPServer, error) {
 		if strings.TrimSpace(s.Command) == "" {
 			continue
 		}
-		servers = append(servers, MCPServer{Name: name, Command: s.Command, Args: s.Args, File: file})
+		servers = append(servers, MCPServer{Name: name, Command: s.Command, Args: s.Args, File: file, IdleTTLMs: int64(cfg.MCP.IdleTTLMs)})
 	}
 	return servers, nil
 }

@@ -20,6 +20,8 @@ type Result struct {
 	Unknown  []Unknown
 	// Ledger is every run the applied ledgers name, with what it maps to.
 	Ledger []LedgerRun
+	// Advice is configuration the operator should change (Advise).
+	Advice []Advice
 
 	cfg       Config
 	owner     []int16 // per process: 0 not yet known, 1 none, 2+k owner k (k < MaxOwners)

@@ -28,8 +28,10 @@ type ledgerSet struct {
 	// them refuses nothing).
 	servers  []openclaw.MCPServer
 	warnings []string
-	// gateways are the OpenClaw gateways the state dirs' locks name.
+	// gateways are the OpenClaw gateways the state dirs' locks name, and
+	// states what each state dir says for advice.
 	gateways []openclaw.Gateway
+	states   []scan.OpenClawState
 }
 
 // loadLedgers reads the ledgers named on the command line (an invalid one
@@ -114,15 +116,27 @@ type problem struct {
 // trees the dir could speak for.
 func (s *ledgerSet) addGateway(dir string, boot openclaw.Boot, snap *platform.Snapshot) {
 	owner := ledger.Owner{Name: openclaw.OwnerName} // unknown: proves nothing either way
+	st := scan.OpenClawState{Dir: dir, LiveSessions: -1}
 	if gw, _ := openclaw.ReadGateway(dir, boot); gw != nil {
 		s.gateways = append(s.gateways, *gw)
 		owner = gw.Owner
+		st.Gateway = gw
 	}
 	tasks, errs := openclaw.ReadTasks(dir)
 	if tasks != nil {
 		s.ledgers = append(s.ledgers, tasks.Ledger(owner, snap))
+		if tasks.Sessions != nil {
+			st.LiveSessions = len(tasks.Sessions.Live)
+		}
 	}
 	s.add(nil, errs, stateDoubt(dir))
+	config := filepath.Join(dir, "openclaw.json")
+	for _, srv := range s.servers {
+		if srv.File == config {
+			st.Servers = append(st.Servers, srv)
+		}
+	}
+	s.states = append(s.states, st)
 }
 
 func (s *ledgerSet) add(ls []*ledger.Ledger, errs []error, d policy.Doubt) {

@@ -594,6 +594,24 @@ func TestRealOpenClawSessionsEnded(t *testing.T) {
 					t.Errorf("session %d (%s, pid %d): finding %v reasons %v run %q, want session-ended %v", i+1, key, roots[key], ok, reasons, run, i < 3)
 				}
 			}
+			// The advice: the MCP pools against the live sessions, with the
+			// setting, and the exec trees of the ended sessions.
+			adv := runReaper(t, nil, "scan", "--output", "json", "--policy", pol, "--ledger", g.state)
+			var advice struct {
+				Advice []struct{ ID, Severity, Evidence, Setting string } `json:"advice"`
+			}
+			json.Unmarshal([]byte(adv.stdout), &advice)
+			ids := map[string]string{}
+			for _, a := range advice.Advice {
+				ids[a.ID] = a.Evidence + " | " + a.Setting
+				t.Logf("advice [%s] %s: %s", a.Severity, a.ID, a.Evidence)
+			}
+			if a := ids["openclaw-mcp-idle-ttl"]; !strings.Contains(a, "holds 2 stdio MCP servers (e2e ×2) for 2 live sessions") || !strings.Contains(a, "mcp.sessionIdleTtlMs") {
+				t.Errorf("MCP advice %q: want 2 pools for the 2 live sessions, naming mcp.sessionIdleTtlMs", a)
+			}
+			if a := ids["openclaw-exec-ended"]; !strings.Contains(a, "3 trees of deleted or reset sessions") {
+				t.Errorf("ended-exec advice %q: want the 3 deleted sessions' trees", a)
+			}
 			optIn := strings.Replace(mustReadFile(t, pol), "when = [\"session-ended\", \"run-done\"]   # and execs", "when = [\"session-ended\", \"run-done\"]   # and execs", 1)
 			optIn = strings.Replace(optIn, "action = \"report\"                      # OpenClaw lets them outlive sessions on purpose", "action = \"terminate\"                   # opted in", 1)
 			optPath := filepath.Join(t.TempDir(), "policy.toml")

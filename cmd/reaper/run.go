@@ -127,6 +127,7 @@ func collectWith(pol *policy.Policy, procRoot string, ledgers []string, discover
 	res.ApplyLedgers(set.ledgers)
 	res.ApplyOpenClawGateways(set.gateways)
 	res.ApplyMCPServers(set.servers)
+	res.Advise(set.states)
 	snap.Warnings = append(snap.Warnings, set.warnings...)
 	return &scanRun{snap: snap, result: res, problems: messages(set.problems), doubts: doubtsFrom(set.problems)}, nil
 }

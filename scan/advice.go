@@ -1,0 +1,215 @@
+package scan
+
+import (
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/orphanreaper/reaper/openclaw"
+)
+
+// Advice is configuration the operator should change, with the evidence
+// for it and the exact setting: the leaks under a live gateway are not
+// orphans, and the cure is in the gateway's config as often as in a kill.
+type Advice struct {
+	ID       string `json:"id"`
+	Severity string `json:"severity"` // info, warning
+	Evidence string `json:"evidence"`
+	Setting  string `json:"setting"`
+}
+
+// OpenClawState is what the scan knows of one OpenClaw state dir for
+// advice: its gateway (nil when no lock names one), the stdio MCP servers
+// its config names, and how many sessions live (-1: unknown).
+type OpenClawState struct {
+	Dir          string
+	Gateway      *openclaw.Gateway
+	Servers      []openclaw.MCPServer
+	LiveSessions int
+}
+
+// identicalTrees is how many identical trees under one live gateway make
+// an advice: a model looping on exec left 170 in the field.
+const identicalTrees = 10
+
+// Advise computes the advice for each live OpenClaw gateway: its MCP
+// server pools against its live sessions (2026.9 keeps one stdio server,
+// with its relay and anchor, per session, for the session's whole life
+// unless mcp.sessionIdleTtlMs is set), the exec trees of ended sessions
+// found under it, and trees it holds many identical copies of.
+func (r *Result) Advise(states []OpenClawState) {
+	for _, st := range states {
+		gw := r.liveGateway(st)
+		if gw < 0 {
+			continue
+		}
+		r.adviseMCP(st, gw)
+		r.adviseEnded(st, gw)
+		r.adviseIdentical(st, gw)
+	}
+}
+
+// liveGateway is the index of the state dir's gateway process when the
+// lock names a live one, else -1.
+func (r *Result) liveGateway(st OpenClawState) int {
+	if st.Gateway == nil || st.Gateway.Owner.PID <= 0 {
+		return -1
+	}
+	l := st.Gateway.Owner
+	s := r.Tree.Snap
+	p := s.Get(l.PID)
+	if p == nil || p.Zombie() || l.Gone != "" || l.Start != "" && s.Identity(p) != l.Start {
+		return -1
+	}
+	return s.Index(l.PID)
+}
+
+// pool is one stdio MCP server a gateway runs, with its supervisors.
+type pool struct {
+	server string
+	pids   []int
+	rss    uint64
+}
+
+// adviseMCP counts the gateway's MCP pools by configured server.
+func (r *Result) adviseMCP(st OpenClawState, gw int) {
+	if len(st.Servers) == 0 {
+		return
+	}
+	s := r.Tree.Snap
+	var pools []pool
+	r.Tree.Walk(gw, func(i, _ int) {
+		p := &s.Procs[i]
+		if p.Zombie() || i == gw {
+			return
+		}
+		argv := s.Cmdline(p)
+		for k := range st.Servers {
+			if !st.Servers[k].Matches(argv) {
+				continue
+			}
+			pl := pool{server: st.Servers[k].Name}
+			r.Tree.Walk(i, func(j, _ int) {
+				pl.pids = append(pl.pids, s.Procs[j].PID)
+				pl.rss += s.Procs[j].RSS
+			})
+			// Its anchor and relay, OpenClaw's per-server supervisors.
+			for j, steps := r.Tree.Parent(i), 0; j >= 0 && j != gw && steps < 2; j, steps = r.Tree.Parent(j), steps+1 {
+				if openclaw.SupervisorRole(s.CommandLine(&s.Procs[j])) == "" || strings.Contains(s.CommandLine(&s.Procs[j]), "spawn-broker") {
+					break
+				}
+				pl.pids = append(pl.pids, s.Procs[j].PID)
+				pl.rss += s.Procs[j].RSS
+			}
+			pools = append(pools, pl)
+			return
+		}
+	})
+	if len(pools) == 0 {
+		return
+	}
+	byServer := map[string]int{}
+	var rss uint64
+	for _, pl := range pools {
+		byServer[pl.server]++
+		rss += pl.rss
+	}
+	names := make([]string, 0, len(byServer))
+	for n := range byServer {
+		names = append(names, fmt.Sprintf("%s ×%d", n, byServer[n]))
+	}
+	sort.Strings(names)
+	sessions := "an unknown number of live sessions"
+	if st.LiveSessions >= 0 {
+		sessions = fmt.Sprintf("%d live sessions", st.LiveSessions)
+	}
+	ttl := st.Servers[0].IdleTTLMs
+	severity := "info"
+	if st.LiveSessions >= 0 && len(pools) > max(st.LiveSessions, 1) {
+		severity = "warning" // more than one per live session: duplicates
+	}
+	evidence := fmt.Sprintf("gateway pid %d (%s) holds %d stdio MCP servers (%s) for %s, about %s with their relays and anchors",
+		st.Gateway.Owner.PID, st.Dir, len(pools), strings.Join(names, ", "), sessions, mib(rss))
+	if ttl > 0 {
+		if severity == "warning" {
+			r.Advice = append(r.Advice, Advice{ID: "openclaw-mcp-pools", Severity: severity, Evidence: evidence + fmt.Sprintf("; mcp.sessionIdleTtlMs is %d", ttl),
+				Setting: "the servers beyond one per live session outlive their sessions: check " + filepath.Join(st.Dir, "openclaw.json")})
+		}
+		return
+	}
+	r.Advice = append(r.Advice, Advice{ID: "openclaw-mcp-idle-ttl", Severity: severity,
+		Evidence: evidence + "; mcp.sessionIdleTtlMs is 0, so each session keeps its servers for its whole life",
+		Setting:  fmt.Sprintf("mcp.sessionIdleTtlMs in %s (for example 600000: a session's MCP servers are retired after 10 idle minutes)", filepath.Join(st.Dir, "openclaw.json"))})
+}
+
+// adviseEnded counts the findings of ended sessions under the gateway.
+func (r *Result) adviseEnded(st OpenClawState, gw int) {
+	s := r.Tree.Snap
+	var pids []string
+	var rss uint64
+	for k := range r.Findings {
+		f := &r.Findings[k]
+		if !f.Has(SessionEnded) || !r.under(s.Index(f.Root.PID), gw) {
+			continue
+		}
+		pids = append(pids, fmt.Sprint(f.Root.PID))
+		rss += f.RSS
+	}
+	if len(pids) == 0 {
+		return
+	}
+	r.Advice = append(r.Advice, Advice{ID: "openclaw-exec-ended", Severity: "warning",
+		Evidence: fmt.Sprintf("gateway pid %d (%s) still runs %d trees of deleted or reset sessions (roots %s), about %s: OpenClaw keeps background execs past their session",
+			st.Gateway.Owner.PID, st.Dir, len(pids), strings.Join(pids, ", "), mib(rss)),
+		Setting: `a policy rule with when = ["session-ended"], kind = ["exec"], action = "terminate" (the example policy's openclaw-exec-ended, which reports)`})
+}
+
+// adviseIdentical flags a gateway that holds many copies of one tree.
+func (r *Result) adviseIdentical(st OpenClawState, gw int) {
+	s := r.Tree.Snap
+	count := map[string]int{}
+	for _, k := range r.Tree.Children(gw) {
+		r.Tree.Walk(int(k), func(i, depth int) {
+			p := &s.Procs[i]
+			if p.Zombie() || openclaw.SupervisorRole(s.CommandLine(p)) != "" {
+				return
+			}
+			if q := r.Tree.Parent(i); q >= 0 && openclaw.SupervisorRole(s.CommandLine(&s.Procs[q])) == "" && q != gw {
+				return // only a tree's root, below the gateway or its supervisors
+			}
+			count[s.CommandLine(p)]++
+		})
+	}
+	for cmd, n := range count {
+		if n <= identicalTrees {
+			continue
+		}
+		r.Advice = append(r.Advice, Advice{ID: "openclaw-identical-trees", Severity: "warning",
+			Evidence: fmt.Sprintf("gateway pid %d (%s) holds %d identical trees of %q", st.Gateway.Owner.PID, st.Dir, n, clipText(cmd, 120)),
+			Setting:  "a model looping on one command: check the agent's sessions (openclaw tasks list); the trees outlive deleted sessions"})
+	}
+	sort.Slice(r.Advice, func(i, j int) bool { return r.Advice[i].ID < r.Advice[j].ID })
+}
+
+// under reports whether the process at index i descends from index anc.
+func (r *Result) under(i, anc int) bool {
+	found := false
+	if i < 0 {
+		return false
+	}
+	r.Tree.Ancestors(i, func(j int) bool {
+		found = j == anc
+		return !found
+	})
+	return found
+}
+
+func mib(b uint64) string { return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20)) }
+
+func clipText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
