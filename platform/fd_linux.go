@@ -74,6 +74,10 @@ type Sample struct {
 	CPUTicks uint64 // utime + stime
 	IO       IOCounters
 	IOKnown  bool
+	// VoluntarySwitches counts the times the process gave up the CPU to
+	// wait (voluntary_ctxt_switches in /proc/PID/status): an idle server
+	// blocked on its input adds none, one handling requests adds some.
+	VoluntarySwitches uint64
 	// TTYWritten is the modification time of the terminal on the process's
 	// stdio: the tty layer sets it at a write, when it is more than a few
 	// seconds stale — a time after some moment proves a write after it.
@@ -92,6 +96,9 @@ func (s *Snapshot) SampleProcess(p *Process) (Sample, error) {
 		if c, err := ParseIO(b); err == nil {
 			out.IO, out.IOKnown = c, true
 		}
+	}
+	if b, err := os.ReadFile("/proc/" + strconv.Itoa(p.PID) + "/status"); err == nil {
+		out.VoluntarySwitches = parseStatusCounter(b, "voluntary_ctxt_switches:")
 	}
 	for fd := 0; fd <= 2; fd++ {
 		path := "/proc/" + strconv.Itoa(p.PID) + "/fd/" + strconv.Itoa(fd)

@@ -30,11 +30,12 @@ func (s *Snapshot) PTYHolds(p *Process) ([]PTYHold, error) {
 
 // Sample is a process's CPU and I/O at one moment.
 type Sample struct {
-	At         time.Time
-	CPUTicks   uint64
-	IO         IOCounters
-	IOKnown    bool
-	TTYWritten time.Time
+	At                time.Time
+	CPUTicks          uint64
+	IO                IOCounters
+	IOKnown           bool
+	VoluntarySwitches uint64
+	TTYWritten        time.Time
 }
 
 // SampleProcess is not implemented on this platform.

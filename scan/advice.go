@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/orphanreaper/reaper/openclaw"
+	"github.com/orphanreaper/reaper/platform"
 )
 
 // Advice is configuration the operator should change, with the evidence
@@ -29,6 +30,17 @@ type OpenClawState struct {
 	LiveSessions int
 }
 
+// Activity is what a sampler saw of one process over a short window.
+type Activity struct {
+	Bytes    uint64 // read and written through syscalls (rchar + wchar)
+	Switches uint64 // voluntary context switches
+}
+
+// Sampler measures processes over a short window; it returns, per pid, the
+// activity of those it could read. CPU ticks tell nothing here — they were
+// 0 for busy and idle MCP trees alike — so it is bytes moved and waits.
+type Sampler func(procs []*platform.Process) map[int]Activity
+
 // identicalTrees is how many identical trees under one live gateway make
 // an advice: a model looping on exec left 170 in the field.
 const identicalTrees = 10
@@ -38,13 +50,16 @@ const identicalTrees = 10
 // with its relay and anchor, per session, for the session's whole life
 // unless mcp.sessionIdleTtlMs is set), the exec trees of ended sessions
 // found under it, and trees it holds many identical copies of.
-func (r *Result) Advise(states []OpenClawState) {
+//
+// sample, when not nil, is asked once for every MCP server and its anchor,
+// so the advice can tell the pools in use from the idle ones.
+func (r *Result) Advise(states []OpenClawState, sample Sampler) {
 	for _, st := range states {
 		gw := r.liveGateway(st)
 		if gw < 0 {
 			continue
 		}
-		r.adviseMCP(st, gw)
+		r.adviseMCP(st, gw, sample)
 		r.adviseEnded(st, gw)
 		r.adviseIdentical(st, gw)
 	}
@@ -70,10 +85,11 @@ type pool struct {
 	server string
 	pids   []int
 	rss    uint64
+	probe  []*platform.Process // the server and its anchor, for activity
 }
 
 // adviseMCP counts the gateway's MCP pools by configured server.
-func (r *Result) adviseMCP(st OpenClawState, gw int) {
+func (r *Result) adviseMCP(st OpenClawState, gw int, sample Sampler) {
 	if len(st.Servers) == 0 {
 		return
 	}
@@ -89,7 +105,7 @@ func (r *Result) adviseMCP(st OpenClawState, gw int) {
 			if !st.Servers[k].Matches(argv) {
 				continue
 			}
-			pl := pool{server: st.Servers[k].Name}
+			pl := pool{server: st.Servers[k].Name, probe: []*platform.Process{p}}
 			r.Tree.Walk(i, func(j, _ int) {
 				pl.pids = append(pl.pids, s.Procs[j].PID)
 				pl.rss += s.Procs[j].RSS
@@ -101,6 +117,9 @@ func (r *Result) adviseMCP(st OpenClawState, gw int) {
 				}
 				pl.pids = append(pl.pids, s.Procs[j].PID)
 				pl.rss += s.Procs[j].RSS
+				if strings.Contains(s.CommandLine(&s.Procs[j]), "group-anchor") {
+					pl.probe = append(pl.probe, &s.Procs[j])
+				}
 			}
 			pools = append(pools, pl)
 			return
@@ -130,7 +149,7 @@ func (r *Result) adviseMCP(st OpenClawState, gw int) {
 		severity = "warning" // more than one per live session: duplicates
 	}
 	evidence := fmt.Sprintf("gateway pid %d (%s) holds %d stdio MCP servers (%s) for %s, about %s with their relays and anchors",
-		st.Gateway.Owner.PID, st.Dir, len(pools), strings.Join(names, ", "), sessions, mib(rss))
+		st.Gateway.Owner.PID, st.Dir, len(pools), strings.Join(names, ", "), sessions, mib(rss)) + activityNote(pools, sample)
 	if ttl > 0 {
 		if severity == "warning" {
 			r.Advice = append(r.Advice, Advice{ID: "openclaw-mcp-pools", Severity: severity, Evidence: evidence + fmt.Sprintf("; mcp.sessionIdleTtlMs is %d", ttl),
@@ -212,4 +231,45 @@ func clipText(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
+}
+
+// activityNote says which pools moved bytes or woke up in the sampler's
+// window: those are in use; the others idle.
+func activityNote(pools []pool, sample Sampler) string {
+	if sample == nil {
+		return ""
+	}
+	var procs []*platform.Process
+	for _, pl := range pools {
+		procs = append(procs, pl.probe...)
+	}
+	seen := sample(procs)
+	var busy, idle []string
+	for _, pl := range pools {
+		var a Activity
+		known := false
+		for _, p := range pl.probe {
+			if x, ok := seen[p.PID]; ok {
+				known = true
+				a.Bytes += x.Bytes
+				a.Switches += x.Switches
+			}
+		}
+		switch {
+		case !known:
+		case a.Bytes > 0:
+			busy = append(busy, fmt.Sprintf("%d (%d bytes)", pl.probe[0].PID, a.Bytes))
+		default:
+			idle = append(idle, fmt.Sprint(pl.probe[0].PID))
+		}
+	}
+	return fmt.Sprintf("; in the sampling window %d moved bytes (server pids %s), %d were idle (%s)",
+		len(busy), orNone(busy), len(idle), orNone(idle))
+}
+
+func orNone(s []string) string {
+	if len(s) == 0 {
+		return "none"
+	}
+	return strings.Join(s, ", ")
 }

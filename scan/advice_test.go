@@ -46,7 +46,7 @@ func TestAdviseMCPPools(t *testing.T) {
 			r := Scan(snapshot(procs...), testConfig)
 			srv := server
 			srv.IdleTTLMs = tt.ttl
-			r.Advise([]OpenClawState{{Dir: tt.gw.StateDir, Gateway: tt.gw, Servers: []openclaw.MCPServer{srv}, LiveSessions: tt.sessions}})
+			r.Advise([]OpenClawState{{Dir: tt.gw.StateDir, Gateway: tt.gw, Servers: []openclaw.MCPServer{srv}, LiveSessions: tt.sessions}}, nil)
 			var got []string
 			for _, a := range r.Advice {
 				got = append(got, a.Severity+" "+a.ID+": "+a.Evidence+" | "+a.Setting)
@@ -70,8 +70,44 @@ func TestAdviseEndedExecs(t *testing.T) {
 	), testConfig)
 	l := gwLedger(200, id(200), []ledger.Session{{Key: "s", State: ledger.SessionClosed}}, run("exec:x", 300, id(300), ledger.RunRunning, "s"))
 	r.ApplyLedgers([]*ledger.Ledger{l})
-	r.Advise([]OpenClawState{{Dir: "/s", Gateway: &openclaw.Gateway{StateDir: "/s", Owner: l.Owner}, LiveSessions: 0}})
+	r.Advise([]OpenClawState{{Dir: "/s", Gateway: &openclaw.Gateway{StateDir: "/s", Owner: l.Owner}, LiveSessions: 0}}, nil)
 	if len(r.Advice) != 1 || r.Advice[0].ID != "openclaw-exec-ended" || !strings.Contains(r.Advice[0].Evidence, "1 trees of deleted or reset sessions (roots 300)") {
 		t.Errorf("advice %+v", r.Advice)
+	}
+}
+
+// The sampler tells pools in use from idle ones by the bytes the server
+// and its anchor moved in the window; CPU is not asked.
+func TestAdviseMCPActivity(t *testing.T) {
+	const dist = "/opt/openclaw/dist/process/"
+	procs := []platform.Process{
+		p(200, 10, "openclaw-gateway", []string{"openclaw-gateway"}, nil, "/"),
+		p(201, 200, "node", []string{"node", dist + "spawn-broker/worker.js"}, nil, "/"),
+	}
+	for k, pid := 0, 210; k < 3; k, pid = k+1, pid+10 {
+		procs = append(procs,
+			p(pid, 201, "node", []string{"node", dist + "supervisor/service-child-relay.js"}, nil, "/"),
+			p(pid+1, pid, "node", []string{"node", dist + "supervisor/service-child-group-anchor.js"}, nil, "/"),
+			p(pid+2, pid+1, "node", []string{"node", "/srv/mcp/memory.js"}, nil, "/"))
+	}
+	var asked []int
+	sampler := func(ps []*platform.Process) map[int]Activity {
+		out := map[int]Activity{}
+		for _, p := range ps {
+			asked = append(asked, p.PID)
+			out[p.PID] = Activity{}
+		}
+		out[221] = Activity{Bytes: 640, Switches: 12} // the second pool's anchor relays a request
+		return out
+	}
+	r := Scan(snapshot(procs...), testConfig)
+	gw := &openclaw.Gateway{StateDir: "/s", Owner: ledger.Owner{Name: "openclaw-gateway", PID: 200, Start: id(200)}}
+	srv := openclaw.MCPServer{Name: "memory", Command: "node", Args: []string{"/srv/mcp/memory.js"}, File: "/s/openclaw.json"}
+	r.Advise([]OpenClawState{{Dir: "/s", Gateway: gw, Servers: []openclaw.MCPServer{srv}, LiveSessions: 3}}, sampler)
+	if len(r.Advice) != 1 || !strings.Contains(r.Advice[0].Evidence, "in the sampling window 1 moved bytes (server pids 222 (640 bytes)), 2 were idle (212, 232)") {
+		t.Errorf("advice %+v", r.Advice)
+	}
+	if len(asked) != 6 {
+		t.Errorf("sampled %v, want the 3 servers and their 3 anchors", asked)
 	}
 }

@@ -606,8 +606,9 @@ func TestRealOpenClawSessionsEnded(t *testing.T) {
 				ids[a.ID] = a.Evidence + " | " + a.Setting
 				t.Logf("advice [%s] %s: %s", a.Severity, a.ID, a.Evidence)
 			}
-			if a := ids["openclaw-mcp-idle-ttl"]; !strings.Contains(a, "holds 2 stdio MCP servers (e2e ×2) for 2 live sessions") || !strings.Contains(a, "mcp.sessionIdleTtlMs") {
-				t.Errorf("MCP advice %q: want 2 pools for the 2 live sessions, naming mcp.sessionIdleTtlMs", a)
+			if a := ids["openclaw-mcp-idle-ttl"]; !strings.Contains(a, "holds 2 stdio MCP servers (e2e ×2) for 2 live sessions") ||
+				!strings.Contains(a, "mcp.sessionIdleTtlMs") || !strings.Contains(a, "in the sampling window") {
+				t.Errorf("MCP advice %q: want 2 pools for the 2 live sessions, their activity, naming mcp.sessionIdleTtlMs", a)
 			}
 			if a := ids["openclaw-exec-ended"]; !strings.Contains(a, "3 trees of deleted or reset sessions") {
 				t.Errorf("ended-exec advice %q: want the 3 deleted sessions' trees", a)

@@ -127,7 +127,7 @@ func collectWith(pol *policy.Policy, procRoot string, ledgers []string, discover
 	res.ApplyLedgers(set.ledgers)
 	res.ApplyOpenClawGateways(set.gateways)
 	res.ApplyMCPServers(set.servers)
-	res.Advise(set.states)
+	res.Advise(set.states, sampleActivity(snap))
 	snap.Warnings = append(snap.Warnings, set.warnings...)
 	return &scanRun{snap: snap, result: res, problems: messages(set.problems), doubts: doubtsFrom(set.problems)}, nil
 }
@@ -177,4 +177,35 @@ func writeReport(rep *audit.Report, run *scanRun, opts *scanOptions, g *globalOp
 		return fmt.Errorf("write report: %w", err)
 	}
 	return nil
+}
+
+// poolWindow is how long MCP pools are watched to tell the ones in use
+// from the idle ones; it is spent only when a live gateway holds some.
+const poolWindow = time.Second
+
+// sampleActivity samples processes twice, poolWindow apart, and
+// returns what each moved and how often it woke in between (poolWindow).
+func sampleActivity(snap *platform.Snapshot) scan.Sampler {
+	return func(procs []*platform.Process) map[int]scan.Activity {
+		before := map[int]platform.Sample{}
+		for _, p := range procs {
+			if sm, err := snap.SampleProcess(p); err == nil {
+				before[p.PID] = sm
+			}
+		}
+		time.Sleep(poolWindow)
+		out := map[int]scan.Activity{}
+		for _, p := range procs {
+			b, ok := before[p.PID]
+			a, err := snap.SampleProcess(p)
+			if !ok || err != nil || !a.IOKnown || !b.IOKnown {
+				continue
+			}
+			out[p.PID] = scan.Activity{
+				Bytes:    a.IO.RChar + a.IO.WChar - b.IO.RChar - b.IO.WChar,
+				Switches: a.VoluntarySwitches - b.VoluntarySwitches,
+			}
+		}
+		return out
+	}
 }
