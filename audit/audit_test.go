@@ -20,6 +20,8 @@ func TestPrintable(t *testing.T) {
 		{"tab\there", `tab\there`},
 		{"ünïcode ok", "ünïcode ok"},
 		{"c1 \u009b control", `c1 \u009b control`},
+		{"bidi \u202egnp.exe", `bidi \u202egnp.exe`},
+		{"isolate \u2066x\u2069", `isolate \u2066x\u2069`},
 	}
 	for _, tt := range tests {
 		if got := Printable(tt.in); got != tt.want {

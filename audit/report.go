@@ -228,4 +228,16 @@ func Printable(s string) string {
 	return b.String()
 }
 
-func isControl(r rune) bool { return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) }
+// isControl reports whether r must not reach a terminal raw: C0 and C1
+// controls, and the Unicode bidirectional controls (U+061C, U+200E,
+// U+200F, U+202A–U+202E, U+2066–U+2069), with which a process name could
+// reverse how a table row reads.
+func isControl(r rune) bool {
+	switch {
+	case r < 0x20, r == 0x7f, r >= 0x80 && r < 0xa0:
+		return true
+	case r == 0x061c, r == 0x200e, r == 0x200f, r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
+		return true
+	}
+	return false
+}

@@ -93,7 +93,7 @@ func (p *parser) jsonErr(err error) *Error {
 		if field == "" {
 			field = "value"
 		}
-		return p.errAt(te.Offset, "%s: a JSON %s where a %s is wanted", field, jsonKind(te.Value), te.Type)
+		return p.errAt(te.Offset, "%s: %s where %s is wanted", field, withArticle("JSON "+jsonKind(te.Value)), withArticle(te.Type.String()))
 	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
 		return p.errAt(int64(len(p.data)), "truncated: the document ends early")
 	}
@@ -249,4 +249,12 @@ func (p *parser) run(l *Ledger, r Run, at int64) error {
 		return p.errAt(at, "run %q: kind %q: want pty, acp, mcp, exec or other", r.ID, r.Kind)
 	}
 	return nil
+}
+
+// withArticle puts "a" or "an" before a word: "an int", "a JSON string".
+func withArticle(w string) string {
+	if w != "" && strings.ContainsRune("aeiouAEIOU", rune(w[0])) {
+		return "an " + w
+	}
+	return "a " + w
 }

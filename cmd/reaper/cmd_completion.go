@@ -16,7 +16,7 @@ func newCompletionCommand(g *globalOptions) *cobra.Command {
 		ValidArgs: []string{"bash", "zsh", "fish"},
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
-				return usagef("completion takes one shell: bash, zsh or fish")
+				return usagef("%s needs one shell: bash, zsh or fish (got %d)", cmd.CommandPath(), len(args))
 			}
 			return nil
 		},

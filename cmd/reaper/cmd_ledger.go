@@ -39,12 +39,7 @@ func newLedgerValidateCommand(g *globalOptions) *cobra.Command {
 reports what it holds, or every problem as FILE:LINE: message. It looks at
 no process.`,
 		Example: "  reaper ledger validate ~/.myapp/reaper-ledger.json ~/.openclaw",
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return usagef("ledger validate needs at least one PATH")
-			}
-			return nil
-		},
+		Args:    someArgs("PATH"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runLedgerValidate(args, g)
 		},
@@ -67,7 +62,7 @@ func runLedgerValidate(paths []string, g *globalOptions) error {
 			runs += len(l.Runs)
 			sessions += len(l.Sessions)
 		}
-		fmt.Fprintf(g.stdout, "%s: valid: %d ledgers, %d runs, %d sessions\n", path, len(ls), runs, sessions)
+		fmt.Fprintf(g.stdout, "%s: valid: %s, %s, %s\n", path, countOf(len(ls), "ledger"), countOf(runs, "run"), countOf(sessions, "session"))
 	}
 	if invalid > 0 {
 		return configError{fmt.Errorf("%d of %d paths are invalid", invalid, len(paths))}
@@ -94,8 +89,8 @@ start identity matches), gone, pid-reused, orphaned (part of a finding) or
 unverified (the run records no identity).`,
 		Example: "  reaper ledger show ~/.openclaw\n  reaper ledger show --output json ./ledger.json",
 		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return usagef("ledger show needs at least one PATH")
+			if err := someArgs("PATH")(cmd, args); err != nil {
+				return err
 			}
 			return validateOutput(opts.output)
 		},

@@ -28,7 +28,7 @@ reasons, actions or kinds, bad regular expressions, durations and sizes are
 errors, each printed as FILE:LINE: message. Exit status 0 means valid, 78
 means invalid.`,
 		Example: "  reaper policy check /etc/reaper/policy.toml",
-		Args:    exactArgs(1),
+		Args:    oneArg("FILE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runPolicyCheck(args[0], g)
 		},

@@ -154,7 +154,7 @@ func runPty(opts *ptyOptions, g *globalOptions) error {
 	}
 	fmt.Fprintln(g.stdout, "\n* part of a finding of the policy")
 	if unreadable > 0 {
-		fmt.Fprintf(g.stdout, "%d processes' fds could not be read (other users; run as root to see them)\n", unreadable)
+		fmt.Fprintf(g.stdout, "%s could not be read (other users'; run as root to see them)\n", countOf(unreadable, "process's fds", "processes' fds"))
 	}
 	return nil
 }

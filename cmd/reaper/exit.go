@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"strings"
 
 	"github.com/orphanreaper/reaper/ledger"
 	"github.com/orphanreaper/reaper/platform"
@@ -39,12 +40,17 @@ func usagef(format string, args ...any) error {
 }
 
 // exitCode prints err, if any, and maps it to the process's exit status.
-// It is the only place that knows the codes.
-func exitCode(err error, stderr io.Writer) int {
+// It is the only place that knows the codes. Every line of the error
+// carries "reaper:" (a policy with several errors prints one per line);
+// a usage error points at the help of the command that was run (cmdPath,
+// "reaper" when unknown).
+func exitCode(err error, stderr io.Writer, cmdPath ...string) int {
 	if err == nil {
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "reaper: %v\n", err)
+	for _, line := range strings.Split(strings.TrimRight(err.Error(), "\n"), "\n") {
+		fmt.Fprintf(stderr, "reaper: %s\n", line)
+	}
 	var oe *outcomeError
 	if errors.As(err, &oe) {
 		return oe.code
@@ -59,7 +65,11 @@ func exitCode(err error, stderr io.Writer) int {
 	case errors.As(err, &pe), errors.As(err, &le), errors.As(err, &ce):
 		return exitConfig
 	case errors.As(err, &ue):
-		fmt.Fprintln(stderr, "Run 'reaper --help' for usage.")
+		help := "reaper"
+		if len(cmdPath) > 0 && cmdPath[0] != "" {
+			help = cmdPath[0]
+		}
+		fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", help)
 		return exitUsage
 	}
 	return exitError

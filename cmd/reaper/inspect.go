@@ -99,7 +99,7 @@ func activityOf(s *platform.Snapshot, f *scan.Finding, first map[int]platform.Sa
 		}
 	}
 	if a.StartedSinceDone > 0 {
-		a.Evidence = append(a.Evidence, fmt.Sprintf("%d processes started after the run ended", a.StartedSinceDone))
+		a.Evidence = append(a.Evidence, countOf(a.StartedSinceDone, "process")+" started after the run ended")
 	}
 	if a.CPUTicksDelta > 0 {
 		a.Evidence = append(a.Evidence, fmt.Sprintf("%d ticks of CPU in %d ms", a.CPUTicksDelta, a.SampleMillis))

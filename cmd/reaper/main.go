@@ -11,7 +11,11 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := newRootCommand(newGlobalOptions()).ExecuteContext(ctx)
+	cmd, err := newRootCommand(newGlobalOptions()).ExecuteContextC(ctx)
 	stop()
-	os.Exit(exitCode(err, os.Stderr))
+	path := ""
+	if cmd != nil {
+		path = cmd.CommandPath()
+	}
+	os.Exit(exitCode(err, os.Stderr, path))
 }

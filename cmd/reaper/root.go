@@ -1,9 +1,11 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -95,12 +97,37 @@ func noArgs(cmd *cobra.Command, args []string) error {
 	return nil
 }
 
-// exactArgs wants n positional arguments, else a usage error.
-func exactArgs(n int) cobra.PositionalArgs {
+// oneArg wants exactly one positional argument, named name in the error.
+func oneArg(name string) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
-		if len(args) != n {
-			return usagef("%s takes %d argument(s), got %d", cmd.CommandPath(), n, len(args))
+		if len(args) != 1 {
+			return usagef("%s needs one %s (got %d)", cmd.CommandPath(), name, len(args))
 		}
 		return nil
 	}
+}
+
+// someArgs wants at least one positional argument, named name.
+func someArgs(name string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return usagef("%s needs at least one %s (got 0)", cmd.CommandPath(), name)
+		}
+		return nil
+	}
+}
+
+// countOf is "1 run", "2 runs": n and the word, plural when n is not 1
+// (the plural given, else the word with an s, or es after s, x, sh).
+func countOf(n int, word string, plural ...string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, word)
+	}
+	if len(plural) > 0 {
+		return fmt.Sprintf("%d %s", n, plural[0])
+	}
+	if strings.HasSuffix(word, "s") || strings.HasSuffix(word, "x") || strings.HasSuffix(word, "sh") {
+		return fmt.Sprintf("%d %ses", n, word)
+	}
+	return fmt.Sprintf("%d %ss", n, word)
 }
