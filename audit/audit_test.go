@@ -108,3 +108,22 @@ func TestAppendLog(t *testing.T) {
 		t.Errorf("records %+v", recs)
 	}
 }
+
+// Per-process read problems fold into one line per file and cause.
+func TestAggregateWarnings(t *testing.T) {
+	got := aggregate([]string{
+		"read /proc/10/environ: permission denied",
+		"ledger x: odd",
+		"read /proc/11/environ: permission denied",
+		"read /proc/12/cgroup: permission denied",
+		"read /proc/13/environ: permission denied",
+	})
+	want := []string{
+		"ledger x: odd",
+		"3 processes: read /proc/*/environ: permission denied (other users' processes: run as root to check them; what depends on them is not checked)",
+		"1 process: read /proc/*/cgroup: permission denied (other users' processes: run as root to check them; what depends on them is not checked)",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("aggregate:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

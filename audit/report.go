@@ -2,7 +2,9 @@ package audit
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -132,7 +134,7 @@ func NewReport(pol *policy.Policy, res *scan.Result, plan *policy.Plan) *Report 
 		BootID:        s.BootID,
 		Policy:        pol.Source,
 		Unknown:       []UnknownEntry{},
-		Warnings:      append(append([]string{}, pol.Warnings...), s.Warnings...),
+		Warnings:      append(append([]string{}, pol.Warnings...), aggregate(s.Warnings)...),
 		PTY:           PTY{InUse: s.PTY.InUse, Max: s.PTY.Max, Dead: []DeadPTY{}},
 		ZombieGroups:  zombieGroups(s, res.ZombieGroups()),
 		Advice:        append([]scan.Advice{}, res.Advice...),
@@ -240,4 +242,44 @@ func isControl(r rune) bool {
 		return true
 	}
 	return false
+}
+
+// perProcess matches a per-process read problem: "read /proc/123/environ:
+// permission denied".
+var perProcess = regexp.MustCompile(`^read (\S+)/[0-9]+/(\S+): (.+)$`)
+
+// aggregate folds per-process read problems of the same file and cause
+// into one line with a count — a scan as an ordinary user cannot read
+// other users' environments, and a line per process said nothing more —
+// and keeps every other warning as it is, in order.
+func aggregate(warnings []string) []string {
+	type key struct{ root, file, why string }
+	count := map[key]int{}
+	var order []key
+	var out []string
+	for _, w := range warnings {
+		m := perProcess.FindStringSubmatch(w)
+		if m == nil {
+			out = append(out, w)
+			continue
+		}
+		k := key{m[1], m[2], m[3]}
+		if count[k] == 0 {
+			order = append(order, k)
+		}
+		count[k]++
+	}
+	for _, k := range order {
+		n := count[k]
+		what := "1 process"
+		if n != 1 {
+			what = strconv.Itoa(n) + " processes"
+		}
+		hint := ""
+		if strings.Contains(k.why, "permission denied") {
+			hint = " (other users' processes: run as root to check them; what depends on them is not checked)"
+		}
+		out = append(out, fmt.Sprintf("%s: read %s/*/%s: %s%s", what, k.root, k.file, k.why, hint))
+	}
+	return out
 }
