@@ -43,6 +43,35 @@ type Report struct {
 	// Advice is configuration the operator should change, with the
 	// evidence and the exact setting (SPEC §12).
 	Advice []scan.Advice `json:"advice"`
+	// UnmatchedTrees are the trees no rule matched, with why (scan --all).
+	UnmatchedTrees []UnmatchedTree `json:"unmatched_trees,omitempty"`
+}
+
+// UnmatchedTree is a finding no rule matched: what it is, and what kept
+// each rule from it.
+type UnmatchedTree struct {
+	RootPID    int      `json:"root_pid"`
+	PIDs       []int    `json:"pids"`
+	Kind       string   `json:"kind"`
+	Reasons    []string `json:"reasons"`
+	Evidence   []string `json:"evidence"`
+	RSSBytes   uint64   `json:"rss_bytes"`
+	AgeSeconds int64    `json:"age_seconds"`
+	Cmdline    string   `json:"cmdline"`
+	WhyNot     string   `json:"why_not"`
+}
+
+// AddUnmatched lists the trees no rule of pol matched, each with why.
+func (r *Report) AddUnmatched(pol *policy.Policy, res *scan.Result, plan *policy.Plan) {
+	s := res.Tree.Snap
+	r.UnmatchedTrees = []UnmatchedTree{}
+	for _, f := range plan.UnmatchedFindings {
+		r.UnmatchedTrees = append(r.UnmatchedTrees, UnmatchedTree{
+			RootPID: f.Root.PID, PIDs: f.PIDs(), Kind: string(f.Kind), Reasons: reasonStrings(f.Reasons),
+			Evidence: append([]string{}, f.Evidence...), RSSBytes: f.RSS, AgeSeconds: int64(s.Age(f.Root).Seconds()),
+			Cmdline: s.CommandLine(f.Root), WhyNot: pol.WhyNot(s, f),
+		})
+	}
 }
 
 // Finding is one tree that matched a rule.

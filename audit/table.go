@@ -43,6 +43,13 @@ func (r *Report) WriteTable(w io.Writer, s *platform.Snapshot) error {
 				humanAge(time.Duration(z.OldestAgeSecond)*time.Second), who)
 		}
 	}
+	if len(r.UnmatchedTrees) > 0 {
+		ew.printf("\nReparented trees no rule matched (--all):\n")
+		for _, u := range r.UnmatchedTrees {
+			ew.printf("  %d · %s · %s · %s\n    %s\n    why not: %s\n", u.RootPID, u.Kind, strings.Join(u.Reasons, ", "),
+				humanBytes(u.RSSBytes), clip(Printable(u.Cmdline)), Printable(u.WhyNot))
+		}
+	}
 	if len(r.Advice) > 0 {
 		ew.printf("\nAdvice:\n")
 		for _, a := range r.Advice {
@@ -80,9 +87,13 @@ func (r *Report) WriteTable(w io.Writer, s *platform.Snapshot) error {
 	if len(r.Warnings) > 0 {
 		ew.printf("\n")
 	}
-	ew.printf("\n%s · %s · %s reclaimable · %s · %s\n",
+	unmatched := ""
+	if n := r.Totals.Unmatched; n > 0 && len(r.UnmatchedTrees) == 0 {
+		unmatched = fmt.Sprintf(" · %d reparented %s no rule matched (--all lists them)", n, map[bool]string{true: "tree", false: "trees"}[n == 1])
+	}
+	ew.printf("\n%s · %s · %s reclaimable · %s · %s%s\n",
 		plural(r.Totals.Findings, "finding"), plural(r.Totals.Processes, "process"),
-		humanBytes(r.Totals.ReclaimableBytes), plural(len(r.Zombies), "zombie"), r.ptyLine())
+		humanBytes(r.Totals.ReclaimableBytes), plural(len(r.Zombies), "zombie"), r.ptyLine(), unmatched)
 	return ew.err
 }
 

@@ -1,6 +1,10 @@
 package policy
 
 import (
+	"fmt"
+	"slices"
+	"strings"
+
 	"github.com/orphanreaper/reaper/platform"
 	"github.com/orphanreaper/reaper/scan"
 )
@@ -86,4 +90,53 @@ func (p *Policy) Protected(s *platform.Snapshot, proc *platform.Process) *Protec
 		}
 	}
 	return nil
+}
+
+// WhyNot says, for a finding no rule matched, what kept each rule from it:
+// the first condition of the rule that fails. At most three rules are
+// named, those that share a reason with the finding first.
+func (p *Policy) WhyNot(s *platform.Snapshot, f *scan.Finding) string {
+	if len(p.Rules) == 0 {
+		return "the policy has no rules"
+	}
+	var near, far []string
+	for i := range p.Rules {
+		r := &p.Rules[i]
+		why := r.whyNot(s, f)
+		if strings.HasPrefix(why, "none of its reasons") {
+			far = append(far, fmt.Sprintf("rule %q: %s", r.Name, why))
+		} else {
+			near = append(near, fmt.Sprintf("rule %q: %s", r.Name, why))
+		}
+	}
+	all := append(near, far...)
+	if len(all) > 3 {
+		all = append(all[:3], fmt.Sprintf("and %d more", len(all)-3))
+	}
+	return strings.Join(all, "; ")
+}
+
+// whyNot is the first condition of r that f fails.
+func (r *Rule) whyNot(s *platform.Snapshot, f *scan.Finding) string {
+	hasReason := false
+	for _, w := range r.When {
+		hasReason = hasReason || f.Has(w)
+	}
+	switch {
+	case !hasReason:
+		return fmt.Sprintf("none of its reasons %v", r.When)
+	case len(r.Kind) > 0 && !slices.Contains(r.Kind, f.Kind):
+		return fmt.Sprintf("kind %s is not one of %v", f.Kind, r.Kind)
+	case r.MinAge > 0 && s.Age(f.Root) < r.MinAge:
+		return fmt.Sprintf("younger than its min_age %s", r.MinAge)
+	case r.MinRSS > 0 && f.RSS < r.MinRSS:
+		return fmt.Sprintf("RSS %d MiB below its min_rss %d MiB", f.RSS>>20, r.MinRSS>>20)
+	case r.UIDs != nil && !containsUID(r.UIDs, s.UID(f.Root)):
+		return fmt.Sprintf("uid %d not in its user list", s.UID(f.Root))
+	case r.Cmdline != nil && !r.Cmdline.MatchString(s.CommandLine(f.Root)):
+		return "the command line does not match its cmdline"
+	case r.Cgroup != nil && !r.Cgroup.MatchString(s.Cgroup(f.Root).Path()):
+		return "the cgroup does not match its cgroup"
+	}
+	return "its env matchers do not hold"
 }

@@ -53,8 +53,10 @@ func (it *Item) Signals() bool { return it.Action != Report }
 type Plan struct {
 	Mode  Mode
 	Items []Item
-	// Unmatched counts findings no rule matched; they are not reported.
-	Unmatched int
+	// Unmatched counts findings no rule matched; they are not reported
+	// (scan --all lists them, with WhyNot). UnmatchedFindings are they.
+	Unmatched         int
+	UnmatchedFindings []*scan.Finding
 	// Gate is the decision the plan was made with; the reaper asks it again
 	// of every process before signalling it.
 	Gate *Gate
@@ -87,6 +89,7 @@ func (p *Policy) Plan(res *scan.Result, opt PlanOptions) *Plan {
 		rule := p.Match(s, f)
 		if rule == nil {
 			pl.Unmatched++
+			pl.UnmatchedFindings = append(pl.UnmatchedFindings, f)
 			continue
 		}
 		it := Item{Finding: f, Rule: rule, Action: rule.Action}

@@ -215,6 +215,9 @@ func emitReap(run *scanRun, pol *policy.Policy, plan *policy.Plan, found *inspec
 	rep := audit.NewReport(pol, run.result, plan)
 	rep.Errors = append(rep.Errors, run.problems...)
 	found.apply(rep)
+	if opts.all {
+		rep.AddUnmatched(pol, run.result, plan)
+	}
 	covered := map[int][]int{} // root → every pid the action covered, rescans included
 	for i, r := range results {
 		covered[plan.Items[i].Finding.Root.PID] = r.PIDs

@@ -20,6 +20,7 @@ type scanOptions struct {
 	metrics    string
 	journal    string
 	timeout    time.Duration
+	all        bool
 }
 
 func (o *scanOptions) AddFlags(f *pflag.FlagSet) {
@@ -30,6 +31,7 @@ func (o *scanOptions) AddFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.auditLog, "audit-log", "", "append one JSON line per decision to `FILE`")
 	f.StringVar(&o.metrics, "metrics", "", "write Prometheus textfile metrics to `FILE`, atomically")
 	f.StringVar(&o.journal, "journal", "auto", "journald records: `WHEN` — auto (what reap does, when journald is there), on (every mode), off")
+	f.BoolVar(&o.all, "all", false, "also list the reparented trees no rule matched, with what kept each rule from them")
 	f.DurationVar(&o.timeout, "timeout", 0, "bound on the whole run; past it the run stops, continuing anything it stopped (default: scan 60s, reap 3×grace + 30s)")
 }
 

@@ -22,6 +22,8 @@ func TestGoldenScan(t *testing.T) {
 		args   []string
 	}{
 		{"table, fixture policy", "scan-fixture.txt", []string{"scan", "--proc", "../../testdata/proc", "--policy", "../../testdata/policy/fixture.toml"}},
+		{"table, --all", "scan-all.txt", []string{"scan", "--proc", "../../testdata/proc", "--policy", "../../testdata/policy/fixture.toml", "--all"}},
+		{"json, --all", "scan-all.json", []string{"scan", "--proc", "../../testdata/proc", "--policy", "../../testdata/policy/fixture.toml", "--all", "-o", "json"}},
 		{"json, fixture policy", "scan-fixture.json", []string{"scan", "--proc", "../../testdata/proc", "--policy", "../../testdata/policy/fixture.toml", "--output", "json"}},
 		{"table, embedded default", "scan-default.txt", []string{"scan", "--proc", "../../testdata/proc"}},
 		{"json, embedded default", "scan-default.json", []string{"scan", "--proc", "../../testdata/proc", "-o", "json"}},

@@ -137,6 +137,9 @@ func emit(run *scanRun, pol *policy.Policy, plan *policy.Plan, opts *scanOptions
 	rep := audit.NewReport(pol, run.result, plan)
 	rep.Errors = append(rep.Errors, run.problems...)
 	inspect(run, plan).apply(rep)
+	if opts.all {
+		rep.AddUnmatched(pol, run.result, plan)
+	}
 	if err := record(rep, nil, opts, g, took); err != nil {
 		return err
 	}
