@@ -98,6 +98,9 @@ const (
 	detailCgroup
 	detailStdio
 	detailStatus
+	// environDenied marks an environment that exists but could not be
+	// read (another user's process, without privilege).
+	environDenied
 )
 
 type detailState struct {
@@ -269,9 +272,24 @@ func (s *Snapshot) Getenv(p *Process, name string) (string, bool) {
 
 func (s *Snapshot) environ(p *Process) string {
 	if s.load(p, detailEnviron) {
-		p.details.environ = string(s.raw(p, detailEnviron))
+		b, err := s.reader.read(p.PID, detailEnviron)
+		switch {
+		case err == nil:
+			p.details.environ = string(b)
+		case !isGone(err):
+			s.Warnings = append(s.Warnings, err.Error())
+			p.details.loaded |= environDenied
+		}
 	}
 	return p.details.environ
+}
+
+// EnvironUnreadable reports whether p's environment exists but could not
+// be read: then the markers a gateway leaves there were not checked, and
+// evidence that rests on their absence must say so.
+func (s *Snapshot) EnvironUnreadable(p *Process) bool {
+	s.environ(p)
+	return p.details.loaded&environDenied != 0
 }
 
 // UID returns the real uid of p: the user who owns it, the one kill(2)
@@ -386,6 +404,9 @@ func (s *Snapshot) Prefetch(procs []*Process) {
 					b, err := r.read(p.PID, d)
 					if err != nil && !isGone(err) {
 						warnings[w] = append(warnings[w], err.Error())
+						if d == detailEnviron {
+							p.details.loaded |= environDenied
+						}
 					}
 					switch d {
 					case detailCmdline:

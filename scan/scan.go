@@ -207,6 +207,9 @@ func (r *Result) finding(root int, adoption string) Finding {
 	if f.Owner == "" {
 		f.Reasons = append(f.Reasons, Untracked)
 		f.Evidence = append(f.Evidence, untrackedEvidence)
+		if s.EnvironUnreadable(p) {
+			f.Evidence = append(f.Evidence, "its environment could not be read (another user's process; run as root): an owner's marker there was not checked")
+		}
 	}
 	f.Kind = Classify(s, p)
 	r.members(&f, root)

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -389,5 +390,68 @@ action = "terminate"
 	}
 	if b, _ := os.ReadFile(audit); !bytes.Contains(b, []byte("interrupted")) {
 		t.Errorf("the audit log does not say the run was interrupted:\n%s", b)
+	}
+}
+
+// As an ordinary user, the reaper cannot read other users' environments:
+// it says so once, with a count, not once per process, and the evidence of
+// a tree that rests on a marker's absence says the marker was not checked.
+// The control: as root, neither.
+func TestNonRootScanSaysWhatItCouldNotCheck(t *testing.T) {
+	requireRoot(t)
+	becomeSubreaper(t)
+	url := "https://nonroot-" + suiteMark + ".test"
+	pid := adopt(t, "npm exec mcp-remote "+url, "sleep 60; exit 0", nil)
+	dir, err := os.MkdirTemp("", "reaper-nonroot-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	os.Chmod(dir, 0o755)
+	pol := filepath.Join(dir, "policy.toml")
+	os.WriteFile(pol, []byte(fmt.Sprintf("version = 1\n%s\n[[rule]]\nname = \"marked\"\nwhen = [\"reparented\"]\ncmdline = '%s'\n",
+		selfSubreaper(t), regexp.QuoteMeta(url))), 0o644)
+	scanAs := func(cred *syscall.Credential) (string, string, []string) {
+		c := exec.Command(reaperBin, "scan", "--policy", pol, "--output", "json", "--journal", "off")
+		c.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+		c.Env = []string{"HOME=" + dir, "PATH=/usr/bin:/bin"}
+		out, err := c.Output()
+		if err != nil {
+			t.Fatalf("scan: %v", err)
+		}
+		var rep struct {
+			Findings []struct {
+				RootPID  int      `json:"root_pid"`
+				Evidence []string `json:"evidence"`
+			} `json:"findings"`
+			Warnings []string `json:"warnings"`
+		}
+		if err := json.Unmarshal(out, &rep); err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		ev := ""
+		for _, f := range rep.Findings {
+			if f.RootPID == pid {
+				ev = strings.Join(f.Evidence, "\n")
+			}
+		}
+		var env []string
+		for _, w := range rep.Warnings {
+			if strings.Contains(w, "environ") {
+				env = append(env, w)
+			}
+		}
+		return string(out), ev, env
+	}
+	_, ev, env := scanAs(nobody)
+	if !strings.Contains(ev, "its environment could not be read") {
+		t.Errorf("as nobody, the evidence does not say the markers were not checked:\n%s", ev)
+	}
+	if len(env) != 1 || !strings.Contains(env[0], "processes: read /proc/*/environ: permission denied") {
+		t.Errorf("as nobody, environ warnings %q: want one line with a count", env)
+	}
+	_, ev, env = scanAs(nil)
+	if strings.Contains(ev, "could not be read") || len(env) != 0 {
+		t.Errorf("control, as root: evidence %q, warnings %q", ev, env)
 	}
 }
