@@ -116,12 +116,31 @@ func (r *Report) writeFinding(ew *errWriter, s *platform.Snapshot, f *Finding) {
 		}
 		ew.printf("  owner: %s\n", owner)
 	}
+	// One line per terminal and role, with every pid that holds it.
+	type hold struct {
+		pts    int
+		role   string
+		hungUp bool
+	}
+	var holds []hold
+	pids := map[hold][]string{}
 	for _, p := range f.PTYs {
+		h := hold{p.PTS, p.Role, p.HungUp}
+		if pids[h] == nil {
+			holds = append(holds, h)
+		}
+		pids[h] = append(pids[h], strconv.Itoa(p.PID))
+	}
+	for _, h := range holds {
 		state := ""
-		if p.HungUp {
+		if h.hungUp {
 			state = ", its master closed"
 		}
-		ew.printf("  holds /dev/pts/%d (%s, pid %d%s)\n", p.PTS, p.Role, p.PID, state)
+		who := "pid " + pids[h][0]
+		if len(pids[h]) > 1 {
+			who = "pids " + strings.Join(pids[h], ", ")
+		}
+		ew.printf("  holds /dev/pts/%d (%s, %s%s)\n", h.pts, h.role, who, state)
 	}
 	if a := f.Activity; a != nil {
 		verdict := "no sign of it"
@@ -143,15 +162,15 @@ func (r *Report) writeFinding(ew *errWriter, s *platform.Snapshot, f *Finding) {
 			open = open[:m.Depth]
 			for d := 1; d < m.Depth; d++ {
 				if open[d] {
-					prefix += "│  "
+					prefix += r.glyphs.pipe
 				} else {
 					prefix += "   "
 				}
 			}
 			if last[i] {
-				prefix += "└─ "
+				prefix += r.glyphs.last
 			} else {
-				prefix += "├─ "
+				prefix += r.glyphs.branch
 			}
 			open = append(open[:m.Depth], !last[i])
 		}
@@ -256,3 +275,23 @@ func (e *errWriter) Write(p []byte) (int, error) {
 }
 
 func (e *errWriter) printf(format string, args ...any) { fmt.Fprintf(e, format, args...) }
+
+// treeGlyphs draw a finding's tree: box-drawing characters, or ASCII where
+// the terminal's locale is not UTF-8.
+type treeGlyphs struct{ pipe, last, branch string }
+
+var (
+	unicodeGlyphs = treeGlyphs{"│  ", "└─ ", "├─ "}
+	asciiGlyphs   = treeGlyphs{"|  ", "`- ", "|- "}
+)
+
+// UseASCII draws the table's trees with ASCII characters, for a terminal
+// whose locale is not UTF-8 (the caller decides, from LC_ALL, LC_CTYPE,
+// LANG).
+func (r *Report) UseASCII(ascii bool) {
+	if ascii {
+		r.glyphs = asciiGlyphs
+	} else {
+		r.glyphs = unicodeGlyphs
+	}
+}

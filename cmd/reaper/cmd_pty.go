@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"strings"
 	"text/tabwriter"
 
@@ -152,7 +153,18 @@ func runPty(opts *ptyOptions, g *globalOptions) error {
 	if len(out.PTYs) == 0 {
 		fmt.Fprintln(g.stdout, "No process holds a pseudo-terminal.")
 	}
-	fmt.Fprintln(g.stdout, "\n* part of a finding of the policy")
+	starred := false
+	for _, e := range out.PTYs {
+		for _, h := range append(append([]holder{}, e.Masters...), e.Slaves...) {
+			starred = starred || h.InFinding
+		}
+	}
+	if starred {
+		fmt.Fprintln(g.stdout, "\n* part of a finding of the policy")
+	}
+	if os.Geteuid() != 0 {
+		fmt.Fprintln(g.stdout, "not root: other users' file descriptors were not read; their terminals are not shown")
+	}
 	if unreadable > 0 {
 		fmt.Fprintf(g.stdout, "%s could not be read (other users'; run as root to see them)\n", countOf(unreadable, "process's fds", "processes' fds"))
 	}

@@ -35,8 +35,17 @@ func TestGoldenScan(t *testing.T) {
 	if _, err := os.Stat(systemPolicy); err == nil && os.Geteuid() == 0 {
 		t.Skipf("%s exists: the embedded-default goldens would not apply", systemPolicy)
 	}
-	env := []string{"XDG_CONFIG_HOME=" + t.TempDir()}
+	env := []string{"XDG_CONFIG_HOME=" + t.TempDir(), "LC_ALL=C.UTF-8"}
+	tests = append(tests, struct {
+		name   string
+		golden string
+		args   []string
+	}{"table, C locale: ASCII trees", "scan-ascii.txt", []string{"scan", "--proc", "../../testdata/proc", "--policy", "../../testdata/policy/fixture.toml"}})
 	for _, tt := range tests {
+		env := env
+		if tt.golden == "scan-ascii.txt" {
+			env = []string{"XDG_CONFIG_HOME=" + env[0][len("XDG_CONFIG_HOME="):], "LC_ALL=C"}
+		}
 		t.Run(tt.name, func(t *testing.T) {
 			r := runReaper(t, env, tt.args...)
 			if r.code != 0 {

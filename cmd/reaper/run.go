@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/orphanreaper/reaper/audit"
@@ -174,6 +175,7 @@ func writeReport(rep *audit.Report, run *scanRun, opts *scanOptions, g *globalOp
 	if opts.output == "json" {
 		err = rep.WriteJSON(g.stdout)
 	} else {
+		rep.UseASCII(!utf8Locale())
 		err = rep.WriteTable(g.stdout, run.snap)
 	}
 	if err != nil {
@@ -211,4 +213,17 @@ func sampleActivity(snap *platform.Snapshot) scan.Sampler {
 		}
 		return out
 	}
+}
+
+// utf8Locale reports whether the locale the output is read in is UTF-8:
+// the first of LC_ALL, LC_CTYPE and LANG that is set says (locale(7)); none
+// set is the C locale, ASCII.
+func utf8Locale() bool {
+	for _, v := range []string{"LC_ALL", "LC_CTYPE", "LANG"} {
+		if l := os.Getenv(v); l != "" {
+			l = strings.ToLower(l)
+			return strings.Contains(l, "utf-8") || strings.Contains(l, "utf8")
+		}
+	}
+	return false
 }
