@@ -396,7 +396,7 @@ func leaseLedgers(dir string, leases []lease, current *gatewayLock, boot Boot, i
 	return out
 }
 
-// codexProcess is a row of the codex app-server registry (PR #132610):
+// codexProcess is a row of the codex app-server registry (OpenClaw 2026.9):
 // startedAt is "<boot_id>:<startTicks>" on Linux.
 type codexProcess struct {
 	Parent struct {

@@ -152,7 +152,7 @@ func (pr *procReader) readAll(s *Snapshot) error {
 const (
 	// statWorkers bounds the goroutines of the stat pass. Measured on two
 	// cores, two cut the wall time of a 10,000-process read by about a
-	// fifth for a tenth more CPU (../shared/research/performance.md §3).
+	// fifth for a tenth more CPU (measured with scripts/bench-scan.sh).
 	statWorkers = 4
 	// parallelAbove is the table size below which one goroutine is faster.
 	parallelAbove = 2048

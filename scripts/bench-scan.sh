@@ -7,7 +7,7 @@
 # prints the medians, the median of the per-rep ratios, and the peak RSS of
 # each (GNU time, which forks, so the figure is the child's own).
 #
-# The population (the shapes of ../shared/research/performance.md):
+# The population (fan trees, deep chains and an orphan tree, as a busy host has):
 #   4 fan trees   — a sleep with many sleep children          (8/10 of N)
 #   2 deep chains — each level a sleep whose child is the next (1/10 of N)
 #   1 orphan tree — sleeps whose parent exited: reparented     (1/10 of N)
