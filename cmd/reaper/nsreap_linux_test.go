@@ -20,16 +20,8 @@ import (
 // its own procfs over /proc: it plans to terminate A, forces B onto A's pid,
 // then carries the plan out.
 func runPIDNamespaceReapHelper() {
-	fail := func(format string, args ...any) {
-		fmt.Fprintf(os.Stderr, format+"\n", args...)
-		os.Exit(2)
-	}
-	if err := syscall.Mount("", "/", "", syscall.MS_REC|syscall.MS_PRIVATE, ""); err != nil {
-		fail("make mounts private: %v", err)
-	}
-	if err := syscall.Mount("proc", "/proc", "proc", 0, ""); err != nil {
-		fail("mount proc: %v", err)
-	}
+	ownProc()
+	fail := nsFail
 	spawn := func() *os.Process {
 		p, err := os.StartProcess("/bin/sleep", []string{"sleep", "60"}, &os.ProcAttr{})
 		if err != nil {
@@ -96,4 +88,22 @@ func runPIDNamespaceReapHelper() {
 	out, _ := json.Marshal(res)
 	fmt.Println(string(out))
 	os.Exit(0)
+}
+
+// nsFail ends a namespace helper with a message: it is a separate process,
+// so it reports through its exit status and stderr, not a *testing.T.
+func nsFail(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, format+"\n", args...)
+	os.Exit(2)
+}
+
+// ownProc makes the mounts of a new mount namespace private and mounts a
+// procfs of the helper's own PID namespace over /proc.
+func ownProc() {
+	if err := syscall.Mount("", "/", "", syscall.MS_REC|syscall.MS_PRIVATE, ""); err != nil {
+		nsFail("make mounts private: %v", err)
+	}
+	if err := syscall.Mount("proc", "/proc", "proc", 0, ""); err != nil {
+		nsFail("mount proc: %v", err)
+	}
 }

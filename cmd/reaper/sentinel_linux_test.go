@@ -220,16 +220,8 @@ const envNSControl = "REAPER_TEST_NSCONTROL"
 // own /proc: it adopts an unmarked orphan and runs the real reaper on it
 // twice, with the marked test rule, then without the mark.
 func runNSControlHelper() {
-	fail := func(format string, args ...any) {
-		fmt.Fprintf(os.Stderr, format+"\n", args...)
-		os.Exit(2)
-	}
-	if err := syscall.Mount("", "/", "", syscall.MS_REC|syscall.MS_PRIVATE, ""); err != nil {
-		fail("make mounts private: %v", err)
-	}
-	if err := syscall.Mount("proc", "/proc", "proc", 0, ""); err != nil {
-		fail("mount proc: %v", err)
-	}
+	ownProc()
+	fail := nsFail
 	pid, err := orphanUnmarked("npm exec mcp-remote https://control.test")
 	if err != nil {
 		fail("orphan: %v", err)

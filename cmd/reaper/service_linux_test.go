@@ -63,16 +63,8 @@ func TestServiceProcessIsNotAnOrphan(t *testing.T) {
 // the same command into a *.service and a *.scope cgroup below dir, runs
 // `reaper scan`, and prints which of the two are findings.
 func runNSServiceHelper(dir string) {
-	fail := func(format string, args ...any) {
-		fmt.Fprintf(os.Stderr, format+"\n", args...)
-		os.Exit(2)
-	}
-	if err := syscall.Mount("", "/", "", syscall.MS_REC|syscall.MS_PRIVATE, ""); err != nil {
-		fail("make mounts private: %v", err)
-	}
-	if err := syscall.Mount("proc", "/proc", "proc", 0, ""); err != nil {
-		fail("mount proc: %v", err)
-	}
+	ownProc()
+	fail := nsFail
 	start := func(cg string) int {
 		if err := os.Mkdir(filepath.Join(dir, cg), 0o755); err != nil {
 			fail("%v", err)
