@@ -76,10 +76,12 @@ func readSQLiteNow(path string) ([]lease, []*ledger.Ledger, error) {
 	if n == 0 {
 		return nil, nil, nil // a state database without plugin state: nothing to say
 	}
-	rows, err := db.QueryContext(ctx, `SELECT plugin_id, namespace, entry_key, value_json FROM plugin_state_entries
+	// Bounded: a user's store can hold anything; a value cut at 64 KiB no
+	// longer parses and is reported, never acted on.
+	rows, err := db.QueryContext(ctx, `SELECT plugin_id, namespace, substr(entry_key, 1, 256), substr(value_json, 1, 65536) FROM plugin_state_entries
 		WHERE (plugin_id = 'acpx' AND namespace = 'process-leases')
 		   OR (plugin_id = 'codex' AND namespace = 'app-server-processes')
-		ORDER BY plugin_id, entry_key`)
+		ORDER BY plugin_id, entry_key LIMIT 10000`)
 	if err != nil {
 		return nil, nil, &ledger.Error{File: path, Msg: "read plugin_state_entries: " + err.Error()}
 	}

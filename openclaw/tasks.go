@@ -51,8 +51,13 @@ type Tasks struct {
 	Sessions *Sessions
 }
 
-// maxTaskRows bounds the rows read from one store.
-const maxTaskRows = 100_000
+// maxTaskRows bounds the rows read from one store (the newest), and
+// maxCommand the command text of a row: a longer command is cut to its
+// first 4 KiB, which must still be held by exactly one process to match.
+const (
+	maxTaskRows = 10_000
+	maxCommand  = 4096
+)
 
 // ReadTasks reads the exec rows of the state dir's task store and the
 // session stores of its agents. It returns nil when there is no task store.
@@ -75,8 +80,11 @@ func ReadTasks(dir string) (*Tasks, []error) {
 		if ok, err := hasTable(ctx, db, "task_runs"); err != nil || !ok {
 			return err
 		}
-		rows, err := db.QueryContext(ctx, `SELECT task_id, coalesce(source_id, ''), coalesce(requester_session_key, ''),
-			task, status, created_at FROM task_runs WHERE task_kind = 'exec' ORDER BY created_at LIMIT ?`, maxTaskRows)
+		// Bounded: the newest rows, each text field cut (a user's store can
+		// hold anything), so one store costs a few MiB at most.
+		rows, err := db.QueryContext(ctx, `SELECT substr(task_id, 1, 128), substr(coalesce(source_id, ''), 1, 128),
+			substr(coalesce(requester_session_key, ''), 1, 512), substr(task, 1, ?), substr(status, 1, 32), created_at
+			FROM task_runs WHERE task_kind = 'exec' ORDER BY created_at DESC LIMIT ?`, maxCommand, maxTaskRows)
 		if err != nil {
 			return err
 		}
@@ -140,7 +148,7 @@ func readSessions(sd stateDir) (*Sessions, []error) {
 }
 
 func readSessionStore(ctx context.Context, db *sql.DB, ss *Sessions) error {
-	rows, err := db.QueryContext(ctx, `SELECT session_key, archived_at IS NOT NULL FROM session_nodes LIMIT ?`, maxTaskRows)
+	rows, err := db.QueryContext(ctx, `SELECT substr(session_key, 1, 512), archived_at IS NOT NULL FROM session_nodes LIMIT ?`, maxTaskRows)
 	if err != nil {
 		return err
 	}
@@ -164,7 +172,8 @@ func readSessionStore(ctx context.Context, db *sql.DB, ss *Sessions) error {
 	if ok, err := hasTable(ctx, db, "session_transcript_archives"); err != nil || !ok {
 		return err
 	}
-	rows, err = db.QueryContext(ctx, `SELECT session_key, reason, max(created_at) FROM session_transcript_archives GROUP BY session_key, reason LIMIT ?`, maxTaskRows)
+	rows, err = db.QueryContext(ctx, `SELECT substr(session_key, 1, 512), substr(reason, 1, 32), max(created_at) FROM session_transcript_archives
+		GROUP BY session_key, reason LIMIT ?`, maxTaskRows)
 	if err != nil {
 		return err
 	}
