@@ -270,8 +270,8 @@ func (t *Tasks) sessionOf(e ExecTask) (string, ledger.SessionState, bool) {
 }
 
 // matchExec returns the live processes that may run the exec row: started
-// in its window, their command line holding its command text. Only the
-// window's processes have their command line read.
+// in its window, carrying OPENCLAW_SHELL=exec, their command line holding
+// its command text. Only the window's processes have their details read.
 func matchExec(e ExecTask, s *platform.Snapshot) []*platform.Process {
 	cmd := strings.TrimSpace(e.Command)
 	if len(cmd) < 3 {
@@ -288,7 +288,9 @@ func matchExec(e ExecTask, s *platform.Snapshot) []*platform.Process {
 		if started.Before(from) || started.After(to) {
 			continue
 		}
-		if strings.Contains(s.CommandLine(p), cmd) {
+		// OpenClaw's exec children carry its marker: a process without
+		// it (or whose environment can't be read) is not the row's.
+		if shell, _ := s.Getenv(p, EnvShell); shell == "exec" && strings.Contains(s.CommandLine(p), cmd) {
 			out = append(out, p)
 		}
 	}

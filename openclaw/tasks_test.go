@@ -96,7 +96,11 @@ func taskSnapshot() *platform.Snapshot {
 	ticks := func(at time.Time) uint64 { return uint64(at.Sub(taken.Add(-uptime)) / (10 * time.Millisecond)) }
 	proc := func(pid, ppid int, at time.Time, argv ...string) platform.Process {
 		return platform.Process{PID: pid, PPID: ppid, PGID: pid, SID: pid, State: 'S', StartTicks: ticks(at), UID: 1000}.
-			WithDetails(argv, nil, platform.Cgroup{})
+			WithDetails(argv, []string{"OPENCLAW_SHELL=exec"}, platform.Cgroup{})
+	}
+	stranger := func(pid int, text string) platform.Process { // the same command, not OpenClaw's
+		return platform.Process{PID: pid, PPID: 1, PGID: pid, SID: pid, State: 'S', StartTicks: ticks(taskEpoch.Add(-300 * time.Millisecond)), UID: 1001}.
+			WithDetails([]string{"/bin/bash", "-c", text}, nil, platform.Cgroup{})
 	}
 	shell := func(pid int, text string) platform.Process {
 		return proc(pid, 50, taskEpoch.Add(-400*time.Millisecond), "/bin/bash", "--noprofile", "--norc", "-c", "if [ -r s ]; then . s; fi\n"+text)
@@ -112,6 +116,9 @@ func taskSnapshot() *platform.Snapshot {
 		shell(601, "sleep 600; : twin"), shell(602, "sleep 600; : twin"),
 		// The same command started an hour earlier: outside the window.
 		proc(701, 50, taskEpoch.Add(-time.Hour), "/bin/bash", "-c", "sleep 600; : nobody"),
+		// Another user's process with the same command in the window, no
+		// OpenClaw marker: neither a match nor an ambiguity.
+		stranger(801, "sleep 600; : one"),
 	}, "boot", uptime, taken)
 }
 
