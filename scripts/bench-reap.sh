@@ -66,11 +66,16 @@ for ((rep = 0; rep < REPS; rep++)); do
 	wait $!
 	root=""
 	for _ in $(seq 1 200); do
-		root=$(ps -eo pid=,args= | awk -v s="sh $work/tree.sh" '$0 ~ s { print $1; exit }')
+		# Field by field: a pattern on the whole line also matched this very
+		# awk (its -v argument holds the path), which after a pid wrap sorts
+		# first.
+		root=$(ps -eo pid=,args= | awk -v p="$work/tree.sh" '$2 == "sh" && $3 == p { print $1; exit }')
 		[ -n "$root" ] && [ "$(members "$(ps -o pgid= -p "$root" | tr -d ' ')")" -gt "$N" ] && break
 		sleep 0.1
 	done
+	[ -n "$root" ] || { echo "bench-reap: the tree's root (sh $work/tree.sh) was not found" >&2; exit 1; }
 	group=$(ps -o pgid= -p "$root" | tr -d ' ')
+	[ -n "$group" ] || { echo "bench-reap: the tree's root $root exited" >&2; exit 1; }
 	(( $(members "$group") > N )) || { echo "bench-reap: tree not built" >&2; exit 1; }
 	t0=$EPOCHREALTIME
 	"$BIN" reap --policy "$work/policy.toml" --lock-file "$work/lock" -o json >"$work/out.json"
