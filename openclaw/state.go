@@ -31,6 +31,16 @@ type Boot struct {
 	Time time.Time // when the machine booted
 }
 
+// Bounds on what one user's home and state dir can make reaper read: a
+// gateway keeps a few locks and a profile or two, so more is refused (the
+// locks: an error that holds back that user's trees) or cut (profiles in
+// name order).
+const (
+	maxProfiles = 16
+	maxLocks    = 32
+	maxAgents   = 32
+)
+
 // StateDirs lists the OpenClaw state directories that exist for the
 // given home directories and explicit dirs (OPENCLAW_STATE_DIR values):
 // ~/.openclaw, profiles ~/.openclaw-<profile>, and the legacy ~/.clawdbot,
@@ -66,7 +76,7 @@ func StateDirs(homes, explicit []string) []string {
 		}
 		add(filepath.Join(home, ".openclaw"), owner)
 		profiles, _ := filepath.Glob(filepath.Join(home, ".openclaw-*"))
-		for _, p := range profiles {
+		for _, p := range profiles[:min(len(profiles), maxProfiles)] {
 			add(p, owner)
 		}
 		for _, legacy := range []string{".clawdbot", ".moldbot", ".moltbot"} {
@@ -145,6 +155,9 @@ func readLocks(sd stateDir) ([]gatewayLock, []error) {
 	m, _ := filepath.Glob(filepath.Join(os.TempDir(), tmpDir, "gateway*.lock"))
 	for _, p := range m {
 		paths = append(paths, loc{os.TempDir(), filepath.Join(tmpDir, filepath.Base(p))})
+	}
+	if len(paths) > maxLocks {
+		return nil, []error{&ledger.Error{File: sd.path, Msg: fmt.Sprintf("%d gateway lock files: more than %d, none read", len(paths), maxLocks)}}
 	}
 	var locks []gatewayLock
 	var errs []error

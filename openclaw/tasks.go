@@ -125,6 +125,9 @@ func readSessions(sd stateDir) (*Sessions, []error) {
 	if len(stores) == 0 {
 		return nil, nil
 	}
+	if len(stores) > maxAgents {
+		return nil, []error{&ledger.Error{File: filepath.Join(sd.path, "agents"), Msg: fmt.Sprintf("%d agent session stores: more than %d, none read", len(stores), maxAgents)}}
+	}
 	ss := &Sessions{Live: map[string]bool{}, Deleted: map[string]bool{}, Reset: map[string]time.Time{}}
 	for _, path := range stores {
 		rel, err := filepath.Rel(sd.path, path)

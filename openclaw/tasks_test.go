@@ -3,6 +3,7 @@ package openclaw
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -259,4 +260,31 @@ func FuzzExecLedger(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A user's state dir is theirs to fill: more lock files or agent stores
+// than a gateway keeps are refused with an error naming the dir, not read
+// one by one. The controls are the fixtures above, read in full.
+func TestStateDirBounds(t *testing.T) {
+	dir, _ := storeFixture(t)
+	for i := 0; i <= maxAgents; i++ {
+		p := filepath.Join(dir, "agents", fmt.Sprintf("a%d", i), "agent", "openclaw-agent.sqlite")
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, nil, 0o644)
+	}
+	tasks, errs := ReadTasks(dir)
+	if tasks == nil || tasks.Sessions != nil || len(errs) != 1 || !strings.Contains(errs[0].Error(), "agent session stores: more than") {
+		t.Errorf("tasks %v, errs %v: want no session state and the bound named", tasks, errs)
+	}
+	locks := t.TempDir()
+	for i := 0; i <= maxLocks; i++ {
+		os.WriteFile(filepath.Join(locks, fmt.Sprintf("gateway.%08x.lock", i)), []byte(`{"pid": 1}`), 0o600)
+	}
+	sd, err := openStateDir(locks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, errs := readLocks(sd); len(got) != 0 || len(errs) != 1 || !strings.Contains(errs[0].Error(), "gateway lock files: more than") {
+		t.Errorf("locks %v, errs %v: want none read and the bound named", got, errs)
+	}
 }
