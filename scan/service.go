@@ -48,12 +48,20 @@ func (r *Result) serviceUnit(i int) (string, bool) {
 	if cg == "" || !strings.HasSuffix(unit, ".service") || strings.HasPrefix(unit, "user@") {
 		return "", false
 	}
-	for k, o := range r.cfg.Owners {
-		if o.Cgroup != nil && o.Cgroup.MatchString(cg) || r.cgroupHasOwner(cg, k) {
+	for _, o := range r.cfg.Owners {
+		if o.Cgroup != nil && o.Cgroup.MatchString(cg) {
 			return "", false
 		}
 		if o.PIDEnv != "" {
 			if _, ok := s.Getenv(p, o.PIDEnv); ok {
+				return "", false
+			}
+		}
+	}
+	// One read of the unit's members for every owner at once.
+	if len(r.cfg.Owners) > 0 {
+		for _, pid := range s.CgroupMembers(cg) {
+			if j := s.Index(pid); j >= 0 && r.ownerOf(j) >= 0 {
 				return "", false
 			}
 		}
