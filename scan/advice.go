@@ -63,6 +63,7 @@ func (r *Result) Advise(states []OpenClawState, sample Sampler) {
 		r.adviseEnded(st, gw)
 		r.adviseIdentical(st, gw)
 	}
+	sort.SliceStable(r.Advice, func(i, j int) bool { return r.Advice[i].ID < r.Advice[j].ID })
 }
 
 // liveGateway is the index of the state dir's gateway process when the
@@ -208,7 +209,6 @@ func (r *Result) adviseIdentical(st OpenClawState, gw int) {
 			Evidence: fmt.Sprintf("gateway pid %d (%s) holds %d identical trees of %q", st.Gateway.Owner.PID, st.Dir, n, clipText(cmd, 120)),
 			Setting:  "a model looping on one command: check the agent's sessions (openclaw tasks list); the trees outlive deleted sessions"})
 	}
-	sort.Slice(r.Advice, func(i, j int) bool { return r.Advice[i].ID < r.Advice[j].ID })
 }
 
 // under reports whether the process at index i descends from index anc.
