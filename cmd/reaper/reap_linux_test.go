@@ -458,12 +458,7 @@ func TestReapNoPermission(t *testing.T) {
 	// environment, so the rule is confined by a mark in the argv instead.
 	url := "https://root-" + suiteMark + ".test"
 	pid := adopt(t, "npm exec mcp-remote "+url, "sleep 60; exit 0", nil)
-	dir, err := os.MkdirTemp("", "reaper-77-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	os.Chmod(dir, 0o777)
+	dir := sharedDir(t, 0o777)
 	pol := filepath.Join(dir, "policy.toml")
 	os.WriteFile(pol, []byte(fmt.Sprintf("version = 1\n[defaults]\nmin_age = \"0s\"\n%s\n[[rule]]\nname = \"root's trees\"\nwhen = [\"reparented\"]\ncmdline = '%s'\nuser = [\"0\"]\naction = \"terminate\"\n",
 		selfSubreaper(t), regexp.QuoteMeta(url))), 0o644)

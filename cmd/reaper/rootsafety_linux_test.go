@@ -60,15 +60,23 @@ func procFileOwner(t *testing.T, pid int) uint32 {
 	return st.Uid
 }
 
-// userDir makes a directory owned by nobody, as a user's home would be.
-func userDir(t *testing.T) string {
+// sharedDir makes a directory other users can reach (t.TempDir's parent
+// is private), with mode, removed at cleanup.
+func sharedDir(t *testing.T, mode os.FileMode) string {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "reaper-user-")
+	dir, err := os.MkdirTemp("", "reaper-shared-")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	os.Chmod(dir, 0o755)
+	os.Chmod(dir, mode)
+	return dir
+}
+
+// userDir makes a directory owned by nobody, as a user's home would be.
+func userDir(t *testing.T) string {
+	t.Helper()
+	dir := sharedDir(t, 0o755)
 	if err := os.Chown(dir, 65534, 65534); err != nil {
 		t.Fatal(err)
 	}
@@ -83,12 +91,7 @@ func TestNonDumpableOtherUserIsNotRoots(t *testing.T) {
 	becomeSubreaper(t)
 	// The helper is this test binary, copied where nobody may run it; it
 	// calls prctl(PR_SET_DUMPABLE, 0) and sleeps, named claude.
-	dir, err := os.MkdirTemp("", "reaper-nodump-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	os.Chmod(dir, 0o755)
+	dir := sharedDir(t, 0o755)
 	self, _ := os.Executable()
 	b, err := os.ReadFile(self)
 	if err != nil {
@@ -402,12 +405,7 @@ func TestNonRootScanSaysWhatItCouldNotCheck(t *testing.T) {
 	becomeSubreaper(t)
 	url := "https://nonroot-" + suiteMark + ".test"
 	pid := adopt(t, "npm exec mcp-remote "+url, "sleep 60; exit 0", nil)
-	dir, err := os.MkdirTemp("", "reaper-nonroot-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	os.Chmod(dir, 0o755)
+	dir := sharedDir(t, 0o755)
 	pol := filepath.Join(dir, "policy.toml")
 	os.WriteFile(pol, []byte(fmt.Sprintf("version = 1\n%s\n[[rule]]\nname = \"marked\"\nwhen = [\"reparented\"]\ncmdline = '%s'\n",
 		selfSubreaper(t), regexp.QuoteMeta(url))), 0o644)
