@@ -216,7 +216,7 @@ func collectOnly(pol *policy.Policy, procRoot string, paths []string) (*scanRun,
 		o.Ledger = nil // the policy's ledgers are not what was asked about
 		none.Owners = append(none.Owners, o)
 	}
-	return collectWith(&none, procRoot, paths, false)
+	return collectWith(&none, procRoot, paths, false, false)
 }
 
 // clipText escapes control characters (a command line may hold newlines)

@@ -69,7 +69,7 @@ func runPty(opts *ptyOptions, g *globalOptions) error {
 	if err != nil {
 		return err
 	}
-	run, err := collectWith(pol, "", nil, true)
+	run, err := collectWith(pol, "", nil, true, false)
 	if err != nil {
 		return err
 	}

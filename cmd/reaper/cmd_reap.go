@@ -114,7 +114,7 @@ func runReap(ctx context.Context, opts *reapOptions, g *globalOptions) error {
 	}
 	defer release()
 
-	run, err := collect(ctx, pol, opts.procRoot, opts.ledgers, timeout)
+	run, err := collect(ctx, pol, opts.procRoot, opts.ledgers, timeout, true)
 	if err != nil {
 		return err
 	}
@@ -191,7 +191,7 @@ func spareNewlyOwned(ctx context.Context, pol *policy.Policy, opts *reapOptions,
 	if !plannedAny(plan) {
 		return nil
 	}
-	now, err := collect(ctx, pol, opts.procRoot, opts.ledgers, timeout)
+	now, err := collect(ctx, pol, opts.procRoot, opts.ledgers, timeout, false)
 	if err != nil {
 		return err
 	}

@@ -108,7 +108,7 @@ func runScan(ctx context.Context, opts *scanOptions, g *globalOptions) error {
 	}
 	ctx, cancel := context.WithDeadline(ctx, started.Add(timeout))
 	defer cancel()
-	run, err := collect(ctx, pol, opts.procRoot, opts.ledgers, timeout)
+	run, err := collect(ctx, pol, opts.procRoot, opts.ledgers, timeout, true)
 	if err != nil {
 		return err
 	}

@@ -70,7 +70,7 @@ type scanRun struct {
 // rather than stuck — a loaded host's /proc, a state database its gateway
 // holds. A reader cut off goes on until the process exits; it holds no
 // lock and sends no signal.
-func collect(ctx context.Context, pol *policy.Policy, procRoot string, ledgers []string, timeout time.Duration) (*scanRun, error) {
+func collect(ctx context.Context, pol *policy.Policy, procRoot string, ledgers []string, timeout time.Duration, advise bool) (*scanRun, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, cutShort(ctx, timeout, "before reading the process table")
 	}
@@ -80,7 +80,7 @@ func collect(ctx context.Context, pol *policy.Policy, procRoot string, ledgers [
 	}
 	done := make(chan result, 1)
 	go func() {
-		run, err := collectWith(pol, procRoot, ledgers, true)
+		run, err := collectWith(pol, procRoot, ledgers, true, advise)
 		done <- result{run, err}
 	}()
 	select {
@@ -107,8 +107,10 @@ func cutShort(ctx context.Context, timeout time.Duration, when string) error {
 // readSnapshot takes the process table; tests replace it with a slow one.
 var readSnapshot = platform.ReadSnapshot
 
-// collectWith is collect, with discovery of OpenClaw state on or off.
-func collectWith(pol *policy.Policy, procRoot string, ledgers []string, discover bool) (*scanRun, error) {
+// collectWith is collect, with discovery of OpenClaw state on or off, and
+// advice (with its one-second look at MCP pools) only when the report
+// shows it.
+func collectWith(pol *policy.Policy, procRoot string, ledgers []string, discover, advise bool) (*scanRun, error) {
 	if procRoot != "" && runtime.GOOS != "linux" {
 		return nil, usagef("--proc is Linux only")
 	}
@@ -128,7 +130,9 @@ func collectWith(pol *policy.Policy, procRoot string, ledgers []string, discover
 	res.ApplyLedgers(set.ledgers)
 	res.ApplyOpenClawGateways(set.gateways)
 	res.ApplyMCPServers(set.servers)
-	res.Advise(set.states, sampleActivity(snap))
+	if advise {
+		res.Advise(set.states, sampleActivity(snap))
+	}
 	snap.Warnings = append(snap.Warnings, set.warnings...)
 	return &scanRun{snap: snap, result: res, problems: messages(set.problems), doubts: doubtsFrom(set.problems)}, nil
 }
