@@ -30,9 +30,6 @@ import (
 // confineTree moves the stopped tree into a confinement of its own where
 // the kernel lets the reaper make one, and returns a note for the audit.
 func (t *tree) confineTree() string {
-	if t.kill && len(t.handles) == 0 {
-		return ""
-	}
 	c, err := t.opt.confine(t.opt.Guard, fmt.Sprintf("reaper-%d-%d-%d", os.Getpid(), t.root, time.Now().UnixNano()))
 	if err != nil {
 		if errors.Is(err, errors.ErrUnsupported) {
