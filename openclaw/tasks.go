@@ -49,6 +49,10 @@ type Tasks struct {
 	// Sessions is nil when no session store was read: then no run can be
 	// shown session-ended.
 	Sessions *Sessions
+	// codex is the codex plugin's registry and threads (nil: none).
+	codex *codexRows
+	// BadCodexRows counts codex rows that did not parse (skipped).
+	BadCodexRows int
 }
 
 // maxTaskRows bounds the rows read from one store (the newest), and
@@ -77,6 +81,11 @@ func ReadTasks(dir string) (*Tasks, []error) {
 	}
 	t := &Tasks{Source: path}
 	err = queryBounded(path, func(ctx context.Context, db *sql.DB) error {
+		cx, bad, err := readCodex(ctx, db)
+		if err != nil {
+			return err
+		}
+		t.codex, t.BadCodexRows = cx, bad
 		if ok, err := hasTable(ctx, db, "task_runs"); err != nil || !ok {
 			return err
 		}

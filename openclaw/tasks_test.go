@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,7 +23,8 @@ var taskEpoch = time.Unix(1_795_000_000, 0)
 func openWAL(t *testing.T, path string, schema ...string) *sql.DB {
 	t.Helper()
 	os.MkdirAll(filepath.Dir(path), 0o755)
-	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=wal_autocheckpoint(0)")
+	u := url.URL{Scheme: "file", Path: path, RawQuery: "_pragma=journal_mode(WAL)&_pragma=wal_autocheckpoint(0)"} // a fuzz seed's dir holds '#'
+	db, err := sql.Open("sqlite", u.String())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,6 +28,7 @@ type OpenClawState struct {
 	Gateway      *openclaw.Gateway
 	Servers      []openclaw.MCPServer
 	LiveSessions int
+	Codex        []openclaw.CodexAppServer // its live codex app-servers
 }
 
 // Activity is what a sampler saw of one process over a short window.
@@ -62,6 +63,7 @@ func (r *Result) Advise(states []OpenClawState, sample Sampler) {
 		r.adviseMCP(st, gw, sample)
 		r.adviseEnded(st, gw)
 		r.adviseIdentical(st, gw)
+		r.adviseCodex(st, gw)
 	}
 	sort.SliceStable(r.Advice, func(i, j int) bool { return r.Advice[i].ID < r.Advice[j].ID })
 }
@@ -96,9 +98,13 @@ func (r *Result) adviseMCP(st OpenClawState, gw int, sample Sampler) {
 	}
 	s := r.Tree.Snap
 	var pools []pool
+	codex := map[int]bool{} // the codex app-servers: their servers are adviseCodex's
+	for _, as := range st.Codex {
+		codex[as.PID] = true
+	}
 	r.Tree.Walk(gw, func(i, _ int) {
 		p := &s.Procs[i]
-		if p.Zombie() || i == gw {
+		if p.Zombie() || i == gw || r.underAny(i, codex) {
 			return
 		}
 		argv := s.Cmdline(p)
@@ -142,15 +148,15 @@ func (r *Result) adviseMCP(st OpenClawState, gw int, sample Sampler) {
 	sort.Strings(names)
 	sessions := "an unknown number of live sessions"
 	if st.LiveSessions >= 0 {
-		sessions = fmt.Sprintf("%d live sessions", st.LiveSessions)
+		sessions = fmt.Sprintf("%d live %s", st.LiveSessions, plural(st.LiveSessions, "session"))
 	}
 	ttl := st.Servers[0].IdleTTLMs
 	severity := "info"
 	if st.LiveSessions >= 0 && len(pools) > max(st.LiveSessions, 1) {
 		severity = "warning" // more than one per live session: duplicates
 	}
-	evidence := fmt.Sprintf("gateway pid %d (%s) holds %d stdio MCP servers (%s) for %s, about %s with their relays and anchors",
-		st.Gateway.Owner.PID, st.Dir, len(pools), strings.Join(names, ", "), sessions, mib(rss)) + activityNote(pools, sample)
+	evidence := fmt.Sprintf("gateway pid %d (%s) holds %d stdio MCP %s (%s) for %s, about %s with their relays and anchors",
+		st.Gateway.Owner.PID, st.Dir, len(pools), plural(len(pools), "server"), strings.Join(names, ", "), sessions, mib(rss)) + activityNote(pools, sample)
 	if ttl > 0 {
 		if severity == "warning" {
 			r.Advice = append(r.Advice, Advice{ID: "openclaw-mcp-pools", Severity: severity, Evidence: evidence + fmt.Sprintf("; mcp.sessionIdleTtlMs is %d", ttl),
@@ -170,7 +176,8 @@ func (r *Result) adviseEnded(st OpenClawState, gw int) {
 	var rss uint64
 	for k := range r.Findings {
 		f := &r.Findings[k]
-		if !f.Has(SessionEnded) || !r.under(s.Index(f.Root.PID), gw) {
+		if !f.Has(SessionEnded) || f.Kind == KindMCP || !r.under(s.Index(f.Root.PID), gw) {
+			// (an MCP server of an ended codex thread: adviseCodex's)
 			continue
 		}
 		pids = append(pids, fmt.Sprint(f.Root.PID))
@@ -209,6 +216,70 @@ func (r *Result) adviseIdentical(st OpenClawState, gw int) {
 			Evidence: fmt.Sprintf("gateway pid %d (%s) holds %d identical trees of %q", st.Gateway.Owner.PID, st.Dir, n, clipText(cmd, 120)),
 			Setting:  "a model looping on one command: check the agent's sessions (openclaw tasks list); the trees outlive deleted sessions"})
 	}
+}
+
+// adviseCodex counts each codex app-server's MCP servers against the
+// threads sessions are still bound to: the app-server keeps a thread's
+// servers after its session is deleted.
+func (r *Result) adviseCodex(st OpenClawState, gw int) {
+	s := r.Tree.Snap
+	for _, as := range st.Codex {
+		if len(as.Children) <= as.LiveThreads || !r.under(s.Index(as.PID), gw) {
+			continue
+		}
+		byServer := map[string]int{}
+		var ended, untied []string
+		var rss uint64
+		for _, ch := range as.Children {
+			byServer[ch.Server]++
+			if i := s.Index(ch.PID); i >= 0 {
+				r.Tree.Walk(i, func(j, _ int) { rss += s.Procs[j].RSS })
+			}
+			switch {
+			case ch.Ended():
+				ended = append(ended, fmt.Sprintf("%d (thread %s)", ch.PID, ch.Thread))
+			case ch.Thread == "":
+				untied = append(untied, fmt.Sprint(ch.PID))
+			}
+		}
+		names := make([]string, 0, len(byServer))
+		for n, k := range byServer {
+			names = append(names, fmt.Sprintf("%s ×%d", n, k))
+		}
+		sort.Strings(names)
+		evidence := fmt.Sprintf("codex app-server pid %d under gateway pid %d (%s) runs %d MCP servers (%s), about %s, for %d live %s (app-server-thread-bindings)",
+			as.PID, st.Gateway.Owner.PID, st.Dir, len(as.Children), strings.Join(names, ", "), mib(rss), as.LiveThreads, plural(as.LiveThreads, "thread"))
+		if len(ended) > 0 {
+			evidence += fmt.Sprintf("; %d belong to threads no session is bound to any more: %s", len(ended), strings.Join(ended, ", "))
+		}
+		if len(untied) > 0 {
+			evidence += fmt.Sprintf("; %d could not be tied to a thread by start time: %s", len(untied), strings.Join(untied, ", "))
+		}
+		r.Advice = append(r.Advice, Advice{ID: "openclaw-codex-mcp-threads", Severity: "warning", Evidence: evidence,
+			Setting: `none in OpenClaw 2026.9: the app-server keeps a thread's MCP servers until it exits (a gateway restart ends it). A policy rule with when = ["session-ended"], kind = ["mcp"], action = "terminate" removes those tied to ended threads (the example policy's openclaw-mcp-ended, which reports)`})
+	}
+}
+
+// underAny reports whether the process at index i is one of pids or
+// descends from one.
+func (r *Result) underAny(i int, pids map[int]bool) bool {
+	if len(pids) == 0 {
+		return false
+	}
+	s := r.Tree.Snap
+	found := pids[s.Procs[i].PID]
+	r.Tree.Ancestors(i, func(j int) bool {
+		found = found || pids[s.Procs[j].PID]
+		return !found
+	})
+	return found
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
 }
 
 // under reports whether the process at index i descends from index anc.
@@ -263,8 +334,8 @@ func activityNote(pools []pool, sample Sampler) string {
 			idle = append(idle, fmt.Sprint(pl.probe[0].PID))
 		}
 	}
-	return fmt.Sprintf("; in the sampling window %d moved bytes (server pids %s), %d were idle (%s)",
-		len(busy), orNone(busy), len(idle), orNone(idle))
+	return fmt.Sprintf("; in the sampling window %d moved bytes (server pids %s), %d %s idle (%s)",
+		len(busy), orNone(busy), len(idle), map[bool]string{true: "was", false: "were"}[len(idle) == 1], orNone(idle))
 }
 
 func orNone(s []string) string {

@@ -37,7 +37,7 @@ func TestAdviseMCPPools(t *testing.T) {
 		gw       *openclaw.Gateway
 		want     string
 	}{
-		{"three pools for one session, no TTL", 0, 1, gw, "warning openclaw-mcp-idle-ttl: gateway pid 200 (/home/a/.openclaw) holds 3 stdio MCP servers (memory ×3) for 1 live sessions"},
+		{"three pools for one session, no TTL", 0, 1, gw, "warning openclaw-mcp-idle-ttl: gateway pid 200 (/home/a/.openclaw) holds 3 stdio MCP servers (memory ×3) for 1 live session,"},
 		{"one per session, no TTL", 0, 3, gw, "info openclaw-mcp-idle-ttl"},
 		{"control: TTL set, one per session", 600000, 3, gw, ""},
 		{"control: the gateway is gone", 0, 1, &openclaw.Gateway{StateDir: "/x", Owner: ledger.Owner{Name: "openclaw-gateway", PID: 4242}}, ""},
@@ -109,5 +109,49 @@ func TestAdviseMCPActivity(t *testing.T) {
 	}
 	if len(asked) != 6 {
 		t.Errorf("sampled %v, want the 3 servers and their 3 anchors", asked)
+	}
+}
+
+// A live gateway's codex app-server runs four MCP servers (one per thread
+// it started) for one thread a session is still bound to: advice names the
+// three of ended threads and the untied one; OpenClaw's own MCP pool count
+// leaves the app-server's servers out, and the exec advice does not count
+// them. Control: as many servers as live threads gives none.
+func TestAdviseCodex(t *testing.T) {
+	procs := []platform.Process{
+		p(200, 10, "openclaw-gateway", []string{"openclaw-gateway"}, nil, "/"),
+		p(300, 200, "node", []string{"node", "codex.js", "app-server"}, nil, "/"),
+		p(301, 300, "codex", []string{"codex", "app-server"}, nil, "/"),
+	}
+	as := openclaw.CodexAppServer{PID: 300, Start: id(300), LiveThreads: 1}
+	for k, thread := range []string{"t1", "t2", "t3", "t4", ""} {
+		pid := 310 + k
+		procs = append(procs, p(pid, 301, "node", []string{"node", "/srv/mcp/memory.js"}, nil, "/"))
+		as.Children = append(as.Children, openclaw.CodexChild{PID: pid, Start: id(pid), Server: "memory", Thread: thread, Bound: thread == "t4"})
+	}
+	gw := &openclaw.Gateway{StateDir: "/home/a/.openclaw", Owner: ledger.Owner{Name: "openclaw-gateway", PID: 200, Start: id(200)}}
+	server := openclaw.MCPServer{Name: "memory", Command: "node", Args: []string{"/srv/mcp/memory.js"}, File: "/home/a/.openclaw/openclaw.json", IdleTTLMs: 0}
+	advise := func(as openclaw.CodexAppServer) map[string]string {
+		r := Scan(snapshot(procs...), testConfig)
+		r.Advise([]OpenClawState{{Dir: gw.StateDir, Gateway: gw, Servers: []openclaw.MCPServer{server}, LiveSessions: 1, Codex: []openclaw.CodexAppServer{as}}}, nil)
+		got := map[string]string{}
+		for _, a := range r.Advice {
+			got[a.ID] = a.Evidence
+		}
+		return got
+	}
+	got := advise(as)
+	want := "codex app-server pid 300 under gateway pid 200 (/home/a/.openclaw) runs 5 MCP servers (memory ×5)"
+	if a := got["openclaw-codex-mcp-threads"]; !strings.HasPrefix(a, want) || !strings.Contains(a, "for 1 live thread") ||
+		!strings.Contains(a, "3 belong to threads no session is bound to any more: 310 (thread t1), 311 (thread t2), 312 (thread t3)") ||
+		!strings.Contains(a, "1 could not be tied to a thread by start time: 314") {
+		t.Errorf("codex advice %q, want %q, the ended threads' servers and the untied one", a, want)
+	}
+	if a, ok := got["openclaw-mcp-idle-ttl"]; ok {
+		t.Errorf("the app-server's servers counted as the gateway's own pools: %q", a)
+	}
+	as.Children = as.Children[3:4]
+	if a, ok := advise(as)["openclaw-codex-mcp-threads"]; ok {
+		t.Errorf("control: one server for one live thread gives advice %q", a)
 	}
 }

