@@ -1,8 +1,6 @@
 package openclaw
 
 import (
-	"context"
-	"database/sql"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -40,37 +38,6 @@ type codexRows struct {
 	servers []codexProcess
 	threads []CodexThread
 	byID    map[string]int // thread id → index in threads
-}
-
-// maxCodexRows bounds the codex rows read from one store.
-const maxCodexRows = 10_000
-
-// readCodex reads the codex plugin's registry and thread namespaces from
-// the state store. Rows that do not parse are skipped and counted: they
-// only ever hold back (a thread not known is not shown ended).
-func readCodex(ctx context.Context, db *sql.DB) (*codexRows, int, error) {
-	if ok, err := hasTable(ctx, db, "plugin_state_entries"); err != nil || !ok {
-		return nil, 0, err
-	}
-	rows, err := db.QueryContext(ctx, `SELECT namespace, substr(value_json, 1, 65536) FROM plugin_state_entries
-		WHERE plugin_id = 'codex' AND namespace IN ('app-server-processes', 'app-server-thread-bindings', 'app-server-managed-threads')
-		LIMIT ?`, maxCodexRows)
-	if err != nil {
-		return nil, 0, err
-	}
-	defer rows.Close()
-	cx := &codexRows{}
-	bad := 0
-	for rows.Next() {
-		var namespace, value string
-		if err := rows.Scan(&namespace, &value); err != nil {
-			return nil, 0, err
-		}
-		if !cx.add(namespace, value) {
-			bad++
-		}
-	}
-	return cx, bad, rows.Err()
 }
 
 // add parses one row's value; false when it does not parse.
@@ -179,7 +146,7 @@ const (
 // Each is tied to the thread created just before it started when exactly
 // one thread fits the window and no other server fits that thread.
 func (t *Tasks) CodexAppServers(s *platform.Snapshot, servers []MCPServer) []CodexAppServer {
-	if t == nil || t.codex == nil {
+	if t == nil || t.codex == nil || len(t.codex.servers) == 0 {
 		return nil
 	}
 	var out []CodexAppServer

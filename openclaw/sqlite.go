@@ -16,66 +16,95 @@ import (
 // may hold it, and reaper must not wait on it.
 const sqliteTimeout = 2 * time.Second
 
-// readSQLite reads the rows of <state>/state/openclaw.sqlite that
-// name processes: ('acpx','process-leases',leaseId) → lease JSON, and
-// ('codex','app-server-processes',key) → {parent, child}. The read is
-// read-only and bounded in time (queryBounded) and in size: a user's store
-// can hold anything, so keys and values are cut, and a value cut at 64 KiB
-// no longer parses and is reported, never acted on.
-func readSQLite(path string) ([]lease, []*ledger.Ledger, error) {
-	var leases []lease
-	var codex []*ledger.Ledger
+// storeRows is what reaper reads of a state store.
+type storeRows struct {
+	leases []lease
+	codex  []*ledger.Ledger // the app-server registry rows, as ledgers
+	tasks  *Tasks
+}
+
+// readStore reads <state>/state/openclaw.sqlite in one bounded read
+// (queryBounded): the plugin state rows that name processes —
+// ('acpx','process-leases',leaseId) → lease JSON, the codex app-server
+// registry ('codex','app-server-processes',key) → {parent, child} and the
+// codex thread namespaces — and the exec rows of task_runs. A user's store
+// can hold anything, so rows and fields are bounded: keys and values are
+// cut, and a value cut at 64 KiB no longer parses and is reported, never
+// acted on. What was read is returned with the error of rows that did not
+// parse.
+func readStore(path string) (*storeRows, error) {
+	out := &storeRows{tasks: &Tasks{Source: path, codex: &codexRows{}}}
 	var bad []string
 	err := queryBounded(path, func(ctx context.Context, db *sql.DB) error {
-		if ok, err := hasTable(ctx, db, "plugin_state_entries"); err != nil || !ok {
-			return err // a state database without plugin state: nothing to say
-		}
-		rows, err := db.QueryContext(ctx, `SELECT plugin_id, namespace, substr(entry_key, 1, 256), substr(value_json, 1, 65536) FROM plugin_state_entries
-			WHERE (plugin_id = 'acpx' AND namespace = 'process-leases')
-			   OR (plugin_id = 'codex' AND namespace = 'app-server-processes')
-			ORDER BY plugin_id, entry_key LIMIT 10000`)
-		if err != nil {
+		if ok, err := hasTable(ctx, db, "plugin_state_entries"); err != nil {
 			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var plugin, namespace, key, value string
-			if err := rows.Scan(&plugin, &namespace, &key, &value); err != nil {
+		} else if ok {
+			if err := out.readPluginState(ctx, db, path, &bad); err != nil {
 				return err
 			}
-			where := fmt.Sprintf("%s/%s/%s", plugin, namespace, keyName(key))
-			switch plugin {
-			case "acpx":
-				var l lease
-				if err := json.Unmarshal([]byte(value), &l); err != nil {
-					bad = append(bad, where+": "+jsonProblem(err))
-					continue
-				}
-				if l.LeaseID == "" {
-					l.LeaseID = key
-				}
-				leases = append(leases, l)
-			case "codex":
-				var c codexProcess
-				if err := json.Unmarshal([]byte(value), &c); err != nil {
-					bad = append(bad, where+": "+jsonProblem(err))
-					continue
-				}
-				l, err := c.ledger(path+" codex/app-server-processes", key)
-				if err != nil {
-					bad = append(bad, where+": "+err.Error())
-					continue
-				}
-				codex = append(codex, l)
-			}
 		}
-		return rows.Err()
+		if ok, err := hasTable(ctx, db, "task_runs"); err != nil || !ok {
+			return err
+		}
+		return out.tasks.readExecs(ctx, db)
 	})
 	if err != nil {
-		return nil, nil, storeError(path, "plugin_state_entries", err)
+		return nil, storeError(path, "plugin_state_entries and task_runs", err)
 	}
 	if len(bad) > 0 {
-		return leases, codex, &ledger.Error{File: path, Msg: fmt.Sprintf("%d rows did not parse, first: %s", len(bad), bad[0])}
+		return out, &ledger.Error{File: path, Msg: fmt.Sprintf("%d rows did not parse, first: %s", len(bad), bad[0])}
 	}
-	return leases, codex, nil
+	return out, nil
 }
+
+func (out *storeRows) readPluginState(ctx context.Context, db *sql.DB, path string, bad *[]string) error {
+	rows, err := db.QueryContext(ctx, `SELECT plugin_id, namespace, substr(entry_key, 1, 256), substr(value_json, 1, 65536) FROM plugin_state_entries
+		WHERE (plugin_id = 'acpx' AND namespace = 'process-leases')
+		   OR (plugin_id = 'codex' AND namespace IN ('app-server-processes', 'app-server-thread-bindings', 'app-server-managed-threads'))
+		ORDER BY plugin_id, namespace, entry_key LIMIT ?`, maxPluginRows)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	cx := out.tasks.codex
+	for rows.Next() {
+		var plugin, namespace, key, value string
+		if err := rows.Scan(&plugin, &namespace, &key, &value); err != nil {
+			return err
+		}
+		where := fmt.Sprintf("%s/%s/%s", plugin, namespace, keyName(key))
+		switch {
+		case plugin == "acpx":
+			var l lease
+			if err := json.Unmarshal([]byte(value), &l); err != nil {
+				*bad = append(*bad, where+": "+jsonProblem(err))
+				continue
+			}
+			if l.LeaseID == "" {
+				l.LeaseID = key
+			}
+			out.leases = append(out.leases, l)
+		case namespace == "app-server-processes":
+			var c codexProcess
+			if err := json.Unmarshal([]byte(value), &c); err != nil {
+				*bad = append(*bad, where+": "+jsonProblem(err))
+				continue
+			}
+			l, err := c.ledger(path+" codex/app-server-processes", key)
+			if err != nil {
+				*bad = append(*bad, where+": "+err.Error())
+				continue
+			}
+			out.codex = append(out.codex, l)
+			cx.servers = append(cx.servers, c)
+		default: // the thread namespaces: a row that does not parse only holds back
+			if !cx.add(namespace, value) {
+				out.tasks.BadCodexRows++
+			}
+		}
+	}
+	return rows.Err()
+}
+
+// maxPluginRows bounds the plugin state rows read from one store.
+const maxPluginRows = 20_000

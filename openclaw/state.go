@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -252,10 +253,21 @@ func parseLeaseFile(path string, b []byte) ([]lease, error) {
 func jsonProblem(err error) string {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
-		if te.Field != "" {
-			return fmt.Sprintf("%s: want %s", te.Field, te.Type)
+		want := "a " + te.Type.Kind().String()
+		switch te.Type.Kind() {
+		case reflect.Struct, reflect.Map:
+			want = "an object"
+		case reflect.Slice, reflect.Array:
+			want = "an array"
+		case reflect.Int, reflect.Int64, reflect.Uint64, reflect.Float64:
+			want = "a number"
+		case reflect.Pointer:
+			want = "a value"
 		}
-		return fmt.Sprintf("want %s", te.Type)
+		if te.Field != "" {
+			return fmt.Sprintf("%s: want %s", te.Field, want)
+		}
+		return "want " + want
 	}
 	return "not valid JSON"
 }
@@ -272,18 +284,32 @@ func jsonErrLine(b []byte, err error) int {
 	return 0
 }
 
-// Read reads what an OpenClaw state dir says about processes, as
-// ledgers: the ACP process leases (JSON file, Gen B, and the SQLite keyed
-// store, Gen C) owned by the gateway its lock names, and the codex
-// app-server registry (Gen C). Files that do not exist are skipped; files
-// that exist and do not parse are returned as errors, and what they would
-// have said is missing — the caller must not act on the dir's evidence.
-func Read(dir string, boot Boot) ([]*ledger.Ledger, []error) {
+// State is what reaper reads of one OpenClaw state dir, each file once:
+// the newest gateway lock, the ACP process leases and the codex app-server
+// registry as ledgers, and the task and session stores.
+type State struct {
+	// Ledgers are the leases (JSON file, Gen B, and the SQLite keyed store,
+	// Gen C), owned by the gateway the newest lock names, and the codex
+	// app-server registry (Gen C).
+	Ledgers []*ledger.Ledger
+	// Gateway is who the newest gateway lock names (nil: no lock).
+	Gateway *Gateway
+	// Tasks is what the task and session stores say (nil: no state store).
+	Tasks *Tasks
+}
+
+// ReadState reads the state dir. Files that do not exist are skipped;
+// files that exist and do not parse are returned as errors, and what they
+// would have said is missing — the caller must not act on the dir's
+// evidence. The state store (<state>/state/openclaw.sqlite) is read in one
+// bounded query: plugin state and task rows together.
+func ReadState(dir string, boot Boot) (*State, []error) {
 	dir = filepath.Clean(dir)
 	sd, err := openStateDir(dir)
 	if err != nil {
 		return nil, []error{err}
 	}
+	st := &State{}
 	var errs []error
 	instance := ""
 	if b, err := sd.read("gateway-instance-id"); err == nil {
@@ -296,6 +322,10 @@ func Read(dir string, boot Boot) ([]*ledger.Ledger, []error) {
 		if current == nil || locks[i].CreatedAt.After(current.CreatedAt) {
 			current = &locks[i]
 		}
+	}
+	if current != nil {
+		st.Gateway = &Gateway{StateDir: dir, Default: filepath.Base(dir) == ".openclaw", UID: sd.owner,
+			Owner: current.owner(boot, ""), Lock: current.path}
 	}
 
 	var leases []lease
@@ -323,19 +353,34 @@ func Read(dir string, boot Boot) ([]*ledger.Ledger, []error) {
 	case err != nil:
 		errs = append(errs, ledger.ReadError(filepath.Join(dir, dbRel), err))
 	default:
-		sqlLeases, sqlCodex, err := readSQLite(filepath.Join(dir, dbRel))
+		rows, err := readStore(filepath.Join(dir, dbRel))
 		if err != nil {
 			errs = append(errs, err)
 		}
-		leases = append(leases, sqlLeases...)
-		codex = sqlCodex
+		if rows == nil {
+			break
+		}
+		leases = append(leases, rows.leases...)
+		codex = rows.codex
+		st.Tasks = rows.tasks
+		var sessErrs []error
+		st.Tasks.Sessions, sessErrs = readSessions(sd)
+		errs = append(errs, sessErrs...)
 	}
-
-	var out []*ledger.Ledger
 	if len(leases) > 0 {
-		out = append(out, leaseLedgers(dir, leases, current, boot, instance, &errs)...)
+		st.Ledgers = append(st.Ledgers, leaseLedgers(dir, leases, current, boot, instance, &errs)...)
 	}
-	return append(out, codex...), errs
+	st.Ledgers = append(st.Ledgers, codex...)
+	return st, errs
+}
+
+// Read is ReadState's ledgers.
+func Read(dir string, boot Boot) ([]*ledger.Ledger, []error) {
+	st, errs := ReadState(dir, boot)
+	if st == nil {
+		return nil, errs
+	}
+	return st.Ledgers, errs
 }
 
 // Gateway is who an OpenClaw state dir's newest gateway lock says
@@ -352,28 +397,6 @@ type Gateway struct {
 	// proves it gone), and Lock the lock file.
 	Owner ledger.Owner
 	Lock  string
-}
-
-// ReadGateway reads the newest gateway lock of the state dir, in
-// every place a generation kept one. It returns nil when there is none.
-func ReadGateway(dir string, boot Boot) (*Gateway, []error) {
-	dir = filepath.Clean(dir)
-	sd, err := openStateDir(dir)
-	if err != nil {
-		return nil, []error{err}
-	}
-	locks, errs := readLocks(sd)
-	var current *gatewayLock
-	for i := range locks {
-		if current == nil || locks[i].CreatedAt.After(current.CreatedAt) {
-			current = &locks[i]
-		}
-	}
-	if current == nil {
-		return nil, errs
-	}
-	return &Gateway{StateDir: dir, Default: filepath.Base(dir) == ".openclaw", UID: sd.owner,
-		Owner: current.owner(boot, ""), Lock: current.path}, errs
 }
 
 // leaseLedgers groups leases by the gateway generation that owns them: the

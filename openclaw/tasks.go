@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"io/fs"
 	"path/filepath"
 	"strings"
 	"time"
@@ -63,58 +62,36 @@ const (
 	maxCommand  = 4096
 )
 
-// ReadTasks reads the exec rows of the state dir's task store and the
-// session stores of its agents. It returns nil when there is no task store.
+// ReadTasks is ReadState's task and session stores: nil when there is no
+// state store.
 func ReadTasks(dir string) (*Tasks, []error) {
-	dir = filepath.Clean(dir)
-	sd, err := openStateDir(dir)
+	st, errs := ReadState(dir, Boot{})
+	if st == nil {
+		return nil, errs
+	}
+	return st.Tasks, errs
+}
+
+// readExecs reads the newest exec rows of task_runs, each text field cut
+// (a user's store can hold anything), so one store costs a few MiB at most.
+func (t *Tasks) readExecs(ctx context.Context, db *sql.DB) error {
+	rows, err := db.QueryContext(ctx, `SELECT substr(task_id, 1, 128), substr(coalesce(source_id, ''), 1, 128),
+		substr(coalesce(requester_session_key, ''), 1, 512), substr(task, 1, ?), substr(status, 1, 32), created_at
+		FROM task_runs WHERE task_kind = 'exec' ORDER BY created_at DESC LIMIT ?`, maxCommand, maxTaskRows)
 	if err != nil {
-		return nil, []error{err}
+		return err
 	}
-	rel := filepath.Join("state", "openclaw.sqlite")
-	path := filepath.Join(dir, rel)
-	switch err := platform.CheckBeneath(dir, rel, sd.owner); {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil, nil
-	case err != nil:
-		return nil, []error{ledger.ReadError(path, err)}
-	}
-	t := &Tasks{Source: path}
-	err = queryBounded(path, func(ctx context.Context, db *sql.DB) error {
-		cx, bad, err := readCodex(ctx, db)
-		if err != nil {
+	defer rows.Close()
+	for rows.Next() {
+		var e ExecTask
+		var created int64
+		if err := rows.Scan(&e.TaskID, &e.Slug, &e.SessionKey, &e.Command, &e.Status, &created); err != nil {
 			return err
 		}
-		t.codex, t.BadCodexRows = cx, bad
-		if ok, err := hasTable(ctx, db, "task_runs"); err != nil || !ok {
-			return err
-		}
-		// Bounded: the newest rows, each text field cut (a user's store can
-		// hold anything), so one store costs a few MiB at most.
-		rows, err := db.QueryContext(ctx, `SELECT substr(task_id, 1, 128), substr(coalesce(source_id, ''), 1, 128),
-			substr(coalesce(requester_session_key, ''), 1, 512), substr(task, 1, ?), substr(status, 1, 32), created_at
-			FROM task_runs WHERE task_kind = 'exec' ORDER BY created_at DESC LIMIT ?`, maxCommand, maxTaskRows)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var e ExecTask
-			var created int64
-			if err := rows.Scan(&e.TaskID, &e.Slug, &e.SessionKey, &e.Command, &e.Status, &created); err != nil {
-				return err
-			}
-			e.Created = time.UnixMilli(created)
-			t.Execs = append(t.Execs, e)
-		}
-		return rows.Err()
-	})
-	if err != nil {
-		return nil, []error{storeError(path, "task_runs", err)}
+		e.Created = time.UnixMilli(created)
+		t.Execs = append(t.Execs, e)
 	}
-	var errs []error
-	t.Sessions, errs = readSessions(sd)
-	return t, errs
+	return rows.Err()
 }
 
 // storeError is the error of a store that could not be read.

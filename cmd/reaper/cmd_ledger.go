@@ -49,7 +49,7 @@ no process.`,
 func runLedgerValidate(paths []string, g *globalOptions) error {
 	invalid := 0
 	for _, path := range paths {
-		ls, errs := readLedgerPath(filepath.Clean(path), openclaw.Boot{})
+		ls, _, errs := readLedgerPath(filepath.Clean(path), openclaw.Boot{})
 		for _, err := range errs {
 			fmt.Fprintln(g.stderr, err)
 		}

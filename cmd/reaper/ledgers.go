@@ -46,14 +46,14 @@ func loadLedgers(named []string, pol *policy.Policy, snap *platform.Snapshot, re
 	for _, path := range named {
 		path = filepath.Clean(path)
 		seen[path] = true
-		ls, errs := readLedgerPath(path, boot)
+		ls, st, errs := readLedgerPath(path, boot)
 		if len(errs) > 0 {
 			return nil, errs[0]
 		}
 		set.ledgers = append(set.ledgers, ls...)
-		if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		if st != nil {
 			set.addServers(path)
-			set.addGateway(path, boot, snap)
+			set.addGateway(path, st, snap)
 		}
 	}
 	for _, o := range pol.Owners {
@@ -66,7 +66,7 @@ func loadLedgers(named []string, pol *policy.Policy, snap *platform.Snapshot, re
 			if _, err := os.Stat(path); os.IsNotExist(err) {
 				continue // the owner has not written one (yet)
 			}
-			ls, errs := readLedgerPath(path, boot)
+			ls, _, errs := readLedgerPath(path, boot)
 			// A supervisor's own ledger file may name children of any user
 			// it runs as: doubt about it holds back every tree.
 			set.add(ls, errs, policy.Doubt{All: true})
@@ -86,10 +86,14 @@ func loadLedgers(named []string, pol *policy.Policy, snap *platform.Snapshot, re
 			continue
 		}
 		seen[dir] = true
-		ls, errs := openclaw.Read(dir, boot)
-		set.add(ls, errs, stateDoubt(dir))
+		st, errs := openclaw.ReadState(dir, boot)
+		set.add(nil, errs, stateDoubt(dir))
+		if st == nil {
+			continue
+		}
+		set.ledgers = append(set.ledgers, st.Ledgers...)
 		set.addServers(dir)
-		set.addGateway(dir, boot, snap)
+		set.addGateway(dir, st, snap)
 	}
 	return set, nil
 }
@@ -109,15 +113,14 @@ type problem struct {
 	doubt policy.Doubt
 }
 
-// addGateway reads who the state dir's newest gateway lock names (its
-// errors are the lease reader's too, reported there), and the dir's task
-// and session stores as that gateway's ledger: exec rows tied to the live
-// processes that run them. A store that can't be read casts doubt on the
-// trees the dir could speak for.
-func (s *ledgerSet) addGateway(dir string, boot openclaw.Boot, snap *platform.Snapshot) {
+// addGateway takes what the state dir says of its gateway: who the newest
+// lock names, and the task and session stores as that gateway's ledger
+// (exec rows tied to the live processes that run them), and the codex
+// app-server's MCP servers tied to its threads.
+func (s *ledgerSet) addGateway(dir string, state *openclaw.State, snap *platform.Snapshot) {
 	owner := ledger.Owner{Name: openclaw.OwnerName} // unknown: proves nothing either way
 	st := scan.OpenClawState{Dir: dir, LiveSessions: -1}
-	if gw, _ := openclaw.ReadGateway(dir, boot); gw != nil {
+	if gw := state.Gateway; gw != nil {
 		s.gateways = append(s.gateways, *gw)
 		owner = gw.Owner
 		st.Gateway = gw
@@ -128,8 +131,7 @@ func (s *ledgerSet) addGateway(dir string, boot openclaw.Boot, snap *platform.Sn
 			st.Servers = append(st.Servers, srv)
 		}
 	}
-	tasks, errs := openclaw.ReadTasks(dir)
-	if tasks != nil {
+	if tasks := state.Tasks; tasks != nil {
 		s.ledgers = append(s.ledgers, tasks.Ledger(owner, snap))
 		if tasks.Sessions != nil {
 			st.LiveSessions = len(tasks.Sessions.Live)
@@ -145,7 +147,6 @@ func (s *ledgerSet) addGateway(dir string, boot openclaw.Boot, snap *platform.Sn
 			s.warnings = append(s.warnings, fmt.Sprintf("%s: %d codex plugin rows did not parse (skipped: their threads are not shown ended)", tasks.Source, tasks.BadCodexRows))
 		}
 	}
-	s.add(nil, errs, stateDoubt(dir))
 	s.states = append(s.states, st)
 }
 
@@ -171,23 +172,28 @@ func stateDoubt(dir string) policy.Doubt {
 	return policy.Doubt{UID: st.Uid, Dir: filepath.Clean(dir)}
 }
 
-// readLedgerPath reads a v1 ledger file, or an OpenClaw state dir.
-func readLedgerPath(path string, boot openclaw.Boot) ([]*ledger.Ledger, []error) {
+// readLedgerPath reads a v1 ledger file, or an OpenClaw state dir (whose
+// whole state is returned too).
+func readLedgerPath(path string, boot openclaw.Boot) ([]*ledger.Ledger, *openclaw.State, []error) {
 	fi, err := os.Stat(path)
 	if err != nil {
-		return nil, []error{&ledger.Error{File: path, Msg: "cannot be opened: " + errors.Unwrap(err).Error(), Err: err}}
+		return nil, nil, []error{&ledger.Error{File: path, Msg: "cannot be opened: " + errors.Unwrap(err).Error(), Err: err}}
 	}
 	if fi.IsDir() {
 		if !openclaw.IsStateDir(path) {
-			return nil, []error{&ledger.Error{File: path, Msg: "a directory that is not an OpenClaw state dir: name a ledger file"}}
+			return nil, nil, []error{&ledger.Error{File: path, Msg: "a directory that is not an OpenClaw state dir: name a ledger file"}}
 		}
-		return openclaw.Read(path, boot)
+		st, errs := openclaw.ReadState(path, boot)
+		if st == nil {
+			return nil, nil, errs
+		}
+		return st.Ledgers, st, errs
 	}
 	l, err := ledger.ReadFile(path)
 	if err != nil {
-		return nil, []error{err}
+		return nil, nil, []error{err}
 	}
-	return []*ledger.Ledger{l}, nil
+	return []*ledger.Ledger{l}, nil, nil
 }
 
 // expandHome expands a leading ~/ to the home directory.
