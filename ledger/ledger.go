@@ -66,13 +66,26 @@ const (
 	RunDone    RunState = "done"
 )
 
-// Kinds are the run kinds of SPEC §6.
-var Kinds = []string{"pty", "acp", "mcp", "exec", "other"}
+// Kind is what a run is (SPEC §6); the scan classifies trees no run names
+// into the same kinds.
+type Kind string
+
+// The kinds.
+const (
+	KindPTY   Kind = "pty"
+	KindACP   Kind = "acp"
+	KindMCP   Kind = "mcp"
+	KindExec  Kind = "exec"
+	KindOther Kind = "other"
+)
+
+// Kinds lists every kind, for validation.
+var Kinds = []Kind{KindPTY, KindACP, KindMCP, KindExec, KindOther}
 
 // Run is one process the owner started: the root of a tree it answers for.
 type Run struct {
 	ID   string `json:"id"`
-	Kind string `json:"kind,omitempty"`
+	Kind Kind   `json:"kind,omitempty"`
 	PID  int    `json:"pid"`
 	PGID int    `json:"pgid,omitempty"`
 	// Start is the process's start identity. A run without one proves

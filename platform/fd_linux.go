@@ -1,6 +1,7 @@
 package platform
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"strconv"
@@ -113,4 +114,19 @@ func (s *Snapshot) SampleProcess(p *Process) (Sample, error) {
 		}
 	}
 	return out, nil
+}
+
+// parseStatusCounter reads the number after name in a /proc/PID/status
+// file, 0 when absent.
+func parseStatusCounter(b []byte, name string) uint64 {
+	i := bytes.Index(b, []byte(name))
+	if i < 0 {
+		return 0
+	}
+	f := bytes.Fields(b[i+len(name):])
+	if len(f) == 0 {
+		return 0
+	}
+	n, _ := strconv.ParseUint(string(f[0]), 10, 64)
+	return n
 }

@@ -68,6 +68,7 @@ func residentSize(pid int) uint64 {
 		sizeofTaskInfo      = 96
 	)
 	var buf [sizeofTaskInfo]byte
+	//lint:ignore SA1019 x/sys has no libSystem wrapper for proc_pidinfo; the proc_info syscall is what it calls.
 	n, _, errno := unix.Syscall6(unix.SYS_PROC_INFO, procInfoCallPIDInfo, uintptr(pid), procPIDTaskInfo, 0,
 		uintptr(unsafe.Pointer(&buf[0])), sizeofTaskInfo)
 	if errno != 0 || n < 16 {

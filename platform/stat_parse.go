@@ -202,17 +202,3 @@ func ParseStatusUID(b []byte) (uint32, bool) {
 	return 0, false
 }
 
-// parseStatusCounter reads the number after name in a /proc/PID/status
-// file, 0 when absent.
-func parseStatusCounter(b []byte, name string) uint64 {
-	i := bytes.Index(b, []byte(name))
-	if i < 0 {
-		return 0
-	}
-	f := bytes.Fields(b[i+len(name):])
-	if len(f) == 0 {
-		return 0
-	}
-	n, _ := strconv.ParseUint(string(f[0]), 10, 64)
-	return n
-}

@@ -130,7 +130,7 @@ func (l *loader) document(doc map[string]any) {
 			l.fail(a, "[[subreaper]] needs a cmdline")
 			continue
 		}
-		l.p.Subreapers = append(l.p.Subreapers, Subreaper{Comm: l.regex(t, a, "comm"), Cmdline: re, Line: l.lines.line("subreaper", i, "")})
+		l.p.Subreapers = append(l.p.Subreapers, Subreaper{scan.Subreaper{Comm: l.regex(t, a, "comm"), Cmdline: re}, l.lines.line("subreaper", i, "")})
 	}
 	for i, t := range l.tables(doc, "rule") {
 		l.rule(t, at{table: "rule", index: i})

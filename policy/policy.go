@@ -43,26 +43,22 @@ type Defaults struct {
 	MaxActions int           // per run; past it, report only
 }
 
-// Owner recognises a live supervisor.
+// Owner recognises a live supervisor (scan.Owner: its name, command line,
+// pid marker and service cgroup) and names the ledgers it writes.
 type Owner struct {
-	Name    string
-	Cmdline *regexp.Regexp
-	PIDEnv  string
-	Cgroup  *regexp.Regexp
-	Ledger  []string
-	Line    int
+	scan.Owner
+	Ledger []string
+	Line   int
 }
 
 // Subreaper names a process that adopts orphans, besides PID 1 and systemd
-// user managers.
+// user managers (scan.Subreaper). Its comm, when set, must match the
+// kernel's process name (from stat) before the command line is read:
+// subreapers are a few known programs, and reading the argv of every
+// process that has children would cost a file read each.
 type Subreaper struct {
-	// Comm, when set, must match the kernel's process name (comm, from
-	// stat) before the command line is read: subreapers are a few known
-	// programs, and reading the argv of every process that has children
-	// would cost a file read each.
-	Comm    *regexp.Regexp
-	Cmdline *regexp.Regexp
-	Line    int
+	scan.Subreaper
+	Line int
 }
 
 // Matchers are the conditions a rule or protect entry puts on processes.
@@ -105,10 +101,10 @@ type Protect struct {
 func (p *Policy) ScanConfig() scan.Config {
 	var cfg scan.Config
 	for _, o := range p.Owners {
-		cfg.Owners = append(cfg.Owners, scan.Owner{Name: o.Name, Cmdline: o.Cmdline, PIDEnv: o.PIDEnv, Cgroup: o.Cgroup})
+		cfg.Owners = append(cfg.Owners, o.Owner)
 	}
 	for _, s := range p.Subreapers {
-		cfg.Subreapers = append(cfg.Subreapers, scan.Subreaper{Comm: s.Comm, Cmdline: s.Cmdline})
+		cfg.Subreapers = append(cfg.Subreapers, s.Subreaper)
 	}
 	return cfg
 }

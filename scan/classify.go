@@ -4,25 +4,26 @@ import (
 	"fmt"
 	"regexp"
 
+	"github.com/orphanreaper/reaper/ledger"
 	"github.com/orphanreaper/reaper/openclaw"
 	"github.com/orphanreaper/reaper/platform"
 )
 
 // Kind says what a tree is, from the ledger when a run names it, else from
-// fingerprints of its root.
-type Kind string
+// fingerprints of its root: the ledger's kinds.
+type Kind = ledger.Kind
 
 // The kinds of SPEC §8.
 const (
-	KindPTY   Kind = "pty"
-	KindACP   Kind = "acp"
-	KindMCP   Kind = "mcp"
-	KindExec  Kind = "exec"
-	KindOther Kind = "other"
+	KindPTY   = ledger.KindPTY
+	KindACP   = ledger.KindACP
+	KindMCP   = ledger.KindMCP
+	KindExec  = ledger.KindExec
+	KindOther = ledger.KindOther
 )
 
 // Kinds lists every kind, for validation.
-var Kinds = []Kind{KindPTY, KindACP, KindMCP, KindExec, KindOther}
+var Kinds = ledger.Kinds
 
 var (
 	// acpCommand matches ACP wrappers and adapters as OpenClaw launches them

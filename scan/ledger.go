@@ -158,7 +158,7 @@ func (r *Result) ApplyLedgers(ls []*ledger.Ledger) {
 		if f.RunID == "" {
 			f.RunID, f.Run = lr.Run.ID, lr.Run
 			if f.Root == proc && lr.Run.Kind != "" {
-				f.Kind = Kind(lr.Run.Kind)
+				f.Kind = lr.Run.Kind
 			}
 		}
 		if f.Owner == "" {

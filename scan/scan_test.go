@@ -1,6 +1,7 @@
 package scan
 
 import (
+	"fmt"
 	"reflect"
 	"regexp"
 	"strconv"
@@ -319,15 +320,46 @@ func TestTreeCycleTerminates(t *testing.T) {
 		p(101, 100, "b", nil, nil, "/"),
 	)
 	tr := NewTree(s)
-	n := 0
-	tr.Walk(s.Index(100), func(i, depth int) { n++ })
-	if n != 2 {
-		t.Errorf("walked %d processes, want 2", n)
+	root := s.Index(100)
+	if tr.Parent(root) >= 0 {
+		root = tr.Parent(root)
 	}
-	steps := 0
-	tr.Ancestors(s.Index(100), func(j int) bool { steps++; return true })
-	if steps > len(s.Procs) {
-		t.Errorf("ancestors walked %d steps", steps)
+	n := 0
+	tr.Walk(root, func(i, depth int) { n++ })
+	if n != 2 {
+		t.Errorf("walked %d processes from the loop's root, want 2", n)
+	}
+	// One link of the loop is cut: each process's ancestors are the other
+	// at most, and exactly one of the two still has its parent.
+	links := 0
+	for _, pid := range []int{100, 101} {
+		var up []int
+		tr.Ancestors(s.Index(pid), func(j int) bool { up = append(up, s.Procs[j].PID); return true })
+		if len(up) > 1 || len(up) == 1 && up[0] == pid {
+			t.Errorf("ancestors of %d: %v", pid, up)
+		}
+		links += len(up)
+	}
+	if links != 1 {
+		t.Errorf("%d parent links left of the loop's 2, want 1", links)
+	}
+	// A longer loop below a tail: the tail's ancestors are each member once.
+	s = snapshot(
+		p(200, 100, "tail", nil, nil, "/"),
+		p(100, 101, "a", nil, nil, "/"),
+		p(101, 102, "b", nil, nil, "/"),
+		p(102, 100, "c", nil, nil, "/"),
+	)
+	tr = NewTree(s)
+	var up []int
+	tr.Ancestors(s.Index(200), func(j int) bool { up = append(up, s.Procs[j].PID); return true })
+	if fmt.Sprint(up) != "[100 101 102]" {
+		t.Errorf("ancestors of the tail: %v, want [100 101 102]", up)
+	}
+	n = 0
+	tr.Walk(s.Index(102), func(int, int) { n++ })
+	if n != 4 {
+		t.Errorf("the walk from the loop's root visits %d processes, want all 4 once", n)
 	}
 }
 

@@ -31,10 +31,11 @@ func NewTree(s *platform.Snapshot) *Tree {
 			t.first[t.parent[i]+1]++
 		}
 	}
+	fill := make([]int32, n)
+	breakCycles(t.parent, t.first, fill)
 	for i := 0; i < n; i++ {
 		t.first[i+1] += t.first[i]
 	}
-	fill := make([]int32, n)
 	copy(fill, t.first[:n])
 	for i := range s.Procs {
 		if p := t.parent[i]; p >= 0 {
@@ -72,6 +73,27 @@ func (t *Tree) Walk(root int, visit func(i, depth int)) {
 		kids := t.Children(f.i)
 		for k := len(kids) - 1; k >= 0; k-- {
 			stack = append(stack, frame{int(kids[k]), f.depth + 1})
+		}
+	}
+}
+
+// breakCycles cuts the parent links that close a loop, so that every walk
+// up ends: a racy read after pid reuse can see A's parent as B and B's as
+// A. The child counts in first (first[p+1] counts p's children) lose the
+// cut link. mark is scratch space of len(parent), left dirty.
+func breakCycles(parent, first, mark []int32) {
+	for k := range parent {
+		stamp := int32(k + 1) // on the walk up from k; -1: known to end
+		for j := k; j >= 0 && mark[j] == 0; j = int(parent[j]) {
+			mark[j] = stamp
+			if p := parent[j]; p >= 0 && mark[p] == stamp {
+				parent[j] = -1 // the link back into this walk: cut it
+				first[p+1]--
+				break
+			}
+		}
+		for j := k; j >= 0 && mark[j] == stamp; j = int(parent[j]) {
+			mark[j] = -1
 		}
 	}
 }

@@ -94,7 +94,9 @@ func TestRealOpenClawCodex(t *testing.T) {
 	}
 
 	g.deleteSessions(t, keys[:3]...)
-	time.Sleep(2 * time.Second)
+	// OpenClaw has acted on the deletes when it has retired the deleted
+	// sessions' own MCP servers (those under its relays and anchors).
+	waitFor(t, func() bool { by, _ := g.census(); return by["mcp"]-len(g.codexServers()) <= 1 }, "OpenClaw to retire the deleted sessions' own MCP servers")
 	after := g.codexServers()
 	t.Logf("3 of 4 sessions deleted, no reaper: %d codex MCP servers %v", len(after), after)
 	if len(after) != 4 {

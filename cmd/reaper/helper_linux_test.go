@@ -8,8 +8,10 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"syscall"
+	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -191,4 +193,30 @@ func register(dir string) error {
 		return err
 	}
 	return os.Rename(tmp, filepath.Join(dir, strconv.Itoa(p.PID)))
+}
+
+// requireRoot skips a test that needs root, saying so.
+func requireRoot(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: run the tests as root (CI does) to exercise this")
+	}
+}
+
+// urlMarkedSetup is the setup of a test whose reaper runs as another user
+// and can't read the env mark: an orphaned MCP-shaped tree whose argv
+// carries a URL with the suite's mark and name, a directory other users
+// can reach (mode), and in it a policy (defaults, then one rule of the
+// given lines) whose rule matches reparented trees of that URL only.
+func urlMarkedSetup(t *testing.T, name string, mode os.FileMode, defaults, rule string) (pid int, dir, pol string) {
+	t.Helper()
+	url := "https://" + name + "-" + suiteMark + ".test"
+	pid = adopt(t, "npm exec mcp-remote "+url, "sleep 60; exit 0", nil)
+	dir = sharedDir(t, mode)
+	pol = filepath.Join(dir, "policy.toml")
+	text := fmt.Sprintf("version = 1\n%s%s\n[[rule]]\nwhen = [\"reparented\"]\ncmdline = '%s'\n%s", defaults, selfSubreaper(t), regexp.QuoteMeta(url), rule)
+	if err := os.WriteFile(pol, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return pid, dir, pol
 }

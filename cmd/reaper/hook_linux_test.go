@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os/exec"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -23,9 +22,8 @@ func TestStartupHook(t *testing.T) {
 	g := startGateway(t, "18805")
 	roots := rootsOf(t, g)
 	ledgerPath := writeGatewayLedger(t, g, roots, nil, nil, nil)
-	g.cmd.Process.Signal(syscall.SIGKILL)
-	g.cmd.Wait()
-	time.Sleep(200 * time.Millisecond)
+	killGateway(t, g)
+	time.Sleep(200 * time.Millisecond) // the control's window: an orphan that would die on its own has
 	old := liveHelpers(g)
 	if len(old) != len(g.pids)-1 {
 		t.Fatalf("control: %d of %d processes of the old generation alive before the hook", len(old), len(g.pids)-1)

@@ -139,7 +139,7 @@ func writeGatewayLedger(t *testing.T, g *fakeGateway, roots treeRoots, sessions 
 		Start: identity(t, g.cmd.Process.Pid, g), Instance: "test"}, Sessions: sessions}
 	for _, x := range []struct {
 		id   string
-		kind string
+		kind ledger.Kind
 		pid  int
 	}{{"pty-1", "pty", roots.pty}, {"mcp-1", "mcp", roots.mcp}, {"acp-1", "acp", roots.acp}} {
 		st := state[x.pid]

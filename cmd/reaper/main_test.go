@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"testing"
 )
 
@@ -56,7 +55,7 @@ func goTool() string {
 	if p, err := exec.LookPath("go"); err == nil {
 		return p
 	}
-	return filepath.Join(runtime.GOROOT(), "bin", "go")
+	return "go" // not on PATH: the build step says so
 }
 
 // result is one run of the real binary.
@@ -82,12 +81,4 @@ func runReaper(t *testing.T, env []string, args ...string) result {
 		t.Fatalf("run reaper %v: %v", args, err)
 	}
 	return result{stdout.String(), stderr.String(), code}
-}
-
-// requireRoot skips a test that needs root, saying so.
-func requireRoot(t *testing.T) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: run the tests as root (CI does) to exercise this")
-	}
 }

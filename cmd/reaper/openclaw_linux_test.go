@@ -635,7 +635,9 @@ func TestRealOpenClawSessionsEnded(t *testing.T) {
 				}
 			}
 			g.deleteSessions(t, keys[:3]...)
-			time.Sleep(time.Second)
+			// OpenClaw has acted on the deletes when it has retired the
+			// deleted sessions' own MCP servers.
+			waitFor(t, func() bool { by, _ := g.census(); return by["mcp"] <= 2 }, "OpenClaw to retire the deleted sessions' MCP servers")
 			by, n := g.census()
 			logCensus(t, "3 of 5 sessions deleted, no reaper", by, n)
 			if by["background"] != 5 {

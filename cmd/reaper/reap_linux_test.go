@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -131,7 +130,7 @@ func TestReapGatewayKilled(t *testing.T) {
 	dead := startGateway(t, "18801")
 	live := startGateway(t, "18802")
 	killGateway(t, dead)
-	time.Sleep(200 * time.Millisecond)
+	time.Sleep(200 * time.Millisecond) // the control's window: an orphan that would die on its own has
 	before := liveHelpers(dead)
 	if len(before) != len(dead.pids)-1 {
 		t.Fatalf("control: %d of %d orphans alive without the reaper", len(before), len(dead.pids)-1)
@@ -456,12 +455,7 @@ func TestReapNoPermission(t *testing.T) {
 	becomeSubreaper(t)
 	// The reaper runs as nobody and cannot read a root process's
 	// environment, so the rule is confined by a mark in the argv instead.
-	url := "https://root-" + suiteMark + ".test"
-	pid := adopt(t, "npm exec mcp-remote "+url, "sleep 60; exit 0", nil)
-	dir := sharedDir(t, 0o777)
-	pol := filepath.Join(dir, "policy.toml")
-	os.WriteFile(pol, []byte(fmt.Sprintf("version = 1\n[defaults]\nmin_age = \"0s\"\n%s\n[[rule]]\nname = \"root's trees\"\nwhen = [\"reparented\"]\ncmdline = '%s'\nuser = [\"0\"]\naction = \"terminate\"\n",
-		selfSubreaper(t), regexp.QuoteMeta(url))), 0o644)
+	pid, dir, pol := urlMarkedSetup(t, "root", 0o777, "[defaults]\nmin_age = \"0s\"\n", "name = \"root's trees\"\nuser = [\"0\"]\naction = \"terminate\"\n")
 	c := exec.Command(reaperBin, "reap", "--policy", pol, "--lock-file", filepath.Join(dir, "lock"), "--output", "json")
 	c.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
 	c.Env = []string{"HOME=" + dir, "PATH=/usr/bin:/bin"}

@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -403,12 +402,7 @@ action = "terminate"
 func TestNonRootScanSaysWhatItCouldNotCheck(t *testing.T) {
 	requireRoot(t)
 	becomeSubreaper(t)
-	url := "https://nonroot-" + suiteMark + ".test"
-	pid := adopt(t, "npm exec mcp-remote "+url, "sleep 60; exit 0", nil)
-	dir := sharedDir(t, 0o755)
-	pol := filepath.Join(dir, "policy.toml")
-	os.WriteFile(pol, []byte(fmt.Sprintf("version = 1\n%s\n[[rule]]\nname = \"marked\"\nwhen = [\"reparented\"]\ncmdline = '%s'\n",
-		selfSubreaper(t), regexp.QuoteMeta(url))), 0o644)
+	pid, dir, pol := urlMarkedSetup(t, "nonroot", 0o755, "", "name = \"marked\"\n")
 	scanAs := func(cred *syscall.Credential) (string, string, []string) {
 		c := exec.Command(reaperBin, "scan", "--policy", pol, "--output", "json", "--journal", "off")
 		c.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
