@@ -14,7 +14,7 @@ build:
 # Man pages and completions come from the command tree itself.
 docs:
 	rm -rf dist/man dist/completions
-	go run ./cmd/reaper gen-docs --man dist/man --completions dist/completions
+	go run -tags docs ./cmd/reaper gen-docs --man dist/man --completions dist/completions
 	gzip -9n dist/man/*.1
 
 # .deb and .rpm, built offline by nfpm from the Go module proxy.

@@ -245,7 +245,11 @@ func TestSchemaMatchesCode(t *testing.T) {
 	if p.Version.Const != Version {
 		t.Errorf("schema version %d", p.Version.Const)
 	}
-	if got := p.Runs.Items.Properties.Kind.Enum; !reflect.DeepEqual(got, Kinds) {
+	var kinds []string
+	for _, k := range Kinds {
+		kinds = append(kinds, string(k))
+	}
+	if got := p.Runs.Items.Properties.Kind.Enum; !reflect.DeepEqual(got, kinds) {
 		t.Errorf("schema kinds %v, code %v", got, Kinds)
 	}
 	if got := p.Runs.Items.Properties.State.Enum; !slices.Equal(got, []string{string(RunRunning), string(RunDone)}) {

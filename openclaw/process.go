@@ -12,6 +12,9 @@ const (
 	EnvServicePID = "OPENCLAW_GATEWAY_SERVICE_PID"
 )
 
+// EnvNames are the markers reaper looks up itself, whatever the policy says.
+var EnvNames = []string{EnvShell, EnvStateDir, EnvServicePID}
+
 // supervisor matches OpenClaw's own supervisor processes (2026.9:
 // dist/process/spawn-broker/worker.js, a child of the gateway in its own
 // session; …/supervisor/service-child-relay.js under it; and

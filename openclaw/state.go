@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -42,14 +43,25 @@ const (
 	maxAgents   = 32
 )
 
+// Home is an account's home directory and the account's uid.
+type Home struct {
+	Dir string
+	UID int
+}
+
+// maxHomeEntries bounds the names read from one home directory when
+// looking for profiles: a user can fill their home with anything.
+const maxHomeEntries = 1 << 16
+
 // StateDirs lists the OpenClaw state directories that exist for the
-// given home directories and explicit dirs (OPENCLAW_STATE_DIR values):
-// ~/.openclaw, profiles ~/.openclaw-<profile>, and the legacy ~/.clawdbot,
-// ~/.moldbot, ~/.moltbot (src/config/paths.ts). Each dir appears once. A
-// dir found in a home must belong to the home's owner: a link from a
-// user's home to a directory of someone else's (/etc, /root) is not that
-// user's state and is skipped.
-func StateDirs(homes, explicit []string) []string {
+// given homes and explicit dirs (OPENCLAW_STATE_DIR values): ~/.openclaw,
+// profiles ~/.openclaw-<profile>, and the legacy ~/.clawdbot, ~/.moldbot,
+// ~/.moltbot (src/config/paths.ts). Each dir appears once. A home counts
+// only if its account owns it — /bin, /usr/sbin or /dev, the homes of
+// system accounts, are not listed — and a dir found in a home must belong
+// to that account too: a link from a user's home to a directory of
+// someone else's (/etc, /root) is not that user's state and is skipped.
+func StateDirs(homes []Home, explicit []string) []string {
 	var dirs []string
 	seen := map[string]bool{}
 	add := func(d string, owner int) {
@@ -70,21 +82,50 @@ func StateDirs(homes, explicit []string) []string {
 			add(d, platform.AnyOwner)
 		}
 	}
+	listed := map[string]bool{}
 	for _, home := range homes {
-		owner, ok := ownerUID(home)
-		if !ok {
+		dir := filepath.Clean(home.Dir)
+		if listed[dir] {
 			continue
 		}
-		add(filepath.Join(home, ".openclaw"), owner)
-		profiles, _ := filepath.Glob(filepath.Join(home, ".openclaw-*"))
-		for _, p := range profiles[:min(len(profiles), maxProfiles)] {
-			add(p, owner)
+		listed[dir] = true
+		if owner, ok := ownerUID(dir); !ok || owner != home.UID {
+			continue
+		}
+		add(filepath.Join(dir, ".openclaw"), home.UID)
+		for _, p := range profiles(dir) {
+			add(p, home.UID)
 		}
 		for _, legacy := range []string{".clawdbot", ".moldbot", ".moltbot"} {
-			add(filepath.Join(home, legacy), owner)
+			add(filepath.Join(dir, legacy), home.UID)
 		}
 	}
 	return dirs
+}
+
+// profiles lists a home's ~/.openclaw-<profile> entries, in name order, at
+// most maxProfiles of them, reading at most maxHomeEntries names.
+func profiles(home string) []string {
+	f, err := os.Open(home)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	var out []string
+	for read := 0; read < maxHomeEntries; {
+		names, err := f.Readdirnames(1024)
+		read += len(names)
+		for _, n := range names {
+			if strings.HasPrefix(n, ".openclaw-") {
+				out = append(out, filepath.Join(home, n))
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
+	sort.Strings(out)
+	return out[:min(len(out), maxProfiles)]
 }
 
 // stateDir reads the files of one OpenClaw state dir as its owner's files:

@@ -38,10 +38,16 @@ func TestOpenClawStateDirs(t *testing.T) {
 		}
 	}
 	explicit := t.TempDir()
-	got := StateDirs([]string{home, filepath.Join(home, "nope")}, []string{explicit, "", filepath.Join(home, ".openclaw") + "/"})
+	me := os.Getuid()
+	got := StateDirs([]Home{{home, me}, {filepath.Join(home, "nope"), me}, {home, me}}, []string{explicit, "", filepath.Join(home, ".openclaw") + "/"})
 	want := []string{explicit, filepath.Join(home, ".openclaw"), filepath.Join(home, ".openclaw-work"), filepath.Join(home, ".clawdbot")}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("dirs\n%q\nwant\n%q", got, want)
+	}
+	// The home of an account that does not own it (bin's /bin) is not
+	// listed: nothing in it is that account's state.
+	if got := StateDirs([]Home{{home, me + 1}}, nil); len(got) != 0 {
+		t.Errorf("a home its account does not own gave %q", got)
 	}
 }
 

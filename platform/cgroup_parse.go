@@ -2,7 +2,6 @@ package platform
 
 import (
 	"bytes"
-	"strings"
 )
 
 // ParseCgroup parses /proc/PID/cgroup. Each line is
@@ -14,34 +13,45 @@ import (
 // proof for a signal.
 func ParseCgroup(b []byte) Cgroup {
 	var cg Cgroup
-	for _, line := range bytes.Split(b, []byte{'\n'}) {
-		first := bytes.IndexByte(line, ':')
-		if first < 0 {
+	for len(b) > 0 {
+		line := b
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			line, b = b[:i], b[i+1:]
+		} else {
+			b = nil
+		}
+		id, rest, ok := bytes.Cut(line, []byte{':'})
+		if !ok {
 			continue
 		}
-		second := bytes.IndexByte(line[first+1:], ':')
-		if second < 0 {
+		controllers, path, ok := bytes.Cut(rest, []byte{':'})
+		if !ok {
 			continue
 		}
-		id := string(line[:first])
-		controllers := string(line[first+1 : first+1+second])
-		path := strings.TrimSuffix(string(line[first+2+second:]), " (deleted)")
-		if path == "" || path[0] != '/' {
+		path = bytes.TrimSuffix(path, []byte(" (deleted)"))
+		if len(path) == 0 || path[0] != '/' {
 			continue
 		}
+		// Only the path that is kept is copied out of the file's bytes.
 		switch {
-		case id == "0" && controllers == "":
-			cg.Unified = path
+		case string(id) == "0" && len(controllers) == 0:
+			cg.Unified = string(path)
 		case hasController(controllers, "name=systemd"):
-			cg.Systemd = path
+			cg.Systemd = string(path)
 		}
 	}
 	return cg
 }
 
-func hasController(list, name string) bool {
-	for _, c := range strings.Split(list, ",") {
-		if c == name {
+func hasController(list []byte, name string) bool {
+	for len(list) > 0 {
+		c := list
+		if i := bytes.IndexByte(list, ','); i >= 0 {
+			c, list = list[:i], list[i+1:]
+		} else {
+			list = nil
+		}
+		if string(c) == name {
 			return true
 		}
 	}

@@ -2,6 +2,7 @@ package platform
 
 import (
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -148,5 +149,38 @@ func TestReadSnapshotLive(t *testing.T) {
 func TestReadSnapshotMissingRoot(t *testing.T) {
 	if _, err := ReadSnapshot(t.TempDir() + "/nope"); err == nil {
 		t.Fatal("no error for a missing proc root")
+	}
+}
+
+// KeepEnv keeps only the named variables of the environments read; a
+// lookup of another name reads the environment again and still answers
+// right. The control: without KeepEnv the whole environment is kept.
+func TestKeepEnv(t *testing.T) {
+	child := exec.Command("sleep", "60")
+	child.Env = []string{"REAPER_KEEP_A=kept", "REAPER_KEEP_B=not kept", "PATH=/usr/bin:/bin"}
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { child.Process.Kill(); child.Wait() })
+	for _, keep := range []bool{false, true} {
+		s, err := ReadSnapshot(DefaultProcRoot)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		if keep {
+			s.KeepEnv([]string{"REAPER_KEEP_A"})
+		}
+		p := s.Get(child.Process.Pid)
+		if v, ok := s.Getenv(p, "REAPER_KEEP_A"); !ok || v != "kept" {
+			t.Errorf("keep %v: REAPER_KEEP_A = %q %v", keep, v, ok)
+		}
+		held := p.view().environ
+		if strings.Contains(held, "REAPER_KEEP_B") == keep || !strings.Contains(held, "REAPER_KEEP_A=kept") {
+			t.Errorf("keep %v: the snapshot holds %q", keep, held)
+		}
+		if v, ok := s.Getenv(p, "REAPER_KEEP_B"); !ok || v != "not kept" {
+			t.Errorf("keep %v: REAPER_KEEP_B = %q %v: a name not kept must be read again", keep, v, ok)
+		}
 	}
 }

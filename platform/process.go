@@ -1,6 +1,7 @@
 package platform
 
 import (
+	"bytes"
 	"errors"
 	"sort"
 	"strconv"
@@ -18,24 +19,28 @@ import (
 type Process struct {
 	PID, PPID  int
 	PGID, SID  int
-	TTY        uint32 // controlling terminal, the kernel's encoded dev_t (0: none)
-	State      byte   // R, S, D, Z, T, t, X, I, …
 	Comm       string
-	Flags      uint32 // the kernel's PF_* flags
-	Threads    int
 	UTime      uint64 // clock ticks spent in user mode
 	STime      uint64 // clock ticks spent in kernel mode
 	StartTicks uint64 // clock ticks after boot at which the process started
 	RSS        uint64 // resident set size, bytes
+	TTY        uint32 // controlling terminal, the kernel's encoded dev_t (0: none)
+	Flags      uint32 // the kernel's PF_* flags
+	Threads    int32
 	// UID is who owns the process, as the snapshot first saw it. On Linux
 	// the stat pass takes it from the owner of /proc/PID, which is the
 	// effective uid — or root for a task that is not dumpable (proc(5)),
 	// which any user can make theirs with prctl(PR_SET_DUMPABLE, 0). Every
 	// decision about whose process it is goes through Snapshot.UID, which
 	// reads the real uid.
-	UID uint32
+	UID   uint32
+	State byte // R, S, D, Z, T, t, X, I, …
 
-	details detailState
+	// loaded says which details were read; the details themselves are
+	// kept apart, for the few processes whose details are read, so that a
+	// table entry stays small (112 bytes on 64-bit).
+	loaded  detail
+	details *detailData
 }
 
 // pfKthread is PF_KTHREAD from include/linux/sched.h: set on kernel threads.
@@ -103,13 +108,41 @@ const (
 	environDenied
 )
 
-type detailState struct {
-	loaded  detail
+type detailData struct {
 	cmdline []string
 	environ string // raw NUL-separated NAME=VALUE entries
 	cgroup  Cgroup
 	stdio   string // where fd 0 (else 1, 2) points, when it is a terminal
 }
+
+// data returns p's details, making them on first use.
+func (p *Process) data() *detailData {
+	if p.details == nil {
+		p.details = &detailData{}
+	}
+	return p.details
+}
+
+// copyData gives p details of its own (a copy of those it shares, as a
+// Process copied by value does) and returns them.
+func (p *Process) copyData() *detailData {
+	d := &detailData{}
+	if p.details != nil {
+		*d = *p.details
+	}
+	p.details = d
+	return d
+}
+
+// view returns p's details for reading: none read is all empty.
+func (p *Process) view() *detailData {
+	if p.details == nil {
+		return &noDetails
+	}
+	return p.details
+}
+
+var noDetails detailData
 
 // NoUID is the uid of a process whose owner could not be read: (uid_t)-1,
 // which no account has (setresuid(2) reserves it for "unchanged"), so it
@@ -120,18 +153,17 @@ const NoUID = ^uint32(0)
 // read. It is how snapshots built in Go (tests, other platforms' fixtures)
 // carry command lines, environments and cgroups.
 func (p Process) WithDetails(cmdline, environ []string, cg Cgroup) Process {
-	p.details = detailState{
-		loaded:  detailCmdline | detailEnviron | detailCgroup,
-		cmdline: cmdline, environ: strings.Join(environ, "\x00"), cgroup: cg,
-	}
+	p.loaded |= detailCmdline | detailEnviron | detailCgroup
+	d := p.copyData()
+	d.cmdline, d.environ, d.cgroup = cmdline, strings.Join(environ, "\x00"), cg
 	return p
 }
 
 // WithStdio returns p with the target of its standard input link (as
 // readlink of /proc/PID/fd/0 shows it) filled in, for snapshots built in Go.
 func (p Process) WithStdio(link string) Process {
-	p.details.loaded |= detailStdio
-	p.details.stdio = link
+	p.loaded |= detailStdio
+	p.copyData().stdio = link
 	return p
 }
 
@@ -172,6 +204,42 @@ type Snapshot struct {
 	// statusUID: Process.UID is provisional and Snapshot.UID reads the real
 	// uid from /proc/PID/status (Linux).
 	statusUID bool
+	// keepEnv, when set, names the only variables kept of the environments
+	// read (KeepEnv).
+	keepEnv map[string]bool
+}
+
+// KeepEnv limits what is kept of the environments read from now on to the
+// named variables: an environment is kilobytes, a table's candidates are
+// thousands, and the scan and policy look up a handful of names. Getenv of
+// another name reads that process's environment again, so no lookup is
+// ever answered wrongly.
+func (s *Snapshot) KeepEnv(names []string) {
+	s.keepEnv = map[string]bool{}
+	for _, n := range names {
+		s.keepEnv[n] = true
+	}
+}
+
+// keptEnv is what is kept of a raw environment: all of it, or only the
+// entries KeepEnv names.
+func (s *Snapshot) keptEnv(b []byte) string {
+	if s.keepEnv == nil {
+		return string(b)
+	}
+	var kept []byte
+	for len(b) > 0 {
+		entry := b
+		if i := bytes.IndexByte(b, 0); i >= 0 {
+			entry, b = b[:i], b[i+1:]
+		} else {
+			b = nil
+		}
+		if eq := bytes.IndexByte(entry, '='); eq > 0 && s.keepEnv[string(entry[:eq])] {
+			kept = append(append(kept, entry...), 0)
+		}
+	}
+	return string(kept)
 }
 
 // PTYUsage is how many pseudo-terminals are allocated, against the limit
@@ -247,9 +315,9 @@ func (s *Snapshot) Age(p *Process) time.Duration {
 // threads, zombies and processes that vanished or could not be read.
 func (s *Snapshot) Cmdline(p *Process) []string {
 	if s.load(p, detailCmdline) {
-		p.details.cmdline = ParseCmdline(s.raw(p, detailCmdline))
+		p.data().cmdline = ParseCmdline(s.raw(p, detailCmdline))
 	}
-	return p.details.cmdline
+	return p.view().cmdline
 }
 
 // CommandLine is p's argv joined with spaces, or its comm in brackets when
@@ -267,6 +335,13 @@ func (s *Snapshot) CommandLine(p *Process) string {
 // reading it. It finds nothing when the environment can't be read (another
 // user's process without privilege, a zombie).
 func (s *Snapshot) Getenv(p *Process, name string) (string, bool) {
+	if s.keepEnv != nil && !s.keepEnv[name] && s.reader != nil && !p.KernelThread() && !p.Zombie() {
+		b, err := s.reader.read(p.PID, detailEnviron)
+		if err != nil {
+			return "", false
+		}
+		return LookupEnv(string(b), name)
+	}
 	return LookupEnv(s.environ(p), name)
 }
 
@@ -275,13 +350,13 @@ func (s *Snapshot) environ(p *Process) string {
 		b, err := s.reader.read(p.PID, detailEnviron)
 		switch {
 		case err == nil:
-			p.details.environ = string(b)
+			p.data().environ = s.keptEnv(b)
 		case !isGone(err):
 			s.Warnings = append(s.Warnings, err.Error())
-			p.details.loaded |= environDenied
+			p.loaded |= environDenied
 		}
 	}
-	return p.details.environ
+	return p.view().environ
 }
 
 // EnvironUnreadable reports whether p's environment exists but could not
@@ -289,7 +364,7 @@ func (s *Snapshot) environ(p *Process) string {
 // evidence that rests on their absence must say so.
 func (s *Snapshot) EnvironUnreadable(p *Process) bool {
 	s.environ(p)
-	return p.details.loaded&environDenied != 0
+	return p.loaded&environDenied != 0
 }
 
 // UID returns the real uid of p: the user who owns it, the one kill(2)
@@ -299,10 +374,10 @@ func (s *Snapshot) EnvironUnreadable(p *Process) bool {
 // /proc/PID, which is root for a non-dumpable task of any user. It is
 // NoUID when the process could not be read, so that it counts as nobody's.
 func (s *Snapshot) UID(p *Process) uint32 {
-	if !s.statusUID || p.details.loaded&detailStatus != 0 {
+	if !s.statusUID || p.loaded&detailStatus != 0 {
 		return p.UID
 	}
-	p.details.loaded |= detailStatus
+	p.loaded |= detailStatus
 	if p.KernelThread() {
 		return p.UID
 	}
@@ -327,9 +402,9 @@ func (s *Snapshot) UID(p *Process) uint32 {
 // Cgroup returns p's cgroup, reading it on first use.
 func (s *Snapshot) Cgroup(p *Process) Cgroup {
 	if s.load(p, detailCgroup) {
-		p.details.cgroup = ParseCgroup(s.raw(p, detailCgroup))
+		p.data().cgroup = ParseCgroup(s.raw(p, detailCgroup))
 	}
-	return p.details.cgroup
+	return p.view().cgroup
 }
 
 // Terminal is the pseudo-terminal a process is attached to.
@@ -352,9 +427,9 @@ func (s *Snapshot) Terminal(p *Process) Terminal {
 		return Terminal{PTS: n}
 	}
 	if s.load(p, detailStdio) {
-		p.details.stdio = string(s.raw(p, detailStdio))
+		p.data().stdio = string(s.raw(p, detailStdio))
 	}
-	return parsePTSLink(p.details.stdio)
+	return parsePTSLink(p.view().stdio)
 }
 
 // parsePTSLink reads "/dev/pts/N" or "/dev/pts/N (deleted)".
@@ -398,25 +473,25 @@ func (s *Snapshot) Prefetch(procs []*Process) {
 					continue
 				}
 				for _, d := range []detail{detailCmdline, detailEnviron, detailCgroup} {
-					if p.details.loaded&d != 0 {
+					if p.loaded&d != 0 {
 						continue
 					}
 					b, err := r.read(p.PID, d)
 					if err != nil && !isGone(err) {
 						warnings[w] = append(warnings[w], err.Error())
 						if d == detailEnviron {
-							p.details.loaded |= environDenied
+							p.loaded |= environDenied
 						}
 					}
 					switch d {
 					case detailCmdline:
-						p.details.cmdline = ParseCmdline(b)
+						p.data().cmdline = ParseCmdline(b)
 					case detailEnviron:
-						p.details.environ = string(b)
+						p.data().environ = s.keptEnv(b)
 					case detailCgroup:
-						p.details.cgroup = ParseCgroup(b)
+						p.data().cgroup = ParseCgroup(b)
 					}
-					p.details.loaded |= d
+					p.loaded |= d
 				}
 			}
 		}()
@@ -429,10 +504,10 @@ func (s *Snapshot) Prefetch(procs []*Process) {
 
 // load marks d as loaded for p and reports whether it must be read now.
 func (s *Snapshot) load(p *Process, d detail) bool {
-	if p.details.loaded&d != 0 {
+	if p.loaded&d != 0 {
 		return false
 	}
-	p.details.loaded |= d
+	p.loaded |= d
 	return s.reader != nil && !p.KernelThread() && !p.Zombie()
 }
 

@@ -19,6 +19,17 @@ var ErrMalformed = errors.New("malformed")
 // hold spaces, parentheses and newlines, so "foo) Z (bar" must not shift the
 // fields after it. See proc_pid_stat(5).
 func ParseStat(b []byte, pageSize uint64, p *Process) error {
+	return parseStat(b, pageSize, p, nil)
+}
+
+// maxComms bounds the names a stat reader interns.
+const maxComms = 4096
+
+// parseStat is ParseStat, taking comm from comms when a process of the
+// same name was read before: most of a large table shares a few names
+// (sleep, node, bash), and one string each saves an allocation per
+// process. comms may be nil.
+func parseStat(b []byte, pageSize uint64, p *Process, comms map[string]string) error {
 	open := bytes.IndexByte(b, '(')
 	close := bytes.LastIndexByte(b, ')')
 	if open < 1 || close < open {
@@ -29,7 +40,16 @@ func ParseStat(b []byte, pageSize uint64, p *Process) error {
 		return fmt.Errorf("stat: bad pid %q: %w", b[:open], ErrMalformed)
 	}
 	p.PID = pid
-	p.Comm = string(b[open+1 : close])
+	if name := b[open+1 : close]; comms == nil {
+		p.Comm = string(name)
+	} else if c, ok := comms[string(name)]; ok {
+		p.Comm = c
+	} else {
+		p.Comm = string(name)
+		if len(comms) < maxComms {
+			comms[p.Comm] = p.Comm
+		}
+	}
 
 	// Fields from 3 (state) on, numbered as in proc_pid_stat(5).
 	rest := b[close+1:]
@@ -60,7 +80,7 @@ func ParseStat(b []byte, pageSize uint64, p *Process) error {
 	p.Flags = uint32(field(9))
 	p.UTime = uint64(field(14))
 	p.STime = uint64(field(15))
-	p.Threads = int(field(20))
+	p.Threads = int32(field(20))
 	p.StartTicks = uint64(field(22))
 	if rss := field(24); rss > 0 {
 		p.RSS = uint64(rss) * pageSize
@@ -201,4 +221,3 @@ func ParseStatusUID(b []byte) (uint32, bool) {
 	}
 	return 0, false
 }
-

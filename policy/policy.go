@@ -97,6 +97,34 @@ type Protect struct {
 	Line int
 }
 
+// EnvNames are the environment variables the policy looks up: its rules'
+// and protect entries' env matchers and its owners' pid markers.
+func (p *Policy) EnvNames() []string {
+	var names []string
+	for _, o := range p.Owners {
+		if o.PIDEnv != "" {
+			names = append(names, o.PIDEnv)
+		}
+	}
+	for _, ms := range p.matchers() {
+		for _, e := range ms.Env {
+			names = append(names, e.Name)
+		}
+	}
+	return names
+}
+
+func (p *Policy) matchers() []*Matchers {
+	var out []*Matchers
+	for i := range p.Rules {
+		out = append(out, &p.Rules[i].Matchers)
+	}
+	for i := range p.Protect {
+		out = append(out, &p.Protect[i].Matchers)
+	}
+	return out
+}
+
 // ScanConfig is what the scan needs from the policy: owners and subreapers.
 func (p *Policy) ScanConfig() scan.Config {
 	var cfg scan.Config

@@ -10,7 +10,7 @@ import (
 )
 
 // A tree rooted at an OpenClaw supervisor that is still cleaning up (here:
-// it kills its child and exits within half a second) is left to it:
+// it kills its child and exits after a second) is left to it:
 // nothing is signalled and the outcome is gone. The control, a supervisor
 // that does not finish within the settle wait, is reaped.
 func TestSupervisorSettles(t *testing.T) {
@@ -20,7 +20,7 @@ func TestSupervisorSettles(t *testing.T) {
 		outcome policy.Outcome
 		signals bool
 	}{
-		{"cleans up on its own", "sleep 60 & sleep 0.5; kill $!; wait; exit 0", policy.Gone, false},
+		{"cleans up on its own", "sleep 60 & sleep 1; kill $!; wait; exit 0", policy.Gone, false},
 		{"control: stuck", "sleep 60 & wait", policy.Killed, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -30,7 +30,7 @@ func TestSupervisorSettles(t *testing.T) {
 			plan.Items[0].Finding.Supervisor = "OpenClaw spawn broker"
 			rec := &recorder{}
 			opt := options(rec)
-			opt.SettleWait = 2 * time.Second
+			opt.SettleWait = 4 * time.Second
 			if tt.signals {
 				opt.SettleWait = 300 * time.Millisecond
 			}

@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# bench-scan.sh — how fast is `reaper scan` against ps on a full process table?
+# bench-scan.sh — how fast is `reaper scan` against ps, and against the floor,
+# on a full process table?
 #
-# Builds a population of N extra real processes, then times `reaper scan`
-# and `ps -e -o pid,ppid,pgid,sid,tty,stat,lstart,rss,uid,args` alternately
-# (in a random order each rep, so both see the same machine state), and
-# prints the medians, the median of the per-rep ratios, and the peak RSS of
-# each (GNU time, which forks, so the figure is the child's own).
+# Builds a population of N extra real processes, then times `reaper scan`,
+# `ps -e -o pid,ppid,pgid,sid,tty,stat,lstart,rss,uid,args` and the floor
+# (scripts/statfloor: one openat+read+close of every /proc/PID/stat on one
+# thread, nothing parsed) alternately, in a random order each rep so all
+# three see the same machine state, and prints the medians, the medians of
+# the per-rep ratios to ps and to the floor, and the peak RSS of each (GNU
+# time, which forks, so the figure is the child's own).
 #
 # The population (fan trees, deep chains and an orphan tree, as a busy host has):
 #   4 fan trees   — a sleep with many sleep children          (8/10 of N)
@@ -61,6 +64,8 @@ if [ -z "$BIN" ]; then
 	BIN=$work/reaper
 	(cd "$here" && CGO_ENABLED=0 go build -o "$BIN" ./cmd/reaper)
 fi
+FLOOR=$work/statfloor
+(cd "$here" && CGO_ENABLED=0 go build -o "$FLOOR" ./scripts/statfloor)
 # With no policy file where reaper looks, it uses the embedded default, as a
 # newcomer's `reaper scan` does.
 export XDG_CONFIG_HOME=$work/config
@@ -121,18 +126,24 @@ ms() { # wall milliseconds of one run of "$@", output discarded
 }
 ps_cmd=(ps -e -o pid,ppid,pgid,sid,tty,stat,lstart,rss,uid,args)
 reaper_cmd=("$BIN" scan)
+floor_cmd=("$FLOOR")
 
 # warm-up rounds, then interleaved reps in a random order
-for _ in 1 2; do "${ps_cmd[@]}" >/dev/null; "${reaper_cmd[@]}" >/dev/null; done
-ps_t=(); re_t=(); ratio=()
+for _ in 1 2; do "${ps_cmd[@]}" >/dev/null; "${reaper_cmd[@]}" >/dev/null; "${floor_cmd[@]}" >/dev/null; done
+ps_t=(); re_t=(); fl_t=(); ratio=(); fratio=()
 for ((i = 0; i < REPS; i++)); do
-	if (( RANDOM % 2 )); then
-		p=$(ms "${ps_cmd[@]}"); r=$(ms "${reaper_cmd[@]}")
-	else
-		r=$(ms "${reaper_cmd[@]}"); p=$(ms "${ps_cmd[@]}")
-	fi
-	ps_t+=("$p"); re_t+=("$r")
-	ratio+=("$(awk -v r="$r" -v p="$p" 'BEGIN { printf "%.3f", r / p }')")
+	declare -A t=()
+	for which in $(printf '%s\n' ps reaper floor | shuf); do
+		case $which in
+		ps) t[ps]=$(ms "${ps_cmd[@]}") ;;
+		reaper) t[reaper]=$(ms "${reaper_cmd[@]}") ;;
+		floor) t[floor]=$(ms "${floor_cmd[@]}") ;;
+		esac
+	done
+	ps_t+=("${t[ps]}"); re_t+=("${t[reaper]}"); fl_t+=("${t[floor]}")
+	ratio+=("$(awk -v r="${t[reaper]}" -v p="${t[ps]}" 'BEGIN { printf "%.3f", r / p }')")
+	fratio+=("$(awk -v r="${t[reaper]}" -v f="${t[floor]}" 'BEGIN { printf "%.3f", r / f }')")
+	unset t
 done
 median() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 peak() { # median peak RSS in MiB of 5 runs
@@ -141,9 +152,12 @@ peak() { # median peak RSS in MiB of 5 runs
 	awk -v k="$(median "${v[@]}")" 'BEGIN { printf "%.1f", k / 1024 }'
 }
 "${reaper_cmd[@]}" >/dev/null || { echo "bench-scan: reaper scan failed" >&2; exit 1; }
+fl_ps=()
+for ((i = 0; i < REPS; i++)); do fl_ps+=("$(awk -v f="${fl_t[i]}" -v p="${ps_t[i]}" 'BEGIN { printf "%.3f", f / p }')"); done
 
-printf '\n%-44s %12s %14s %10s\n' "command (N=$N, $REPS reps)" "median ms" "peak RSS MiB" "× ps"
-printf '%-44s %12s %14s %10s\n' "ps -e -o pid,ppid,pgid,sid,tty,stat,…" "$(median "${ps_t[@]}")" "$(peak "${ps_cmd[@]}")" "1.00"
-printf '%-44s %12s %14s %10s\n' "reaper scan" "$(median "${re_t[@]}")" "$(peak "${reaper_cmd[@]}")" "$(median "${ratio[@]}")"
+printf '\n%-40s %10s %13s %8s %9s\n' "command (N=$N, $REPS reps)" "median ms" "peak RSS MiB" "× ps" "× floor"
+printf '%-40s %10s %13s %8s %9s\n' "ps -e -o pid,ppid,pgid,sid,tty,stat,…" "$(median "${ps_t[@]}")" "$(peak "${ps_cmd[@]}")" "1.00" ""
+printf '%-40s %10s %13s %8s %9s\n' "floor (every /proc/PID/stat, 1 thread)" "$(median "${fl_t[@]}")" "$(peak "${floor_cmd[@]}")" "$(median "${fl_ps[@]}")" "1.00"
+printf '%-40s %10s %13s %8s %9s\n' "reaper scan" "$(median "${re_t[@]}")" "$(peak "${reaper_cmd[@]}")" "$(median "${ratio[@]}")" "$(median "${fratio[@]}")"
 echo
 echo "machine: $(nproc) cores, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), kernel $(uname -r), $(date -u +%Y-%m-%d)"

@@ -1,3 +1,5 @@
+//go:build docs
+
 package main
 
 import (
@@ -8,6 +10,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/cobra/doc"
 )
+
+func init() { extraCommands = append(extraCommands, newGenDocsCommand) }
 
 // newGenDocsCommand writes the man pages and shell completions from the
 // command tree itself, so they can't drift from --help. Hidden: it is for

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -206,12 +207,13 @@ func expandHome(path string) string {
 	return filepath.Clean(path)
 }
 
-// homeDirs are the home directories to look for OpenClaw state in: the
-// reaper's own, and as root every account's in /etc/passwd.
-func homeDirs() []string {
-	var homes []string
+// homeDirs are the home directories to look for OpenClaw state in, with
+// their accounts: the reaper's own, and as root every account's in
+// /etc/passwd (StateDirs lists only those their account owns).
+func homeDirs() []openclaw.Home {
+	var homes []openclaw.Home
 	if home, err := os.UserHomeDir(); err == nil {
-		homes = append(homes, home)
+		homes = append(homes, openclaw.Home{Dir: home, UID: int(euid())})
 	}
 	if euid() != 0 {
 		return homes
@@ -228,7 +230,11 @@ func homeDirs() []string {
 		if len(fields) < 7 || !filepath.IsAbs(fields[5]) || fields[5] == "/" {
 			continue
 		}
-		homes = append(homes, fields[5])
+		uid, err := strconv.Atoi(fields[2])
+		if err != nil {
+			continue
+		}
+		homes = append(homes, openclaw.Home{Dir: fields[5], UID: uid})
 	}
 	return homes
 }

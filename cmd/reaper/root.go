@@ -83,10 +83,18 @@ command line cannot be opened, 77 lacking privilege for a planned action,
 		newPtyCommand(g),
 		newVersionCommand(g),
 		newCompletionCommand(g),
-		newGenDocsCommand(g),
 	)
+	for _, extra := range extraCommands {
+		cmd.AddCommand(extra(g))
+	}
 	return cmd
 }
+
+// extraCommands are built into some binaries only: gen-docs, with the
+// docs build tag (make docs), keeps cobra/doc and its markdown and YAML
+// packages — a third of start-up's package initialisation — out of the
+// reaper that runs from a timer.
+var extraCommands []func(*globalOptions) *cobra.Command
 
 // noArgs rejects positional arguments as a usage error (exit 2); it also
 // catches unknown subcommands.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/orphanreaper/reaper/audit"
+	"github.com/orphanreaper/reaper/openclaw"
 	"github.com/orphanreaper/reaper/platform"
 	"github.com/orphanreaper/reaper/policy"
 	"github.com/orphanreaper/reaper/scan"
@@ -121,6 +122,9 @@ func collectWith(pol *policy.Policy, procRoot string, ledgers []string, discover
 	if err != nil {
 		return nil, err
 	}
+	// Of the environments read, keep what the policy, the scan and the
+	// OpenClaw readers look up.
+	snap.KeepEnv(append(pol.EnvNames(), openclaw.EnvNames...))
 	res := scan.Scan(snap, pol.ScanConfig())
 	set, err := loadLedgers(ledgers, pol, snap, res, discover)
 	if err != nil {
