@@ -9,10 +9,14 @@ import (
 	"strconv"
 )
 
+// cgroup2Mounts are where the cgroup v2 hierarchy can be mounted: on a
+// hybrid host /sys/fs/cgroup/unified, on a pure v2 host /sys/fs/cgroup.
+var cgroup2Mounts = []string{"/sys/fs/cgroup/unified", "/sys/fs/cgroup"}
+
 // cgroupMounts are where a cgroup path is looked up, in order: the v2
-// hierarchy of a hybrid host, a pure v2 host, and the v1 name=systemd
-// hierarchy of a legacy host. The same path names the same unit in each.
-var cgroupMounts = []string{"/sys/fs/cgroup/unified", "/sys/fs/cgroup", "/sys/fs/cgroup/systemd"}
+// mounts, then the v1 name=systemd hierarchy of a legacy host. The same
+// path names the same unit in each.
+var cgroupMounts = append(cgroup2Mounts[:len(cgroup2Mounts):len(cgroup2Mounts)], "/sys/fs/cgroup/systemd")
 
 // readCgroupProcs reads cgroup.procs of the cgroup at path.
 func readCgroupProcs(path string) ([]int, error) {

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -20,7 +19,7 @@ const cgroup2Magic = 0x63677270
 // a unified host, /sys/fs/cgroup/unified on a hybrid one; "" on a v1-only
 // host, where there is no cgroup.kill.
 func Cgroup2Root() string {
-	for _, mnt := range []string{"/sys/fs/cgroup", "/sys/fs/cgroup/unified"} {
+	for _, mnt := range cgroup2Mounts {
 		var st unix.Statfs_t
 		if unix.Statfs(mnt, &st) == nil && st.Type == cgroup2Magic {
 			return mnt
@@ -37,7 +36,7 @@ const maxCgroupProcs = 4096
 // proves afterwards that the pid still names the process the handle was
 // opened on (systemd's pidref_verify after cg_pidref_get_path).
 func (h *Handle) Cgroup() (string, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(h.PID) + "/cgroup")
+	b, err := os.ReadFile(procPath(h.PID, "cgroup"))
 	if err != nil {
 		if isGone(err) {
 			return "", fmt.Errorf("pid %d: %w", h.PID, ErrGone)
@@ -226,7 +225,7 @@ func subtreeProcs(dir string) ([]int, error) {
 
 // selfCgroup is the reaper's own cgroup v2 path.
 func selfCgroup() (string, error) {
-	b, err := os.ReadFile("/proc/self/cgroup")
+	b, err := os.ReadFile(DefaultProcRoot + "/self/cgroup")
 	if err != nil {
 		return "", err
 	}

@@ -8,5 +8,10 @@
 // syscalls per process. Other platforms return an error wrapping
 // errors.ErrUnsupported; a missing platform is never a silent no-op.
 //
+// The OS-neutral types and the snapshot's accessors are in the files
+// without a build tag; seam.go lists what each operating system
+// implements. To add one, implement that list in files named for it
+// (proc_GOOS.go, signal_GOOS.go, …); until then unsupported.go answers.
+//
 // platform never decides whether a process is an orphan and never prints.
 package platform

@@ -10,15 +10,6 @@ import (
 	"time"
 )
 
-// PTYHold is one pseudo-terminal a process holds open.
-type PTYHold struct {
-	PTS    int  // N of /dev/pts/N
-	Master bool // it holds the master (/dev/ptmx); else a slave
-	// HungUp: a slave whose master is closed — devpts removed the node, and
-	// the link reads "/dev/pts/N (deleted)".
-	HungUp bool
-}
-
 // PTYHolds lists the pseudo-terminals p holds, from its fd links: a link
 // to /dev/ptmx (or /dev/pts/ptmx) is a master, whose slave's number is the
 // tty-index of its fdinfo; a link to /dev/pts/N is a slave. Reading another
@@ -27,7 +18,7 @@ func (s *Snapshot) PTYHolds(p *Process) ([]PTYHold, error) {
 	if s.Self == 0 || p.Zombie() || p.KernelThread() {
 		return nil, nil // a fixture has no fds to read
 	}
-	dir := "/proc/" + strconv.Itoa(p.PID)
+	dir := DefaultProcRoot + "/" + strconv.Itoa(p.PID)
 	ents, err := os.ReadDir(dir + "/fd")
 	if err != nil {
 		if isGone(err) {
@@ -69,22 +60,6 @@ func (s *Snapshot) PTYHolds(p *Process) ([]PTYHold, error) {
 	return holds, nil
 }
 
-// Sample is a process's CPU and I/O at one moment.
-type Sample struct {
-	At       time.Time
-	CPUTicks uint64 // utime + stime
-	IO       IOCounters
-	IOKnown  bool
-	// VoluntarySwitches counts the times the process gave up the CPU to
-	// wait (voluntary_ctxt_switches in /proc/PID/status): an idle server
-	// blocked on its input adds none, one handling requests adds some.
-	VoluntarySwitches uint64
-	// TTYWritten is the modification time of the terminal on the process's
-	// stdio: the tty layer sets it at a write, when it is more than a few
-	// seconds stale — a time after some moment proves a write after it.
-	TTYWritten time.Time
-}
-
 // SampleProcess reads p's CPU time, I/O counters and terminal mtime now,
 // if it is still the process the snapshot saw.
 func (s *Snapshot) SampleProcess(p *Process) (Sample, error) {
@@ -93,16 +68,16 @@ func (s *Snapshot) SampleProcess(p *Process) (Sample, error) {
 		return Sample{}, fmt.Errorf("pid %d: %w", p.PID, ErrGone)
 	}
 	out := Sample{At: time.Now(), CPUTicks: now.UTime + now.STime}
-	if b, err := os.ReadFile("/proc/" + strconv.Itoa(p.PID) + "/io"); err == nil {
+	if b, err := os.ReadFile(procPath(p.PID, "io")); err == nil {
 		if c, err := ParseIO(b); err == nil {
 			out.IO, out.IOKnown = c, true
 		}
 	}
-	if b, err := os.ReadFile("/proc/" + strconv.Itoa(p.PID) + "/status"); err == nil {
+	if b, err := os.ReadFile(procPath(p.PID, "status")); err == nil {
 		out.VoluntarySwitches = parseStatusCounter(b, "voluntary_ctxt_switches:")
 	}
 	for fd := 0; fd <= 2; fd++ {
-		path := "/proc/" + strconv.Itoa(p.PID) + "/fd/" + strconv.Itoa(fd)
+		path := procPath(p.PID, "fd/"+strconv.Itoa(fd))
 		link, err := os.Readlink(path)
 		if err != nil || !strings.HasPrefix(link, "/dev/pts/") {
 			continue

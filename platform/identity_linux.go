@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"strconv"
 )
 
 // StartIdentity returns the start identity of the live process pid,
@@ -12,11 +11,11 @@ import (
 // after spawning a child, and what the reaper compares before believing a
 // ledger's pid.
 func StartIdentity(pid int) (string, error) {
-	boot, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	boot, err := os.ReadFile(DefaultProcRoot + "/sys/kernel/random/boot_id")
 	if err != nil {
 		return "", fmt.Errorf("start identity of %d: %w", pid, err)
 	}
-	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	stat, err := os.ReadFile(procPath(pid, "stat"))
 	if err != nil {
 		return "", fmt.Errorf("start identity of %d: %w", pid, err)
 	}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"time"
 )
 
 // JournalEnabled: there is no journald here.
@@ -17,25 +16,9 @@ func JournalSend(message string, priority int, fields map[string]string) error {
 	return fmt.Errorf("journald on %s: %w", runtime.GOOS, errors.ErrUnsupported)
 }
 
-// PTYHold is one pseudo-terminal a process holds open.
-type PTYHold struct {
-	PTS            int
-	Master, HungUp bool
-}
-
 // PTYHolds is not implemented on this platform.
 func (s *Snapshot) PTYHolds(p *Process) ([]PTYHold, error) {
 	return nil, fmt.Errorf("pty holds on %s: %w", runtime.GOOS, errors.ErrUnsupported)
-}
-
-// Sample is a process's CPU and I/O at one moment.
-type Sample struct {
-	At                time.Time
-	CPUTicks          uint64
-	IO                IOCounters
-	IOKnown           bool
-	VoluntarySwitches uint64
-	TTYWritten        time.Time
 }
 
 // SampleProcess is not implemented on this platform.

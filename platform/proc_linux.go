@@ -18,6 +18,12 @@ import (
 // DefaultProcRoot is where procfs is mounted.
 const DefaultProcRoot = "/proc"
 
+// procPath is file of pid in the live procfs: the paths of the live-only
+// reads (signalling, sampling, cgroups), which never go to a fixture.
+func procPath(pid int, file string) string {
+	return DefaultProcRoot + "/" + strconv.Itoa(pid) + "/" + file
+}
+
 // ReadSnapshot reads the whole process table under root (normally /proc; a
 // fixture directory in tests). Every process costs one openat+read+close of
 // its stat file and one fstat for the uid; nothing else is read until asked.
@@ -396,7 +402,7 @@ func readLine(fd int, buf []byte) (int, error) {
 // process in its auxiliary vector as AT_CLKTCK (getauxval(3)).
 func clockTicks() uint64 {
 	const atClktck = 17
-	b, err := os.ReadFile("/proc/self/auxv")
+	b, err := os.ReadFile(DefaultProcRoot + "/self/auxv")
 	if err == nil && unsafe.Sizeof(uintptr(0)) == 8 {
 		for i := 0; i+16 <= len(b); i += 16 {
 			key := binary.NativeEndian.Uint64(b[i:])

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strconv"
 	"syscall"
 	"time"
 
@@ -182,7 +181,7 @@ func (h *Handle) State() string {
 
 // readStat reads /proc/PID/stat of the live system.
 func readStat(pid int) (*Process, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	b, err := os.ReadFile(procPath(pid, "stat"))
 	if err != nil {
 		return nil, err
 	}
