@@ -7,9 +7,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/orphanreaper/reaper/platform"
-	"github.com/orphanreaper/reaper/scan"
 )
 
 func TestPrintable(t *testing.T) {
@@ -35,9 +32,9 @@ func TestLastSiblings(t *testing.T) {
 	//       └─ b ─┬─ b1
 	//             └─ b2
 	depths := []int{0, 1, 2, 1, 2, 2}
-	ms := make([]scan.Member, len(depths))
+	ms := make([]Member, len(depths))
 	for i, d := range depths {
-		ms[i] = scan.Member{Proc: &platform.Process{PID: i + 1}, Depth: d}
+		ms[i] = Member{PID: i + 1, Depth: d}
 	}
 	got := lastSiblings(ms)
 	want := []bool{true, false, true, true, false, true}

@@ -58,14 +58,14 @@ func (r *Report) SetPTYs(holds map[*platform.Process][]platform.PTYHold, states 
 		f := &r.Findings[i]
 		f.PTYs = []PTYRef{}
 		fromFDs := map[int]bool{}
-		for _, m := range f.members {
-			for _, h := range holds[m.Proc] {
+		for _, proc := range f.procs {
+			for _, h := range holds[proc] {
 				role := "slave"
 				if h.Master {
 					role = "master"
 				}
-				f.PTYs = append(f.PTYs, PTYRef{PTS: h.PTS, Role: role, PID: m.Proc.PID, HungUp: h.HungUp})
-				fromFDs[m.Proc.PID] = true
+				f.PTYs = append(f.PTYs, PTYRef{PTS: h.PTS, Role: role, PID: proc.PID, HungUp: h.HungUp})
+				fromFDs[proc.PID] = true
 			}
 		}
 		for _, t := range f.terminals {

@@ -103,8 +103,22 @@ type Finding struct {
 	// after the run's end.
 	Activity *Activity `json:"activity,omitempty"`
 
-	members   []scan.Member
-	terminals []PTYRef // the terminals the snapshot knows (tty or stdio)
+	// Members are the tree's processes in pre-order, with what the table
+	// shows of each: a table can be rebuilt from the JSON alone.
+	Members []Member `json:"members"`
+
+	procs     []*platform.Process // the members, for what is read of them later (SetPTYs)
+	terminals []PTYRef            // the terminals the snapshot knows (tty or stdio)
+}
+
+// Member is one process of a finding's tree.
+type Member struct {
+	PID        int    `json:"pid"`
+	PPID       int    `json:"ppid"`
+	Depth      int    `json:"depth"` // below the root, which is 0
+	AgeSeconds int64  `json:"age_seconds"`
+	RSSBytes   uint64 `json:"rss_bytes"`
+	Cmdline    string `json:"cmdline"`
 }
 
 // LedgerEntry is one run a ledger names and what it maps to now.
@@ -192,12 +206,14 @@ func NewReport(pol *policy.Policy, res *scan.Result, plan *policy.Plan) *Report 
 			Start:      s.Identity(f.Root),
 			OwnerPID:   f.OwnerPID,
 			PTYs:       []PTYRef{},
-			members:    f.Members,
 		})
 		r.Totals.Processes += len(f.Members)
 		r.Totals.ReclaimableBytes += f.RSS
 		last := &r.Findings[len(r.Findings)-1]
 		for _, m := range f.Members {
+			last.procs = append(last.procs, m.Proc)
+			last.Members = append(last.Members, Member{PID: m.Proc.PID, PPID: m.Proc.PPID, Depth: m.Depth,
+				AgeSeconds: int64(s.Age(m.Proc) / time.Second), RSSBytes: m.Proc.RSS, Cmdline: s.CommandLine(m.Proc)})
 			if term := s.Terminal(m.Proc); term.PTS >= 0 {
 				ptys[term.PTS] = true
 				last.terminals = append(last.terminals, PTYRef{PTS: term.PTS, Role: "slave", PID: m.Proc.PID, HungUp: term.HungUp})
@@ -234,15 +250,24 @@ func reasonStrings(rs []scan.Reason) []string {
 }
 
 // WriteJSON writes r as one indented JSON object and a newline.
-func (r *Report) WriteJSON(w io.Writer) error {
+func (r *Report) WriteJSON(w io.Writer) error { return WriteJSON(w, r) }
+
+// WriteJSON writes v as one indented JSON object and a newline: the one
+// encoding of every command's JSON output.
+func WriteJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(r)
+	return enc.Encode(v)
 }
 
-// commandOf is the command line shown for a member in the table.
-func commandOf(s *platform.Snapshot, p *platform.Process) string {
-	return Printable(s.CommandLine(p))
+// Write writes r in format ("json", else the table; ascii draws the
+// table's trees without box-drawing characters).
+func Write(w io.Writer, r *Report, format string, ascii bool) error {
+	if format == "json" {
+		return r.WriteJSON(w)
+	}
+	r.UseASCII(ascii)
+	return r.WriteTable(w)
 }
 
 // Printable escapes control characters, so that a hostile comm or argv

@@ -7,17 +7,17 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
-
-	"github.com/orphanreaper/reaper/platform"
-	"github.com/orphanreaper/reaper/scan"
 )
 
 // maxCommand is how much of a command line the table shows.
 const maxCommand = 160
 
 // WriteTable writes r for a person: a tree per finding with pid, age, RSS,
-// command and reasons, then the totals.
-func (r *Report) WriteTable(w io.Writer, s *platform.Snapshot) error {
+// command and reasons, then the totals. It needs nothing but the report.
+func (r *Report) WriteTable(w io.Writer) error {
+	if r.glyphs == (treeGlyphs{}) {
+		r.glyphs = unicodeGlyphs // a report decoded from JSON
+	}
 	ew := &errWriter{w: w}
 	ew.printf("reaper %s · %s · policy: %s · %d processes\n",
 		r.Mode, r.Time.Format("2006-01-02 15:04:05 MST"), r.Policy, r.Processes)
@@ -25,7 +25,7 @@ func (r *Report) WriteTable(w io.Writer, s *platform.Snapshot) error {
 		ew.printf("\nNo orphaned trees found.\n")
 	}
 	for i := range r.Findings {
-		r.writeFinding(ew, s, &r.Findings[i])
+		r.writeFinding(ew, &r.Findings[i])
 	}
 	if len(r.ZombieGroups) > 0 {
 		ew.printf("\nZombies by parent (only the parent can clear them; never signalled):\n")
@@ -97,7 +97,7 @@ func (r *Report) WriteTable(w io.Writer, s *platform.Snapshot) error {
 	return ew.err
 }
 
-func (r *Report) writeFinding(ew *errWriter, s *platform.Snapshot, f *Finding) {
+func (r *Report) writeFinding(ew *errWriter, f *Finding) {
 	ew.printf("\n%s · %s · %s → %s\n", f.Rule, f.Kind, f.Action, f.Outcome)
 	if f.Detail != "" {
 		ew.printf("  %s\n", Printable(f.Detail))
@@ -151,9 +151,9 @@ func (r *Report) writeFinding(ew *errWriter, s *platform.Snapshot, f *Finding) {
 	}
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "  PID\tAGE\tRSS\t  COMMAND\n")
-	last := lastSiblings(f.members)
+	last := lastSiblings(f.Members)
 	var open []bool // per depth: is there a later sibling, so a │ continues
-	for i, m := range f.members {
+	for i, m := range f.Members {
 		prefix := ""
 		if m.Depth > 0 {
 			for len(open) < m.Depth {
@@ -174,8 +174,8 @@ func (r *Report) writeFinding(ew *errWriter, s *platform.Snapshot, f *Finding) {
 			}
 			open = append(open[:m.Depth], !last[i])
 		}
-		fmt.Fprintf(tw, "  %d\t%s\t%s\t  %s%s\n", m.Proc.PID, humanAge(s.Age(m.Proc)),
-			humanBytes(m.Proc.RSS), prefix, clip(commandOf(s, m.Proc)))
+		fmt.Fprintf(tw, "  %d\t%s\t%s\t  %s%s\n", m.PID, humanAge(time.Duration(m.AgeSeconds)*time.Second),
+			humanBytes(m.RSSBytes), prefix, clip(Printable(m.Cmdline)))
 	}
 	if err := tw.Flush(); err != nil && ew.err == nil {
 		ew.err = err
@@ -185,7 +185,7 @@ func (r *Report) writeFinding(ew *errWriter, s *platform.Snapshot, f *Finding) {
 // lastSiblings reports, for each member of a pre-order walk, whether it is
 // the last child of its parent: no later member at the same depth comes
 // before one shallower.
-func lastSiblings(ms []scan.Member) []bool {
+func lastSiblings(ms []Member) []bool {
 	last := make([]bool, len(ms))
 	seen := map[int]bool{}
 	for i := len(ms) - 1; i >= 0; i-- {

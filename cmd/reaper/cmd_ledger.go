@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"text/tabwriter"
@@ -170,9 +169,7 @@ func runLedgerShow(cmd *cobra.Command, paths []string, opts *ledgerShowOptions, 
 		out[k].Runs = append(out[k].Runs, sr)
 	}
 	if opts.output == "json" {
-		enc := json.NewEncoder(g.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(map[string]any{"schema_version": 1, "ledgers": out})
+		return audit.WriteJSON(g.stdout, map[string]any{"schema_version": 1, "ledgers": out})
 	}
 	for _, l := range out {
 		fmt.Fprintf(g.stdout, "%s\n  owner %s pid %d: %s (%s)\n", l.Source, l.Owner.Name, l.Owner.PID, l.OwnerStatus, l.OwnerDetail)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
@@ -9,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/orphanreaper/reaper/audit"
 	"github.com/orphanreaper/reaper/platform"
 	"github.com/orphanreaper/reaper/policy"
 	"github.com/orphanreaper/reaper/scan"
@@ -121,9 +121,7 @@ func runPty(opts *ptyOptions, g *globalOptions) error {
 		}
 	}
 	if opts.output == "json" {
-		enc := json.NewEncoder(g.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(out)
+		return audit.WriteJSON(g.stdout, out)
 	}
 	fmt.Fprintf(g.stdout, "PTYs: %d in use of %d (kernel.pty.nr / kernel.pty.max); %d dead\n\n", out.InUse, out.Max, len(out.Dead))
 	tw := tabwriter.NewWriter(g.stdout, 0, 0, 2, ' ', 0)

@@ -6,7 +6,10 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"strings"
 	"testing"
+
+	"github.com/orphanreaper/reaper/audit"
 )
 
 // The end-to-end test of the real binary against the fixture machine in
@@ -79,4 +82,40 @@ func TestGoldenScan(t *testing.T) {
 func normalize(s string) string {
 	s = regexp.MustCompile(`\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC`).ReplaceAllString(s, "TIME")
 	return regexp.MustCompile(`"time": "[^"]*"`).ReplaceAllString(s, `"time": "TIME"`)
+}
+
+// The report is one model: its JSON holds all a table shows, so a table
+// rebuilt from the JSON alone equals the table the same scan printed.
+func TestTableFromJSON(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("--proc fixtures are Linux only")
+	}
+	for _, args := range [][]string{
+		{"scan", "--proc", "../../testdata/proc", "--policy", "../../testdata/policy/fixture.toml", "--all"},
+		{"scan", "--proc", "../../testdata/proc", "--ledger", "../../testdata/ledger/fixture.json", "--policy", "../../testdata/policy/fixture.toml"},
+	} {
+		env := []string{"XDG_CONFIG_HOME=" + t.TempDir(), "LC_ALL=C.UTF-8"}
+		table := runReaper(t, env, args...)
+		js := runReaper(t, env, append(args, "-o", "json")...)
+		if table.code != 0 || js.code != 0 {
+			t.Fatalf("exit %d, %d: %s%s", table.code, js.code, table.stderr, js.stderr)
+		}
+		var rep audit.Report
+		if err := json.Unmarshal([]byte(js.stdout), &rep); err != nil {
+			t.Fatal(err)
+		}
+		if len(rep.Findings) == 0 || len(rep.Findings[0].Members) == 0 {
+			t.Fatalf("no findings or members in the JSON: %s", js.stdout)
+		}
+		var rebuilt strings.Builder
+		if err := rep.WriteTable(&rebuilt); err != nil {
+			t.Fatal(err)
+		}
+		// The two runs are seconds apart at most: ages may differ by one.
+		ages := regexp.MustCompile(`\b\d+[smhd]\d*[smh]?\b`)
+		got, want := ages.ReplaceAllString(normalize(rebuilt.String()), "AGE"), ages.ReplaceAllString(normalize(table.stdout), "AGE")
+		if got != want {
+			t.Errorf("%v: the table rebuilt from JSON differs\n--- rebuilt\n%s\n--- printed\n%s", args, got, want)
+		}
+	}
 }

@@ -179,14 +179,7 @@ func record(rep *audit.Report, signals []audit.Record, opts *scanOptions, g *glo
 
 // writeReport prints the report on stdout, as a table or JSON.
 func writeReport(rep *audit.Report, run *scanRun, opts *scanOptions, g *globalOptions) error {
-	var err error
-	if opts.output == "json" {
-		err = rep.WriteJSON(g.stdout)
-	} else {
-		rep.UseASCII(!utf8Locale())
-		err = rep.WriteTable(g.stdout, run.snap)
-	}
-	if err != nil {
+	if err := audit.Write(g.stdout, rep, opts.output, !utf8Locale()); err != nil {
 		return fmt.Errorf("write report: %w", err)
 	}
 	return nil
