@@ -179,7 +179,6 @@ func NewReport(pol *policy.Policy, res *scan.Result, plan *policy.Plan) *Report 
 		BootID:        s.BootID,
 		Policy:        pol.Source,
 		Unknown:       []UnknownEntry{},
-		Warnings:      append(append([]string{}, pol.Warnings...), aggregate(s.Warnings)...),
 		PTY:           PTY{InUse: s.PTY.InUse, Max: s.PTY.Max, Dead: []DeadPTY{}},
 		ZombieGroups:  zombieGroups(s, res.ZombieGroups()),
 		Advice:        append([]scan.Advice{}, res.Advice...),
@@ -238,7 +237,37 @@ func NewReport(pol *policy.Policy, res *scan.Result, plan *policy.Plan) *Report 
 		r.Unknown = append(r.Unknown, UnknownEntry{PID: u.Proc.PID, PPID: u.Proc.PPID, Comm: u.Proc.Comm})
 	}
 	sort.Slice(r.Findings, func(i, j int) bool { return r.Findings[i].RootPID < r.Findings[j].RootPID })
+	r.SetWarnings(pol, s)
 	return r
+}
+
+// SetWarnings sets the report's warnings from the policy's and the
+// snapshot's as they are now: reads after the report was made (a reap
+// reading real uids as it acts) add theirs, so a report made before
+// acting takes them again when it is written.
+func (r *Report) SetWarnings(pol *policy.Policy, s *platform.Snapshot) {
+	r.Warnings = append(append([]string{}, pol.Warnings...), aggregate(s.Warnings)...)
+}
+
+// SetOutcomes records what was done: each item's action, outcome and
+// detail, and the pids its action covered (rescans included), by root.
+// A reap makes its report before it acts, while the processes it names
+// still exist, and records the outcomes after.
+func (r *Report) SetOutcomes(plan *policy.Plan, covered map[int][]int) {
+	byRoot := map[int]*Finding{}
+	for i := range r.Findings {
+		byRoot[r.Findings[i].RootPID] = &r.Findings[i]
+	}
+	for _, it := range plan.Items {
+		f := byRoot[it.Finding.Root.PID]
+		if f == nil {
+			continue
+		}
+		f.Action, f.Outcome, f.Detail = string(it.Action), string(it.Outcome), it.Detail
+		if pids := covered[f.RootPID]; len(pids) > 0 {
+			f.PIDs = pids
+		}
+	}
 }
 
 func reasonStrings(rs []scan.Reason) []string {

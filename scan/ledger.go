@@ -54,14 +54,26 @@ type LedgerRun struct {
 // A pid counts only if the live process has the run's start identity (or,
 // for sources without one, the run's unique argv token).
 func (r *Result) ApplyLedgers(ls []*ledger.Ledger) {
+	proven := r.verifyRuns(ls)
+	r.dropOwned()
+	r.foldProven(proven)
+}
+
+// provenRun is a run whose live process the ledger proves left behind.
+type provenRun struct {
+	lr      int // index in r.Ledger
+	i       int // process index
+	reasons []Reason
+	why     []string
+}
+
+// verifyRuns checks every run against the snapshot and records it in
+// r.Ledger. A live owner's running run marks its process owned; a run
+// whose owner is gone, that is marked done, or whose session ended is
+// returned with the reasons and the evidence.
+func (r *Result) verifyRuns(ls []*ledger.Ledger) []provenRun {
 	s := r.Tree.Snap
-	type proven struct {
-		lr      int // index in r.Ledger
-		i       int // process index
-		reasons []Reason
-		why     []string
-	}
-	var found []proven
+	var found []provenRun
 	for _, l := range ls {
 		ownerDead, ownerWhy := r.OwnerGone(l)
 		for k := range l.Runs {
@@ -81,8 +93,7 @@ func (r *Result) ApplyLedgers(ls []*ledger.Ledger) {
 			if status != StatusAlive {
 				continue
 			}
-			var p proven
-			p.lr, p.i = len(r.Ledger)-1, i
+			p := provenRun{lr: len(r.Ledger) - 1, i: i}
 			if ownerDead {
 				p.reasons = append(p.reasons, OwnerDead)
 				p.why = append(p.why, fmt.Sprintf("run %s of %s: %s", run.ID, l.Owner.Name, ownerWhy))
@@ -112,11 +123,24 @@ func (r *Result) ApplyLedgers(ls []*ledger.Ledger) {
 			found = append(found, p)
 		}
 	}
-	// Owned runs are never findings, even when reparented.
+	return found
+}
+
+// dropOwned removes the findings rooted at an owned run's process: a live
+// owner's running run is never a finding, even when reparented.
+func (r *Result) dropOwned() {
 	r.Findings = slices.DeleteFunc(r.Findings, func(f Finding) bool {
 		_, owned := r.owned[f.Root.PID]
 		return owned
 	})
+}
+
+// foldProven adds each proven run's reasons and evidence to the finding
+// rooted at its process — a new finding when the run's process was not a
+// finding's root, taken out of any larger tree it was part of (which is
+// judged on its own evidence) — and attributes the finding to the run.
+func (r *Result) foldProven(found []provenRun) {
+	s := r.Tree.Snap
 	// Which finding holds each process, to fold runs into the right tree.
 	holder := map[int]int{}
 	for k := range r.Findings {
@@ -129,9 +153,6 @@ func (r *Result) ApplyLedgers(ls []*ledger.Ledger) {
 		proc := &s.Procs[p.i]
 		k, held := holder[proc.PID]
 		if !held || r.Findings[k].Root != proc {
-			// The ledger speaks for the run's own tree: it becomes a finding
-			// of its own, and leaves any larger tree it was part of, which is
-			// judged on its own evidence.
 			if r.ownerOf(p.i) >= 0 {
 				lr.Status, lr.Detail = StatusAlive, "the run's pid is a live owner: not a finding"
 				continue

@@ -289,3 +289,63 @@ func TestOpenClawGatewayLock(t *testing.T) {
 		})
 	}
 }
+
+// The three steps of ApplyLedgers, each on its own: verifyRuns checks runs
+// and marks live owners' runs owned without touching the findings;
+// dropOwned removes the findings those runs root; foldProven turns the
+// proven runs into findings of their own, out of the larger tree that held
+// them.
+func TestApplyLedgersSteps(t *testing.T) {
+	gateway := p(200, 10, "node", []string{"node", "/opt/openclaw/dist/entry.js", "gateway"}, nil, "/")
+	procs := []platform.Process{
+		gateway,
+		p(300, 10, "bash", []string{"bash", "-c", "npm test"}, nil, "/"), // reparented, owned by the live gateway
+		p(400, 10, "bash", []string{"bash", "-c", "make"}, nil, "/"),     // reparented tree holding a done run
+		p(401, 400, "sleep", []string{"sleep", "60"}, nil, "/"),
+	}
+	r := Scan(snapshot(procs...), testConfig)
+	before := len(r.Findings)
+	if before != 2 {
+		t.Fatalf("%d findings before the ledger, want the two reparented trees", before)
+	}
+	l := gwLedger(200, id(200), nil,
+		run("owned", 300, id(300), ledger.RunRunning, ""),
+		run("done", 401, id(401), ledger.RunDone, ""),
+		run("gone", 999, "boot:1", ledger.RunRunning, ""))
+
+	proven := r.verifyRuns([]*ledger.Ledger{l})
+	if got := statuses(r); !reflect.DeepEqual(got, []string{"owned:alive", "done:alive", "gone:gone:ledger-stale"}) {
+		t.Errorf("verifyRuns: statuses %v", got)
+	}
+	if len(proven) != 1 || r.Tree.Snap.Procs[proven[0].i].PID != 401 || !reflect.DeepEqual(proven[0].reasons, []Reason{RunDone}) {
+		t.Errorf("verifyRuns: proven %+v, want the done run's process", proven)
+	}
+	if _, ok := r.owned[300]; !ok || len(r.Findings) != before {
+		t.Errorf("verifyRuns: owned %v, %d findings: it marks, and leaves the findings alone", r.owned, len(r.Findings))
+	}
+
+	r.dropOwned()
+	if len(r.Findings) != 1 || r.Findings[0].Root.PID != 400 {
+		t.Errorf("dropOwned: findings %v, want only 400's", roots(r))
+	}
+
+	r.foldProven(proven)
+	if got := roots(r); !reflect.DeepEqual(got, []int{400, 401}) {
+		t.Fatalf("foldProven: roots %v, want 400 and the done run's own tree 401", got)
+	}
+	f := r.Findings[1]
+	if f.RunID != "done" || !f.Has(RunDone) || len(f.Members) != 1 || r.Ledger[1].Status != StatusOrphaned {
+		t.Errorf("foldProven: %+v, ledger %v", f, statuses(r))
+	}
+	if m := r.Findings[0].Members; len(m) != 1 {
+		t.Errorf("foldProven: 400's tree still holds %d members, want 401 detached", len(m))
+	}
+}
+
+func roots(r *Result) []int {
+	var out []int
+	for _, f := range r.Findings {
+		out = append(out, f.Root.PID)
+	}
+	return out
+}

@@ -130,14 +130,9 @@ func runReap(ctx context.Context, opts *reapOptions, g *globalOptions) error {
 	if err := spareNewlyOwned(ctx, pol, opts, plan, timeout); err != nil {
 		return err
 	}
-	// The report names each process by its command line and says what it
-	// holds: read them while the processes still exist.
-	for _, it := range plan.Items {
-		for _, m := range it.Finding.Members {
-			run.snap.CommandLine(m.Proc)
-		}
-	}
-	found := inspect(run, plan)
+	// The report names each process and says what it holds: it is made
+	// now, while the processes still exist; the outcomes come after.
+	rep := newReport(run, pol, plan, &opts.scanOptions)
 
 	var events []reap.Event
 	results := reap.Execute(ctx, plan, run.snap, reap.Options{
@@ -148,10 +143,14 @@ func runReap(ctx context.Context, opts *reapOptions, g *globalOptions) error {
 		Guard:    platform.NewGuard(plan.Gate.Deny(plan)),
 		OnSignal: func(e reap.Event) { events = append(events, e) },
 	})
+	covered := map[int][]int{} // root → every pid the action covered, rescans included
 	for i, r := range results {
 		plan.Items[i].Outcome, plan.Items[i].Detail = r.Outcome, r.Detail
+		covered[plan.Items[i].Finding.Root.PID] = r.PIDs
 	}
-	if err := emitReap(run, pol, plan, found, results, events, &opts.scanOptions, g, time.Since(started)); err != nil {
+	rep.SetOutcomes(plan, covered)
+	rep.SetWarnings(pol, run.snap)
+	if err := emitReap(rep, run, events, &opts.scanOptions, g, time.Since(started)); err != nil {
 		return err
 	}
 	return outcome(plan, results)
@@ -211,22 +210,7 @@ func plannedAny(plan *policy.Plan) bool {
 
 // emitReap writes the report, the audit log (decisions and signals) and
 // the metrics.
-func emitReap(run *scanRun, pol *policy.Policy, plan *policy.Plan, found *inspection, results []reap.Result, events []reap.Event, opts *scanOptions, g *globalOptions, took time.Duration) error {
-	rep := audit.NewReport(pol, run.result, plan)
-	rep.Errors = append(rep.Errors, run.problems...)
-	found.apply(rep)
-	if opts.all {
-		rep.AddUnmatched(pol, run.result, plan)
-	}
-	covered := map[int][]int{} // root → every pid the action covered, rescans included
-	for i, r := range results {
-		covered[plan.Items[i].Finding.Root.PID] = r.PIDs
-	}
-	for i := range rep.Findings {
-		if pids := covered[rep.Findings[i].RootPID]; len(pids) > 0 {
-			rep.Findings[i].PIDs = pids
-		}
-	}
+func emitReap(rep *audit.Report, run *scanRun, events []reap.Event, opts *scanOptions, g *globalOptions, took time.Duration) error {
 	if err := record(rep, signalRecords(events), opts, g, took); err != nil {
 		return err
 	}

@@ -143,16 +143,26 @@ func collectWith(pol *policy.Policy, procRoot string, ledgers []string, discover
 
 // emit writes the report to stdout, the audit log and the metrics file.
 func emit(run *scanRun, pol *policy.Policy, plan *policy.Plan, opts *scanOptions, g *globalOptions, took time.Duration) error {
+	rep := newReport(run, pol, plan, opts)
+	if err := record(rep, nil, opts, g, took); err != nil {
+		return err
+	}
+	return writeReport(rep, run, opts, g)
+}
+
+// newReport makes the report of a plan: every process it names is read
+// now — command lines, terminals held, activity — so that nothing is read
+// after (a reap makes it before it acts, and only records the outcomes
+// later).
+func newReport(run *scanRun, pol *policy.Policy, plan *policy.Plan, opts *scanOptions) *audit.Report {
 	rep := audit.NewReport(pol, run.result, plan)
 	rep.Errors = append(rep.Errors, run.problems...)
 	inspect(run, plan).apply(rep)
 	if opts.all {
 		rep.AddUnmatched(pol, run.result, plan)
 	}
-	if err := record(rep, nil, opts, g, took); err != nil {
-		return err
-	}
-	return writeReport(rep, run, opts, g)
+	rep.SetWarnings(pol, run.snap) // with what those reads added
+	return rep
 }
 
 // record leaves the run's traces: the audit log, journald, the metrics.
