@@ -1,6 +1,9 @@
 package openclaw
 
-import "regexp"
+import (
+	"regexp"
+	"strings"
+)
 
 // The environment markers OpenClaw puts on the processes it spawns
 // (2026.9.6: exec children carry OPENCLAW_SHELL=exec, OPENCLAW_CLI=1 and
@@ -11,6 +14,14 @@ const (
 	EnvStateDir   = "OPENCLAW_STATE_DIR"
 	EnvServicePID = "OPENCLAW_GATEWAY_SERVICE_PID"
 )
+
+// gatewayComm is the gateway's process title as the kernel keeps it in
+// comm (TASK_COMM_LEN 16: "openclaw-gateway" cut to 15 characters on
+// Linux; macOS keeps 16): free to read for every process, unlike argv.
+const gatewayComm = "openclaw-gatewa"
+
+// IsGatewayComm reports whether a process's comm is the gateway's title.
+func IsGatewayComm(comm string) bool { return strings.HasPrefix(comm, gatewayComm) }
 
 // EnvNames are the markers reaper looks up itself, whatever the policy says.
 var EnvNames = []string{EnvShell, EnvStateDir, EnvServicePID}

@@ -78,8 +78,18 @@ func loadLedgers(named []string, pol *policy.Policy, snap *platform.Snapshot, re
 	}
 	explicit := []string{os.Getenv("OPENCLAW_STATE_DIR"), os.Getenv("CLAWDBOT_STATE_DIR")}
 	for _, p := range res.LiveOwners() {
-		if dir, ok := snap.Getenv(p, "OPENCLAW_STATE_DIR"); ok {
+		if dir, ok := snap.Getenv(p, openclaw.EnvStateDir); ok {
 			explicit = append(explicit, dir)
+		}
+	}
+	// And every gateway by its process title: the live owners the scan met
+	// are those of the trees it looked at, and a gateway whose trees are
+	// all in order (the leaks under a live gateway) is not among them.
+	for i := range snap.Procs {
+		if p := &snap.Procs[i]; openclaw.IsGatewayComm(p.Comm) && !p.Zombie() {
+			if dir, ok := snap.Getenv(p, openclaw.EnvStateDir); ok {
+				explicit = append(explicit, dir)
+			}
 		}
 	}
 	for _, dir := range openclaw.StateDirs(homeDirs(), explicit) {
