@@ -187,8 +187,8 @@ func (r *Result) adviseEnded(st OpenClawState, gw int) {
 		return
 	}
 	r.Advice = append(r.Advice, Advice{ID: "openclaw-exec-ended", Severity: "warning",
-		Evidence: fmt.Sprintf("gateway pid %d (%s) still runs %d trees of deleted or reset sessions (roots %s), about %s: OpenClaw keeps background execs past their session",
-			st.Gateway.Owner.PID, st.Dir, len(pids), strings.Join(pids, ", "), mib(rss)),
+		Evidence: fmt.Sprintf("gateway pid %d (%s) still runs %d %s of deleted or reset sessions (roots %s), about %s: OpenClaw keeps background execs past their session",
+			st.Gateway.Owner.PID, st.Dir, len(pids), plural(len(pids), "tree"), strings.Join(pids, ", "), mib(rss)),
 		Setting: `a policy rule with when = ["session-ended"], kind = ["exec"], action = "terminate" (the example policy's openclaw-exec-ended, which reports)`})
 }
 

@@ -71,8 +71,29 @@ func TestAdviseEndedExecs(t *testing.T) {
 	l := gwLedger(200, id(200), []ledger.Session{{Key: "s", State: ledger.SessionClosed}}, run("exec:x", 300, id(300), ledger.RunRunning, "s"))
 	r.ApplyLedgers([]*ledger.Ledger{l})
 	r.Advise([]OpenClawState{{Dir: "/s", Gateway: &openclaw.Gateway{StateDir: "/s", Owner: l.Owner}, LiveSessions: 0}}, nil)
-	if len(r.Advice) != 1 || r.Advice[0].ID != "openclaw-exec-ended" || !strings.Contains(r.Advice[0].Evidence, "1 trees of deleted or reset sessions (roots 300)") {
+	if len(r.Advice) != 1 || r.Advice[0].ID != "openclaw-exec-ended" || !strings.Contains(r.Advice[0].Evidence, "1 tree of deleted or reset sessions (roots 300)") {
 		t.Errorf("advice %+v", r.Advice)
+	}
+}
+
+// Apply folds the evidence in its one order: the ledger's ended session
+// makes the finding first, and the advice, made last, counts it; without
+// Advise the finding stands and there is no advice.
+func TestApplyEvidence(t *testing.T) {
+	for _, advise := range []bool{true, false} {
+		r := Scan(snapshot(
+			p(200, 10, "openclaw-gateway", []string{"openclaw-gateway"}, nil, "/"),
+			p(300, 200, "bash", []string{"bash", "-c", "sleep 600"}, nil, "/"),
+		), testConfig)
+		l := gwLedger(200, id(200), []ledger.Session{{Key: "s", State: ledger.SessionClosed}}, run("exec:x", 300, id(300), ledger.RunRunning, "s"))
+		r.Apply(Evidence{Ledgers: []*ledger.Ledger{l}, Advise: advise,
+			States: []OpenClawState{{Dir: "/s", Gateway: &openclaw.Gateway{StateDir: "/s", Owner: l.Owner}}}})
+		if len(r.Findings) != 1 || !r.Findings[0].Has(SessionEnded) {
+			t.Errorf("advise %v: findings %+v", advise, r.Findings)
+		}
+		if got := len(r.Advice) == 1 && r.Advice[0].ID == "openclaw-exec-ended"; got != advise {
+			t.Errorf("advise %v: advice %+v", advise, r.Advice)
+		}
 	}
 }
 

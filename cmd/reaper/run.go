@@ -131,12 +131,8 @@ func collectWith(pol *policy.Policy, procRoot string, ledgers []string, discover
 		snap.Close()
 		return nil, err
 	}
-	res.ApplyLedgers(set.ledgers)
-	res.ApplyOpenClawGateways(set.gateways)
-	res.ApplyMCPServers(set.servers)
-	if advise {
-		res.Advise(set.states, sampleActivity(snap))
-	}
+	res.Apply(scan.Evidence{Ledgers: set.ledgers, Gateways: set.gateways, Servers: set.servers,
+		States: set.states, Advise: advise, Sample: sampleActivity(snap)})
 	snap.Warnings = append(snap.Warnings, set.warnings...)
 	return &scanRun{snap: snap, result: res, problems: messages(set.problems), doubts: doubtsFrom(set.problems)}, nil
 }

@@ -1,0 +1,35 @@
+package scan
+
+import (
+	"github.com/orphanreaper/reaper/ledger"
+	"github.com/orphanreaper/reaper/openclaw"
+)
+
+// Evidence is what a run read besides the process table: ledgers (files
+// and OpenClaw's state as ledgers), the gateways OpenClaw's locks name, the
+// stdio MCP servers its configs name, and, for advice, what each state dir
+// says.
+type Evidence struct {
+	Ledgers  []*ledger.Ledger
+	Gateways []openclaw.Gateway
+	Servers  []openclaw.MCPServer
+	// States are the OpenClaw state dirs for advice; Advise false gives
+	// none (and spends no sampling window).
+	States []OpenClawState
+	Advise bool
+	Sample Sampler
+}
+
+// Apply folds the evidence into the result in the one order that is
+// right: the ledgers first (an owned run leaves the findings before
+// anything is attributed, a proven run becomes a finding of its own), then
+// OpenClaw's gateways for what no ledger claimed, then the configured MCP
+// servers (the kind only), and the advice last, over the final findings.
+func (r *Result) Apply(ev Evidence) {
+	r.ApplyLedgers(ev.Ledgers)
+	r.ApplyOpenClawGateways(ev.Gateways)
+	r.ApplyMCPServers(ev.Servers)
+	if ev.Advise {
+		r.Advise(ev.States, ev.Sample)
+	}
+}
