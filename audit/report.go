@@ -289,16 +289,6 @@ func WriteJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// Write writes r in format ("json", else the table; ascii draws the
-// table's trees without box-drawing characters).
-func Write(w io.Writer, r *Report, format string, ascii bool) error {
-	if format == "json" {
-		return r.WriteJSON(w)
-	}
-	r.UseASCII(ascii)
-	return r.WriteTable(w)
-}
-
 // Printable escapes control characters, so that a hostile comm or argv
 // ("foo\nbar", terminal escapes) cannot forge lines of the table.
 func Printable(s string) string {

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"path/filepath"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -103,25 +102,6 @@ unverified (the run records no identity).`,
 	return cmd
 }
 
-// shownLedger is one ledger in `ledger show --output json`.
-type shownLedger struct {
-	Source      string           `json:"source"`
-	Owner       ledger.Owner     `json:"owner"`
-	OwnerStatus string           `json:"owner_status"`
-	OwnerDetail string           `json:"owner_detail"`
-	Sessions    []ledger.Session `json:"sessions"`
-	Runs        []shownRun       `json:"runs"`
-}
-
-type shownRun struct {
-	ledger.Run
-	Status  string   `json:"status"`
-	Info    string   `json:"info,omitempty"`
-	Detail  string   `json:"detail,omitempty"`
-	Cmdline string   `json:"cmdline,omitempty"`
-	Reasons []string `json:"reasons,omitempty"`
-}
-
 func runLedgerShow(cmd *cobra.Command, paths []string, opts *ledgerShowOptions, g *globalOptions) error {
 	pol, err := resolvePolicy(opts.policyFile)
 	if err != nil {
@@ -142,7 +122,7 @@ func runLedgerShow(cmd *cobra.Command, paths []string, opts *ledgerShowOptions, 
 			}
 		}
 	}
-	var out []shownLedger
+	var out []audit.ShownLedger
 	index := map[*ledger.Ledger]int{}
 	for _, lr := range res.Ledger {
 		k, ok := index[lr.Ledger]
@@ -154,12 +134,12 @@ func runLedgerShow(cmd *cobra.Command, paths []string, opts *ledgerShowOptions, 
 			} else if lr.Ledger.Owner.PID <= 0 {
 				status = "unknown"
 			}
-			out = append(out, shownLedger{Source: lr.Ledger.Source, Owner: lr.Ledger.Owner, OwnerStatus: status,
+			out = append(out, audit.ShownLedger{Source: lr.Ledger.Source, Owner: lr.Ledger.Owner, OwnerStatus: status,
 				OwnerDetail: why, Sessions: lr.Ledger.Sessions})
 			k = len(out) - 1
 			index[lr.Ledger] = k
 		}
-		sr := shownRun{Run: *lr.Run, Status: string(lr.Status), Info: lr.Info, Detail: lr.Detail}
+		sr := audit.ShownRun{Run: *lr.Run, Status: string(lr.Status), Info: lr.Info, Detail: lr.Detail}
 		if p := s.Get(lr.Run.PID); p != nil && (lr.Status == scan.StatusAlive || lr.Status == scan.StatusOrphaned) {
 			sr.Cmdline = s.CommandLine(p)
 			if lr.Status == scan.StatusOrphaned {
@@ -168,41 +148,7 @@ func runLedgerShow(cmd *cobra.Command, paths []string, opts *ledgerShowOptions, 
 		}
 		out[k].Runs = append(out[k].Runs, sr)
 	}
-	if opts.output == "json" {
-		return audit.WriteJSON(g.stdout, map[string]any{"schema_version": 1, "ledgers": out})
-	}
-	for _, l := range out {
-		fmt.Fprintf(g.stdout, "%s\n  owner %s pid %d: %s (%s)\n", l.Source, l.Owner.Name, l.Owner.PID, l.OwnerStatus, l.OwnerDetail)
-		for _, sess := range l.Sessions {
-			parent := ""
-			if sess.Parent != "" {
-				parent = " (parent " + sess.Parent + ")"
-			}
-			fmt.Fprintf(g.stdout, "  session %s%s: %s\n", sess.Key, parent, sess.State)
-		}
-		tw := tabwriter.NewWriter(g.stdout, 0, 0, 2, ' ', 0)
-		fmt.Fprintf(tw, "  RUN\tKIND\tPID\tSTATE\tSESSION\tNOW\tCOMMAND\n")
-		for _, r := range l.Runs {
-			now := r.Status
-			if r.Info != "" && r.Info != r.Status {
-				now += " (" + r.Info + ")"
-			}
-			if len(r.Reasons) > 0 {
-				now += ": " + fmt.Sprint(r.Reasons)
-			}
-			command := r.Cmdline
-			if command == "" {
-				command = r.Detail
-			}
-			fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\t%s\t%s\t%s\n", r.ID, r.Kind, r.PID, r.State, r.Session, now, clipText(command))
-		}
-		tw.Flush()
-		fmt.Fprintln(g.stdout)
-	}
-	if len(out) == 0 {
-		fmt.Fprintln(g.stdout, "No runs in these ledgers.")
-	}
-	return nil
+	return audit.Write(g.stdout, &audit.LedgerView{Ledgers: out, SchemaVersion: 1}, opts.output)
 }
 
 // collectOnly scans and applies only the named ledgers: show is about them.
@@ -214,14 +160,4 @@ func collectOnly(pol *policy.Policy, procRoot string, paths []string) (*scanRun,
 		none.Owners = append(none.Owners, o)
 	}
 	return collectWith(&none, procRoot, paths, false, false)
-}
-
-// clipText escapes control characters (a command line may hold newlines)
-// and shortens s for a table.
-func clipText(s string) string {
-	s = audit.Printable(s)
-	if r := []rune(s); len(r) > 100 {
-		return string(r[:100]) + "…"
-	}
-	return s
 }

@@ -1,10 +1,7 @@
 package main
 
 import (
-	"fmt"
 	"os"
-	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -49,21 +46,6 @@ PTYs are not seen.`,
 	return cmd
 }
 
-// ptyEntry is one PTY in `reaper pty --output json`.
-type ptyEntry struct {
-	PTS     int      `json:"pts"`
-	Dead    bool     `json:"dead"`
-	Why     string   `json:"why,omitempty"`
-	Masters []holder `json:"masters"`
-	Slaves  []holder `json:"slaves"`
-}
-
-type holder struct {
-	PID       int    `json:"pid"`
-	Cmdline   string `json:"cmdline"`
-	InFinding bool   `json:"in_finding"`
-}
-
 func runPty(opts *ptyOptions, g *globalOptions) error {
 	pol, err := resolvePolicy(opts.policyFile)
 	if err != nil {
@@ -99,72 +81,20 @@ func runPty(opts *ptyOptions, g *globalOptions) error {
 		}
 	}
 	states := scan.PTYStates(holds, unreadable == 0, func(pid int) bool { return member[pid] })
-	out := struct {
-		SchemaVersion int        `json:"schema_version"`
-		InUse         int        `json:"in_use"`
-		Max           int        `json:"max"`
-		PTYs          []ptyEntry `json:"ptys"`
-		Dead          []int      `json:"dead"`
-		Unreadable    int        `json:"unreadable_processes"`
-	}{SchemaVersion: 1, InUse: s.PTY.InUse, Max: s.PTY.Max, PTYs: []ptyEntry{}, Dead: []int{}, Unreadable: unreadable}
-	toHolders := func(ps []*platform.Process) []holder {
-		hs := []holder{}
+	out := &audit.PTYView{SchemaVersion: 1, InUse: s.PTY.InUse, Max: s.PTY.Max, PTYs: []audit.PTYEntry{}, Dead: []int{},
+		Unreadable: unreadable, AsRoot: os.Geteuid() == 0}
+	toHolders := func(ps []*platform.Process) []audit.PTYHolder {
+		hs := []audit.PTYHolder{}
 		for _, p := range ps {
-			hs = append(hs, holder{PID: p.PID, Cmdline: s.CommandLine(p), InFinding: member[p.PID]})
+			hs = append(hs, audit.PTYHolder{PID: p.PID, Cmdline: s.CommandLine(p), InFinding: member[p.PID]})
 		}
 		return hs
 	}
 	for _, st := range states {
-		out.PTYs = append(out.PTYs, ptyEntry{PTS: st.PTS, Dead: st.Dead, Why: st.Why, Masters: toHolders(st.Masters), Slaves: toHolders(st.Slaves)})
+		out.PTYs = append(out.PTYs, audit.PTYEntry{PTS: st.PTS, Dead: st.Dead, Why: st.Why, Masters: toHolders(st.Masters), Slaves: toHolders(st.Slaves)})
 		if st.Dead {
 			out.Dead = append(out.Dead, st.PTS)
 		}
 	}
-	if opts.output == "json" {
-		return audit.WriteJSON(g.stdout, out)
-	}
-	fmt.Fprintf(g.stdout, "PTYs: %d in use of %d (kernel.pty.nr / kernel.pty.max); %d dead\n\n", out.InUse, out.Max, len(out.Dead))
-	tw := tabwriter.NewWriter(g.stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "PTY\tSTATE\tMASTER HELD BY\tSLAVE HELD BY\n")
-	names := func(hs []holder) string {
-		var parts []string
-		for _, h := range hs {
-			mark := ""
-			if h.InFinding {
-				mark = "*"
-			}
-			parts = append(parts, fmt.Sprintf("%d%s %s", h.PID, mark, clipText(h.Cmdline)))
-		}
-		if len(parts) == 0 {
-			return "—"
-		}
-		return strings.Join(parts, "; ")
-	}
-	for _, e := range out.PTYs {
-		state := "in use"
-		if e.Dead {
-			state = "DEAD: " + e.Why
-		}
-		fmt.Fprintf(tw, "/dev/pts/%d\t%s\t%s\t%s\n", e.PTS, state, names(e.Masters), names(e.Slaves))
-	}
-	tw.Flush()
-	if len(out.PTYs) == 0 {
-		fmt.Fprintln(g.stdout, "No process holds a pseudo-terminal.")
-	}
-	starred := false
-	for _, e := range out.PTYs {
-		for _, h := range append(append([]holder{}, e.Masters...), e.Slaves...) {
-			starred = starred || h.InFinding
-		}
-	}
-	if starred {
-		fmt.Fprintln(g.stdout, "\n* part of a finding of the policy")
-	}
-	if os.Geteuid() != 0 {
-		fmt.Fprintln(g.stdout, "not root: other users' file descriptors were not read; their terminals are not shown")
-	}
-	if unreadable > 0 {
-		fmt.Fprintf(g.stdout, "%s could not be read (other users'; run as root to see them)\n", countOf(unreadable, "process's fds", "processes' fds"))
-	}
-	return nil
+	return audit.Write(g.stdout, out, opts.output)
 }

@@ -185,7 +185,8 @@ func record(rep *audit.Report, signals []audit.Record, opts *scanOptions, g *glo
 
 // writeReport prints the report on stdout, as a table or JSON.
 func writeReport(rep *audit.Report, run *scanRun, opts *scanOptions, g *globalOptions) error {
-	if err := audit.Write(g.stdout, rep, opts.output, !utf8Locale()); err != nil {
+	rep.UseASCII(!utf8Locale())
+	if err := audit.Write(g.stdout, rep, opts.output); err != nil {
 		return fmt.Errorf("write report: %w", err)
 	}
 	return nil

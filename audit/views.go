@@ -1,0 +1,179 @@
+package audit
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/orphanreaper/reaper/ledger"
+)
+
+// Tabular is every command's output: one JSON object for scripts, a table
+// for people, both from the same model.
+type Tabular interface {
+	WriteTable(w io.Writer) error
+}
+
+// Write writes v in format: "json", else its table.
+func Write(w io.Writer, v Tabular, format string) error {
+	if format == "json" {
+		return WriteJSON(w, v)
+	}
+	return v.WriteTable(w)
+}
+
+// LedgerView is `reaper ledger show`: each ledger, its owner's state, and
+// what each run maps to in the process table now.
+type LedgerView struct {
+	Ledgers       []ShownLedger `json:"ledgers"`
+	SchemaVersion int           `json:"schema_version"`
+}
+
+// ShownLedger is one ledger of a LedgerView.
+type ShownLedger struct {
+	Source      string           `json:"source"`
+	Owner       ledger.Owner     `json:"owner"`
+	OwnerStatus string           `json:"owner_status"` // alive, gone, unknown
+	OwnerDetail string           `json:"owner_detail"`
+	Sessions    []ledger.Session `json:"sessions"`
+	Runs        []ShownRun       `json:"runs"`
+}
+
+// ShownRun is one run and what it is now.
+type ShownRun struct {
+	ledger.Run
+	Status  string   `json:"status"`
+	Info    string   `json:"info,omitempty"`
+	Detail  string   `json:"detail,omitempty"`
+	Cmdline string   `json:"cmdline,omitempty"`
+	Reasons []string `json:"reasons,omitempty"`
+}
+
+// WriteTable writes the ledgers for a person.
+func (v *LedgerView) WriteTable(w io.Writer) error {
+	ew := &errWriter{w: w}
+	for _, l := range v.Ledgers {
+		ew.printf("%s\n  owner %s pid %d: %s (%s)\n", Printable(l.Source), Printable(l.Owner.Name), l.Owner.PID, l.OwnerStatus, Printable(l.OwnerDetail))
+		for _, sess := range l.Sessions {
+			parent := ""
+			if sess.Parent != "" {
+				parent = " (parent " + Printable(sess.Parent) + ")"
+			}
+			ew.printf("  session %s%s: %s\n", Printable(sess.Key), parent, sess.State)
+		}
+		tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
+		fmt.Fprintf(tw, "  RUN\tKIND\tPID\tSTATE\tSESSION\tNOW\tCOMMAND\n")
+		for _, r := range l.Runs {
+			now := r.Status
+			if r.Info != "" && r.Info != r.Status {
+				now += " (" + r.Info + ")"
+			}
+			if len(r.Reasons) > 0 {
+				now += ": " + fmt.Sprint(r.Reasons)
+			}
+			command := r.Cmdline
+			if command == "" {
+				command = r.Detail
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\t%s\t%s\t%s\n", Printable(r.ID), r.Kind, r.PID, r.State, Printable(r.Session), now, clipRunes(command))
+		}
+		tw.Flush()
+		ew.printf("\n")
+	}
+	if len(v.Ledgers) == 0 {
+		ew.printf("No runs in these ledgers.\n")
+	}
+	return ew.err
+}
+
+// PTYView is `reaper pty`: every pseudo-terminal some process holds, who
+// holds each end, and which are dead.
+type PTYView struct {
+	SchemaVersion int        `json:"schema_version"`
+	InUse         int        `json:"in_use"`
+	Max           int        `json:"max"`
+	PTYs          []PTYEntry `json:"ptys"`
+	Dead          []int      `json:"dead"`
+	Unreadable    int        `json:"unreadable_processes"`
+	// AsRoot: every process's fds were readable in principle; otherwise
+	// other users' terminals are not shown.
+	AsRoot bool `json:"as_root"`
+}
+
+// PTYEntry is one pseudo-terminal of a PTYView.
+type PTYEntry struct {
+	PTS     int         `json:"pts"`
+	Dead    bool        `json:"dead"`
+	Why     string      `json:"why,omitempty"`
+	Masters []PTYHolder `json:"masters"`
+	Slaves  []PTYHolder `json:"slaves"`
+}
+
+// PTYHolder is a process holding one end.
+type PTYHolder struct {
+	PID       int    `json:"pid"`
+	Cmdline   string `json:"cmdline"`
+	InFinding bool   `json:"in_finding"`
+}
+
+// WriteTable writes the terminals for a person.
+func (v *PTYView) WriteTable(w io.Writer) error {
+	ew := &errWriter{w: w}
+	ew.printf("PTYs: %d in use of %d (kernel.pty.nr / kernel.pty.max); %d dead\n\n", v.InUse, v.Max, len(v.Dead))
+	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "PTY\tSTATE\tMASTER HELD BY\tSLAVE HELD BY\n")
+	names := func(hs []PTYHolder) string {
+		var parts []string
+		for _, h := range hs {
+			mark := ""
+			if h.InFinding {
+				mark = "*"
+			}
+			parts = append(parts, fmt.Sprintf("%d%s %s", h.PID, mark, clipRunes(h.Cmdline)))
+		}
+		if len(parts) == 0 {
+			return "—"
+		}
+		return strings.Join(parts, "; ")
+	}
+	starred := false
+	for _, e := range v.PTYs {
+		state := "in use"
+		if e.Dead {
+			state = "DEAD: " + Printable(e.Why)
+		}
+		fmt.Fprintf(tw, "/dev/pts/%d\t%s\t%s\t%s\n", e.PTS, state, names(e.Masters), names(e.Slaves))
+		for _, h := range append(append([]PTYHolder{}, e.Masters...), e.Slaves...) {
+			starred = starred || h.InFinding
+		}
+	}
+	tw.Flush()
+	if len(v.PTYs) == 0 {
+		ew.printf("No process holds a pseudo-terminal.\n")
+	}
+	if starred {
+		ew.printf("\n* part of a finding of the policy\n")
+	}
+	if !v.AsRoot {
+		ew.printf("not root: other users' file descriptors were not read; their terminals are not shown\n")
+	}
+	if v.Unreadable > 0 {
+		what := "processes' fds"
+		if v.Unreadable == 1 {
+			what = "process's fds"
+		}
+		ew.printf("%d %s could not be read (other users'; run as root to see them)\n", v.Unreadable, what)
+	}
+	return ew.err
+}
+
+// clipRunes escapes control characters (a command line may hold newlines)
+// and shortens s to 100 characters for a narrow table.
+func clipRunes(s string) string {
+	s = Printable(s)
+	if r := []rune(s); len(r) > 100 {
+		return string(r[:100]) + "…"
+	}
+	return s
+}
