@@ -14,12 +14,8 @@ import (
 func ParseCgroup(b []byte) Cgroup {
 	var cg Cgroup
 	for len(b) > 0 {
-		line := b
-		if i := bytes.IndexByte(b, '\n'); i >= 0 {
-			line, b = b[:i], b[i+1:]
-		} else {
-			b = nil
-		}
+		var line []byte
+		line, b = cutByte(b, '\n')
 		id, rest, ok := bytes.Cut(line, []byte{':'})
 		if !ok {
 			continue
@@ -45,12 +41,8 @@ func ParseCgroup(b []byte) Cgroup {
 
 func hasController(list []byte, name string) bool {
 	for len(list) > 0 {
-		c := list
-		if i := bytes.IndexByte(list, ','); i >= 0 {
-			c, list = list[:i], list[i+1:]
-		} else {
-			list = nil
-		}
+		var c []byte
+		c, list = cutByte(list, ',')
 		if string(c) == name {
 			return true
 		}

@@ -229,12 +229,8 @@ func (s *Snapshot) keptEnv(b []byte) string {
 	}
 	var kept []byte
 	for len(b) > 0 {
-		entry := b
-		if i := bytes.IndexByte(b, 0); i >= 0 {
-			entry, b = b[:i], b[i+1:]
-		} else {
-			b = nil
-		}
+		var entry []byte
+		entry, b = cutByte(b, 0)
 		if eq := bytes.IndexByte(entry, '='); eq > 0 && s.keepEnv[string(entry[:eq])] {
 			kept = append(append(kept, entry...), 0)
 		}

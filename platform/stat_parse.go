@@ -199,12 +199,8 @@ func ParseIdentity(s string) (bootID string, startTicks uint64, err error) {
 // proc(5)).
 func ParseStatusUID(b []byte) (uint32, bool) {
 	for len(b) > 0 {
-		line := b
-		if i := bytes.IndexByte(b, '\n'); i >= 0 {
-			line, b = b[:i], b[i+1:]
-		} else {
-			b = nil
-		}
+		var line []byte
+		line, b = cutByte(b, '\n')
 		rest, ok := bytes.CutPrefix(line, []byte("Uid:"))
 		if !ok {
 			continue
@@ -220,4 +216,13 @@ func ParseStatusUID(b []byte) (uint32, bool) {
 		return uint32(uid), true
 	}
 	return 0, false
+}
+
+// cutByte splits b at its first sep: what comes before, and what after
+// (nil when there is no sep) — the next line, entry or field of a file.
+func cutByte(b []byte, sep byte) (head, rest []byte) {
+	if i := bytes.IndexByte(b, sep); i >= 0 {
+		return b[:i], b[i+1:]
+	}
+	return b, nil
 }
