@@ -184,3 +184,33 @@ func TestKeepEnv(t *testing.T) {
 		}
 	}
 }
+
+// DropDetails lets go of what was read for the processes it does not keep,
+// and a later ask reads them again: nothing answers from a dropped detail.
+func TestDropDetails(t *testing.T) {
+	child := exec.Command("sleep", "60")
+	child.Env = []string{"REAPER_KEEP_A=kept"}
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { child.Process.Kill(); child.Wait() })
+	s, err := ReadSnapshot(DefaultProcRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	self, other := s.Get(os.Getpid()), s.Get(child.Process.Pid)
+	s.Cmdline(self)
+	s.Getenv(other, "REAPER_KEEP_A")
+	s.Cmdline(other)
+	s.DropDetails(func(p *Process) bool { return p == self })
+	if self.details == nil || other.details != nil {
+		t.Fatalf("kept %v, dropped %v: want self's kept and the other's dropped", self.details != nil, other.details == nil)
+	}
+	if argv := s.Cmdline(other); len(argv) != 2 || argv[0] != "sleep" {
+		t.Errorf("the dropped command line read again: %q", argv)
+	}
+	if v, ok := s.Getenv(other, "REAPER_KEEP_A"); !ok || v != "kept" {
+		t.Errorf("the dropped environment read again: %q %v", v, ok)
+	}
+}

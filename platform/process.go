@@ -252,6 +252,21 @@ func NewSnapshot(procs []Process, bootID string, uptime time.Duration, taken tim
 	return s
 }
 
+// DropDetails lets go of the details read for every process keep does not
+// name: once a run's plan and report are made, only the trees it acts on
+// are looked at again, and a reap holds its snapshot through its graces.
+// A dropped detail is read again if it is asked for.
+func (s *Snapshot) DropDetails(keep func(p *Process) bool) {
+	for i := range s.Procs {
+		p := &s.Procs[i]
+		if p.details == nil || keep(p) {
+			continue
+		}
+		p.details = nil
+		p.loaded &^= detailCmdline | detailEnviron | detailCgroup | detailStdio | environDenied
+	}
+}
+
 // Close releases what the snapshot holds open for on-demand reads.
 func (s *Snapshot) Close() error {
 	if s.closer == nil {

@@ -133,6 +133,14 @@ func runReap(ctx context.Context, opts *reapOptions, g *globalOptions) error {
 	// The report names each process and says what it holds: it is made
 	// now, while the processes still exist; the outcomes come after.
 	rep := newReport(run, pol, plan, &opts.scanOptions)
+	// From here on only the planned trees are looked at.
+	acted := map[*platform.Process]bool{}
+	for _, it := range plan.Items {
+		for _, m := range it.Finding.Members {
+			acted[m.Proc] = true
+		}
+	}
+	run.snap.DropDetails(func(p *platform.Process) bool { return acted[p] })
 
 	var events []reap.Event
 	results := reap.Execute(ctx, plan, run.snap, reap.Options{
