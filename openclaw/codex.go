@@ -141,45 +141,61 @@ const (
 )
 
 // CodexAppServers finds the live app-servers the state store registers —
-// the registered pid with the registered start identity — and the
-// configured MCP servers the native codex under each runs (its children).
-// Each is tied to the thread created just before it started when exactly
-// one thread fits the window and no other server fits that thread.
+// the registered pid with the registered start identity, a process of the
+// state dir's owner — and the configured MCP servers the native codex
+// under each runs (its children, of the same owner). Each is tied to the
+// thread created just before it started when exactly one thread fits the
+// window and no other server fits that thread.
 func (t *Tasks) CodexAppServers(s *platform.Snapshot, servers []MCPServer) []CodexAppServer {
 	if t == nil || t.codex == nil || len(t.codex.servers) == 0 {
 		return nil
 	}
+	live := 0
+	for _, th := range t.codex.threads {
+		if th.Bound {
+			live++
+		}
+	}
 	var out []CodexAppServer
+	index := map[int]int{} // app-server pid → index in out: a row names it once
 	for _, reg := range t.codex.servers {
 		app := s.Get(reg.Child.PID)
-		if app == nil || app.Zombie() || reg.Child.StartedAt == "" || s.Identity(app) != reg.Child.StartedAt {
-			continue // gone, or another process now: the registry proves nothing about it
+		if app == nil || app.Zombie() || reg.Child.StartedAt == "" || s.Identity(app) != reg.Child.StartedAt || !ownedBy(s, app, t.owner) {
+			continue // gone, another process now, or not the store owner's: the registry proves nothing about it
 		}
-		as := CodexAppServer{PID: app.PID, Start: reg.Child.StartedAt}
-		for _, th := range t.codex.threads {
-			if th.Bound {
-				as.LiveThreads++
+		if _, dup := index[app.PID]; !dup {
+			index[app.PID] = len(out)
+			out = append(out, CodexAppServer{PID: app.PID, Start: reg.Child.StartedAt, LiveThreads: live})
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	// One pass over the table: servers are children of the native codex,
+	// the app-server's child.
+	for i := range s.Procs {
+		p := &s.Procs[i]
+		if p.Zombie() || p.KernelThread() {
+			continue
+		}
+		parent := s.Get(p.PPID)
+		if parent == nil {
+			continue
+		}
+		k, ok := index[parent.PPID]
+		if !ok {
+			continue
+		}
+		argv := s.Cmdline(p)
+		for j := range servers {
+			if servers[j].Matches(argv) && ownedBy(s, p, t.owner) {
+				out[k].Children = append(out[k].Children, CodexChild{PID: p.PID, Start: s.Identity(p), Server: servers[j].Name})
+				break
 			}
 		}
-		for i := range s.Procs {
-			p := &s.Procs[i]
-			if p.Zombie() || p.KernelThread() {
-				continue
-			}
-			parent := s.Get(p.PPID)
-			if parent == nil || parent.PPID != app.PID {
-				continue // servers are children of the native codex, the app-server's child
-			}
-			argv := s.Cmdline(p)
-			for k := range servers {
-				if servers[k].Matches(argv) {
-					as.Children = append(as.Children, CodexChild{PID: p.PID, Start: s.Identity(p), Server: servers[k].Name})
-					break
-				}
-			}
-		}
-		t.tieThreads(s, &as)
-		out = append(out, as)
+	}
+	for k := range out {
+		t.tieThreads(s, &out[k])
 	}
 	return out
 }

@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -45,8 +46,9 @@ func newCodexFixture(t *testing.T) *codexFixture {
 	for i, a := range at {
 		fx.threads = append(fx.threads, threadID(a, i))
 	}
+	me := uint32(os.Getuid()) // the owner of the fixture's state dir
 	proc := func(pid, ppid int, start time.Time, argv ...string) platform.Process {
-		return platform.Process{PID: pid, PPID: ppid, PGID: pid, SID: 900, State: 'S', StartTicks: ticks(start), UID: 1000}.
+		return platform.Process{PID: pid, PPID: ppid, PGID: pid, SID: 900, State: 'S', StartTicks: ticks(start), UID: me}.
 			WithDetails(argv, nil, platform.Cgroup{})
 	}
 	mcp := func(pid int, start time.Time) platform.Process {
@@ -63,6 +65,15 @@ func newCodexFixture(t *testing.T) *codexFixture {
 		mcp(917, taskEpoch.Add(-50*time.Second)), // before any thread record
 		proc(918, 901, at[0].Add(ms), "/bin/bash", "-c", "ls"),
 		proc(919, 911, at[0].Add(ms), "/usr/bin/node", "/srv/mcp.mjs"), // a server's own child: not the app-server's
+		// Another user's process shaped like an app-server, and a server
+		// under it: a registry row naming it proves nothing.
+		func() platform.Process {
+			q := proc(950, 50, taskEpoch.Add(-time.Minute), "node", "codex.js")
+			q.UID = me + 1
+			return q
+		}(),
+		proc(951, 950, taskEpoch.Add(-time.Minute), "codex"),
+		proc(952, 951, at[0].Add(ms), "/usr/bin/node", "/srv/mcp.mjs"),
 	}, "boot", uptime, taken)
 
 	db := openWAL(t, filepath.Join(fx.dir, "state", "openclaw.sqlite"), pluginStateSchema)
@@ -76,6 +87,8 @@ func newCodexFixture(t *testing.T) *codexFixture {
 	}
 	put("app-server-processes", "live", reg(900, fx.snap.Identity(fx.snap.Get(900))))
 	put("app-server-processes", "reused", reg(911, "boot:1")) // a pid that is another process now
+	put("app-server-processes", "other-user", reg(950, fx.snap.Identity(fx.snap.Get(950))))
+	put("app-server-processes", "twice", reg(900, fx.snap.Identity(fx.snap.Get(900)))) // the same app-server again
 	for _, id := range fx.threads {
 		put("app-server-managed-threads", "sha256:"+id, map[string]any{"version": 1, "kind": "managed-thread", "threadId": id})
 	}
@@ -98,7 +111,7 @@ func TestCodexAppServers(t *testing.T) {
 	}
 	got := tasks.CodexAppServers(fx.snap, fx.servers)
 	if len(got) != 1 || got[0].PID != 900 {
-		t.Fatalf("app-servers %+v: want only pid 900 (the other row's pid is another process now)", got)
+		t.Fatalf("app-servers %+v: want only pid 900, once (the other rows name another process now, or another user's)", got)
 	}
 	as := got[0]
 	if as.LiveThreads != 3 {

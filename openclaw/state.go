@@ -404,6 +404,7 @@ func ReadState(dir string, boot Boot) (*State, []error) {
 		leases = append(leases, rows.leases...)
 		codex = rows.codex
 		st.Tasks = rows.tasks
+		st.Tasks.owner = sd.owner
 		var sessErrs []error
 		st.Tasks.Sessions, sessErrs = readSessions(sd)
 		errs = append(errs, sessErrs...)

@@ -50,6 +50,10 @@ type Tasks struct {
 	Sessions *Sessions
 	// codex is the codex plugin's registry and threads (nil: none).
 	codex *codexRows
+	// owner is the uid the state dir belongs to: its rows are tied only to
+	// that user's processes (a user's store can name anyone's pids and
+	// commands). platform.AnyOwner ties to any.
+	owner int
 	// BadCodexRows counts codex rows that did not parse (skipped).
 	BadCodexRows int
 }
@@ -215,7 +219,7 @@ func (t *Tasks) Ledger(owner ledger.Owner, s *platform.Snapshot) *ledger.Ledger 
 		}
 		created := e.Created
 		run.StartedAt = &created
-		matches := matchExec(e, s)
+		matches := matchExec(e, s, t.owner)
 		switch {
 		case len(matches) == 1:
 			p := matches[0]
@@ -258,10 +262,17 @@ func (t *Tasks) sessionOf(e ExecTask) (string, ledger.SessionState, bool) {
 	return "", "", false // the stores don't know it: proves nothing
 }
 
+// ownedBy reports whether p is uid owner's (its real uid), or owner is
+// platform.AnyOwner.
+func ownedBy(s *platform.Snapshot, p *platform.Process, owner int) bool {
+	return owner == platform.AnyOwner || int64(s.UID(p)) == int64(owner)
+}
+
 // matchExec returns the live processes that may run the exec row: started
 // in its window, carrying OPENCLAW_SHELL=exec, their command line holding
-// its command text. Only the window's processes have their details read.
-func matchExec(e ExecTask, s *platform.Snapshot) []*platform.Process {
+// its command text, of the store's owner. Only the window's processes have
+// their details read.
+func matchExec(e ExecTask, s *platform.Snapshot, owner int) []*platform.Process {
 	cmd := strings.TrimSpace(e.Command)
 	if len(cmd) < 3 {
 		return nil
@@ -279,7 +290,7 @@ func matchExec(e ExecTask, s *platform.Snapshot) []*platform.Process {
 		}
 		// OpenClaw's exec children carry its marker: a process without
 		// it (or whose environment can't be read) is not the row's.
-		if shell, _ := s.Getenv(p, EnvShell); shell == "exec" && strings.Contains(s.CommandLine(p), cmd) {
+		if shell, _ := s.Getenv(p, EnvShell); shell == "exec" && strings.Contains(s.CommandLine(p), cmd) && ownedBy(s, p, owner) {
 			out = append(out, p)
 		}
 	}

@@ -94,15 +94,16 @@ func storeFixture(t *testing.T) (string, *sql.DB) {
 // taskSnapshot is a process table 30 s after the fixtures' now: each exec
 // shell started 0.4 s before its row, some with the command they run.
 func taskSnapshot() *platform.Snapshot {
+	me := uint32(os.Getuid()) // the owner of the fixtures' state dirs
 	const uptime = 1000 * time.Second
 	taken := taskEpoch.Add(30 * time.Second)
 	ticks := func(at time.Time) uint64 { return uint64(at.Sub(taken.Add(-uptime)) / (10 * time.Millisecond)) }
 	proc := func(pid, ppid int, at time.Time, argv ...string) platform.Process {
-		return platform.Process{PID: pid, PPID: ppid, PGID: pid, SID: pid, State: 'S', StartTicks: ticks(at), UID: 1000}.
+		return platform.Process{PID: pid, PPID: ppid, PGID: pid, SID: pid, State: 'S', StartTicks: ticks(at), UID: me}.
 			WithDetails(argv, []string{"OPENCLAW_SHELL=exec"}, platform.Cgroup{})
 	}
 	stranger := func(pid int, text string) platform.Process { // the same command, not OpenClaw's
-		return platform.Process{PID: pid, PPID: 1, PGID: pid, SID: pid, State: 'S', StartTicks: ticks(taskEpoch.Add(-300 * time.Millisecond)), UID: 1001}.
+		return platform.Process{PID: pid, PPID: 1, PGID: pid, SID: pid, State: 'S', StartTicks: ticks(taskEpoch.Add(-300 * time.Millisecond)), UID: me + 1}.
 			WithDetails([]string{"/bin/bash", "-c", text}, nil, platform.Cgroup{})
 	}
 	shell := func(pid int, text string) platform.Process {
@@ -122,6 +123,11 @@ func taskSnapshot() *platform.Snapshot {
 		// Another user's process with the same command in the window, no
 		// OpenClaw marker: neither a match nor an ambiguity.
 		stranger(801, "sleep 600; : one"),
+		// Another user's process with OpenClaw's marker and the command, in
+		// the window: the store is its owner's, and speaks only of their
+		// processes — not an ambiguity either.
+		platform.Process{PID: 802, PPID: 1, PGID: 802, SID: 802, State: 'S', StartTicks: ticks(taskEpoch.Add(-300 * time.Millisecond)), UID: me + 1}.
+			WithDetails([]string{"/bin/bash", "-c", "sleep 600; : one"}, []string{"OPENCLAW_SHELL=exec"}, platform.Cgroup{}),
 	}, "boot", uptime, taken)
 }
 
@@ -249,7 +255,7 @@ func FuzzExecLedger(f *testing.F) {
 	f.Add("", "", "", int64(-1))
 	f.Add("sleep 600; : twin", "agent:main:gone", "failed", int64(500))
 	f.Fuzz(func(t *testing.T, command, key, status string, offsetMs int64) {
-		tasks := &Tasks{Source: "fuzz", Execs: []ExecTask{{Slug: "f", SessionKey: key, Command: command, Status: status,
+		tasks := &Tasks{Source: "fuzz", owner: os.Getuid(), Execs: []ExecTask{{Slug: "f", SessionKey: key, Command: command, Status: status,
 			Created: taskEpoch.Add(time.Duration(offsetMs) * time.Millisecond)}},
 			Sessions: &Sessions{Live: map[string]bool{"agent:main:live": true}, Deleted: map[string]bool{"agent:main:gone": true}, Reset: map[string]time.Time{}}}
 		s := taskSnapshot()
