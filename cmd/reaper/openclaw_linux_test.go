@@ -137,6 +137,13 @@ func (m *modelStandIn) respond(w http.ResponseWriter) {
 		"usage": map[string]any{"input_tokens": 1, "output_tokens": 1, "total_tokens": 2}}})
 }
 
+// gatewayModes are the two ways a gateway runs: `openclaw gateway run` by
+// hand, and as its systemd/launchd service sets it up.
+var gatewayModes = []struct {
+	name    string
+	service bool
+}{{"foreground", false}, {"service", true}}
+
 // realGateway is one `openclaw gateway run` and its state dir.
 type realGateway struct {
 	pkg, state, mark string
@@ -407,10 +414,7 @@ func findingOf(rep *reapReport, what string) *reapFinding {
 // leaves every process of the second, live gateway alone.
 func TestRealOpenClawGateway(t *testing.T) {
 	pkg := requireOpenClaw(t)
-	for _, mode := range []struct {
-		name    string
-		service bool
-	}{{"foreground", false}, {"service", true}} {
+	for _, mode := range gatewayModes {
 		t.Run(mode.name, func(t *testing.T) {
 			stamp := time.Now().UnixNano() % 1e9
 			markA, markB := fmt.Sprintf("oc%sa%d", mode.name[:2], stamp), fmt.Sprintf("oc%sb%d", mode.name[:2], stamp)
@@ -525,10 +529,7 @@ func TestRealOpenClawRestartHook(t *testing.T) {
 	if preTemplate == "" {
 		t.Fatal("no ExecStartPre in the drop-in")
 	}
-	for _, mode := range []struct {
-		name    string
-		service bool
-	}{{"foreground", false}, {"service", true}} {
+	for _, mode := range gatewayModes {
 		t.Run(mode.name, func(t *testing.T) {
 			stamp := time.Now().UnixNano() % 1e9
 			mark1, mark2 := fmt.Sprintf("oc%s1g%d", mode.name[:2], stamp), fmt.Sprintf("oc%s2g%d", mode.name[:2], stamp)
@@ -594,10 +595,7 @@ func (g *realGateway) deleteSessions(t *testing.T, keys ...string) {
 // them, and a rule opting in to terminate removes exactly the three.
 func TestRealOpenClawSessionsEnded(t *testing.T) {
 	pkg := requireOpenClaw(t)
-	for _, mode := range []struct {
-		name    string
-		service bool
-	}{{"foreground", false}, {"service", true}} {
+	for _, mode := range gatewayModes {
 		t.Run(mode.name, func(t *testing.T) {
 			mark := fmt.Sprintf("oc%ss%d", mode.name[:2], time.Now().UnixNano()%1e9)
 			model := startModel(t, nil)
