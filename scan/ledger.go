@@ -141,9 +141,13 @@ func (r *Result) dropOwned() {
 // judged on its own evidence) — and attributes the finding to the run.
 func (r *Result) foldProven(found []provenRun) {
 	s := r.Tree.Snap
-	// Which finding holds each process, to fold runs into the right tree.
-	holder := map[int]int{}
+	// Which finding each process roots, and which holds it, to fold runs
+	// into the right tree. Findings nest where a subreaper inside one tree
+	// adopted orphans of its own: a process rooting a finding is folded
+	// there, whatever larger tree also holds it.
+	rooted, holder := map[int]int{}, map[int]int{}
 	for k := range r.Findings {
+		rooted[r.Findings[k].Root.PID] = k
 		for _, m := range r.Findings[k].Members {
 			holder[m.Proc.PID] = k
 		}
@@ -151,8 +155,10 @@ func (r *Result) foldProven(found []provenRun) {
 	for _, p := range found {
 		lr := &r.Ledger[p.lr]
 		proc := &s.Procs[p.i]
-		k, held := holder[proc.PID]
-		if !held || r.Findings[k].Root != proc {
+		k, isRoot := rooted[proc.PID]
+		if !isRoot {
+			var held bool
+			k, held = holder[proc.PID]
 			if r.ownerOf(p.i) >= 0 {
 				lr.Status, lr.Detail = StatusAlive, "the run's pid is a live owner: not a finding"
 				continue
@@ -162,6 +168,7 @@ func (r *Result) foldProven(found []provenRun) {
 			}
 			r.Findings = append(r.Findings, Finding{Root: proc, Kind: Classify(s, proc)})
 			k = len(r.Findings) - 1
+			rooted[proc.PID] = k
 			r.members(&r.Findings[k], p.i)
 			for _, m := range r.Findings[k].Members {
 				holder[m.Proc.PID] = k
@@ -178,7 +185,7 @@ func (r *Result) foldProven(found []provenRun) {
 		f.Evidence = slices.DeleteFunc(f.Evidence, func(e string) bool { return e == untrackedEvidence })
 		if f.RunID == "" {
 			f.RunID, f.Run = lr.Run.ID, lr.Run
-			if f.Root == proc && lr.Run.Kind != "" {
+			if lr.Run.Kind != "" {
 				f.Kind = lr.Run.Kind
 			}
 		}

@@ -349,3 +349,36 @@ func roots(r *Result) []int {
 	}
 	return out
 }
+
+// A subreaper inside an orphaned tree adopts orphans of its own: their
+// findings nest in the outer one. A run whose process roots the inner
+// finding is folded into it — not made a second finding of the same root
+// (which happened when the outer tree was the last to claim the pid).
+func TestFoldProvenIntoNestedFinding(t *testing.T) {
+	procs := []platform.Process{
+		// The outer tree's pid is the higher (pids wrap), so it is listed
+		// after the inner finding.
+		p(700, 1, "bash", []string{"bash", "-c", "job"}, nil, "/"),               // reparented to init
+		p(710, 700, "tini", []string{"/usr/bin/tini ", "--", "agent"}, nil, "/"), // a subreaper within it
+		p(320, 710, "bash", []string{"bash", "-c", "sleep 60; : pty"}, nil, "/"), // adopted by the subreaper
+		p(321, 320, "sleep", []string{"sleep", "60"}, nil, "/"),
+	}
+	r := Scan(snapshot(procs...), testConfig)
+	if got := roots(r); !reflect.DeepEqual(got, []int{320, 700}) {
+		t.Fatalf("roots %v, want the subreaper's orphan 320 and the outer tree 700", got)
+	}
+	l := gwLedger(999, "boot:1", nil, run("r", 320, id(320), ledger.RunRunning, ""))
+	r.ApplyLedgers([]*ledger.Ledger{l})
+	var at320 []Finding
+	for _, f := range r.Findings {
+		if f.Root.PID == 320 {
+			at320 = append(at320, f)
+		}
+	}
+	if len(at320) != 1 {
+		t.Fatalf("%d findings rooted at 320, want one", len(at320))
+	}
+	if f := at320[0]; f.RunID != "r" || !f.Has(OwnerDead) || !f.Has(Reparented) || f.Kind != KindPTY {
+		t.Errorf("320: run %q reasons %v kind %s; want the run folded into the subreaper's finding", f.RunID, f.Reasons, f.Kind)
+	}
+}
