@@ -224,6 +224,11 @@ func (t *Tasks) Ledger(owner ledger.Owner, s *platform.Snapshot) *ledger.Ledger 
 		case len(matches) == 1:
 			p := matches[0]
 			run.PID, run.Start = p.PID, s.Identity(p)
+			if s.PTYShell(p) {
+				// An exec with pty: true: the row says exec, the kernel
+				// says a shell on a pseudo-terminal, and that is its kind.
+				run.Kind = "pty"
+			}
 			run.Proof = fmt.Sprintf("tied to pid %d by its command text and start time (the only process that matches)", p.PID)
 		case run.State == ledger.RunDone:
 			continue // finished, and nothing runs it: nothing to say
@@ -268,6 +273,15 @@ func ownedBy(s *platform.Snapshot, p *platform.Process, owner int) bool {
 	return owner == platform.AnyOwner || int64(s.UID(p)) == int64(owner)
 }
 
+// holdsCommand reports whether a command line holds an exec row's command
+// text: as it is, or single-quoted the way OpenClaw 2026.9 wraps it when
+// it sources a shell snapshot first (bash -c "… eval '<command>'"), where
+// each single quote of the command is written as quote, backslash, quote,
+// quote (quoted).
+func holdsCommand(cmdline, cmd, quoted string) bool {
+	return strings.Contains(cmdline, cmd) || (quoted != cmd && strings.Contains(cmdline, quoted))
+}
+
 // matchExec returns the live processes that may run the exec row: started
 // in its window, carrying OPENCLAW_SHELL=exec, their command line holding
 // its command text, of the store's owner. Only the window's processes have
@@ -278,6 +292,7 @@ func matchExec(e ExecTask, s *platform.Snapshot, owner int) []*platform.Process 
 		return nil
 	}
 	from, to := e.Created.Add(-startBefore), e.Created.Add(startAfter)
+	quoted := strings.ReplaceAll(cmd, "'", `'\''`)
 	var out []*platform.Process
 	for i := range s.Procs {
 		p := &s.Procs[i]
@@ -290,7 +305,7 @@ func matchExec(e ExecTask, s *platform.Snapshot, owner int) []*platform.Process 
 		}
 		// OpenClaw's exec children carry its marker: a process without
 		// it (or whose environment can't be read) is not the row's.
-		if shell, _ := s.Getenv(p, EnvShell); shell == "exec" && strings.Contains(s.CommandLine(p), cmd) && ownedBy(s, p, owner) {
+		if shell, _ := s.Getenv(p, EnvShell); shell == "exec" && holdsCommand(s.CommandLine(p), cmd, quoted) && ownedBy(s, p, owner) {
 			out = append(out, p)
 		}
 	}

@@ -79,6 +79,8 @@ func storeFixture(t *testing.T) (string, *sql.DB) {
 	execRow(t, tasks, "six", "agent:main:live", "sleep 600; : twin", "running", 0)
 	execRow(t, tasks, "seven", "agent:main:live", "sleep 600; : nobody", "running", 0)
 	execRow(t, tasks, "eight", "agent:main:live", "sleep 600; : exited", "failed", 0)
+	execRow(t, tasks, "nine", "agent:main:live", "trap '' HUP; sleep 600; : nine", "running", 0)
+	execRow(t, tasks, "ten", "agent:main:gone", "sleep 600; : ten", "running", 0)
 	main := openWAL(t, filepath.Join(dir, "agents", "main", "agent", "openclaw-agent.sqlite"), sessionNodesSchema, archivesSchema)
 	for _, key := range []string{"agent:main:live", "agent:main:reset"} {
 		insert(t, main, `INSERT INTO session_nodes VALUES (?, 'sid', '{}', 0, NULL)`, key)
@@ -109,6 +111,11 @@ func taskSnapshot() *platform.Snapshot {
 	shell := func(pid int, text string) platform.Process {
 		return proc(pid, 50, taskEpoch.Add(-400*time.Millisecond), "/bin/bash", "--noprofile", "--norc", "-c", "if [ -r s ]; then . s; fi\n"+text)
 	}
+	ptyShell := func(pid int, text string) platform.Process {
+		p := shell(pid, text)
+		p.TTY = 136<<8 | 3
+		return p
+	}
 	return platform.NewSnapshot([]platform.Process{
 		proc(1, 0, taskEpoch.Add(-uptime), "/sbin/init"),
 		proc(50, 1, taskEpoch.Add(-time.Hour), "node", "spawn-broker/worker.js"),
@@ -118,6 +125,12 @@ func taskSnapshot() *platform.Snapshot {
 		shell(401, "sleep 600; : four"),
 		shell(501, "sleep 600; : five"),
 		shell(601, "sleep 600; : twin"), shell(602, "sleep 600; : twin"),
+		// A command with single quotes, as OpenClaw wraps it after sourcing
+		// a shell snapshot: eval '<command>', each ' written '\''.
+		shell(901, `eval 'trap '\'''\'' HUP; sleep 600; : nine'`),
+		// An exec with pty: true: a session leader on /dev/pts/3 (major
+		// 136 in bits 8–15 of tty_nr).
+		ptyShell(1001, "sleep 600; : ten"),
 		// The same command started an hour earlier: outside the window.
 		proc(701, 50, taskEpoch.Add(-time.Hour), "/bin/bash", "-c", "sleep 600; : nobody"),
 		// Another user's process with the same command in the window, no
@@ -137,7 +150,7 @@ func TestReadTasksAndLedger(t *testing.T) {
 	if len(errs) > 0 || tasks == nil {
 		t.Fatalf("ReadTasks: %v", errs)
 	}
-	if len(tasks.Execs) != 8 || tasks.Sessions == nil {
+	if len(tasks.Execs) != 10 || tasks.Sessions == nil {
 		t.Fatalf("%d exec rows, sessions %v", len(tasks.Execs), tasks.Sessions)
 	}
 	s := taskSnapshot()
@@ -164,6 +177,8 @@ func TestReadTasksAndLedger(t *testing.T) {
 		{"exec:five", 501, "agent:work:live", ledger.SessionActive, ""}, // another agent's store
 		{"exec:six", 0, "agent:main:live", ledger.SessionActive, "ambiguous: 2 processes"},
 		{"exec:seven", 0, "agent:main:live", ledger.SessionActive, "no live process ran this command then"},
+		{"exec:nine", 901, "agent:main:live", ledger.SessionActive, ""}, // the command quoted
+		{"exec:ten", 1001, "agent:main:gone", ledger.SessionClosed, ""},
 	}
 	for _, tt := range tests {
 		r, ok := runs[tt.run]
@@ -177,6 +192,13 @@ func TestReadTasksAndLedger(t *testing.T) {
 		}
 		if r.PID > 0 && (r.Start != s.Identity(s.Get(r.PID)) || !strings.Contains(r.Proof, "command text and start time")) {
 			t.Errorf("%s: start %q proof %q", tt.run, r.Start, r.Proof)
+		}
+	}
+	// The row says exec; a shell on a pseudo-terminal is a PTY whatever
+	// ran it, and a run's kind is the finding's.
+	for id, kind := range map[string]ledger.Kind{"exec:one": "exec", "exec:nine": "exec", "exec:ten": "pty"} {
+		if runs[id].Kind != kind {
+			t.Errorf("%s: kind %q, want %q", id, runs[id].Kind, kind)
 		}
 	}
 	if r := runs["exec:five"]; r.State != ledger.RunDone {
@@ -226,7 +248,7 @@ func TestReadTasksWhileWriting(t *testing.T) {
 		t.Errorf("took %v: it waited on the writer", took)
 	}
 	conn.ExecContext(ctx, "ROLLBACK")
-	if len(errs) > 0 || got == nil || len(got.Execs) != 8 {
+	if len(errs) > 0 || got == nil || len(got.Execs) != 10 {
 		t.Fatalf("rows %+v, errs %v", got, errs)
 	}
 }

@@ -429,6 +429,13 @@ type Terminal struct {
 	HungUp bool
 }
 
+// PTYShell reports whether p is a shell on a pseudo-terminal: it leads its
+// session and has a /dev/pts terminal, as its controlling terminal or —
+// once the master is gone and the kernel cleared that — as its stdio.
+func (s *Snapshot) PTYShell(p *Process) bool {
+	return p.SessionLeader() && s.Terminal(p).PTS >= 0
+}
+
 // Terminal returns the pseudo-terminal p is attached to: its controlling
 // terminal when it has one, else the terminal its stdio points at. The
 // second is read on first use, from the fd links in /proc, which needs the

@@ -46,7 +46,7 @@ var (
 // command lines; then OpenClaw's OPENCLAW_SHELL marker (acp, exec).
 // Checking ACP before MCP matters: agent CLIs carry --mcp-config.
 func Classify(s *platform.Snapshot, p *platform.Process) Kind {
-	if p.SessionLeader() && s.Terminal(p).PTS >= 0 {
+	if s.PTYShell(p) {
 		return KindPTY
 	}
 	cmd := s.CommandLine(p)

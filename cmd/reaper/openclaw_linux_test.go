@@ -485,14 +485,36 @@ action = "terminate"
 			if by["pty"] == 0 || by["daemon"] == 0 {
 				t.Fatalf("control: the PTY shell or the daemon did not survive the crash: %v", by)
 			}
+			dry, _ := reapJSON(t, "--dry-run", "--policy", pol, "--ledger", a.state, "--ledger", b.state)
+			ptyPlan := findingOf(dry, "pty-"+markA)
+			if ptyPlan == nil {
+				t.Fatalf("no finding for the dead gateway's PTY shell; findings %+v", dry.Findings)
+			}
+			// Its exec row (pty: true, background) is tied to it by its
+			// command text, which OpenClaw quotes inside an eval; the row
+			// says exec, the kernel says PTY, and the kind is pty.
+			tied := ""
+			for _, l := range dry.Ledger {
+				if l.PID == ptyPlan.RootPID {
+					tied = l.RunID
+				}
+			}
+			t.Logf("the PTY shell %d: kind %s, rule %s, reasons %v, tied to row %q", ptyPlan.RootPID, ptyPlan.Kind, ptyPlan.Rule, ptyPlan.Reasons, tied)
+			if tied == "" || ptyPlan.Kind != "pty" || ptyPlan.Rule != "openclaw-pty" {
+				t.Errorf("the PTY shell: want tied to its exec row, kind pty, rule openclaw-pty")
+			}
 			reap, res := reapJSON(t, "--policy", pol, "--ledger", a.state, "--ledger", b.state)
 			if res.code != 0 {
 				t.Errorf("reap: exit %d: %s", res.code, res.stderr)
 			}
 			by, n = a.census()
 			logCensus(t, "gateway A after reaper reap", by, n)
-			if by["pty"] != 0 {
-				t.Errorf("the PTY survivor lives: %v; findings %+v", by, reap.Findings)
+			pty := reap.finding(ptyPlan.RootPID)
+			if pty == nil {
+				t.Fatalf("the reap did not find the PTY shell %d; findings %+v", ptyPlan.RootPID, reap.Findings)
+			}
+			if by["pty"] != 0 || pty.Outcome != "killed" {
+				t.Errorf("the PTY survivor lives (%v): %s %s; evidence %q; all %+v", by, pty.Outcome, pty.Detail, pty.Evidence, reap.Findings)
 			}
 			if f := findingOf(reap, "daemon-"+markA); by["daemon"] == 0 || f == nil || f.Outcome != "reported" {
 				t.Errorf("the dead gateway's daemon: %+v (%d alive), want reported, alive", f, by["daemon"])

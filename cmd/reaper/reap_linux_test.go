@@ -40,10 +40,14 @@ action = "terminate"
 }
 
 type reapFinding struct {
-	RootPID int    `json:"root_pid"`
-	PIDs    []int  `json:"pids"`
-	Outcome string `json:"outcome"`
-	Detail  string `json:"detail"`
+	RootPID  int      `json:"root_pid"`
+	PIDs     []int    `json:"pids"`
+	Kind     string   `json:"kind"`
+	Rule     string   `json:"rule"`
+	Reasons  []string `json:"reasons"`
+	Evidence []string `json:"evidence"`
+	Outcome  string   `json:"outcome"`
+	Detail   string   `json:"detail"`
 }
 
 // reapReport is the part of the reap JSON these tests read.
@@ -52,6 +56,12 @@ type reapReport struct {
 	Zombies  []struct {
 		PID int `json:"pid"`
 	} `json:"zombies"`
+	Ledger []struct {
+		RunID  string `json:"run_id"`
+		PID    int    `json:"pid"`
+		Status string `json:"status"`
+		Detail string `json:"detail"`
+	} `json:"ledger"`
 }
 
 // finding returns the finding rooted at pid, or nil.
@@ -81,6 +91,13 @@ func reapJSON(t *testing.T, args ...string) (*reapReport, result) {
 	var rep reapReport
 	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
 		t.Fatalf("reap: exit %d, %v\nstdout %s\nstderr %s", r.code, err, r.stdout, r.stderr)
+	}
+	roots := map[int]bool{}
+	for _, f := range rep.Findings {
+		if roots[f.RootPID] {
+			t.Errorf("two findings rooted at %d: %+v", f.RootPID, rep.Findings)
+		}
+		roots[f.RootPID] = true
 	}
 	return &rep, r
 }
