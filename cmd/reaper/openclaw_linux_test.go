@@ -418,6 +418,14 @@ func TestRealOpenClawGateway(t *testing.T) {
 		t.Run(mode.name, func(t *testing.T) {
 			stamp := time.Now().UnixNano() % 1e9
 			markA, markB := fmt.Sprintf("oc%sa%d", mode.name[:2], stamp), fmt.Sprintf("oc%sb%d", mode.name[:2], stamp)
+			if mode.service {
+				// OpenClaw runs an exec's command as it is, or — when it
+				// could capture a shell snapshot of the user's bash or
+				// zsh — quoted inside an eval after sourcing it. Each
+				// form is tied to its task row: the snapshot is on in the
+				// foreground here, off in service mode.
+				t.Setenv("OPENCLAW_EXEC_SHELL_SNAPSHOT", "0")
+			}
 			a := upWithTurn(t, pkg, markA, mode.service, "")
 			b := upWithTurn(t, pkg, markB, mode.service, "")
 			by, n := a.census()
@@ -499,7 +507,11 @@ action = "terminate"
 					tied = l.RunID
 				}
 			}
-			t.Logf("the PTY shell %d: kind %s, rule %s, reasons %v, tied to row %q", ptyPlan.RootPID, ptyPlan.Kind, ptyPlan.Rule, ptyPlan.Reasons, tied)
+			form := "as it is"
+			if strings.Contains(cmdlineOf(ptyPlan.RootPID), "eval '") {
+				form = "quoted in an eval after a shell snapshot"
+			}
+			t.Logf("the PTY shell %d (its command %s): kind %s, rule %s, reasons %v, tied to row %q", ptyPlan.RootPID, form, ptyPlan.Kind, ptyPlan.Rule, ptyPlan.Reasons, tied)
 			if tied == "" || ptyPlan.Kind != "pty" || ptyPlan.Rule != "openclaw-pty" {
 				t.Errorf("the PTY shell: want tied to its exec row, kind pty, rule openclaw-pty")
 			}
