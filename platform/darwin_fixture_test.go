@@ -97,7 +97,7 @@ func linuxSnapshot() *platform.Snapshot {
 // summary is what must be the same on both platforms.
 func summary(s *platform.Snapshot) []string {
 	pol := policy.Default()
-	res := scan.Scan(s, pol.ScanConfig())
+	res, _ := scan.Scan(s, pol.ScanConfig(), nil)
 	plan := pol.Plan(res, policy.PlanOptions{Mode: policy.ModeScan, UID: 501})
 	var out []string
 	for _, it := range plan.Items {

@@ -42,7 +42,7 @@ func gateFor(t *testing.T, doubts []Doubt, procs ...platform.Process) (*Gate, *P
 	base := []platform.Process{proc(1, 0, []string{"/sbin/init"}, nil, "/", 1)}
 	s := platform.NewSnapshot(append(base, procs...), "boot", 1000*time.Second, time.Unix(0, 0))
 	s.Self = 50
-	res := scan.Scan(s, pol.ScanConfig())
+	res, _ := scan.Scan(s, pol.ScanConfig(), nil)
 	return pol.NewGate(res, 1000, doubts), pol, s
 }
 
@@ -145,7 +145,7 @@ func TestPlanSpareOwned(t *testing.T) {
 	}
 	scanOf := func(runs []ledger.Run) *scan.Result {
 		s := platform.NewSnapshot(procs(), "boot", 1000*time.Second, time.Unix(0, 0))
-		res := scan.Scan(s, pol.ScanConfig())
+		res, _ := scan.Scan(s, pol.ScanConfig(), nil)
 		l := &ledger.Ledger{Version: 1, Source: "test", Owner: ledger.Owner{Name: "gw", PID: 101, Start: "boot:1000"}, Runs: runs}
 		res.ApplyLedgers([]*ledger.Ledger{l})
 		return res

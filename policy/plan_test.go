@@ -72,7 +72,7 @@ func planFor(t *testing.T, mode Mode, self int, procs ...platform.Process) *Plan
 	// Uptime 1000 s: a process that started at tick 1000 is 990 s old.
 	s := platform.NewSnapshot(append(base, procs...), "boot", 1000*time.Second, time.Unix(0, 0))
 	s.Self = self
-	res := scan.Scan(s, pol.ScanConfig())
+	res, _ := scan.Scan(s, pol.ScanConfig(), nil)
 	return pol.Plan(res, PlanOptions{Mode: mode, UID: 1000})
 }
 

@@ -1,6 +1,8 @@
 package scan
 
 import (
+	"errors"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -43,7 +45,7 @@ func TestAdviseMCPPools(t *testing.T) {
 		{"control: the gateway is gone", 0, 1, &openclaw.Gateway{StateDir: "/x", Owner: ledger.Owner{Name: "openclaw-gateway", PID: 4242}}, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			r := Scan(snapshot(procs...), testConfig)
+			r := scanTable(snapshot(procs...), testConfig)
 			srv := server
 			srv.IdleTTLMs = tt.ttl
 			r.Advise([]OpenClawState{{Dir: tt.gw.StateDir, Gateway: tt.gw, Servers: []openclaw.MCPServer{srv}, LiveSessions: tt.sessions}}, nil)
@@ -64,7 +66,7 @@ func TestAdviseMCPPools(t *testing.T) {
 
 // Exec trees of ended sessions under a live gateway are advice too.
 func TestAdviseEndedExecs(t *testing.T) {
-	r := Scan(snapshot(
+	r := scanTable(snapshot(
 		p(200, 10, "openclaw-gateway", []string{"openclaw-gateway"}, nil, "/"),
 		p(300, 200, "bash", []string{"bash", "-c", "sleep 600"}, nil, "/"),
 	), testConfig)
@@ -76,24 +78,49 @@ func TestAdviseEndedExecs(t *testing.T) {
 	}
 }
 
-// Apply folds the evidence in its one order: the ledger's ended session
-// makes the finding first, and the advice, made last, counts it; without
-// Advise the finding stands and there is no advice.
-func TestApplyEvidence(t *testing.T) {
-	for _, advise := range []bool{true, false} {
-		r := Scan(snapshot(
+// Scan folds the evidence gather reads in its one order: the ledger's
+// ended session makes the finding first, and the advice, made last, counts
+// it; without Advise the finding stands and there is no advice. gather is
+// given the live owners the scan met (the gateway, an ancestor of the
+// candidate), and its error ends the scan.
+func TestScanWithEvidence(t *testing.T) {
+	snap := func() *platform.Snapshot {
+		return snapshot(
 			p(200, 10, "openclaw-gateway", []string{"openclaw-gateway"}, nil, "/"),
 			p(300, 200, "bash", []string{"bash", "-c", "sleep 600"}, nil, "/"),
-		), testConfig)
-		l := gwLedger(200, id(200), []ledger.Session{{Key: "s", State: ledger.SessionClosed}}, run("exec:x", 300, id(300), ledger.RunRunning, "s"))
-		r.Apply(Evidence{Ledgers: []*ledger.Ledger{l}, Advise: advise,
-			States: []OpenClawState{{Dir: "/s", Gateway: &openclaw.Gateway{StateDir: "/s", Owner: l.Owner}}}})
+		)
+	}
+	for _, advise := range []bool{true, false} {
+		var met []int
+		r, err := Scan(snap(), testConfig, func(owners []*platform.Process) (Evidence, error) {
+			for _, o := range owners {
+				met = append(met, o.PID)
+			}
+			l := gwLedger(200, id(200), []ledger.Session{{Key: "s", State: ledger.SessionClosed}}, run("exec:x", 300, id(300), ledger.RunRunning, "s"))
+			return Evidence{Ledgers: []*ledger.Ledger{l}, Advise: advise,
+				States: []OpenClawState{{Dir: "/s", Gateway: &openclaw.Gateway{StateDir: "/s", Owner: l.Owner}}}}, nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(met, []int{200}) {
+			t.Errorf("gather was given the live owners %v, want [200]", met)
+		}
 		if len(r.Findings) != 1 || !r.Findings[0].Has(SessionEnded) {
 			t.Errorf("advise %v: findings %+v", advise, r.Findings)
 		}
 		if got := len(r.Advice) == 1 && r.Advice[0].ID == "openclaw-exec-ended"; got != advise {
 			t.Errorf("advise %v: advice %+v", advise, r.Advice)
 		}
+	}
+	// Control: without the evidence, the tree under the live gateway is no
+	// finding at all.
+	if r, _ := Scan(snap(), testConfig, nil); len(r.Findings) != 0 {
+		t.Errorf("without evidence: findings %+v", r.Findings)
+	}
+	bad := errors.New("a named ledger that does not parse")
+	if r, err := Scan(snap(), testConfig, func([]*platform.Process) (Evidence, error) { return Evidence{}, bad }); r != nil || !errors.Is(err, bad) {
+		t.Errorf("a gather error: result %v, error %v", r, err)
 	}
 }
 
@@ -121,7 +148,7 @@ func TestAdviseMCPActivity(t *testing.T) {
 		out[221] = Activity{Bytes: 640, Switches: 12} // the second pool's anchor relays a request
 		return out
 	}
-	r := Scan(snapshot(procs...), testConfig)
+	r := scanTable(snapshot(procs...), testConfig)
 	gw := &openclaw.Gateway{StateDir: "/s", Owner: ledger.Owner{Name: "openclaw-gateway", PID: 200, Start: id(200)}}
 	srv := openclaw.MCPServer{Name: "memory", Command: "node", Args: []string{"/srv/mcp/memory.js"}, File: "/s/openclaw.json"}
 	r.Advise([]OpenClawState{{Dir: "/s", Gateway: gw, Servers: []openclaw.MCPServer{srv}, LiveSessions: 3}}, sampler)
@@ -153,7 +180,7 @@ func TestAdviseCodex(t *testing.T) {
 	gw := &openclaw.Gateway{StateDir: "/home/a/.openclaw", Owner: ledger.Owner{Name: "openclaw-gateway", PID: 200, Start: id(200)}}
 	server := openclaw.MCPServer{Name: "memory", Command: "node", Args: []string{"/srv/mcp/memory.js"}, File: "/home/a/.openclaw/openclaw.json", IdleTTLMs: 0}
 	advise := func(as openclaw.CodexAppServer) map[string]string {
-		r := Scan(snapshot(procs...), testConfig)
+		r := scanTable(snapshot(procs...), testConfig)
 		r.Advise([]OpenClawState{{Dir: gw.StateDir, Gateway: gw, Servers: []openclaw.MCPServer{server}, LiveSessions: 1, Codex: []openclaw.CodexAppServer{as}}}, nil)
 		got := map[string]string{}
 		for _, a := range r.Advice {

@@ -9,7 +9,7 @@ import (
 
 func TestZombieGroups(t *testing.T) {
 	gateway := p(200, 10, "node", []string{"node", "/opt/openclaw/dist/entry.js", "gateway"}, nil, "/")
-	r := Scan(snapshot(
+	r := scanTable(snapshot(
 		gateway,
 		zombie(201, 200), zombie(202, 200), zombie(203, 200),
 		p(300, 1, "sleep", []string{"sleep"}, nil, "/"),

@@ -57,7 +57,7 @@ func BenchmarkScan(b *testing.B) {
 			}
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				Scan(snaps[i], cfg)
+				Scan(snaps[i], cfg, nil)
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(snaps[0].Procs)), "ns/proc")
 		})

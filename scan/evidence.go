@@ -3,7 +3,11 @@ package scan
 import (
 	"github.com/orphanreaper/reaper/ledger"
 	"github.com/orphanreaper/reaper/openclaw"
+	"github.com/orphanreaper/reaper/platform"
 )
+
+// Gather reads a scan's evidence, given the live owners the scan met.
+type Gather func(liveOwners []*platform.Process) (Evidence, error)
 
 // Evidence is what a run read besides the process table: ledgers (files
 // and OpenClaw's state as ledgers), the gateways OpenClaw's locks name, the
@@ -20,12 +24,12 @@ type Evidence struct {
 	Sample Sampler
 }
 
-// Apply folds the evidence into the result in the one order that is
+// apply folds the evidence into the result in the one order that is
 // right: the ledgers first (an owned run leaves the findings before
 // anything is attributed, a proven run becomes a finding of its own), then
 // OpenClaw's gateways for what no ledger claimed, then the configured MCP
 // servers (the kind only), and the advice last, over the final findings.
-func (r *Result) Apply(ev Evidence) {
+func (r *Result) apply(ev Evidence) {
 	r.ApplyLedgers(ev.Ledgers)
 	r.ApplyOpenClawGateways(ev.Gateways)
 	r.ApplyMCPServers(ev.Servers)

@@ -145,7 +145,7 @@ func TestApplyLedgers(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := Scan(snapshot(tt.procs...), testConfig)
+			r := scanTable(snapshot(tt.procs...), testConfig)
 			r.ApplyLedgers([]*ledger.Ledger{tt.l})
 			if g := got(r); !reflect.DeepEqual(g, tt.want.findings) {
 				t.Errorf("findings %q, want %q", g, tt.want.findings)
@@ -158,7 +158,7 @@ func TestApplyLedgers(t *testing.T) {
 }
 
 func TestApplyLedgersFinding(t *testing.T) {
-	r := Scan(snapshot(p(300, 10, "bash", []string{"bash"}, nil, "/"), p(301, 300, "sleep", []string{"sleep", "9"}, nil, "/")), testConfig)
+	r := scanTable(snapshot(p(300, 10, "bash", []string{"bash"}, nil, "/"), p(301, 300, "sleep", []string{"sleep", "9"}, nil, "/")), testConfig)
 	l := gwLedger(250, id(250), []ledger.Session{{Key: "s", State: ledger.SessionClosed}},
 		ledger.Run{ID: "r9", Kind: "mcp", PID: 300, Start: id(300), State: ledger.RunDone, Session: "s"})
 	r.ApplyLedgers([]*ledger.Ledger{l})
@@ -187,7 +187,7 @@ func TestApplyLedgersFinding(t *testing.T) {
 }
 
 func TestApplyLedgersDetach(t *testing.T) {
-	r := Scan(snapshot(
+	r := scanTable(snapshot(
 		p(290, 1, "sh", []string{"sh"}, nil, "/"),
 		p(291, 290, "x", []string{"x"}, nil, "/"),
 		p(300, 290, "bash", []string{"bash"}, nil, "/"),
@@ -210,7 +210,7 @@ func TestApplyLedgersDetach(t *testing.T) {
 func TestOwnedRun(t *testing.T) {
 	gateway := p(200, 10, "node", []string{"node", "/opt/openclaw/dist/entry.js", "gateway"}, nil, "/")
 	// A reparented wrapper holding a live owner's running run.
-	r := Scan(snapshot(gateway, p(290, 10, "sh", []string{"sh"}, nil, "/"), p(300, 290, "bash", []string{"bash"}, nil, "/")), testConfig)
+	r := scanTable(snapshot(gateway, p(290, 10, "sh", []string{"sh"}, nil, "/"), p(300, 290, "bash", []string{"bash"}, nil, "/")), testConfig)
 	r.ApplyLedgers([]*ledger.Ledger{gwLedger(200, id(200), nil, run("r1", 300, id(300), ledger.RunRunning, ""))})
 	if why, ok := r.OwnedRun(300); !ok || !strings.Contains(why, "run r1 of live owner openclaw-gateway") {
 		t.Errorf("OwnedRun(300) = %q, %v", why, ok)
@@ -238,7 +238,7 @@ func TestUnknownOwnerProvesNothing(t *testing.T) {
 		{"control: a live owner", ledger.Owner{Name: "openclaw-gateway", PID: 200, Start: id(200)}, nil, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			r := Scan(snapshot(gateway, wrapper), testConfig)
+			r := scanTable(snapshot(gateway, wrapper), testConfig)
 			l := &ledger.Ledger{Version: 1, Owner: tt.owner, Runs: []ledger.Run{lease}, Source: "acpx"}
 			r.ApplyLedgers([]*ledger.Ledger{l})
 			if g := got(r); !reflect.DeepEqual(g, tt.want) {
@@ -278,7 +278,7 @@ func TestOpenClawGatewayLock(t *testing.T) {
 		{"control: no OpenClaw marker", shell(), gw(4242, ""), []string{"300:reparented,untracked"}, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			r := Scan(snapshot(gateway, tt.root), testConfig)
+			r := scanTable(snapshot(gateway, tt.root), testConfig)
 			r.ApplyOpenClawGateways(tt.gws)
 			if g := got(r); !reflect.DeepEqual(g, tt.want) {
 				t.Fatalf("findings %v, want %v", g, tt.want)
@@ -303,7 +303,7 @@ func TestApplyLedgersSteps(t *testing.T) {
 		p(400, 10, "bash", []string{"bash", "-c", "make"}, nil, "/"),     // reparented tree holding a done run
 		p(401, 400, "sleep", []string{"sleep", "60"}, nil, "/"),
 	}
-	r := Scan(snapshot(procs...), testConfig)
+	r := scanTable(snapshot(procs...), testConfig)
 	before := len(r.Findings)
 	if before != 2 {
 		t.Fatalf("%d findings before the ledger, want the two reparented trees", before)
@@ -363,7 +363,7 @@ func TestFoldProvenIntoNestedFinding(t *testing.T) {
 		p(320, 710, "bash", []string{"bash", "-c", "sleep 60; : pty"}, nil, "/"), // adopted by the subreaper
 		p(321, 320, "sleep", []string{"sleep", "60"}, nil, "/"),
 	}
-	r := Scan(snapshot(procs...), testConfig)
+	r := scanTable(snapshot(procs...), testConfig)
 	if got := roots(r); !reflect.DeepEqual(got, []int{320, 700}) {
 		t.Fatalf("roots %v, want the subreaper's orphan 320 and the outer tree 700", got)
 	}

@@ -29,10 +29,30 @@ type Result struct {
 	owned     map[int]string
 }
 
-// Scan builds the tree of snap and finds the orphaned trees in it. It reads
-// details only for roots whose parent is init or a subreaper, for their
-// ancestors, and for the owner pids they name.
-func Scan(snap *platform.Snapshot, cfg Config) *Result {
+// Scan builds the tree of snap, finds the orphaned trees in it, and folds
+// in the evidence gather reads — in one call, in the one right order
+// (Evidence). It reads details only for roots whose parent is init or a
+// subreaper, for their ancestors, and for the owner pids they name.
+//
+// gather (nil: no evidence) is called once, when the table is scanned,
+// with the live owners the scan met — every candidate root's ancestors and
+// the pids markers named, checked — whose environments may name state to
+// read. Its error ends the scan.
+func Scan(snap *platform.Snapshot, cfg Config, gather Gather) (*Result, error) {
+	r := scanTable(snap, cfg)
+	if gather == nil {
+		return r, nil
+	}
+	ev, err := gather(r.LiveOwners())
+	if err != nil {
+		return nil, err
+	}
+	r.apply(ev)
+	return r, nil
+}
+
+// scanTable is Scan's first step: the orphaned trees of the table alone.
+func scanTable(snap *platform.Snapshot, cfg Config) *Result {
 	if len(cfg.Owners) > MaxOwners {
 		// The policy loader refuses more; a Config built in Go is cut
 		// here rather than letting an index wrap into another owner's.

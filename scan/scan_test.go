@@ -190,7 +190,7 @@ func TestScanFindings(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := Scan(snapshot(tt.procs...), testConfig)
+			r := scanTable(snapshot(tt.procs...), testConfig)
 			// 10 (systemd --user) is itself a child of PID 1 but a subreaper.
 			if g := got(r); !reflect.DeepEqual(g, tt.want) {
 				t.Errorf("findings %q, want %q", g, tt.want)
@@ -202,7 +202,7 @@ func TestScanFindings(t *testing.T) {
 func TestSubreaperComm(t *testing.T) {
 	cfg := testConfig
 	cfg.Subreapers = []Subreaper{{Comm: regexp.MustCompile(`^tini$`), Cmdline: regexp.MustCompile(`^/usr/bin/tini `)}}
-	r := Scan(snapshot(
+	r := scanTable(snapshot(
 		p(50, 1, "tini", []string{"/usr/bin/tini", "--", "app"}, nil, "/"),
 		p(100, 50, "uvx", []string{"uvx", "mcp-server-fetch"}, nil, "/"),
 		p(60, 1, "tini-x", []string{"/usr/bin/tini", "--", "app"}, nil, "/"),
@@ -214,7 +214,7 @@ func TestSubreaperComm(t *testing.T) {
 }
 
 func TestScanEvidenceAndOwner(t *testing.T) {
-	r := Scan(snapshot(
+	r := scanTable(snapshot(
 		p(250, 1, "postgres", []string{"postgres"}, nil, "/"),
 		p(300, 10, "node", []string{"node", "mcp.js"}, []string{"OPENCLAW_GATEWAY_SERVICE_PID=250"}, gatewayUnit),
 	), testConfig)
@@ -241,7 +241,7 @@ func TestScanMembersZombiesUnknown(t *testing.T) {
 		zombie(104, 101),
 		p(200, 450, "node", []string{"node"}, nil, "/"),
 	)
-	r := Scan(s, testConfig)
+	r := scanTable(s, testConfig)
 	if len(r.Findings) != 1 {
 		t.Fatalf("%d findings, want 1", len(r.Findings))
 	}
@@ -372,7 +372,7 @@ func TestApplyMCPServers(t *testing.T) {
 		p(101, 1, "docs-helper", []string{"/opt/tools/docs-helper", "--stdio", "/srv/other"}, nil, "/"),
 		p(102, 1, "codex", []string{"codex", "app-server", "--stdio", "/srv/docs"}, nil, "/"),
 	)
-	r := Scan(snap, testConfig)
+	r := scanTable(snap, testConfig)
 	kinds := func() map[int]Kind {
 		m := map[int]Kind{}
 		for _, f := range r.Findings {
@@ -434,7 +434,7 @@ func TestScanServicesAreNotOrphans(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := Scan(snapshot(tt.procs...), testConfig)
+			r := scanTable(snapshot(tt.procs...), testConfig)
 			if g := got(r); !reflect.DeepEqual(g, tt.want) {
 				t.Errorf("findings %v, want %v", g, tt.want)
 			}
@@ -452,11 +452,11 @@ func TestManyOwners(t *testing.T) {
 	for k := 0; k < 130; k++ {
 		cfg.Owners = append(cfg.Owners, Owner{Name: "gw" + strconv.Itoa(k), Cmdline: regexp.MustCompile(`/opt/gw` + strconv.Itoa(k) + `/`)})
 	}
-	if g := got(Scan(snapshot(gateway), cfg)); len(g) != 0 {
+	if g := got(scanTable(snapshot(gateway), cfg)); len(g) != 0 {
 		t.Errorf("findings %v: the live owner gw129 is reported", g)
 	}
 	cfg.Owners = cfg.Owners[:129]
-	if g := got(Scan(snapshot(gateway), cfg)); !reflect.DeepEqual(g, []string{"200:reparented,untracked"}) {
+	if g := got(scanTable(snapshot(gateway), cfg)); !reflect.DeepEqual(g, []string{"200:reparented,untracked"}) {
 		t.Errorf("control: findings %v, want the gateway without its owner entry", g)
 	}
 }
@@ -475,7 +475,7 @@ func TestOpenClawSupervisorTree(t *testing.T) {
 			p(403, 402, "npm", []string{"npm", "exec", "@modelcontextprotocol/server-memory"}, nil, "/"),
 		}
 	}
-	r := Scan(snapshot(tree("spawn-broker/worker.js", "supervisor/service-child-relay.js", "supervisor/service-child-group-anchor.js")...), testConfig)
+	r := scanTable(snapshot(tree("spawn-broker/worker.js", "supervisor/service-child-relay.js", "supervisor/service-child-group-anchor.js")...), testConfig)
 	if len(r.Findings) != 1 {
 		t.Fatalf("findings %v", got(r))
 	}
@@ -483,7 +483,7 @@ func TestOpenClawSupervisorTree(t *testing.T) {
 	if f.Kind != KindMCP || f.Supervisor != "OpenClaw spawn broker" || !strings.Contains(strings.Join(f.Evidence, " "), "anchoring") {
 		t.Errorf("kind %s supervisor %q evidence %v, want mcp under the spawn broker", f.Kind, f.Supervisor, f.Evidence)
 	}
-	r = Scan(snapshot(tree("worker.js", "relay.js", "anchor.js")...), testConfig)
+	r = scanTable(snapshot(tree("worker.js", "relay.js", "anchor.js")...), testConfig)
 	if f := r.Findings[0]; f.Kind != KindOther || f.Supervisor != "" {
 		t.Errorf("control: kind %s supervisor %q, want other and none", f.Kind, f.Supervisor)
 	}

@@ -40,7 +40,7 @@ type ledgerSet struct {
 // when the snapshot is this machine's live table — the OpenClaw state dirs
 // it discovers: OPENCLAW_STATE_DIR, the home directories' ~/.openclaw*
 // (every user's when root), and the OPENCLAW_STATE_DIR of live gateways.
-func loadLedgers(named []string, pol *policy.Policy, snap *platform.Snapshot, res *scan.Result, discover bool) (*ledgerSet, error) {
+func loadLedgers(named []string, pol *policy.Policy, snap *platform.Snapshot, liveOwners []*platform.Process, discover bool) (*ledgerSet, error) {
 	set := &ledgerSet{}
 	boot := openclaw.Boot{ID: snap.BootID, Time: snap.Taken.Add(-snap.Uptime)}
 	seen := map[string]bool{}
@@ -77,7 +77,7 @@ func loadLedgers(named []string, pol *policy.Policy, snap *platform.Snapshot, re
 		return set, nil // a fixture: the machine's own state says nothing about it
 	}
 	explicit := []string{os.Getenv("OPENCLAW_STATE_DIR"), os.Getenv("CLAWDBOT_STATE_DIR")}
-	for _, p := range res.LiveOwners() {
+	for _, p := range liveOwners {
 		if dir, ok := snap.Getenv(p, openclaw.EnvStateDir); ok {
 			explicit = append(explicit, dir)
 		}

@@ -125,14 +125,19 @@ func collectWith(pol *policy.Policy, procRoot string, ledgers []string, discover
 	// Of the environments read, keep what the policy, the scan and the
 	// OpenClaw readers look up.
 	snap.KeepEnv(append(pol.EnvNames(), openclaw.EnvNames...))
-	res := scan.Scan(snap, pol.ScanConfig())
-	set, err := loadLedgers(ledgers, pol, snap, res, discover)
+	var set *ledgerSet
+	res, err := scan.Scan(snap, pol.ScanConfig(), func(owners []*platform.Process) (scan.Evidence, error) {
+		var err error
+		if set, err = loadLedgers(ledgers, pol, snap, owners, discover); err != nil {
+			return scan.Evidence{}, err
+		}
+		return scan.Evidence{Ledgers: set.ledgers, Gateways: set.gateways, Servers: set.servers,
+			States: set.states, Advise: advise, Sample: sampleActivity(snap)}, nil
+	})
 	if err != nil {
 		snap.Close()
 		return nil, err
 	}
-	res.Apply(scan.Evidence{Ledgers: set.ledgers, Gateways: set.gateways, Servers: set.servers,
-		States: set.states, Advise: advise, Sample: sampleActivity(snap)})
 	snap.Warnings = append(snap.Warnings, set.warnings...)
 	return &scanRun{snap: snap, result: res, problems: messages(set.problems), doubts: doubtsFrom(set.problems)}, nil
 }
