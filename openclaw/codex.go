@@ -249,7 +249,7 @@ func CodexLedger(source string, as CodexAppServer, owner ledger.Owner) *ledger.L
 		if ch.Bound {
 			state = ledger.SessionActive
 		}
-		l.Runs = append(l.Runs, ledger.Run{ID: key, Kind: "mcp", PID: ch.PID, Start: ch.Start, State: ledger.RunRunning,
+		l.Runs = append(l.Runs, ledger.Run{ID: key, Kind: ledger.KindMCP, PID: ch.PID, Start: ch.Start, State: ledger.RunRunning,
 			Session: key, Command: ch.Server, Proof: ch.Why})
 		l.Sessions = append(l.Sessions, ledger.Session{Key: key, State: state})
 	}

@@ -256,7 +256,7 @@ func (l *lease) run() (ledger.Run, error) {
 	if l.LeaseID == "" || l.RootPID < 0 {
 		return ledger.Run{}, errors.New("lease without leaseId or with a negative rootPid")
 	}
-	r := ledger.Run{ID: l.LeaseID, Kind: "acp", PID: l.RootPID, PGID: l.ProcessGroupID, Session: l.SessionKey,
+	r := ledger.Run{ID: l.LeaseID, Kind: ledger.KindACP, PID: l.RootPID, PGID: l.ProcessGroupID, Session: l.SessionKey,
 		Command: l.WrapperPath, ArgvProof: [2]string{"--openclaw-acpx-lease-id", l.LeaseID}}
 	switch l.State {
 	case "open", "closing":
@@ -503,7 +503,7 @@ func (c *codexProcess) ledger(source, key string) (*ledger.Ledger, error) {
 	}
 	return &ledger.Ledger{Version: ledger.Version, Source: source,
 		Owner: ledger.Owner{Name: OwnerName, PID: c.Parent.PID, Start: start(c.Parent.StartedAt)},
-		Runs: []ledger.Run{{ID: key, Kind: "acp", PID: c.Child.PID, PGID: c.Child.PGID, Start: start(c.Child.StartedAt),
+		Runs: []ledger.Run{{ID: key, Kind: ledger.KindACP, PID: c.Child.PID, PGID: c.Child.PGID, Start: start(c.Child.StartedAt),
 			State: ledger.RunRunning, Command: "codex app-server"}},
 	}, nil
 }

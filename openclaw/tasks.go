@@ -210,7 +210,7 @@ func (t *Tasks) Ledger(owner ledger.Owner, s *platform.Snapshot) *ledger.Ledger 
 		Source: t.Source + " task_runs (exec rows tied to processes by command text and start time, unique matches only)"}
 	sessions := map[string]ledger.SessionState{}
 	for _, e := range t.Execs {
-		run := ledger.Run{ID: "exec:" + e.Slug, Kind: "exec", Command: e.Command, State: ledger.RunRunning}
+		run := ledger.Run{ID: "exec:" + e.Slug, Kind: ledger.KindExec, Command: e.Command, State: ledger.RunRunning}
 		if e.Slug == "" {
 			run.ID = "exec:" + e.TaskID
 		}
@@ -227,7 +227,7 @@ func (t *Tasks) Ledger(owner ledger.Owner, s *platform.Snapshot) *ledger.Ledger 
 			if s.PTYShell(p) {
 				// An exec with pty: true: the row says exec, the kernel
 				// says a shell on a pseudo-terminal, and that is its kind.
-				run.Kind = "pty"
+				run.Kind = ledger.KindPTY
 			}
 			run.Proof = fmt.Sprintf("tied to pid %d by its command text and start time (the only process that matches)", p.PID)
 		case run.State == ledger.RunDone:
