@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"time"
 
 	_ "modernc.org/sqlite" // pure-Go SQLite: OpenClaw's Gen C state is a WAL-mode database
@@ -32,10 +33,12 @@ type storeRows struct {
 // cut, and a value cut at 64 KiB no longer parses and is reported, never
 // acted on. What was read is returned with the error of rows that did not
 // parse.
-func readStore(path string) (*storeRows, error) {
-	out := &storeRows{tasks: &Tasks{Source: path, codex: &codexRows{}}}
+func readStore(dir, rel string, owner int) (*storeRows, error) {
+	path := filepath.Join(dir, rel)
+	var out *storeRows
 	var bad []string
-	err := queryBounded(path, func(ctx context.Context, db *sql.DB) error {
+	err := queryBounded(dir, rel, owner, func(ctx context.Context, db *sql.DB) error {
+		out, bad = &storeRows{tasks: &Tasks{Source: path, codex: &codexRows{}}}, nil
 		if ok, err := hasTable(ctx, db, "plugin_state_entries"); err != nil {
 			return err
 		} else if ok {

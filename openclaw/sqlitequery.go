@@ -1,40 +1,165 @@
 package openclaw
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"net/url"
+	"os"
+	"path/filepath"
 	"time"
 
+	"golang.org/x/sys/unix"
+	sqlitevfs "modernc.org/sqlite/vfs"
+
 	"github.com/orphanreaper/reaper/ledger"
+	"github.com/orphanreaper/reaper/platform"
 )
 
-// queryBounded opens the SQLite database at path read-only and runs fn on
-// it, all within sqliteTimeout and a second more: the database is opened
-// by name after the caller checked it (platform.CheckBeneath), and a user
-// who swaps it for a FIFO in between makes that open block, so the work
-// runs on its own goroutine and is given up at the bound (a blocked
-// goroutine ends with the process). Read-only and query-only: in WAL mode
-// a reader neither blocks the gateway's writes nor is blocked by them, and
-// sees the last committed state, WAL included.
-func queryBounded(path string, fn func(ctx context.Context, db *sql.DB) error) error {
+// A root reaper reads a user's SQLite stores without writing a byte near
+// them. SQLite's own unix VFS, even with mode=ro, creates a WAL database's
+// -shm and -wal files when they are missing (as root, chowned to the
+// database's owner; measured here, and os_unix.c says so): a file created
+// by root, by name, in a directory its user controls. So a store is read
+// through modernc's read-only VFS (modernc.org/sqlite/vfs) over an fs.FS
+// that serves exactly two descriptors reaper opened itself beneath the
+// state dir (platform.OpenBeneath: no link followed, never blocking, a
+// regular file of the state's user): the database and its -wal. Without
+// shared memory SQLite reads a WAL database only in exclusive locking
+// mode, with the WAL index in its own heap (https://www.sqlite.org/wal.html,
+// "Use of WAL Without Shared-Memory"): reaper takes no lock the gateway
+// could wait on, writes nothing, and sees every transaction committed to
+// the WAL when the read began.
+//
+// Taking no lock, it is not held off by the gateway's checkpoints: one that
+// copies frames into the database file during the read, or a WAL restarted
+// from its first frame, could show it parts of two states. Both are seen
+// from outside: a checkpoint writes the database file (its size or change
+// time move), a restart rewrites the WAL header's salts or truncates the
+// file (https://www.sqlite.org/fileformat2.html#walformat). The files are
+// fingerprinted before and after each read; a read whose fingerprint
+// moved is thrown away and done again, up to storeTries times, then the
+// store is reported as not read.
+
+const (
+	// storeTries bounds the reads of a store that changes under them.
+	storeTries = 3
+	// maxWAL bounds a WAL reaper replays: OpenClaw's checkpoints keep it
+	// near 4 MiB; a larger one is refused, not replayed for seconds.
+	maxWAL = 256 << 20
+	// walHeader is the size of a WAL file's header.
+	walHeader = 32
+	// storeName is the one name the VFS serves the database under.
+	storeName = "store.sqlite"
+)
+
+// queryBounded reads the SQLite database rel below dir, owner's, and runs
+// fn on it, each try within sqliteTimeout and a second more. fn may run
+// more than once (a read the gateway's checkpoint overlapped is done
+// again), so it must start its results afresh each time. An error wraps
+// fs.ErrNotExist when there is no database.
+func queryBounded(dir, rel string, owner int, fn func(ctx context.Context, db *sql.DB) error) error {
+	path := filepath.Join(dir, rel)
+	dbf, err := platform.OpenBeneath(dir, rel, owner)
+	if err != nil {
+		return ledger.ReadError(path, err)
+	}
+	defer dbf.Close()
+	walf, err := platform.OpenBeneath(dir, rel+"-wal", owner)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		walf = nil
+	case err != nil:
+		return ledger.ReadError(path+"-wal", err)
+	default:
+		defer walf.Close()
+	}
+	for try := 1; ; try++ {
+		before, err := fingerprint(dbf, walf)
+		if err != nil {
+			return &ledger.Error{File: path, Msg: err.Error()}
+		}
+		if before.walSize > maxWAL {
+			return &ledger.Error{File: path, Msg: fmt.Sprintf("its WAL is %d bytes, more than %d MiB: not read", before.walSize, maxWAL>>20)}
+		}
+		err = readOnce(path, dbf, walf, before, fn)
+		after, ferr := fingerprint(dbf, walf)
+		if ferr == nil && after.same(before) {
+			return err
+		}
+		if try == storeTries {
+			return &ledger.Error{File: path, Msg: fmt.Sprintf("written by its gateway during each of %d reads: not used", storeTries)}
+		}
+	}
+}
+
+// storePrint is what a checkpoint or a WAL restart changes.
+type storePrint struct {
+	dbSize  int64
+	dbMtime unix.Timespec
+	dbCtime unix.Timespec
+	walSize int64
+	walHead [walHeader]byte
+}
+
+func fingerprint(dbf, walf *os.File) (storePrint, error) {
+	var p storePrint
+	var st unix.Stat_t
+	if err := unix.Fstat(int(dbf.Fd()), &st); err != nil {
+		return p, err
+	}
+	p.dbSize, p.dbMtime, p.dbCtime = st.Size, st.Mtim, st.Ctim
+	if walf == nil {
+		return p, nil
+	}
+	if err := unix.Fstat(int(walf.Fd()), &st); err != nil {
+		return p, err
+	}
+	p.walSize = st.Size
+	if _, err := walf.ReadAt(p.walHead[:], 0); err != nil && !errors.Is(err, io.EOF) {
+		return p, err
+	}
+	return p, nil
+}
+
+// same: no checkpoint wrote the database, and the WAL was neither
+// restarted nor cut; frames appended after the read began are not read.
+func (p storePrint) same(q storePrint) bool {
+	return p.dbSize == q.dbSize && p.dbMtime == q.dbMtime && p.dbCtime == q.dbCtime &&
+		q.walSize >= p.walSize && bytes.Equal(p.walHead[:], q.walHead[:])
+}
+
+// readOnce runs fn on the database as the fingerprint p saw it.
+func readOnce(path string, dbf, walf *os.File, p storePrint, fn func(ctx context.Context, db *sql.DB) error) error {
+	sfs := &storeFS{db: dbf, dbSize: p.dbSize, wal: walf, walSize: p.walSize}
+	name, vfs, err := sqlitevfs.New(sfs)
+	if err != nil {
+		return &ledger.Error{File: path, Msg: err.Error()}
+	}
 	done := make(chan error, 1)
 	go func() {
 		q := url.Values{}
+		q.Set("vfs", name)
 		q.Set("mode", "ro")
-		q.Add("_pragma", "busy_timeout(250)")
+		q.Add("_pragma", "locking_mode(EXCLUSIVE)")
 		q.Add("_pragma", "query_only(1)")
-		db, err := sql.Open("sqlite", (&url.URL{Scheme: "file", Path: path, RawQuery: q.Encode()}).String())
+		db, err := sql.Open("sqlite", (&url.URL{Scheme: "file", Opaque: storeName, RawQuery: q.Encode()}).String())
 		if err != nil {
 			done <- &ledger.Error{File: path, Msg: err.Error()}
+			vfs.Close()
 			return
 		}
-		defer db.Close()
 		db.SetMaxOpenConns(1)
 		ctx, cancel := context.WithTimeout(context.Background(), sqliteTimeout)
-		defer cancel()
-		done <- fn(ctx, db)
+		err = fn(ctx, db)
+		cancel()
+		db.Close()
+		vfs.Close()
+		done <- err
 	}()
 	t := time.NewTimer(sqliteTimeout + time.Second)
 	defer t.Stop()
@@ -42,9 +167,51 @@ func queryBounded(path string, fn func(ctx context.Context, db *sql.DB) error) e
 	case err := <-done:
 		return err
 	case <-t.C:
-		return &ledger.Error{File: path, Msg: fmt.Sprintf("not read within %s (replaced while being opened, or held by another process): not used", sqliteTimeout+time.Second)}
+		return &ledger.Error{File: path, Msg: fmt.Sprintf("not read within %s: not used", sqliteTimeout+time.Second)}
 	}
 }
+
+// storeFS serves the database and its WAL, as the fingerprint sized them,
+// to SQLite's read-only VFS; every other name (a -journal, a -shm) does
+// not exist. A database with no WAL file (its gateway closed it cleanly)
+// gets an empty one, which holds no frame: SQLite opens the WAL of a
+// WAL-mode database before its first read and, read-only, can't create it.
+type storeFS struct {
+	db, wal         *os.File
+	dbSize, walSize int64
+}
+
+func (s *storeFS) Open(name string) (fs.File, error) {
+	switch name {
+	case storeName:
+		return &storeFile{io.NewSectionReader(s.db, 0, s.dbSize), name}, nil
+	case storeName + "-wal":
+		if s.wal == nil {
+			return &storeFile{io.NewSectionReader(bytes.NewReader(nil), 0, 0), name}, nil
+		}
+		return &storeFile{io.NewSectionReader(s.wal, 0, s.walSize), name}, nil
+	}
+	return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
+}
+
+// storeFile reads through its section; closing it leaves the descriptor
+// to queryBounded.
+type storeFile struct {
+	*io.SectionReader
+	name string
+}
+
+func (f *storeFile) Stat() (fs.FileInfo, error) { return storeInfo{f}, nil }
+func (f *storeFile) Close() error               { return nil }
+
+type storeInfo struct{ f *storeFile }
+
+func (i storeInfo) Name() string       { return i.f.name }
+func (i storeInfo) Size() int64        { return i.f.Size() }
+func (i storeInfo) Mode() fs.FileMode  { return 0o444 }
+func (i storeInfo) ModTime() time.Time { return time.Time{} }
+func (i storeInfo) IsDir() bool        { return false }
+func (i storeInfo) Sys() any           { return nil }
 
 // hasTable reports whether the database has the table.
 func hasTable(ctx context.Context, db *sql.DB, name string) (bool, error) {

@@ -389,17 +389,13 @@ func ReadState(dir string, boot Boot) (*State, []error) {
 	}
 	var codex []*ledger.Ledger
 	dbRel := filepath.Join("state", "openclaw.sqlite")
-	switch err := platform.CheckBeneath(dir, dbRel, sd.owner); {
+	switch rows, err := readStore(dir, dbRel, sd.owner); {
 	case errors.Is(err, fs.ErrNotExist):
-	case err != nil:
-		errs = append(errs, ledger.ReadError(filepath.Join(dir, dbRel), err))
+	case rows == nil:
+		errs = append(errs, err)
 	default:
-		rows, err := readStore(filepath.Join(dir, dbRel))
 		if err != nil {
 			errs = append(errs, err)
-		}
-		if rows == nil {
-			break
 		}
 		leases = append(leases, rows.leases...)
 		codex = rows.codex

@@ -41,6 +41,22 @@ type Sessions struct {
 	Reset   map[string]time.Time
 }
 
+// merge adds what another agent's store says: a key is live, deleted or
+// reset if either says so; a reset keeps its latest time.
+func (ss *Sessions) merge(o *Sessions) {
+	for k := range o.Live {
+		ss.Live[k] = true
+	}
+	for k := range o.Deleted {
+		ss.Deleted[k] = true
+	}
+	for k, t := range o.Reset {
+		if t.After(ss.Reset[k]) {
+			ss.Reset[k] = t
+		}
+	}
+}
+
 // Tasks is what one state dir's task and session stores say.
 type Tasks struct {
 	Source string // the task store
@@ -121,18 +137,18 @@ func readSessions(sd stateDir) (*Sessions, []error) {
 	ss := &Sessions{Live: map[string]bool{}, Deleted: map[string]bool{}, Reset: map[string]time.Time{}}
 	for _, path := range stores {
 		rel, err := filepath.Rel(sd.path, path)
-		if err == nil {
-			err = platform.CheckBeneath(sd.path, rel, sd.owner)
-		}
 		if err != nil {
 			return nil, []error{ledger.ReadError(path, err)}
 		}
-		err = queryBounded(path, func(ctx context.Context, db *sql.DB) error {
-			return readSessionStore(ctx, db, ss)
+		var one *Sessions
+		err = queryBounded(sd.path, rel, sd.owner, func(ctx context.Context, db *sql.DB) error {
+			one = &Sessions{Live: map[string]bool{}, Deleted: map[string]bool{}, Reset: map[string]time.Time{}}
+			return readSessionStore(ctx, db, one)
 		})
 		if err != nil {
 			return nil, []error{storeError(path, "session_nodes", err)}
 		}
+		ss.merge(one)
 	}
 	for key := range ss.Live {
 		delete(ss.Deleted, key) // a key deleted once and used again is live

@@ -5,6 +5,7 @@ package platform
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -53,20 +54,21 @@ func ReadBeneath(dir, rel string, max int64, owner int) ([]byte, error) {
 	return b, nil
 }
 
-// CheckBeneath checks what ReadBeneath would, without reading: for a file
-// another library opens by name (the SQLite state database). The check and
-// that open are two steps; the caller bounds the second in time.
-func CheckBeneath(dir, rel string, owner int) error {
+// OpenBeneath opens the regular file rel below dir for reading as
+// ReadBeneath does (no symbolic link below dir followed, never blocking, a
+// regular file of owner's unless AnyOwner) and returns it open: for a file
+// another library reads through the descriptor, never by name again.
+func OpenBeneath(dir, rel string, owner int) (*os.File, error) {
 	path := filepath.Join(dir, rel)
 	fd, err := openBeneath(dir, rel)
 	if err != nil {
-		return &FileError{path, err}
+		return nil, &FileError{path, err}
 	}
-	defer unix.Close(fd)
 	if _, err := regularSize(fd, owner); err != nil {
-		return &FileError{path, err}
+		unix.Close(fd)
+		return nil, &FileError{path, err}
 	}
-	return nil
+	return os.NewFile(uintptr(fd), path), nil
 }
 
 // DirOwner returns the uid that owns the directory at path; a symbolic link

@@ -1,0 +1,218 @@
+package openclaw
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/orphanreaper/reaper/platform"
+)
+
+// dirState lists a directory's files with their sizes and contents' times:
+// what a reader must leave as it found it.
+func dirState(t *testing.T, dir string) string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range ents {
+		fi, err := e.Info()
+		if err != nil {
+			continue
+		}
+		b, _ := os.ReadFile(filepath.Join(dir, e.Name()))
+		out = append(out, fmt.Sprintf("%s %d %s %x", e.Name(), fi.Size(), fi.ModTime().Format(time.RFC3339Nano), b))
+	}
+	sort.Strings(out)
+	return strings.Join(out, "\n")
+}
+
+// countRows is a query that reads the table t's rows.
+func countRows(n *int) func(ctx context.Context, db *sql.DB) error {
+	return func(ctx context.Context, db *sql.DB) error {
+		return db.QueryRowContext(ctx, `SELECT count(*) FROM t`).Scan(n)
+	}
+}
+
+// asOtherUser gives dir and what it holds to nobody when the test runs as
+// root, as a user's state dir is: SQLite run as root creates files there
+// and chowns them, which is what must not happen. Returns the owner.
+func asOtherUser(t *testing.T, dir string) int {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		return os.Geteuid()
+	}
+	filepath.Walk(dir, func(p string, _ os.FileInfo, _ error) error { return os.Lchown(p, 65534, 65534) })
+	return 65534
+}
+
+// TestQueryWritesNothing: a store is read without creating, changing or
+// locking a file in its directory — closed cleanly (no -wal, no -shm) and
+// held open by a writer whose rows live only in the WAL. The control reads
+// the same closed store as SQLite's own VFS does, read-only: it creates
+// the -shm and -wal a root reader must not.
+func TestQueryWritesNothing(t *testing.T) {
+	t.Run("closed cleanly", func(t *testing.T) {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "store.sqlite")
+		w := openWAL(t, path, `CREATE TABLE t (v TEXT)`)
+		insert(t, w, `INSERT INTO t VALUES ('a')`)
+		w.Close()
+		owner := asOtherUser(t, dir)
+		before := dirState(t, dir)
+		if strings.Contains(before, "-wal") || strings.Contains(before, "-shm") {
+			t.Fatalf("the writer's close left its WAL:\n%s", before)
+		}
+		var n int
+		if err := queryBounded(dir, "store.sqlite", owner, countRows(&n)); err != nil || n != 1 {
+			t.Fatalf("%d rows, %v", n, err)
+		}
+		if after := dirState(t, dir); after != before {
+			t.Errorf("the read changed the directory:\n%s\nwas\n%s", after, before)
+		}
+
+		// The control: SQLite's own VFS, mode=ro, by name.
+		u := url.URL{Scheme: "file", Path: path, RawQuery: "mode=ro"}
+		db, err := sql.Open("sqlite", u.String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		if err := db.QueryRow(`SELECT count(*) FROM t`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(path + "-shm"); err != nil {
+			t.Errorf("control: SQLite's own read-only open created no -shm (%v): the check above proves nothing", err)
+		}
+	})
+	t.Run("held open by a writer", func(t *testing.T) {
+		dir := t.TempDir()
+		w := openWAL(t, filepath.Join(dir, "store.sqlite"), `CREATE TABLE t (v TEXT)`)
+		insert(t, w, `INSERT INTO t VALUES ('a'), ('b')`)
+		owner := asOtherUser(t, dir)
+		before := dirState(t, dir)
+		if !strings.Contains(before, "-wal") {
+			t.Fatalf("no WAL:\n%s", before)
+		}
+		var n int
+		if err := queryBounded(dir, "store.sqlite", owner, countRows(&n)); err != nil || n != 2 {
+			t.Fatalf("%d rows (2 are in the WAL only), %v", n, err)
+		}
+		if after := dirState(t, dir); after != before {
+			t.Errorf("the read changed the directory:\n%s\nwas\n%s", after, before)
+		}
+		// The writer goes on as if nobody had read: a checkpoint that
+		// truncates the WAL needs every reader's lock gone.
+		var busy, logged, done int
+		if err := w.QueryRow(`PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&busy, &logged, &done); err != nil || busy != 0 {
+			t.Errorf("the writer's checkpoint: busy %d, %v", busy, err)
+		}
+	})
+}
+
+// TestQueryRetriesWhenCheckpointed: a checkpoint during a read (the
+// gateway's, here the writer's own) throws the read away and reads again;
+// a store written during every read is reported, not used.
+func TestQueryRetriesWhenCheckpointed(t *testing.T) {
+	dir := t.TempDir()
+	w := openWAL(t, filepath.Join(dir, "store.sqlite"), `CREATE TABLE t (v TEXT)`)
+	insert(t, w, `INSERT INTO t VALUES ('a')`)
+	checkpoint := func() {
+		insert(t, w, `INSERT INTO t VALUES ('b')`)
+		insert(t, w, `PRAGMA wal_checkpoint(TRUNCATE)`)
+	}
+	calls, n := 0, 0
+	err := queryBounded(dir, "store.sqlite", platform.AnyOwner, func(ctx context.Context, db *sql.DB) error {
+		calls++
+		if err := countRows(&n)(ctx, db); err != nil {
+			return err
+		}
+		if calls == 1 {
+			checkpoint()
+		}
+		return nil
+	})
+	if err != nil || calls != 2 || n != 2 {
+		t.Errorf("%d reads, the last saw %d rows (want 2 reads, 2 rows): %v", calls, n, err)
+	}
+	calls = 0
+	err = queryBounded(dir, "store.sqlite", platform.AnyOwner, func(ctx context.Context, db *sql.DB) error {
+		calls++
+		checkpoint()
+		return countRows(&n)(ctx, db)
+	})
+	if err == nil || calls != storeTries || !strings.Contains(err.Error(), "written by its gateway during each of 3 reads") {
+		t.Errorf("%d reads: %v", calls, err)
+	}
+	// The control: left alone, one read.
+	calls = 0
+	err = queryBounded(dir, "store.sqlite", platform.AnyOwner, func(ctx context.Context, db *sql.DB) error {
+		calls++
+		return countRows(&n)(ctx, db)
+	})
+	if err != nil || calls != 1 {
+		t.Errorf("undisturbed: %d reads, %v", calls, err)
+	}
+}
+
+// TestQueryRefusesHostileWAL: the -wal beside a store is a user's file like
+// the store: a link, a FIFO, another user's file or a huge one is refused,
+// at once, and the store is not read without it.
+func TestQueryRefusesHostileWAL(t *testing.T) {
+	setup := func(t *testing.T) string {
+		dir := t.TempDir()
+		w := openWAL(t, filepath.Join(dir, "store.sqlite"), `CREATE TABLE t (v TEXT)`)
+		insert(t, w, `INSERT INTO t VALUES ('a')`)
+		w.Close()
+		return dir
+	}
+	cases := map[string]func(t *testing.T, wal string){
+		"a symbolic link": func(t *testing.T, wal string) { os.Symlink("/etc/passwd", wal) },
+		"a FIFO":          func(t *testing.T, wal string) { syscall.Mkfifo(wal, 0o600) },
+		"huge": func(t *testing.T, wal string) {
+			f, _ := os.Create(wal)
+			f.Truncate(maxWAL + 1) // sparse
+			f.Close()
+		},
+	}
+	if os.Geteuid() == 0 {
+		cases["another user's"] = func(t *testing.T, wal string) {
+			os.WriteFile(wal, nil, 0o600)
+			os.Chown(wal, 65534, 65534)
+		}
+	}
+	for name, make := range cases {
+		t.Run(name, func(t *testing.T) {
+			dir := setup(t)
+			make(t, filepath.Join(dir, "store.sqlite-wal"))
+			start := time.Now()
+			var n int
+			err := queryBounded(dir, "store.sqlite", os.Geteuid(), countRows(&n))
+			if err == nil || n != 0 {
+				t.Errorf("read %d rows through %s WAL: %v", n, name, err)
+			}
+			if took := time.Since(start); took > time.Second {
+				t.Errorf("took %v", took)
+			}
+			t.Logf("%v", err)
+		})
+	}
+	t.Run("control: an empty WAL of its own", func(t *testing.T) {
+		dir := setup(t)
+		os.WriteFile(filepath.Join(dir, "store.sqlite-wal"), nil, 0o600)
+		var n int
+		if err := queryBounded(dir, "store.sqlite", os.Geteuid(), countRows(&n)); err != nil || n != 1 {
+			t.Errorf("%d rows: %v", n, err)
+		}
+	})
+}
