@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -259,55 +260,94 @@ func (g *realGateway) turn(t *testing.T, key string) {
 		if out, err = c.CombinedOutput(); err == nil {
 			return
 		}
+		if strings.Contains(string(out), "may still be running this turn") {
+			// The gateway took the turn and the CLI lost it: sent again,
+			// it would run twice. The caller waits for its processes.
+			t.Logf("agent turn, try %d: %v; not sent again:\n%s", try+1, err, tail(out, 1000))
+			return
+		}
+		t.Logf("agent turn, try %d: %v\n%s", try+1, err, tail(out, 1000))
 		time.Sleep(2 * time.Second)
 	}
 	t.Fatalf("agent turn: %v\n%s", err, tail(out, 2000))
 }
 
-// census counts, in the kernel's view, the processes of this gateway's
-// tree and of its mark: by what they are.
-func (g *realGateway) census() (map[string]int, int) {
-	by := map[string]int{}
-	total := 0
+// member is one process of a gateway's tree or of its mark: its start
+// time (the pid's identity) and what it is.
+type member struct {
+	start uint64
+	kind  string // supervisor, mcp, background, pty, daemon, or ""
+	cmd   string
+}
+
+// members lists, in the kernel's view, the live processes of this
+// gateway's tree and of its mark. A pid seen before counts only while it
+// is the same process (its start time): a freed pid taken by another
+// process is not the gateway's.
+func (g *realGateway) members() map[int]member {
+	out := map[int]member{}
 	add := func(pid int) {
-		if start, ok := startTicks(pid); ok {
-			g.seen[pid] = start
+		start, ok := startTicks(pid)
+		if !ok {
+			return
 		}
+		if s := stateOf(pid); s == "" || s == "Z" {
+			return
+		}
+		g.seen[pid] = start
 		cmd := cmdlineOf(pid)
-		total++
+		kind := ""
 		switch {
 		case strings.Contains(cmd, "spawn-broker/worker.js"), strings.Contains(cmd, "service-child-relay.js"), strings.Contains(cmd, "service-child-group-anchor.js"):
-			by["supervisor"]++
+			kind = "supervisor"
 		case strings.Contains(cmd, "mcp-server.mjs"):
-			by["mcp"]++
+			kind = "mcp"
 		case strings.Contains(cmd, "daemon-"+g.mark):
-			by["daemon"]++
+			kind = "daemon"
 		case strings.Contains(cmd, "pty-"+g.mark):
-			by["pty"]++
+			kind = "pty"
 		case strings.Contains(cmd, "bg-"+g.mark):
-			by["background"]++
+			kind = "background"
 		}
+		out[pid] = member{start: start, kind: kind, cmd: cmd}
 	}
-	counted := map[int]bool{}
 	if g.cmd.ProcessState == nil {
 		for _, pid := range liveTree(g.cmd.Process.Pid) {
-			counted[pid] = true
 			add(pid)
 		}
 	}
 	ents, _ := os.ReadDir("/proc")
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())
-		if err != nil || counted[pid] {
+		if err != nil {
 			continue
 		}
-		if _, known := g.seen[pid]; known || strings.Contains(cmdlineOf(pid), g.mark) {
-			if s := stateOf(pid); s != "" && s != "Z" {
+		if _, counted := out[pid]; counted {
+			continue
+		}
+		if start, known := g.seen[pid]; known {
+			if now, ok := startTicks(pid); ok && now == start {
 				add(pid)
 			}
+			continue
+		}
+		if strings.Contains(cmdlineOf(pid), g.mark) {
+			add(pid)
 		}
 	}
-	return by, total
+	return out
+}
+
+// census counts the gateway's members by what they are.
+func (g *realGateway) census() (map[string]int, int) {
+	m := g.members()
+	by := map[string]int{}
+	for _, p := range m {
+		if p.kind != "" {
+			by[p.kind]++
+		}
+	}
+	return by, len(m)
 }
 
 // crash SIGKILLs the gateway.
@@ -430,6 +470,7 @@ func TestRealOpenClawGateway(t *testing.T) {
 			b := upWithTurn(t, pkg, markB, mode.service, "")
 			by, n := a.census()
 			logCensus(t, "gateway A running, after a turn", by, n)
+			beforeB := b.members()
 			byB, nB := b.census()
 			logCensus(t, "gateway B running, after a turn", byB, nB)
 
@@ -531,12 +572,36 @@ action = "terminate"
 			if f := findingOf(reap, "daemon-"+markA); by["daemon"] == 0 || f == nil || f.Outcome != "reported" {
 				t.Errorf("the dead gateway's daemon: %+v (%d alive), want reported, alive", f, by["daemon"])
 			}
-			afterB, nAfterB := b.census()
-			logCensus(t, "gateway B after reaper reap", afterB, nAfterB)
-			for _, k := range []string{"supervisor", "mcp", "background", "pty", "daemon"} {
-				if afterB[k] != byB[k] {
-					t.Errorf("gateway B's %s: %d after the reap, %d before (%d → %d processes in all)", k, afterB[k], byB[k], nB, nAfterB)
+			// The live gateway's processes are all still the ones they were
+			// (pid and start time): the reap touched none of them.
+			afterB := b.members()
+			byAfterB, nAfterB := b.census()
+			logCensus(t, "gateway B after reaper reap", byAfterB, nAfterB)
+			for pid, p := range beforeB {
+				if p.kind == "" {
+					continue // a short-lived helper may end on its own
 				}
+				if now, ok := afterB[pid]; !ok || now.start != p.start {
+					t.Errorf("gateway B's %s %d is gone after the reap: %q", p.kind, pid, p.cmd)
+				}
+			}
+			for _, k := range []string{"supervisor", "mcp", "background", "pty", "daemon"} {
+				if byB[k] == 0 {
+					t.Errorf("control: gateway B had no %s process before the reap", k)
+				}
+			}
+			// What B started on its own since is its business, not the
+			// reaper's; say what it was, with B's log, to tell why.
+			var since []string
+			for pid, p := range afterB {
+				if _, was := beforeB[pid]; !was {
+					since = append(since, fmt.Sprintf("%d %s %q", pid, p.kind, p.cmd))
+				}
+			}
+			if len(since) > 0 {
+				sort.Strings(since)
+				blog, _ := os.ReadFile(b.log.Name())
+				t.Logf("gateway B started %d processes since the first census:\n  %s\ngateway B's log, its end:\n%s", len(since), strings.Join(since, "\n  "), tail(blog, 4000))
 			}
 		})
 	}
