@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"golang.org/x/sys/unix"
 	sqlitevfs "modernc.org/sqlite/vfs"
 
 	"github.com/orphanreaper/reaper/ledger"
@@ -99,27 +98,22 @@ func queryBounded(dir, rel string, owner int, fn func(ctx context.Context, db *s
 
 // storePrint is what a checkpoint or a WAL restart changes.
 type storePrint struct {
-	dbSize  int64
-	dbMtime unix.Timespec
-	dbCtime unix.Timespec
+	db      platform.FileStamp
 	walSize int64
 	walHead [walHeader]byte
 }
 
 func fingerprint(dbf, walf *os.File) (storePrint, error) {
 	var p storePrint
-	var st unix.Stat_t
-	if err := unix.Fstat(int(dbf.Fd()), &st); err != nil {
+	var err error
+	if p.db, err = platform.Stamp(dbf); err != nil || walf == nil {
 		return p, err
 	}
-	p.dbSize, p.dbMtime, p.dbCtime = st.Size, st.Mtim, st.Ctim
-	if walf == nil {
-		return p, nil
-	}
-	if err := unix.Fstat(int(walf.Fd()), &st); err != nil {
+	wal, err := platform.Stamp(walf)
+	if err != nil {
 		return p, err
 	}
-	p.walSize = st.Size
+	p.walSize = wal.Size
 	if _, err := walf.ReadAt(p.walHead[:], 0); err != nil && !errors.Is(err, io.EOF) {
 		return p, err
 	}
@@ -129,13 +123,12 @@ func fingerprint(dbf, walf *os.File) (storePrint, error) {
 // same: no checkpoint wrote the database, and the WAL was neither
 // restarted nor cut; frames appended after the read began are not read.
 func (p storePrint) same(q storePrint) bool {
-	return p.dbSize == q.dbSize && p.dbMtime == q.dbMtime && p.dbCtime == q.dbCtime &&
-		q.walSize >= p.walSize && bytes.Equal(p.walHead[:], q.walHead[:])
+	return p.db == q.db && q.walSize >= p.walSize && p.walHead == q.walHead
 }
 
 // readOnce runs fn on the database as the fingerprint p saw it.
 func readOnce(path string, dbf, walf *os.File, p storePrint, fn func(ctx context.Context, db *sql.DB) error) error {
-	sfs := &storeFS{db: dbf, dbSize: p.dbSize, wal: walf, walSize: p.walSize}
+	sfs := &storeFS{db: dbf, dbSize: p.db.Size, wal: walf, walSize: p.walSize}
 	name, vfs, err := sqlitevfs.New(sfs)
 	if err != nil {
 		return &ledger.Error{File: path, Msg: err.Error()}

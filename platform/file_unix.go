@@ -71,6 +71,22 @@ func OpenBeneath(dir, rel string, owner int) (*os.File, error) {
 	return os.NewFile(uintptr(fd), path), nil
 }
 
+// FileStamp is what a write to a file changes: its size and its
+// modification and change times (ns).
+type FileStamp struct {
+	Size         int64
+	Mtime, Ctime int64
+}
+
+// Stamp returns the open file's FileStamp, from fstat(2).
+func Stamp(f *os.File) (FileStamp, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		return FileStamp{}, err
+	}
+	return FileStamp{Size: st.Size, Mtime: st.Mtim.Nano(), Ctime: st.Ctim.Nano()}, nil
+}
+
 // DirOwner returns the uid that owns the directory at path; a symbolic link
 // at path is not followed.
 func DirOwner(path string) (int, error) {
