@@ -14,8 +14,8 @@ import (
 )
 
 // sqliteTimeout bounds the whole read of the state database: the gateway
-// may hold it, and reaper must not wait on it.
-const sqliteTimeout = 2 * time.Second
+// may hold it, and reaper must not wait on it. (A variable for the tests.)
+var sqliteTimeout = 2 * time.Second
 
 // storeRows is what reaper reads of a state store.
 type storeRows struct {

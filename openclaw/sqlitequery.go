@@ -86,6 +86,9 @@ func queryBounded(dir, rel string, owner int, fn func(ctx context.Context, db *s
 			return &ledger.Error{File: path, Msg: fmt.Sprintf("its WAL is %d bytes, more than %d MiB: not read", before.walSize, maxWAL>>20)}
 		}
 		err = readOnce(path, dbf, walf, before, fn)
+		if errors.Is(err, errNotInTime) {
+			return err // fn may still run: it must not run again
+		}
 		after, ferr := fingerprint(dbf, walf)
 		if ferr == nil && after.same(before) {
 			return err
@@ -160,9 +163,12 @@ func readOnce(path string, dbf, walf *os.File, p storePrint, fn func(ctx context
 	case err := <-done:
 		return err
 	case <-t.C:
-		return &ledger.Error{File: path, Msg: fmt.Sprintf("not read within %s: not used", sqliteTimeout+time.Second)}
+		return &ledger.Error{File: path, Msg: fmt.Sprintf("not read within %s: not used", sqliteTimeout+time.Second), Err: errNotInTime}
 	}
 }
+
+// errNotInTime: a read given up at its bound, its goroutine left running.
+var errNotInTime = errors.New("not read in time")
 
 // storeFS serves the database and its WAL, as the fingerprint sized them,
 // to SQLite's read-only VFS; every other name (a -journal, a -shm) does

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -215,4 +216,26 @@ func TestQueryRefusesHostileWAL(t *testing.T) {
 			t.Errorf("%d rows: %v", n, err)
 		}
 	})
+}
+
+// TestQueryNotInTimeNotAgain: a read given up at its bound is not done
+// again, though the store moved under it: the first one may still run.
+func TestQueryNotInTimeNotAgain(t *testing.T) {
+	old := sqliteTimeout
+	sqliteTimeout = 10 * time.Millisecond
+	t.Cleanup(func() { sqliteTimeout = old })
+	dir := t.TempDir()
+	w := openWAL(t, filepath.Join(dir, "store.sqlite"), `CREATE TABLE t (v TEXT)`)
+	release := make(chan struct{})
+	defer close(release)
+	var calls atomic.Int32
+	err := queryBounded(dir, "store.sqlite", platform.AnyOwner, func(ctx context.Context, db *sql.DB) error {
+		calls.Add(1)
+		w.Exec(`INSERT INTO t VALUES ('moved')`) // the fingerprint moves
+		<-release
+		return nil
+	})
+	if err == nil || !strings.Contains(err.Error(), "not read within") || calls.Load() != 1 {
+		t.Errorf("%d reads: %v", calls.Load(), err)
+	}
 }
