@@ -63,9 +63,25 @@ const (
 // fs.ErrNotExist when there is no database.
 func queryBounded(dir, rel string, owner int, fn func(ctx context.Context, db *sql.DB) error) error {
 	path := filepath.Join(dir, rel)
+	for try := 1; ; try++ {
+		moved, err := readTry(dir, rel, owner, fn)
+		if !moved {
+			return err
+		}
+		if try == storeTries {
+			return &ledger.Error{File: path, Msg: fmt.Sprintf("written by its gateway during each of %d reads: not used", storeTries)}
+		}
+	}
+}
+
+// readTry opens the database and its WAL afresh (the gateway may have
+// replaced the WAL since the last try), reads, and reports whether the
+// files moved under the read.
+func readTry(dir, rel string, owner int, fn func(ctx context.Context, db *sql.DB) error) (moved bool, err error) {
+	path := filepath.Join(dir, rel)
 	dbf, err := platform.OpenBeneath(dir, rel, owner)
 	if err != nil {
-		return ledger.ReadError(path, err)
+		return false, ledger.ReadError(path, err)
 	}
 	defer dbf.Close()
 	walf, err := platform.OpenBeneath(dir, rel+"-wal", owner)
@@ -73,30 +89,23 @@ func queryBounded(dir, rel string, owner int, fn func(ctx context.Context, db *s
 	case errors.Is(err, fs.ErrNotExist):
 		walf = nil
 	case err != nil:
-		return ledger.ReadError(path+"-wal", err)
+		return false, ledger.ReadError(path+"-wal", err)
 	default:
 		defer walf.Close()
 	}
-	for try := 1; ; try++ {
-		before, err := fingerprint(dbf, walf)
-		if err != nil {
-			return &ledger.Error{File: path, Msg: err.Error()}
-		}
-		if before.walSize > maxWAL {
-			return &ledger.Error{File: path, Msg: fmt.Sprintf("its WAL is %d bytes, more than %d MiB: not read", before.walSize, maxWAL>>20)}
-		}
-		err = readOnce(path, dbf, walf, before, fn)
-		if errors.Is(err, errNotInTime) {
-			return err // fn may still run: it must not run again
-		}
-		after, ferr := fingerprint(dbf, walf)
-		if ferr == nil && after.same(before) {
-			return err
-		}
-		if try == storeTries {
-			return &ledger.Error{File: path, Msg: fmt.Sprintf("written by its gateway during each of %d reads: not used", storeTries)}
-		}
+	before, err := fingerprint(dbf, walf)
+	if err != nil {
+		return false, &ledger.Error{File: path, Msg: err.Error()}
 	}
+	if before.walSize > maxWAL {
+		return false, &ledger.Error{File: path, Msg: fmt.Sprintf("its WAL is %d bytes, more than %d MiB: not read", before.walSize, maxWAL>>20)}
+	}
+	err = readOnce(path, dbf, walf, before, fn)
+	if errors.Is(err, errNotInTime) {
+		return false, err // fn may still run: it must not run again
+	}
+	after, ferr := fingerprint(dbf, walf)
+	return ferr != nil || !after.same(before), err
 }
 
 // storePrint is what a checkpoint or a WAL restart changes.

@@ -239,3 +239,30 @@ func TestQueryNotInTimeNotAgain(t *testing.T) {
 		t.Errorf("%d reads: %v", calls.Load(), err)
 	}
 }
+
+// TestQueryWALReplaced: the gateway closes its store (the WAL is
+// checkpointed and removed) and opens it again (a new WAL) during a read:
+// the read is done again on the files as they are now, and sees the row
+// only the new WAL holds.
+func TestQueryWALReplaced(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "store.sqlite")
+	w := openWAL(t, path, `CREATE TABLE t (v TEXT)`)
+	insert(t, w, `INSERT INTO t VALUES ('a')`)
+	calls, n := 0, 0
+	err := queryBounded(dir, "store.sqlite", platform.AnyOwner, func(ctx context.Context, db *sql.DB) error {
+		calls++
+		if calls == 1 {
+			w.Close()
+			if _, err := os.Stat(path + "-wal"); err == nil {
+				return fmt.Errorf("the close left the WAL")
+			}
+			w = openWAL(t, path)
+			insert(t, w, `INSERT INTO t VALUES ('b')`)
+		}
+		return countRows(&n)(ctx, db)
+	})
+	if err != nil || calls != 2 || n != 2 {
+		t.Errorf("%d reads, the last saw %d rows (want 2 reads, 2 rows): %v", calls, n, err)
+	}
+}
