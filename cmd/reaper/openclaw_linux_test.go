@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -430,6 +431,28 @@ func afterCleanup(t *testing.T, g *realGateway) {
 	}
 }
 
+// sqliteFiles names the SQLite files below state (stores, WALs, shared
+// memory) with each one's size and SHA-256: what a reader must leave as
+// it found it.
+func sqliteFiles(t *testing.T, state string) string {
+	t.Helper()
+	var out []string
+	filepath.WalkDir(state, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.Contains(d.Name(), ".sqlite") {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return nil
+		}
+		rel, _ := filepath.Rel(state, p)
+		out = append(out, fmt.Sprintf("%s(%d,%x)", rel, len(b), sha256.Sum256(b)))
+		return nil
+	})
+	sort.Strings(out)
+	return strings.Join(out, "\n")
+}
+
 // findingOf returns the finding whose root's command line holds what.
 func findingOf(rep *reapReport, what string) *reapFinding {
 	for i := range rep.Findings {
@@ -534,6 +557,9 @@ action = "terminate"
 			if by["pty"] == 0 || by["daemon"] == 0 {
 				t.Fatalf("control: the PTY shell or the daemon did not survive the crash: %v", by)
 			}
+			// Nothing writes the dead gateway's SQLite stores any more:
+			// reaper, reading them as root, must not either.
+			storesBefore := sqliteFiles(t, a.state)
 			dry, _ := reapJSON(t, "--dry-run", "--policy", pol, "--ledger", a.state, "--ledger", b.state)
 			ptyPlan := findingOf(dry, "pty-"+markA)
 			if ptyPlan == nil {
@@ -562,6 +588,11 @@ action = "terminate"
 			}
 			by, n = a.census()
 			logCensus(t, "gateway A after reaper reap", by, n)
+			if after := sqliteFiles(t, a.state); after != storesBefore {
+				t.Errorf("reaper changed the dead gateway's stores:\n%s\nwere\n%s", after, storesBefore)
+			} else {
+				t.Logf("the dead gateway's %d SQLite files (stores, WALs, shared memory), byte for byte the same after two reads and a reap", strings.Count(storesBefore, "\n")+1)
+			}
 			pty := reap.finding(ptyPlan.RootPID)
 			if pty == nil {
 				t.Fatalf("the reap did not find the PTY shell %d; findings %+v", ptyPlan.RootPID, reap.Findings)
@@ -786,6 +817,33 @@ func TestRealOpenClawSessionsEnded(t *testing.T) {
 			if by["background"] != 2 {
 				t.Errorf("%d background commands left, want the 2 live sessions'", by["background"])
 			}
+
+			// Stopped, the gateway leaves its stores with their -wal and
+			// -shm (2026.9.6 does not close them). Nobody writes them now:
+			// reaper, reading them as root, must not either. SQLite's own
+			// read-only open (reaper's reader before 2026-11-22) rewrote
+			// both stores' -shm here: it recovers the WAL index into it.
+			// (A stopping gateway waits minutes for its background
+			// commands: the test's own are ended first.)
+			for _, key := range keys[3:] {
+				killTreeVerified(roots[key])
+			}
+			g.cmd.Process.Signal(syscall.SIGTERM)
+			stopped := make(chan struct{})
+			go func() { g.cmd.Wait(); close(stopped) }()
+			select {
+			case <-stopped:
+			case <-time.After(60 * time.Second):
+				t.Fatalf("the gateway did not stop within 60 s of SIGTERM")
+			}
+			closed := sqliteFiles(t, g.state)
+			if res := runReaper(t, nil, "scan", "--policy", pol, "--ledger", g.state); res.code != 0 {
+				t.Errorf("scan of the stopped gateway's state: exit %d: %s", res.code, res.stderr)
+			}
+			if after := sqliteFiles(t, g.state); after != closed {
+				t.Errorf("reaper changed the stopped gateway's stores:\n%s\nwere\n%s", after, closed)
+			}
+			t.Logf("the stopped gateway's %d SQLite files (%d of them -wal or -shm), byte for byte the same after reaper scan", strings.Count(closed, "\n")+1, strings.Count(closed, "-wal(")+strings.Count(closed, "-shm("))
 		})
 	}
 }
