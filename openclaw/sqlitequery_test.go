@@ -128,9 +128,14 @@ func TestQueryRetriesWhenCheckpointed(t *testing.T) {
 	dir := t.TempDir()
 	w := openWAL(t, filepath.Join(dir, "store.sqlite"), `CREATE TABLE t (v TEXT)`)
 	insert(t, w, `INSERT INTO t VALUES ('a')`)
-	checkpoint := func() {
-		insert(t, w, `INSERT INTO t VALUES ('b')`)
-		insert(t, w, `PRAGMA wal_checkpoint(TRUNCATE)`)
+	// checkpoint runs inside the query, on queryBounded's goroutine: it
+	// returns its error rather than end the test there.
+	checkpoint := func() error {
+		if _, err := w.Exec(`INSERT INTO t VALUES ('b')`); err != nil {
+			return err
+		}
+		_, err := w.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
+		return err
 	}
 	calls, n := 0, 0
 	err := queryBounded(dir, "store.sqlite", platform.AnyOwner, func(ctx context.Context, db *sql.DB) error {
@@ -139,7 +144,7 @@ func TestQueryRetriesWhenCheckpointed(t *testing.T) {
 			return err
 		}
 		if calls == 1 {
-			checkpoint()
+			return checkpoint()
 		}
 		return nil
 	})
@@ -149,7 +154,9 @@ func TestQueryRetriesWhenCheckpointed(t *testing.T) {
 	calls = 0
 	err = queryBounded(dir, "store.sqlite", platform.AnyOwner, func(ctx context.Context, db *sql.DB) error {
 		calls++
-		checkpoint()
+		if err := checkpoint(); err != nil {
+			return err
+		}
 		return countRows(&n)(ctx, db)
 	})
 	if err == nil || calls != storeTries || !strings.Contains(err.Error(), "written by its gateway during each of 3 reads") {
@@ -257,11 +264,20 @@ func TestQueryWALReplaced(t *testing.T) {
 			if _, err := os.Stat(path + "-wal"); err == nil {
 				return fmt.Errorf("the close left the WAL")
 			}
-			w = openWAL(t, path)
-			insert(t, w, `INSERT INTO t VALUES ('b')`)
+			// Opened on the query's goroutine: errors are returned, and
+			// the test closes the new writer.
+			nw, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=wal_autocheckpoint(0)")
+			if err != nil {
+				return err
+			}
+			w = nw
+			if _, err := w.Exec(`INSERT INTO t VALUES ('b')`); err != nil {
+				return err
+			}
 		}
 		return countRows(&n)(ctx, db)
 	})
+	defer w.Close()
 	if err != nil || calls != 2 || n != 2 {
 		t.Errorf("%d reads, the last saw %d rows (want 2 reads, 2 rows): %v", calls, n, err)
 	}
