@@ -21,6 +21,11 @@ type Ledger struct {
 	// Source is where the ledger was read from (a file, or an OpenClaw
 	// state file and what in it); not part of the format.
 	Source string `json:"-"`
+	// Speaker is the uid whose word the ledger is: the owner of the file
+	// or state dir it was read from. Root's word (0) is about any process;
+	// any other uid's only about that uid's own processes — the scan
+	// applies this to every claim the ledger makes. Not part of the format.
+	Speaker uint32 `json:"-"`
 }
 
 // Owner is the supervisor process that writes the ledger.

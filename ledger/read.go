@@ -16,13 +16,18 @@ import (
 // well under a megabyte; anything past this is not a ledger to trust.
 const MaxSize = 16 << 20
 
-// ReadFile reads and validates the ledger at path.
+// ReadFile reads and validates the ledger at path. Its Speaker is the
+// file's owner.
 func ReadFile(path string) (*Ledger, error) {
-	data, err := platform.ReadFile(path, MaxSize)
+	data, uid, err := platform.ReadFileOwner(path, MaxSize)
 	if err != nil {
 		return nil, ReadError(path, err)
 	}
-	return Parse(path, data)
+	l, err := Parse(path, data)
+	if l != nil {
+		l.Speaker = uid
+	}
+	return l, err
 }
 
 // Parse validates a ledger document; name is used in errors. Unknown fields

@@ -33,22 +33,23 @@ type CodexThread struct {
 	Bound bool
 }
 
-// codexRows are the codex plugin's rows of one state store.
-type codexRows struct {
-	servers []codexProcess
-	threads []CodexThread
-	byID    map[string]int // thread id → index in threads
+// CodexRows are the codex plugin's rows of one state store: the
+// app-server registry and the threads its namespaces name.
+type CodexRows struct {
+	Servers []codexProcess `json:"servers,omitempty"`
+	Threads []CodexThread  `json:"threads,omitempty"`
+	byID    map[string]int // thread id → index in Threads
 }
 
 // add parses one row's value; false when it does not parse.
-func (cx *codexRows) add(namespace, value string) bool {
+func (cx *CodexRows) add(namespace, value string) bool {
 	switch namespace {
 	case "app-server-processes":
 		var c codexProcess
 		if json.Unmarshal([]byte(value), &c) != nil || c.Child.PID <= 0 {
 			return false
 		}
-		cx.servers = append(cx.servers, c)
+		cx.Servers = append(cx.Servers, c)
 	case "app-server-thread-bindings":
 		var b struct {
 			Binding struct {
@@ -74,7 +75,7 @@ func (cx *codexRows) add(namespace, value string) bool {
 }
 
 // thread records a thread id once; bound once is bound.
-func (cx *codexRows) thread(id string, bound bool) bool {
+func (cx *CodexRows) thread(id string, bound bool) bool {
 	if id == "" || len(id) > 128 {
 		return false
 	}
@@ -83,11 +84,11 @@ func (cx *codexRows) thread(id string, bound bool) bool {
 	}
 	k, ok := cx.byID[id]
 	if !ok {
-		k = len(cx.threads)
+		k = len(cx.Threads)
 		cx.byID[id] = k
-		cx.threads = append(cx.threads, CodexThread{ID: id, Started: uuidV7Time(id)})
+		cx.Threads = append(cx.Threads, CodexThread{ID: id, Started: uuidV7Time(id)})
 	}
-	cx.threads[k].Bound = cx.threads[k].Bound || bound
+	cx.Threads[k].Bound = cx.Threads[k].Bound || bound
 	return true
 }
 
@@ -147,18 +148,18 @@ const (
 // thread created just before it started when exactly one thread fits the
 // window and no other server fits that thread.
 func (t *Tasks) CodexAppServers(s *platform.Snapshot, servers []MCPServer) []CodexAppServer {
-	if t == nil || t.codex == nil || len(t.codex.servers) == 0 {
+	if t == nil || t.Codex == nil || len(t.Codex.Servers) == 0 {
 		return nil
 	}
 	live := 0
-	for _, th := range t.codex.threads {
+	for _, th := range t.Codex.Threads {
 		if th.Bound {
 			live++
 		}
 	}
 	var out []CodexAppServer
 	index := map[int]int{} // app-server pid → index in out: a row names it once
-	for _, reg := range t.codex.servers {
+	for _, reg := range t.Codex.Servers {
 		app := s.Get(reg.Child.PID)
 		if app == nil || app.Zombie() || reg.Child.StartedAt == "" || s.Identity(app) != reg.Child.StartedAt || !ownedBy(s, app, t.owner) {
 			continue // gone, another process now, or not the store owner's: the registry proves nothing about it
@@ -208,7 +209,7 @@ func (t *Tasks) tieThreads(s *platform.Snapshot, as *CodexAppServer) {
 	for c := range as.Children {
 		p := s.Get(as.Children[c].PID)
 		started := s.Taken.Add(-s.Age(p))
-		for k, th := range t.codex.threads {
+		for k, th := range t.Codex.Threads {
 			if th.Started.IsZero() || started.Before(th.Started.Add(-threadBefore)) || started.After(th.Started.Add(threadAfter)) {
 				continue
 			}
@@ -224,7 +225,7 @@ func (t *Tasks) tieThreads(s *platform.Snapshot, as *CodexAppServer) {
 		case len(fits[c]) > 1 || claims[fits[c][0]] > 1:
 			ch.Why = "several threads or servers started together: not tied"
 		default:
-			th := t.codex.threads[fits[c][0]]
+			th := t.Codex.Threads[fits[c][0]]
 			ch.Thread, ch.Bound = th.ID, th.Bound
 			ch.Why = fmt.Sprintf("tied to codex thread %s (created %s) by start time: the only MCP server of app-server pid %d started then",
 				th.ID, th.Started.UTC().Format("15:04:05.000"), as.PID)
@@ -237,8 +238,9 @@ func (t *Tasks) tieThreads(s *platform.Snapshot, as *CodexAppServer) {
 // of the app-server: a server of a thread a session is bound to is its
 // live owner's run; one of a thread no session is bound to any more is in
 // a closed session. Servers not tied to a thread are not in it.
-func CodexLedger(source string, as CodexAppServer, owner ledger.Owner) *ledger.Ledger {
-	l := &ledger.Ledger{Version: ledger.Version, Owner: owner,
+func (t *Tasks) CodexLedger(as CodexAppServer, owner ledger.Owner) *ledger.Ledger {
+	source := t.Source
+	l := &ledger.Ledger{Version: ledger.Version, Owner: owner, Speaker: t.speaker(),
 		Source: source + " codex app-server-thread-bindings and app-server-managed-threads (MCP servers tied to threads by start time, unique matches only)"}
 	for _, ch := range as.Children {
 		if ch.Thread == "" {

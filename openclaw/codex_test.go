@@ -145,7 +145,7 @@ func TestCodexAppServers(t *testing.T) {
 		}
 	}
 
-	l := CodexLedger(tasks.Source, as, ledger.Owner{Name: CodexOwnerName, PID: as.PID, Start: as.Start})
+	l := tasks.CodexLedger(as, ledger.Owner{Name: CodexOwnerName, PID: as.PID, Start: as.Start})
 	if len(l.Runs) != 4 {
 		t.Fatalf("%d runs, want the 4 tied servers: %+v", len(l.Runs), l.Runs)
 	}
@@ -206,7 +206,7 @@ func FuzzCodexRows(f *testing.F) {
 	f.Add(`{"binding": [`, `null`, `{"child":{"pid":-1}}`)
 	f.Add(`{"binding":{"threadId":""}}`, `{"threadId":7}`, ``)
 	f.Fuzz(func(t *testing.T, binding, managed, registry string) {
-		cx := &codexRows{}
+		cx := &CodexRows{}
 		bad := 0
 		for _, row := range [][2]string{{"app-server-managed-threads", managed}, {"app-server-thread-bindings", binding}, {"app-server-processes", registry}} {
 			if !cx.add(row[0], row[1]) {
@@ -214,23 +214,23 @@ func FuzzCodexRows(f *testing.F) {
 			}
 		}
 		seen := map[string]bool{}
-		for _, th := range cx.threads {
+		for _, th := range cx.Threads {
 			if th.ID == "" || seen[th.ID] {
-				t.Fatalf("thread %q empty or twice: %+v", th.ID, cx.threads)
+				t.Fatalf("thread %q empty or twice: %+v", th.ID, cx.Threads)
 			}
 			seen[th.ID] = true
 		}
-		if n := len(cx.threads) + len(cx.servers) + bad; n > 3 || len(cx.servers) > 1 || bad+len(cx.servers) > 3 {
-			t.Fatalf("%d threads, %d servers, %d bad from 3 rows", len(cx.threads), len(cx.servers), bad)
+		if n := len(cx.Threads) + len(cx.Servers) + bad; n > 3 || len(cx.Servers) > 1 || bad+len(cx.Servers) > 3 {
+			t.Fatalf("%d threads, %d servers, %d bad from 3 rows", len(cx.Threads), len(cx.Servers), bad)
 		}
-		only := &codexRows{}
+		only := &CodexRows{}
 		only.add("app-server-managed-threads", managed)
-		for _, th := range only.threads {
+		for _, th := range only.Threads {
 			if th.Bound {
 				t.Fatalf("thread %q bound with no binding row", th.ID)
 			}
 		}
-		for _, c := range cx.servers {
+		for _, c := range cx.Servers {
 			if c.Child.PID <= 0 {
 				t.Fatalf("registry row without a child pid kept: %+v", c)
 			}

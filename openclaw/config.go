@@ -24,6 +24,8 @@ type MCPServer struct {
 	Command string
 	Args    []string
 	File    string // the config file that names it
+	// UID owns the config: it speaks only for that user's processes.
+	UID uint32
 	// IdleTTLMs is the config's mcp.sessionIdleTtlMs: how long a session's
 	// MCP servers may idle before the gateway retires them; 0 (the
 	// default) keeps them for the session's whole life.
@@ -47,7 +49,11 @@ func ReadMCPServers(dir string) ([]MCPServer, error) {
 	if err != nil {
 		return nil, ledger.ReadError(file, err)
 	}
-	return parseMCPServers(file, b)
+	servers, err := parseMCPServers(file, b)
+	for i := range servers {
+		servers[i].UID = uint32(sd.owner)
+	}
+	return servers, err
 }
 
 func parseMCPServers(file string, b []byte) ([]MCPServer, error) {

@@ -17,10 +17,10 @@ import (
 // may hold it, and reaper must not wait on it. (A variable for the tests.)
 var sqliteTimeout = 2 * time.Second
 
-// storeRows is what reaper reads of a state store.
+// storeRows is what reaper reads of a state store: the leases, and the
+// task rows with the codex plugin's.
 type storeRows struct {
 	leases []lease
-	codex  []*ledger.Ledger // the app-server registry rows, as ledgers
 	tasks  *Tasks
 }
 
@@ -38,7 +38,7 @@ func readStore(dir, rel string, owner int) (*storeRows, error) {
 	var out *storeRows
 	var bad []string
 	err := queryBounded(dir, rel, owner, func(ctx context.Context, db *sql.DB) error {
-		out, bad = &storeRows{tasks: &Tasks{Source: path, codex: &codexRows{}}}, nil
+		out, bad = &storeRows{tasks: &Tasks{Source: path, Codex: &CodexRows{}}}, nil
 		if ok, err := hasTable(ctx, db, "plugin_state_entries"); err != nil {
 			return err
 		} else if ok {
@@ -69,7 +69,7 @@ func (out *storeRows) readPluginState(ctx context.Context, db *sql.DB, path stri
 		return err
 	}
 	defer rows.Close()
-	cx := out.tasks.codex
+	cx := out.tasks.Codex
 	for rows.Next() {
 		var plugin, namespace, key, value string
 		if err := rows.Scan(&plugin, &namespace, &key, &value); err != nil {
@@ -93,13 +93,12 @@ func (out *storeRows) readPluginState(ctx context.Context, db *sql.DB, path stri
 				*bad = append(*bad, where+": "+jsonProblem(err))
 				continue
 			}
-			l, err := c.ledger(path+" codex/app-server-processes", key)
-			if err != nil {
+			c.Key = key
+			if _, err := c.ledger(path); err != nil {
 				*bad = append(*bad, where+": "+err.Error())
 				continue
 			}
-			out.codex = append(out.codex, l)
-			cx.servers = append(cx.servers, c)
+			cx.Servers = append(cx.Servers, c)
 		default: // the thread namespaces: a row that does not parse only holds back
 			if !cx.add(namespace, value) {
 				out.tasks.BadCodexRows++

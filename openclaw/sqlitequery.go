@@ -11,8 +11,11 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"time"
 
+	"modernc.org/sqlite"
+	sqlitelib "modernc.org/sqlite/lib"
 	sqlitevfs "modernc.org/sqlite/vfs"
 
 	"github.com/orphanreaper/reaper/ledger"
@@ -158,9 +161,13 @@ func readOnce(path string, dbf, walf *os.File, p storePrint, fn func(ctx context
 			vfs.Close()
 			return
 		}
+		// One connection, kept: the limits are the connection's.
 		db.SetMaxOpenConns(1)
+		db.SetMaxIdleConns(1)
 		ctx, cancel := context.WithTimeout(context.Background(), sqliteTimeout)
-		err = fn(ctx, db)
+		if err = limitConn(ctx, db); err == nil {
+			err = fn(ctx, db)
+		}
 		cancel()
 		db.Close()
 		vfs.Close()
@@ -221,9 +228,68 @@ func (i storeInfo) ModTime() time.Time { return time.Time{} }
 func (i storeInfo) IsDir() bool        { return false }
 func (i storeInfo) Sys() any           { return nil }
 
-// hasTable reports whether the database has the table.
+// hasTable reports whether the database has name as a plain table. A
+// view, a virtual table or a table with generated columns by that name is
+// an error: reading them runs SQL the file's author wrote (a view over an
+// endless recursive CTE, a VIRTUAL column of printf('%.*c', 2e8, …)), which
+// costs what its author wants. Table names are case-insensitive in
+// SQLite, so the name is looked up the same way.
 func hasTable(ctx context.Context, db *sql.DB, name string) (bool, error) {
-	var n int
-	err := db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?`, name).Scan(&n)
-	return n > 0, err
+	var typ, text string
+	err := db.QueryRowContext(ctx, `SELECT type, coalesce(sql, '') FROM sqlite_schema WHERE name = ? COLLATE NOCASE LIMIT 1`, name).Scan(&typ, &text)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return false, nil
+	case err != nil:
+		return false, err
+	case typ != "table":
+		return false, fmt.Errorf("%s is a %s, not a table: not read", name, typ)
+	case virtualTable.MatchString(text):
+		return false, fmt.Errorf("%s is a virtual table: not read", name)
+	}
+	var generated int
+	// hidden: 1 a virtual table's hidden column, 2 a VIRTUAL and 3 a
+	// STORED generated column (https://www.sqlite.org/pragma.html#pragma_table_xinfo).
+	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_xinfo(?) WHERE hidden != 0`, name).Scan(&generated); err != nil {
+		return false, err
+	}
+	if generated > 0 {
+		return false, fmt.Errorf("%s has generated columns: not read", name)
+	}
+	return true, nil
+}
+
+// virtualTable matches the SQL of a virtual table, which sqlite_schema
+// lists with type "table".
+var virtualTable = regexp.MustCompile(`(?i)^\s*CREATE\s+VIRTUAL\s`)
+
+// storeLimits are set on the connection before its first statement, so
+// that they hold while SQLite parses the schema too
+// (https://www.sqlite.org/c3ref/limit.html, https://www.sqlite.org/security.html):
+// no string or blob longer than 4 MiB is made (reaper takes at most 64 KiB
+// of any value; a stored value longer than the limit fails the read, so it
+// is far above what an OpenClaw row holds), no schema statement longer
+// than 256 KiB is parsed, nothing is attached, no trigger runs, no worker
+// thread starts. The child's RLIMIT_DATA bounds what is left.
+var storeLimits = [][2]int{
+	{sqlitelib.SQLITE_LIMIT_LENGTH, 4 << 20},
+	{sqlitelib.SQLITE_LIMIT_SQL_LENGTH, 256 << 10},
+	{sqlitelib.SQLITE_LIMIT_ATTACHED, 0},
+	{sqlitelib.SQLITE_LIMIT_TRIGGER_DEPTH, 1},
+	{sqlitelib.SQLITE_LIMIT_WORKER_THREADS, 0},
+}
+
+// limitConn sets storeLimits on the one connection db keeps.
+func limitConn(ctx context.Context, db *sql.DB) error {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close() // back to the pool, as its one idle connection
+	for _, l := range storeLimits {
+		if _, err := sqlite.Limit(conn, l[0], l[1]); err != nil {
+			return err
+		}
+	}
+	return nil
 }

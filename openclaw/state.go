@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -171,20 +170,22 @@ type gatewayLock struct {
 	StartTime *uint64 `json:"startTime"`
 	StateDir  string  `json:"stateDir"`
 	Role      string  `json:"role"`
-	path      string
 }
 
-// readLocks reads the gateway lock files for dir, in every place a
-// generation kept them: the per-uid lock dir inside the state dir,
+// readLocks reads the gateway lock files for the state dir, in every place
+// a generation kept them: the per-uid lock dir inside the state dir,
 // <state>/tmp/openclaw-<uid>/ (2026.9.x: resolveGatewayLockDir,
 // gateway.<sha256(configPath)[:8]>.lock and gateway.state.lock), the state
 // dir itself and its state/ subdir, and the system-wide per-uid dir of
-// earlier generations, /tmp/openclaw-<uid>, where a lock counts only if
-// the state dir's owner owns it (anyone can make /tmp/openclaw-<uid>
-// first). Locks naming another state dir, or of another role than the
-// gateway's (agent-embedded, sqlite-maintenance, …), are skipped. The
-// files end in a long tail of whitespace, which JSON allows.
-func readLocks(sd stateDir) ([]gatewayLock, []error) {
+// earlier generations, /tmp/openclaw-<uid>. Anyone can make
+// /tmp/openclaw-<uid> first, or drop a file in a dir its user left open:
+// a lock counts only if the state dir's owner owns it and the directory
+// it is in, and one of anyone else's is skipped and reported (raw.skip),
+// never the user's doubt. Locks naming another state dir, or of another
+// role than the gateway's (agent-embedded, sqlite-maintenance, …), are
+// skipped. The files end in a long tail of whitespace, which JSON allows.
+// It returns the newest.
+func (raw *Raw) readLocks(sd stateDir) *Lock {
 	type loc struct{ base, rel string }
 	var paths []loc
 	for _, sub := range []string{filepath.Join("tmp", "openclaw-"+strconv.Itoa(sd.owner)), ".", "state"} {
@@ -194,43 +195,56 @@ func readLocks(sd stateDir) ([]gatewayLock, []error) {
 		}
 	}
 	tmpDir := "openclaw-" + strconv.Itoa(sd.owner)
-	m, _ := filepath.Glob(filepath.Join(os.TempDir(), tmpDir, "gateway*.lock"))
-	for _, p := range m {
-		paths = append(paths, loc{os.TempDir(), filepath.Join(tmpDir, filepath.Base(p))})
+	if uid, err := platform.DirOwner(filepath.Join(os.TempDir(), tmpDir)); err == nil && uid != sd.owner {
+		raw.skip(filepath.Join(os.TempDir(), tmpDir), fmt.Sprintf("owned by uid %d, not the state's uid %d: its locks are not read", uid, sd.owner))
+	} else if err == nil {
+		m, _ := filepath.Glob(filepath.Join(os.TempDir(), tmpDir, "gateway*.lock"))
+		for _, p := range m {
+			paths = append(paths, loc{os.TempDir(), filepath.Join(tmpDir, filepath.Base(p))})
+		}
 	}
 	if len(paths) > maxLocks {
-		return nil, []error{&ledger.Error{File: sd.path, Msg: fmt.Sprintf("%d gateway lock files: more than %d, none read", len(paths), maxLocks)}}
+		raw.problem(&ledger.Error{File: sd.path, Msg: fmt.Sprintf("%d gateway lock files: more than %d, none read", len(paths), maxLocks)})
+		return nil
 	}
-	var locks []gatewayLock
-	var errs []error
+	var newest *Lock
 	for _, lp := range paths {
 		p := filepath.Join(lp.base, lp.rel)
 		b, err := platform.ReadBeneath(lp.base, lp.rel, ledger.MaxSize, sd.owner)
 		if err != nil {
-			errs = append(errs, ledger.ReadError(p, err))
+			raw.readError(p, err)
 			continue
 		}
 		var l gatewayLock
 		if err := json.Unmarshal(b, &l); err != nil || l.PID <= 0 {
-			errs = append(errs, &ledger.Error{File: p, Msg: "not a gateway lock: want {\"pid\": N, \"createdAt\": …}"})
+			raw.problem(&ledger.Error{File: p, Msg: "not a gateway lock: want {\"pid\": N, \"createdAt\": …}"})
 			continue
 		}
 		if l.StateDir != "" && filepath.Clean(l.StateDir) != sd.path || l.Role != "" && l.Role != "gateway" {
 			continue
 		}
-		l.path = p
-		locks = append(locks, l)
+		if newest == nil || l.CreatedAt.After(newest.CreatedAt) {
+			newest = &Lock{PID: l.PID, CreatedAt: l.CreatedAt, StartTime: l.StartTime, Path: p}
+		}
 	}
-	return locks, errs
+	return newest
+}
+
+// Lock is a gateway lock as read: who it names, since when, and where it is.
+type Lock struct {
+	PID       int       `json:"pid"`
+	CreatedAt time.Time `json:"created_at"`
+	StartTime *uint64   `json:"start_time,omitempty"`
+	Path      string    `json:"path"`
 }
 
 // owner turns the newest lock into the owner of the state dir's leases.
 // Locks from before this boot name a gateway of another boot: gone.
-func (l *gatewayLock) owner(boot Boot, instance string) ledger.Owner {
+func (l *Lock) owner(boot Boot, instance string) ledger.Owner {
 	o := ledger.Owner{Name: OwnerName, PID: l.PID, Instance: instance}
 	switch {
 	case !boot.Time.IsZero() && l.CreatedAt.Before(boot.Time):
-		o.Gone = fmt.Sprintf("the lock %s was taken before this boot", l.path)
+		o.Gone = fmt.Sprintf("the lock %s was taken before this boot", l.Path)
 	case l.StartTime != nil && boot.ID != "":
 		o.Start = boot.ID + ":" + strconv.FormatUint(*l.StartTime, 10)
 	}
@@ -325,9 +339,9 @@ func jsonErrLine(b []byte, err error) int {
 	return 0
 }
 
-// State is what reaper reads of one OpenClaw state dir, each file once:
-// the newest gateway lock, the ACP process leases and the codex app-server
-// registry as ledgers, and the task and session stores.
+// State is what one OpenClaw state dir says, judged: the newest gateway
+// lock, the ACP process leases and the codex app-server registry as
+// ledgers, and the task and session stores.
 type State struct {
 	// Ledgers are the leases (JSON file, Gen B, and the SQLite keyed store,
 	// Gen C), owned by the gateway the newest lock names, and the codex
@@ -337,78 +351,61 @@ type State struct {
 	Gateway *Gateway
 	// Tasks is what the task and session stores say (nil: no state store).
 	Tasks *Tasks
+	// Servers are the stdio MCP servers of the dir's openclaw.json.
+	Servers []MCPServer
 }
 
-// ReadState reads the state dir. Files that do not exist are skipped;
-// files that exist and do not parse are returned as errors, and what they
-// would have said is missing — the caller must not act on the dir's
-// evidence. The state store (<state>/state/openclaw.sqlite) is read in one
-// bounded query: plugin state and task rows together.
+// ReadState reads the state dir in this process (ReadRaw) and judges what
+// it read (Raw.State) as its owner's word. Files that do not exist are
+// skipped; files that exist and do not parse are returned as errors, and
+// what they would have said is missing — the caller must not act on the
+// dir's evidence. The config's MCP servers are not read (ReadMCPServers).
 func ReadState(dir string, boot Boot) (*State, []error) {
-	dir = filepath.Clean(dir)
-	sd, err := openStateDir(dir)
-	if err != nil {
-		return nil, []error{err}
+	raw := readRaw(filepath.Clean(dir), false)
+	if raw.Missing {
+		return nil, raw.Errors()
 	}
-	st := &State{}
-	var errs []error
-	instance := ""
-	if b, err := sd.read("gateway-instance-id"); err == nil {
-		instance = strings.TrimSpace(string(b))
-	}
-	locks, lockErrs := readLocks(sd)
-	errs = append(errs, lockErrs...)
-	var current *gatewayLock
-	for i := range locks {
-		if current == nil || locks[i].CreatedAt.After(current.CreatedAt) {
-			current = &locks[i]
-		}
-	}
-	if current != nil {
-		st.Gateway = &Gateway{StateDir: dir, Default: filepath.Base(dir) == ".openclaw", UID: sd.owner,
-			Owner: current.owner(boot, ""), Lock: current.path}
-	}
+	return raw.State(raw.UID, boot)
+}
 
-	var leases []lease
-	for _, rel := range []string{filepath.Join("acpx", "process-leases.json"), "process-leases.json"} {
-		p := filepath.Join(dir, rel)
-		b, err := sd.read(rel)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			errs = append(errs, ledger.ReadError(p, err))
-			continue
-		}
-		ls, err := parseLeaseFile(p, b)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		leases = append(leases, ls...)
+// State judges what the state dir's files said, as the word of uid (the
+// dir's owner as its reader knew it, never what the files say of
+// themselves): the newest lock names the gateway, leases started after it
+// took the lock are its runs and older ones a previous generation's, the
+// registry rows are owned by the parent they name. Every ledger's speaker
+// is uid.
+func (raw *Raw) State(uid uint32, boot Boot) (*State, []error) {
+	dir := raw.Dir
+	st := &State{Servers: raw.Servers}
+	errs := raw.Errors()
+	lock := raw.Lock
+	if lock != nil {
+		st.Gateway = &Gateway{StateDir: dir, Default: filepath.Base(dir) == ".openclaw", UID: int(uid),
+			Owner: lock.owner(boot, ""), Lock: lock.Path, Created: lock.CreatedAt}
 	}
-	var codex []*ledger.Ledger
-	dbRel := filepath.Join("state", "openclaw.sqlite")
-	switch rows, err := readStore(dir, dbRel, sd.owner); {
-	case errors.Is(err, fs.ErrNotExist):
-	case rows == nil:
-		errs = append(errs, err)
-	default:
-		if err != nil {
-			errs = append(errs, err)
+	if len(raw.Leases) > 0 {
+		st.Ledgers = append(st.Ledgers, leaseLedgers(dir, raw.Leases, lock, boot, raw.Instance, &errs)...)
+	}
+	if t := raw.Tasks; t != nil {
+		st.Tasks = t
+		t.owner = int(uid)
+		if t.Codex != nil {
+			source := t.Source + " codex/app-server-processes"
+			for _, row := range t.Codex.Servers {
+				l, err := row.ledger(source)
+				if err != nil {
+					continue // counted when read (BadCodexRows)
+				}
+				st.Ledgers = append(st.Ledgers, l)
+			}
 		}
-		leases = append(leases, rows.leases...)
-		codex = rows.codex
-		st.Tasks = rows.tasks
-		st.Tasks.owner = sd.owner
-		var sessErrs []error
-		st.Tasks.Sessions, sessErrs = readSessions(sd)
-		errs = append(errs, sessErrs...)
 	}
-	if len(leases) > 0 {
-		st.Ledgers = append(st.Ledgers, leaseLedgers(dir, leases, current, boot, instance, &errs)...)
+	for i := range st.Servers {
+		st.Servers[i].UID = uid
 	}
-	st.Ledgers = append(st.Ledgers, codex...)
+	for _, l := range st.Ledgers {
+		l.Speaker = uid // the state dir's owner speaks for its own processes only
+	}
 	return st, errs
 }
 
@@ -432,15 +429,16 @@ type Gateway struct {
 	// UID owns the state dir.
 	UID int
 	// Owner is the gateway the lock names (Gone set when the lock itself
-	// proves it gone), and Lock the lock file.
-	Owner ledger.Owner
-	Lock  string
+	// proves it gone), and Lock the lock file, taken at Created.
+	Owner   ledger.Owner
+	Lock    string
+	Created time.Time
 }
 
 // leaseLedgers groups leases by the gateway generation that owns them: the
 // gateway the newest lock names owns leases started after it took the lock;
 // older leases belong to a previous generation, which is gone.
-func leaseLedgers(dir string, leases []lease, current *gatewayLock, boot Boot, instance string, errs *[]error) []*ledger.Ledger {
+func leaseLedgers(dir string, leases []lease, current *Lock, boot Boot, instance string, errs *[]error) []*ledger.Ledger {
 	cur := &ledger.Ledger{Version: ledger.Version, Source: filepath.Join(dir, "acpx")}
 	prev := &ledger.Ledger{Version: ledger.Version, Source: filepath.Join(dir, "acpx") + " (previous gateway generation)",
 		Owner: ledger.Owner{Name: OwnerName, Gone: "the lease is older than the gateway holding " + dir}}
@@ -471,23 +469,23 @@ func leaseLedgers(dir string, leases []lease, current *gatewayLock, boot Boot, i
 }
 
 // codexProcess is a row of the codex app-server registry (OpenClaw 2026.9):
-// startedAt is "<boot_id>:<startTicks>" on Linux.
+// startedAt is "<boot_id>:<startTicks>" on Linux. Key is the row's key.
 type codexProcess struct {
-	Parent struct {
-		PID       int    `json:"pid"`
-		PGID      int    `json:"pgid"`
-		StartedAt string `json:"startedAt"`
-	} `json:"parent"`
-	Child struct {
-		PID       int    `json:"pid"`
-		PGID      int    `json:"pgid"`
-		StartedAt string `json:"startedAt"`
-	} `json:"child"`
+	Key    string   `json:"key,omitempty"`
+	Parent codexEnd `json:"parent"`
+	Child  codexEnd `json:"child"`
+}
+
+type codexEnd struct {
+	PID       int    `json:"pid"`
+	PGID      int    `json:"pgid"`
+	StartedAt string `json:"startedAt"`
 }
 
 // ledger turns a registry row into a ledger whose owner is the registered
 // parent: OpenClaw reaps the child only when that parent is dead.
-func (c *codexProcess) ledger(source, key string) (*ledger.Ledger, error) {
+func (c *codexProcess) ledger(source string) (*ledger.Ledger, error) {
+	key := c.Key
 	if c.Parent.PID <= 0 || c.Child.PID <= 0 {
 		return nil, fmt.Errorf("codex app-server %s: want parent and child pids", key)
 	}

@@ -332,13 +332,15 @@ func FuzzOpenClawFiles(f *testing.F) {
 		}
 		var c codexProcess
 		if json.Unmarshal(b, &c) == nil {
-			if l, err := c.ledger("f", "k"); err == nil && (l.Owner.PID <= 0 || l.Runs[0].PID <= 0) {
+			c.Key = "k"
+			if l, err := c.ledger("f"); err == nil && (l.Owner.PID <= 0 || l.Runs[0].PID <= 0) {
 				t.Fatalf("accepted %+v", l)
 			}
 		}
 		var g gatewayLock
 		if json.Unmarshal(b, &g) == nil {
-			g.owner(boot, "")
+			l := Lock{PID: g.PID, CreatedAt: g.CreatedAt, StartTime: g.StartTime}
+			l.owner(boot, "")
 		}
 	})
 }

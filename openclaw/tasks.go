@@ -64,8 +64,8 @@ type Tasks struct {
 	// Sessions is nil when no session store was read: then no run can be
 	// shown session-ended.
 	Sessions *Sessions
-	// codex is the codex plugin's registry and threads (nil: none).
-	codex *codexRows
+	// Codex is the codex plugin's registry and threads (nil: none).
+	Codex *CodexRows
 	// owner is the uid the state dir belongs to: its rows are tied only to
 	// that user's processes (a user's store can name anyone's pids and
 	// commands). platform.AnyOwner ties to any.
@@ -157,6 +157,11 @@ func readSessions(sd stateDir) (*Sessions, []error) {
 }
 
 func readSessionStore(ctx context.Context, db *sql.DB, ss *Sessions) error {
+	if ok, err := hasTable(ctx, db, "session_nodes"); err != nil {
+		return err
+	} else if !ok {
+		return errors.New("no session_nodes table")
+	}
 	rows, err := db.QueryContext(ctx, `SELECT substr(session_key, 1, 512), archived_at IS NOT NULL FROM session_nodes LIMIT ?`, maxTaskRows)
 	if err != nil {
 		return err
@@ -222,7 +227,7 @@ const (
 // row is closed when the session stores show it deleted, reset when it
 // was reset after the row was written, active when it exists.
 func (t *Tasks) Ledger(owner ledger.Owner, s *platform.Snapshot) *ledger.Ledger {
-	l := &ledger.Ledger{Version: ledger.Version, Owner: owner,
+	l := &ledger.Ledger{Version: ledger.Version, Owner: owner, Speaker: t.speaker(),
 		Source: t.Source + " task_runs (exec rows tied to processes by command text and start time, unique matches only)"}
 	sessions := map[string]ledger.SessionState{}
 	for _, e := range t.Execs {
@@ -281,6 +286,15 @@ func (t *Tasks) sessionOf(e ExecTask) (string, ledger.SessionState, bool) {
 		return e.SessionKey, ledger.SessionClosed, true
 	}
 	return "", "", false // the stores don't know it: proves nothing
+}
+
+// speaker is the uid the rows are the word of: the state dir's owner
+// (root's word, 0, for a Tasks built without one).
+func (t *Tasks) speaker() uint32 {
+	if t.owner == platform.AnyOwner {
+		return 0
+	}
+	return uint32(t.owner)
 }
 
 // ownedBy reports whether p is uid owner's (its real uid), or owner is

@@ -314,7 +314,8 @@ func TestStateDirBounds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, errs := readLocks(sd); len(got) != 0 || len(errs) != 1 || !strings.Contains(errs[0].Error(), "gateway lock files: more than") {
-		t.Errorf("locks %v, errs %v: want none read and the bound named", got, errs)
+	raw := &Raw{}
+	if got := raw.readLocks(sd); got != nil || len(raw.Problems) != 1 || !strings.Contains(raw.Problems[0].Msg, "gateway lock files: more than") {
+		t.Errorf("lock %v, problems %v: want none read and the bound named", got, raw.Problems)
 	}
 }

@@ -20,16 +20,28 @@ import (
 // administrator's /etc/reaper/policy.toml may be one); what it names must
 // be a regular file.
 func ReadFile(path string, max int64) ([]byte, error) {
+	b, _, err := ReadFileOwner(path, max)
+	return b, err
+}
+
+// ReadFileOwner is ReadFile, and also returns the uid that owns the file
+// read (by fstat of the descriptor read, not by name again): whose word
+// the file is.
+func ReadFileOwner(path string, max int64) ([]byte, uint32, error) {
 	fd, err := openNonblock(unix.AT_FDCWD, path, 0)
 	if err != nil {
-		return nil, &FileError{path, err}
+		return nil, 0, &FileError{path, err}
 	}
 	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, 0, &FileError{path, err}
+	}
 	b, err := readRegular(fd, max, AnyOwner)
 	if err != nil {
-		return nil, &FileError{path, err}
+		return nil, 0, &FileError{path, err}
 	}
-	return b, nil
+	return b, st.Uid, nil
 }
 
 // ReadBeneath reads the regular file rel below the directory dir, as
@@ -199,4 +211,35 @@ func readRegular(fd int, max int64, owner int) ([]byte, error) {
 		}
 		buf = buf[:len(buf)+n]
 	}
+}
+
+// DirOwnerNoLinks returns the uid that owns the directory at the absolute
+// path, reached from / one component at a time with O_NOFOLLOW: a path
+// with a symbolic link anywhere in it is refused (ErrSymlink), so what is
+// checked is the directory the path names and not one a link points at.
+func DirOwnerNoLinks(path string) (uint32, error) {
+	if !filepath.IsAbs(path) {
+		return 0, fmt.Errorf("%s: not an absolute path", path)
+	}
+	fd, err := unix.Open("/", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return 0, err
+	}
+	for _, part := range strings.Split(strings.Trim(path, "/"), "/") {
+		if part == "" {
+			continue
+		}
+		next, err := openName(fd, part, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC)
+		unix.Close(fd)
+		if err != nil {
+			return 0, nofollowError(err) // ELOOP: a link; ENOTDIR: a file
+		}
+		fd = next
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return 0, err
+	}
+	return st.Uid, nil
 }

@@ -3,6 +3,7 @@
 package platform
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"runtime"
@@ -56,3 +57,28 @@ func (h *Handle) WaitGone(d time.Duration) bool { return false }
 
 // State is unknown here.
 func (h *Handle) State() string { return "" }
+
+// ChildSpec is a reader child; none run on this platform.
+type ChildSpec struct {
+	Args           []string
+	Env            []string
+	Drop           bool
+	UID, GID       uint32
+	MaxOut, MaxErr int
+}
+
+// RunChild is not implemented on this platform.
+func RunChild(ctx context.Context, spec ChildSpec) ([]byte, error) {
+	return nil, fmt.Errorf("reader child on %s: %w", runtime.GOOS, errors.ErrUnsupported)
+}
+
+// Limits are a reader child's limits.
+type Limits struct {
+	Data, CPU, Files uint64
+	Memory           int64
+}
+
+// LimitSelf is not implemented on this platform.
+func LimitSelf(l Limits) error {
+	return fmt.Errorf("resource limits on %s: %w", runtime.GOOS, errors.ErrUnsupported)
+}

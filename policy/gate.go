@@ -2,7 +2,6 @@ package policy
 
 import (
 	"fmt"
-	"path/filepath"
 
 	"github.com/orphanreaper/reaper/platform"
 	"github.com/orphanreaper/reaper/scan"
@@ -25,21 +24,18 @@ type Gate struct {
 }
 
 // Doubt is state that could not be read (a corrupt ledger, an OpenClaw
-// state dir with garbage in it) and the trees it could speak for: a run it
-// would have shown as owned could be in them. Unreadable state of one user
-// holds back only that user's trees, so no user can stop the reaper for
-// everyone by writing garbage in their own home.
+// state dir with garbage in it, a reader that ran out of time) and the
+// trees it could speak for: a run it would have shown as owned could be in
+// them. A user's state speaks only for that user's processes, so its doubt
+// holds back only that user's trees: no user can stop the reaper for
+// anyone else by writing garbage in their own files.
 type Doubt struct {
 	Reason string
-	// All: the state could speak for any tree (root's state, or state
-	// whose owner is unknown).
+	// All: the state could speak for any tree (a root-owned ledger).
 	All bool
 	// UID is the user the state belongs to: a tree with a process of this
 	// user is held back.
 	UID uint32
-	// Dir is the state dir, when there is one: a tree whose root names it
-	// in OPENCLAW_STATE_DIR is held back, whoever runs it.
-	Dir string
 }
 
 // NewGate makes the gate for one run: res is the scan the plan is made
@@ -105,11 +101,6 @@ func (g *Gate) Doubtful(s *platform.Snapshot, p *platform.Process) string {
 	for _, d := range g.doubts {
 		if d.All || s.UID(p) == d.UID {
 			return d.Reason
-		}
-		if d.Dir != "" {
-			if v, ok := s.Getenv(p, "OPENCLAW_STATE_DIR"); ok && filepath.Clean(v) == d.Dir {
-				return d.Reason
-			}
 		}
 	}
 	return ""

@@ -55,8 +55,11 @@ func TestGateAdmit(t *testing.T) {
 	alice.UID = 1001
 	unknown := proc(105, 1, []string{"sleep"}, nil, "/", 1000)
 	unknown.UID = platform.NoUID
-	named := proc(106, 1, []string{"sleep"}, []string{"OPENCLAW_STATE_DIR=/home/bob/.openclaw/"}, "/", 1000)
-	g, pol, s := gateFor(t, []Doubt{{Reason: "bob's state could not be read", UID: 1003, Dir: "/home/bob/.openclaw"}},
+	// A process of the reaper's uid naming alice's state dir: alice's
+	// unreadable state is not its doubt (a user's state speaks, and
+	// doubts, only for that user's processes).
+	named := proc(106, 1, []string{"sleep"}, []string{"OPENCLAW_STATE_DIR=/home/alice/.openclaw"}, "/", 1000)
+	g, pol, s := gateFor(t, []Doubt{{Reason: "alice's state could not be read", UID: 1001}},
 		proc(40, 1, []string{"bash"}, nil, "/", 1000),
 		proc(50, 40, []string{"reaper", "reap"}, nil, "/", 1000),
 		proc(100, 1, []string{"sleep"}, nil, "/", 1000),
@@ -78,9 +81,9 @@ func TestGateAdmit(t *testing.T) {
 		{102, mcp, `protected by "login shells"`},
 		{103, mcp, "belongs to uid 1002"},
 		{104, mcp, "belongs to uid 1001"},
-		{104, aliceRule, ""},
+		{104, aliceRule, "alice's state could not be read"},
 		{105, aliceRule, "its owner could not be read"},
-		{106, mcp, "bob's state could not be read"},
+		{106, mcp, ""},
 	}
 	for _, tt := range tests {
 		why := g.Admit(s, s.Get(tt.pid), tt.rule)
@@ -109,12 +112,12 @@ func TestGateAdmitsFromTheRescan(t *testing.T) {
 }
 
 // Doubt holds back only what it could speak for: the user's processes and
-// trees that name the state dir; All holds back everything.
+// nobody else's, even a process naming the state dir; All holds back everything.
 func TestGateDoubt(t *testing.T) {
 	bob := proc(100, 1, []string{"sleep"}, nil, "/", 1000)
 	bob.UID = 1003
 	mine := proc(101, 1, []string{"sleep"}, nil, "/", 1000)
-	g, _, s := gateFor(t, []Doubt{{Reason: "bob", UID: 1003, Dir: "/home/bob/.openclaw"}}, bob, mine)
+	g, _, s := gateFor(t, []Doubt{{Reason: "bob", UID: 1003}}, bob, mine)
 	if why := g.Doubtful(s, s.Get(100)); why != "bob" {
 		t.Errorf("bob's process: %q, want held back", why)
 	}

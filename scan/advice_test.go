@@ -92,7 +92,7 @@ func TestScanWithEvidence(t *testing.T) {
 	}
 	for _, advise := range []bool{true, false} {
 		var met []int
-		r, err := Scan(snap(), testConfig, func(owners []*platform.Process) (Evidence, error) {
+		r, err := Scan(snap(), testConfig, func(owners, _ []*platform.Process) (Evidence, error) {
 			for _, o := range owners {
 				met = append(met, o.PID)
 			}
@@ -119,7 +119,7 @@ func TestScanWithEvidence(t *testing.T) {
 		t.Errorf("without evidence: findings %+v", r.Findings)
 	}
 	bad := errors.New("a named ledger that does not parse")
-	if r, err := Scan(snap(), testConfig, func([]*platform.Process) (Evidence, error) { return Evidence{}, bad }); r != nil || !errors.Is(err, bad) {
+	if r, err := Scan(snap(), testConfig, func(_, _ []*platform.Process) (Evidence, error) { return Evidence{}, bad }); r != nil || !errors.Is(err, bad) {
 		t.Errorf("a gather error: result %v, error %v", r, err)
 	}
 }

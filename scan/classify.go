@@ -83,7 +83,7 @@ func (r *Result) ApplyMCPServers(servers []openclaw.MCPServer) {
 		}
 		argv := s.Cmdline(f.Root)
 		for k := range servers {
-			if servers[k].Matches(argv) {
+			if servers[k].Matches(argv) && r.speaks(servers[k].UID, f.Root, "MCP server "+servers[k].Name+" of "+servers[k].File) {
 				f.Kind = KindMCP
 				f.Evidence = append(f.Evidence, fmt.Sprintf("its command line is MCP server %q of %s", servers[k].Name, servers[k].File))
 				break

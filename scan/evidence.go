@@ -6,8 +6,10 @@ import (
 	"github.com/orphanreaper/reaper/platform"
 )
 
-// Gather reads a scan's evidence, given the live owners the scan met.
-type Gather func(liveOwners []*platform.Process) (Evidence, error)
+// Gather reads a scan's evidence, given the live owners the scan met and
+// the roots of the trees it found orphaned (whose environments may name
+// the state of the owner that left them).
+type Gather func(liveOwners, roots []*platform.Process) (Evidence, error)
 
 // Evidence is what a run read besides the process table: ledgers (files
 // and OpenClaw's state as ledgers), the gateways OpenClaw's locks name, the

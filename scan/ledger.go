@@ -26,6 +26,9 @@ const (
 	// StatusUnverified: the run records no identity, so nothing it says
 	// about the process at its pid counts.
 	StatusUnverified RunStatus = "unverified"
+	// StatusForeign: the process at the run's pid is another user's than
+	// the ledger's speaker, so nothing the ledger says about it counts.
+	StatusForeign RunStatus = "foreign"
 )
 
 // LedgerRun is one run of one ledger, checked against the snapshot.
@@ -80,6 +83,10 @@ func (r *Result) verifyRuns(ls []*ledger.Ledger) []provenRun {
 			run := &l.Runs[k]
 			lr := LedgerRun{Ledger: l, Run: run}
 			i, status, detail := r.verify(run)
+			if status == StatusAlive && !r.speaks(l.Speaker, &s.Procs[i], fmt.Sprintf("run %s of %s", run.ID, l.Source)) {
+				status = StatusForeign
+				detail = fmt.Sprintf("pid %d is uid %s's: this ledger is uid %d's, and speaks only for that user's processes", run.PID, uidText(s.UID(&s.Procs[i])), l.Speaker)
+			}
 			lr.Status, lr.Detail = status, detail
 			switch status {
 			case StatusGone:
@@ -110,7 +117,7 @@ func (r *Result) verifyRuns(ls []*ledger.Ledger) []provenRun {
 				p.why = append(p.why, fmt.Sprintf("run %s: %s", run.ID, run.Proof))
 			}
 			if len(p.reasons) == 0 {
-				if ownerUnknown(l) {
+				if ownerUnknown(l) || !r.ownerSpoken(l) {
 					// Nobody can check an owner without a pid (OpenClaw
 					// state with no gateway lock): it proves nothing either
 					// way, and the process-table reasons apply.
@@ -201,9 +208,21 @@ func (r *Result) foldProven(found []provenRun) {
 // no pid, and no proof from the source that it is gone.
 func ownerUnknown(l *ledger.Ledger) bool { return l.Owner.PID <= 0 && l.Owner.Gone == "" }
 
+// ownerSpoken reports whether the ledger may speak of its owner's process
+// as alive: a user's ledger whose owner pid is another user's live process
+// proves nothing about it — its runs are neither owned by it nor shown
+// owner-dead by it.
+func (r *Result) ownerSpoken(l *ledger.Ledger) bool {
+	q := r.Tree.Snap.Get(l.Owner.PID)
+	return l.Owner.PID <= 0 || q == nil || q.Zombie() || r.speaks(l.Speaker, q, "the owner of "+l.Source)
+}
+
 // OwnerGone reports whether the ledger's owner is provably gone, and why.
 // An owner without a start identity that is alive counts as alive, and an
-// owner the source could not name (pid 0) proves nothing: fail closed.
+// owner the source could not name (pid 0) proves nothing: fail closed. An
+// owner pid that is another user's process than the ledger's speaker is
+// not the ledger's to speak of: not gone (and not owning either: see
+// ownerSpoken).
 func (r *Result) OwnerGone(l *ledger.Ledger) (bool, string) {
 	s := r.Tree.Snap
 	if l.Owner.Gone != "" {
@@ -214,6 +233,8 @@ func (r *Result) OwnerGone(l *ledger.Ledger) (bool, string) {
 	}
 	q := s.Get(l.Owner.PID)
 	switch {
+	case q != nil && !q.Zombie() && l.Speaker != 0 && s.UID(q) != l.Speaker:
+		return false, fmt.Sprintf("owner pid %d is uid %s's, not the ledger's uid %d: proves nothing", l.Owner.PID, uidText(s.UID(q)), l.Speaker)
 	case q == nil:
 		return true, fmt.Sprintf("owner pid %d is gone", l.Owner.PID)
 	case q.Zombie():

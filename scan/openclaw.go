@@ -41,7 +41,7 @@ func (r *Result) ApplyOpenClawGateways(gws []openclaw.Gateway) {
 		f.Owner, f.OwnerPID = gw.Owner.Name, gw.Owner.PID
 		f.Reasons = slices.DeleteFunc(f.Reasons, func(x Reason) bool { return x == Untracked })
 		f.Evidence = slices.DeleteFunc(f.Evidence, func(e string) bool { return e == untrackedEvidence })
-		l := ledger.Ledger{Owner: gw.Owner}
+		l := ledger.Ledger{Owner: gw.Owner, Speaker: uint32(gw.UID), Source: gw.Lock}
 		if gone, why := r.OwnerGone(&l); gone {
 			f.Reasons = append(f.Reasons, OwnerDead)
 			f.Evidence = append(f.Evidence, fmt.Sprintf("OPENCLAW_SHELL=%s, state dir %s: the gateway lock %s names pid %d: %s",
@@ -53,12 +53,17 @@ func (r *Result) ApplyOpenClawGateways(gws []openclaw.Gateway) {
 	}
 }
 
-// gatewayFor finds the gateway of the state dir f's root belongs to.
+// gatewayFor finds the gateway of the state dir f's root belongs to. A
+// state dir speaks only for its owner's processes: a root process that
+// names a user's state dir is not that user's gateway's to claim.
 func (r *Result) gatewayFor(f *Finding, gws []openclaw.Gateway) *openclaw.Gateway {
 	s := r.Tree.Snap
 	if dir, ok := s.Getenv(f.Root, openclaw.EnvStateDir); ok && dir != "" {
 		for i := range gws {
 			if gws[i].StateDir == filepath.Clean(dir) {
+				if !r.speaks(uint32(gws[i].UID), f.Root, "the gateway lock "+gws[i].Lock) {
+					return nil
+				}
 				return &gws[i]
 			}
 		}

@@ -22,6 +22,9 @@ type Result struct {
 	Ledger []LedgerRun
 	// Advice is configuration the operator should change (Advise).
 	Advice []Advice
+	// Ignored counts the claims users' state made about other users'
+	// processes, which were dropped (speaks).
+	Ignored []Ignored
 
 	cfg       Config
 	owner     []int16 // per process: 0 not yet known, 1 none, 2+k owner k (k < MaxOwners)
@@ -43,7 +46,11 @@ func Scan(snap *platform.Snapshot, cfg Config, gather Gather) (*Result, error) {
 	if gather == nil {
 		return r, nil
 	}
-	ev, err := gather(r.LiveOwners())
+	roots := make([]*platform.Process, len(r.Findings))
+	for k := range r.Findings {
+		roots[k] = r.Findings[k].Root
+	}
+	ev, err := gather(r.LiveOwners(), roots)
 	if err != nil {
 		return nil, err
 	}

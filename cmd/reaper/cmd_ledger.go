@@ -1,14 +1,14 @@
 package main
 
 import (
+	"context"
 	"fmt"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/orphanreaper/reaper/audit"
+	"github.com/orphanreaper/reaper/gather"
 	"github.com/orphanreaper/reaper/ledger"
-	"github.com/orphanreaper/reaper/openclaw"
 	"github.com/orphanreaper/reaper/policy"
 	"github.com/orphanreaper/reaper/scan"
 )
@@ -47,7 +47,7 @@ no process.`,
 func runLedgerValidate(paths []string, g *globalOptions) error {
 	invalid := 0
 	for _, path := range paths {
-		ls, _, errs := readLedgerPath(filepath.Clean(path), openclaw.Boot{})
+		ls, _, errs := gather.ReadPath(context.Background(), path)
 		for _, err := range errs {
 			fmt.Fprintln(g.stderr, err)
 		}
@@ -159,5 +159,5 @@ func collectOnly(pol *policy.Policy, procRoot string, paths []string) (*scanRun,
 		o.Ledger = nil // the policy's ledgers are not what was asked about
 		none.Owners = append(none.Owners, o)
 	}
-	return collectWith(&none, procRoot, paths, false, false)
+	return collectWith(context.Background(), &none, procRoot, paths, false, false)
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -51,7 +52,7 @@ func runPty(opts *ptyOptions, g *globalOptions) error {
 	if err != nil {
 		return err
 	}
-	run, err := collectWith(pol, "", nil, true, false)
+	run, err := collectWith(context.Background(), pol, "", nil, true, false)
 	if err != nil {
 		return err
 	}

@@ -48,6 +48,7 @@ const (
 // runHelperIfAsked turns this process into a helper when the environment
 // says so, and never returns then.
 func runHelperIfAsked() {
+	runReaderIfAsked() // the reaper run in-process starts this binary as its reader
 	if dir := os.Getenv(envNSTest); dir != "" {
 		runPIDNamespaceHelper(dir)
 	}

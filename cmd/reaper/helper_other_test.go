@@ -3,7 +3,7 @@
 package main
 
 // runHelperIfAsked has nothing to run where the integration tests don't.
-func runHelperIfAsked() {}
+func runHelperIfAsked() { runReaderIfAsked() }
 
 // startSentinels: the reaping tests are Linux only.
 func startSentinels() error { return nil }

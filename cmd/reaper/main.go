@@ -7,9 +7,12 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/orphanreaper/reaper/gather"
 )
 
 func main() {
+	runReaderIfAsked()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	cmd, err := newRootCommand(newGlobalOptions()).ExecuteContextC(ctx)
 	stop()
@@ -18,4 +21,13 @@ func main() {
 		path = cmd.CommandPath()
 	}
 	os.Exit(exitCode(err, os.Stderr, path))
+}
+
+// runReaderIfAsked turns this process into a reader child (gather) when
+// its parent, a root reaper, started it as one, and never returns then. It
+// runs before anything else: the child sets its limits first thing.
+func runReaderIfAsked() {
+	if len(os.Args) > 1 && os.Args[1] == gather.ChildCommand {
+		os.Exit(gather.ChildMain(os.Args[2:], os.Stdout, os.Stderr))
+	}
 }

@@ -256,9 +256,10 @@ func TestSlowProcReadEndsAtTimeout(t *testing.T) {
 	}
 }
 
-// Threat 5: garbage in one user's OpenClaw state holds back only the trees
-// that state could speak for — that user's, and those that name the state
-// dir — and the run exits 3; other trees are reaped.
+// Threat 5: garbage in one user's OpenClaw state holds back only that
+// user's trees, and the run exits 3; other trees are reaped — also a root
+// process that names the user's state dir in OPENCLAW_STATE_DIR: a user's
+// state speaks, and doubts, only for that user's processes.
 func TestOneUsersGarbageVetoesOnlyTheirTrees(t *testing.T) {
 	requireRoot(t)
 	becomeSubreaper(t)
@@ -286,21 +287,20 @@ action = "terminate"
 	if err := json.Unmarshal([]byte(rr.stdout), &rep); err != nil {
 		t.Fatalf("reap: exit %d, %v\n%s", rr.code, err, rr.stderr)
 	}
-	r := rr
-	if r.code != exitPartial {
-		t.Errorf("exit %d, want 3: a planned action was refused for unreadable state", r.code)
+	if rr.code != exitPartial {
+		t.Errorf("exit %d, want 3: a planned action was refused for unreadable state", rr.code)
 	}
-	if f := rep.finding(roots); f == nil || f.Outcome != "killed" {
-		t.Errorf("root's tree: %+v, want killed (the garbage is not root's)", f)
+	for _, pid := range []int{roots, named} {
+		if f := rep.finding(pid); f == nil || f.Outcome != "killed" {
+			t.Errorf("root's tree %d: %+v, want killed (the garbage is nobody's, and speaks for nobody's processes only)", pid, f)
+		}
 	}
-	for _, pid := range []int{theirs, named} {
-		f := rep.finding(pid)
-		if f == nil || f.Outcome != "refused" || !strings.Contains(f.Detail, "could not be read") {
-			t.Errorf("pid %d: %+v, want refused for the unreadable state", pid, f)
-		}
-		if stateOf(pid) != "S" {
-			t.Errorf("pid %d is in state %q, want untouched", pid, stateOf(pid))
-		}
+	f := rep.finding(theirs)
+	if f == nil || f.Outcome != "refused" || !strings.Contains(f.Detail, "state of uid 65534 could not be read") {
+		t.Errorf("nobody's tree: %+v, want refused for nobody's unreadable state", f)
+	}
+	if stateOf(theirs) != "S" {
+		t.Errorf("nobody's tree is in state %q, want untouched", stateOf(theirs))
 	}
 }
 

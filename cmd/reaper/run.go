@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/orphanreaper/reaper/audit"
+	"github.com/orphanreaper/reaper/gather"
 	"github.com/orphanreaper/reaper/openclaw"
 	"github.com/orphanreaper/reaper/platform"
 	"github.com/orphanreaper/reaper/policy"
@@ -81,7 +82,7 @@ func collect(ctx context.Context, pol *policy.Policy, procRoot string, ledgers [
 	}
 	done := make(chan result, 1)
 	go func() {
-		run, err := collectWith(pol, procRoot, ledgers, true, advise)
+		run, err := collectWith(ctx, pol, procRoot, ledgers, true, advise)
 		done <- result{run, err}
 	}()
 	select {
@@ -111,7 +112,7 @@ var readSnapshot = platform.ReadSnapshot
 // collectWith is collect, with discovery of OpenClaw state on or off, and
 // advice (with its one-second look at MCP pools) only when the report
 // shows it.
-func collectWith(pol *policy.Policy, procRoot string, ledgers []string, discover, advise bool) (*scanRun, error) {
+func collectWith(ctx context.Context, pol *policy.Policy, procRoot string, ledgers []string, discover, advise bool) (*scanRun, error) {
 	if procRoot != "" && runtime.GOOS != "linux" {
 		return nil, usagef("--proc is Linux only")
 	}
@@ -125,21 +126,31 @@ func collectWith(pol *policy.Policy, procRoot string, ledgers []string, discover
 	// Of the environments read, keep what the policy, the scan and the
 	// OpenClaw readers look up.
 	snap.KeepEnv(append(pol.EnvNames(), openclaw.EnvNames...))
-	var set *ledgerSet
-	res, err := scan.Scan(snap, pol.ScanConfig(), func(owners []*platform.Process) (scan.Evidence, error) {
+	var set *gather.Set
+	res, err := scan.Scan(snap, pol.ScanConfig(), func(owners, roots []*platform.Process) (scan.Evidence, error) {
 		var err error
-		if set, err = loadLedgers(ledgers, pol, snap, owners, discover); err != nil {
+		opts := gather.Options{Named: ledgers, Discover: discover,
+			EnvDirs: []string{os.Getenv("OPENCLAW_STATE_DIR"), os.Getenv("CLAWDBOT_STATE_DIR")}}
+		for _, o := range pol.Owners {
+			for _, path := range o.Ledger {
+				opts.OwnerLedgers = append(opts.OwnerLedgers, gather.ExpandHome(path))
+			}
+		}
+		if set, err = gather.Load(ctx, opts, snap, owners, roots); err != nil {
 			return scan.Evidence{}, err
 		}
-		return scan.Evidence{Ledgers: set.ledgers, Gateways: set.gateways, Servers: set.servers,
-			States: set.states, Advise: advise, Sample: sampleActivity(snap)}, nil
+		return scan.Evidence{Ledgers: set.Ledgers, Gateways: set.Gateways, Servers: set.Servers,
+			States: set.States, Advise: advise, Sample: sampleActivity(snap)}, nil
 	})
 	if err != nil {
 		snap.Close()
 		return nil, err
 	}
-	snap.Warnings = append(snap.Warnings, set.warnings...)
-	return &scanRun{snap: snap, result: res, problems: messages(set.problems), doubts: doubtsFrom(set.problems)}, nil
+	snap.Warnings = append(snap.Warnings, set.Warnings...)
+	for _, ig := range res.Ignored {
+		snap.Warnings = append(snap.Warnings, ig.String())
+	}
+	return &scanRun{snap: snap, result: res, problems: set.Messages(), doubts: set.Doubts()}, nil
 }
 
 // emit writes the report to stdout, the audit log and the metrics file.

@@ -1,0 +1,184 @@
+package gather
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/orphanreaper/reaper/openclaw"
+	"github.com/orphanreaper/reaper/platform"
+)
+
+// ChildCommand is the hidden first argument that makes reaper's binary a
+// reader child (ChildMain). It is not a command of the CLI.
+const ChildCommand = "__read-state"
+
+// protocol is the version of what a reader child prints. Parent and child
+// are the same binary on Linux (/proc/self/exe); elsewhere an upgrade can
+// put a newer binary in between, and a mismatch is that user's doubt.
+const protocol = 1
+
+// childOut is what a reader child prints: one Raw per dir it was given, in
+// order.
+type childOut struct {
+	Protocol int            `json:"protocol"`
+	States   []openclaw.Raw `json:"states"`
+}
+
+// The bounds of one reader child. Measured on this project's test machine:
+// the binary needs about 80 MiB of RLIMIT_DATA to start (Go's heap arena
+// map); a SQLite store that computes 200 MB values then fails inside its
+// child with "out of memory" at the limit rather than growing the parent.
+// A child reads every state dir of one user, all within its deadline.
+var (
+	childLimits = platform.Limits{Data: 384 << 20, CPU: 10, Files: 64, Memory: 256 << 20}
+	// ChildDeadline bounds one child's wall time (a variable for tests).
+	ChildDeadline = 5 * time.Second
+)
+
+const (
+	// maxChildOut bounds what the parent reads of a child's output: a
+	// state dir's evidence is a few MiB at most (bounded rows and fields).
+	maxChildOut = 32 << 20
+	maxChildErr = 4 << 10
+	// maxChildren is how many children read at once.
+	maxChildren = 4
+)
+
+// ChildMain is the reader child: it sets its limits before anything else,
+// then reads each state dir named after "--" and prints their Raw as one
+// JSON document. It returns the exit status.
+func ChildMain(args []string, stdout, stderr io.Writer) int {
+	if err := platform.LimitSelf(childLimits); err != nil {
+		fmt.Fprintln(stderr, "reader:", err)
+		return 70 // EX_SOFTWARE: it must not read unbounded
+	}
+	if len(args) == 0 || args[0] != "--" {
+		fmt.Fprintln(stderr, "reader: want -- DIR...")
+		return 64
+	}
+	out := childOut{Protocol: protocol, States: []openclaw.Raw{}}
+	for _, dir := range args[1:] {
+		out.States = append(out.States, *openclaw.ReadRaw(dir))
+	}
+	if err := json.NewEncoder(stdout).Encode(out); err != nil {
+		fmt.Fprintln(stderr, "reader:", err)
+		return 74
+	}
+	return 0
+}
+
+// group is the state dirs of one uid, read by one child.
+type group struct {
+	uid  uint32
+	gid  uint32
+	dirs []Dir
+}
+
+// readResult is one dir's read: its Raw, or why it could not be read.
+type readResult struct {
+	dir Dir
+	raw *openclaw.Raw
+	err error
+}
+
+// readAll reads the dirs: as root, one child per uid (at most maxChildren
+// at once, each within ChildDeadline and ctx) running as that uid; as
+// anyone else, in this process (it reads only what its own user may).
+func readAll(ctx context.Context, dirs []Dir, asRoot bool, accts []account) []readResult {
+	out := make([]readResult, len(dirs))
+	if !asRoot {
+		for i, d := range dirs {
+			out[i] = readResult{dir: d, raw: openclaw.ReadRaw(d.Path)}
+		}
+		return out
+	}
+	var groups []*group
+	byUID := map[uint32]*group{}
+	index := map[string]int{}
+	for i, d := range dirs {
+		index[d.Path] = i
+		g := byUID[d.UID]
+		if g == nil {
+			g = &group{uid: d.UID, gid: gidOf(accts, d.UID)}
+			byUID[d.UID] = g
+			groups = append(groups, g)
+		}
+		g.dirs = append(g.dirs, d)
+	}
+	sem := make(chan struct{}, maxChildren)
+	var wg sync.WaitGroup
+	for _, g := range groups {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			raws, err := readAs(ctx, g)
+			for k, d := range g.dirs {
+				r := readResult{dir: d, err: err}
+				if err == nil {
+					r.raw = &raws[k]
+				}
+				out[index[d.Path]] = r
+			}
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// readAs runs one reader child as g's uid and decodes what it prints:
+// strictly (no unknown field), one Raw per dir in order, each naming the
+// dir asked for. Whose word each Raw is, is not taken from it: the caller
+// knows whom it ran the child as.
+func readAs(ctx context.Context, g *group) ([]openclaw.Raw, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("not read: the run's deadline passed first")
+	}
+	ctx, cancel := context.WithTimeoutCause(ctx, ChildDeadline, fmt.Errorf("not read within %s", ChildDeadline))
+	defer cancel()
+	args := []string{ChildCommand, "--"}
+	for _, d := range g.dirs {
+		args = append(args, d.Path)
+	}
+	spec := platform.ChildSpec{
+		Args: args,
+		// Nothing of the parent's environment but the temp dir, where
+		// OpenClaw's older lock dirs are: no GODEBUG, GOTRACEBACK or
+		// locale of the caller's reaches a child that reads hostile files.
+		Env:    []string{"PATH=/usr/bin:/bin", "HOME=/", "LC_ALL=C", "GOMAXPROCS=1", "TMPDIR=" + os.TempDir()},
+		Drop:   g.uid != uint32(os.Geteuid()),
+		UID:    g.uid,
+		GID:    g.gid,
+		MaxOut: maxChildOut, MaxErr: maxChildErr,
+	}
+	out, err := platform.RunChild(ctx, spec)
+	if err != nil {
+		return nil, fmt.Errorf("reader as uid %d: %w", g.uid, err)
+	}
+	var co childOut
+	dec := json.NewDecoder(bytes.NewReader(out))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&co); err != nil {
+		return nil, fmt.Errorf("reader as uid %d: its output is not what a reader prints: %w", g.uid, err)
+	}
+	switch {
+	case co.Protocol != protocol:
+		return nil, fmt.Errorf("reader as uid %d speaks protocol %d, this reaper %d (upgraded while running?)", g.uid, co.Protocol, protocol)
+	case len(co.States) != len(g.dirs):
+		return nil, fmt.Errorf("reader as uid %d returned %d state dirs for %d", g.uid, len(co.States), len(g.dirs))
+	}
+	for k := range co.States {
+		if co.States[k].Dir != g.dirs[k].Path {
+			return nil, errors.New("reader returned another dir than it was asked for")
+		}
+	}
+	return co.States, nil
+}

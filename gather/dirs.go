@@ -1,0 +1,97 @@
+package gather
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/orphanreaper/reaper/platform"
+)
+
+// Dir is a state dir to read: its path, the uid that owned it when it was
+// listed — whose word it is, whom its reader runs as, and whose trees its
+// doubt holds back: taken once, so that a dir renamed or replaced while it
+// is read is still that user's doubt and nobody else's — and what named it.
+type Dir struct {
+	Path string
+	UID  uint32
+	From string
+}
+
+// maxNamedPerUID bounds the state dirs the processes of one uid may name
+// in a run: a user can start any number of processes, each naming another
+// directory.
+const maxNamedPerUID = 8
+
+// checkNamed checks a state dir a process names in its environment
+// (OPENCLAW_STATE_DIR) before reaper reads it as that process's user's
+// state: absolute and clean (no ".", ".." or doubled slash: "../..",
+// "$HOME/link/../.." are refused as written, not resolved), not / and not
+// below /proc (/proc/self/cwd, /proc/self/root name whatever the reader's
+// own process has), reached through no symbolic link, a directory, and
+// owned by uid, the real uid of the process that names it. A user's
+// process can name any path; only a directory that user owns is theirs
+// to speak for.
+func checkNamed(dir string, uid uint32) error {
+	switch {
+	case dir == "":
+		return fmt.Errorf("empty")
+	case !filepath.IsAbs(dir):
+		return fmt.Errorf("%q is not an absolute path", dir)
+	case filepath.Clean(dir) != dir:
+		return fmt.Errorf("%q is not a clean path", dir)
+	case dir == "/" || dir == "/proc" || strings.HasPrefix(dir, "/proc/"):
+		return fmt.Errorf("%q is not a state dir", dir)
+	}
+	owner, err := platform.DirOwnerNoLinks(dir)
+	if err != nil {
+		return fmt.Errorf("%s: %w", dir, err)
+	}
+	if owner != uid {
+		return fmt.Errorf("%s is owned by uid %d, not by uid %d that names it", dir, owner, uid)
+	}
+	return nil
+}
+
+// dirList is the state dirs of a run, each once, in the order found.
+type dirList struct {
+	dirs   []Dir
+	seen   map[string]bool
+	named  map[uint32]int // dirs named by processes, per uid
+	refuse []string       // named dirs refused, for the warnings
+}
+
+func (l *dirList) add(d Dir) {
+	if l.seen == nil {
+		l.seen, l.named = map[string]bool{}, map[uint32]int{}
+	}
+	if !l.seen[d.Path] {
+		l.seen[d.Path] = true
+		l.dirs = append(l.dirs, d)
+	}
+}
+
+// addNamed adds a dir a process of uid names, if it passes checkNamed and
+// the uid's bound.
+func (l *dirList) addNamed(dir string, uid uint32, from string) {
+	if l.seen[dir] {
+		return
+	}
+	if err := checkNamed(dir, uid); err != nil {
+		if len(l.refuse) < maxSkipped {
+			l.refuse = append(l.refuse, fmt.Sprintf("%s: state dir not read: %v", from, err))
+		}
+		return
+	}
+	if l.named == nil || l.named[uid] < maxNamedPerUID {
+		l.add(Dir{Path: dir, UID: uid, From: from})
+		l.named[uid]++
+		return
+	}
+	if len(l.refuse) < maxSkipped {
+		l.refuse = append(l.refuse, fmt.Sprintf("%s: state dir %s not read: uid %d's processes named more than %d state dirs", from, dir, uid, maxNamedPerUID))
+	}
+}
+
+// maxSkipped bounds the refusals listed in one run's warnings.
+const maxSkipped = 16

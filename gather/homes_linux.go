@@ -1,0 +1,4 @@
+package gather
+
+// accounts lists the accounts whose homes may hold state: /etc/passwd.
+func accounts() []account { return passwd("/etc/passwd") }

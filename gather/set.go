@@ -1,0 +1,343 @@
+package gather
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/orphanreaper/reaper/ledger"
+	"github.com/orphanreaper/reaper/openclaw"
+	"github.com/orphanreaper/reaper/platform"
+	"github.com/orphanreaper/reaper/policy"
+	"github.com/orphanreaper/reaper/scan"
+)
+
+// Options say what a run reads besides the process table.
+type Options struct {
+	// Named are the ledger files and state dirs the command line names:
+	// the operator's, so one that can't be read is an error (exit 66 or 78).
+	Named []string
+	// OwnerLedgers are the ledger files the policy's [[owner]] entries name.
+	OwnerLedgers []string
+	// Discover: the snapshot is this machine's live table, so its state
+	// dirs are looked for (never for a fixture's).
+	Discover bool
+	// EnvDirs are the state dirs reaper's own environment names
+	// (OPENCLAW_STATE_DIR, CLAWDBOT_STATE_DIR).
+	EnvDirs []string
+}
+
+// Set is what a run read besides the process table.
+type Set struct {
+	Ledgers []*ledger.Ledger
+	// Problems are files that exist but could not be read, other than
+	// those named on the command line (which fail the run instead), each
+	// with the trees it could speak for.
+	Problems []Problem
+	// Servers are the stdio MCP servers the OpenClaw configs name;
+	// Warnings what could not be read without casting doubt (configs only
+	// classify; files of another owner are not their dir owner's word).
+	Servers  []openclaw.MCPServer
+	Warnings []string
+	// Gateways are the OpenClaw gateways the state dirs' locks name, and
+	// States what each state dir says, for advice.
+	Gateways []openclaw.Gateway
+	States   []scan.OpenClawState
+}
+
+// Problem is state that could not be read, and the doubt it casts.
+type Problem struct {
+	Msg   string
+	Doubt policy.Doubt
+}
+
+// Load reads the ledgers named on the command line (an invalid one is an
+// error), those the policy names, and — when discovering — the state dirs
+// of the homes, of reaper's own environment, of the live owners the scan
+// met and of every gateway by its process title, and of the roots of the
+// scan's findings (a dead gateway's survivors name its state dir). A
+// state dir a process names is read only if it passes checkNamed for that
+// process's real uid.
+func Load(ctx context.Context, opts Options, snap *platform.Snapshot, liveOwners, roots []*platform.Process) (*Set, error) {
+	set := &Set{}
+	boot := openclaw.Boot{ID: snap.BootID, Time: snap.Taken.Add(-snap.Uptime)}
+	asRoot := os.Geteuid() == 0
+	fixture := snap.Self == 0
+	var accts []account
+	if asRoot {
+		accts = accounts()
+	}
+	seen := map[string]bool{}
+	for _, path := range opts.Named {
+		path = filepath.Clean(path)
+		seen[path] = true
+		ls, st, errs, warnings := readPath(ctx, path, boot, asRoot, accts)
+		if len(errs) > 0 {
+			return nil, errs[0]
+		}
+		set.Warnings = append(set.Warnings, warnings...)
+		if fixture {
+			for _, l := range ls {
+				l.Speaker = 0 // a fixture's files are not this machine's users' word
+			}
+		}
+		set.Ledgers = append(set.Ledgers, ls...)
+		if st != nil {
+			set.addState(path, st, snap)
+		}
+	}
+	for _, path := range opts.OwnerLedgers {
+		if seen[path] {
+			continue
+		}
+		seen[path] = true
+		fi, err := os.Stat(path)
+		if os.IsNotExist(err) {
+			continue // the owner has not written one (yet)
+		}
+		l, err := ledger.ReadFile(path)
+		if err != nil {
+			// A supervisor's own ledger speaks for its owner's processes: a
+			// root-owned one for anyone's, so doubt about it holds back all.
+			d := policy.Doubt{All: true}
+			if uid, ok := fileUID(fi); ok && uid != 0 {
+				d = policy.Doubt{UID: uid}
+			}
+			set.Problems = append(set.Problems, Problem{err.Error(), d})
+			continue
+		}
+		set.Ledgers = append(set.Ledgers, l)
+	}
+	if !opts.Discover || fixture {
+		return set, nil
+	}
+	var list dirList
+	for path := range seen {
+		list.add(Dir{Path: path, From: "the command line"}) // read above: only marked seen
+	}
+	named := len(list.dirs)
+	for _, dir := range opts.EnvDirs {
+		if dir == "" {
+			continue
+		}
+		dir = filepath.Clean(dir)
+		if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
+			if uid, ok := fileUID(fi); ok {
+				list.add(Dir{Path: dir, UID: uid, From: "reaper's environment"})
+			}
+		}
+	}
+	// The dirs live processes name: the live owners the scan met, every
+	// gateway by its process title (a gateway whose trees are all in order
+	// is not among the owners), and the roots of the findings.
+	nameDirs := func(p *platform.Process, what string) {
+		if dir, ok := snap.Getenv(p, openclaw.EnvStateDir); ok {
+			list.addNamed(dir, snap.UID(p), fmt.Sprintf("%s pid %d's %s", what, p.PID, openclaw.EnvStateDir))
+		}
+	}
+	for _, p := range liveOwners {
+		nameDirs(p, "live owner")
+	}
+	for i := range snap.Procs {
+		if p := &snap.Procs[i]; openclaw.IsGatewayComm(p.Comm) && !p.Zombie() {
+			nameDirs(p, "gateway")
+		}
+	}
+	for _, p := range roots {
+		nameDirs(p, "orphan")
+	}
+	var homes []openclaw.Home
+	if home, err := os.UserHomeDir(); err == nil {
+		homes = append(homes, openclaw.Home{Dir: home, UID: os.Geteuid()})
+	}
+	for _, a := range accts {
+		homes = append(homes, openclaw.Home{Dir: a.Home, UID: int(a.UID)})
+	}
+	for _, dir := range openclaw.StateDirs(homes, nil) {
+		if uid, err := platform.DirOwner(dir); err == nil {
+			list.add(Dir{Path: dir, UID: uint32(uid), From: "a home"})
+		}
+	}
+	set.Warnings = append(set.Warnings, list.refuse...)
+	for _, r := range readAll(ctx, list.dirs[named:], asRoot, accts) {
+		set.addRead(r, boot, snap)
+	}
+	return set, nil
+}
+
+// addRead takes one discovered dir's read. Whatever went wrong is doubt
+// for the uid that owned the dir when it was listed, and nobody else.
+func (s *Set) addRead(r readResult, boot openclaw.Boot, snap *platform.Snapshot) {
+	doubt := policy.Doubt{UID: r.dir.UID}
+	if r.err != nil {
+		s.Problems = append(s.Problems, Problem{fmt.Sprintf("%s: %v", r.dir.Path, r.err), doubt})
+		return
+	}
+	raw := r.raw
+	for _, sk := range raw.Skipped {
+		s.Warnings = append(s.Warnings, sk)
+	}
+	if raw.ConfigProblem != "" {
+		s.Warnings = append(s.Warnings, raw.ConfigProblem+" (its MCP servers are recognised by fingerprint only)")
+	}
+	if raw.Missing {
+		for _, err := range raw.Errors() {
+			if !errors.Is(err, os.ErrNotExist) {
+				s.Problems = append(s.Problems, Problem{err.Error(), doubt})
+			}
+		}
+		return
+	}
+	if raw.UID != r.dir.UID {
+		s.Problems = append(s.Problems, Problem{fmt.Sprintf("%s: owned by uid %d when read, uid %d when listed: not used", r.dir.Path, raw.UID, r.dir.UID), doubt})
+		return
+	}
+	st, errs := raw.State(r.dir.UID, boot)
+	for _, err := range errs {
+		s.Problems = append(s.Problems, Problem{err.Error(), doubt})
+	}
+	s.Ledgers = append(s.Ledgers, st.Ledgers...)
+	s.addState(r.dir.Path, st, snap)
+}
+
+// addState takes what a state dir says of its gateway and servers: who the
+// newest lock names, the task and session stores as that gateway's ledger
+// (exec rows tied to the live processes that run them), and the codex
+// app-server's MCP servers tied to its threads.
+func (s *Set) addState(dir string, state *openclaw.State, snap *platform.Snapshot) {
+	owner := ledger.Owner{Name: openclaw.OwnerName} // unknown: proves nothing either way
+	st := scan.OpenClawState{Dir: dir, LiveSessions: -1, Servers: state.Servers}
+	s.Servers = append(s.Servers, state.Servers...)
+	if gw := state.Gateway; gw != nil {
+		s.Gateways = append(s.Gateways, *gw)
+		owner = gw.Owner
+		st.Gateway = gw
+	}
+	if tasks := state.Tasks; tasks != nil {
+		s.Ledgers = append(s.Ledgers, tasks.Ledger(owner, snap))
+		if tasks.Sessions != nil {
+			st.LiveSessions = len(tasks.Sessions.Live)
+		}
+		st.Codex = tasks.CodexAppServers(snap, st.Servers)
+		for _, as := range st.Codex {
+			s.Ledgers = append(s.Ledgers, tasks.CodexLedger(as,
+				ledger.Owner{Name: openclaw.CodexOwnerName, PID: as.PID, Start: as.Start}))
+		}
+		if tasks.BadCodexRows > 0 {
+			s.Warnings = append(s.Warnings, fmt.Sprintf("%s: %d codex plugin rows did not parse (skipped: their threads are not shown ended)", tasks.Source, tasks.BadCodexRows))
+		}
+	}
+	s.States = append(s.States, st)
+}
+
+// ReadPath reads one path the operator names: a v1 ledger file, or an
+// OpenClaw state dir (as its owner, in a reader child, when root), whose
+// whole state is returned too.
+func ReadPath(ctx context.Context, path string) ([]*ledger.Ledger, *openclaw.State, []error) {
+	asRoot := os.Geteuid() == 0
+	var accts []account
+	if asRoot {
+		accts = accounts()
+	}
+	ls, st, errs, _ := readPath(ctx, filepath.Clean(path), openclaw.Boot{}, asRoot, accts)
+	return ls, st, errs
+}
+
+// readPath is ReadPath, with the warnings of a state dir: its config,
+// which only classifies, and files of another owner, which are not read.
+func readPath(ctx context.Context, path string, boot openclaw.Boot, asRoot bool, accts []account) ([]*ledger.Ledger, *openclaw.State, []error, []string) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, nil, []error{&ledger.Error{File: path, Msg: "cannot be opened: " + errors.Unwrap(err).Error(), Err: err}}, nil
+	}
+	if !fi.IsDir() {
+		l, err := ledger.ReadFile(path)
+		if err != nil {
+			return nil, nil, []error{err}, nil
+		}
+		return []*ledger.Ledger{l}, nil, nil, nil
+	}
+	if !openclaw.IsStateDir(path) {
+		return nil, nil, []error{&ledger.Error{File: path, Msg: "a directory that is not an OpenClaw state dir: name a ledger file"}}, nil
+	}
+	uid, _ := fileUID(fi)
+	r := readAll(ctx, []Dir{{Path: path, UID: uid, From: "the command line"}}, asRoot, accts)[0]
+	if r.err != nil {
+		return nil, nil, []error{&ledger.Error{File: path, Msg: r.err.Error()}}, nil
+	}
+	if r.raw.Missing {
+		return nil, nil, r.raw.Errors(), nil
+	}
+	st, errs := r.raw.State(uid, boot)
+	warnings := append([]string{}, r.raw.Skipped...)
+	if r.raw.ConfigProblem != "" {
+		warnings = append(warnings, r.raw.ConfigProblem+" (its MCP servers are recognised by fingerprint only)")
+	}
+	return st.Ledgers, st, errs, warnings
+}
+
+// fileUID is the owner of a file Stat described.
+func fileUID(fi os.FileInfo) (uint32, bool) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, false
+	}
+	return st.Uid, true
+}
+
+// ExpandHome expands a leading ~/ to the home directory of the reaper.
+func ExpandHome(path string) string {
+	if rest, ok := strings.CutPrefix(path, "~/"); ok {
+		if home, err := os.UserHomeDir(); err == nil {
+			return filepath.Join(home, rest)
+		}
+	}
+	return filepath.Clean(path)
+}
+
+// Doubts groups the problems into the plan's doubts: one per user (or for
+// all, for root's own ledgers), saying how many files could not be read
+// and naming the first.
+func (s *Set) Doubts() []policy.Doubt {
+	type key struct {
+		all bool
+		uid uint32
+	}
+	var order []key
+	count := map[key]int{}
+	first := map[key]string{}
+	for _, p := range s.Problems {
+		k := key{p.Doubt.All, p.Doubt.UID}
+		if count[k] == 0 {
+			order = append(order, k)
+			first[k] = p.Msg
+		}
+		count[k]++
+	}
+	var out []policy.Doubt
+	for _, k := range order {
+		whose := "a ledger"
+		if !k.all {
+			whose = fmt.Sprintf("state of uid %d", k.uid)
+		}
+		reason := fmt.Sprintf("%s could not be read (%s): a run it owns could be in this tree", whose, first[k])
+		if n := count[k]; n > 1 {
+			reason = fmt.Sprintf("%s could not be read (%d files; first %s): a run it owns could be in this tree", whose, n, first[k])
+		}
+		out = append(out, policy.Doubt{Reason: reason, All: k.all, UID: k.uid})
+	}
+	return out
+}
+
+// Messages are the problems' texts, for the report's errors.
+func (s *Set) Messages() []string {
+	out := make([]string, len(s.Problems))
+	for i, p := range s.Problems {
+		out[i] = p.Msg
+	}
+	return out
+}

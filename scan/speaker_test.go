@@ -1,0 +1,168 @@
+package scan
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/orphanreaper/reaper/ledger"
+	"github.com/orphanreaper/reaper/openclaw"
+	"github.com/orphanreaper/reaper/platform"
+)
+
+// as gives a process another real uid.
+func as(uid uint32, p platform.Process) platform.Process {
+	p.UID = uid
+	return p
+}
+
+// TestUsersSpeakOnlyForThemselves: every claim of a user's state is about
+// that user's processes only. Each case has its control: the same claim
+// made by root's state (speaker 0), or by the process's own user, holds.
+func TestUsersSpeakOnlyForThemselves(t *testing.T) {
+	const user = 1001
+	daemon := as(0, p(300, 1, "systemd-udevd", []string{"/lib/systemd/systemd-udevd"}, nil, "/system.slice/systemd-udevd.service"))
+	worker := as(0, p(310, 305, "worker", []string{"/usr/sbin/worker"}, nil, "/"))
+	rootParent := as(0, p(305, 1, "master", []string{"/usr/sbin/master"}, nil, "/"))
+	usersGateway := as(user, p(200, 10, "node", []string{"node", "/opt/openclaw/dist/entry.js", "gateway"}, nil, "/"))
+	leaseHolder := as(0, p(320, 1, "node", []string{"node", "w.mjs", "--openclaw-acpx-lease-id", "L1"}, nil, "/"))
+	registry := func(speaker uint32, owner int, child platform.Process) *ledger.Ledger {
+		return &ledger.Ledger{Version: 1, Source: "codex/app-server-processes", Speaker: speaker,
+			Owner: ledger.Owner{Name: "openclaw-gateway", PID: owner, Start: id(owner)},
+			Runs:  []ledger.Run{{ID: "codex", Kind: ledger.KindACP, PID: child.PID, Start: id(child.PID), State: ledger.RunRunning}}}
+	}
+	tests := []struct {
+		name     string
+		procs    []platform.Process
+		l        *ledger.Ledger
+		findings []string
+		statuses []string
+		ignored  int
+	}{
+		{
+			name:     "1: a user's registry row naming a root daemon, its parent dead: nothing",
+			procs:    []platform.Process{daemon},
+			l:        registry(user, 250, daemon),
+			findings: nil, // udevd's parent is PID 1 but it is a service, started there: no finding at all
+			statuses: []string{"codex:foreign"},
+			ignored:  1,
+		},
+		{
+			name:     "1: … a worker under a live root parent: nothing",
+			procs:    []platform.Process{rootParent, worker},
+			l:        registry(user, 250, worker),
+			findings: []string{"305:reparented,untracked"}, // the master's own tree, as without the row
+			statuses: []string{"codex:foreign"},
+			ignored:  1,
+		},
+		{
+			name:     "1 control: the same row in root's state makes the worker owner-dead",
+			procs:    []platform.Process{rootParent, worker},
+			l:        registry(0, 250, worker),
+			findings: []string{"305:reparented,untracked", "310:owner-dead"},
+			statuses: []string{"codex:orphaned"},
+		},
+		{
+			name:     "2: a user's row with a live parent of theirs does not make a root orphan owned",
+			procs:    []platform.Process{usersGateway, as(0, p(330, 1, "claude", []string{"claude"}, nil, "/"))},
+			l:        registry(user, 200, as(0, p(330, 1, "claude", nil, nil, "/"))),
+			findings: []string{"330:reparented,untracked"},
+			statuses: []string{"codex:foreign"},
+			ignored:  1,
+		},
+		{
+			name:     "2 control: the same row about the user's own orphan owns it",
+			procs:    []platform.Process{usersGateway, as(user, p(330, 1, "claude", []string{"claude"}, nil, "/"))},
+			l:        registry(user, 200, as(user, p(330, 1, "claude", nil, nil, "/"))),
+			statuses: []string{"codex:alive"},
+		},
+		{
+			name:  "3: a user's closed lease naming a root process by its argv token: nothing",
+			procs: []platform.Process{leaseHolder},
+			l: &ledger.Ledger{Version: 1, Source: "acpx", Speaker: user, Owner: ledger.Owner{Name: "openclaw-gateway", Gone: "older than the lock"},
+				Runs: []ledger.Run{{ID: "L1", PID: 320, State: ledger.RunDone, ArgvProof: [2]string{"--openclaw-acpx-lease-id", "L1"}}}},
+			findings: []string{"320:reparented,untracked"},
+			statuses: []string{"L1:foreign"},
+			ignored:  1,
+		},
+		{
+			name:  "3 control: the same lease about the user's own wrapper: run-done",
+			procs: []platform.Process{as(user, leaseHolder)},
+			l: &ledger.Ledger{Version: 1, Source: "acpx", Speaker: user, Owner: ledger.Owner{Name: "openclaw-gateway", Gone: "older than the lock"},
+				Runs: []ledger.Run{{ID: "L1", PID: 320, State: ledger.RunDone, ArgvProof: [2]string{"--openclaw-acpx-lease-id", "L1"}}}},
+			findings: []string{"320:reparented,owner-dead,run-done"},
+			statuses: []string{"L1:orphaned"},
+		},
+		{
+			name: "an owner pid that is another user's live process proves nothing: neither owned nor owner-dead",
+			procs: []platform.Process{as(0, p(200, 10, "node", []string{"node", "/opt/openclaw/dist/entry.js", "gateway"}, nil, "/")),
+				as(user, p(340, 10, "bash", []string{"bash"}, nil, "/"))},
+			l: &ledger.Ledger{Version: 1, Source: "locks", Speaker: user, Owner: ledger.Owner{Name: "openclaw-gateway", PID: 200, Start: id(200)},
+				Runs: []ledger.Run{{ID: "r", PID: 340, Start: id(340), State: ledger.RunRunning}}},
+			findings: []string{"340:reparented,untracked"},
+			statuses: []string{"r:alive"},
+			ignored:  1,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := scanTable(snapshot(tt.procs...), testConfig)
+			r.ApplyLedgers([]*ledger.Ledger{tt.l})
+			if g := got(r); !reflect.DeepEqual(g, tt.findings) {
+				t.Errorf("findings %q, want %q", g, tt.findings)
+			}
+			if g := statuses(r); !reflect.DeepEqual(g, tt.statuses) {
+				t.Errorf("ledger statuses %q, want %q", g, tt.statuses)
+			}
+			n := 0
+			for _, ig := range r.Ignored {
+				n += ig.Count
+				if !strings.Contains(ig.String(), "state of uid 1001") || !strings.Contains(ig.String(), "ignored") {
+					t.Errorf("ignored says %q", ig)
+				}
+			}
+			if n != tt.ignored {
+				t.Errorf("%d claims ignored (%v), want %d", n, r.Ignored, tt.ignored)
+			}
+		})
+	}
+}
+
+// TestGatewayLockSpeaksForItsOwner (9): a user's gateway lock does not make
+// a root process that names the user's state dir owner-dead; the user's
+// own survivor is.
+func TestGatewayLockSpeaksForItsOwner(t *testing.T) {
+	const user = 1001
+	gw := openclaw.Gateway{StateDir: "/home/a/.openclaw", UID: user, Lock: "/home/a/.openclaw/gateway.lock",
+		Owner: ledger.Owner{Name: "openclaw-gateway", PID: 250, Start: id(250)}}
+	env := []string{"OPENCLAW_SHELL=exec", "OPENCLAW_STATE_DIR=/home/a/.openclaw"}
+	for _, tt := range []struct {
+		uid  uint32
+		want []string
+	}{
+		{0, []string{"300:reparented,untracked"}},
+		{user, []string{"300:reparented,owner-dead"}}, // the control
+	} {
+		r := scanTable(snapshot(as(tt.uid, p(300, 10, "bash", []string{"bash"}, env, "/"))), testConfig)
+		r.ApplyOpenClawGateways([]openclaw.Gateway{gw})
+		if g := got(r); !reflect.DeepEqual(g, tt.want) {
+			t.Errorf("uid %d: findings %q, want %q", tt.uid, g, tt.want)
+		}
+	}
+}
+
+// TestConfiguredServerSpeaksForItsOwner: a user's openclaw.json naming a
+// root process's command line does not make it kind mcp.
+func TestConfiguredServerSpeaksForItsOwner(t *testing.T) {
+	srv := openclaw.MCPServer{Name: "x", Command: "/usr/sbin/daemon", File: "/home/a/.openclaw/openclaw.json", UID: 1001}
+	for _, tt := range []struct {
+		uid  uint32
+		want Kind
+	}{{0, KindOther}, {1001, KindMCP}} {
+		r := scanTable(snapshot(as(tt.uid, p(300, 10, "daemon", []string{"/usr/sbin/daemon"}, nil, "/"))), testConfig)
+		r.ApplyMCPServers([]openclaw.MCPServer{srv})
+		if len(r.Findings) != 1 || r.Findings[0].Kind != tt.want {
+			t.Errorf("uid %d: %+v, want kind %s", tt.uid, r.Findings, tt.want)
+		}
+	}
+}
