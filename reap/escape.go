@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/orphanreaper/reaper/platform"
+	"github.com/orphanreaper/reaper/scan"
 )
 
 // A tree fights back by forking while it dies: a member whose SIGTERM
@@ -57,7 +58,9 @@ func (t *tree) confineTree() string {
 }
 
 // ownGroups returns the sessions and process groups that only the tree's
-// members are in, as s shows them.
+// members and their descendants are in, as s shows them: a child the tree
+// forked since the last rescan is in its parent's group, and must not make
+// the group look shared.
 func (t *tree) ownGroups(s *platform.Snapshot) map[int]bool {
 	own := map[int]bool{}
 	for _, h := range t.handles {
@@ -67,16 +70,20 @@ func (t *tree) ownGroups(s *platform.Snapshot) map[int]bool {
 	}
 	delete(own, 0)
 	delete(own, 1)
+	tr := scan.NewTree(s)
+	member := t.member
 	for i := range s.Procs {
 		p := &s.Procs[i]
-		if _, member := t.starts[p.PID]; member || p.Zombie() || p.KernelThread() {
+		if p.Zombie() || p.KernelThread() || !own[p.SID] && !own[p.PGID] || member(p) {
 			continue
 		}
-		if own[p.SID] {
-			own[p.SID] = false
-		}
-		if own[p.PGID] {
-			own[p.PGID] = false
+		below := false
+		tr.Ancestors(i, func(j int) bool {
+			below = member(&s.Procs[j])
+			return !below
+		})
+		if !below {
+			own[p.SID], own[p.PGID] = false, false
 		}
 	}
 	for id, whole := range own {
@@ -87,28 +94,30 @@ func (t *tree) ownGroups(s *platform.Snapshot) map[int]bool {
 	return own
 }
 
-// escapees looks, once the tree is dead, for processes in the sessions and
-// process groups the tree held whole: children it forked while dying. Each
-// one the gate admits is SIGKILLed. It returns a note, and whether the
+// escapees looks, once the tree is dead, for what it may have left: the
+// processes in the sessions and process groups it held (children it
+// forked while dying) — each one the gate admits is SIGKILLed — and
+// processes of its user adopted by its root's adopter since the first
+// rescan, which setsid(2) could have taken out of every group: those are
+// not proven the tree's, so they are not signalled, but they are named and
+// the finding is not called killed. It returns a note, and whether the
 // finding failed: a survivor is named, never counted as killed.
 func (t *tree) escapees() (string, bool) {
-	if len(t.groups) == 0 {
-		return "", false
-	}
 	s, err := platform.ReadSnapshot(t.opt.ProcRoot)
 	if err != nil {
 		return "could not confirm that nothing the tree forked while dying lives: " + err.Error(), true
 	}
 	defer s.Close()
-	var found []*platform.Process
+	var found, born []*platform.Process
 	for i := range s.Procs {
 		p := &s.Procs[i]
-		if !p.Zombie() && !p.KernelThread() && (t.groups[p.SID] || t.groups[p.PGID]) {
+		switch {
+		case p.Zombie() || p.KernelThread():
+		case t.groups[p.SID] || t.groups[p.PGID]:
 			found = append(found, p)
+		case p.PPID == t.adopter && t.adopter > 0 && s.UID(p) == t.uid && t.adopted != nil && t.adopted[p.PID] != p.StartTicks && !t.member(p):
+			born = append(born, p)
 		}
-	}
-	if len(found) == 0 {
-		return "", false
 	}
 	var refused []string
 	var opened []*platform.Handle
@@ -132,8 +141,32 @@ func (t *tree) escapees() (string, bool) {
 		}
 	}
 	alive = append(alive, refused...)
-	if len(alive) == 0 {
+	for _, p := range born {
+		alive = append(alive, fmt.Sprintf("pid %d (%s), adopted by %d since the reap began: it may have been forked by the tree", p.PID, s.CommandLine(p), t.adopter))
+	}
+	switch {
+	case len(alive) > 0:
+		return fmt.Sprintf("partial: %d processes the tree may have forked while dying are alive: %s", len(alive), strings.Join(alive, "; ")), true
+	case len(found) > 0:
 		return fmt.Sprintf("%d processes the tree forked while dying found in its sessions and process groups and killed", len(found)), false
 	}
-	return fmt.Sprintf("partial: %d processes the tree forked while dying are alive: %s", len(alive), strings.Join(alive, "; ")), true
+	return "", false
+}
+
+// adoptedBy lists the adopter's children of the tree's user, as s shows
+// them: those adopted later are new.
+func (t *tree) adoptedBy(s *platform.Snapshot) map[int]uint64 {
+	out := map[int]uint64{}
+	for i := range s.Procs {
+		if p := &s.Procs[i]; p.PPID == t.adopter && s.UID(p) == t.uid {
+			out[p.PID] = p.StartTicks
+		}
+	}
+	return out
+}
+
+// member reports whether p is a process the tree handled, by pid and start.
+func (t *tree) member(p *platform.Process) bool {
+	st, ok := t.starts[p.PID]
+	return ok && st == p.StartTicks
 }

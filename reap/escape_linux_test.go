@@ -164,3 +164,54 @@ func canConfine() bool {
 	c.Remove()
 	return true
 }
+
+// A tree whose root forks every 10 ms while a process of the same user
+// SIGCONTs its group in a loop, so stopping it never holds (attack 10 of
+// the threat model): the rescans reach their bound with new processes
+// still appearing. "killed" must then still mean the whole tree, forks
+// included, is gone — or the finding is failed with the survivors named.
+// Before the groups were taken at every rescan, 2 to 10 forks lived on
+// under a finding called killed.
+func TestForkerContinuedIsKilledWhole(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		confined bool
+	}{{"confinement", true}, {"session and group", false}} {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.confined && !canConfine() {
+				t.Skip("needs root and a writable cgroup v2 with cgroup.kill (CI has them)")
+			}
+			cmd := startTree(t, "trap '' TERM; while :; do sleep 30 & sleep 0.001; done", true)
+			pgid := cmd.Process.Pid
+			startTree(t, "while :; do kill -CONT -"+itoa(pgid)+" 2>/dev/null; done", true)
+			waitMembers(t, pgid, 5)
+			stillAlive(t, []int{pgid}) // control: it lives and forks without the reaper
+			plan, s := planFor(t, pgid, policy.Terminate)
+			opt := options(&recorder{})
+			opt.Grace = 300 * time.Millisecond
+			if !tt.confined {
+				opt.confine = noConfine
+			}
+			res := Execute(context.Background(), plan, s, opt)
+			switch res[0].Outcome {
+			case policy.Killed:
+				// Killed: nothing of the group may live (a SIGKILLed
+				// process leaves the table within moments).
+				deadline := time.Now().Add(2 * time.Second)
+				for len(groupMembers(t, pgid)) > 0 && time.Now().Before(deadline) {
+					time.Sleep(10 * time.Millisecond)
+				}
+				if left := groupMembers(t, pgid); len(left) > 0 {
+					t.Fatalf("outcome killed (%s), but %d of the tree's forks live: %v", res[0].Detail, len(left), left)
+				}
+			case policy.Failed:
+				if !strings.Contains(res[0].Detail, "are alive") {
+					t.Fatalf("failed without naming survivors: %s", res[0].Detail)
+				}
+			default:
+				t.Fatalf("outcome %s (%s), want killed or failed", res[0].Outcome, res[0].Detail)
+			}
+			t.Logf("%s: %s", res[0].Outcome, res[0].Detail)
+		})
+	}
+}

@@ -143,9 +143,17 @@ type tree struct {
 	ids       map[int]string // pid → start identity, for the audit log
 	refusal   string         // why a rescan refused the tree
 	delivered bool           // a SIGTERM or SIGKILL reached a live process
-	// groups are the sessions and process groups the tree held whole when
-	// it was stopped: a process found in one later was forked by the tree.
-	groups      map[int]bool
+	// groups are the sessions and process groups that held only the tree
+	// and what it forked, at any rescan: a process found in one later was
+	// forked by the tree.
+	groups map[int]bool
+	// adopter is the pid that adopted the tree's root, uid its root's
+	// user, and adopted the adopter's children of that user at the first
+	// rescan: one adopted since may have been forked by the tree in a way
+	// no group shows (setsid), and is named if it lives.
+	adopter     int
+	uid         uint32
+	adopted     map[int]uint64
 	conf        *platform.Confinement
 	releaseNote string // why a confinement given up was not fully released
 }
@@ -154,6 +162,7 @@ func (t *tree) reap(ctx context.Context, f *scan.Finding) Result {
 	defer t.close()
 	t.ids = map[int]string{}
 	t.starts = map[int]uint64{}
+	t.adopter, t.uid = f.Root.PPID, t.snap.UID(f.Root)
 	for _, m := range f.Members {
 		if r, stop := t.open(t.snap, m.Proc); stop {
 			return r
@@ -185,6 +194,21 @@ func (t *tree) reap(ctx context.Context, f *scan.Finding) Result {
 		return *refused
 	}
 	note = joinNotes(note, t.confineTree())
+	if t.conf != nil {
+		// What the tree forked between its last rescan and the move is
+		// outside: take it in (a process SIGCONTed by someone else may
+		// have run). Once inside, what a process forks is born inside.
+		before := len(t.handles)
+		again, refused := t.stopAndRescan(ctx, nil)
+		if refused != nil {
+			t.resume()
+			return *refused
+		}
+		for _, h := range t.handles[before:] {
+			t.conf.Move(h)
+		}
+		note = joinNotes(note, again)
+	}
 	if ctx.Err() != nil {
 		t.resume()
 		return Result{Outcome: policy.Failed, Detail: joinNotes(stopped(ctx)+" before SIGTERM: the stopped processes were continued", note, t.releaseNote), PIDs: t.pids()}
@@ -328,16 +352,18 @@ func (t *tree) stopAndRescan(ctx context.Context, members []*platform.Handle) (s
 		if err != nil {
 			return "", &Result{Outcome: policy.Refused, Detail: "rescan failed, members not re-checked: " + err.Error(), PIDs: t.pids()}
 		}
+		if t.adopted == nil {
+			t.adopted = t.adoptedBy(s)
+		}
 		added := t.newMembers(s)
-		if added == 0 {
-			// The tree is whole and stopped: the sessions and groups it
-			// holds alone are where its forks will be.
-			if t.groups == nil {
-				t.groups = map[int]bool{}
-			}
-			for id := range t.ownGroups(s) {
-				t.groups[id] = true
-			}
+		// The sessions and groups that hold only the tree and its forks
+		// are where its later forks will be: taken at every round, since a
+		// tree that keeps forking never gives a round with nothing new.
+		if t.groups == nil {
+			t.groups = map[int]bool{}
+		}
+		for id := range t.ownGroups(s) {
+			t.groups[id] = true
 		}
 		s.Close()
 		if added < 0 {

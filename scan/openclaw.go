@@ -10,16 +10,21 @@ import (
 )
 
 // ApplyOpenClawGateways attributes to OpenClaw's gateway the findings whose
-// root carries OpenClaw's exec marker (OPENCLAW_SHELL) and nothing else
-// that names an owner: a gateway run in the foreground (`openclaw gateway
-// run`) puts no OPENCLAW_GATEWAY_SERVICE_PID on its children, so after it
-// is SIGKILLed its survivors — a PTY shell that ignores SIGHUP, a
-// double-forked daemon — would be merely reparented and untracked. Their
-// state dir is the root's OPENCLAW_STATE_DIR, else its user's ~/.openclaw;
-// the newest gateway lock there names the gateway. When that gateway is
-// gone (its pid gone, another process now, a lock of another boot) the
-// finding is owner-dead with the lock and the pid as evidence; when it
-// lives, the tree is its leak, attributed to it.
+// root carries OpenClaw's markers and nothing else that names an owner: a
+// gateway run in the foreground (`openclaw gateway run`) puts no
+// OPENCLAW_GATEWAY_SERVICE_PID on its children, so after it is SIGKILLed
+// its survivors — a PTY shell that ignores SIGHUP, a double-forked daemon,
+// an ACP adapter and the claude it runs — would be merely reparented and
+// untracked. Their state dir is the root's OPENCLAW_STATE_DIR, else its
+// user's ~/.openclaw; the newest gateway lock there names the gateway.
+// An exec child carries OPENCLAW_SHELL; an ACP adapter only the state dir,
+// which a user may also have exported in a shell of their own, so such a
+// root is tied only when it started after that gateway took its lock
+// (while it ran). When that gateway is gone (its pid gone, another
+// process now, a lock of another boot) the finding is owner-dead with the
+// lock and the pid as evidence; when it lives, the tree is its leak,
+// attributed to it. A state dir speaks only for its owner's processes
+// (gatewayFor).
 func (r *Result) ApplyOpenClawGateways(gws []openclaw.Gateway) {
 	if len(gws) == 0 {
 		return
@@ -30,13 +35,22 @@ func (r *Result) ApplyOpenClawGateways(gws []openclaw.Gateway) {
 		if !f.Has(Untracked) {
 			continue // attributed already, by a stronger marker or a ledger
 		}
-		shell, ok := s.Getenv(f.Root, openclaw.EnvShell)
-		if !ok {
+		shell, hasShell := s.Getenv(f.Root, openclaw.EnvShell)
+		dir, hasDir := s.Getenv(f.Root, openclaw.EnvStateDir)
+		if !hasShell && !hasDir {
 			continue
 		}
 		gw := r.gatewayFor(f, gws)
 		if gw == nil {
 			continue
+		}
+		marker := "OPENCLAW_SHELL=" + shell
+		if !hasShell {
+			started := s.Taken.Add(-s.Age(f.Root))
+			if gw.Created.IsZero() || started.Before(gw.Created) {
+				continue // it may be older than that gateway: not shown to be its
+			}
+			marker = fmt.Sprintf("OPENCLAW_STATE_DIR=%s, started after the gateway took its lock", dir)
 		}
 		f.Owner, f.OwnerPID = gw.Owner.Name, gw.Owner.PID
 		f.Reasons = slices.DeleteFunc(f.Reasons, func(x Reason) bool { return x == Untracked })
@@ -44,11 +58,11 @@ func (r *Result) ApplyOpenClawGateways(gws []openclaw.Gateway) {
 		l := ledger.Ledger{Owner: gw.Owner, Speaker: uint32(gw.UID), Source: gw.Lock}
 		if gone, why := r.OwnerGone(&l); gone {
 			f.Reasons = append(f.Reasons, OwnerDead)
-			f.Evidence = append(f.Evidence, fmt.Sprintf("OPENCLAW_SHELL=%s, state dir %s: the gateway lock %s names pid %d: %s",
-				shell, gw.StateDir, gw.Lock, gw.Owner.PID, why))
+			f.Evidence = append(f.Evidence, fmt.Sprintf("%s, state dir %s: the gateway lock %s names pid %d: %s",
+				marker, gw.StateDir, gw.Lock, gw.Owner.PID, why))
 		} else {
-			f.Evidence = append(f.Evidence, fmt.Sprintf("OPENCLAW_SHELL=%s, state dir %s: left behind by the live gateway pid %d (lock %s)",
-				shell, gw.StateDir, gw.Owner.PID, gw.Lock))
+			f.Evidence = append(f.Evidence, fmt.Sprintf("%s, state dir %s: left behind by the live gateway pid %d (lock %s)",
+				marker, gw.StateDir, gw.Owner.PID, gw.Lock))
 		}
 	}
 }

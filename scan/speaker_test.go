@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/orphanreaper/reaper/ledger"
 	"github.com/orphanreaper/reaper/openclaw"
@@ -163,6 +164,30 @@ func TestConfiguredServerSpeaksForItsOwner(t *testing.T) {
 		r.ApplyMCPServers([]openclaw.MCPServer{srv})
 		if len(r.Findings) != 1 || r.Findings[0].Kind != tt.want {
 			t.Errorf("uid %d: %+v, want kind %s", tt.uid, r.Findings, tt.want)
+		}
+	}
+}
+
+// TestGatewayTieByStateDirAlone: an ACP adapter carries only the gateway's
+// OPENCLAW_STATE_DIR; it is the dead gateway's survivor when it started
+// after that gateway took its lock, and not when it is older (a user's
+// shell may export the variable too).
+func TestGatewayTieByStateDirAlone(t *testing.T) {
+	env := []string{"OPENCLAW_STATE_DIR=/srv/oc"}
+	for _, tt := range []struct {
+		name    string
+		created time.Time
+		want    []string
+	}{
+		{"started after the lock", time.Unix(-1e6, 0), []string{"300:reparented,owner-dead"}},
+		{"older than the lock (control)", time.Unix(1e6, 0), []string{"300:reparented,untracked"}},
+	} {
+		gw := openclaw.Gateway{StateDir: "/srv/oc", UID: 1000, Lock: "/srv/oc/gateway.lock", Created: tt.created,
+			Owner: ledger.Owner{Name: "openclaw-gateway", PID: 250, Start: id(250)}}
+		r := scanTable(snapshot(p(300, 10, "node", []string{"node", "claude-agent-acp"}, env, "/")), testConfig)
+		r.ApplyOpenClawGateways([]openclaw.Gateway{gw})
+		if g := got(r); !reflect.DeepEqual(g, tt.want) {
+			t.Errorf("%s: findings %q, want %q", tt.name, g, tt.want)
 		}
 	}
 }

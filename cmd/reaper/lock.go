@@ -11,7 +11,11 @@ import (
 )
 
 // lockPath is the one-reaper-at-a-time lock of this host and user: in
-// /run for root, in $XDG_RUNTIME_DIR otherwise, else in the temp dir.
+// /run for root, in $XDG_RUNTIME_DIR otherwise (a directory only its user
+// can write, runtime-dir(7)), else in the user's cache dir. Never in a
+// directory every user can write, such as /tmp: another user who created
+// the file first would hold the lock, or own the file, and stop this
+// user's reaper on every run.
 func lockPath() string {
 	if euid() == 0 {
 		return "/run/reaper.lock"
@@ -19,7 +23,10 @@ func lockPath() string {
 	if dir := os.Getenv("XDG_RUNTIME_DIR"); dir != "" {
 		return filepath.Join(dir, "reaper.lock")
 	}
-	return filepath.Join(os.TempDir(), "reaper-"+strconv.Itoa(int(euid()))+".lock")
+	if dir, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(dir, "reaper", "reaper.lock")
+	}
+	return filepath.Join(os.TempDir(), "reaper-"+strconv.Itoa(int(euid()))+".lock") // refused below if another user's
 }
 
 // lockError says another reaper holds the lock.
@@ -35,10 +42,24 @@ func (e *lockError) Error() string {
 // acquireLock takes an exclusive flock(2) on path, waiting up to wait. The
 // lock goes with the process: a reaper that dies releases it. It returns
 // the release function.
+//
+// The file must be the reaper's own: a link is not followed, and a file
+// another user owns (made first in a directory they can write) is refused
+// with an error naming its owner rather than waited on.
 func acquireLock(path string, wait time.Duration) (func(), error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if dir := filepath.Dir(path); dir != "" {
+		os.MkdirAll(dir, 0o700) // the user's cache dir may not exist yet
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	if fi, err := f.Stat(); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	} else if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Uid != euid() {
+		f.Close()
+		return nil, fmt.Errorf("lock %s is owned by uid %d, not by this reaper's uid %d: not used (pass --lock-file in a directory only you can write)", path, st.Uid, euid())
 	}
 	deadline := time.Now().Add(wait)
 	for {
