@@ -4,3 +4,9 @@ package openclaw
 
 // ownerUID is unknown where files have no unix owner.
 func ownerUID(path string) (int, bool) { return 0, false }
+
+// dirID is a directory's identity and owner: unknown here.
+type dirID struct{ uid int }
+
+// statDir is unknown where files have no unix owner.
+func statDir(path string) (dirID, bool) { return dirID{}, false }

@@ -169,5 +169,11 @@ func readRaw(dir string, servers bool) *Raw {
 		}
 		raw.Servers = srv
 	}
+	if !sd.unchanged() {
+		// Renamed away or replaced while it was read: what it holds is not
+		// known, and its owner's trees are in doubt.
+		raw.Missing = true
+		raw.problem(&ledger.Error{File: dir, Msg: "replaced or removed while it was read: not used"})
+	}
 	return raw
 }

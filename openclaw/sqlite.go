@@ -39,15 +39,17 @@ func readStore(dir, rel string, owner int) (*storeRows, error) {
 	var bad []string
 	err := queryBounded(dir, rel, owner, func(ctx context.Context, db *sql.DB) error {
 		out, bad = &storeRows{tasks: &Tasks{Source: path, Codex: &CodexRows{}}}, nil
-		if ok, err := hasTable(ctx, db, "plugin_state_entries"); err != nil {
+		have, err := tables(ctx, db, "plugin_state_entries", "task_runs")
+		if err != nil {
 			return err
-		} else if ok {
+		}
+		if have["plugin_state_entries"] {
 			if err := out.readPluginState(ctx, db, path, &bad); err != nil {
 				return err
 			}
 		}
-		if ok, err := hasTable(ctx, db, "task_runs"); err != nil || !ok {
-			return err
+		if !have["task_runs"] {
+			return nil
 		}
 		return out.tasks.readExecs(ctx, db)
 	})

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"time"
 
 	"modernc.org/sqlite"
@@ -228,35 +229,49 @@ func (i storeInfo) ModTime() time.Time { return time.Time{} }
 func (i storeInfo) IsDir() bool        { return false }
 func (i storeInfo) Sys() any           { return nil }
 
-// hasTable reports whether the database has name as a plain table. A
-// view, a virtual table or a table with generated columns by that name is
-// an error: reading them runs SQL the file's author wrote (a view over an
-// endless recursive CTE, a VIRTUAL column of printf('%.*c', 2e8, …)), which
-// costs what its author wants. Table names are case-insensitive in
-// SQLite, so the name is looked up the same way.
-func hasTable(ctx context.Context, db *sql.DB, name string) (bool, error) {
-	var typ, text string
-	err := db.QueryRowContext(ctx, `SELECT type, coalesce(sql, '') FROM sqlite_schema WHERE name = ? COLLATE NOCASE LIMIT 1`, name).Scan(&typ, &text)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		return false, nil
-	case err != nil:
-		return false, err
-	case typ != "table":
-		return false, fmt.Errorf("%s is a %s, not a table: not read", name, typ)
-	case virtualTable.MatchString(text):
-		return false, fmt.Errorf("%s is a virtual table: not read", name)
+// tables reports which of names the database has as plain tables, in one
+// query. A view, a virtual table or a table with generated columns by one
+// of those names is an error: reading it runs SQL the file's author wrote
+// (a view over an endless recursive CTE, a VIRTUAL column of
+// printf('%.*c', 2e8, …)), which costs what its author wants. Table names
+// are case-insensitive in SQLite, so they are looked up the same way; a
+// table's hidden columns are counted only for a table (the CASE is lazy),
+// never by compiling a view.
+func tables(ctx context.Context, db *sql.DB, names ...string) (map[string]bool, error) {
+	args := make([]any, len(names))
+	marks := make([]string, len(names))
+	for i, n := range names {
+		args[i], marks[i] = n, "?"
 	}
-	var generated int
 	// hidden: 1 a virtual table's hidden column, 2 a VIRTUAL and 3 a
 	// STORED generated column (https://www.sqlite.org/pragma.html#pragma_table_xinfo).
-	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_xinfo(?) WHERE hidden != 0`, name).Scan(&generated); err != nil {
-		return false, err
+	rows, err := db.QueryContext(ctx, `SELECT lower(name), type, coalesce(sql, ''),
+		CASE WHEN type = 'table' THEN (SELECT count(*) FROM pragma_table_xinfo(s.name) WHERE hidden != 0) ELSE 0 END
+		FROM sqlite_schema AS s WHERE name COLLATE NOCASE IN (`+strings.Join(marks, ", ")+`)`, args...)
+	if err != nil {
+		return nil, err
 	}
-	if generated > 0 {
-		return false, fmt.Errorf("%s has generated columns: not read", name)
+	defer rows.Close()
+	out := map[string]bool{}
+	for rows.Next() {
+		var name, typ, text string
+		var generated int
+		if err := rows.Scan(&name, &typ, &text, &generated); err != nil {
+			return nil, err
+		}
+		switch {
+		case typ == "index" || typ == "trigger":
+			continue // not what is read; a trigger never fires in a read
+		case typ != "table":
+			return nil, fmt.Errorf("%s is a %s, not a table: not read", name, typ)
+		case virtualTable.MatchString(text):
+			return nil, fmt.Errorf("%s is a virtual table: not read", name)
+		case generated > 0:
+			return nil, fmt.Errorf("%s has generated columns: not read", name)
+		}
+		out[name] = true
 	}
-	return true, nil
+	return out, rows.Err()
 }
 
 // virtualTable matches the SQL of a virtual table, which sqlite_schema

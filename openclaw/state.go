@@ -135,15 +135,24 @@ func profiles(home string) []string {
 type stateDir struct {
 	path  string
 	owner int
+	id    dirID // the directory as it was opened
 }
 
 // openStateDir names dir's owner, whose files its files must be.
 func openStateDir(dir string) (stateDir, error) {
-	uid, ok := ownerUID(dir)
+	id, ok := statDir(dir)
 	if !ok {
 		return stateDir{}, &ledger.Error{File: dir, Msg: "not a readable directory"}
 	}
-	return stateDir{path: dir, owner: uid}, nil
+	return stateDir{path: dir, owner: id.uid, id: id}, nil
+}
+
+// unchanged reports whether the path still names the directory that was
+// opened: one renamed away or replaced while it was read said things that
+// may not be all it holds.
+func (d stateDir) unchanged() bool {
+	id, ok := statDir(d.path)
+	return ok && id == d.id
 }
 
 // read reads the file rel below the state dir.

@@ -3,6 +3,7 @@ package openclaw
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -24,12 +25,12 @@ import (
 // records no pid: only the command text and when the row was written,
 // about 0.4 s after the process started.
 type ExecTask struct {
-	TaskID     string
-	Slug       string // source_id, such as "dawn-daisy"; the run id is exec:<slug>
-	SessionKey string // requester_session_key
-	Command    string
-	Status     string // running, succeeded, failed, cancelled, …
-	Created    time.Time
+	TaskID     string    `json:"id"`
+	Slug       string    `json:"slug,omitempty"` // source_id, such as "dawn-daisy"; the run id is exec:<slug>
+	SessionKey string    `json:"session,omitempty"`
+	Command    string    `json:"cmd"`
+	Status     string    `json:"status"` // running, succeeded, failed, cancelled, …
+	Created    time.Time `json:"at"`
 }
 
 // Sessions is what the agents' session stores
@@ -60,7 +61,7 @@ func (ss *Sessions) merge(o *Sessions) {
 // Tasks is what one state dir's task and session stores say.
 type Tasks struct {
 	Source string // the task store
-	Execs  []ExecTask
+	Execs  ExecRows
 	// Sessions is nil when no session store was read: then no run can be
 	// shown session-ended.
 	Sessions *Sessions
@@ -114,6 +115,55 @@ func (t *Tasks) readExecs(ctx context.Context, db *sql.DB) error {
 	return rows.Err()
 }
 
+// ExecRows are a store's exec rows. As JSON (a reader child hands them to
+// its parent) they decode into a slice made to fit: encoding/json appends
+// into the capacity a slice has, and counting the array's elements first
+// spares the doublings — thousands of rows for each of many users.
+type ExecRows []ExecTask
+
+// UnmarshalJSON decodes the array into a slice of its exact length.
+func (r *ExecRows) UnmarshalJSON(b []byte) error {
+	rows := make([]ExecTask, 0, countElements(b))
+	if err := json.Unmarshal(b, &rows); err != nil {
+		return err
+	}
+	*r = rows
+	return nil
+}
+
+// countElements counts the elements of a JSON array by its top-level
+// commas, outside strings; for anything else it says 0 (the decoder then
+// reports what is wrong).
+func countElements(b []byte) int {
+	depth, n, inString, any := 0, 0, false, false
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		switch {
+		case inString && c == '\\':
+			i++
+		case inString:
+			inString = c != '"'
+		case c == '"':
+			inString, any = true, true
+		case c == '[' || c == '{':
+			if depth == 1 {
+				any = true
+			}
+			depth++
+		case c == ']' || c == '}':
+			depth--
+		case c == ',' && depth == 1:
+			n++
+		case depth == 1 && c > ' ':
+			any = true
+		}
+	}
+	if !any {
+		return 0
+	}
+	return n + 1
+}
+
 // storeError is the error of a store that could not be read.
 func storeError(path, table string, err error) error {
 	var le *ledger.Error
@@ -157,9 +207,11 @@ func readSessions(sd stateDir) (*Sessions, []error) {
 }
 
 func readSessionStore(ctx context.Context, db *sql.DB, ss *Sessions) error {
-	if ok, err := hasTable(ctx, db, "session_nodes"); err != nil {
+	have, err := tables(ctx, db, "session_nodes", "session_transcript_archives")
+	if err != nil {
 		return err
-	} else if !ok {
+	}
+	if !have["session_nodes"] {
 		return errors.New("no session_nodes table")
 	}
 	rows, err := db.QueryContext(ctx, `SELECT substr(session_key, 1, 512), archived_at IS NOT NULL FROM session_nodes LIMIT ?`, maxTaskRows)
@@ -183,8 +235,8 @@ func readSessionStore(ctx context.Context, db *sql.DB, ss *Sessions) error {
 	if err := rows.Err(); err != nil {
 		return err
 	}
-	if ok, err := hasTable(ctx, db, "session_transcript_archives"); err != nil || !ok {
-		return err
+	if !have["session_transcript_archives"] {
+		return nil
 	}
 	rows, err = db.QueryContext(ctx, `SELECT substr(session_key, 1, 512), substr(reason, 1, 32), max(created_at) FROM session_transcript_archives
 		GROUP BY session_key, reason LIMIT ?`, maxTaskRows)
@@ -231,16 +283,20 @@ func (t *Tasks) Ledger(owner ledger.Owner, s *platform.Snapshot) *ledger.Ledger 
 		Source: t.Source + " task_runs (exec rows tied to processes by command text and start time, unique matches only)"}
 	sessions := map[string]ledger.SessionState{}
 	for _, e := range t.Execs {
+		done := e.Status != "running" && e.Status != "queued"
+		matches := matchExec(e, s, t.owner)
+		if done && len(matches) == 0 {
+			continue // finished, and nothing runs it: nothing to say (most rows)
+		}
 		run := ledger.Run{ID: "exec:" + e.Slug, Kind: ledger.KindExec, Command: e.Command, State: ledger.RunRunning}
 		if e.Slug == "" {
 			run.ID = "exec:" + e.TaskID
 		}
-		if e.Status != "running" && e.Status != "queued" {
+		if done {
 			run.State = ledger.RunDone
 		}
 		created := e.Created
 		run.StartedAt = &created
-		matches := matchExec(e, s, t.owner)
 		switch {
 		case len(matches) == 1:
 			p := matches[0]
@@ -324,18 +380,19 @@ func matchExec(e ExecTask, s *platform.Snapshot, owner int) []*platform.Process 
 	from, to := e.Created.Add(-startBefore), e.Created.Add(startAfter)
 	quoted := strings.ReplaceAll(cmd, "'", `'\''`)
 	var out []*platform.Process
-	for i := range s.Procs {
-		p := &s.Procs[i]
+	for _, p := range s.StartedBetween(from, to) {
 		if p.KernelThread() || p.Zombie() {
 			continue
 		}
-		started := s.Taken.Add(-s.Age(p))
-		if started.Before(from) || started.After(to) {
+		// OpenClaw's exec children carry its marker: a process without
+		// it (or whose environment can't be read) is not the row's. The
+		// command text is looked at first: the command line is read (and
+		// kept) for most candidates anyway, and it rules out nearly every
+		// process of a busy window before its status or environment is read.
+		if !holdsCommand(s.CommandLine(p), cmd, quoted) || !ownedBy(s, p, owner) {
 			continue
 		}
-		// OpenClaw's exec children carry its marker: a process without
-		// it (or whose environment can't be read) is not the row's.
-		if shell, _ := s.Getenv(p, EnvShell); shell == "exec" && holdsCommand(s.CommandLine(p), cmd, quoted) && ownedBy(s, p, owner) {
+		if shell, _ := s.Getenv(p, EnvShell); shell == "exec" {
 			out = append(out, p)
 		}
 	}

@@ -3,10 +3,12 @@ package openclaw
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -317,5 +319,32 @@ func TestStateDirBounds(t *testing.T) {
 	raw := &Raw{}
 	if got := raw.readLocks(sd); got != nil || len(raw.Problems) != 1 || !strings.Contains(raw.Problems[0].Msg, "gateway lock files: more than") {
 		t.Errorf("lock %v, problems %v: want none read and the bound named", got, raw.Problems)
+	}
+}
+
+// Exec rows cross from a reader child to its parent as JSON and decode into
+// a slice of their exact length, whatever their text holds.
+func TestExecRowsJSON(t *testing.T) {
+	at := time.UnixMilli(1_763_954_000_000).UTC()
+	rows := ExecRows{
+		{TaskID: "a", Command: `echo "a, [b]" \ {c}`, Status: "running", Created: at},
+		{TaskID: "b", Slug: "x,y", Command: `'],["`, Status: "succeeded", Created: at},
+		{TaskID: "c", Command: "\\\"", Status: "failed", Created: at},
+	}
+	b, err := json.Marshal(rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got ExecRows
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, rows) || cap(got) != len(rows) {
+		t.Errorf("got %+v (cap %d), want %+v", got, cap(got), rows)
+	}
+	for doc, n := range map[string]int{`[]`: 0, ` [ ] `: 0, `[{}]`: 1, `[{},{"a":[1,2]}]`: 2, `null`: 0, `[1,2,3]`: 3} {
+		if got := countElements([]byte(doc)); got != n {
+			t.Errorf("countElements(%s) = %d, want %d", doc, got, n)
+		}
 	}
 }

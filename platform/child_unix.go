@@ -37,6 +37,10 @@ type ChildSpec struct {
 	// MaxOut and MaxErr bound what is read of stdout and stderr: past
 	// MaxOut the child is killed and RunChild fails; stderr is cut.
 	MaxOut, MaxErr int
+	// Buf, when set, is where stdout is read: RunChild returns it grown
+	// to fit, to be used again for the next child (and the output is valid
+	// until then).
+	Buf []byte
 }
 
 // ErrChildOutput: the child printed more than its cap.
@@ -110,7 +114,7 @@ func runChild(ctx context.Context, spec ChildSpec) ([]byte, error) {
 	// Kill at the deadline; the reads below end when the child (and
 	// anything that inherited its pipes, which nothing should) is gone.
 	stop := context.AfterFunc(ctx, func() { proc.Signal(syscall.SIGKILL) })
-	out, rerr := io.ReadAll(io.LimitReader(outR, int64(spec.MaxOut)+1))
+	out, rerr := readAll(outR, spec.Buf[:0], spec.MaxOut+1)
 	over := len(out) > spec.MaxOut
 	if over || rerr != nil {
 		proc.Signal(syscall.SIGKILL)
@@ -133,6 +137,25 @@ func runChild(ctx context.Context, spec ChildSpec) ([]byte, error) {
 		return nil, fmt.Errorf("%s%s", describeExit(st), msg)
 	}
 	return out, nil
+}
+
+// readAll reads r to its end into buf, growing it as needed, up to max
+// bytes.
+func readAll(r io.Reader, buf []byte, max int) ([]byte, error) {
+	for len(buf) < max {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := r.Read(buf[len(buf):min(cap(buf), max)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
+	return buf, nil
 }
 
 // describeExit says how a child ended: a signal (RLIMIT_CPU's hard limit

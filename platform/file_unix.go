@@ -230,10 +230,19 @@ func DirOwnerNoLinks(path string) (uint32, error) {
 			continue
 		}
 		next, err := openName(fd, part, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC)
-		unix.Close(fd)
-		if err != nil {
-			return 0, nofollowError(err) // ELOOP: a link; ENOTDIR: a file
+		if errors.Is(err, unix.ENOTDIR) {
+			// O_DIRECTORY|O_NOFOLLOW on a link fails ENOTDIR, as on a file:
+			// say which it is.
+			var st unix.Stat_t
+			if unix.Fstatat(fd, part, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK {
+				err = ErrSymlink
+			}
 		}
+		if err != nil {
+			unix.Close(fd)
+			return 0, nofollowError(err)
+		}
+		unix.Close(fd)
 		fd = next
 	}
 	defer unix.Close(fd)

@@ -65,6 +65,7 @@ type ChildSpec struct {
 	Drop           bool
 	UID, GID       uint32
 	MaxOut, MaxErr int
+	Buf            []byte
 }
 
 // RunChild is not implemented on this platform.

@@ -7,8 +7,10 @@
 # (scripts/statfloor: one openat+read+close of every /proc/PID/stat on one
 # thread, nothing parsed) alternately, in a random order each rep so all
 # three see the same machine state, and prints the medians, the medians of
-# the per-rep ratios to ps and to the floor, and the peak RSS of each (GNU
-# time, which forks, so the figure is the child's own).
+# the per-rep ratios to ps and to the floor, and the peak RSS of each: the
+# process's own VmHWM at its exit (scripts/peakrss), not GNU time's %M,
+# which is the larger of a process's peak and its largest reaped child's —
+# a root reaper's reader children would be counted as the reaper.
 #
 # The population (fan trees, deep chains and an orphan tree, as a busy host has):
 #   4 fan trees   — a sleep with many sleep children          (8/10 of N)
@@ -17,8 +19,16 @@
 # Each tree is its own session and process group; teardown SIGKILLs exactly
 # those groups (never anything by name) and runs on every exit.
 #
-# usage: scripts/bench-scan.sh [-n N] [-r REPS] [-b REAPER_BINARY]
-#   defaults: N=10000, REPS=15, the binary built from this checkout.
+# With -u USERS (as root) it also times `reaper scan` with USERS users'
+# real-shaped OpenClaw state in their homes (scripts/mkstate: a dead
+# gateway's lock, leases, codex rows, 200 exec task rows and a session
+# store each), which a root reaper reads in one reader child per user: both
+# reaper rows then run in a private mount namespace, one with the plain
+# /etc/passwd and one whose passwd adds the users, and the state row says
+# what the read added.
+#
+# usage: scripts/bench-scan.sh [-n N] [-r REPS] [-b REAPER_BINARY] [-u USERS]
+#   defaults: N=10000, REPS=15, the binary built from this checkout, no users.
 set -euo pipefail
 # Any failure says where, instead of ending the series silently.
 trap 'echo "bench-scan: failed (exit $?) at line $LINENO: $BASH_COMMAND" >&2' ERR
@@ -26,12 +36,14 @@ trap 'echo "bench-scan: failed (exit $?) at line $LINENO: $BASH_COMMAND" >&2' ER
 N=10000
 REPS=15
 BIN=""
-while getopts "n:r:b:h" opt; do
+USERS=0
+while getopts "n:r:b:u:h" opt; do
 	case $opt in
 	n) N=$OPTARG ;;
 	r) REPS=$OPTARG ;;
 	b) BIN=$OPTARG ;;
-	*) sed -n '2,20p' "$0"; exit 2 ;;
+	u) USERS=$OPTARG ;;
+	*) sed -n '2,28p' "$0"; exit 2 ;;
 	esac
 done
 
@@ -58,7 +70,6 @@ trap teardown EXIT
 need() { command -v "$1" >/dev/null || { echo "bench-scan: needs $1 ($2)" >&2; exit 1; }; }
 need setsid "util-linux"
 need ps "procps"
-[ -x /usr/bin/time ] || { echo "bench-scan: needs GNU time at /usr/bin/time (apt-get install time)" >&2; exit 1; }
 
 if [ -z "$BIN" ]; then
 	BIN=$work/reaper
@@ -66,6 +77,8 @@ if [ -z "$BIN" ]; then
 fi
 FLOOR=$work/statfloor
 (cd "$here" && CGO_ENABLED=0 go build -o "$FLOOR" ./scripts/statfloor)
+PEAKRSS=$work/peakrss
+(cd "$here" && CGO_ENABLED=0 go build -o "$PEAKRSS" ./scripts/peakrss)
 # With no policy file where reaper looks, it uses the embedded default, as a
 # newcomer's `reaper scan` does.
 export XDG_CONFIG_HOME=$work/config
@@ -127,20 +140,43 @@ ms() { # wall milliseconds of one run of "$@", output discarded
 ps_cmd=(ps -e -o pid,ppid,pgid,sid,tty,stat,lstart,rss,uid,args)
 reaper_cmd=("$BIN" scan)
 floor_cmd=("$FLOOR")
+state_cmd=()
+if (( USERS > 0 )); then
+	[ "$(id -u)" = 0 ] || { echo "bench-scan: -u needs root (homes of other users, a mount namespace)" >&2; exit 1; }
+	need unshare "util-linux"
+	mkdir -p "$work/state"
+	chmod 755 "$work"
+	(cd "$here" && CGO_ENABLED=0 go build -o "$work/mkstate" ./scripts/mkstate)
+	"$work/mkstate" -dir "$work/state" -users "$USERS" >"$work/users"
+	cp /etc/passwd "$work/passwd.plain"
+	cat /etc/passwd "$work/users" >"$work/passwd.state"
+	printf '%s\n' 'mount --bind "$1" /etc/passwd && shift && exec "$@"' >"$work/ns.sh"
+	reaper_cmd=(unshare --mount --propagation private sh "$work/ns.sh" "$work/passwd.plain" "$BIN" scan)
+	state_cmd=(unshare --mount --propagation private sh "$work/ns.sh" "$work/passwd.state" "$BIN" scan)
+	"${state_cmd[@]}" --output json | grep -q '"errors": \[\]' || { echo "bench-scan: the users' state did not read cleanly" >&2; exit 1; }
+	echo "state: $USERS users, $(du -sh "$work/state" | cut -f1) in their homes"
+fi
 
 # warm-up rounds, then interleaved reps in a random order
 for _ in 1 2; do "${ps_cmd[@]}" >/dev/null; "${reaper_cmd[@]}" >/dev/null; "${floor_cmd[@]}" >/dev/null; done
-ps_t=(); re_t=(); fl_t=(); ratio=(); fratio=()
+ps_t=(); re_t=(); fl_t=(); st_t=(); ratio=(); fratio=(); added=()
+which_all="ps reaper floor"
+(( USERS > 0 )) && which_all="$which_all state"
 for ((i = 0; i < REPS; i++)); do
 	declare -A t=()
-	for which in $(printf '%s\n' ps reaper floor | shuf); do
+	for which in $(printf '%s\n' $which_all | shuf); do
 		case $which in
 		ps) t[ps]=$(ms "${ps_cmd[@]}") ;;
 		reaper) t[reaper]=$(ms "${reaper_cmd[@]}") ;;
 		floor) t[floor]=$(ms "${floor_cmd[@]}") ;;
+		state) t[state]=$(ms "${state_cmd[@]}") ;;
 		esac
 	done
 	ps_t+=("${t[ps]}"); re_t+=("${t[reaper]}"); fl_t+=("${t[floor]}")
+	if (( USERS > 0 )); then
+		st_t+=("${t[state]}")
+		added+=("$(awk -v s="${t[state]}" -v r="${t[reaper]}" 'BEGIN { printf "%.1f", s - r }')")
+	fi
 	ratio+=("$(awk -v r="${t[reaper]}" -v p="${t[ps]}" 'BEGIN { printf "%.3f", r / p }')")
 	fratio+=("$(awk -v r="${t[reaper]}" -v f="${t[floor]}" 'BEGIN { printf "%.3f", r / f }')")
 	unset t
@@ -148,7 +184,7 @@ done
 median() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 peak() { # median peak RSS in MiB of 5 runs
 	local k v=()
-	for k in 1 2 3 4 5; do v+=("$(/usr/bin/time -f %M "$@" 2>&1 >/dev/null | tail -n 1)"); done
+	for k in 1 2 3 4 5; do v+=("$("$PEAKRSS" "$@" 2>&1 >/dev/null | tail -n 1)"); done
 	awk -v k="$(median "${v[@]}")" 'BEGIN { printf "%.1f", k / 1024 }'
 }
 "${reaper_cmd[@]}" >/dev/null || { echo "bench-scan: reaper scan failed" >&2; exit 1; }
@@ -159,5 +195,9 @@ printf '\n%-40s %10s %13s %8s %9s\n' "command (N=$N, $REPS reps)" "median ms" "p
 printf '%-40s %10s %13s %8s %9s\n' "ps -e -o pid,ppid,pgid,sid,tty,stat,…" "$(median "${ps_t[@]}")" "$(peak "${ps_cmd[@]}")" "1.00" ""
 printf '%-40s %10s %13s %8s %9s\n' "floor (every /proc/PID/stat, 1 thread)" "$(median "${fl_t[@]}")" "$(peak "${floor_cmd[@]}")" "$(median "${fl_ps[@]}")" "1.00"
 printf '%-40s %10s %13s %8s %9s\n' "reaper scan" "$(median "${re_t[@]}")" "$(peak "${reaper_cmd[@]}")" "$(median "${ratio[@]}")" "$(median "${fratio[@]}")"
+if (( USERS > 0 )); then
+	printf '%-40s %10s %13s %8s %9s\n' "reaper scan, $USERS users' state" "$(median "${st_t[@]}")" "$(peak "${state_cmd[@]}")" "" ""
+	echo "the users' state added $(median "${added[@]}") ms (median of the per-rep differences); the peak RSS is the reaper's own, each reader child is bounded by its own limits"
+fi
 echo
 echo "machine: $(nproc) cores, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), kernel $(uname -r), $(date -u +%Y-%m-%d)"

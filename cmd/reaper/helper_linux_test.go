@@ -64,6 +64,9 @@ func runHelperIfAsked() {
 	if os.Getenv(envNoDump) != "" {
 		runNoDumpHelper()
 	}
+	if home := os.Getenv(envRenamer); home != "" {
+		runRenamer(home)
+	}
 	if dir := os.Getenv(envNSService); dir != "" {
 		runNSServiceHelper(dir)
 	}

@@ -50,7 +50,17 @@ func acquireLock(path string, wait time.Duration) (func(), error) {
 	if dir := filepath.Dir(path); dir != "" {
 		os.MkdirAll(dir, 0o700) // the user's cache dir may not exist yet
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
+	notOurs := func(uid uint32) error {
+		return fmt.Errorf("lock %s is owned by uid %d, not by this reaper's uid %d: not used (pass --lock-file in a directory only you can write)", path, uid, euid())
+	}
+	if fi, err := os.Lstat(path); err == nil {
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Uid != euid() {
+			return nil, notOurs(st.Uid) // said before an open it may not make
+		}
+	}
+	// flock(2) needs no write access: read-only, a file of another user's
+	// that appeared since is refused below, not written.
+	f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
@@ -59,7 +69,7 @@ func acquireLock(path string, wait time.Duration) (func(), error) {
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	} else if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Uid != euid() {
 		f.Close()
-		return nil, fmt.Errorf("lock %s is owned by uid %d, not by this reaper's uid %d: not used (pass --lock-file in a directory only you can write)", path, st.Uid, euid())
+		return nil, notOurs(st.Uid)
 	}
 	deadline := time.Now().Add(wait)
 	for {

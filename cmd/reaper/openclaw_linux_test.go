@@ -564,7 +564,10 @@ action = "terminate"
 			// Nothing writes the dead gateway's SQLite stores any more:
 			// reaper, reading them as root, must not either.
 			storesBefore := sqliteFiles(t, a.state)
-			dry, _ := reapJSON(t, "--dry-run", "--policy", pol, "--ledger", a.state, "--ledger", b.state)
+			// From here on no --ledger: the dead gateway's state dir (in
+			// /tmp, outside every home) is found through the dir its
+			// survivors name, the live one's through its process title.
+			dry, _ := reapJSON(t, "--dry-run", "--policy", pol)
 			ptyPlan := findingOf(dry, "pty-"+markA)
 			if ptyPlan == nil {
 				t.Fatalf("no finding for the dead gateway's PTY shell; findings %+v", dry.Findings)
@@ -586,7 +589,7 @@ action = "terminate"
 			if tied == "" || ptyPlan.Kind != "pty" || ptyPlan.Rule != "openclaw-pty" {
 				t.Errorf("the PTY shell: want tied to its exec row, kind pty, rule openclaw-pty")
 			}
-			reap, res := reapJSON(t, "--policy", pol, "--ledger", a.state, "--ledger", b.state)
+			reap, res := reapJSON(t, "--policy", pol)
 			if res.code != 0 {
 				t.Errorf("reap: exit %d: %s", res.code, res.stderr)
 			}

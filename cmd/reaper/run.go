@@ -119,6 +119,15 @@ func collectWith(ctx context.Context, pol *policy.Policy, procRoot string, ledge
 	if procRoot == "" {
 		procRoot = platform.DefaultProcRoot
 	}
+	opts := gather.Options{Named: ledgers, Discover: discover && procRoot == platform.DefaultProcRoot,
+		EnvDirs: []string{os.Getenv("OPENCLAW_STATE_DIR"), os.Getenv("CLAWDBOT_STATE_DIR")}}
+	for _, o := range pol.Owners {
+		for _, path := range o.Ledger {
+			opts.OwnerLedgers = append(opts.OwnerLedgers, gather.ExpandHome(path))
+		}
+	}
+	// The homes' state is read while the table is: it does not depend on it.
+	pending := gather.Begin(ctx, opts)
 	snap, err := readSnapshot(procRoot)
 	if err != nil {
 		return nil, err
@@ -129,14 +138,7 @@ func collectWith(ctx context.Context, pol *policy.Policy, procRoot string, ledge
 	var set *gather.Set
 	res, err := scan.Scan(snap, pol.ScanConfig(), func(owners, roots []*platform.Process) (scan.Evidence, error) {
 		var err error
-		opts := gather.Options{Named: ledgers, Discover: discover,
-			EnvDirs: []string{os.Getenv("OPENCLAW_STATE_DIR"), os.Getenv("CLAWDBOT_STATE_DIR")}}
-		for _, o := range pol.Owners {
-			for _, path := range o.Ledger {
-				opts.OwnerLedgers = append(opts.OwnerLedgers, gather.ExpandHome(path))
-			}
-		}
-		if set, err = gather.Load(ctx, opts, snap, owners, roots); err != nil {
+		if set, err = gather.Load(ctx, opts, pending, snap, owners, roots); err != nil {
 			return scan.Evidence{}, err
 		}
 		return scan.Evidence{Ledgers: set.Ledgers, Gateways: set.Gateways, Servers: set.Servers,

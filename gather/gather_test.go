@@ -1,0 +1,173 @@
+package gather
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/orphanreaper/reaper/openclaw"
+	"github.com/orphanreaper/reaper/platform"
+)
+
+// This test binary is also the reader child the tests start.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == ChildCommand {
+		os.Exit(ChildMain(os.Args[2:], os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+func requireRoot(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: run the tests as root (CI does) to exercise this")
+	}
+}
+
+// A dir a process names is read only when it is absolute, clean, not /
+// nor below /proc, reached through no link, and the naming uid's.
+func TestCheckNamed(t *testing.T) {
+	me := uint32(os.Geteuid())
+	dir := t.TempDir()
+	real := filepath.Join(dir, "state")
+	os.Mkdir(real, 0o755)
+	os.Symlink(real, filepath.Join(dir, "link"))
+	os.WriteFile(filepath.Join(dir, "file"), nil, 0o644)
+	tests := []struct {
+		value string
+		uid   uint32
+		want  string // "" accepted, else part of the refusal
+	}{
+		{real, me, ""},
+		{"../..", me, "not an absolute path"},
+		{real + "/", me, "not a clean path"},
+		{real + "/../state", me, "not a clean path"},
+		{dir + "//state", me, "not a clean path"},
+		{"/", me, "not a state dir"},
+		{"/proc/self/cwd", me, "not a state dir"},
+		{"/proc", me, "not a state dir"},
+		{filepath.Join(dir, "link"), me, "symbolic link"},
+		{filepath.Join(dir, "link", "x"), me, "symbolic link"},
+		{filepath.Join(dir, "file"), me, "not a directory"},
+		{filepath.Join(dir, "missing"), me, "no such file"},
+		{real, me + 1, "owned by uid"},
+	}
+	for _, tt := range tests {
+		err := checkNamed(tt.value, tt.uid)
+		switch {
+		case tt.want == "" && err != nil:
+			t.Errorf("%q as uid %d: %v, want accepted", tt.value, tt.uid, err)
+		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+			t.Errorf("%q as uid %d: %v, want %q", tt.value, tt.uid, err, tt.want)
+		}
+	}
+}
+
+// The dirs processes of one uid name are bounded per run; each refusal is
+// said once, with what named it.
+func TestNamedBound(t *testing.T) {
+	var l dirList
+	for i := 0; i < maxNamedPerUID+3; i++ {
+		d := t.TempDir()
+		l.addNamed(d, uint32(os.Geteuid()), "pid 1")
+	}
+	if len(l.dirs) != maxNamedPerUID || len(l.refuse) != 3 || !strings.Contains(l.refuse[0], "named more than") {
+		t.Errorf("%d dirs, refusals %q: want %d and 3", len(l.dirs), l.refuse, maxNamedPerUID)
+	}
+	l.addNamed("../x", 0, "pid 2")
+	if got := l.refuse[len(l.refuse)-1]; !strings.HasPrefix(got, "pid 2: state dir not read") {
+		t.Errorf("refusal %q does not name what named it", got)
+	}
+}
+
+func TestPasswd(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "passwd")
+	os.WriteFile(path, []byte("root:x:0:0:root:/root:/bin/bash\nbin:x:2:2:bin:/:/usr/sbin/nologin\n"+
+		"alice:x:1001:100::/home/alice/:/bin/sh\nbad:x:x:1::/home/bad:/bin/sh\nshort:x:3\nrel:x:4:4::home/rel:/bin/sh\n"), 0o644)
+	got := passwd(path)
+	want := []account{{0, 0, "/root"}, {1001, 100, "/home/alice"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("accounts %+v, want %+v", got, want)
+	}
+	if gidOf(got, 1001) != 100 || gidOf(got, 4242) != 65534 {
+		t.Errorf("gidOf: %d, %d", gidOf(got, 1001), gidOf(got, 4242))
+	}
+}
+
+// stateOf makes an OpenClaw state dir owned by uid with a lease file, and
+// an acpx dir only root may enter: a reader running as uid cannot read the
+// lease (the control that it runs as uid); root in-process could.
+func userState(t *testing.T, uid int) string {
+	t.Helper()
+	base, err := os.MkdirTemp("", "reaper-gather-") // t.TempDir's parent is private
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	os.Chmod(base, 0o755)
+	dir := filepath.Join(base, "oc")
+	os.MkdirAll(filepath.Join(dir, "acpx"), 0o755)
+	lease := filepath.Join(dir, "acpx", "process-leases.json")
+	os.WriteFile(lease, []byte(`{"version":1,"leases":[]}`), 0o644)
+	for _, p := range []string{dir, filepath.Join(dir, "acpx"), lease} {
+		os.Chown(p, uid, uid)
+	}
+	return dir
+}
+
+// As root, a user's state is read in a child running as that user: a file
+// in a directory only root may enter is not readable there. The same dir
+// read in-process as root is (the control).
+func TestReaderRunsAsTheUser(t *testing.T) {
+	requireRoot(t)
+	dir := userState(t, 65534)
+	os.Chmod(filepath.Join(dir, "acpx"), 0o700)
+	os.Chown(filepath.Join(dir, "acpx"), 0, 0)
+	got := readAll(context.Background(), []Dir{{Path: dir, UID: 65534}}, true, nil)
+	if got[0].err != nil || got[0].raw == nil {
+		t.Fatalf("read: %+v", got[0])
+	}
+	if p := got[0].raw.Problems; len(p) != 1 || p[0].Cause != "permission" {
+		t.Errorf("as uid 65534: problems %+v, want the lease file's permission denied", p)
+	}
+	inProcess := readAll(context.Background(), []Dir{{Path: dir, UID: 65534}}, false, nil)
+	if p := inProcess[0].raw.Problems; len(p) != 0 {
+		t.Errorf("control, root in-process: problems %+v, want none", p)
+	}
+}
+
+// A reader that fails is doubt for its own uid only, never for everyone,
+// and each dir's failure says which reader it was.
+func TestFailedReaderIsItsUsersDoubt(t *testing.T) {
+	requireRoot(t)
+	old := ChildDeadline
+	ChildDeadline = time.Nanosecond
+	t.Cleanup(func() { ChildDeadline = old })
+	a, b := userState(t, 65534), userState(t, 65533)
+	set := &Set{}
+	for _, r := range readAll(context.Background(), []Dir{{Path: a, UID: 65534}, {Path: b, UID: 65533}}, true, nil) {
+		set.addRead(r, openclaw.Boot{}, nil)
+	}
+	var uids []uint32
+	for _, d := range set.Doubts() {
+		if d.All {
+			t.Errorf("doubt for all: %+v", d)
+		}
+		uids = append(uids, d.UID)
+	}
+	if !reflect.DeepEqual(uids, []uint32{65534, 65533}) {
+		t.Errorf("doubts for %v, want 65534 and 65533 (problems %+v)", uids, set.Problems)
+	}
+	ChildDeadline = old
+	set = &Set{}
+	for _, r := range readAll(context.Background(), []Dir{{Path: a, UID: 65534}}, true, nil) {
+		set.addRead(r, openclaw.Boot{}, platform.NewSnapshot(nil, "boot", time.Hour, time.Now()))
+	}
+	if len(set.Problems) != 0 {
+		t.Errorf("control, in time: problems %+v", set.Problems)
+	}
+}

@@ -1,0 +1,203 @@
+// Command mkstate writes OpenClaw state for many users, as a benchmark or
+// an attack needs it: for each user a home under DIR with ~/.openclaw in
+// the shape OpenClaw 2026.9.6 leaves it (openclaw.json with stdio MCP
+// servers, gateway-instance-id, a gateway lock naming a dead gateway in
+// <state>/tmp/openclaw-<uid>/, state/openclaw.sqlite with ACP lease,
+// codex registry and thread rows and exec task rows, and an agent's
+// session store), owned by uid BASE+k. With -hostile each user's home
+// holds instead the 20 state dirs one home may have, each with stores
+// that cost seconds or gigabytes to read (docs/threat-model.md, attacks 5
+// and 6). It prints the passwd(5) lines of the users, for a mount
+// namespace's /etc/passwd.
+//
+// usage: mkstate -dir DIR [-users N] [-uid BASE] [-rows N] [-hostile]
+package main
+
+import (
+	"database/sql"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	_ "modernc.org/sqlite"
+)
+
+func main() {
+	dir := flag.String("dir", "", "where the homes go")
+	users := flag.Int("users", 20, "how many users")
+	base := flag.Int("uid", 61000, "the first user's uid")
+	rows := flag.Int("rows", 200, "exec task rows per user")
+	hostile := flag.Bool("hostile", false, "hostile stores instead of real-shaped state")
+	flag.Parse()
+	if *dir == "" {
+		flag.Usage()
+		os.Exit(2)
+	}
+	for k := 0; k < *users; k++ {
+		uid := *base + k
+		home := filepath.Join(*dir, fmt.Sprintf("u%d", uid))
+		var err error
+		if *hostile {
+			err = hostileHome(home)
+		} else {
+			err = realHome(home, uid, *rows)
+		}
+		if err == nil {
+			err = chownAll(home, uid)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "mkstate:", err)
+			os.Exit(1)
+		}
+		fmt.Printf("bench%d:x:%d:%d::%s:/bin/sh\n", uid, uid, uid, home)
+	}
+}
+
+func chownAll(dir string, uid int) error {
+	return filepath.Walk(dir, func(p string, _ os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(p, uid, uid)
+	})
+}
+
+func store(path string, stmts ...string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	for _, s := range stmts {
+		if _, err := db.Exec(s); err != nil {
+			return fmt.Errorf("%s: %s: %w", path, s, err)
+		}
+	}
+	return nil
+}
+
+func write(path string, v any) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	b, ok := v.([]byte)
+	if !ok {
+		var err error
+		if b, err = json.Marshal(v); err != nil {
+			return err
+		}
+	}
+	return os.WriteFile(path, b, 0o600)
+}
+
+// realHome is one user's ~/.openclaw as a gateway that ran for a while and
+// crashed leaves it.
+func realHome(home string, uid, rows int) error {
+	st := filepath.Join(home, ".openclaw")
+	now := time.Now()
+	if err := write(filepath.Join(st, "openclaw.json"), []byte(`{
+  // written by scripts/mkstate
+  gateway: { mode: "local" },
+  mcp: { servers: {
+    fs: { command: "npx", args: ["-y", "@modelcontextprotocol/server-filesystem", "/srv"] },
+    docs: { command: "node", args: ["/opt/docs-mcp/index.js"] },
+  } },
+}`)); err != nil {
+		return err
+	}
+	if err := write(filepath.Join(st, "gateway-instance-id"), []byte("instance-"+fmt.Sprint(uid))); err != nil {
+		return err
+	}
+	lock := map[string]any{"pid": 3_999_999, "createdAt": now.Add(-time.Hour).UTC().Format(time.RFC3339Nano), "startTime": 12345,
+		"configPath": filepath.Join(st, "openclaw.json")}
+	if err := write(filepath.Join(st, "tmp", fmt.Sprintf("openclaw-%d", uid), "gateway.1a2b3c4d.lock"), lock); err != nil {
+		return err
+	}
+	stmts := []string{
+		`PRAGMA journal_mode=WAL`,
+		`CREATE TABLE plugin_state_entries (plugin_id TEXT NOT NULL, namespace TEXT NOT NULL, entry_key TEXT NOT NULL,
+			value_json TEXT NOT NULL, created_at INTEGER, updated_at INTEGER, PRIMARY KEY (plugin_id, namespace, entry_key))`,
+		`CREATE TABLE task_runs (task_id TEXT PRIMARY KEY, task_kind TEXT, source_id TEXT, requester_session_key TEXT,
+			task TEXT, status TEXT, created_at INTEGER, updated_at INTEGER, result_json TEXT)`,
+	}
+	for i := 0; i < 3; i++ {
+		v, _ := json.Marshal(map[string]any{"leaseId": fmt.Sprintf("lease-%d", i), "gatewayInstanceId": "instance", "sessionKey": "agent:main:main",
+			"rootPid": 3_999_000 + i, "state": "closed", "startedAt": now.Add(-30 * time.Minute).UnixMilli()})
+		stmts = append(stmts, fmt.Sprintf(`INSERT INTO plugin_state_entries VALUES ('acpx', 'process-leases', 'lease-%d', '%s', 0, 0)`, i, v))
+	}
+	reg, _ := json.Marshal(map[string]any{"parent": map[string]any{"pid": 3_999_999, "pgid": 3_999_999, "startedAt": "boot:1"},
+		"child": map[string]any{"pid": 3_999_998, "pgid": 3_999_998, "startedAt": "boot:2"}})
+	stmts = append(stmts, fmt.Sprintf(`INSERT INTO plugin_state_entries VALUES ('codex', 'app-server-processes', 'app', '%s', 0, 0)`, reg))
+	for i := 0; i < 4; i++ {
+		th := fmt.Sprintf(`{"binding": {"threadId": "019a%04x-0000-7000-8000-000000000000"}}`, i)
+		stmts = append(stmts, fmt.Sprintf(`INSERT INTO plugin_state_entries VALUES ('codex', 'app-server-thread-bindings', 't%d', '%s', 0, 0)`, i, th))
+	}
+	for i := 0; i < rows; i++ {
+		status := "succeeded"
+		if i%10 == 0 {
+			status = "running"
+		}
+		// A row a minute, the newest an hour ago: before the burst of
+		// processes a benchmark starts, which would otherwise fall into a
+		// row's 6-second window by the thousand (a real host starts a
+		// few processes in 6 seconds, not 20,000).
+		at := now.Add(-time.Hour - time.Duration(rows-i)*time.Minute)
+		stmts = append(stmts, fmt.Sprintf(`INSERT INTO task_runs VALUES ('task-%d', 'exec', 'slug-%d', 'agent:main:s%d', 'npm test -- --grep case-%d', '%s', %d, 0, '{}')`,
+			i, i, i%20, i, status, at.UnixMilli()))
+	}
+	if err := store(filepath.Join(st, "state", "openclaw.sqlite"), stmts...); err != nil {
+		return err
+	}
+	sess := []string{
+		`PRAGMA journal_mode=WAL`,
+		`CREATE TABLE session_nodes (session_key TEXT PRIMARY KEY, session_id TEXT, archived_at INTEGER)`,
+		`CREATE TABLE session_transcript_archives (session_key TEXT, reason TEXT, created_at INTEGER)`,
+	}
+	for i := 0; i < 20; i++ {
+		sess = append(sess, fmt.Sprintf(`INSERT INTO session_nodes VALUES ('agent:main:s%d', 'id-%d', NULL)`, i, i))
+	}
+	for i := 20; i < 30; i++ {
+		sess = append(sess, fmt.Sprintf(`INSERT INTO session_transcript_archives VALUES ('agent:main:s%d', 'deleted', %d)`, i, now.UnixMilli()))
+	}
+	return store(filepath.Join(st, "agents", "main", "agent", "openclaw-agent.sqlite"), sess...)
+}
+
+// hostileHome is the 20 state dirs one home may have, each with a task
+// store and an agent store written to cost their reader.
+func hostileHome(home string) error {
+	names := []string{".openclaw", ".clawdbot", ".moldbot", ".moltbot"}
+	for i := 0; i < 16; i++ {
+		names = append(names, fmt.Sprintf(".openclaw-p%02d", i))
+	}
+	for i, n := range names {
+		dir := filepath.Join(home, n)
+		var task []string
+		switch i % 3 {
+		case 0:
+			task = []string{`CREATE TABLE plugin_state_entries (plugin_id TEXT, namespace TEXT, entry_key TEXT, v TEXT,
+				value_json TEXT GENERATED ALWAYS AS (printf('%.*c', 20000000, 'x')) VIRTUAL)`,
+				`INSERT INTO plugin_state_entries (plugin_id, namespace, entry_key, v) VALUES ('acpx', 'process-leases', 'k', '')`}
+		case 1:
+			task = []string{`CREATE TABLE plugin_state_entries (plugin_id TEXT, namespace TEXT, entry_key TEXT, value_json TEXT)`,
+				`CREATE VIEW task_runs AS WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c)
+				SELECT i AS task_id, '' AS source_id, '' AS requester_session_key, 'x' AS task, 'running' AS status, i AS created_at, 'exec' AS task_kind FROM c`}
+		default:
+			task = []string{`CREATE TABLE plugin_state_entries (plugin_id TEXT, namespace TEXT, entry_key TEXT, value_json TEXT)`}
+		}
+		if err := store(filepath.Join(dir, "state", "openclaw.sqlite"), task...); err != nil {
+			return err
+		}
+		if err := store(filepath.Join(dir, "agents", "main", "agent", "openclaw-agent.sqlite"),
+			`CREATE VIEW session_nodes AS SELECT printf('%.*c', 200000000, 'x') AS session_key, NULL AS archived_at
+			FROM (SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4 UNION ALL SELECT 5)`); err != nil {
+			return err
+		}
+	}
+	return nil
+}
