@@ -90,48 +90,65 @@ type readResult struct {
 	err error
 }
 
-// reads is a read of state dirs: the in-process reads, or the children's
-// output, which results decodes.
-type reads struct {
-	done   []readResult
-	groups []*group
-}
-
-// readAll reads the dirs and decodes what was read.
+// readAll reads the dirs and returns each one's read, in order.
 func readAll(ctx context.Context, dirs []Dir, asRoot bool, accts []account) []readResult {
-	return startReads(ctx, dirs, asRoot, accts).results()
+	out := make([]readResult, len(dirs))
+	ready := make(chan struct{})
+	close(ready)
+	startReads(ctx, dirs, asRoot, accts, ready, func(k int, r readResult) { out[k] = r }).Wait()
+	return out
 }
 
-// startReads reads the dirs: as root, one child per uid (at most
+// startReads reads the dirs — as root, one child per uid (at most
 // maxChildren at once, each within ChildDeadline and ctx) running as that
-// uid, whose output is kept to be decoded later; as anyone else, in this
-// process (it reads only what its own user may).
-func startReads(ctx context.Context, dirs []Dir, asRoot bool, accts []account) *reads {
-	r := &reads{}
-	if !asRoot {
-		for _, d := range dirs {
-			r.done = append(r.done, readResult{dir: d, raw: openclaw.ReadRaw(d.Path)})
+// uid; as anyone else, in this process (it reads only what its own user
+// may) — and hands each dir's read to fn (k is its index in dirs) once
+// ready is closed, one call at a time. A child's output is read into one of
+// maxChildren buffers used again and again and decoded at once; what it
+// said waits for ready, and is let go of once fn has had it (fn keeps what
+// it judges worth keeping).
+func startReads(ctx context.Context, dirs []Dir, asRoot bool, accts []account, ready <-chan struct{}, fn func(k int, r readResult)) *sync.WaitGroup {
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	hand := func(k int, r readResult) {
+		select {
+		case <-ready:
+		case <-ctx.Done():
+			r = readResult{dir: r.dir, err: fmt.Errorf("not used: %w", context.Cause(ctx))}
+			<-ready // fn needs what ready announces
 		}
-		return r
+		mu.Lock()
+		defer mu.Unlock()
+		fn(k, r)
 	}
+	if !asRoot {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k, d := range dirs {
+				hand(k, readResult{dir: d, raw: openclaw.ReadRaw(d.Path)})
+			}
+		}()
+		return &wg
+	}
+	var groups []*group
 	byUID := map[uint32]*group{}
-	for _, d := range dirs {
+	index := map[string]int{}
+	for k, d := range dirs {
+		index[d.Path] = k
 		g := byUID[d.UID]
 		if g == nil {
 			g = &group{uid: d.UID, gid: gidOf(accts, d.UID)}
 			byUID[d.UID] = g
-			r.groups = append(r.groups, g)
+			groups = append(groups, g)
 		}
 		g.dirs = append(g.dirs, d)
 	}
-	// maxChildren slots, each with a buffer its children's output is read
-	// into and decoded from: no child's output is kept, nor grown anew.
 	slots := make(chan []byte, maxChildren)
 	for range maxChildren {
 		slots <- nil
 	}
-	var wg sync.WaitGroup
-	for _, g := range r.groups {
+	for _, g := range groups {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -140,37 +157,18 @@ func startReads(ctx context.Context, dirs []Dir, asRoot bool, accts []account) *
 			if g.err == nil {
 				g.states, g.err = decode(g, buf)
 			}
-			slots <- buf
+			slots <- buf // the next child may run while this one waits for the table
+			for i, d := range g.dirs {
+				r := readResult{dir: d, err: g.err}
+				if g.err == nil {
+					r.raw = &g.states[i]
+				}
+				hand(index[d.Path], r)
+			}
+			g.states = nil
 		}()
 	}
-	wg.Wait()
-	return r
-}
-
-// results decodes what was read (each).
-func (r *reads) results() []readResult {
-	var out []readResult
-	r.each(func(res readResult) { out = append(out, res) })
-	return out
-}
-
-// each hands fn every dir's read, and lets go of them.
-func (r *reads) each(fn func(readResult)) {
-	for _, res := range r.done {
-		fn(res)
-	}
-	r.done = nil
-	for _, g := range r.groups {
-		for k, d := range g.dirs {
-			res := readResult{dir: d, err: g.err}
-			if g.err == nil {
-				res.raw = &g.states[k]
-			}
-			fn(res)
-		}
-		g.states = nil
-	}
-	r.groups = nil
+	return &wg
 }
 
 // readAs runs one reader child as g's uid and returns what it printed,

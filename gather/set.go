@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/orphanreaper/reaper/ledger"
@@ -62,22 +62,27 @@ type Problem struct {
 type Pending struct {
 	list   dirList
 	first  int // list.dirs[first:] are read by Begin
-	done   chan struct{}
-	reads  *reads
+	reads  *sync.WaitGroup
 	asRoot bool
 	accts  []account
+	// ready is closed by Load once the table is known (snap and boot), and
+	// each dir's read is then judged into parts[k], k its index in
+	// list.dirs[first:].
+	ready chan struct{}
+	snap  *platform.Snapshot
+	boot  openclaw.Boot
+	parts []*Set
 }
 
 // Begin lists the state dirs of the homes (every account's, as root) and
 // of reaper's own environment, and starts reading them. With Discover off
 // it lists nothing.
 func Begin(ctx context.Context, opts Options) *Pending {
-	p := &Pending{asRoot: os.Geteuid() == 0, done: make(chan struct{})}
+	p := &Pending{asRoot: os.Geteuid() == 0, ready: make(chan struct{}), reads: &sync.WaitGroup{}}
 	if p.asRoot {
 		p.accts = accounts()
 	}
 	if !opts.Discover {
-		close(p.done)
 		return p
 	}
 	for _, path := range opts.Named {
@@ -107,11 +112,32 @@ func Begin(ctx context.Context, opts Options) *Pending {
 			p.list.add(Dir{Path: dir, UID: uint32(uid), From: "a home"})
 		}
 	}
-	go func() {
-		p.reads = startReads(ctx, p.list.dirs[p.first:], p.asRoot, p.accts)
-		close(p.done)
-	}()
+	p.reads = p.start(ctx, p.list.dirs[p.first:], 0)
 	return p
+}
+
+// Abandon lets the reads Begin started end without being judged: the run
+// will not Load (its table could not be read).
+func (p *Pending) Abandon() {
+	select {
+	case <-p.ready:
+	default:
+		close(p.ready)
+	}
+}
+
+// start reads dirs, judging each into parts[offset+k] once ready.
+func (p *Pending) start(ctx context.Context, dirs []Dir, offset int) *sync.WaitGroup {
+	p.parts = append(p.parts, make([]*Set, len(dirs))...)
+	parts := p.parts // the slice start's reads write into
+	return startReads(ctx, dirs, p.asRoot, p.accts, p.ready, func(k int, r readResult) {
+		if p.snap == nil {
+			return // abandoned: there is no table to judge it against
+		}
+		s := &Set{}
+		s.addRead(r, p.boot, p.snap)
+		parts[offset+k] = s
+	})
 }
 
 // Load reads the ledgers named on the command line (an invalid one is an
@@ -167,8 +193,11 @@ func Load(ctx context.Context, opts Options, pending *Pending, snap *platform.Sn
 		}
 		set.Ledgers = append(set.Ledgers, l)
 	}
-	<-pending.done
+	// The table is known: the reads begun before it can be judged now.
+	pending.snap, pending.boot = snap, boot
+	close(pending.ready)
 	if !opts.Discover || fixture {
+		pending.reads.Wait()
 		return set, nil
 	}
 	list := &pending.list
@@ -190,17 +219,27 @@ func Load(ctx context.Context, opts Options, pending *Pending, snap *platform.Sn
 		nameDirs(p, "orphan")
 	}
 	set.Warnings = append(set.Warnings, list.refuse...)
-	more := startReads(ctx, list.dirs[before:], pending.asRoot, pending.accts)
-	// The table is scanned, and what the scan read is garbage now: collect
-	// it, so that decoding the readers' output reuses that memory rather
-	// than growing the heap (measured at 20,000 processes with 20 users'
-	// state: the reaper's peak RSS 4.0 MiB over a scan without state before,
-	// see docs/performance.md).
-	runtime.GC()
-	for _, rs := range []*reads{pending.reads, more} {
-		rs.each(func(r readResult) { set.addRead(r, boot, snap) })
+	// Wait for the first reads before the second are started: the second
+	// grows parts, which the first write into.
+	pending.reads.Wait()
+	pending.start(ctx, list.dirs[before:], before-pending.first).Wait()
+	for _, part := range pending.parts {
+		set.merge(part)
 	}
 	return set, nil
+}
+
+// merge appends what another Set holds.
+func (s *Set) merge(o *Set) {
+	if o == nil {
+		return
+	}
+	s.Ledgers = append(s.Ledgers, o.Ledgers...)
+	s.Problems = append(s.Problems, o.Problems...)
+	s.Servers = append(s.Servers, o.Servers...)
+	s.Warnings = append(s.Warnings, o.Warnings...)
+	s.Gateways = append(s.Gateways, o.Gateways...)
+	s.States = append(s.States, o.States...)
 }
 
 // addRead takes one discovered dir's read. Whatever went wrong is doubt

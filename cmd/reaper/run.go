@@ -130,6 +130,7 @@ func collectWith(ctx context.Context, pol *policy.Policy, procRoot string, ledge
 	pending := gather.Begin(ctx, opts)
 	snap, err := readSnapshot(procRoot)
 	if err != nil {
+		pending.Abandon()
 		return nil, err
 	}
 	// Of the environments read, keep what the policy, the scan and the

@@ -1,0 +1,5 @@
+//go:build !race
+
+package gather
+
+const raceEnabled = false
