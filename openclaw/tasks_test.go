@@ -348,3 +348,24 @@ func TestExecRowsJSON(t *testing.T) {
 		}
 	}
 }
+
+// FuzzExecRows: whatever bytes a reader child prints, ExecRows decodes as
+// encoding/json does into a plain slice, and never with less room than it
+// needs (the element count only sizes the slice).
+func FuzzExecRows(f *testing.F) {
+	f.Add([]byte(`[{"id":"a","cmd":"x, [y]","status":"running","at":"2026-11-24T00:00:00Z"}]`))
+	f.Add([]byte(`[{},{"cmd":"\"],["}]`))
+	f.Add([]byte(`null`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var plain []ExecTask
+		errPlain := json.Unmarshal(b, &plain)
+		var rows ExecRows
+		errRows := json.Unmarshal(b, &rows)
+		if (errPlain == nil) != (errRows == nil) {
+			t.Fatalf("plain error %v, ExecRows error %v", errPlain, errRows)
+		}
+		if errPlain == nil && !reflect.DeepEqual([]ExecTask(rows), plain) && !(len(rows) == 0 && len(plain) == 0) {
+			t.Fatalf("ExecRows %+v, plain %+v", rows, plain)
+		}
+	})
+}

@@ -9,7 +9,8 @@
 #      can't combine --user and --root) as copies whose ExecStart= names the
 #      scratch root's binary;
 #   4. systemd-analyze security --offline=true on the system service, failing
-#      above an exposure of 2.5 (it scores 2.1: "OK"; 1.9 before the cgroup
+#      above an exposure of 2.5 (it scores 2.4: "OK"; 2.1 before CAP_SETUID and
+#      CAP_SETGID for the reader children, 1.9 before the cgroup
 #      hierarchy was made writable for the kill path). The user service is not
 #      scored: a user manager can't apply most sandboxing;
 #   5. every launchd plist parses, with the keys and types launchd wants;

@@ -168,8 +168,11 @@ func realHome(home string, uid, rows int) error {
 	return store(filepath.Join(st, "agents", "main", "agent", "openclaw-agent.sqlite"), sess...)
 }
 
-// hostileHome is the 20 state dirs one home may have, each with a task
-// store and an agent store written to cost their reader.
+// hostileHome is the 20 state dirs one home may have, as docs/threat-model.md
+// attacks 5 and 6 made them: each with a valid, empty task store and an
+// agent store whose session_nodes is a view — in three of them computing
+// five 200 MB values (attack 6), in the others over an endless recursive
+// CTE that never yields a row, so no LIMIT ends it (attack 5).
 func hostileHome(home string) error {
 	names := []string{".openclaw", ".clawdbot", ".moldbot", ".moltbot"}
 	for i := 0; i < 16; i++ {
@@ -177,25 +180,18 @@ func hostileHome(home string) error {
 	}
 	for i, n := range names {
 		dir := filepath.Join(home, n)
-		var task []string
-		switch i % 3 {
-		case 0:
-			task = []string{`CREATE TABLE plugin_state_entries (plugin_id TEXT, namespace TEXT, entry_key TEXT, v TEXT,
-				value_json TEXT GENERATED ALWAYS AS (printf('%.*c', 20000000, 'x')) VIRTUAL)`,
-				`INSERT INTO plugin_state_entries (plugin_id, namespace, entry_key, v) VALUES ('acpx', 'process-leases', 'k', '')`}
-		case 1:
-			task = []string{`CREATE TABLE plugin_state_entries (plugin_id TEXT, namespace TEXT, entry_key TEXT, value_json TEXT)`,
-				`CREATE VIEW task_runs AS WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c)
-				SELECT i AS task_id, '' AS source_id, '' AS requester_session_key, 'x' AS task, 'running' AS status, i AS created_at, 'exec' AS task_kind FROM c`}
-		default:
-			task = []string{`CREATE TABLE plugin_state_entries (plugin_id TEXT, namespace TEXT, entry_key TEXT, value_json TEXT)`}
-		}
-		if err := store(filepath.Join(dir, "state", "openclaw.sqlite"), task...); err != nil {
+		if err := store(filepath.Join(dir, "state", "openclaw.sqlite"),
+			`CREATE TABLE plugin_state_entries (plugin_id TEXT, namespace TEXT, entry_key TEXT, value_json TEXT)`,
+			`CREATE TABLE task_runs (task_id TEXT, task_kind TEXT, source_id TEXT, requester_session_key TEXT, task TEXT, status TEXT, created_at INTEGER)`); err != nil {
 			return err
 		}
-		if err := store(filepath.Join(dir, "agents", "main", "agent", "openclaw-agent.sqlite"),
-			`CREATE VIEW session_nodes AS SELECT printf('%.*c', 200000000, 'x') AS session_key, NULL AS archived_at
-			FROM (SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4 UNION ALL SELECT 5)`); err != nil {
+		view := `CREATE VIEW session_nodes AS WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c)
+			SELECT 'k' || i AS session_key, NULL AS archived_at FROM c WHERE i < 0`
+		if i < 3 {
+			view = `CREATE VIEW session_nodes AS SELECT printf('%.*c', 200000000, 'x') AS session_key, NULL AS archived_at
+				FROM (SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4 UNION ALL SELECT 5)`
+		}
+		if err := store(filepath.Join(dir, "agents", "main", "agent", "openclaw-agent.sqlite"), view); err != nil {
 			return err
 		}
 	}
