@@ -146,7 +146,7 @@ func startReads(ctx context.Context, dirs []Dir, asRoot bool, accts []account, r
 	}
 	slots := make(chan []byte, maxChildren)
 	for range maxChildren {
-		slots <- nil
+		slots <- make([]byte, 0, 64<<10) // a user's state is tens of KiB: grown rarely
 	}
 	for _, g := range groups {
 		wg.Add(1)

@@ -181,3 +181,22 @@ func TestFailedReaderIsItsUsersDoubt(t *testing.T) {
 		t.Errorf("control, in time: problems %+v", set.Problems)
 	}
 }
+
+// macOS keeps accounts in Directory Services; the homes under /Users,
+// each owned by its account, stand for them. Root's own directories,
+// Shared and dot entries are not homes.
+func TestDirAccounts(t *testing.T) {
+	requireRoot(t)
+	root := t.TempDir()
+	for _, d := range []string{"alice", "Shared", ".localized", "rootowned"} {
+		os.Mkdir(filepath.Join(root, d), 0o755)
+	}
+	os.Chown(filepath.Join(root, "alice"), 65534, 65533)
+	os.Chown(filepath.Join(root, "Shared"), 65534, 65534)
+	os.WriteFile(filepath.Join(root, "file"), nil, 0o644)
+	got := dirAccounts(root)
+	want := []account{{65534, 65533, filepath.Join(root, "alice")}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("accounts %+v, want %+v", got, want)
+	}
+}

@@ -26,6 +26,8 @@ type MCPServer struct {
 	File    string // the config file that names it
 	// UID owns the config: it speaks only for that user's processes.
 	UID uint32
+
+	want []string // Args as words (MatchesWords)
 	// IdleTTLMs is the config's mcp.sessionIdleTtlMs: how long a session's
 	// MCP servers may idle before the gateway retires them; 0 (the
 	// default) keeps them for the session's whole life.
@@ -105,12 +107,22 @@ func parseMCPServers(file string, b []byte) ([]MCPServer, error) {
 // compared with the flags left out on both sides. Node programs that set
 // their title leave one space-joined string in /proc/PID/cmdline, so the
 // comparison is of space-joined words.
-func (m *MCPServer) Matches(argv []string) bool {
-	words := strings.Fields(strings.Join(argv, " "))
+func (m *MCPServer) Matches(argv []string) bool { return m.MatchesWords(Words(argv)) }
+
+// Words are a command line's space-joined words, as MatchesWords compares
+// them: cut once, a command line can be compared with many servers.
+func Words(argv []string) []string { return strings.Fields(strings.Join(argv, " ")) }
+
+// MatchesWords is Matches for a command line already cut by Words. The
+// server's own words are cut once and kept.
+func (m *MCPServer) MatchesWords(words []string) bool {
 	if len(words) == 0 {
 		return false
 	}
-	want := strings.Fields(strings.Join(m.Args, " "))
+	if m.want == nil {
+		m.want = append(Words(m.Args), "") // never nil once cut; the "" is cut off below
+	}
+	want := m.want[:len(m.want)-1]
 	cmd := path.Base(m.Command)
 	if len(want) == 0 && genericCommands[cmd] {
 		return false // a bare interpreter says nothing about which program runs

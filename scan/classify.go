@@ -81,9 +81,9 @@ func (r *Result) ApplyMCPServers(servers []openclaw.MCPServer) {
 		if f.Kind != KindOther {
 			continue
 		}
-		argv := s.Cmdline(f.Root)
+		words := openclaw.Words(s.Cmdline(f.Root))
 		for k := range servers {
-			if servers[k].Matches(argv) && r.speaks(servers[k].UID, f.Root, "MCP server "+servers[k].Name+" of "+servers[k].File) {
+			if servers[k].MatchesWords(words) && r.speaks(servers[k].UID, f.Root, "MCP server "+servers[k].Name+" of "+servers[k].File) {
 				f.Kind = KindMCP
 				f.Evidence = append(f.Evidence, fmt.Sprintf("its command line is MCP server %q of %s", servers[k].Name, servers[k].File))
 				break

@@ -126,13 +126,15 @@ func collectWith(ctx context.Context, pol *policy.Policy, procRoot string, ledge
 			opts.OwnerLedgers = append(opts.OwnerLedgers, gather.ExpandHome(path))
 		}
 	}
-	// The homes' state is read while the table is: it does not depend on it.
 	pending := gather.Begin(ctx, opts)
 	snap, err := readSnapshot(procRoot)
 	if err != nil {
 		pending.Abandon()
 		return nil, err
 	}
+	// The homes' state does not depend on the table: read it while the
+	// table is scanned.
+	pending.Start()
 	// Of the environments read, keep what the policy, the scan and the
 	// OpenClaw readers look up.
 	snap.KeepEnv(append(pol.EnvNames(), openclaw.EnvNames...))
