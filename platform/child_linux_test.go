@@ -118,6 +118,9 @@ func TestRunChildBounds(t *testing.T) {
 // SIGKILL after a second of CPU, though Go ignores SIGXCPU) and files
 // (RLIMIT_FSIZE 0: no byte written).
 func TestLimitSelf(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector's shadow memory does not fit in the children's RLIMIT_DATA")
+	}
 	if out, err := RunChild(context.Background(), childSpec("data")); err == nil {
 		t.Errorf("1 GiB under RLIMIT_DATA 128 MiB: printed %q, want the child dead", out)
 	} else {
