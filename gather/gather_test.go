@@ -2,6 +2,8 @@ package gather
 
 import (
 	"context"
+	"database/sql"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -11,6 +13,8 @@ import (
 
 	"github.com/orphanreaper/reaper/openclaw"
 	"github.com/orphanreaper/reaper/platform"
+
+	_ "modernc.org/sqlite"
 )
 
 // This test binary is also the reader child the tests start.
@@ -198,5 +202,51 @@ func TestDirAccounts(t *testing.T) {
 	want := []account{{65534, 65533, filepath.Join(root, "alice")}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("accounts %+v, want %+v", got, want)
+	}
+}
+
+// Load judges the reads against the snapshot only once it is done with
+// the snapshot itself (which reads details lazily and is not safe to
+// share): under -race, judging a state dir's exec rows while Load looks up
+// every root's OPENCLAW_STATE_DIR would be reported. The control is that
+// the dir's rows are judged at all.
+func TestLoadJudgesAfterTheTable(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "oc")
+	os.MkdirAll(filepath.Join(dir, "state"), 0o755)
+	db, err := sql.Open("sqlite", filepath.Join(dir, "state", "openclaw.sqlite"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		`CREATE TABLE task_runs (task_id TEXT, task_kind TEXT, source_id TEXT, requester_session_key TEXT, task TEXT, status TEXT, created_at INTEGER)`,
+		fmt.Sprintf(`INSERT INTO task_runs VALUES ('t1', 'exec', 's1', 'k', 'sleep 600; : load-test', 'running', %d)`, time.Now().UnixMilli()),
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	snap, err := platform.ReadSnapshot(platform.DefaultProcRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer snap.Close()
+	var roots []*platform.Process
+	for i := range snap.Procs {
+		roots = append(roots, &snap.Procs[i])
+	}
+	opts := Options{Discover: true, EnvDirs: []string{dir}}
+	p := Begin(context.Background(), opts)
+	p.asRoot = false // read in-process: reader children do not run under -race, and this is about the judging
+	set, err := Load(context.Background(), opts, p, snap, nil, roots)
+	if err != nil {
+		t.Fatal(err)
+	}
+	judged := false
+	for _, l := range set.Ledgers {
+		judged = judged || strings.Contains(l.Source, "task_runs") && len(l.Runs) == 1
+	}
+	if !judged {
+		t.Errorf("the dir's exec row was not judged: ledgers %v, problems %v", set.Ledgers, set.Problems)
 	}
 }

@@ -213,11 +213,13 @@ func Load(ctx context.Context, opts Options, pending *Pending, snap *platform.Sn
 		}
 		set.Ledgers = append(set.Ledgers, l)
 	}
-	// The table is known: the reads can be judged now.
+	// The table is known. The reads are judged against it once ready is
+	// closed — only after this goroutine has done with the snapshot below:
+	// the snapshot reads details lazily and is not safe to share.
 	pending.snap, pending.boot = snap, boot
-	close(pending.ready)
 	pending.Start()
 	if !opts.Discover || fixture {
+		close(pending.ready)
 		pending.wait()
 		return set, nil
 	}
@@ -240,6 +242,7 @@ func Load(ctx context.Context, opts Options, pending *Pending, snap *platform.Sn
 		nameDirs(p, "orphan")
 	}
 	set.Warnings = append(set.Warnings, list.refuse...)
+	close(pending.ready)
 	// Wait for the first reads before the second are started: the second
 	// grows parts, which the first write into.
 	pending.wait()
