@@ -21,10 +21,11 @@ import (
 	_ "modernc.org/sqlite"
 )
 
-// The attacks of docs/threat-model.md §2 (a user's files against a root
-// reaper), each with real processes and real files, each with its
-// control: the same evidence in a file of the victim's own user (or
-// root's) does act, so the test would fail if the speaker rule were gone.
+// The attacks of docs/threat-model.md ("The attacks, each with its
+// test": a user's files against a root reaper), each with real processes
+// and real files, each with its control: the same evidence in a file of
+// the victim's own user (or root's) does act, so the test would fail if
+// the speaker rule were gone.
 // User A is nobody (65534); user B is uid 65533, which has no account.
 
 var userB = &syscall.Credential{Uid: 65533, Gid: 65533}
