@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"runtime/debug"
 	"sync"
 	"syscall"
 
@@ -242,6 +243,12 @@ func Load(ctx context.Context, opts Options, pending *Pending, snap *platform.Sn
 		nameDirs(p, "orphan")
 	}
 	set.Warnings = append(set.Warnings, list.refuse...)
+	// Judging the readers' output allocates a few MiB that are garbage at
+	// once, on a heap the table made large, whose next collection is far:
+	// collect sooner while it runs (measured at 20,000 processes with 20
+	// users' state, the reaper's peak 17.7 → 16.8 MiB at no measurable
+	// cost in time; lowering it for all of Load cost 35 ms).
+	defer debug.SetGCPercent(debug.SetGCPercent(25))
 	close(pending.ready)
 	// Wait for the first reads before the second are started: the second
 	// grows parts, which the first write into.
