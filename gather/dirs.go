@@ -56,9 +56,9 @@ func checkNamed(dir string, uid uint32) error {
 // dirList is the state dirs of a run, each once, in the order found.
 type dirList struct {
 	dirs   []Dir
-	seen   map[string]bool
-	named  map[uint32]int // dirs named by processes, per uid
-	refuse []string       // named dirs refused, for the warnings
+	seen   map[string]bool // listed, or named and refused: not checked again
+	named  map[uint32]int  // dirs checked for each uid that named them
+	refuse []string        // named dirs refused, for the warnings
 }
 
 func (l *dirList) add(d Dir) {
@@ -71,25 +71,34 @@ func (l *dirList) add(d Dir) {
 	}
 }
 
-// addNamed adds a dir a process of uid names, if it passes checkNamed and
-// the uid's bound.
+// addNamed adds a dir a process of uid names, if it passes checkNamed.
+// A user's processes can name any number of paths: at most
+// maxNamedPerUID are checked for each uid — every check walks the path
+// from / — and a value seen once is not checked again.
 func (l *dirList) addNamed(dir string, uid uint32, from string) {
+	if l.seen == nil {
+		l.seen, l.named = map[string]bool{}, map[uint32]int{}
+	}
 	if l.seen[dir] {
 		return
 	}
+	l.seen[dir] = true
+	if l.named[uid] >= maxNamedPerUID {
+		l.refused(fmt.Sprintf("%s: state dir %s not read: uid %d's processes named more than %d state dirs", from, dir, uid, maxNamedPerUID))
+		return
+	}
+	l.named[uid]++
 	if err := checkNamed(dir, uid); err != nil {
-		if len(l.refuse) < maxSkipped {
-			l.refuse = append(l.refuse, fmt.Sprintf("%s: state dir not read: %v", from, err))
-		}
+		l.refused(fmt.Sprintf("%s: state dir not read: %v", from, err))
 		return
 	}
-	if l.named == nil || l.named[uid] < maxNamedPerUID {
-		l.add(Dir{Path: dir, UID: uid, From: from})
-		l.named[uid]++
-		return
-	}
+	l.dirs = append(l.dirs, Dir{Path: dir, UID: uid, From: from})
+}
+
+// refused notes a named dir refused, up to maxSkipped of them.
+func (l *dirList) refused(msg string) {
 	if len(l.refuse) < maxSkipped {
-		l.refuse = append(l.refuse, fmt.Sprintf("%s: state dir %s not read: uid %d's processes named more than %d state dirs", from, dir, uid, maxNamedPerUID))
+		l.refuse = append(l.refuse, msg)
 	}
 }
 

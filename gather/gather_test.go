@@ -92,7 +92,7 @@ func TestNamedBound(t *testing.T) {
 	if len(l.dirs) != maxNamedPerUID || len(l.refuse) != 3 || !strings.Contains(l.refuse[0], "named more than") {
 		t.Errorf("%d dirs, refusals %q: want %d and 3", len(l.dirs), l.refuse, maxNamedPerUID)
 	}
-	l.addNamed("../x", 0, "pid 2")
+	l.addNamed("../x", 1, "pid 2") // another uid: uid 0 has used its bound
 	if got := l.refuse[len(l.refuse)-1]; !strings.HasPrefix(got, "pid 2: state dir not read") {
 		t.Errorf("refusal %q does not name what named it", got)
 	}

@@ -282,10 +282,7 @@ func (s *Set) addRead(r readResult, boot openclaw.Boot, snap *platform.Snapshot)
 		return
 	}
 	raw := r.raw
-	s.Warnings = append(s.Warnings, raw.Skipped...)
-	if raw.ConfigProblem != "" {
-		s.Warnings = append(s.Warnings, raw.ConfigProblem+" (its MCP servers are recognised by fingerprint only)")
-	}
+	s.Warnings = append(s.Warnings, warnings(raw)...)
 	if raw.Missing {
 		// Listed a moment ago and gone now (renamed away, say): what it
 		// held is not known, so its owner's trees are in doubt.
@@ -375,11 +372,18 @@ func readPath(ctx context.Context, path string, boot openclaw.Boot, asRoot bool,
 		return nil, nil, r.raw.Errors(), nil
 	}
 	st, errs := r.raw.State(uid, boot)
-	warnings := append([]string{}, r.raw.Skipped...)
-	if r.raw.ConfigProblem != "" {
-		warnings = append(warnings, r.raw.ConfigProblem+" (its MCP servers are recognised by fingerprint only)")
+	return st.Ledgers, st, errs, warnings(r.raw)
+}
+
+// warnings are what a read says without casting doubt: files of another
+// owner, not read, and a config that could not be read (it only
+// classifies).
+func warnings(raw *openclaw.Raw) []string {
+	out := append([]string{}, raw.Skipped...)
+	if raw.ConfigProblem != "" {
+		out = append(out, raw.ConfigProblem+" (its MCP servers are recognised by fingerprint only)")
 	}
-	return st.Ledgers, st, errs, warnings
+	return out
 }
 
 // fileUID is the owner of a file Stat described.

@@ -27,7 +27,8 @@ type MCPServer struct {
 	// UID owns the config: it speaks only for that user's processes.
 	UID uint32
 
-	want []string // Args as words (MatchesWords)
+	want []string // Args as words, once cut (MatchesWords)
+	cut  bool
 	// IdleTTLMs is the config's mcp.sessionIdleTtlMs: how long a session's
 	// MCP servers may idle before the gateway retires them; 0 (the
 	// default) keeps them for the session's whole life.
@@ -119,10 +120,10 @@ func (m *MCPServer) MatchesWords(words []string) bool {
 	if len(words) == 0 {
 		return false
 	}
-	if m.want == nil {
-		m.want = append(Words(m.Args), "") // never nil once cut; the "" is cut off below
+	if !m.cut {
+		m.want, m.cut = Words(m.Args), true
 	}
-	want := m.want[:len(m.want)-1]
+	want := m.want
 	cmd := path.Base(m.Command)
 	if len(want) == 0 && genericCommands[cmd] {
 		return false // a bare interpreter says nothing about which program runs

@@ -96,7 +96,7 @@ func (out *storeRows) readPluginState(ctx context.Context, db *sql.DB, path stri
 				continue
 			}
 			c.Key = key
-			if _, err := c.ledger(path); err != nil {
+			if err := c.check(); err != nil {
 				*bad = append(*bad, where+": "+err.Error())
 				continue
 			}

@@ -403,7 +403,7 @@ func (raw *Raw) State(uid uint32, boot Boot) (*State, []error) {
 			for _, row := range t.Codex.Servers {
 				l, err := row.ledger(source)
 				if err != nil {
-					continue // counted when read (BadCodexRows)
+					continue // reported when read (the store's rows that did not parse)
 				}
 				st.Ledgers = append(st.Ledgers, l)
 			}
@@ -491,12 +491,20 @@ type codexEnd struct {
 	StartedAt string `json:"startedAt"`
 }
 
+// check says what makes a registry row unusable, if anything.
+func (c *codexProcess) check() error {
+	if c.Parent.PID <= 0 || c.Child.PID <= 0 {
+		return fmt.Errorf("codex app-server %s: want parent and child pids", c.Key)
+	}
+	return nil
+}
+
 // ledger turns a registry row into a ledger whose owner is the registered
 // parent: OpenClaw reaps the child only when that parent is dead.
 func (c *codexProcess) ledger(source string) (*ledger.Ledger, error) {
 	key := c.Key
-	if c.Parent.PID <= 0 || c.Child.PID <= 0 {
-		return nil, fmt.Errorf("codex app-server %s: want parent and child pids", key)
+	if err := c.check(); err != nil {
+		return nil, err
 	}
 	start := func(s string) string {
 		if strings.Count(s, ":") == 1 && len(s) > 2 {

@@ -121,9 +121,15 @@ func (t *Tasks) readExecs(ctx context.Context, db *sql.DB) error {
 // spares the doublings — thousands of rows for each of many users.
 type ExecRows []ExecTask
 
-// UnmarshalJSON decodes the array into a slice of its exact length.
+// UnmarshalJSON decodes the array into a slice of its exact length. A
+// reader never prints more than maxTaskRows rows of a store; more is not
+// what a reader prints, and no slice is sized from it.
 func (r *ExecRows) UnmarshalJSON(b []byte) error {
-	rows := make([]ExecTask, 0, countElements(b))
+	n := countElements(b)
+	if n > maxTaskRows {
+		return fmt.Errorf("%d exec rows: a reader reads at most %d", n, maxTaskRows)
+	}
+	rows := make([]ExecTask, 0, n)
 	if err := json.Unmarshal(b, &rows); err != nil {
 		return err
 	}

@@ -30,6 +30,14 @@ func childMode(mode string) int {
 		fmt.Printf("%d %d %v\n", os.Getuid(), os.Getgid(), groups)
 	case "sleep":
 		time.Sleep(time.Minute)
+	case "hold":
+		// A process that keeps the child's stdout open after the child
+		// exits, as one of its user's could; it ends on its own.
+		p, err := os.StartProcess("/bin/sleep", []string{"sleep", "20"}, &os.ProcAttr{Files: []*os.File{nil, os.Stdout, nil}})
+		if err != nil {
+			return 1
+		}
+		p.Release()
 	case "flood":
 		b := make([]byte, 1<<16)
 		for {
@@ -103,6 +111,14 @@ func TestRunChildBounds(t *testing.T) {
 	_, err := RunChild(ctx, childSpec("sleep"))
 	if err == nil || !strings.Contains(err.Error(), "deadline") || time.Since(start) > 10*time.Second {
 		t.Errorf("sleeping child: %v after %s, want killed at its deadline", err, time.Since(start))
+	}
+	// One whose stdout another process holds after it exits: the parent
+	// stops reading at the deadline all the same.
+	ctx, cancel = context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	start = time.Now()
+	if _, err := RunChild(ctx, childSpec("hold")); time.Since(start) > 10*time.Second {
+		t.Errorf("child whose stdout is held: returned after %s (%v), want at its deadline", time.Since(start), err)
 	}
 	_, err = RunChild(context.Background(), childSpec("flood"))
 	if !errors.Is(err, ErrChildOutput) {

@@ -111,9 +111,15 @@ func runChild(ctx context.Context, spec ChildSpec) ([]byte, error) {
 		io.Copy(&stderr, io.LimitReader(errR, int64(spec.MaxErr)))
 		io.Copy(io.Discard, errR)
 	}()
-	// Kill at the deadline; the reads below end when the child (and
-	// anything that inherited its pipes, which nothing should) is gone.
-	stop := context.AfterFunc(ctx, func() { proc.Signal(syscall.SIGKILL) })
+	// Kill at the deadline, and close the pipes' read ends: a process of
+	// the child's user that got hold of a write end (through
+	// /proc/PID/fd before the child made itself non-dumpable) would
+	// otherwise keep the reads below waiting after the child is dead.
+	stop := context.AfterFunc(ctx, func() {
+		proc.Signal(syscall.SIGKILL)
+		outR.Close()
+		errR.Close()
+	})
 	out, rerr := readAll(outR, spec.Buf[:0], spec.MaxOut+1)
 	over := len(out) > spec.MaxOut
 	if over || rerr != nil {

@@ -58,10 +58,10 @@ func (t *tree) confineTree() string {
 }
 
 // ownGroups returns the sessions and process groups that only the tree's
-// members and their descendants are in, as s shows them: a child the tree
-// forked since the last rescan is in its parent's group, and must not make
-// the group look shared.
-func (t *tree) ownGroups(s *platform.Snapshot) map[int]bool {
+// members and their descendants are in, as s (and its tree tr) shows them:
+// a child the tree forked since the last rescan is in its parent's group,
+// and must not make the group look shared.
+func (t *tree) ownGroups(s *platform.Snapshot, tr *scan.Tree) map[int]bool {
 	own := map[int]bool{}
 	for _, h := range t.handles {
 		if p := s.Get(h.PID); p != nil && p.StartTicks == t.starts[h.PID] {
@@ -70,7 +70,6 @@ func (t *tree) ownGroups(s *platform.Snapshot) map[int]bool {
 	}
 	delete(own, 0)
 	delete(own, 1)
-	tr := scan.NewTree(s)
 	member := t.member
 	for i := range s.Procs {
 		p := &s.Procs[i]
@@ -115,7 +114,7 @@ func (t *tree) escapees() (string, bool) {
 		case p.Zombie() || p.KernelThread():
 		case t.groups[p.SID] || t.groups[p.PGID]:
 			found = append(found, p)
-		case p.PPID == t.adopter && t.adopter > 0 && s.UID(p) == t.uid && t.adopted != nil && t.adopted[p.PID] != p.StartTicks && !t.member(p):
+		case p.PPID == t.adopter && t.adopter > 0 && t.adopted != nil && t.adopted[p.PID] != p.StartTicks && !t.member(p) && s.UID(p) == t.uid:
 			born = append(born, p)
 		}
 	}
@@ -153,12 +152,13 @@ func (t *tree) escapees() (string, bool) {
 	return "", false
 }
 
-// adoptedBy lists the adopter's children of the tree's user, as s shows
-// them: those adopted later are new.
+// adoptedBy lists the adopter's children, as s shows them: those adopted
+// later are new. (Whose they are is read only of the new ones: the
+// adopter is PID 1 as often as not.)
 func (t *tree) adoptedBy(s *platform.Snapshot) map[int]uint64 {
 	out := map[int]uint64{}
 	for i := range s.Procs {
-		if p := &s.Procs[i]; p.PPID == t.adopter && s.UID(p) == t.uid {
+		if p := &s.Procs[i]; p.PPID == t.adopter {
 			out[p.PID] = p.StartTicks
 		}
 	}

@@ -73,6 +73,30 @@ func TestForkOnTermControl(t *testing.T) {
 // the stopped tree is moved into a confinement first and the last step is
 // its cgroup.kill; elsewhere the tree's process group is followed.
 func TestForkOnTermKilled(t *testing.T) {
+	eachKillPath(t, func(t *testing.T, confined bool) {
+		pgid := startForkOnTerm(t)
+		plan, s := planFor(t, pgid, policy.Terminate)
+		opt := options(&recorder{})
+		opt.Grace = 500 * time.Millisecond
+		if !confined {
+			opt.confine = noConfine
+		}
+		res := Execute(context.Background(), plan, s, opt)
+		if res[0].Outcome != policy.Killed {
+			t.Fatalf("outcome %s (%s), want killed", res[0].Outcome, res[0].Detail)
+		}
+		if got := strings.Contains(res[0].Detail, "confined in cgroup"); got != confined {
+			t.Errorf("detail %q: confined %v, want %v", res[0].Detail, got, confined)
+		}
+		waitGroupEmpty(t, pgid)
+		t.Logf("%s: %s", res[0].Outcome, res[0].Detail)
+	})
+}
+
+// eachKillPath runs f on both ways a tree is killed: in a confinement (as
+// root with a writable cgroup v2; skipped elsewhere) and by following its
+// sessions and process groups.
+func eachKillPath(t *testing.T, f func(t *testing.T, confined bool)) {
 	for _, tt := range []struct {
 		name     string
 		confined bool
@@ -81,22 +105,7 @@ func TestForkOnTermKilled(t *testing.T) {
 			if tt.confined && !canConfine() {
 				t.Skip("needs root and a writable cgroup v2 with cgroup.kill (CI has them)")
 			}
-			pgid := startForkOnTerm(t)
-			plan, s := planFor(t, pgid, policy.Terminate)
-			opt := options(&recorder{})
-			opt.Grace = 500 * time.Millisecond
-			if !tt.confined {
-				opt.confine = noConfine
-			}
-			res := Execute(context.Background(), plan, s, opt)
-			if res[0].Outcome != policy.Killed {
-				t.Fatalf("outcome %s (%s), want killed", res[0].Outcome, res[0].Detail)
-			}
-			if got := strings.Contains(res[0].Detail, "confined in cgroup"); got != tt.confined {
-				t.Errorf("detail %q: confined %v, want %v", res[0].Detail, got, tt.confined)
-			}
-			waitGroupEmpty(t, pgid)
-			t.Logf("%s: %s", res[0].Outcome, res[0].Detail)
+			f(t, tt.confined)
 		})
 	}
 }
@@ -173,45 +182,37 @@ func canConfine() bool {
 // Before the groups were taken at every rescan, 2 to 10 forks lived on
 // under a finding called killed.
 func TestForkerContinuedIsKilledWhole(t *testing.T) {
-	for _, tt := range []struct {
-		name     string
-		confined bool
-	}{{"confinement", true}, {"session and group", false}} {
-		t.Run(tt.name, func(t *testing.T) {
-			if tt.confined && !canConfine() {
-				t.Skip("needs root and a writable cgroup v2 with cgroup.kill (CI has them)")
+	eachKillPath(t, func(t *testing.T, confined bool) {
+		cmd := startTree(t, "trap '' TERM; while :; do sleep 30 & sleep 0.001; done", true)
+		pgid := cmd.Process.Pid
+		startTree(t, "while :; do kill -CONT -"+itoa(pgid)+" 2>/dev/null; done", true)
+		waitMembers(t, pgid, 5)
+		stillAlive(t, []int{pgid}) // control: it lives and forks without the reaper
+		plan, s := planFor(t, pgid, policy.Terminate)
+		opt := options(&recorder{})
+		opt.Grace = 300 * time.Millisecond
+		if !confined {
+			opt.confine = noConfine
+		}
+		res := Execute(context.Background(), plan, s, opt)
+		switch res[0].Outcome {
+		case policy.Killed:
+			// Killed: nothing of the group may live (a SIGKILLed
+			// process leaves the table within moments).
+			deadline := time.Now().Add(2 * time.Second)
+			for len(groupMembers(t, pgid)) > 0 && time.Now().Before(deadline) {
+				time.Sleep(10 * time.Millisecond)
 			}
-			cmd := startTree(t, "trap '' TERM; while :; do sleep 30 & sleep 0.001; done", true)
-			pgid := cmd.Process.Pid
-			startTree(t, "while :; do kill -CONT -"+itoa(pgid)+" 2>/dev/null; done", true)
-			waitMembers(t, pgid, 5)
-			stillAlive(t, []int{pgid}) // control: it lives and forks without the reaper
-			plan, s := planFor(t, pgid, policy.Terminate)
-			opt := options(&recorder{})
-			opt.Grace = 300 * time.Millisecond
-			if !tt.confined {
-				opt.confine = noConfine
+			if left := groupMembers(t, pgid); len(left) > 0 {
+				t.Fatalf("outcome killed (%s), but %d of the tree's forks live: %v", res[0].Detail, len(left), left)
 			}
-			res := Execute(context.Background(), plan, s, opt)
-			switch res[0].Outcome {
-			case policy.Killed:
-				// Killed: nothing of the group may live (a SIGKILLed
-				// process leaves the table within moments).
-				deadline := time.Now().Add(2 * time.Second)
-				for len(groupMembers(t, pgid)) > 0 && time.Now().Before(deadline) {
-					time.Sleep(10 * time.Millisecond)
-				}
-				if left := groupMembers(t, pgid); len(left) > 0 {
-					t.Fatalf("outcome killed (%s), but %d of the tree's forks live: %v", res[0].Detail, len(left), left)
-				}
-			case policy.Failed:
-				if !strings.Contains(res[0].Detail, "are alive") {
-					t.Fatalf("failed without naming survivors: %s", res[0].Detail)
-				}
-			default:
-				t.Fatalf("outcome %s (%s), want killed or failed", res[0].Outcome, res[0].Detail)
+		case policy.Failed:
+			if !strings.Contains(res[0].Detail, "are alive") {
+				t.Fatalf("failed without naming survivors: %s", res[0].Detail)
 			}
-			t.Logf("%s: %s", res[0].Outcome, res[0].Detail)
-		})
-	}
+		default:
+			t.Fatalf("outcome %s (%s), want killed or failed", res[0].Outcome, res[0].Detail)
+		}
+		t.Logf("%s: %s", res[0].Outcome, res[0].Detail)
+	})
 }

@@ -148,9 +148,9 @@ type tree struct {
 	// forked by the tree.
 	groups map[int]bool
 	// adopter is the pid that adopted the tree's root, uid its root's
-	// user, and adopted the adopter's children of that user at the first
-	// rescan: one adopted since may have been forked by the tree in a way
-	// no group shows (setsid), and is named if it lives.
+	// user, and adopted the adopter's children at the first rescan: one of
+	// that user adopted since may have been forked by the tree in a way no
+	// group shows (setsid), and is named if it lives.
 	adopter     int
 	uid         uint32
 	adopted     map[int]uint64
@@ -355,14 +355,15 @@ func (t *tree) stopAndRescan(ctx context.Context, members []*platform.Handle) (s
 		if t.adopted == nil {
 			t.adopted = t.adoptedBy(s)
 		}
-		added := t.newMembers(s)
+		tr := scan.NewTree(s)
+		added := t.newMembers(s, tr)
 		// The sessions and groups that hold only the tree and its forks
 		// are where its later forks will be: taken at every round, since a
 		// tree that keeps forking never gives a round with nothing new.
 		if t.groups == nil {
 			t.groups = map[int]bool{}
 		}
-		for id := range t.ownGroups(s) {
+		for id := range t.ownGroups(s, tr) {
 			t.groups[id] = true
 		}
 		s.Close()
@@ -379,8 +380,7 @@ func (t *tree) stopAndRescan(ctx context.Context, members []*platform.Handle) (s
 // newMembers admits every member again, then opens handles on children of
 // members that are not members yet, admitting each; -1 when one is
 // refused, else how many were added.
-func (t *tree) newMembers(s *platform.Snapshot) int {
-	tr := scan.NewTree(s)
+func (t *tree) newMembers(s *platform.Snapshot, tr *scan.Tree) int {
 	known := map[int]bool{}
 	for _, h := range t.handles {
 		known[h.PID] = true

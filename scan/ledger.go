@@ -79,6 +79,7 @@ func (r *Result) verifyRuns(ls []*ledger.Ledger) []provenRun {
 	var found []provenRun
 	for _, l := range ls {
 		ownerDead, ownerWhy := r.OwnerGone(l)
+		spoken := len(l.Runs) == 0 || r.ownerSpoken(l) // asked once: the claim is the ledger's, not each run's
 		for k := range l.Runs {
 			run := &l.Runs[k]
 			lr := LedgerRun{Ledger: l, Run: run}
@@ -117,7 +118,7 @@ func (r *Result) verifyRuns(ls []*ledger.Ledger) []provenRun {
 				p.why = append(p.why, fmt.Sprintf("run %s: %s", run.ID, run.Proof))
 			}
 			if len(p.reasons) == 0 {
-				if ownerUnknown(l) || !r.ownerSpoken(l) {
+				if ownerUnknown(l) || !spoken {
 					// Nobody can check an owner without a pid (OpenClaw
 					// state with no gateway lock): it proves nothing either
 					// way, and the process-table reasons apply.
@@ -233,7 +234,7 @@ func (r *Result) OwnerGone(l *ledger.Ledger) (bool, string) {
 	}
 	q := s.Get(l.Owner.PID)
 	switch {
-	case q != nil && !q.Zombie() && l.Speaker != 0 && s.UID(q) != l.Speaker:
+	case q != nil && !q.Zombie() && r.foreign(l.Speaker, q):
 		return false, fmt.Sprintf("owner pid %d is uid %s's, not the ledger's uid %d: proves nothing", l.Owner.PID, uidText(s.UID(q)), l.Speaker)
 	case q == nil:
 		return true, fmt.Sprintf("owner pid %d is gone", l.Owner.PID)

@@ -42,15 +42,18 @@ func (ig Ignored) String() string {
 // from. A process whose owner could not be read is nobody's to speak for
 // but root's.
 func (r *Result) speaks(speaker uint32, p *platform.Process, what string) bool {
-	if speaker == 0 {
+	if !r.foreign(speaker, p) {
 		return true
 	}
 	uid := r.Tree.Snap.UID(p)
-	if uid == speaker {
-		return true
-	}
 	r.ignore(speaker, uid, fmt.Sprintf("(%s) names pid %d of uid %s", what, p.PID, uidText(uid)))
 	return false
+}
+
+// foreign reports whether p is not speaker's to speak for: another uid's
+// than a user speaker's (root's word is about any process).
+func (r *Result) foreign(speaker uint32, p *platform.Process) bool {
+	return speaker != 0 && r.Tree.Snap.UID(p) != speaker
 }
 
 func (r *Result) ignore(speaker, uid uint32, msg string) {

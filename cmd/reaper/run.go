@@ -120,7 +120,7 @@ func collectWith(ctx context.Context, pol *policy.Policy, procRoot string, ledge
 		procRoot = platform.DefaultProcRoot
 	}
 	opts := gather.Options{Named: ledgers, Discover: discover && procRoot == platform.DefaultProcRoot,
-		EnvDirs: []string{os.Getenv("OPENCLAW_STATE_DIR"), os.Getenv("CLAWDBOT_STATE_DIR")}}
+		EnvDirs: []string{os.Getenv(openclaw.EnvStateDir), os.Getenv("CLAWDBOT_STATE_DIR")}}
 	for _, o := range pol.Owners {
 		for _, path := range o.Ledger {
 			opts.OwnerLedgers = append(opts.OwnerLedgers, gather.ExpandHome(path))

@@ -107,17 +107,24 @@ func deadPID(t *testing.T) int {
 func workerUnderLiveParent(t *testing.T, name string) int {
 	t.Helper()
 	parent := adopt(t, "master-"+suiteMark, fmt.Sprintf("(exec -a %q sleep 600) & wait", name), nil)
-	var worker int
+	return childWith(t, parent, name, "the worker")
+}
+
+// childWith waits for a child of parent whose command line holds text,
+// and returns its pid.
+func childWith(t *testing.T, parent int, text, what string) int {
+	t.Helper()
+	var pid int
 	waitFor(t, func() bool {
 		for _, c := range childrenOf(parent) {
-			if strings.HasPrefix(cmdlineOf(c), name) {
-				worker = c
+			if strings.Contains(cmdlineOf(c), text) {
+				pid = c
 				return true
 			}
 		}
 		return false
-	}, "the worker")
-	return worker
+	}, what)
+	return pid
 }
 
 // registryRow is a codex app-server registry row naming child, with the
@@ -199,16 +206,7 @@ func TestAttackLeaseCannotKillRoot(t *testing.T) {
 			script := filepath.Join(sharedDir(t, 0o755), "wrapper.sh")
 			os.WriteFile(script, []byte(fmt.Sprintf("exec -a claude-agent-acp bash -c 'sleep 600; exit 0' --openclaw-acpx-lease-id %s\n", lease)), 0o755)
 			parent := adopt(t, "master", fmt.Sprintf("bash %s & wait", script), nil)
-			var wrapper int
-			waitFor(t, func() bool {
-				for _, c := range childrenOf(parent) {
-					if strings.Contains(cmdlineOf(c), lease) {
-						wrapper = c
-						return true
-					}
-				}
-				return false
-			}, "the wrapper")
+			wrapper := childWith(t, parent, lease, "the wrapper")
 			state := stateOwnedBy(t, tt.speaker)
 			doc := fmt.Sprintf(`{"version":1,"leases":[{"leaseId":%q,"rootPid":%d,"state":"closed","startedAt":%d}]}`, lease, wrapper, time.Now().UnixMilli())
 			path := filepath.Join(state, "acpx", "process-leases.json")
@@ -580,15 +578,16 @@ func runRenamer(home string) {
 // Attack 7: user A renames a state dir away the moment reaper opens it.
 // Its doubt once became "all", and every user's orphans were refused, every
 // run. The dir's uid is taken when it is listed: what goes wrong with it
-// is A's doubt only, and root's orphan is reaped in the same run.
+// is A's doubt only, and root's orphan is reaped in the same run. Whether
+// the rename lands while the reader is at work or just after it finished
+// is the scheduler's to decide (after, A's dir was read whole and A's
+// orphan is rightly reaped), so the run is tried up to five times: root's
+// orphan must be reaped every time, and one try must catch the rename
+// mid-read, refusing A's orphan for A's state and nobody else's.
 func TestAttackRenamedStateDir(t *testing.T) {
 	requireRoot(t)
 	becomeSubreaper(t)
-	home := sharedDir(t, 0o755)
-	os.MkdirAll(filepath.Join(home, ".openclaw", "state"), 0o755)
-	writeRegistryStore(t, filepath.Join(home, ".openclaw"), 65534)
-	chownAll(t, home, 65534)
-	// This test binary, copied where nobody may run it.
+	// This test binary, copied where nobody may run it: the renamer.
 	self, _ := os.Executable()
 	b, err := os.ReadFile(self)
 	if err != nil {
@@ -598,7 +597,31 @@ func TestAttackRenamedStateDir(t *testing.T) {
 	if err := os.WriteFile(exe, b, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	renamer := exec.Command(exe)
+	for try := 1; try <= 5; try++ {
+		if renamedMidRead(t, exe, try) {
+			return
+		}
+	}
+	t.Error("in 5 tries the rename never landed while the reader was at work: A's orphan was never held back for it")
+}
+
+// renamedMidRead is one try of attack 7: it reports whether the reader was
+// caught mid-read, and fails the test if root's orphan is not reaped or A's
+// dir holds back anyone else.
+func renamedMidRead(t *testing.T, renamerExe string, try int) bool {
+	t.Helper()
+	home := sharedDir(t, 0o755)
+	os.MkdirAll(filepath.Join(home, ".openclaw", "state"), 0o755)
+	writeRegistryStore(t, filepath.Join(home, ".openclaw"), 65534)
+	// Thirty agent stores, about a millisecond each to read: the reader
+	// is still at work when the renamer, woken by its first open of the
+	// dir, moves it (once it has, every read by path fails at once).
+	for i := 0; i < 30; i++ {
+		hostileStore(t, filepath.Join(home, ".openclaw", "agents", fmt.Sprintf("a%02d", i), "agent", "openclaw-agent.sqlite"), 65534,
+			`CREATE TABLE session_nodes (session_key TEXT, archived_at INTEGER)`)
+	}
+	chownAll(t, home, 65534)
+	renamer := exec.Command(renamerExe)
 	renamer.Env = append(os.Environ(), envRenamer+"="+home)
 	renamer.SysProcAttr = &syscall.SysProcAttr{Credential: nobody}
 	if err := renamer.Start(); err != nil {
@@ -606,7 +629,7 @@ func TestAttackRenamedStateDir(t *testing.T) {
 	}
 	t.Cleanup(func() { renamer.Process.Kill(); renamer.Wait() })
 	waitFor(t, func() bool { _, err := os.Stat(filepath.Join(home, "watching")); return err == nil }, "the renamer's watch")
-	mark := "renamed-" + suiteMark
+	mark := fmt.Sprintf("renamed%d-%s", try, suiteMark)
 	roots := adopt(t, "npm exec mcp-remote https://root-"+mark, "sleep 600; exit 0", nil)
 	as := adopt(t, "npm exec mcp-remote https://a-"+mark, "sleep 600; exit 0", nobody)
 	r := runReaperWithAccounts(t, []string{"attacker:x:65534:65534::" + home + ":/bin/sh"}, nil,
@@ -619,11 +642,14 @@ func TestAttackRenamedStateDir(t *testing.T) {
 		t.Fatal("control: the renamer did not rename the state dir while it was read")
 	}
 	if f := rep.finding(roots); f == nil || f.Outcome != "killed" {
-		t.Errorf("root's orphan: %+v, want killed: A's renamed dir is A's doubt only\n%s", f, r.stdout)
+		t.Errorf("try %d: root's orphan: %+v, want killed: A's renamed dir is A's doubt only\n%s", try, f, r.stdout)
 	}
-	// What the dir held is not known: A's own tree waits for a run that
-	// reads it whole.
-	if f := rep.finding(as); f == nil || f.Outcome != "refused" || !strings.Contains(f.Detail, "state of uid 65534") || !strings.Contains(f.Detail, "removed while it was read") {
-		t.Errorf("A's orphan: %+v, want refused for A's state, removed while it was read", f)
+	// Caught mid-read, what the dir held is not known: A's own tree waits
+	// for a run that reads it whole.
+	f := rep.finding(as)
+	caught := f != nil && f.Outcome == "refused" && strings.Contains(f.Detail, "state of uid 65534") && strings.Contains(f.Detail, "removed while it was read")
+	if !caught {
+		t.Logf("try %d: the reader finished before the rename landed; A's orphan: %+v", try, f)
 	}
+	return caught
 }
