@@ -7,10 +7,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
-	"github.com/orphanreaper/reaper/openclaw"
+	"github.com/orphanreaper/reaper/client"
 	"github.com/orphanreaper/reaper/platform"
 )
 
@@ -23,12 +24,24 @@ const ChildCommand = "__read-state"
 // put a newer binary in between, and a mismatch is that user's doubt.
 const protocol = 1
 
-// childOut is what a reader child prints: one Raw per dir it was given, in
-// order.
+// childOut is what a reader child prints: what its client read of each
+// dir it was given, in order.
 type childOut struct {
-	Protocol int            `json:"protocol"`
-	States   []openclaw.Raw `json:"states"`
+	Protocol int          `json:"protocol"`
+	States   []childState `json:"states"`
 }
+
+// childState is one dir's read: the client and dir it was asked for, and
+// what the client's Read returned.
+type childState struct {
+	Client string          `json:"client"`
+	Dir    string          `json:"dir"`
+	Raw    json.RawMessage `json:"raw"`
+}
+
+// childArg is how a dir is named to a reader child: CLIENT:DIR (a client's
+// name holds no ':').
+func childArg(d Dir) string { return d.Client + ":" + d.Path }
 
 // The bounds of one reader child. Measured on this project's test machine:
 // the binary needs about 80 MiB of RLIMIT_DATA to start (Go's heap arena
@@ -51,8 +64,9 @@ const (
 )
 
 // ChildMain is the reader child: it sets its limits before anything else,
-// then reads each state dir named after "--" and prints their Raw as one
-// JSON document. It returns the exit status.
+// then reads each state dir named after "--" (as CLIENT:DIR) with its
+// client's Read and prints what they returned as one JSON document. It
+// returns the exit status.
 func ChildMain(args []string, stdout, stderr io.Writer) int {
 	if err := platform.LimitSelf(childLimits); err != nil {
 		fmt.Fprintln(stderr, "reader:", err)
@@ -62,9 +76,20 @@ func ChildMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "reader: want -- DIR...")
 		return 64
 	}
-	out := childOut{Protocol: protocol, States: []openclaw.Raw{}}
-	for _, dir := range args[1:] {
-		out.States = append(out.States, *openclaw.ReadRaw(dir))
+	out := childOut{Protocol: protocol, States: []childState{}}
+	for _, arg := range args[1:] {
+		name, dir, _ := strings.Cut(arg, ":")
+		c := client.ByName(name)
+		if c == nil {
+			fmt.Fprintf(stderr, "reader: no client %q\n", name)
+			return 64
+		}
+		b, err := json.Marshal(c.Read(dir))
+		if err != nil {
+			fmt.Fprintln(stderr, "reader:", err)
+			return 70
+		}
+		out.States = append(out.States, childState{Client: name, Dir: dir, Raw: b})
 	}
 	if err := json.NewEncoder(stdout).Encode(out); err != nil {
 		fmt.Fprintln(stderr, "reader:", err)
@@ -79,14 +104,15 @@ type group struct {
 	uid    uint32
 	gid    uint32
 	dirs   []Dir
-	states []openclaw.Raw
+	states []childState
 	err    error
 }
 
-// readResult is one dir's read: its Raw, or why it could not be read.
+// readResult is one dir's read: what its client's Read returned, as JSON,
+// or why it could not be read.
 type readResult struct {
 	dir Dir
-	raw *openclaw.Raw
+	raw []byte
 	err error
 }
 
@@ -126,16 +152,22 @@ func startReads(ctx context.Context, dirs []Dir, asRoot bool, accts []account, r
 		go func() {
 			defer wg.Done()
 			for k, d := range dirs {
-				hand(k, readResult{dir: d, raw: openclaw.ReadRaw(d.Path)})
+				r := readResult{dir: d}
+				if c := client.ByName(d.Client); c == nil {
+					r.err = fmt.Errorf("no client %q", d.Client)
+				} else {
+					r.raw, r.err = json.Marshal(c.Read(d.Path))
+				}
+				hand(k, r)
 			}
 		}()
 		return &wg
 	}
 	var groups []*group
 	byUID := map[uint32]*group{}
-	index := map[string]int{}
+	index := map[Dir]int{}
 	for k, d := range dirs {
-		index[d.Path] = k
+		index[d] = k
 		g := byUID[d.UID]
 		if g == nil {
 			g = &group{uid: d.UID, gid: gidOf(accts, d.UID)}
@@ -161,9 +193,9 @@ func startReads(ctx context.Context, dirs []Dir, asRoot bool, accts []account, r
 			for i, d := range g.dirs {
 				r := readResult{dir: d, err: g.err}
 				if g.err == nil {
-					r.raw = &g.states[i]
+					r.raw = g.states[i].Raw
 				}
-				hand(index[d.Path], r)
+				hand(index[d], r)
 			}
 			g.states = nil
 		}()
@@ -181,7 +213,7 @@ func readAs(ctx context.Context, g *group, buf []byte) ([]byte, error) {
 	defer cancel()
 	args := []string{ChildCommand, "--"}
 	for _, d := range g.dirs {
-		args = append(args, d.Path)
+		args = append(args, childArg(d))
 	}
 	spec := platform.ChildSpec{
 		Args: args,
@@ -206,13 +238,13 @@ func readAs(ctx context.Context, g *group, buf []byte) ([]byte, error) {
 	return out, nil
 }
 
-// decode decodes what g's child printed into the reader's schema, one Raw
-// per dir in order, each naming the dir asked for; the protocol number
-// tells a reader of another version. Whose word each Raw is, is not taken
-// from it: the caller knows whom it ran the child as. (json.Unmarshal
+// decode decodes what g's child printed: one state per dir in order, each
+// naming the client and dir asked for; the protocol number tells a reader
+// of another version. Whose word each state is, is not taken from it: the
+// caller knows whom it ran the child as. (json.Unmarshal
 // works on the bytes as they are; a Decoder would copy them into buffers
 // it grows as it reads — twice the output again, for every child.)
-func decode(g *group, out []byte) ([]openclaw.Raw, error) {
+func decode(g *group, out []byte) ([]childState, error) {
 	var co childOut
 	if err := json.Unmarshal(out, &co); err != nil {
 		return nil, fmt.Errorf("reader as uid %d: its output is not what a reader prints: %w", g.uid, err)
@@ -224,7 +256,7 @@ func decode(g *group, out []byte) ([]openclaw.Raw, error) {
 		return nil, fmt.Errorf("reader as uid %d returned %d state dirs for %d", g.uid, len(co.States), len(g.dirs))
 	}
 	for k := range co.States {
-		if co.States[k].Dir != g.dirs[k].Path {
+		if co.States[k].Dir != g.dirs[k].Path || co.States[k].Client != g.dirs[k].Client {
 			return nil, errors.New("reader returned another dir than it was asked for")
 		}
 	}

@@ -11,11 +11,13 @@ import (
 // Dir is a state dir to read: its path, the uid that owned it when it was
 // listed — whose word it is, whom its reader runs as, and whose trees its
 // doubt holds back: taken once, so that a dir renamed or replaced while it
-// is read is still that user's doubt and nobody else's — and what named it.
+// is read is still that user's doubt and nobody else's — what named it,
+// and the client whose state it is.
 type Dir struct {
-	Path string
-	UID  uint32
-	From string
+	Path   string
+	UID    uint32
+	From   string
+	Client string
 }
 
 // maxNamedPerUID bounds the state dirs the processes of one uid may name
@@ -65,24 +67,26 @@ func (l *dirList) add(d Dir) {
 	if l.seen == nil {
 		l.seen, l.named = map[string]bool{}, map[uint32]int{}
 	}
-	if !l.seen[d.Path] {
-		l.seen[d.Path] = true
+	if key := d.Client + ":" + d.Path; !l.seen[key] {
+		l.seen[key] = true
 		l.dirs = append(l.dirs, d)
 	}
 }
 
-// addNamed adds a dir a process of uid names, if it passes checkNamed.
+// addNamed adds a dir of client name that a process of uid names, if it
+// passes checkNamed.
 // A user's processes can name any number of paths: at most
 // maxNamedPerUID are checked for each uid — every check walks the path
 // from / — and a value seen once is not checked again.
-func (l *dirList) addNamed(dir string, uid uint32, from string) {
+func (l *dirList) addNamed(name, dir string, uid uint32, from string) {
 	if l.seen == nil {
 		l.seen, l.named = map[string]bool{}, map[uint32]int{}
 	}
-	if l.seen[dir] {
+	key := name + ":" + dir
+	if l.seen[key] {
 		return
 	}
-	l.seen[dir] = true
+	l.seen[key] = true
 	if l.named[uid] >= maxNamedPerUID {
 		l.refused(fmt.Sprintf("%s: state dir %s not read: uid %d's processes named more than %d state dirs", from, dir, uid, maxNamedPerUID))
 		return
@@ -92,7 +96,7 @@ func (l *dirList) addNamed(dir string, uid uint32, from string) {
 		l.refused(fmt.Sprintf("%s: state dir not read: %v", from, err))
 		return
 	}
-	l.dirs = append(l.dirs, Dir{Path: dir, UID: uid, From: from})
+	l.dirs = append(l.dirs, Dir{Path: dir, UID: uid, From: from, Client: name})
 }
 
 // refused notes a named dir refused, up to maxSkipped of them.

@@ -1,13 +1,14 @@
 // Package gather reads the evidence a scan folds in besides the process
 // table: the ledger files the command line and the policy name, and the
 // agent clients' state dirs it discovers — in users' homes, in reaper's own
-// environment, and in the environments of live gateways and of the
-// survivors of dead ones.
+// environment, and in the environments of live owners and of the survivors
+// of dead ones — each client's through its adapter (package client), by
+// the same steps for every client.
 //
 // Every state dir is read as its owner's word. As root, a user's state is
 // read in a child of reaper's own binary that runs as that user, bounds
 // itself with resource limits before it reads a byte, and prints plain
-// data (openclaw.Raw) on stdout; the parent reads a capped amount of it
+// data (what the dir's client's Read returns) on stdout; the parent reads a capped amount of it
 // within a deadline and judges it as the word of the uid it ran the child
 // as. A child that fails, is killed or prints garbage is doubt for its uid
 // only. Root never parses what a user wrote, and no user's files can make

@@ -3,6 +3,7 @@ package gather
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -87,12 +88,12 @@ func TestNamedBound(t *testing.T) {
 	var l dirList
 	for i := 0; i < maxNamedPerUID+3; i++ {
 		d := t.TempDir()
-		l.addNamed(d, uint32(os.Geteuid()), "pid 1")
+		l.addNamed("openclaw", d, uint32(os.Geteuid()), "pid 1")
 	}
 	if len(l.dirs) != maxNamedPerUID || len(l.refuse) != 3 || !strings.Contains(l.refuse[0], "named more than") {
 		t.Errorf("%d dirs, refusals %q: want %d and 3", len(l.dirs), l.refuse, maxNamedPerUID)
 	}
-	l.addNamed("../x", 1, "pid 2") // another uid: uid 0 has used its bound
+	l.addNamed("openclaw", "../x", 1, "pid 2") // another uid: uid 0 has used its bound
 	if got := l.refuse[len(l.refuse)-1]; !strings.HasPrefix(got, "pid 2: state dir not read") {
 		t.Errorf("refusal %q does not name what named it", got)
 	}
@@ -141,15 +142,16 @@ func TestReaderRunsAsTheUser(t *testing.T) {
 	dir := userState(t, 65534)
 	os.Chmod(filepath.Join(dir, "acpx"), 0o700)
 	os.Chown(filepath.Join(dir, "acpx"), 0, 0)
-	got := readAll(context.Background(), []Dir{{Path: dir, UID: 65534}}, true, nil)
+	d := []Dir{{Path: dir, UID: 65534, Client: "openclaw"}}
+	got := readAll(context.Background(), d, true, nil)
 	if got[0].err != nil || got[0].raw == nil {
 		t.Fatalf("read: %+v (%v)", got[0], got[0].err)
 	}
-	if p := got[0].raw.Problems; len(p) != 1 || p[0].Cause != "permission" {
+	if p := rawOf(t, got[0]).Problems; len(p) != 1 || p[0].Cause != "permission" {
 		t.Errorf("as uid 65534: problems %+v, want the lease file's permission denied", p)
 	}
-	inProcess := readAll(context.Background(), []Dir{{Path: dir, UID: 65534}}, false, nil)
-	if p := inProcess[0].raw.Problems; len(p) != 0 {
+	inProcess := readAll(context.Background(), d, false, nil)
+	if p := rawOf(t, inProcess[0]).Problems; len(p) != 0 {
 		t.Errorf("control, root in-process: problems %+v, want none", p)
 	}
 }
@@ -163,8 +165,8 @@ func TestFailedReaderIsItsUsersDoubt(t *testing.T) {
 	t.Cleanup(func() { ChildDeadline = old })
 	a, b := userState(t, 65534), userState(t, 65533)
 	set := &Set{}
-	for _, r := range readAll(context.Background(), []Dir{{Path: a, UID: 65534}, {Path: b, UID: 65533}}, true, nil) {
-		set.addRead(r, openclaw.Boot{}, nil)
+	for _, r := range readAll(context.Background(), []Dir{{Path: a, UID: 65534, Client: "openclaw"}, {Path: b, UID: 65533, Client: "openclaw"}}, true, nil) {
+		set.addRead(r, nil)
 	}
 	var uids []uint32
 	for _, d := range set.Doubts() {
@@ -178,8 +180,8 @@ func TestFailedReaderIsItsUsersDoubt(t *testing.T) {
 	}
 	ChildDeadline = old
 	set = &Set{}
-	for _, r := range readAll(context.Background(), []Dir{{Path: a, UID: 65534}}, true, nil) {
-		set.addRead(r, openclaw.Boot{}, platform.NewSnapshot(nil, "boot", time.Hour, time.Now()))
+	for _, r := range readAll(context.Background(), []Dir{{Path: a, UID: 65534, Client: "openclaw"}}, true, nil) {
+		set.addRead(r, platform.NewSnapshot(nil, "boot", time.Hour, time.Now()))
 	}
 	if len(set.Problems) != 0 {
 		t.Errorf("control, in time: problems %+v", set.Problems)
@@ -235,7 +237,12 @@ func TestLoadJudgesAfterTheTable(t *testing.T) {
 	for i := range snap.Procs {
 		roots = append(roots, &snap.Procs[i])
 	}
-	opts := Options{Discover: true, EnvDirs: []string{dir}}
+	opts := Options{Discover: true, Getenv: func(k string) string {
+		if k == "OPENCLAW_STATE_DIR" {
+			return dir
+		}
+		return ""
+	}}
 	p := Begin(context.Background(), opts)
 	p.asRoot = false // read in-process: reader children do not run under -race, and this is about the judging
 	set, err := Load(context.Background(), opts, p, snap, nil, roots)
@@ -249,4 +256,14 @@ func TestLoadJudgesAfterTheTable(t *testing.T) {
 	if !judged {
 		t.Errorf("the dir's exec row was not judged: ledgers %v, problems %v", set.Ledgers, set.Problems)
 	}
+}
+
+// rawOf decodes what an OpenClaw dir's reader printed.
+func rawOf(t *testing.T, r readResult) *openclaw.Raw {
+	t.Helper()
+	var raw openclaw.Raw
+	if err := json.Unmarshal(r.raw, &raw); err != nil {
+		t.Fatalf("%s: %v", r.dir.Path, err)
+	}
+	return &raw
 }

@@ -11,8 +11,8 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/orphanreaper/reaper/client"
 	"github.com/orphanreaper/reaper/ledger"
-	"github.com/orphanreaper/reaper/openclaw"
 	"github.com/orphanreaper/reaper/platform"
 	"github.com/orphanreaper/reaper/policy"
 	"github.com/orphanreaper/reaper/scan"
@@ -28,27 +28,22 @@ type Options struct {
 	// Discover: the snapshot is this machine's live table, so its state
 	// dirs are looked for (never for a fixture's).
 	Discover bool
-	// EnvDirs are the state dirs reaper's own environment names
-	// (OPENCLAW_STATE_DIR, CLAWDBOT_STATE_DIR).
-	EnvDirs []string
+	// Getenv reads reaper's own environment, where each client's OwnEnv
+	// may name a state dir (nil: os.Getenv).
+	Getenv func(string) string
 }
 
 // Set is what a run read besides the process table.
 type Set struct {
-	Ledgers []*ledger.Ledger
+	// Evidence is what the ledgers and the clients' state dirs say.
+	scan.Evidence
 	// Problems are files that exist but could not be read, other than
 	// those named on the command line (which fail the run instead), each
-	// with the trees it could speak for.
+	// with the trees it could speak for. Warnings are what could not be
+	// read without casting doubt (configs only classify; files of another
+	// owner are not their dir owner's word).
 	Problems []Problem
-	// Servers are the stdio MCP servers the OpenClaw configs name;
-	// Warnings what could not be read without casting doubt (configs only
-	// classify; files of another owner are not their dir owner's word).
-	Servers  []openclaw.MCPServer
 	Warnings []string
-	// Gateways are the OpenClaw gateways the state dirs' locks name, and
-	// States what each state dir says, for advice.
-	Gateways []openclaw.Gateway
-	States   []scan.OpenClawState
 }
 
 // Problem is state that could not be read, and the doubt it casts.
@@ -73,7 +68,6 @@ type Pending struct {
 	ready chan struct{}
 	ctx   context.Context
 	snap  *platform.Snapshot
-	boot  openclaw.Boot
 	parts []*Set
 }
 
@@ -92,27 +86,41 @@ func Begin(ctx context.Context, opts Options) *Pending {
 		p.list.add(Dir{Path: filepath.Clean(path), From: "the command line"}) // read by Load: only marked seen
 	}
 	p.first = len(p.list.dirs)
-	for _, dir := range opts.EnvDirs {
-		if dir == "" {
-			continue
-		}
-		dir = filepath.Clean(dir)
-		if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
-			if uid, ok := fileUID(fi); ok {
-				p.list.add(Dir{Path: dir, UID: uid, From: "reaper's environment"})
+	getenv := opts.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	for _, c := range client.All() {
+		for _, name := range c.OwnEnv() {
+			dir := getenv(name)
+			if dir == "" {
+				continue
+			}
+			dir = filepath.Clean(dir)
+			if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
+				if uid, ok := fileUID(fi); ok {
+					p.list.add(Dir{Path: dir, UID: uid, From: "reaper's environment", Client: c.Name()})
+				}
 			}
 		}
 	}
-	var homes []openclaw.Home
+	var homes []account
 	if home, err := os.UserHomeDir(); err == nil {
-		homes = append(homes, openclaw.Home{Dir: home, UID: os.Geteuid()})
+		homes = append(homes, account{Home: home, UID: uint32(os.Geteuid())})
 	}
-	for _, a := range p.accts {
-		homes = append(homes, openclaw.Home{Dir: a.Home, UID: int(a.UID)})
-	}
-	for _, dir := range openclaw.StateDirs(homes, nil) {
-		if uid, err := platform.DirOwner(dir); err == nil {
-			p.list.add(Dir{Path: dir, UID: uint32(uid), From: "a home"})
+	homes = append(homes, p.accts...)
+	listed := map[string]bool{}
+	for _, h := range homes {
+		if listed[h.Home] {
+			continue
+		}
+		listed[h.Home] = true
+		for _, c := range client.All() {
+			for _, dir := range c.HomeDirs(h.Home, int(h.UID)) {
+				if uid, err := platform.DirOwner(dir); err == nil {
+					p.list.add(Dir{Path: dir, UID: uint32(uid), From: "a home", Client: c.Name()})
+				}
+			}
 		}
 	}
 	p.ctx = ctx
@@ -156,7 +164,7 @@ func (p *Pending) start(ctx context.Context, dirs []Dir, offset int) *sync.WaitG
 			return // abandoned: there is no table to judge it against
 		}
 		s := &Set{}
-		s.addRead(r, p.boot, p.snap)
+		s.addRead(r, p.snap)
 		parts[offset+k] = s
 	})
 }
@@ -171,26 +179,22 @@ func (p *Pending) start(ctx context.Context, dirs []Dir, offset int) *sync.WaitG
 // discovered state.
 func Load(ctx context.Context, opts Options, pending *Pending, snap *platform.Snapshot, liveOwners, roots []*platform.Process) (*Set, error) {
 	set := &Set{}
-	boot := openclaw.Boot{ID: snap.BootID, Time: snap.Taken.Add(-snap.Uptime)}
 	fixture := snap.Self == 0
 	seen := map[string]bool{}
 	for _, path := range opts.Named {
 		path = filepath.Clean(path)
 		seen[path] = true
-		ls, st, errs, warnings := readPath(ctx, path, boot, pending.asRoot, pending.accts)
+		ev, errs, warnings := readPath(ctx, path, snap, pending.asRoot, pending.accts)
 		if len(errs) > 0 {
 			return nil, errs[0]
 		}
 		set.Warnings = append(set.Warnings, warnings...)
 		if fixture {
-			for _, l := range ls {
+			for _, l := range ev.Ledgers {
 				l.Speaker = 0 // a fixture's files are not this machine's users' word
 			}
 		}
-		set.Ledgers = append(set.Ledgers, ls...)
-		if st != nil {
-			set.addState(path, st, snap)
-		}
+		set.Add(ev)
 	}
 	for _, path := range opts.OwnerLedgers {
 		if seen[path] {
@@ -217,7 +221,7 @@ func Load(ctx context.Context, opts Options, pending *Pending, snap *platform.Sn
 	// The table is known. The reads are judged against it once ready is
 	// closed — only after this goroutine has done with the snapshot below:
 	// the snapshot reads details lazily and is not safe to share.
-	pending.snap, pending.boot = snap, boot
+	pending.snap = snap
 	pending.Start()
 	if !opts.Discover || fixture {
 		close(pending.ready)
@@ -226,21 +230,27 @@ func Load(ctx context.Context, opts Options, pending *Pending, snap *platform.Sn
 	}
 	list := &pending.list
 	before := len(list.dirs)
-	nameDirs := func(p *platform.Process, what string) {
-		if dir, ok := snap.Getenv(p, openclaw.EnvStateDir); ok {
-			list.addNamed(dir, snap.UID(p), fmt.Sprintf("%s pid %d's %s", what, p.PID, openclaw.EnvStateDir))
+	for _, c := range client.All() {
+		env := c.DirEnv()
+		if env == "" {
+			continue
 		}
-	}
-	for _, p := range liveOwners {
-		nameDirs(p, "live owner")
-	}
-	for i := range snap.Procs {
-		if p := &snap.Procs[i]; openclaw.IsGatewayComm(p.Comm) && !p.Zombie() {
-			nameDirs(p, "gateway")
+		nameDirs := func(p *platform.Process, what string) {
+			if dir, ok := snap.Getenv(p, env); ok {
+				list.addNamed(c.Name(), dir, snap.UID(p), fmt.Sprintf("%s pid %d's %s", what, p.PID, env))
+			}
 		}
-	}
-	for _, p := range roots {
-		nameDirs(p, "orphan")
+		for _, p := range liveOwners {
+			nameDirs(p, "live owner")
+		}
+		for i := range snap.Procs {
+			if p := &snap.Procs[i]; c.IsOwner(p.Comm) && !p.Zombie() {
+				nameDirs(p, c.Name())
+			}
+		}
+		for _, p := range roots {
+			nameDirs(p, "orphan")
+		}
 	}
 	set.Warnings = append(set.Warnings, list.refuse...)
 	// Judging the readers' output allocates a few MiB that are garbage at
@@ -265,125 +275,83 @@ func (s *Set) merge(o *Set) {
 	if o == nil {
 		return
 	}
-	s.Ledgers = append(s.Ledgers, o.Ledgers...)
+	s.Add(o.Evidence)
 	s.Problems = append(s.Problems, o.Problems...)
-	s.Servers = append(s.Servers, o.Servers...)
 	s.Warnings = append(s.Warnings, o.Warnings...)
-	s.Gateways = append(s.Gateways, o.Gateways...)
-	s.States = append(s.States, o.States...)
 }
 
-// addRead takes one discovered dir's read. Whatever went wrong is doubt
-// for the uid that owned the dir when it was listed, and nobody else.
-func (s *Set) addRead(r readResult, boot openclaw.Boot, snap *platform.Snapshot) {
+// addRead takes one discovered dir's read, judged by its client. Whatever
+// went wrong is doubt for the uid that owned the dir when it was listed,
+// and nobody else.
+func (s *Set) addRead(r readResult, snap *platform.Snapshot) {
 	doubt := policy.Doubt{UID: r.dir.UID}
-	if r.err != nil {
+	c := client.ByName(r.dir.Client)
+	switch {
+	case r.err != nil:
 		s.Problems = append(s.Problems, Problem{fmt.Sprintf("%s: %v", r.dir.Path, r.err), doubt})
 		return
-	}
-	raw := r.raw
-	s.Warnings = append(s.Warnings, warnings(raw)...)
-	if raw.Missing {
-		// Listed a moment ago and gone now (renamed away, say): what it
-		// held is not known, so its owner's trees are in doubt.
-		for _, err := range raw.Errors() {
-			s.Problems = append(s.Problems, Problem{err.Error(), doubt})
-		}
+	case c == nil:
+		s.Problems = append(s.Problems, Problem{fmt.Sprintf("%s: no client %q", r.dir.Path, r.dir.Client), doubt})
 		return
 	}
-	if raw.UID != r.dir.UID {
-		s.Problems = append(s.Problems, Problem{fmt.Sprintf("%s: owned by uid %d when read, uid %d when listed: not used", r.dir.Path, raw.UID, r.dir.UID), doubt})
-		return
-	}
-	st, errs := raw.State(r.dir.UID, boot)
-	for _, err := range errs {
+	ev, problems, warnings := c.Judge(r.raw, r.dir.Path, r.dir.UID, snap)
+	s.Warnings = append(s.Warnings, warnings...)
+	for _, err := range problems {
 		s.Problems = append(s.Problems, Problem{err.Error(), doubt})
 	}
-	s.Ledgers = append(s.Ledgers, st.Ledgers...)
-	s.addState(r.dir.Path, st, snap)
+	s.Add(ev)
 }
 
-// addState takes what a state dir says of its gateway and servers: who the
-// newest lock names, the task and session stores as that gateway's ledger
-// (exec rows tied to the live processes that run them), and the codex
-// app-server's MCP servers tied to its threads.
-func (s *Set) addState(dir string, state *openclaw.State, snap *platform.Snapshot) {
-	owner := ledger.Owner{Name: openclaw.OwnerName} // unknown: proves nothing either way
-	st := scan.OpenClawState{Dir: dir, LiveSessions: -1, Servers: state.Servers}
-	s.Servers = append(s.Servers, state.Servers...)
-	if gw := state.Gateway; gw != nil {
-		s.Gateways = append(s.Gateways, *gw)
-		owner = gw.Owner
-		st.Gateway = gw
-	}
-	if tasks := state.Tasks; tasks != nil {
-		s.Ledgers = append(s.Ledgers, tasks.Ledger(owner, snap))
-		if tasks.Sessions != nil {
-			st.LiveSessions = len(tasks.Sessions.Live)
-		}
-		st.Codex = tasks.CodexAppServers(snap, st.Servers)
-		for _, as := range st.Codex {
-			s.Ledgers = append(s.Ledgers, tasks.CodexLedger(as,
-				ledger.Owner{Name: openclaw.CodexOwnerName, PID: as.PID, Start: as.Start}))
-		}
-		if tasks.BadCodexRows > 0 {
-			s.Warnings = append(s.Warnings, fmt.Sprintf("%s: %d codex plugin rows did not parse (skipped: their threads are not shown ended)", tasks.Source, tasks.BadCodexRows))
-		}
-	}
-	s.States = append(s.States, st)
-}
-
-// ReadPath reads one path the operator names: a v1 ledger file, or an
-// OpenClaw state dir (as its owner, in a reader child, when root), whose
-// whole state is returned too.
-func ReadPath(ctx context.Context, path string) ([]*ledger.Ledger, *openclaw.State, []error) {
+// ReadPath reads one path the operator names: a v1 ledger file, or a
+// client's state dir (as its owner, in a reader child, when root), and
+// returns the ledgers it holds.
+func ReadPath(ctx context.Context, path string) ([]*ledger.Ledger, []error) {
 	asRoot := os.Geteuid() == 0
 	var accts []account
 	if asRoot {
 		accts = accounts()
 	}
-	ls, st, errs, _ := readPath(ctx, filepath.Clean(path), openclaw.Boot{}, asRoot, accts)
-	return ls, st, errs
+	ev, errs, _ := readPath(ctx, filepath.Clean(path), nil, asRoot, accts)
+	return ev.Ledgers, errs
 }
 
-// readPath is ReadPath, with the warnings of a state dir: its config,
-// which only classifies, and files of another owner, which are not read.
-func readPath(ctx context.Context, path string, boot openclaw.Boot, asRoot bool, accts []account) ([]*ledger.Ledger, *openclaw.State, []error, []string) {
+// readPath is ReadPath's evidence, judged against snap (nil: none), with
+// the warnings of a state dir: its config, which only classifies, and
+// files of another owner, which are not read.
+func readPath(ctx context.Context, path string, snap *platform.Snapshot, asRoot bool, accts []account) (scan.Evidence, []error, []string) {
+	var ev scan.Evidence
 	fi, err := os.Stat(path)
 	if err != nil {
-		return nil, nil, []error{&ledger.Error{File: path, Msg: "cannot be opened: " + errors.Unwrap(err).Error(), Err: err}}, nil
+		return ev, []error{&ledger.Error{File: path, Msg: "cannot be opened: " + errors.Unwrap(err).Error(), Err: err}}, nil
 	}
 	if !fi.IsDir() {
 		l, err := ledger.ReadFile(path)
 		if err != nil {
-			return nil, nil, []error{err}, nil
+			return ev, []error{err}, nil
 		}
-		return []*ledger.Ledger{l}, nil, nil, nil
+		ev.Ledgers = []*ledger.Ledger{l}
+		return ev, nil, nil
 	}
-	if !openclaw.IsStateDir(path) {
-		return nil, nil, []error{&ledger.Error{File: path, Msg: "a directory that is not an OpenClaw state dir: name a ledger file"}}, nil
+	var c client.Client
+	for _, k := range client.All() {
+		if k.IsStateDir(path) {
+			c = k
+			break
+		}
+	}
+	if c == nil {
+		var names []string
+		for _, k := range client.All() {
+			names = append(names, k.Name())
+		}
+		return ev, []error{&ledger.Error{File: path, Msg: fmt.Sprintf("a directory that is no known agent client's state dir (%s): name a ledger file", strings.Join(names, ", "))}}, nil
 	}
 	uid, _ := fileUID(fi)
-	r := readAll(ctx, []Dir{{Path: path, UID: uid, From: "the command line"}}, asRoot, accts)[0]
+	r := readAll(ctx, []Dir{{Path: path, UID: uid, From: "the command line", Client: c.Name()}}, asRoot, accts)[0]
 	if r.err != nil {
-		return nil, nil, []error{&ledger.Error{File: path, Msg: r.err.Error()}}, nil
+		return ev, []error{&ledger.Error{File: path, Msg: r.err.Error()}}, nil
 	}
-	if r.raw.Missing {
-		return nil, nil, r.raw.Errors(), nil
-	}
-	st, errs := r.raw.State(uid, boot)
-	return st.Ledgers, st, errs, warnings(r.raw)
-}
-
-// warnings are what a read says without casting doubt: files of another
-// owner, not read, and a config that could not be read (it only
-// classifies).
-func warnings(raw *openclaw.Raw) []string {
-	out := append([]string{}, raw.Skipped...)
-	if raw.ConfigProblem != "" {
-		out = append(out, raw.ConfigProblem+" (its MCP servers are recognised by fingerprint only)")
-	}
-	return out
+	return c.Judge(r.raw, path, uid, snap)
 }
 
 // fileUID is the owner of a file Stat described.

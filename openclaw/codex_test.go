@@ -12,6 +12,7 @@ import (
 
 	"github.com/orphanreaper/reaper/ledger"
 	"github.com/orphanreaper/reaper/platform"
+	"github.com/orphanreaper/reaper/scan"
 )
 
 const pluginStateSchema = `CREATE TABLE plugin_state_entries (plugin_id TEXT NOT NULL, namespace TEXT NOT NULL, entry_key TEXT NOT NULL,
@@ -42,7 +43,7 @@ func newCodexFixture(t *testing.T) *codexFixture {
 	ticks := func(at time.Time) uint64 { return uint64(at.Sub(taken.Add(-uptime)) / (10 * time.Millisecond)) }
 	at := []time.Time{taskEpoch.Add(-40 * time.Second), taskEpoch.Add(-30 * time.Second), taskEpoch.Add(-20 * time.Second),
 		taskEpoch.Add(-10 * time.Second), taskEpoch.Add(-5 * time.Second), taskEpoch.Add(-4500 * time.Millisecond)}
-	fx := &codexFixture{dir: t.TempDir(), servers: []MCPServer{{Name: "docs", Command: "node", Args: []string{"/srv/mcp.mjs"}}}}
+	fx := &codexFixture{dir: t.TempDir(), servers: []MCPServer{{Server: scan.Server{Name: "docs", Command: "node", Args: []string{"/srv/mcp.mjs"}}}}}
 	for i, a := range at {
 		fx.threads = append(fx.threads, threadID(a, i))
 	}

@@ -5,13 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"path"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 
 	"github.com/orphanreaper/reaper/ledger"
+	"github.com/orphanreaper/reaper/scan"
 )
 
 // MCPServer is a stdio MCP server an OpenClaw config names under
@@ -20,15 +19,7 @@ import (
 // environment, so these servers carry no OpenClaw marker; their command
 // line is what identifies them.
 type MCPServer struct {
-	Name    string
-	Command string
-	Args    []string
-	File    string // the config file that names it
-	// UID owns the config: it speaks only for that user's processes.
-	UID uint32
-
-	want []string // Args as words, once cut (MatchesWords)
-	cut  bool
+	scan.Server
 	// IdleTTLMs is the config's mcp.sessionIdleTtlMs: how long a session's
 	// MCP servers may idle before the gateway retires them; 0 (the
 	// default) keeps them for the session's whole life.
@@ -95,65 +86,9 @@ func parseMCPServers(file string, b []byte) ([]MCPServer, error) {
 		if strings.TrimSpace(s.Command) == "" {
 			continue
 		}
-		servers = append(servers, MCPServer{Name: name, Command: s.Command, Args: s.Args, File: file, IdleTTLMs: int64(cfg.MCP.IdleTTLMs)})
+		servers = append(servers, MCPServer{Server: scan.Server{Name: name, Command: s.Command, Args: s.Args, File: file}, IdleTTLMs: int64(cfg.MCP.IdleTTLMs)})
 	}
 	return servers, nil
-}
-
-// Matches reports whether a process's command line is this server as
-// OpenClaw spawns it: the command (by base name, since it is resolved on
-// PATH) followed by exactly the configured arguments. npx shows as
-// "npm exec" once running (npm's npx entry point rewrites its argv and
-// the process title), without its own flags such as -y; that form is
-// compared with the flags left out on both sides. Node programs that set
-// their title leave one space-joined string in /proc/PID/cmdline, so the
-// comparison is of space-joined words.
-func (m *MCPServer) Matches(argv []string) bool { return m.MatchesWords(Words(argv)) }
-
-// Words are a command line's space-joined words, as MatchesWords compares
-// them: cut once, a command line can be compared with many servers.
-func Words(argv []string) []string { return strings.Fields(strings.Join(argv, " ")) }
-
-// MatchesWords is Matches for a command line already cut by Words. The
-// server's own words are cut once and kept.
-func (m *MCPServer) MatchesWords(words []string) bool {
-	if len(words) == 0 {
-		return false
-	}
-	if !m.cut {
-		m.want, m.cut = Words(m.Args), true
-	}
-	want := m.want
-	cmd := path.Base(m.Command)
-	if len(want) == 0 && genericCommands[cmd] {
-		return false // a bare interpreter says nothing about which program runs
-	}
-	if path.Base(words[0]) == cmd && slices.Equal(words[1:], want) {
-		return true
-	}
-	if cmd == "npx" && len(words) >= 3 && path.Base(words[0]) == "npm" && words[1] == "exec" {
-		got := withoutFlags(words[2:])
-		return len(got) > 0 && slices.Equal(got, withoutFlags(want))
-	}
-	return false
-}
-
-// genericCommands are launchers and interpreters: without arguments they
-// identify no server.
-var genericCommands = map[string]bool{
-	"node": true, "nodejs": true, "npx": true, "npm": true, "pnpm": true, "yarn": true, "bun": true, "bunx": true,
-	"deno": true, "python": true, "python3": true, "uv": true, "uvx": true, "pipx": true, "sh": true, "bash": true,
-	"docker": true, "podman": true, "ssh": true, "java": true, "ruby": true, "go": true,
-}
-
-func withoutFlags(words []string) []string {
-	var out []string
-	for _, w := range words {
-		if !strings.HasPrefix(w, "-") {
-			out = append(out, w)
-		}
-	}
-	return out
 }
 
 // keyName shows a config key in an error: as it is when it is a plain

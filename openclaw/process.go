@@ -3,6 +3,9 @@ package openclaw
 import (
 	"regexp"
 	"strings"
+
+	"github.com/orphanreaper/reaper/ledger"
+	"github.com/orphanreaper/reaper/scan"
 )
 
 // The environment markers OpenClaw puts on the processes it spawns
@@ -26,25 +29,44 @@ func IsGatewayComm(comm string) bool { return strings.HasPrefix(comm, gatewayCom
 // EnvNames are the markers reaper looks up itself, whatever the policy says.
 var EnvNames = []string{EnvShell, EnvStateDir, EnvServicePID}
 
-// supervisor matches OpenClaw's own supervisor processes (2026.9:
+// supervisors are OpenClaw's own supervisor processes (2026.9:
 // dist/process/spawn-broker/worker.js, a child of the gateway in its own
 // session; …/supervisor/service-child-relay.js under it; and
 // …/service-child-group-anchor.js, which leads the group of the command it
 // runs). Each stdio MCP server, and in service mode each exec, runs under a
-// relay and an anchor.
-var supervisor = regexp.MustCompile(`/process/(spawn-broker/worker|supervisor/service-child-(relay|group-anchor))\.js( |$)`)
+// relay and an anchor. Each kills what it tracks within about 5 s of
+// losing its gateway.
+var supervisors = []scan.SupervisorMark{
+	{Cmdline: regexp.MustCompile(`/process/spawn-broker/worker\.js( |$)`), Role: "OpenClaw spawn broker", Note: supervisorNote},
+	{Cmdline: regexp.MustCompile(`/process/supervisor/service-child-relay\.js( |$)`), Role: "OpenClaw service-child relay", Note: supervisorNote},
+	{Cmdline: regexp.MustCompile(`/process/supervisor/service-child-group-anchor\.js( |$)`), Role: "OpenClaw group anchor", Note: supervisorNote},
+}
+
+const supervisorNote = "OpenClaw kills what it tracks within about 5 s of losing its gateway"
 
 // SupervisorRole names the role of one of OpenClaw's supervisor processes
 // from its command line, or "" when it is not one.
 func SupervisorRole(cmd string) string {
-	m := supervisor.FindStringSubmatch(cmd)
-	switch {
-	case m == nil:
-		return ""
-	case m[2] == "relay":
-		return "OpenClaw service-child relay"
-	case m[2] == "group-anchor":
-		return "OpenClaw group anchor"
+	for _, m := range supervisors {
+		if m.Cmdline.MatchString(cmd) {
+			return m.Role
+		}
 	}
-	return "OpenClaw spawn broker"
+	return ""
+}
+
+// marks are OpenClaw's conventions as scan applies them: OPENCLAW_SHELL
+// says what an exec child is (acp, acp-client, exec); its ACP wrapper and
+// lease flag name ACP adapters (extensions/acpx:
+// <state>/acpx/*-acp-wrapper.mjs with the lease flags); its supervisors.
+var marks = scan.Marks{
+	Env: []scan.EnvMark{
+		{Env: EnvShell, Value: "acp", Kind: ledger.KindACP},
+		{Env: EnvShell, Value: "acp-client", Kind: ledger.KindACP},
+		{Env: EnvShell, Value: "exec", Kind: ledger.KindExec},
+	},
+	Commands: []scan.CommandMark{
+		{Cmdline: regexp.MustCompile(`-acp-wrapper\.mjs|--openclaw-acpx-lease-id`), Kind: ledger.KindACP},
+	},
+	Supervisors: supervisors,
 }

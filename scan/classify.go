@@ -2,10 +2,12 @@ package scan
 
 import (
 	"fmt"
+	"path"
 	"regexp"
+	"slices"
+	"strings"
 
 	"github.com/orphanreaper/reaper/ledger"
-	"github.com/orphanreaper/reaper/openclaw"
 	"github.com/orphanreaper/reaper/platform"
 )
 
@@ -26,12 +28,12 @@ const (
 var Kinds = ledger.Kinds
 
 var (
-	// acpCommand matches ACP wrappers and adapters as OpenClaw launches them
-	// (extensions/acpx: <state>/acpx/*-acp-wrapper.mjs with the lease flags;
-	// @agentclientprotocol/claude-agent-acp, @zed-industries/codex-acp; the
-	// acpx CLI) and the agent CLIs they drive (claude, codex app-server).
-	acpCommand = regexp.MustCompile(`-acp-wrapper\.mjs|claude-agent-acp|claude-code-acp|codex-acp|` +
-		`@agentclientprotocol/|--openclaw-acpx-lease-id|/acpx/dist/|(^|/)acpx( |$)|` +
+	// acpCommand matches the Agent Client Protocol's adapters as any client
+	// launches them (@agentclientprotocol/claude-agent-acp,
+	// @zed-industries/codex-acp, the acpx CLI) and the agent CLIs they drive
+	// (claude, codex app-server). A client's own wrappers are its Marks.
+	acpCommand = regexp.MustCompile(`claude-agent-acp|claude-code-acp|codex-acp|` +
+		`@agentclientprotocol/|/acpx/dist/|(^|/)acpx( |$)|` +
 		`(^|/)(claude|codex)( |$)`)
 	// mcpCommand matches MCP servers and their wrappers: the SDK's packages,
 	// mcp-remote, and the naming convention *-mcp, mcp-server-*, *_mcp.
@@ -39,39 +41,43 @@ var (
 		`[-_@/]mcp([-_ /.@]|$)|(^|[/ ])mcp[-_]|fastmcp`)
 )
 
-// Classify returns the kind of the tree rooted at p by fingerprint:
-// a session leader on a pseudo-terminal is a PTY shell (its controlling
+// Classify returns the kind of the tree rooted at p by fingerprint: a
+// session leader on a pseudo-terminal is a PTY shell (its controlling
 // terminal, or — once the master is gone and the kernel cleared it — the
-// terminal its stdio still holds); then ACP and MCP
-// command lines; then OpenClaw's OPENCLAW_SHELL marker (acp, exec).
-// Checking ACP before MCP matters: agent CLIs carry --mcp-config.
-func Classify(s *platform.Snapshot, p *platform.Process) Kind {
+// terminal its stdio still holds); then ACP command lines, the clients'
+// own and the protocol's; then MCP command lines; then the clients'
+// environment marks. Checking ACP before MCP matters: agent CLIs carry
+// --mcp-config.
+func (c *Config) Classify(s *platform.Snapshot, p *platform.Process) Kind {
 	if s.PTYShell(p) {
 		return KindPTY
 	}
 	cmd := s.CommandLine(p)
-	shell, _ := s.Getenv(p, openclaw.EnvShell)
+	for _, m := range c.Marks.Commands {
+		if m.Cmdline.MatchString(cmd) {
+			return m.Kind
+		}
+	}
 	switch {
 	case acpCommand.MatchString(cmd):
 		return KindACP
 	case mcpCommand.MatchString(cmd):
 		return KindMCP
-	case shell == "acp" || shell == "acp-client":
-		return KindACP
-	case shell == "exec":
-		return KindExec
+	}
+	for _, m := range c.Marks.Env {
+		if v, ok := s.Getenv(p, m.Env); ok && v == m.Value {
+			return m.Kind
+		}
 	}
 	return KindOther
 }
 
-// ApplyMCPServers gives kind mcp to each finding of kind other whose root
-// is one of the stdio MCP servers a gateway's config names: OpenClaw
-// spawns those with a scrubbed environment, so neither a marker nor, for a
-// server with an unusual name, the fingerprints above say what they are
-// (SPEC §7: argv matched against mcp.servers in openclaw.json). Only the
-// kind changes, never the reasons: a finding is a finding on its own
-// evidence.
-func (r *Result) ApplyMCPServers(servers []openclaw.MCPServer) {
+// ApplyServers gives kind mcp to each finding of kind other whose root is
+// one of the MCP servers a client's config declares: clients spawn those
+// with a scrubbed environment, so neither a marker nor, for a server with
+// an unusual name, the fingerprints above say what they are. Only the kind
+// changes, never the reasons: a finding is a finding on its own evidence.
+func (r *Result) ApplyServers(servers []Server) {
 	if len(servers) == 0 {
 		return
 	}
@@ -81,7 +87,7 @@ func (r *Result) ApplyMCPServers(servers []openclaw.MCPServer) {
 		if f.Kind != KindOther {
 			continue
 		}
-		words := openclaw.Words(s.Cmdline(f.Root))
+		words := Words(s.Cmdline(f.Root))
 		for k := range servers {
 			if servers[k].MatchesWords(words) && r.speaks(servers[k].UID, f.Root, "MCP server "+servers[k].Name+" of "+servers[k].File) {
 				f.Kind = KindMCP
@@ -90,4 +96,59 @@ func (r *Result) ApplyMCPServers(servers []openclaw.MCPServer) {
 			}
 		}
 	}
+}
+
+// Matches reports whether a process's argv is this server: the command
+// (compared by base name, as clients resolve it on PATH) followed by
+// exactly the configured arguments. npx shows as "npm exec" once running
+// (npm's npx entry point rewrites its argv and the process title), without
+// its own flags such as -y; that form is compared with the flags left out
+// on both sides. Node programs that set their title leave one space-joined
+// string in /proc/PID/cmdline, so the comparison is of space-joined words.
+func (m *Server) Matches(argv []string) bool { return m.MatchesWords(Words(argv)) }
+
+// Words are a command line's space-joined words, as MatchesWords compares
+// them: cut once, a command line can be compared with many servers.
+func Words(argv []string) []string { return strings.Fields(strings.Join(argv, " ")) }
+
+// MatchesWords is Matches for a command line already cut by Words. The
+// server's own words are cut once and kept.
+func (m *Server) MatchesWords(words []string) bool {
+	if len(words) == 0 {
+		return false
+	}
+	if !m.cut {
+		m.want, m.cut = Words(m.Args), true
+	}
+	want := m.want
+	cmd := path.Base(m.Command)
+	if len(want) == 0 && genericCommands[cmd] {
+		return false // a bare interpreter says nothing about which program runs
+	}
+	if path.Base(words[0]) == cmd && slices.Equal(words[1:], want) {
+		return true
+	}
+	if cmd == "npx" && len(words) >= 3 && path.Base(words[0]) == "npm" && words[1] == "exec" {
+		got := withoutFlags(words[2:])
+		return len(got) > 0 && slices.Equal(got, withoutFlags(want))
+	}
+	return false
+}
+
+// genericCommands are launchers and interpreters: without arguments they
+// identify no server.
+var genericCommands = map[string]bool{
+	"node": true, "nodejs": true, "npx": true, "npm": true, "pnpm": true, "yarn": true, "bun": true, "bunx": true,
+	"deno": true, "python": true, "python3": true, "uv": true, "uvx": true, "pipx": true, "sh": true, "bash": true,
+	"docker": true, "podman": true, "ssh": true, "java": true, "ruby": true, "go": true,
+}
+
+func withoutFlags(words []string) []string {
+	var out []string
+	for _, w := range words {
+		if !strings.HasPrefix(w, "-") {
+			out = append(out, w)
+		}
+	}
+	return out
 }

@@ -48,6 +48,9 @@ type Config struct {
 	// Subreapers match processes, besides PID 1 and systemd --user managers,
 	// that adopt orphans (PR_SET_CHILD_SUBREAPER).
 	Subreapers []Subreaper
+	// Marks are the clients' conventions (package client): kinds and
+	// supervisors.
+	Marks Marks
 }
 
 // OwnerIndex returns the index in Owners of the first owner whose command
@@ -88,9 +91,9 @@ type Finding struct {
 	RunID string
 	Run   *ledger.Run
 	RSS   uint64 // total resident memory of the members
-	// Supervisor names the OpenClaw supervisor process at the root (spawn
-	// broker, service-child relay, group anchor), when there is one: it
-	// kills what it tracks within seconds of losing its gateway, so the
+	// Supervisor names a client's supervisor process at the root (OpenClaw's
+	// spawn broker, service-child relay, group anchor), when there is one: it
+	// kills what it tracks within seconds of losing its owner, so the
 	// reaper lets it finish before acting (reap.Options.SettleWait).
 	Supervisor string
 }

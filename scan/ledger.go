@@ -174,7 +174,7 @@ func (r *Result) foldProven(found []provenRun) {
 			if held {
 				r.Findings[k].detach(proc.PID)
 			}
-			r.Findings = append(r.Findings, Finding{Root: proc, Kind: Classify(s, proc)})
+			r.Findings = append(r.Findings, Finding{Root: proc, Kind: r.cfg.Classify(s, proc)})
 			k = len(r.Findings) - 1
 			rooted[proc.PID] = k
 			r.members(&r.Findings[k], p.i)

@@ -4,9 +4,9 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/orphanreaper/reaper/ledger"
-	"github.com/orphanreaper/reaper/openclaw"
 	"github.com/orphanreaper/reaper/platform"
 )
 
@@ -260,14 +260,14 @@ func TestOpenClawGatewayLock(t *testing.T) {
 	shell := func(env ...string) platform.Process {
 		return p(300, 1, "bash", []string{"bash", "-c", "nohup daemon"}, env, "/")
 	}
-	gw := func(pid int, start string) []openclaw.Gateway {
-		return []openclaw.Gateway{{StateDir: "/home/a/.openclaw", Default: true, UID: 1000,
-			Owner: ledger.Owner{Name: "openclaw-gateway", PID: pid, Start: start}, Lock: "/home/a/.openclaw/tmp/openclaw-1000/gateway.1a2b3c4d.lock"}}
+	gw := func(pid int, start string) []Tie {
+		return gatewayTies("/home/a/.openclaw", true, 1000, ledger.Owner{Name: "openclaw-gateway", PID: pid, Start: start},
+			"/home/a/.openclaw/tmp/openclaw-1000/gateway.1a2b3c4d.lock", time.Time{})
 	}
 	for _, tt := range []struct {
 		name     string
 		root     platform.Process
-		gws      []openclaw.Gateway
+		gws      []Tie
 		want     []string
 		evidence string
 	}{
@@ -279,7 +279,7 @@ func TestOpenClawGatewayLock(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r := scanTable(snapshot(gateway, tt.root), testConfig)
-			r.ApplyOpenClawGateways(tt.gws)
+			r.ApplyTies(tt.gws)
 			if g := got(r); !reflect.DeepEqual(g, tt.want) {
 				t.Fatalf("findings %v, want %v", g, tt.want)
 			}

@@ -238,7 +238,7 @@ func (r *Result) finding(root int, adoption string) Finding {
 			f.Evidence = append(f.Evidence, "its environment could not be read (another user's process; run as root): an owner's marker there was not checked")
 		}
 	}
-	f.Kind = Classify(s, p)
+	f.Kind = r.cfg.Classify(s, p)
 	r.members(&f, root)
 	r.supervised(&f)
 	return f

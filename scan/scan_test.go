@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/orphanreaper/reaper/openclaw"
+	"github.com/orphanreaper/reaper/ledger"
 	"github.com/orphanreaper/reaper/platform"
 )
 
@@ -44,6 +44,37 @@ var testConfig = Config{
 		Cgroup:  regexp.MustCompile(`/openclaw-gateway(-[^/]+)?\.service$`),
 	}},
 	Subreapers: []Subreaper{{Cmdline: regexp.MustCompile(`^/usr/bin/tini `)}},
+	Marks:      testMarks,
+}
+
+// testMarks are a client's marks as its adapter declares them: OpenClaw's,
+// written out here (scan's tests cannot import an adapter, which imports
+// scan).
+var testMarks = Marks{
+	Env: []EnvMark{
+		{Env: "OPENCLAW_SHELL", Value: "acp", Kind: KindACP},
+		{Env: "OPENCLAW_SHELL", Value: "exec", Kind: KindExec},
+	},
+	Commands: []CommandMark{{Cmdline: regexp.MustCompile(`-acp-wrapper\.mjs|--openclaw-acpx-lease-id`), Kind: KindACP}},
+	Supervisors: []SupervisorMark{
+		{Cmdline: regexp.MustCompile(`/process/spawn-broker/worker\.js( |$)`), Role: "OpenClaw spawn broker", Note: "it cleans up"},
+		{Cmdline: regexp.MustCompile(`/process/supervisor/service-child-relay\.js( |$)`), Role: "OpenClaw service-child relay", Note: "it cleans up"},
+		{Cmdline: regexp.MustCompile(`/process/supervisor/service-child-group-anchor\.js( |$)`), Role: "OpenClaw group anchor", Note: "it cleans up"},
+	},
+}
+
+// gatewayTies are the ties a client's adapter makes of a state dir's lock
+// (OpenClaw's, written out: by the dir its survivors name, OPENCLAW_SHELL
+// strong; in a default dir by OPENCLAW_SHELL alone).
+func gatewayTies(dir string, def bool, uid uint32, owner ledger.Owner, lock string, since time.Time) []Tie {
+	t := Tie{Env: "OPENCLAW_STATE_DIR", Value: dir, Strong: "OPENCLAW_SHELL", Since: since, Owner: owner, Speaker: uid,
+		Where: "state dir " + dir, Proof: "the gateway lock " + lock, Noun: "gateway"}
+	out := []Tie{t}
+	if def {
+		t.Env, t.Value, t.Unless = "OPENCLAW_SHELL", "", "OPENCLAW_STATE_DIR"
+		out = append(out, t)
+	}
+	return out
 }
 
 // got reduces findings to "root:reason,reason" for comparison.
@@ -306,7 +337,7 @@ func TestClassify(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := snapshot(tt.proc)
-			if got := Classify(s, s.Get(tt.proc.PID)); got != tt.want {
+			if got := testConfig.Classify(s, s.Get(tt.proc.PID)); got != tt.want {
 				t.Errorf("Classify = %q, want %q", got, tt.want)
 			}
 		})
@@ -383,7 +414,7 @@ func TestApplyMCPServers(t *testing.T) {
 	if k := kinds(); k[100] != KindOther || k[101] != KindOther || k[102] != KindACP {
 		t.Fatalf("before the config: %v", k)
 	}
-	r.ApplyMCPServers([]openclaw.MCPServer{
+	r.ApplyServers([]Server{
 		{Name: "docs", Command: "docs-helper", Args: []string{"--stdio", "/srv/docs"}, File: "/home/a/.openclaw/openclaw.json"},
 		{Name: "codex-lookalike", Command: "codex", Args: []string{"app-server", "--stdio", "/srv/docs"}, File: "x"},
 	})
@@ -486,5 +517,35 @@ func TestOpenClawSupervisorTree(t *testing.T) {
 	r = scanTable(snapshot(tree("worker.js", "relay.js", "anchor.js")...), testConfig)
 	if f := r.Findings[0]; f.Kind != KindOther || f.Supervisor != "" {
 		t.Errorf("control: kind %s supervisor %q, want other and none", f.Kind, f.Supervisor)
+	}
+}
+
+func TestServerMatches(t *testing.T) {
+	npx := Server{Command: "npx", Args: []string{"-y", "@modelcontextprotocol/server-filesystem", "/tmp"}}
+	docs := Server{Command: "/opt/tools/docs-helper", Args: []string{"--stdio", "/srv/docs"}}
+	bare := Server{Command: "node"}
+	for _, tc := range []struct {
+		s    Server
+		argv []string
+		want bool
+	}{
+		{docs, []string{"/opt/tools/docs-helper", "--stdio", "/srv/docs"}, true},
+		{docs, []string{"docs-helper", "--stdio", "/srv/docs"}, true}, // resolved on PATH
+		{docs, []string{"docs-helper", "--stdio", "/srv/other"}, false},
+		{docs, []string{"docs-helper", "--stdio"}, false},
+		{docs, []string{"docs-helper", "--stdio", "/srv/docs", "--extra"}, false},
+		{docs, []string{"other-helper", "--stdio", "/srv/docs"}, false},
+		// npx once running: its title, one string in /proc/PID/cmdline
+		// (seen on this machine with npm 10), without -y.
+		{npx, []string{"npm exec @modelcontextprotocol/server-filesystem /tmp"}, true},
+		{npx, []string{"npx", "-y", "@modelcontextprotocol/server-filesystem", "/tmp"}, true},
+		{npx, []string{"npm exec @modelcontextprotocol/server-filesystem /home"}, false},
+		{npx, []string{"npm exec"}, false},
+		{bare, []string{"node"}, false}, // a bare interpreter identifies nothing
+		{bare, nil, false},
+	} {
+		if got := tc.s.Matches(tc.argv); got != tc.want {
+			t.Errorf("%s %v ~ %q: %v, want %v", tc.s.Command, tc.s.Args, tc.argv, got, tc.want)
+		}
 	}
 }

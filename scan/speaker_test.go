@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/orphanreaper/reaper/ledger"
-	"github.com/orphanreaper/reaper/openclaw"
 	"github.com/orphanreaper/reaper/platform"
 )
 
@@ -134,8 +133,8 @@ func TestUsersSpeakOnlyForThemselves(t *testing.T) {
 // own survivor is.
 func TestGatewayLockSpeaksForItsOwner(t *testing.T) {
 	const user = 1001
-	gw := openclaw.Gateway{StateDir: "/home/a/.openclaw", UID: user, Lock: "/home/a/.openclaw/gateway.lock",
-		Owner: ledger.Owner{Name: "openclaw-gateway", PID: 250, Start: id(250)}}
+	gw := gatewayTies("/home/a/.openclaw", false, user, ledger.Owner{Name: "openclaw-gateway", PID: 250, Start: id(250)},
+		"/home/a/.openclaw/gateway.lock", time.Time{})
 	env := []string{"OPENCLAW_SHELL=exec", "OPENCLAW_STATE_DIR=/home/a/.openclaw"}
 	for _, tt := range []struct {
 		uid  uint32
@@ -145,7 +144,7 @@ func TestGatewayLockSpeaksForItsOwner(t *testing.T) {
 		{user, []string{"300:reparented,owner-dead"}}, // the control
 	} {
 		r := scanTable(snapshot(as(tt.uid, p(300, 10, "bash", []string{"bash"}, env, "/"))), testConfig)
-		r.ApplyOpenClawGateways([]openclaw.Gateway{gw})
+		r.ApplyTies(gw)
 		if g := got(r); !reflect.DeepEqual(g, tt.want) {
 			t.Errorf("uid %d: findings %q, want %q", tt.uid, g, tt.want)
 		}
@@ -155,13 +154,13 @@ func TestGatewayLockSpeaksForItsOwner(t *testing.T) {
 // TestConfiguredServerSpeaksForItsOwner: a user's openclaw.json naming a
 // root process's command line does not make it kind mcp.
 func TestConfiguredServerSpeaksForItsOwner(t *testing.T) {
-	srv := openclaw.MCPServer{Name: "x", Command: "/usr/sbin/daemon", File: "/home/a/.openclaw/openclaw.json", UID: 1001}
+	srv := Server{Name: "x", Command: "/usr/sbin/daemon", File: "/home/a/.openclaw/openclaw.json", UID: 1001}
 	for _, tt := range []struct {
 		uid  uint32
 		want Kind
 	}{{0, KindOther}, {1001, KindMCP}} {
 		r := scanTable(snapshot(as(tt.uid, p(300, 10, "daemon", []string{"/usr/sbin/daemon"}, nil, "/"))), testConfig)
-		r.ApplyMCPServers([]openclaw.MCPServer{srv})
+		r.ApplyServers([]Server{srv})
 		if len(r.Findings) != 1 || r.Findings[0].Kind != tt.want {
 			t.Errorf("uid %d: %+v, want kind %s", tt.uid, r.Findings, tt.want)
 		}
@@ -182,10 +181,10 @@ func TestGatewayTieByStateDirAlone(t *testing.T) {
 		{"started after the lock", time.Unix(-1e6, 0), []string{"300:reparented,owner-dead"}},
 		{"older than the lock (control)", time.Unix(1e6, 0), []string{"300:reparented,untracked"}},
 	} {
-		gw := openclaw.Gateway{StateDir: "/srv/oc", UID: 1000, Lock: "/srv/oc/gateway.lock", Created: tt.created,
-			Owner: ledger.Owner{Name: "openclaw-gateway", PID: 250, Start: id(250)}}
+		gw := gatewayTies("/srv/oc", false, 1000, ledger.Owner{Name: "openclaw-gateway", PID: 250, Start: id(250)},
+			"/srv/oc/gateway.lock", tt.created)
 		r := scanTable(snapshot(p(300, 10, "node", []string{"node", "claude-agent-acp"}, env, "/")), testConfig)
-		r.ApplyOpenClawGateways([]openclaw.Gateway{gw})
+		r.ApplyTies(gw)
 		if g := got(r); !reflect.DeepEqual(g, tt.want) {
 			t.Errorf("%s: findings %q, want %q", tt.name, g, tt.want)
 		}

@@ -47,7 +47,7 @@ no process.`,
 func runLedgerValidate(paths []string, g *globalOptions) error {
 	invalid := 0
 	for _, path := range paths {
-		ls, _, errs := gather.ReadPath(context.Background(), path)
+		ls, errs := gather.ReadPath(context.Background(), path)
 		for _, err := range errs {
 			fmt.Fprintln(g.stderr, err)
 		}

@@ -10,10 +10,14 @@ import (
 	"testing"
 )
 
+// adapters are the agent clients' adapter packages (package client's list).
+var adapters = map[string]bool{"openclaw": true}
+
 // The repository's structural rules (STYLE.md), enforced rather than hoped:
 // one doc.go with the package comment per package; only platform talks to
 // the OS through x/sys, gopsutil and go-systemd (the measuring tools in
-// scripts/ aside); nothing shells out.
+// scripts/ aside); only package client imports an agent client's
+// adapter; nothing shells out.
 func TestLayout(t *testing.T) {
 	root := filepath.Join("..", "..")
 	osOnly := []string{"golang.org/x/sys", "github.com/shirou/gopsutil", "github.com/coreos/go-systemd"}
@@ -56,6 +60,11 @@ func TestLayout(t *testing.T) {
 					if strings.HasPrefix(p, o) && rel != "platform" && !strings.HasPrefix(rel, "scripts"+string(filepath.Separator)) {
 						t.Errorf("%s imports %s: only platform talks to the OS", path, p)
 					}
+				}
+				// The client seam: only package client, which lists them,
+				// imports an agent client's adapter.
+				if a, ok := strings.CutPrefix(p, "github.com/orphanreaper/reaper/"); ok && adapters[a] && rel != "client" {
+					t.Errorf("%s imports the adapter %s: only package client lists adapters; scan, gather and the rest know no client by name", path, a)
 				}
 				if p == "os/exec" {
 					t.Errorf("%s imports os/exec: reaper reads state, it never shells out", path)

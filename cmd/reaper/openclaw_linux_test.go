@@ -457,6 +457,32 @@ func sqliteFiles(t *testing.T, state string) string {
 	return strings.Join(out, "\n")
 }
 
+// signalledPIDs reads an audit log: the pids its signal records name.
+func signalledPIDs(t *testing.T, path string) map[int]bool {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("the reap's audit log: %v", err)
+	}
+	out := map[int]bool{}
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var r struct {
+			Event string `json:"event"`
+			PID   int    `json:"pid"`
+		}
+		if l == "" {
+			continue
+		}
+		if err := json.Unmarshal([]byte(l), &r); err != nil {
+			t.Fatalf("the reap's audit log: %v: %q", err, l)
+		}
+		if r.Event == "signal" {
+			out[r.PID] = true
+		}
+	}
+	return out
+}
+
 // findingOf returns the finding whose root's command line holds what.
 func findingOf(rep *reapReport, what string) *reapFinding {
 	for i := range rep.Findings {
@@ -589,7 +615,8 @@ action = "terminate"
 			if tied == "" || ptyPlan.Kind != "pty" || ptyPlan.Rule != "openclaw-pty" {
 				t.Errorf("the PTY shell: want tied to its exec row, kind pty, rule openclaw-pty")
 			}
-			reap, res := reapJSON(t, "--policy", pol)
+			reapAudit := filepath.Join(t.TempDir(), "reap.jsonl")
+			reap, res := reapJSON(t, "--policy", pol, "--audit-log", reapAudit)
 			if res.code != 0 {
 				t.Errorf("reap: exit %d: %s", res.code, res.stderr)
 			}
@@ -610,14 +637,24 @@ action = "terminate"
 			if f := findingOf(reap, "daemon-"+markA); by["daemon"] == 0 || f == nil || f.Outcome != "reported" {
 				t.Errorf("the dead gateway's daemon: %+v (%d alive), want reported, alive", f, by["daemon"])
 			}
-			// The live gateway's processes are all still the ones they were
-			// (pid and start time): the reap touched none of them.
+			// The live gateway's processes: the reap signalled none of them
+			// (its audit log names every pid it signalled), and the
+			// long-lived ones (mcp, background, pty, daemon) are all still
+			// the ones they were (pid and start time). A helper or a
+			// finished exec's relay and anchor may end on their own.
+			signalled := signalledPIDs(t, reapAudit)
+			if !signalled[ptyPlan.RootPID] {
+				t.Errorf("the reap's audit log names no signal to the PTY shell %d it killed", ptyPlan.RootPID)
+			}
 			afterB := b.members()
 			byAfterB, nAfterB := countKinds(afterB)
 			logCensus(t, "gateway B after reaper reap", byAfterB, nAfterB)
 			for pid, p := range beforeB {
-				if p.kind == "" {
-					continue // a short-lived helper may end on its own
+				if signalled[pid] {
+					t.Errorf("the reap signalled gateway B's %s %d: %q", p.kind, pid, p.cmd)
+				}
+				if p.kind == "" || p.kind == "supervisor" {
+					continue
 				}
 				if now, ok := afterB[pid]; !ok || now.start != p.start {
 					t.Errorf("gateway B's %s %d is gone after the reap: %q", p.kind, pid, p.cmd)

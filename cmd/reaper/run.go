@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/orphanreaper/reaper/audit"
+	"github.com/orphanreaper/reaper/client"
 	"github.com/orphanreaper/reaper/gather"
-	"github.com/orphanreaper/reaper/openclaw"
 	"github.com/orphanreaper/reaper/platform"
 	"github.com/orphanreaper/reaper/policy"
 	"github.com/orphanreaper/reaper/scan"
@@ -109,7 +109,15 @@ func cutShort(ctx context.Context, timeout time.Duration, when string) error {
 // readSnapshot takes the process table; tests replace it with a slow one.
 var readSnapshot = platform.ReadSnapshot
 
-// collectWith is collect, with discovery of OpenClaw state on or off, and
+// scanConfig is what scan needs: the policy's owners and subreapers, and
+// the clients' marks.
+func scanConfig(pol *policy.Policy) scan.Config {
+	cfg := pol.ScanConfig()
+	cfg.Marks = client.Marks()
+	return cfg
+}
+
+// collectWith is collect, with discovery of the clients' state on or off, and
 // advice (with its one-second look at MCP pools) only when the report
 // shows it.
 func collectWith(ctx context.Context, pol *policy.Policy, procRoot string, ledgers []string, discover, advise bool) (*scanRun, error) {
@@ -119,8 +127,7 @@ func collectWith(ctx context.Context, pol *policy.Policy, procRoot string, ledge
 	if procRoot == "" {
 		procRoot = platform.DefaultProcRoot
 	}
-	opts := gather.Options{Named: ledgers, Discover: discover && procRoot == platform.DefaultProcRoot,
-		EnvDirs: []string{os.Getenv(openclaw.EnvStateDir), os.Getenv("CLAWDBOT_STATE_DIR")}}
+	opts := gather.Options{Named: ledgers, Discover: discover && procRoot == platform.DefaultProcRoot}
 	for _, o := range pol.Owners {
 		for _, path := range o.Ledger {
 			opts.OwnerLedgers = append(opts.OwnerLedgers, gather.ExpandHome(path))
@@ -136,16 +143,17 @@ func collectWith(ctx context.Context, pol *policy.Policy, procRoot string, ledge
 	// table is scanned.
 	pending.Start()
 	// Of the environments read, keep what the policy, the scan and the
-	// OpenClaw readers look up.
-	snap.KeepEnv(append(pol.EnvNames(), openclaw.EnvNames...))
+	// clients' adapters look up.
+	snap.KeepEnv(append(pol.EnvNames(), client.EnvNames()...))
 	var set *gather.Set
-	res, err := scan.Scan(snap, pol.ScanConfig(), func(owners, roots []*platform.Process) (scan.Evidence, error) {
+	res, err := scan.Scan(snap, scanConfig(pol), func(owners, roots []*platform.Process) (scan.Evidence, error) {
 		var err error
 		if set, err = gather.Load(ctx, opts, pending, snap, owners, roots); err != nil {
 			return scan.Evidence{}, err
 		}
-		return scan.Evidence{Ledgers: set.Ledgers, Gateways: set.Gateways, Servers: set.Servers,
-			States: set.States, Advise: advise, Sample: sampleActivity(snap)}, nil
+		ev := set.Evidence
+		ev.Advise, ev.Sample = advise, sampleActivity(snap)
+		return ev, nil
 	})
 	if err != nil {
 		snap.Close()

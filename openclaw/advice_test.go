@@ -1,14 +1,14 @@
-package scan
+package openclaw
 
 import (
-	"errors"
-	"reflect"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/orphanreaper/reaper/ledger"
-	"github.com/orphanreaper/reaper/openclaw"
 	"github.com/orphanreaper/reaper/platform"
+	"github.com/orphanreaper/reaper/scan"
 )
 
 // A live gateway holding three stdio MCP servers (each under its relay and
@@ -30,27 +30,25 @@ func TestAdviseMCPPools(t *testing.T) {
 			p(pid+2, pid+1, "node", []string{"node", "/srv/mcp/memory.js"}, nil, "/"))
 		pid += 10
 	}
-	gw := &openclaw.Gateway{StateDir: "/home/a/.openclaw", Owner: ledger.Owner{Name: "openclaw-gateway", PID: 200, Start: id(200)}}
-	server := openclaw.MCPServer{Name: "memory", Command: "node", Args: []string{"/srv/mcp/memory.js"}, File: "/home/a/.openclaw/openclaw.json"}
+	gw := &Gateway{StateDir: "/home/a/.openclaw", Owner: ledger.Owner{Name: OwnerName, PID: 200, Start: id(200)}}
+	server := MCPServer{Server: scan.Server{Name: "memory", Command: "node", Args: []string{"/srv/mcp/memory.js"}, File: "/home/a/.openclaw/openclaw.json"}}
 	for _, tt := range []struct {
 		name     string
 		ttl      int64
 		sessions int
-		gw       *openclaw.Gateway
+		gw       *Gateway
 		want     string
 	}{
 		{"three pools for one session, no TTL", 0, 1, gw, "warning openclaw-mcp-idle-ttl: gateway pid 200 (/home/a/.openclaw) holds 3 stdio MCP servers (memory ×3) for 1 live session,"},
 		{"one per session, no TTL", 0, 3, gw, "info openclaw-mcp-idle-ttl"},
 		{"control: TTL set, one per session", 600000, 3, gw, ""},
-		{"control: the gateway is gone", 0, 1, &openclaw.Gateway{StateDir: "/x", Owner: ledger.Owner{Name: "openclaw-gateway", PID: 4242}}, ""},
+		{"control: the gateway is gone", 0, 1, &Gateway{StateDir: "/x", Owner: ledger.Owner{Name: OwnerName, PID: 4242}}, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			r := scanTable(snapshot(procs...), testConfig)
 			srv := server
 			srv.IdleTTLMs = tt.ttl
-			r.Advise([]OpenClawState{{Dir: tt.gw.StateDir, Gateway: tt.gw, Servers: []openclaw.MCPServer{srv}, LiveSessions: tt.sessions}}, nil)
 			var got []string
-			for _, a := range r.Advice {
+			for _, a := range adviceOf(procs, nil, &adviser{Dir: tt.gw.StateDir, Gateway: tt.gw, Servers: []MCPServer{srv}, LiveSessions: tt.sessions}, nil) {
 				got = append(got, a.Severity+" "+a.ID+": "+a.Evidence+" | "+a.Setting)
 			}
 			all := strings.Join(got, "\n")
@@ -66,61 +64,16 @@ func TestAdviseMCPPools(t *testing.T) {
 
 // Exec trees of ended sessions under a live gateway are advice too.
 func TestAdviseEndedExecs(t *testing.T) {
-	r := scanTable(snapshot(
+	procs := []platform.Process{
 		p(200, 10, "openclaw-gateway", []string{"openclaw-gateway"}, nil, "/"),
 		p(300, 200, "bash", []string{"bash", "-c", "sleep 600"}, nil, "/"),
-	), testConfig)
-	l := gwLedger(200, id(200), []ledger.Session{{Key: "s", State: ledger.SessionClosed}}, run("exec:x", 300, id(300), ledger.RunRunning, "s"))
-	r.ApplyLedgers([]*ledger.Ledger{l})
-	r.Advise([]OpenClawState{{Dir: "/s", Gateway: &openclaw.Gateway{StateDir: "/s", Owner: l.Owner}, LiveSessions: 0}}, nil)
-	if len(r.Advice) != 1 || r.Advice[0].ID != "openclaw-exec-ended" || !strings.Contains(r.Advice[0].Evidence, "1 tree of deleted or reset sessions (roots 300)") {
-		t.Errorf("advice %+v", r.Advice)
 	}
-}
-
-// Scan folds the evidence gather reads in its one order: the ledger's
-// ended session makes the finding first, and the advice, made last, counts
-// it; without Advise the finding stands and there is no advice. gather is
-// given the live owners the scan met (the gateway, an ancestor of the
-// candidate), and its error ends the scan.
-func TestScanWithEvidence(t *testing.T) {
-	snap := func() *platform.Snapshot {
-		return snapshot(
-			p(200, 10, "openclaw-gateway", []string{"openclaw-gateway"}, nil, "/"),
-			p(300, 200, "bash", []string{"bash", "-c", "sleep 600"}, nil, "/"),
-		)
-	}
-	for _, advise := range []bool{true, false} {
-		var met []int
-		r, err := Scan(snap(), testConfig, func(owners, _ []*platform.Process) (Evidence, error) {
-			for _, o := range owners {
-				met = append(met, o.PID)
-			}
-			l := gwLedger(200, id(200), []ledger.Session{{Key: "s", State: ledger.SessionClosed}}, run("exec:x", 300, id(300), ledger.RunRunning, "s"))
-			return Evidence{Ledgers: []*ledger.Ledger{l}, Advise: advise,
-				States: []OpenClawState{{Dir: "/s", Gateway: &openclaw.Gateway{StateDir: "/s", Owner: l.Owner}}}}, nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !reflect.DeepEqual(met, []int{200}) {
-			t.Errorf("gather was given the live owners %v, want [200]", met)
-		}
-		if len(r.Findings) != 1 || !r.Findings[0].Has(SessionEnded) {
-			t.Errorf("advise %v: findings %+v", advise, r.Findings)
-		}
-		if got := len(r.Advice) == 1 && r.Advice[0].ID == "openclaw-exec-ended"; got != advise {
-			t.Errorf("advise %v: advice %+v", advise, r.Advice)
-		}
-	}
-	// Control: without the evidence, the tree under the live gateway is no
-	// finding at all.
-	if r, _ := Scan(snap(), testConfig, nil); len(r.Findings) != 0 {
-		t.Errorf("without evidence: findings %+v", r.Findings)
-	}
-	bad := errors.New("a named ledger that does not parse")
-	if r, err := Scan(snap(), testConfig, func(_, _ []*platform.Process) (Evidence, error) { return Evidence{}, bad }); r != nil || !errors.Is(err, bad) {
-		t.Errorf("a gather error: result %v, error %v", r, err)
+	owner := ledger.Owner{Name: OwnerName, PID: 200, Start: id(200)}
+	l := &ledger.Ledger{Version: 1, Owner: owner, Source: "test.json", Sessions: []ledger.Session{{Key: "s", State: ledger.SessionClosed}},
+		Runs: []ledger.Run{{ID: "exec:x", PID: 300, Start: id(300), State: ledger.RunRunning, Session: "s", Kind: "exec"}}}
+	advice := adviceOf(procs, []*ledger.Ledger{l}, &adviser{Dir: "/s", Gateway: &Gateway{StateDir: "/s", Owner: owner}, LiveSessions: 0}, nil)
+	if len(advice) != 1 || advice[0].ID != "openclaw-exec-ended" || !strings.Contains(advice[0].Evidence, "1 tree of deleted or reset sessions (roots 300)") {
+		t.Errorf("advice %+v", advice)
 	}
 }
 
@@ -139,21 +92,20 @@ func TestAdviseMCPActivity(t *testing.T) {
 			p(pid+2, pid+1, "node", []string{"node", "/srv/mcp/memory.js"}, nil, "/"))
 	}
 	var asked []int
-	sampler := func(ps []*platform.Process) map[int]Activity {
-		out := map[int]Activity{}
+	sampler := func(ps []*platform.Process) map[int]scan.Activity {
+		out := map[int]scan.Activity{}
 		for _, p := range ps {
 			asked = append(asked, p.PID)
-			out[p.PID] = Activity{}
+			out[p.PID] = scan.Activity{}
 		}
-		out[221] = Activity{Bytes: 640, Switches: 12} // the second pool's anchor relays a request
+		out[221] = scan.Activity{Bytes: 640, Switches: 12} // the second pool's anchor relays a request
 		return out
 	}
-	r := scanTable(snapshot(procs...), testConfig)
-	gw := &openclaw.Gateway{StateDir: "/s", Owner: ledger.Owner{Name: "openclaw-gateway", PID: 200, Start: id(200)}}
-	srv := openclaw.MCPServer{Name: "memory", Command: "node", Args: []string{"/srv/mcp/memory.js"}, File: "/s/openclaw.json"}
-	r.Advise([]OpenClawState{{Dir: "/s", Gateway: gw, Servers: []openclaw.MCPServer{srv}, LiveSessions: 3}}, sampler)
-	if len(r.Advice) != 1 || !strings.Contains(r.Advice[0].Evidence, "in the sampling window 1 moved bytes (server pids 222 (640 bytes)), 2 were idle (212, 232)") {
-		t.Errorf("advice %+v", r.Advice)
+	gw := &Gateway{StateDir: "/s", Owner: ledger.Owner{Name: OwnerName, PID: 200, Start: id(200)}}
+	srv := MCPServer{Server: scan.Server{Name: "memory", Command: "node", Args: []string{"/srv/mcp/memory.js"}, File: "/s/openclaw.json"}}
+	advice := adviceOf(procs, nil, &adviser{Dir: "/s", Gateway: gw, Servers: []MCPServer{srv}, LiveSessions: 3}, sampler)
+	if len(advice) != 1 || !strings.Contains(advice[0].Evidence, "in the sampling window 1 moved bytes (server pids 222 (640 bytes)), 2 were idle (212, 232)") {
+		t.Errorf("advice %+v", advice)
 	}
 	if len(asked) != 6 {
 		t.Errorf("sampled %v, want the 3 servers and their 3 anchors", asked)
@@ -171,19 +123,17 @@ func TestAdviseCodex(t *testing.T) {
 		p(300, 200, "node", []string{"node", "codex.js", "app-server"}, nil, "/"),
 		p(301, 300, "codex", []string{"codex", "app-server"}, nil, "/"),
 	}
-	as := openclaw.CodexAppServer{PID: 300, Start: id(300), LiveThreads: 1}
+	as := CodexAppServer{PID: 300, Start: id(300), LiveThreads: 1}
 	for k, thread := range []string{"t1", "t2", "t3", "t4", ""} {
 		pid := 310 + k
 		procs = append(procs, p(pid, 301, "node", []string{"node", "/srv/mcp/memory.js"}, nil, "/"))
-		as.Children = append(as.Children, openclaw.CodexChild{PID: pid, Start: id(pid), Server: "memory", Thread: thread, Bound: thread == "t4"})
+		as.Children = append(as.Children, CodexChild{PID: pid, Start: id(pid), Server: "memory", Thread: thread, Bound: thread == "t4"})
 	}
-	gw := &openclaw.Gateway{StateDir: "/home/a/.openclaw", Owner: ledger.Owner{Name: "openclaw-gateway", PID: 200, Start: id(200)}}
-	server := openclaw.MCPServer{Name: "memory", Command: "node", Args: []string{"/srv/mcp/memory.js"}, File: "/home/a/.openclaw/openclaw.json", IdleTTLMs: 0}
-	advise := func(as openclaw.CodexAppServer) map[string]string {
-		r := scanTable(snapshot(procs...), testConfig)
-		r.Advise([]OpenClawState{{Dir: gw.StateDir, Gateway: gw, Servers: []openclaw.MCPServer{server}, LiveSessions: 1, Codex: []openclaw.CodexAppServer{as}}}, nil)
+	gw := &Gateway{StateDir: "/home/a/.openclaw", Owner: ledger.Owner{Name: OwnerName, PID: 200, Start: id(200)}}
+	server := MCPServer{Server: scan.Server{Name: "memory", Command: "node", Args: []string{"/srv/mcp/memory.js"}, File: "/home/a/.openclaw/openclaw.json"}}
+	advise := func(as CodexAppServer) map[string]string {
 		got := map[string]string{}
-		for _, a := range r.Advice {
+		for _, a := range adviceOf(procs, nil, &adviser{Dir: gw.StateDir, Gateway: gw, Servers: []MCPServer{server}, LiveSessions: 1, Codex: []CodexAppServer{as}}, nil) {
 			got[a.ID] = a.Evidence
 		}
 		return got
@@ -202,4 +152,32 @@ func TestAdviseCodex(t *testing.T) {
 	if a, ok := advise(as)["openclaw-codex-mcp-threads"]; ok {
 		t.Errorf("control: one server for one live thread gives advice %q", a)
 	}
+}
+
+// p is a process of uid 1000 whose start time is its pid's hundredfold.
+func p(pid, ppid int, comm string, argv []string, env []string, cg string) platform.Process {
+	return platform.Process{PID: pid, PPID: ppid, PGID: pid, SID: pid, State: 'S', Comm: comm,
+		StartTicks: uint64(pid) * 100, RSS: uint64(pid) * 1024, UID: 1000}.
+		WithDetails(argv, env, platform.Cgroup{Unified: cg})
+}
+
+func id(pid int) string { return platform.FormatIdentity("boot", uint64(pid)*100) }
+
+// adviceOf scans procs, under init and a systemd --user, with OpenClaw's
+// marks and the gateway as an owner, applies the ledgers and asks a for
+// its advice.
+func adviceOf(procs []platform.Process, ledgers []*ledger.Ledger, a *adviser, sample scan.Sampler) []scan.Advice {
+	base := []platform.Process{
+		p(1, 0, "systemd", []string{"/sbin/init"}, nil, "/init.scope"),
+		p(10, 1, "systemd", []string{"/lib/systemd/systemd", "--user"}, nil, "/user.slice/user@1000.service/init.scope"),
+	}
+	snap := platform.NewSnapshot(append(base, procs...), "boot", 10*time.Hour, time.Unix(0, 0))
+	cfg := scan.Config{Marks: marks, Owners: []scan.Owner{{Name: OwnerName, Cmdline: regexp.MustCompile(`(^|/)openclaw-gateway( |$)`)}}}
+	r, err := scan.Scan(snap, cfg, func(_, _ []*platform.Process) (scan.Evidence, error) {
+		return scan.Evidence{Ledgers: ledgers, Advisers: []scan.Adviser{a}, Advise: true, Sample: sample}, nil
+	})
+	if err != nil {
+		panic(err)
+	}
+	return r.Advice
 }

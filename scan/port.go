@@ -1,0 +1,139 @@
+package scan
+
+import (
+	"regexp"
+	"time"
+
+	"github.com/orphanreaper/reaper/ledger"
+	"github.com/orphanreaper/reaper/platform"
+)
+
+// This file is the port agent clients' adapters feed (package client lists
+// them): what a client's state and conventions say, as plain data. scan
+// applies it the same way for every client and knows none by name.
+
+// Gather reads a scan's evidence, given the live owners the scan met and
+// the roots of the trees it found orphaned (whose environments may name
+// the state of the owner that left them).
+type Gather func(liveOwners, roots []*platform.Process) (Evidence, error)
+
+// Evidence is what a run read besides the process table: the ledgers
+// (files, and clients' state as ledgers), the ties clients' state makes
+// between markers and owners, the MCP servers clients' configs declare,
+// and the advisers of clients that have advice.
+type Evidence struct {
+	Ledgers  []*ledger.Ledger
+	Ties     []Tie
+	Servers  []Server
+	Advisers []Adviser
+	// Advise false computes no advice (and spends no sampling window);
+	// Sample measures activity for it.
+	Advise bool
+	Sample Sampler
+}
+
+// Add appends what o holds (its Advise and Sample are not taken).
+func (e *Evidence) Add(o Evidence) {
+	e.Ledgers = append(e.Ledgers, o.Ledgers...)
+	e.Ties = append(e.Ties, o.Ties...)
+	e.Servers = append(e.Servers, o.Servers...)
+	e.Advisers = append(e.Advisers, o.Advisers...)
+}
+
+// apply folds the evidence into the result in the one order that is
+// right: the ledgers first (an owned run leaves the findings before
+// anything is attributed, a proven run becomes a finding of its own), then
+// the ties for what no ledger claimed, then the declared MCP servers (the
+// kind only), and the advice last, over the final findings.
+func (r *Result) apply(ev Evidence) {
+	r.ApplyLedgers(ev.Ledgers)
+	r.ApplyTies(ev.Ties)
+	r.ApplyServers(ev.Servers)
+	if ev.Advise {
+		r.Advise(ev.Advisers, ev.Sample)
+	}
+}
+
+// Tie is a client's claim, read from its state, that the orphaned trees
+// whose root carries its marker are an owner's: OpenClaw's gateway lock
+// for the processes that name its state dir; a session file for the
+// processes that carry its session id.
+type Tie struct {
+	// Env=Value in the root's environment ties it. An empty Value ties any
+	// value — a default place, which no variable names — and then only the
+	// speaker's own processes, silently.
+	Env, Value string
+	// Unless: a root that carries this variable (not empty) is not tied by
+	// this tie: it names another.
+	Unless string
+	// Strong names a variable only the client's own children carry: a root
+	// with it is tied outright. Without it (Env alone may be exported by a
+	// user's own shell) the root must have started after Since, when the
+	// owner began; a zero Since ties no such root.
+	Strong string
+	Since  time.Time
+	// Owner is who the state names; Speaker whose word it is.
+	Owner   ledger.Owner
+	Speaker uint32
+	// Where says what Env=Value names ("state dir /srv/oc"), Proof what
+	// names the owner ("the gateway lock /srv/oc/gateway.lock"), Noun what
+	// the owner is ("gateway").
+	Where, Proof, Noun string
+}
+
+// Server is an MCP server a client's config declares, by the command line
+// it is spawned with: a scrubbed environment leaves it no marker, and an
+// unusual name no fingerprint, so the config is what says it is an MCP
+// server.
+type Server struct {
+	Name    string
+	Command string
+	Args    []string
+	File    string // the config that declares it
+	// UID owns the config: it speaks only for that user's processes.
+	UID uint32
+
+	want []string // Args as words, once cut (MatchesWords)
+	cut  bool
+}
+
+// Marks are what clients put on the processes they spawn and how their
+// own helpers look, as each client's adapter declares them.
+type Marks struct {
+	// Env: a variable with a value that gives a tree its kind
+	// (OPENCLAW_SHELL=exec).
+	Env []EnvMark
+	// Commands: command lines that give a kind (a client's ACP wrapper).
+	Commands []CommandMark
+	// Supervisors are a client's own supervisor processes, which kill what
+	// they track within seconds of losing their owner: a finding rooted at
+	// one is left to finish (reap's settle wait).
+	Supervisors []SupervisorMark
+}
+
+// EnvMark gives Kind to a root whose environment holds Env=Value.
+type EnvMark struct {
+	Env, Value string
+	Kind       Kind
+}
+
+// CommandMark gives Kind to a root whose command line matches Cmdline.
+type CommandMark struct {
+	Cmdline *regexp.Regexp
+	Kind    Kind
+}
+
+// SupervisorMark recognises one of a client's supervisor processes by its
+// command line: Role names it ("OpenClaw group anchor"), Note says what it
+// does once its owner is gone.
+type SupervisorMark struct {
+	Cmdline    *regexp.Regexp
+	Role, Note string
+}
+
+// Adviser is a client's advice: configuration the operator should change,
+// judged over the final findings and the table. It reads the result and
+// returns its advice; it changes nothing.
+type Adviser interface {
+	Advise(r *Result, sample Sampler) []Advice
+}

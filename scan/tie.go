@@ -1,0 +1,127 @@
+package scan
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+
+	"github.com/orphanreaper/reaper/ledger"
+)
+
+// ApplyTies attributes to their owners the findings no stronger marker or
+// ledger claimed and whose root carries a tie's marker. OpenClaw's gateway
+// run in the foreground, for one, puts no pid marker on its children, so
+// after a SIGKILL its survivors — a PTY shell that ignores SIGHUP, a
+// double-forked daemon, an ACP adapter and the claude it runs — would be
+// merely reparented and untracked; their OPENCLAW_STATE_DIR names the state
+// dir whose lock names the gateway. When the owner a tie names is gone (its
+// pid gone, another process now, of another boot) the finding is
+// owner-dead with the tie's proof as evidence; when it lives, the tree is
+// its leak, attributed to it. A tie speaks only for its speaker's
+// processes.
+func (r *Result) ApplyTies(ties []Tie) {
+	if len(ties) == 0 {
+		return
+	}
+	for k := range r.Findings {
+		f := &r.Findings[k]
+		if !f.Has(Untracked) {
+			continue // attributed already, by a stronger marker or a ledger
+		}
+		t, marker := r.tieFor(f, ties)
+		if t == nil {
+			continue
+		}
+		f.Owner, f.OwnerPID = t.Owner.Name, t.Owner.PID
+		f.Reasons = slices.DeleteFunc(f.Reasons, func(x Reason) bool { return x == Untracked })
+		f.Evidence = slices.DeleteFunc(f.Evidence, func(e string) bool { return e == untrackedEvidence })
+		l := ledger.Ledger{Owner: t.Owner, Speaker: t.Speaker, Source: t.Proof}
+		if gone, why := r.OwnerGone(&l); gone {
+			f.Reasons = append(f.Reasons, OwnerDead)
+			f.Evidence = append(f.Evidence, fmt.Sprintf("%s, %s: %s names pid %d: %s", marker, t.Where, t.Proof, t.Owner.PID, why))
+		} else {
+			f.Evidence = append(f.Evidence, fmt.Sprintf("%s, %s: left behind by the live %s pid %d (%s)", marker, t.Where, t.Noun, t.Owner.PID, t.Proof))
+		}
+	}
+}
+
+// tieFor finds the first tie f's root carries, and the marker that ties it
+// as the evidence shows it. A tie by a named value (a state dir, a session
+// id) that is another user's is dropped and counted (speaks); a tie by a
+// default place considers only its speaker's own processes.
+func (r *Result) tieFor(f *Finding, ties []Tie) (*Tie, string) {
+	s := r.Tree.Snap
+	for i := range ties {
+		t := &ties[i]
+		v, ok := s.Getenv(f.Root, t.Env)
+		if !ok {
+			continue
+		}
+		if t.Unless != "" {
+			if u, named := s.Getenv(f.Root, t.Unless); named && u != "" {
+				continue
+			}
+		}
+		if t.Value == "" {
+			if s.UID(f.Root) != t.Speaker {
+				continue
+			}
+		} else if v == "" || filepath.Clean(v) != t.Value && v != t.Value {
+			continue
+		} else if !r.speaks(t.Speaker, f.Root, t.Proof) {
+			return nil, ""
+		}
+		marker := t.Env + "=" + v
+		if t.Strong != "" {
+			if sv, strong := s.Getenv(f.Root, t.Strong); strong {
+				return t, t.Strong + "=" + sv
+			}
+		}
+		started := s.Taken.Add(-s.Age(f.Root))
+		if t.Since.IsZero() || started.Before(t.Since) {
+			continue // it may be older than that owner: not shown to be its
+		}
+		return t, fmt.Sprintf("%s, started after the %s began", marker, t.Noun)
+	}
+	return nil, ""
+}
+
+// supervised marks a finding whose root is one of a client's supervisor
+// processes: its kind is the kind of the first command it anchors (the
+// first member, in pre-order, that is not a supervisor), and it is
+// reported as the client's own cleanup in progress.
+func (r *Result) supervised(f *Finding) {
+	s := r.Tree.Snap
+	sup := r.cfg.Marks.supervisor(s.CommandLine(f.Root))
+	if sup == nil {
+		return
+	}
+	f.Supervisor = sup.Role
+	for _, m := range f.Members[1:] {
+		cmd := s.CommandLine(m.Proc)
+		if r.cfg.Marks.supervisor(cmd) == nil {
+			f.Kind = r.cfg.Classify(s, m.Proc)
+			f.Evidence = append(f.Evidence, fmt.Sprintf("the root is the %s, anchoring %q: %s", sup.Role, cmd, sup.Note))
+			return
+		}
+	}
+	f.Evidence = append(f.Evidence, fmt.Sprintf("the root is the %s, anchoring nothing now", sup.Role))
+}
+
+// supervisor is the supervisor mark cmd matches, or nil.
+func (m *Marks) supervisor(cmd string) *SupervisorMark {
+	for i := range m.Supervisors {
+		if m.Supervisors[i].Cmdline.MatchString(cmd) {
+			return &m.Supervisors[i]
+		}
+	}
+	return nil
+}
+
+// Supervisor names the client supervisor process cmd is, or "".
+func (m *Marks) Supervisor(cmd string) string {
+	if sup := m.supervisor(cmd); sup != nil {
+		return sup.Role
+	}
+	return ""
+}
