@@ -136,4 +136,3 @@ func (raw *Raw) warnings() []string {
 	}
 	return out
 }
-
