@@ -39,6 +39,9 @@ type Client interface {
 	Judge(raw []byte, dir string, uid uint32, snap *platform.Snapshot) (ev scan.Evidence, problems []error, warnings []string)
 	// Marks are the kinds and supervisors the client's processes show.
 	Marks() scan.Marks
+	// Owners are the owner names its evidence attributes findings to, for
+	// a policy rule's owner matcher.
+	Owners() []string
 }
 
 // all is every client reaper knows: an adapter is one package and one line

@@ -40,6 +40,10 @@ func (Client) EnvNames() []string { return EnvNames }
 // IsStateDir reports whether dir holds OpenClaw state.
 func (Client) IsStateDir(dir string) bool { return IsStateDir(dir) }
 
+// Owners are the names OpenClaw's evidence attributes findings to: the
+// gateway, and the codex app-server it runs.
+func (Client) Owners() []string { return []string{OwnerName, CodexOwnerName} }
+
 // Marks are OpenClaw's kinds and supervisors.
 func (Client) Marks() scan.Marks { return marks }
 

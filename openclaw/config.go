@@ -11,6 +11,7 @@ import (
 
 	"github.com/orphanreaper/reaper/ledger"
 	"github.com/orphanreaper/reaper/scan"
+	"github.com/orphanreaper/reaper/statedir"
 )
 
 // MCPServer is a stdio MCP server an OpenClaw config names under
@@ -32,11 +33,11 @@ type MCPServer struct {
 // known. Servers without a command (HTTP transports) are skipped.
 func ReadMCPServers(dir string) ([]MCPServer, error) {
 	file := filepath.Join(dir, "openclaw.json")
-	sd, err := openStateDir(filepath.Clean(dir))
+	sd, err := statedir.Open(filepath.Clean(dir))
 	if err != nil {
 		return nil, err
 	}
-	b, err := sd.read("openclaw.json")
+	b, err := sd.Read("openclaw.json")
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -45,13 +46,13 @@ func ReadMCPServers(dir string) ([]MCPServer, error) {
 	}
 	servers, err := parseMCPServers(file, b)
 	for i := range servers {
-		servers[i].UID = uint32(sd.owner)
+		servers[i].UID = uint32(sd.Owner)
 	}
 	return servers, err
 }
 
 func parseMCPServers(file string, b []byte) ([]MCPServer, error) {
-	doc, err := json5ToJSON(b)
+	doc, err := statedir.ParseJSON5(b)
 	if err != nil {
 		var e *ledger.Error
 		if errors.As(err, &e) {
@@ -66,8 +67,8 @@ func parseMCPServers(file string, b []byte) ([]MCPServer, error) {
 			IdleTTLMs float64                    `json:"sessionIdleTtlMs"`
 		} `json:"mcp"`
 	}
-	if line, err := doc.unmarshal(&cfg); err != nil {
-		return nil, &ledger.Error{File: file, Line: line, Msg: "not an OpenClaw config: " + jsonProblem(err)}
+	if line, err := doc.Unmarshal(&cfg); err != nil {
+		return nil, &ledger.Error{File: file, Line: line, Msg: "not an OpenClaw config: " + statedir.JSONProblem(err)}
 	}
 	names := make([]string, 0, len(cfg.MCP.Servers))
 	for name := range cfg.MCP.Servers {

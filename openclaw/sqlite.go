@@ -11,6 +11,7 @@ import (
 	_ "modernc.org/sqlite" // pure-Go SQLite: OpenClaw's Gen C state is a WAL-mode database
 
 	"github.com/orphanreaper/reaper/ledger"
+	"github.com/orphanreaper/reaper/statedir"
 )
 
 // sqliteTimeout bounds the whole read of the state database: the gateway
@@ -82,7 +83,7 @@ func (out *storeRows) readPluginState(ctx context.Context, db *sql.DB, path stri
 		case plugin == "acpx":
 			var l lease
 			if err := json.Unmarshal([]byte(value), &l); err != nil {
-				*bad = append(*bad, where+": "+jsonProblem(err))
+				*bad = append(*bad, where+": "+statedir.JSONProblem(err))
 				continue
 			}
 			if l.LeaseID == "" {
@@ -92,7 +93,7 @@ func (out *storeRows) readPluginState(ctx context.Context, db *sql.DB, path stri
 		case namespace == "app-server-processes":
 			var c codexProcess
 			if err := json.Unmarshal([]byte(value), &c); err != nil {
-				*bad = append(*bad, where+": "+jsonProblem(err))
+				*bad = append(*bad, where+": "+statedir.JSONProblem(err))
 				continue
 			}
 			c.Key = key

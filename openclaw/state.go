@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/orphanreaper/reaper/ledger"
 	"github.com/orphanreaper/reaper/platform"
+	"github.com/orphanreaper/reaper/statedir"
 )
 
 // OpenClaw keeps three generations of on-disk state (SPEC §7). reaper reads
@@ -69,7 +69,7 @@ func StateDirs(homes []Home, explicit []string) []string {
 			return
 		}
 		if fi, err := os.Stat(d); err == nil && fi.IsDir() {
-			if uid, ok := ownerUID(d); owner != platform.AnyOwner && (!ok || uid != owner) {
+			if uid, ok := statedir.OwnerUID(d); owner != platform.AnyOwner && (!ok || uid != owner) {
 				return
 			}
 			seen[d] = true
@@ -88,7 +88,7 @@ func StateDirs(homes []Home, explicit []string) []string {
 			continue
 		}
 		listed[dir] = true
-		if owner, ok := ownerUID(dir); !ok || owner != home.UID {
+		if owner, ok := statedir.OwnerUID(dir); !ok || owner != home.UID {
 			continue
 		}
 		add(filepath.Join(dir, ".openclaw"), home.UID)
@@ -127,39 +127,6 @@ func profiles(home string) []string {
 	return out[:min(len(out), maxProfiles)]
 }
 
-// stateDir reads the files of one OpenClaw state dir as its owner's files:
-// below the dir, through no symbolic link, owned by the dir's owner,
-// regular, within ledger.MaxSize, never blocking (platform.ReadBeneath). The
-// state dir of an ordinary user is that user's to fill with anything; a
-// root reaper reads it without trusting it.
-type stateDir struct {
-	path  string
-	owner int
-	id    dirID // the directory as it was opened
-}
-
-// openStateDir names dir's owner, whose files its files must be.
-func openStateDir(dir string) (stateDir, error) {
-	id, ok := statDir(dir)
-	if !ok {
-		return stateDir{}, &ledger.Error{File: dir, Msg: "not a readable directory"}
-	}
-	return stateDir{path: dir, owner: id.uid, id: id}, nil
-}
-
-// unchanged reports whether the path still names the directory that was
-// opened: one renamed away or replaced while it was read said things that
-// may not be all it holds.
-func (d stateDir) unchanged() bool {
-	id, ok := statDir(d.path)
-	return ok && id == d.id
-}
-
-// read reads the file rel below the state dir.
-func (d stateDir) read(rel string) ([]byte, error) {
-	return platform.ReadBeneath(d.path, rel, ledger.MaxSize, d.owner)
-}
-
 // IsStateDir reports whether dir looks like an OpenClaw state dir.
 func IsStateDir(dir string) bool {
 	for _, name := range []string{"openclaw.json", "acpx", "state", "gateway-instance-id", "agents", "process-leases.json"} {
@@ -177,7 +144,7 @@ type gatewayLock struct {
 	CreatedAt time.Time `json:"createdAt"`
 	// StartTime is field 22 of the gateway's /proc/PID/stat (Linux only).
 	StartTime *uint64 `json:"startTime"`
-	StateDir  string  `json:"stateDir"`
+	StateDir  string  `json:"statedir.Dir"`
 	Role      string  `json:"role"`
 }
 
@@ -194,18 +161,18 @@ type gatewayLock struct {
 // role than the gateway's (agent-embedded, sqlite-maintenance, …), are
 // skipped. The files end in a long tail of whitespace, which JSON allows.
 // It returns the newest.
-func (raw *Raw) readLocks(sd stateDir) *Lock {
+func (raw *Raw) readLocks(sd statedir.Dir) *Lock {
 	type loc struct{ base, rel string }
 	var paths []loc
-	for _, sub := range []string{filepath.Join("tmp", "openclaw-"+strconv.Itoa(sd.owner)), ".", "state"} {
-		m, _ := filepath.Glob(filepath.Join(sd.path, sub, "gateway*.lock"))
+	for _, sub := range []string{filepath.Join("tmp", "openclaw-"+strconv.Itoa(sd.Owner)), ".", "state"} {
+		m, _ := filepath.Glob(filepath.Join(sd.Path, sub, "gateway*.lock"))
 		for _, p := range m {
-			paths = append(paths, loc{sd.path, filepath.Join(sub, filepath.Base(p))})
+			paths = append(paths, loc{sd.Path, filepath.Join(sub, filepath.Base(p))})
 		}
 	}
-	tmpDir := "openclaw-" + strconv.Itoa(sd.owner)
-	if uid, err := platform.DirOwner(filepath.Join(os.TempDir(), tmpDir)); err == nil && uid != sd.owner {
-		raw.skip(filepath.Join(os.TempDir(), tmpDir), fmt.Sprintf("owned by uid %d, not the state's uid %d: its locks are not read", uid, sd.owner))
+	tmpDir := "openclaw-" + strconv.Itoa(sd.Owner)
+	if uid, err := platform.DirOwner(filepath.Join(os.TempDir(), tmpDir)); err == nil && uid != sd.Owner {
+		raw.Skip(filepath.Join(os.TempDir(), tmpDir), fmt.Sprintf("owned by uid %d, not the state's uid %d: its locks are not read", uid, sd.Owner))
 	} else if err == nil {
 		m, _ := filepath.Glob(filepath.Join(os.TempDir(), tmpDir, "gateway*.lock"))
 		for _, p := range m {
@@ -213,23 +180,23 @@ func (raw *Raw) readLocks(sd stateDir) *Lock {
 		}
 	}
 	if len(paths) > maxLocks {
-		raw.problem(&ledger.Error{File: sd.path, Msg: fmt.Sprintf("%d gateway lock files: more than %d, none read", len(paths), maxLocks)})
+		raw.Problem(&ledger.Error{File: sd.Path, Msg: fmt.Sprintf("%d gateway lock files: more than %d, none read", len(paths), maxLocks)})
 		return nil
 	}
 	var newest *Lock
 	for _, lp := range paths {
 		p := filepath.Join(lp.base, lp.rel)
-		b, err := platform.ReadBeneath(lp.base, lp.rel, ledger.MaxSize, sd.owner)
+		b, err := platform.ReadBeneath(lp.base, lp.rel, ledger.MaxSize, sd.Owner)
 		if err != nil {
-			raw.readError(p, err)
+			raw.ReadError(p, err)
 			continue
 		}
 		var l gatewayLock
 		if err := json.Unmarshal(b, &l); err != nil || l.PID <= 0 {
-			raw.problem(&ledger.Error{File: p, Msg: "not a gateway lock: want {\"pid\": N, \"createdAt\": …}"})
+			raw.Problem(&ledger.Error{File: p, Msg: "not a gateway lock: want {\"pid\": N, \"createdAt\": …}"})
 			continue
 		}
-		if l.StateDir != "" && filepath.Clean(l.StateDir) != sd.path || l.Role != "" && l.Role != "gateway" {
+		if l.StateDir != "" && filepath.Clean(l.StateDir) != sd.Path || l.Role != "" && l.Role != "gateway" {
 			continue
 		}
 		if newest == nil || l.CreatedAt.After(newest.CreatedAt) {
@@ -303,49 +270,12 @@ func parseLeaseFile(path string, b []byte) ([]lease, error) {
 		Leases  []lease `json:"leases"`
 	}
 	if err := json.Unmarshal(b, &doc); err != nil {
-		return nil, &ledger.Error{File: path, Line: jsonErrLine(b, err), Msg: "not a lease file: " + jsonProblem(err)}
+		return nil, &ledger.Error{File: path, Line: statedir.JSONErrLine(b, err), Msg: "not a lease file: " + statedir.JSONProblem(err)}
 	}
 	if doc.Version != 1 {
 		return nil, &ledger.Error{File: path, Msg: fmt.Sprintf("lease file version %d: this reaper reads version 1", doc.Version)}
 	}
 	return doc.Leases, nil
-}
-
-// jsonProblem says what is wrong with a JSON document without quoting it:
-// encoding/json's syntax errors name the offending character, and a root
-// reaper must not copy bytes of a file a user pointed it at into its logs.
-func jsonProblem(err error) string {
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
-		want := "a " + te.Type.Kind().String()
-		switch te.Type.Kind() {
-		case reflect.Struct, reflect.Map:
-			want = "an object"
-		case reflect.Slice, reflect.Array:
-			want = "an array"
-		case reflect.Int, reflect.Int64, reflect.Uint64, reflect.Float64:
-			want = "a number"
-		case reflect.Pointer:
-			want = "a value"
-		}
-		if te.Field != "" {
-			return fmt.Sprintf("%s: want %s", te.Field, want)
-		}
-		return "want " + want
-	}
-	return "not valid JSON"
-}
-
-func jsonErrLine(b []byte, err error) int {
-	var se *json.SyntaxError
-	var te *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &se):
-		return ledger.LineOf(b, se.Offset)
-	case errors.As(err, &te):
-		return ledger.LineOf(b, te.Offset)
-	}
-	return 0
 }
 
 // State is what one OpenClaw state dir says, judged: the newest gateway

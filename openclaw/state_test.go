@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/orphanreaper/reaper/ledger"
+	"github.com/orphanreaper/reaper/statedir"
 )
 
 func writeJSON(t *testing.T, path string, v any) {
@@ -126,7 +127,7 @@ func TestReadOpenClawLocks(t *testing.T) {
 		os.Remove(filepath.Join(dir, "gateway.1a2b3c4d.lock"))
 		tmp := t.TempDir()
 		t.Setenv("TMPDIR", tmp)
-		uid, _ := ownerUID(dir)
+		uid, _ := statedir.OwnerUID(dir)
 		writeJSON(t, filepath.Join(tmp, "openclaw-"+strconv.Itoa(uid), "gateway.deadbeef.lock"), map[string]any{
 			"pid": 777, "createdAt": lockTime.Format(time.RFC3339), "startTime": 99})
 		ls, errs := Read(dir, boot)
@@ -138,11 +139,11 @@ func TestReadOpenClawLocks(t *testing.T) {
 		dir := genB(t)
 		os.Remove(filepath.Join(dir, "gateway.1a2b3c4d.lock"))
 		t.Setenv("TMPDIR", t.TempDir())
-		uid, _ := ownerUID(dir)
+		uid, _ := statedir.OwnerUID(dir)
 		locks := filepath.Join(dir, "tmp", "openclaw-"+strconv.Itoa(uid))
 		write := func(name string, pid int, created time.Time, start int) {
 			b, _ := json.Marshal(map[string]any{"pid": pid, "createdAt": created.Format(time.RFC3339Nano),
-				"configPath": dir + "/openclaw.json", "startTime": start, "role": "gateway", "stateDir": dir})
+				"configPath": dir + "/openclaw.json", "startTime": start, "role": "gateway", "statedir.Dir": dir})
 			os.MkdirAll(locks, 0o700)
 			// 2026.9.6 pads its locks with a long whitespace tail.
 			if err := os.WriteFile(filepath.Join(locks, name), append(b, []byte(strings.Repeat(" ", 4000)+"\n")...), 0o600); err != nil {
@@ -160,7 +161,7 @@ func TestReadOpenClawLocks(t *testing.T) {
 	t.Run("a lock of another state dir or role is not this dir's gateway", func(t *testing.T) {
 		dir := genB(t)
 		writeJSON(t, filepath.Join(dir, "gateway.1a2b3c4d.lock"), map[string]any{
-			"pid": 4242, "createdAt": lockTime.Format(time.RFC3339), "stateDir": "/elsewhere"})
+			"pid": 4242, "createdAt": lockTime.Format(time.RFC3339), "statedir.Dir": "/elsewhere"})
 		writeJSON(t, filepath.Join(dir, "state", "gateway.state.lock"), map[string]any{
 			"pid": 4343, "createdAt": lockTime.Format(time.RFC3339), "role": "sqlite-maintenance"})
 		ls, _ := Read(dir, boot)
@@ -242,7 +243,7 @@ func genC(t *testing.T, dir string) *sql.DB {
 func TestReadOpenClawGenCWhileOpen(t *testing.T) {
 	dir := t.TempDir()
 	writeJSON(t, filepath.Join(dir, "state", "gateway.state.lock"), map[string]any{
-		"pid": 4242, "createdAt": lockTime.Format(time.RFC3339), "startTime": 720000, "role": "gateway", "stateDir": dir})
+		"pid": 4242, "createdAt": lockTime.Format(time.RFC3339), "startTime": 720000, "role": "gateway", "statedir.Dir": dir})
 	db := genC(t, dir)
 	// The rows live only in the WAL: the writer is open and never checkpointed.
 	if fi, err := os.Stat(filepath.Join(dir, "state", "openclaw.sqlite-wal")); err != nil || fi.Size() == 0 {

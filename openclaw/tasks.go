@@ -12,6 +12,7 @@ import (
 
 	"github.com/orphanreaper/reaper/ledger"
 	"github.com/orphanreaper/reaper/platform"
+	"github.com/orphanreaper/reaper/statedir"
 )
 
 // Under a live gateway the leaks are not orphans: OpenClaw 2026.9 keeps a
@@ -182,22 +183,22 @@ func storeError(path, table string, err error) error {
 // readSessions reads every agent's session store. Any store that exists
 // and can't be read makes the whole answer unknown (nil): a session it
 // holds might be live.
-func readSessions(sd stateDir) (*Sessions, []error) {
-	stores, _ := filepath.Glob(filepath.Join(sd.path, "agents", "*", "agent", "openclaw-agent.sqlite"))
+func readSessions(sd statedir.Dir) (*Sessions, []error) {
+	stores, _ := filepath.Glob(filepath.Join(sd.Path, "agents", "*", "agent", "openclaw-agent.sqlite"))
 	if len(stores) == 0 {
 		return nil, nil
 	}
 	if len(stores) > maxAgents {
-		return nil, []error{&ledger.Error{File: filepath.Join(sd.path, "agents"), Msg: fmt.Sprintf("%d agent session stores: more than %d, none read", len(stores), maxAgents)}}
+		return nil, []error{&ledger.Error{File: filepath.Join(sd.Path, "agents"), Msg: fmt.Sprintf("%d agent session stores: more than %d, none read", len(stores), maxAgents)}}
 	}
 	ss := &Sessions{Live: map[string]bool{}, Deleted: map[string]bool{}, Reset: map[string]time.Time{}}
 	for _, path := range stores {
-		rel, err := filepath.Rel(sd.path, path)
+		rel, err := filepath.Rel(sd.Path, path)
 		if err != nil {
 			return nil, []error{ledger.ReadError(path, err)}
 		}
 		var one *Sessions
-		err = queryBounded(sd.path, rel, sd.owner, func(ctx context.Context, db *sql.DB) error {
+		err = queryBounded(sd.Path, rel, sd.Owner, func(ctx context.Context, db *sql.DB) error {
 			one = &Sessions{Live: map[string]bool{}, Deleted: map[string]bool{}, Reset: map[string]time.Time{}}
 			return readSessionStore(ctx, db, one)
 		})

@@ -15,6 +15,7 @@ import (
 
 	"github.com/orphanreaper/reaper/ledger"
 	"github.com/orphanreaper/reaper/platform"
+	"github.com/orphanreaper/reaper/statedir"
 )
 
 // taskEpoch is "now" in these fixtures: rows are written at it, processes
@@ -312,7 +313,7 @@ func TestStateDirBounds(t *testing.T) {
 	for i := 0; i <= maxLocks; i++ {
 		os.WriteFile(filepath.Join(locks, fmt.Sprintf("gateway.%08x.lock", i)), []byte(`{"pid": 1}`), 0o600)
 	}
-	sd, err := openStateDir(locks)
+	sd, err := statedir.Open(locks)
 	if err != nil {
 		t.Fatal(err)
 	}

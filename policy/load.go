@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os/user"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/orphanreaper/reaper/client"
 	"github.com/orphanreaper/reaper/platform"
 	"github.com/orphanreaper/reaper/scan"
 )
@@ -201,7 +203,7 @@ func (l *loader) owner(t map[string]any, a at) {
 	l.p.Owners = append(l.p.Owners, o)
 }
 
-var ruleKeys = []string{"name", "when", "kind", "cmdline", "env", "cgroup", "user", "min_age", "min_rss", "action"}
+var ruleKeys = []string{"name", "when", "kind", "owner", "cmdline", "env", "cgroup", "user", "min_age", "min_rss", "action"}
 
 func (l *loader) rule(t map[string]any, a at) {
 	l.unknownKeys(t, a, ruleKeys)
@@ -225,6 +227,12 @@ func (l *loader) rule(t map[string]any, a at) {
 		}
 		r.Kind = append(r.Kind, scan.Kind(k))
 	}
+	for _, o := range l.strings(t, a, "owner") {
+		if !l.knownOwner(o) {
+			l.fail(at{a.table, a.index, "owner"}, "unknown owner %q in rule %q; owners are %s", o, r.Name, strings.Join(l.ownerNames(), ", "))
+		}
+		r.Owner = append(r.Owner, o)
+	}
 	r.Matchers = l.matchers(t, a)
 	if d, ok := l.duration(t, a, "min_age"); ok {
 		r.MinAge = d
@@ -242,6 +250,21 @@ func (l *loader) rule(t map[string]any, a at) {
 	}
 	l.p.Rules = append(l.p.Rules, r)
 }
+
+// ownerNames are the names a finding can be attributed to: the policy's
+// [[owner]] entries' and those the agent clients' evidence uses.
+func (l *loader) ownerNames() []string {
+	var out []string
+	for _, o := range l.p.Owners {
+		out = append(out, o.Name)
+	}
+	for _, c := range client.All() {
+		out = append(out, c.Owners()...)
+	}
+	return out
+}
+
+func (l *loader) knownOwner(name string) bool { return slices.Contains(l.ownerNames(), name) }
 
 func (l *loader) protect(t map[string]any, a at) {
 	l.unknownKeys(t, a, []string{"name", "cmdline", "env", "cgroup", "user"})

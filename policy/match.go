@@ -37,6 +37,9 @@ func (r *Rule) matches(s *platform.Snapshot, f *scan.Finding) bool {
 			return false
 		}
 	}
+	if len(r.Owner) > 0 && !slices.Contains(r.Owner, f.Owner) {
+		return false
+	}
 	// Cheap checks before those that may read a file.
 	if r.MinAge > 0 && s.Age(f.Root) < r.MinAge {
 		return false
@@ -127,6 +130,11 @@ func (r *Rule) whyNot(s *platform.Snapshot, f *scan.Finding) string {
 		return fmt.Sprintf("none of its reasons %v", r.When)
 	case len(r.Kind) > 0 && !slices.Contains(r.Kind, f.Kind):
 		return fmt.Sprintf("kind %s is not one of %v", f.Kind, r.Kind)
+	case len(r.Owner) > 0 && !slices.Contains(r.Owner, f.Owner):
+		if f.Owner == "" {
+			return fmt.Sprintf("no owner claims it, and it names owners %v", r.Owner)
+		}
+		return fmt.Sprintf("owner %s is not one of %v", f.Owner, r.Owner)
 	case r.MinAge > 0 && s.Age(f.Root) < r.MinAge:
 		return fmt.Sprintf("younger than its min_age %s", r.MinAge)
 	case r.MinRSS > 0 && f.RSS < r.MinRSS:

@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/orphanreaper/reaper/client"
 	"github.com/orphanreaper/reaper/scan"
 )
 
@@ -83,6 +84,9 @@ type Rule struct {
 	Name string
 	When []scan.Reason // any of these
 	Kind []scan.Kind   // any of these; empty means any kind
+	// Owner: the finding is attributed to one of these (by a marker, a
+	// cgroup, a ledger or a client's tie); empty means any or none.
+	Owner []string
 	Matchers
 	MinAge time.Duration
 	MinRSS uint64
@@ -125,9 +129,11 @@ func (p *Policy) matchers() []*Matchers {
 	return out
 }
 
-// ScanConfig is what the scan needs from the policy: owners and subreapers.
+// ScanConfig is what the scan needs: the policy's owners and subreapers,
+// and the agent clients' marks (package client), which no policy turns
+// off.
 func (p *Policy) ScanConfig() scan.Config {
-	var cfg scan.Config
+	cfg := scan.Config{Marks: client.Marks()}
 	for _, o := range p.Owners {
 		cfg.Owners = append(cfg.Owners, o.Owner)
 	}

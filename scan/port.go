@@ -43,11 +43,13 @@ func (e *Evidence) Add(o Evidence) {
 // apply folds the evidence into the result in the one order that is
 // right: the ledgers first (an owned run leaves the findings before
 // anything is attributed, a proven run becomes a finding of its own), then
-// the ties for what no ledger claimed, then the declared MCP servers (the
-// kind only), and the advice last, over the final findings.
+// the ties for what no ledger claimed, then the process groups of what the
+// clients' leader marks name, then the declared MCP servers (the kind
+// only), and the advice last, over the final findings.
 func (r *Result) apply(ev Evidence) {
 	r.ApplyLedgers(ev.Ledgers)
 	r.ApplyTies(ev.Ties)
+	r.ApplyLeaders()
 	r.ApplyServers(ev.Servers)
 	if ev.Advise {
 		r.Advise(ev.Advisers, ev.Sample)
@@ -109,6 +111,20 @@ type Marks struct {
 	// they track within seconds of losing their owner: a finding rooted at
 	// one is left to finish (reap's settle wait).
 	Supervisors []SupervisorMark
+	// Leaders are the variables a client puts on what it spawns, whose
+	// process group it leads: they tie an orphan to its client by the group.
+	Leaders []LeaderMark
+}
+
+// LeaderMark ties a root that carries Env to the client Owner that leads
+// its process group: a client's children keep its process group after it
+// dies, and the kernel gives no new process a pid that a live group still
+// holds (a struct pid is freed only once no task uses it as pid, pgid or
+// sid: kernel/pid.c), so the group's leader pid is the client itself for
+// as long as the orphan lives. A leader that is gone is the client gone.
+type LeaderMark struct {
+	Env   string
+	Owner string // the owner name findings are attributed to (claude-code)
 }
 
 // EnvMark gives Kind to a root whose environment holds Env=Value.

@@ -45,6 +45,63 @@ func (r *Result) ApplyTies(ties []Tie) {
 	}
 }
 
+// ApplyLeaders attributes the findings still untracked whose root carries
+// a client's leader mark to that client, by the process group the root
+// kept: when the group's leader pid is gone (or a zombie) the client is,
+// and the finding is owner-dead; when it lives, the tree is its leak. A
+// root that leads a group of its own (setsid, setpgid) names no client
+// process: it is the client's by its mark alone, not shown dead. Marks are
+// the client's convention, compiled in, about the process that carries
+// them: no user's file speaks here.
+func (r *Result) ApplyLeaders() {
+	marks := r.cfg.Marks.Leaders
+	if len(marks) == 0 {
+		return
+	}
+	s := r.Tree.Snap
+	for k := range r.Findings {
+		f := &r.Findings[k]
+		if !f.Has(Untracked) {
+			continue
+		}
+		for _, m := range marks {
+			v, ok := s.Getenv(f.Root, m.Env)
+			if !ok {
+				continue
+			}
+			marker := m.Env + "=" + v
+			f.Owner = m.Owner
+			f.Reasons = slices.DeleteFunc(f.Reasons, func(x Reason) bool { return x == Untracked })
+			f.Evidence = slices.DeleteFunc(f.Evidence, func(e string) bool { return e == untrackedEvidence })
+			pg := f.Root.PGID
+			if pg <= 1 || pg == f.Root.PID {
+				f.Evidence = append(f.Evidence, fmt.Sprintf("%s: spawned by %s; it leads its own process group, so which %s is not known", marker, m.Owner, m.Owner))
+				break
+			}
+			f.OwnerPID = pg
+			switch q := s.Get(pg); {
+			case q == nil:
+				f.Reasons = append(f.Reasons, OwnerDead)
+				f.Evidence = append(f.Evidence, fmt.Sprintf("%s, process group %d: its leader, %s pid %d, is gone (the kernel gives no process a pid its group still holds)", marker, pg, m.Owner, pg))
+			case q.Zombie():
+				f.Reasons = append(f.Reasons, OwnerDead)
+				f.Evidence = append(f.Evidence, fmt.Sprintf("%s, process group %d: its leader, %s pid %d, has exited (zombie)", marker, pg, m.Owner, pg))
+			default:
+				f.Evidence = append(f.Evidence, fmt.Sprintf("%s, process group %d: left behind by its live leader pid %d (%s)", marker, pg, pg, clip(s.CommandLine(q), 80)))
+			}
+			break
+		}
+	}
+}
+
+// clip cuts s to n bytes, marking the cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
 // tieFor finds the first tie f's root carries, and the marker that ties it
 // as the evidence shows it. A tie by a named value (a state dir, a session
 // id) that is another user's is dropped and counted (speaks); a tie by a

@@ -109,14 +109,6 @@ func cutShort(ctx context.Context, timeout time.Duration, when string) error {
 // readSnapshot takes the process table; tests replace it with a slow one.
 var readSnapshot = platform.ReadSnapshot
 
-// scanConfig is what scan needs: the policy's owners and subreapers, and
-// the clients' marks.
-func scanConfig(pol *policy.Policy) scan.Config {
-	cfg := pol.ScanConfig()
-	cfg.Marks = client.Marks()
-	return cfg
-}
-
 // collectWith is collect, with discovery of the clients' state on or off, and
 // advice (with its one-second look at MCP pools) only when the report
 // shows it.
@@ -146,7 +138,7 @@ func collectWith(ctx context.Context, pol *policy.Policy, procRoot string, ledge
 	// clients' adapters look up.
 	snap.KeepEnv(append(pol.EnvNames(), client.EnvNames()...))
 	var set *gather.Set
-	res, err := scan.Scan(snap, scanConfig(pol), func(owners, roots []*platform.Process) (scan.Evidence, error) {
+	res, err := scan.Scan(snap, pol.ScanConfig(), func(owners, roots []*platform.Process) (scan.Evidence, error) {
 		var err error
 		if set, err = gather.Load(ctx, opts, pending, snap, owners, roots); err != nil {
 			return scan.Evidence{}, err

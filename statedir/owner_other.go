@@ -1,9 +1,9 @@
 //go:build !unix
 
-package openclaw
+package statedir
 
-// ownerUID is unknown where files have no unix owner.
-func ownerUID(path string) (int, bool) { return 0, false }
+// OwnerUID is unknown where files have no unix owner.
+func OwnerUID(path string) (int, bool) { return 0, false }
 
 // dirID is a directory's identity and owner: unknown here.
 type dirID struct{ uid int }

@@ -1,6 +1,6 @@
 //go:build unix
 
-package openclaw
+package statedir
 
 import (
 	"os"
@@ -26,8 +26,8 @@ func statDir(path string) (dirID, bool) {
 	return dirID{dev: uint64(st.Dev), ino: uint64(st.Ino), uid: int(st.Uid)}, true
 }
 
-// ownerUID returns the uid owning path: the OpenClaw user of a state dir.
-func ownerUID(path string) (int, bool) {
+// OwnerUID returns the uid owning path: a state dir's user.
+func OwnerUID(path string) (int, bool) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return 0, false

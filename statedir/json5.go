@@ -1,4 +1,4 @@
-package openclaw
+package statedir
 
 import (
 	"bytes"
@@ -14,14 +14,15 @@ import (
 	"github.com/orphanreaper/reaper/ledger"
 )
 
-// OpenClaw's config file is JSON5 (json5.org): JSON plus comments,
-// trailing commas, unquoted keys, single-quoted strings and a few more
-// number forms. json5ToJSON rewrites it as JSON for encoding/json, and
+// Clients' configs are JSON5 (json5.org: OpenClaw's) or JSON with
+// comments (JSONC, a subset: OpenCode's, Gemini CLI's): JSON plus
+// comments, trailing commas, unquoted keys, single-quoted strings and a few
+// more number forms. ParseJSON5 rewrites it as JSON for encoding/json, and
 // keeps where each output token came from so an error names the input
 // line. It never evaluates anything.
 
-// json5Doc is the JSON form of a JSON5 document.
-type json5Doc struct {
+// JSON5 is the JSON form of a JSON5 document.
+type JSON5 struct {
 	out   []byte
 	marks []json5Mark // output offset → input line, in output order
 }
@@ -29,7 +30,7 @@ type json5Doc struct {
 type json5Mark struct{ off, line int }
 
 // line is the input line of the output byte at off.
-func (d *json5Doc) line(off int) int {
+func (d *JSON5) line(off int) int {
 	i := sort.Search(len(d.marks), func(i int) bool { return d.marks[i].off > off })
 	if i == 0 {
 		return 1
@@ -37,8 +38,8 @@ func (d *json5Doc) line(off int) int {
 	return d.marks[i-1].line
 }
 
-// unmarshal decodes the document into v; an error names the input line.
-func (d *json5Doc) unmarshal(v any) (line int, err error) {
+// Unmarshal decodes the document into v; an error names the input line.
+func (d *JSON5) Unmarshal(v any) (line int, err error) {
 	err = json.Unmarshal(d.out, v)
 	var se *json.SyntaxError
 	var te *json.UnmarshalTypeError
@@ -51,12 +52,14 @@ func (d *json5Doc) unmarshal(v any) (line int, err error) {
 	return 0, err
 }
 
-func json5ToJSON(in []byte) (*json5Doc, error) {
+// ParseJSON5 reads a JSON5 document; an error names the input line (the
+// caller names the file).
+func ParseJSON5(in []byte) (*JSON5, error) {
 	c := &json5Conv{in: in, line: 1}
 	if err := c.run(); err != nil {
 		return nil, err
 	}
-	return &json5Doc{out: c.out, marks: c.marks}, nil
+	return &JSON5{out: c.out, marks: c.marks}, nil
 }
 
 type json5Conv struct {

@@ -1,0 +1,39 @@
+package statedir
+
+import (
+	"github.com/orphanreaper/reaper/ledger"
+	"github.com/orphanreaper/reaper/platform"
+)
+
+// Dir reads the files of one client's state dir as its owner's files:
+// below the dir, through no symbolic link, owned by the dir's owner,
+// regular, within ledger.MaxSize, never blocking (platform.ReadBeneath). The
+// state dir of an ordinary user is that user's to fill with anything; a
+// root reaper reads it without trusting it.
+type Dir struct {
+	Path  string
+	Owner int
+	id    dirID // the directory as it was opened
+}
+
+// Open names dir's owner, whose files its files must be.
+func Open(dir string) (Dir, error) {
+	id, ok := statDir(dir)
+	if !ok {
+		return Dir{}, &ledger.Error{File: dir, Msg: "not a readable directory"}
+	}
+	return Dir{Path: dir, Owner: id.uid, id: id}, nil
+}
+
+// Unchanged reports whether the path still names the directory that was
+// opened: one renamed away or replaced while it was read said things that
+// may not be all it holds.
+func (d Dir) Unchanged() bool {
+	id, ok := statDir(d.Path)
+	return ok && id == d.id
+}
+
+// Read reads the file rel below the state dir.
+func (d Dir) Read(rel string) ([]byte, error) {
+	return platform.ReadBeneath(d.Path, rel, ledger.MaxSize, d.Owner)
+}
