@@ -1,6 +1,7 @@
 package client
 
 import (
+	"github.com/orphanreaper/reaper/claudecode"
 	"github.com/orphanreaper/reaper/openclaw"
 	"github.com/orphanreaper/reaper/platform"
 	"github.com/orphanreaper/reaper/scan"
@@ -48,6 +49,7 @@ type Client interface {
 // here.
 var all = []Client{
 	openclaw.Client{},
+	claudecode.Client{},
 }
 
 // All returns the clients, in a fixed order.

@@ -82,7 +82,7 @@ func parseMCPServers(file string, b []byte) ([]MCPServer, error) {
 			Args    []string `json:"args"`
 		}
 		if err := json.Unmarshal(cfg.MCP.Servers[name], &s); err != nil {
-			return nil, &ledger.Error{File: file, Msg: fmt.Sprintf("mcp.servers.%s: want {command: string, args: [string]}", keyName(name))}
+			return nil, &ledger.Error{File: file, Msg: fmt.Sprintf("mcp.servers.%s: want {command: string, args: [string]}", statedir.KeyName(name))}
 		}
 		if strings.TrimSpace(s.Command) == "" {
 			continue
@@ -90,18 +90,4 @@ func parseMCPServers(file string, b []byte) ([]MCPServer, error) {
 		servers = append(servers, MCPServer{Server: scan.Server{Name: name, Command: s.Command, Args: s.Args, File: file}, IdleTTLMs: int64(cfg.MCP.IdleTTLMs)})
 	}
 	return servers, nil
-}
-
-// keyName shows a config key in an error: as it is when it is a plain
-// name, else quoted and cut to 64 bytes, so no control character or long
-// run of a file's bytes reaches a log.
-func keyName(k string) string {
-	plain := len(k) > 0 && len(k) <= 64
-	for _, c := range k {
-		plain = plain && (c == '-' || c == '_' || c == '.' || c == '@' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z')
-	}
-	if plain {
-		return k
-	}
-	return fmt.Sprintf("%.64q", k)
 }

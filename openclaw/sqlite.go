@@ -78,7 +78,7 @@ func (out *storeRows) readPluginState(ctx context.Context, db *sql.DB, path stri
 		if err := rows.Scan(&plugin, &namespace, &key, &value); err != nil {
 			return err
 		}
-		where := fmt.Sprintf("%s/%s/%s", plugin, namespace, keyName(key))
+		where := fmt.Sprintf("%s/%s/%s", plugin, namespace, statedir.KeyName(key))
 		switch {
 		case plugin == "acpx":
 			var l lease

@@ -122,6 +122,7 @@ func TestParseErrors(t *testing.T) {
 		{"information-only reason", "version = 1\n[[rule]]\nname = \"a\"\nwhen = [\"pid-reused\"]\n", `4: unknown reason "pid-reused"`},
 		{"unknown kind", "version = 1\n[[rule]]\nname = \"a\"\nwhen = [\"reparented\"]\nkind = [\"lsp\"]\n", `5: unknown kind "lsp"`},
 		{"unknown action", "version = 1\n[[rule]]\nname = \"a\"\nwhen = [\"reparented\"]\naction = \"nuke\"\n", `5: unknown action "nuke"`},
+		{"unknown owner", "version = 1\n[[rule]]\nname = \"a\"\nwhen = [\"owner-dead\"]\nowner = [\"openclaw\"]\n", `5: unknown owner "openclaw" in rule "a"; owners are openclaw-gateway, codex-app-server`},
 		{"bad default action", "version = 1\n[defaults]\naction = \"stop\"\n", `3: unknown action "stop"`},
 		{"bad regex", "version = 1\n[[rule]]\nname = \"a\"\nwhen = [\"reparented\"]\ncmdline = 'mcp(('\n", "5: cmdline: bad regex"},
 		{"bad env regex", "version = 1\n[[rule]]\nname = \"a\"\nwhen = [\"reparented\"]\nenv = ['X=(']\n", `5: env "X=(": bad regex`},

@@ -20,6 +20,13 @@ cmdline = 'dist/entry\.js gateway'
 pid_env = "GW_PID"
 
 [[rule]]
+name = "gw-only"
+when = ["owner-dead"]
+owner = ["gw"]
+cmdline = 'gw-tool'
+action = "terminate"
+
+[[rule]]
 name = "young-mcp-report"
 when = ["reparented"]
 kind = ["mcp"]
@@ -131,6 +138,41 @@ func TestPlanMatchers(t *testing.T) {
 	check(t, pl, want{200, "big-in-unit", Kill, Reported, ""})
 	if pl.Unmatched != 2 {
 		t.Errorf("unmatched %d, want 2", pl.Unmatched)
+	}
+}
+
+// A rule's owner matcher holds for findings attributed to one of its
+// owners only: the same dead-owner tree without the owner's marker, and
+// one attributed to no owner at all, are not its.
+func TestPlanOwnerMatcher(t *testing.T) {
+	pl := planFor(t, ModeScan, 0,
+		proc(300, 1, []string{"gw-tool"}, []string{"GW_PID=4242"}, "/", 1000), // gw's, its gateway gone
+		proc(301, 1, []string{"gw-tool"}, nil, "/", 1000),                      // the control: no owner
+	)
+	check(t, pl, want{300, "gw-only", Terminate, Reported, ""})
+	if pl.Unmatched != 1 {
+		t.Errorf("unmatched %d, want 1 (the tree no owner claims)", pl.Unmatched)
+	}
+	// The same finding, owner-dead, attributed to gw, to another owner,
+	// and to none: only the first is the rule's, and WhyNot says why not.
+	pol, _ := Parse("plan.toml", []byte(planPolicy))
+	s := platform.NewSnapshot([]platform.Process{proc(1, 0, []string{"/sbin/init"}, nil, "/", 1), proc(300, 1, []string{"gw-tool"}, nil, "/", 1000)},
+		"boot", 1000*time.Second, time.Unix(0, 0))
+	for _, tc := range []struct {
+		owner, rule, why string
+	}{
+		{"gw", "gw-only", ""},
+		{"other", "", "owner other is not one of [gw]"},
+		{"", "", "no owner claims it"},
+	} {
+		f := &scan.Finding{Root: s.Get(300), Reasons: []scan.Reason{scan.Reparented, scan.OwnerDead}, Owner: tc.owner, Kind: scan.KindOther}
+		got := ""
+		if r := pol.Match(s, f); r != nil {
+			got = r.Name
+		}
+		if got != tc.rule || tc.why != "" && !strings.Contains(pol.WhyNot(s, f), tc.why) {
+			t.Errorf("owner %q: rule %q (why not: %s), want %q", tc.owner, got, pol.WhyNot(s, f), tc.rule)
+		}
 	}
 }
 

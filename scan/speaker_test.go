@@ -2,6 +2,7 @@ package scan
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -188,5 +189,46 @@ func TestGatewayTieByStateDirAlone(t *testing.T) {
 		if g := got(r); !reflect.DeepEqual(g, tt.want) {
 			t.Errorf("%s: findings %q, want %q", tt.name, g, tt.want)
 		}
+	}
+}
+
+// TestApplyLeaders: a root carrying a client's leader mark is that
+// client's by the process group it kept: owner-dead when the group's
+// leader is gone or a zombie, its live leader's leak otherwise, the
+// client's without proof when it leads its own group. The control: the
+// same orphan without the mark stays untracked.
+func TestApplyLeaders(t *testing.T) {
+	cfg := testConfig
+	cfg.Marks.Leaders = []LeaderMark{{Env: "GEMINI_CLI", Owner: "gemini-cli"}}
+	orphan := func(pgid int, env ...string) platform.Process {
+		pr := p(300, 1, "node", []string{"node", "stubborn-server.js"}, env, "/")
+		pr.PGID = pgid
+		return pr
+	}
+	leader := p(250, 10, "node", []string{"node", "gemini"}, nil, "/")
+	dead := zombie(250, 10)
+	for _, tt := range []struct {
+		name     string
+		procs    []platform.Process
+		want     []string
+		evidence string
+	}{
+		{"the leader is gone", []platform.Process{orphan(250, "GEMINI_CLI=1")}, []string{"300:reparented,owner-dead"}, "its leader, gemini-cli pid 250, is gone"},
+		{"the leader is a zombie", []platform.Process{dead, orphan(250, "GEMINI_CLI=1")}, []string{"300:reparented,owner-dead"}, "has exited (zombie)"},
+		{"the leader lives", []platform.Process{leader, orphan(250, "GEMINI_CLI=1")}, []string{"300:reparented"}, "left behind by its live leader pid 250"},
+		{"a group of its own", []platform.Process{orphan(300, "GEMINI_CLI=1")}, []string{"300:reparented"}, "it leads its own process group"},
+		{"control: no mark", []platform.Process{orphan(250)}, []string{"300:reparented,untracked"}, "no owner's marker"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r, _ := Scan(snapshot(tt.procs...), cfg, nil)
+			// (the live leader, under systemd --user, is a finding of its own)
+			r.Findings = slices.DeleteFunc(r.Findings, func(f Finding) bool { return f.Root.PID != 300 })
+			if g := got(r); !reflect.DeepEqual(g, tt.want) {
+				t.Fatalf("findings %v, want %v", g, tt.want)
+			}
+			if ev := strings.Join(r.Findings[0].Evidence, "\n"); !strings.Contains(ev, tt.evidence) {
+				t.Errorf("evidence %q lacks %q", ev, tt.evidence)
+			}
+		})
 	}
 }

@@ -62,7 +62,7 @@ func TestExitCodes(t *testing.T) {
 		{"ledger validate valid", []string{"ledger", "validate", "../../testdata/ledger/fixture.json"}, 0, "", "valid: 1 ledger, 5 runs, 2 sessions"},
 		{"ledger validate invalid", []string{"ledger", "validate", "../../testdata/ledger/fixture.json", "../../testdata/ledger/invalid.json"}, 78,
 			"invalid.json:6: pid: a JSON string where an int is wanted", "fixture.json: valid"},
-		{"ledger validate a plain dir", []string{"ledger", "validate", dir}, 78, "no known agent client's state dir (openclaw)", ""},
+		{"ledger validate a plain dir", []string{"ledger", "validate", dir}, 78, "no known agent client's state dir (openclaw, ", ""},
 		{"ledger validate needs a path", []string{"ledger", "validate"}, 2, "reaper ledger validate needs at least one PATH (got 0)\nRun 'reaper ledger validate --help'", ""},
 		{"scan with an invalid ledger", []string{"scan", "--ledger", "../../testdata/ledger/invalid.json"}, 78, "invalid.json:6:", ""},
 		{"scan with a missing ledger", []string{"scan", "--ledger", filepath.Join(dir, "none.json")}, 66, "none.json: cannot be opened: no such file or directory", ""},

@@ -1,0 +1,142 @@
+package claudecode
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/orphanreaper/reaper/ledger"
+	"github.com/orphanreaper/reaper/platform"
+	"github.com/orphanreaper/reaper/scan"
+)
+
+// OwnerName is the owner Claude Code's evidence attributes findings to.
+const OwnerName = "claude-code"
+
+// The variables Claude Code sets on what it spawns (its MCP servers, its
+// Bash tool) and the one that moves its config dir.
+const (
+	EnvMarker    = "CLAUDECODE"
+	EnvSessionID = "CLAUDE_CODE_SESSION_ID"
+	EnvConfigDir = "CLAUDE_CONFIG_DIR"
+)
+
+// Client is Claude Code's adapter (package client lists it).
+type Client struct{}
+
+// Name names the client.
+func (Client) Name() string { return OwnerName }
+
+// HomeDirs lists ~/.claude when it is the account's.
+func (Client) HomeDirs(home string, uid int) []string {
+	dir := filepath.Join(filepath.Clean(home), ".claude")
+	if owner, err := platform.DirOwner(dir); err != nil || owner != uid {
+		return nil
+	}
+	return []string{dir}
+}
+
+// OwnEnv: CLAUDE_CONFIG_DIR in reaper's environment names a config dir.
+func (Client) OwnEnv() []string { return []string{EnvConfigDir} }
+
+// DirEnv: what claude spawns carries its CLAUDE_CONFIG_DIR when one is set.
+func (Client) DirEnv() string { return EnvConfigDir }
+
+// IsOwner: a claude process names its config dir wherever it runs.
+func (Client) IsOwner(comm string) bool { return comm == "claude" }
+
+// EnvNames are the variables scan looks up.
+func (Client) EnvNames() []string { return []string{EnvMarker, EnvSessionID, EnvConfigDir} }
+
+// IsStateDir reports whether dir is a Claude Code config dir.
+func (Client) IsStateDir(dir string) bool {
+	for _, name := range []string{"sessions", ".claude.json", "settings.json", "shell-snapshots"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// Owners are the names its evidence uses.
+func (Client) Owners() []string { return []string{OwnerName} }
+
+// bashTool matches the Bash tool's shell: Claude Code sources a snapshot of
+// the user's shell, then evals the command
+// (/bin/bash -c -l source ~/.claude/shell-snapshots/snapshot-bash-….sh && … eval '…').
+var bashTool = regexp.MustCompile(`/shell-snapshots/snapshot-[a-z]+-[^ ]*\.sh`)
+
+// Marks: the Bash tool's shell is an exec; what carries CLAUDECODE is
+// Claude Code's, by the process group it kept.
+func (Client) Marks() scan.Marks {
+	return scan.Marks{
+		Commands: []scan.CommandMark{{Cmdline: bashTool, Kind: ledger.KindExec}},
+		Leaders:  []scan.LeaderMark{{Env: EnvMarker, Owner: OwnerName}},
+	}
+}
+
+// Read reads one config dir, in the reader child as its owner.
+func (Client) Read(dir string) any { return ReadRaw(dir) }
+
+// Judge turns a config dir's read into evidence spoken by uid: each
+// session file a ledger whose owner and one run are its claude (a live
+// claude is owned, whatever its place in the tree), and a tie from its
+// session id to that claude; the config's servers.
+func (Client) Judge(b []byte, dir string, uid uint32, snap *platform.Snapshot) (ev scan.Evidence, problems []error, warnings []string) {
+	var raw Raw
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return ev, []error{fmt.Errorf("%s: the reader's output is not Claude Code state: %w", dir, err)}, nil
+	}
+	if raw.Dir != dir {
+		return ev, []error{fmt.Errorf("%s: the reader returned %q", dir, raw.Dir)}, nil
+	}
+	warnings = append(append(warnings, raw.Skipped...), raw.ConfigProblems...)
+	if raw.Missing {
+		return ev, raw.Errors(), warnings
+	}
+	if raw.UID != uid {
+		return ev, []error{fmt.Errorf("%s: owned by uid %d when read, uid %d when listed: not used", dir, raw.UID, uid)}, warnings
+	}
+	for i := range raw.Servers {
+		raw.Servers[i].UID = uid
+	}
+	ev.Servers = raw.Servers
+	here := domain()
+	for _, s := range raw.Sessions {
+		if s.PIDDomain != "" && here != "" && s.PIDDomain != here {
+			warnings = append(warnings, fmt.Sprintf("%s: pid %d is of pid namespace %s, not this one (%s): not used", s.File, s.PID, s.PIDDomain, here))
+			continue
+		}
+		owner := s.owner(snap)
+		ev.Ledgers = append(ev.Ledgers, &ledger.Ledger{Version: ledger.Version, Source: s.File, Speaker: uid, Owner: owner,
+			Runs: []ledger.Run{{ID: "claude session " + s.SessionID, Kind: ledger.KindACP, PID: s.PID, Start: owner.Start, State: ledger.RunRunning}}})
+		ev.Ties = append(ev.Ties, scan.Tie{Env: EnvSessionID, Value: s.SessionID, Strong: EnvSessionID,
+			Owner: owner, Speaker: uid, Where: "claude session " + s.SessionID, Proof: "the session file " + s.File, Noun: "claude"})
+	}
+	return ev, raw.Errors(), warnings
+}
+
+// owner is the claude a session file names: its pid, with its start time
+// when the file records one of this boot (Linux: clock ticks since boot,
+// the kernel's own field); gone outright when it started before this boot.
+func (s *Session) owner(snap *platform.Snapshot) ledger.Owner {
+	o := ledger.Owner{Name: OwnerName, PID: s.PID}
+	if snap == nil {
+		return o
+	}
+	started := time.UnixMilli(s.StartedAt)
+	if boot := snap.Taken.Add(-snap.Uptime); s.StartedAt > 0 && started.Before(boot.Add(-time.Second)) {
+		o.Gone = fmt.Sprintf("claude session %s, pid %d, started %s, before this boot", s.SessionID, s.PID, started.UTC().Format(time.RFC3339))
+		return o
+	}
+	if ticks, err := strconv.ParseUint(strings.TrimSpace(s.ProcStart), 10, 64); err == nil && snap.BootID != "" && runtime.GOOS == "linux" {
+		o.Start = platform.FormatIdentity(snap.BootID, ticks)
+	}
+	return o
+}

@@ -1,0 +1,63 @@
+package statedir
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/orphanreaper/reaper/scan"
+)
+
+// maxServers bounds the MCP servers one config file declares that are
+// read: a config is a user's to fill with anything.
+const maxServers = 256
+
+// StdioServers turns a config's map of MCP servers — {name: {command,
+// args, type}}, the shape Claude Code's and Gemini CLI's configs share —
+// into the stdio servers it declares, in name order: an entry with a type
+// other than stdio (http, sse) runs no local process and is left out, as
+// is one without a command. Entries that do not parse are named in bad,
+// by where: what they declare only classifies, so they are warnings, not
+// doubt.
+func StdioServers(file, where string, m map[string]json.RawMessage) (out []scan.Server, bad []string) {
+	names := make([]string, 0, len(m))
+	for name := range m {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	if len(names) > maxServers {
+		bad = append(bad, fmt.Sprintf("%s: %s: %d MCP servers, only the first %d read", file, where, len(names), maxServers))
+		names = names[:maxServers]
+	}
+	for _, name := range names {
+		var s struct {
+			Type    string   `json:"type"`
+			Command string   `json:"command"`
+			Args    []string `json:"args"`
+		}
+		if err := json.Unmarshal(m[name], &s); err != nil {
+			bad = append(bad, fmt.Sprintf("%s: %s.%s: want {command: string, args: [string]}", file, where, KeyName(name)))
+			continue
+		}
+		if s.Type != "" && s.Type != "stdio" || strings.TrimSpace(s.Command) == "" {
+			continue
+		}
+		out = append(out, scan.Server{Name: name, Command: s.Command, Args: s.Args, File: file})
+	}
+	return out, bad
+}
+
+// KeyName shows a config key in an error: as it is when it is a plain
+// name, else quoted and cut to 64 bytes, so no control character or long
+// run of a file's bytes reaches a log.
+func KeyName(k string) string {
+	plain := len(k) > 0 && len(k) <= 64
+	for _, c := range k {
+		plain = plain && (c == '-' || c == '_' || c == '.' || c == '@' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z')
+	}
+	if plain {
+		return k
+	}
+	return fmt.Sprintf("%.64q", k)
+}
