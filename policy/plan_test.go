@@ -147,7 +147,7 @@ func TestPlanMatchers(t *testing.T) {
 func TestPlanOwnerMatcher(t *testing.T) {
 	pl := planFor(t, ModeScan, 0,
 		proc(300, 1, []string{"gw-tool"}, []string{"GW_PID=4242"}, "/", 1000), // gw's, its gateway gone
-		proc(301, 1, []string{"gw-tool"}, nil, "/", 1000),                      // the control: no owner
+		proc(301, 1, []string{"gw-tool"}, nil, "/", 1000),                     // the control: no owner
 	)
 	check(t, pl, want{300, "gw-only", Terminate, Reported, ""})
 	if pl.Unmatched != 1 {
