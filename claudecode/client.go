@@ -1,7 +1,6 @@
 package claudecode
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 	"github.com/orphanreaper/reaper/ledger"
 	"github.com/orphanreaper/reaper/platform"
 	"github.com/orphanreaper/reaper/scan"
+	"github.com/orphanreaper/reaper/statedir"
 )
 
 // OwnerName is the owner Claude Code's evidence attributes findings to.
@@ -42,11 +42,17 @@ func (Client) HomeDirs(home string, uid int) []string {
 	return []string{dir}
 }
 
-// OwnEnv: CLAUDE_CONFIG_DIR in reaper's environment names a config dir.
-func (Client) OwnEnv() []string { return []string{EnvConfigDir} }
+// OwnDirs: CLAUDE_CONFIG_DIR in reaper's environment.
+func (Client) OwnDirs(getenv func(string) string) []string {
+	return []string{getenv(EnvConfigDir)}
+}
 
-// DirEnv: what claude spawns carries its CLAUDE_CONFIG_DIR when one is set.
-func (Client) DirEnv() string { return EnvConfigDir }
+// NamedDir: what claude spawns carries its CLAUDE_CONFIG_DIR when one is
+// set.
+func (Client) NamedDir(env func(string) (string, bool)) (string, string) {
+	dir, _ := env(EnvConfigDir)
+	return dir, EnvConfigDir
+}
 
 // IsOwner: a claude process names its config dir wherever it runs.
 func (Client) IsOwner(comm string) bool { return comm == "claude" }
@@ -90,23 +96,11 @@ func (Client) Read(dir string) any { return ReadRaw(dir) }
 // session id to that claude; the config's servers.
 func (Client) Judge(b []byte, dir string, uid uint32, snap *platform.Snapshot) (ev scan.Evidence, problems []error, warnings []string) {
 	var raw Raw
-	if err := json.Unmarshal(b, &raw); err != nil {
-		return ev, []error{fmt.Errorf("%s: the reader's output is not Claude Code state: %w", dir, err)}, nil
+	if errs := statedir.Decode(b, &raw, &raw.Head, dir, uid, "Claude Code"); errs != nil {
+		return ev, errs, raw.Warnings()
 	}
-	if raw.Dir != dir {
-		return ev, []error{fmt.Errorf("%s: the reader returned %q", dir, raw.Dir)}, nil
-	}
-	warnings = append(append(warnings, raw.Skipped...), raw.ConfigProblems...)
-	if raw.Missing {
-		return ev, raw.Errors(), warnings
-	}
-	if raw.UID != uid {
-		return ev, []error{fmt.Errorf("%s: owned by uid %d when read, uid %d when listed: not used", dir, raw.UID, uid)}, warnings
-	}
-	for i := range raw.Servers {
-		raw.Servers[i].UID = uid
-	}
-	ev.Servers = raw.Servers
+	ev.Servers = raw.ServersOf(uid)
+	warnings = raw.Warnings()
 	here := domain()
 	for _, s := range raw.Sessions {
 		if s.PIDDomain != "" && here != "" && s.PIDDomain != here {

@@ -6,11 +6,11 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/orphanreaper/reaper/client/clienttest"
 	"github.com/orphanreaper/reaper/platform"
 	"github.com/orphanreaper/reaper/scan"
 )
@@ -65,44 +65,6 @@ func TestReadRaw(t *testing.T) {
 	}
 }
 
-func proc(pid, ppid, pgid int, uid uint32, argv, env []string) platform.Process {
-	return platform.Process{PID: pid, PPID: ppid, PGID: pgid, SID: pgid, State: 'S', Comm: filepath.Base(argv[0]),
-		StartTicks: uint64(pid) * 100, RSS: 1 << 20, UID: uid}.WithDetails(argv, env, platform.Cgroup{Unified: "/"})
-}
-
-// scanWith scans procs (under init) with Claude Code's marks and what its
-// adapter judges of the dir, read as uid.
-func scanWith(t *testing.T, dir string, uid uint32, procs ...platform.Process) *scan.Result {
-	t.Helper()
-	base := []platform.Process{proc(1, 0, 0, 0, []string{"/sbin/init"}, nil)}
-	snap := platform.NewSnapshot(append(base, procs...), "boot", 10*time.Hour, time.Unix(36000, 0))
-	raw := ReadRaw(dir)
-	raw.UID = uid // the test's files are the test's; the dir stands for uid's
-	b, err := json.Marshal(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ev, problems, _ := Client{}.Judge(b, dir, uid, snap)
-	if len(problems) > 0 {
-		t.Fatalf("problems %v", problems)
-	}
-	cfg := scan.Config{Marks: Client{}.Marks(), Owners: []scan.Owner{{Name: "x", Cmdline: regexp.MustCompile(`^never$`)}}}
-	r, err := scan.Scan(snap, cfg, func(_, _ []*platform.Process) (scan.Evidence, error) { return ev, nil })
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
-
-func finding(r *scan.Result, pid int) *scan.Finding {
-	for i := range r.Findings {
-		if r.Findings[i].Root.PID == pid {
-			return &r.Findings[i]
-		}
-	}
-	return nil
-}
-
 // TestDeadSessionsServers: a claude SIGKILLed leaves its session file and
 // its stubborn servers, which carry its session id: owner-dead, the file
 // and the pid named, kind mcp from the config. Controls: the same server
@@ -112,7 +74,7 @@ func TestDeadSessionsServers(t *testing.T) {
 	const uid = 1000
 	h := home(t, Session{PID: 500, SessionID: "s-dead", StartedAt: 36000 * 1000, ProcStart: "49999"})
 	dir := filepath.Join(h, ".claude")
-	server := proc(600, 1, 500, uid, []string{"/opt/srv/stubborn", "--quiet"}, []string{"CLAUDECODE=1", "CLAUDE_CODE_SESSION_ID=s-dead"})
+	server := clienttest.Proc(600, 1, 500, uid, []string{"/opt/srv/stubborn", "--quiet"}, []string{"CLAUDECODE=1", "CLAUDE_CODE_SESSION_ID=s-dead"})
 	for _, tc := range []struct {
 		name     string
 		procs    []platform.Process
@@ -120,16 +82,16 @@ func TestDeadSessionsServers(t *testing.T) {
 		evidence string
 	}{
 		{"its claude is gone", nil, []scan.Reason{scan.Reparented, scan.OwnerDead}, "the session file " + filepath.Join(dir, "sessions", "500.json") + " names pid 500: owner pid 500 is gone"},
-		{"another process has its pid", []platform.Process{proc(500, 1, 500, uid, []string{"bash"}, nil)}, []scan.Reason{scan.Reparented, scan.OwnerDead}, "is another process now"},
-		{"control: its claude lives", []platform.Process{proc(500, 1, 500, uid, []string{"claude"}, nil)}, []scan.Reason{scan.Reparented}, "left behind by the live claude pid 500"},
+		{"another process has its pid", []platform.Process{clienttest.Proc(500, 1, 500, uid, []string{"bash"}, nil)}, []scan.Reason{scan.Reparented, scan.OwnerDead}, "is another process now"},
+		{"control: its claude lives", []platform.Process{clienttest.Proc(500, 1, 500, uid, []string{"claude"}, nil)}, []scan.Reason{scan.Reparented}, "left behind by the live claude pid 500"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			procs := append(tc.procs, server)
 			if tc.name == "control: its claude lives" {
 				procs[0].StartTicks = 49999 // the session file's procStart: the same claude
 			}
-			r := scanWith(t, dir, uid, procs...)
-			f := finding(r, 600)
+			r := clienttest.Scan(t, Client{}, dir, uid, procs...)
+			f := clienttest.Finding(r, 600)
 			if f == nil || !reflect.DeepEqual(f.Reasons, tc.reasons) || f.Kind != scan.KindMCP || f.Owner != OwnerName ||
 				!strings.Contains(strings.Join(f.Evidence, "; "), tc.evidence) {
 				t.Fatalf("finding %+v, want reasons %v, kind mcp, owner %s, evidence %q", f, tc.reasons, OwnerName, tc.evidence)
@@ -144,7 +106,7 @@ func TestDeadSessionsServers(t *testing.T) {
 // file it is a finding (kind acp, reparented).
 func TestLiveDetachedSessionIsOwned(t *testing.T) {
 	const uid = 1000
-	claude := proc(500, 1, 500, uid, []string{"claude", "-p", "summarise"}, nil)
+	claude := clienttest.Proc(500, 1, 500, uid, []string{"claude", "-p", "summarise"}, nil)
 	claude.StartTicks = 50000
 	for _, tc := range []struct {
 		name     string
@@ -154,8 +116,8 @@ func TestLiveDetachedSessionIsOwned(t *testing.T) {
 		{"its session file", []Session{{PID: 500, SessionID: "s-live", StartedAt: 36000 * 1000, ProcStart: "50000"}}, false},
 		{"control: no session file", nil, true},
 	} {
-		r := scanWith(t, filepath.Join(home(t, tc.sessions...), ".claude"), uid, claude)
-		if got := finding(r, 500) != nil; got != tc.want {
+		r := clienttest.Scan(t, Client{}, filepath.Join(home(t, tc.sessions...), ".claude"), uid, claude)
+		if got := clienttest.Finding(r, 500) != nil; got != tc.want {
 			t.Errorf("%s: a finding: %v, want %v", tc.name, got, tc.want)
 		}
 		if _, owned := r.OwnedRun(500); owned == tc.want {
@@ -179,9 +141,9 @@ func TestSessionFileSpeaksForItsOwner(t *testing.T) {
 		{0, []scan.Reason{scan.Reparented, scan.Untracked}},    // root's: the user's file says nothing of it
 		{user, []scan.Reason{scan.Reparented, scan.OwnerDead}}, // the control
 	} {
-		victim := proc(600, 1, 600, tc.uid, []string{"/usr/sbin/daemon"}, []string{"CLAUDE_CODE_SESSION_ID=s-x"})
-		r := scanWith(t, filepath.Join(h, ".claude"), user, victim)
-		f := finding(r, 600)
+		victim := clienttest.Proc(600, 1, 600, tc.uid, []string{"/usr/sbin/daemon"}, []string{"CLAUDE_CODE_SESSION_ID=s-x"})
+		r := clienttest.Scan(t, Client{}, filepath.Join(h, ".claude"), user, victim)
+		f := clienttest.Finding(r, 600)
 		if f == nil || !reflect.DeepEqual(f.Reasons, tc.reasons) {
 			t.Errorf("uid %d: finding %+v, want reasons %v", tc.uid, f, tc.reasons)
 		}

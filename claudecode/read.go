@@ -13,7 +13,6 @@ import (
 	"strconv"
 
 	"github.com/orphanreaper/reaper/ledger"
-	"github.com/orphanreaper/reaper/scan"
 	"github.com/orphanreaper/reaper/statedir"
 )
 
@@ -27,17 +26,11 @@ var sessionName = regexp.MustCompile(`^[1-9][0-9]{0,9}\.json$`)
 // Raw is what one config dir's files say, read and bounded but not judged:
 // plain data that crosses the reader child's boundary as JSON.
 type Raw struct {
-	Dir     string `json:"dir"`
-	UID     uint32 `json:"uid"`
-	Missing bool   `json:"missing,omitempty"`
-	// Sessions are the session files, by pid; Servers the stdio MCP
-	// servers the global config declares.
-	Sessions []Session     `json:"sessions,omitempty"`
-	Servers  []scan.Server `json:"servers,omitempty"`
-	// ConfigProblems are what of the config could not be read: it only
-	// classifies, so they are warnings.
-	ConfigProblems []string `json:"config_problems,omitempty"`
-	statedir.Report
+	// Config is the dir, its owner, what could not be read, and the stdio
+	// MCP servers the global config declares.
+	statedir.Config
+	// Sessions are the session files, by pid.
+	Sessions []Session `json:"sessions,omitempty"`
 }
 
 // Session is one session file as Claude Code writes it.
@@ -59,21 +52,14 @@ type Session struct {
 // MCP servers, as the calling process may: as root that is the child
 // running as the dir's owner.
 func ReadRaw(dir string) *Raw {
-	dir = filepath.Clean(dir)
-	raw := &Raw{Dir: dir}
-	sd, err := statedir.Open(dir)
-	if err != nil {
-		raw.Missing = true
-		raw.Problem(err)
+	head, sd, ok := statedir.Start(dir)
+	raw := &Raw{Config: statedir.Config{Head: head}}
+	if !ok {
 		return raw
 	}
-	raw.UID = uint32(sd.Owner)
 	raw.readSessions(sd)
 	raw.readConfig(sd)
-	if !sd.Unchanged() {
-		raw.Missing = true
-		raw.Problem(&ledger.Error{File: dir, Msg: "replaced or removed while it was read: not used"})
-	}
+	raw.Finish(sd)
 	return raw
 }
 

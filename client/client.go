@@ -2,7 +2,10 @@ package client
 
 import (
 	"github.com/orphanreaper/reaper/claudecode"
+	"github.com/orphanreaper/reaper/codex"
+	"github.com/orphanreaper/reaper/gemini"
 	"github.com/orphanreaper/reaper/openclaw"
+	"github.com/orphanreaper/reaper/opencode"
 	"github.com/orphanreaper/reaper/platform"
 	"github.com/orphanreaper/reaper/scan"
 )
@@ -15,12 +18,14 @@ type Client interface {
 	// HomeDirs lists the client's state dirs in one account's home that
 	// exist and are that account's (uid).
 	HomeDirs(home string, uid int) []string
-	// OwnEnv names variables of reaper's own environment that name a state
-	// dir; DirEnv the variable a process names its state dir with ("":
-	// none), read from the live owners, the processes IsOwner recognises by
-	// their comm, and the roots of orphaned trees.
-	OwnEnv() []string
-	DirEnv() string
+	// OwnDirs lists the state dirs reaper's own environment names (getenv
+	// reads it). NamedDir is the state dir a process's environment names
+	// (env looks a variable up), and the variable it came from: read from
+	// the live owners, the processes IsOwner recognises by their comm, and
+	// the roots of orphaned trees (a dead owner's survivors lead to its
+	// state). gather checks every such dir before it is read.
+	OwnDirs(getenv func(string) string) []string
+	NamedDir(env func(string) (string, bool)) (dir, from string)
 	IsOwner(comm string) bool
 	// EnvNames are the variables scan must be able to look up on processes
 	// (its markers).
@@ -50,6 +55,9 @@ type Client interface {
 var all = []Client{
 	openclaw.Client{},
 	claudecode.Client{},
+	codex.Client{},
+	gemini.Client{},
+	opencode.Client{},
 }
 
 // All returns the clients, in a fixed order.

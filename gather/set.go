@@ -91,8 +91,7 @@ func Begin(ctx context.Context, opts Options) *Pending {
 		getenv = os.Getenv
 	}
 	for _, c := range client.All() {
-		for _, name := range c.OwnEnv() {
-			dir := getenv(name)
+		for _, dir := range c.OwnDirs(getenv) {
 			if dir == "" {
 				continue
 			}
@@ -231,13 +230,10 @@ func Load(ctx context.Context, opts Options, pending *Pending, snap *platform.Sn
 	list := &pending.list
 	before := len(list.dirs)
 	for _, c := range client.All() {
-		env := c.DirEnv()
-		if env == "" {
-			continue
-		}
 		nameDirs := func(p *platform.Process, what string) {
-			if dir, ok := snap.Getenv(p, env); ok {
-				list.addNamed(c.Name(), dir, snap.UID(p), fmt.Sprintf("%s pid %d's %s", what, p.PID, env))
+			dir, from := c.NamedDir(func(name string) (string, bool) { return snap.Getenv(p, name) })
+			if dir != "" {
+				list.addNamed(c.Name(), dir, snap.UID(p), fmt.Sprintf("%s pid %d's %s", what, p.PID, from))
 			}
 		}
 		for _, p := range liveOwners {

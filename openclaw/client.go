@@ -1,12 +1,12 @@
 package openclaw
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/orphanreaper/reaper/ledger"
 	"github.com/orphanreaper/reaper/platform"
 	"github.com/orphanreaper/reaper/scan"
+	"github.com/orphanreaper/reaper/statedir"
 )
 
 // Client is OpenClaw's adapter on the client seam (package client lists
@@ -22,13 +22,18 @@ func (Client) HomeDirs(home string, uid int) []string {
 	return StateDirs([]Home{{Dir: home, UID: uid}}, nil)
 }
 
-// OwnEnv names the variables of reaper's own environment that name a
-// state dir.
-func (Client) OwnEnv() []string { return []string{EnvStateDir, "CLAWDBOT_STATE_DIR"} }
+// OwnDirs: OPENCLAW_STATE_DIR (or the older CLAWDBOT_STATE_DIR) in
+// reaper's own environment.
+func (Client) OwnDirs(getenv func(string) string) []string {
+	return []string{getenv(EnvStateDir), getenv("CLAWDBOT_STATE_DIR")}
+}
 
-// DirEnv is the variable a process names its state dir with: a live
-// gateway's, and its survivors' once it is dead.
-func (Client) DirEnv() string { return EnvStateDir }
+// NamedDir: a gateway's OPENCLAW_STATE_DIR, which its children and its
+// survivors carry too.
+func (Client) NamedDir(env func(string) (string, bool)) (string, string) {
+	dir, _ := env(EnvStateDir)
+	return dir, EnvStateDir
+}
 
 // IsOwner reports whether a process's comm is the gateway's title: its
 // state dir is read wherever it runs.
@@ -60,21 +65,10 @@ func (Client) Read(dir string) any { return ReadRaw(dir) }
 // uid's trees; warnings what could not be read without doing so.
 func (Client) Judge(b []byte, dir string, uid uint32, snap *platform.Snapshot) (ev scan.Evidence, problems []error, warnings []string) {
 	var raw Raw
-	if err := json.Unmarshal(b, &raw); err != nil {
-		return ev, []error{fmt.Errorf("%s: the reader's output is not OpenClaw state: %w", dir, err)}, nil
-	}
-	if raw.Dir != dir {
-		return ev, []error{fmt.Errorf("%s: the reader returned %q", dir, raw.Dir)}, nil
+	if errs := statedir.Decode(b, &raw, &raw.Head, dir, uid, "OpenClaw"); errs != nil {
+		return ev, errs, raw.warnings()
 	}
 	warnings = raw.warnings()
-	if raw.Missing {
-		// Listed a moment ago and gone now (renamed away, say): what it
-		// held is not known, so its owner's trees are in doubt.
-		return ev, raw.Errors(), warnings
-	}
-	if raw.UID != uid {
-		return ev, []error{fmt.Errorf("%s: owned by uid %d when read, uid %d when listed: not used", dir, raw.UID, uid)}, warnings
-	}
 	var boot Boot
 	if snap != nil {
 		boot = Boot{ID: snap.BootID, Time: snap.Taken.Add(-snap.Uptime)}

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/orphanreaper/reaper/ledger"
 	"github.com/orphanreaper/reaper/platform"
 	"github.com/orphanreaper/reaper/statedir"
 )
@@ -17,20 +16,15 @@ import (
 // prints its Raw; the parent judges it (Raw.State) as the word of the uid
 // it ran the child as — nothing in Raw says whose it is.
 type Raw struct {
-	Dir string `json:"dir"`
-	// UID is the dir's owner as its reader saw it (the parent does not
-	// take it from the child: it knows whom it ran the child as).
-	UID uint32 `json:"uid"`
-	// Missing: the dir could not be read at all; Problems say why.
-	Missing  bool        `json:"missing,omitempty"`
+	// Head is the dir, its owner as the reader saw it, whether it could be
+	// read, what could not be read (Problems: the owner's doubt) and what
+	// was not read (Skipped: another owner's files).
+	statedir.Head
 	Instance string      `json:"instance,omitempty"`
 	Lock     *Lock       `json:"lock,omitempty"` // the newest gateway lock
 	Leases   []lease     `json:"leases,omitempty"`
 	Tasks    *Tasks      `json:"tasks,omitempty"` // nil: no state store
 	Servers  []MCPServer `json:"servers,omitempty"`
-	// Report is what could not be read (Problems: the owner's doubt) or
-	// was not read (Skipped: another owner's files).
-	statedir.Report
 	// ConfigProblem is an openclaw.json that could not be read: it only
 	// classifies, so it casts no doubt.
 	ConfigProblem string `json:"config_problem,omitempty"`
@@ -43,14 +37,11 @@ type Raw struct {
 func ReadRaw(dir string) *Raw { return readRaw(filepath.Clean(dir), true) }
 
 func readRaw(dir string, servers bool) *Raw {
-	raw := &Raw{Dir: dir}
-	sd, err := statedir.Open(dir)
-	if err != nil {
-		raw.Missing = true
-		raw.Problem(err)
+	head, sd, ok := statedir.Start(dir)
+	raw := &Raw{Head: head}
+	if !ok {
 		return raw
 	}
-	raw.UID = uint32(sd.Owner)
 	if b, err := sd.Read("gateway-instance-id"); err == nil {
 		raw.Instance = strings.TrimSpace(string(b))
 	}
@@ -98,11 +89,6 @@ func readRaw(dir string, servers bool) *Raw {
 		}
 		raw.Servers = srv
 	}
-	if !sd.Unchanged() {
-		// Renamed away or replaced while it was read: what it holds is not
-		// known, and its owner's trees are in doubt.
-		raw.Missing = true
-		raw.Problem(&ledger.Error{File: dir, Msg: "replaced or removed while it was read: not used"})
-	}
+	raw.Finish(sd)
 	return raw
 }

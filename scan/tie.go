@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/orphanreaper/reaper/ledger"
 )
@@ -119,16 +120,26 @@ func (r *Result) tieFor(f *Finding, ties []Tie) (*Tie, string) {
 				continue
 			}
 		}
-		if t.Value == "" {
+		marker := t.Env + "=" + v
+		switch {
+		case t.Value == "":
 			if s.UID(f.Root) != t.Speaker {
 				continue
 			}
-		} else if v == "" || filepath.Clean(v) != t.Value && v != t.Value {
+		case t.Contains:
+			if !strings.Contains(v, t.Value) {
+				continue
+			}
+			marker = fmt.Sprintf("%s holds %s", t.Env, t.Value)
+		case v == "" || filepath.Clean(v) != t.Value && v != t.Value:
 			continue
-		} else if !r.speaks(t.Speaker, f.Root, t.Proof) {
+		}
+		if t.Value != "" && !r.speaks(t.Speaker, f.Root, t.Proof) {
 			return nil, ""
 		}
-		marker := t.Env + "=" + v
+		if t.Strong == t.Env {
+			return t, marker
+		}
 		if t.Strong != "" {
 			if sv, strong := s.Getenv(f.Root, t.Strong); strong {
 				return t, t.Strong + "=" + sv

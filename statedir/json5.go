@@ -303,3 +303,17 @@ func (c *json5Conv) number() error {
 	c.out = append(c.out, sign+body...)
 	return nil
 }
+
+// UnmarshalJSON5 reads a JSON5 (or JSON with comments) document into v;
+// an error names the input line.
+func UnmarshalJSON5(b []byte, v any) (int, error) {
+	doc, err := ParseJSON5(b)
+	if err != nil {
+		var e *ledger.Error
+		if errors.As(err, &e) {
+			return e.Line, errors.New(e.Msg)
+		}
+		return 0, err
+	}
+	return doc.Unmarshal(v)
+}

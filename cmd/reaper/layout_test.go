@@ -11,7 +11,7 @@ import (
 )
 
 // adapters are the agent clients' adapter packages (package client's list).
-var adapters = map[string]bool{"openclaw": true, "claudecode": true}
+var adapters = map[string]bool{"openclaw": true, "claudecode": true, "codex": true, "gemini": true, "opencode": true}
 
 // The repository's structural rules (STYLE.md), enforced rather than hoped:
 // one doc.go with the package comment per package; only platform talks to

@@ -1,0 +1,69 @@
+package clienttest
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/orphanreaper/reaper/platform"
+	"github.com/orphanreaper/reaper/scan"
+)
+
+// Adapter is the part of client.Client a scan needs.
+type Adapter interface {
+	Read(dir string) any
+	Judge(raw []byte, dir string, uid uint32, snap *platform.Snapshot) (scan.Evidence, []error, []string)
+	Marks() scan.Marks
+}
+
+// Proc is a process of uid in process group pgid, started at tick pid×100.
+func Proc(pid, ppid, pgid int, uid uint32, argv, env []string) platform.Process {
+	return platform.Process{PID: pid, PPID: ppid, PGID: pgid, SID: pgid, State: 'S', Comm: filepath.Base(argv[0]),
+		StartTicks: uint64(pid) * 100, RSS: 1 << 20, UID: uid}.WithDetails(argv, env, platform.Cgroup{Unified: "/"})
+}
+
+// Boot is the made-up table's boot id; Taken when it was read (10 hours
+// after boot).
+const Boot = "boot"
+
+// Taken is when the made-up table was read.
+var Taken = time.Unix(36000, 0)
+
+// Scan scans procs (under init) with a's marks and what a judges of dir,
+// read here and taken as uid's (the test's files stand for that user's).
+// What a judges as a problem fails the test.
+func Scan(t *testing.T, a Adapter, dir string, uid uint32, procs ...platform.Process) *scan.Result {
+	t.Helper()
+	base := []platform.Process{Proc(1, 0, 0, 0, []string{"/sbin/init"}, nil)}
+	snap := platform.NewSnapshot(append(base, procs...), Boot, 10*time.Hour, Taken)
+	b, err := json.Marshal(a.Read(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var head map[string]any
+	json.Unmarshal(b, &head)
+	head["uid"] = uid
+	b, _ = json.Marshal(head)
+	ev, problems, _ := a.Judge(b, dir, uid, snap)
+	if len(problems) > 0 {
+		t.Fatalf("problems %v", problems)
+	}
+	cfg := scan.Config{Marks: a.Marks(), Owners: []scan.Owner{{Name: "none", Cmdline: regexp.MustCompile(`^$never`)}}}
+	r, err := scan.Scan(snap, cfg, func(_, _ []*platform.Process) (scan.Evidence, error) { return ev, nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// Finding is r's finding rooted at pid, or nil.
+func Finding(r *scan.Result, pid int) *scan.Finding {
+	for i := range r.Findings {
+		if r.Findings[i].Root.PID == pid {
+			return &r.Findings[i]
+		}
+	}
+	return nil
+}

@@ -1,0 +1,252 @@
+package codex
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/orphanreaper/reaper/ledger"
+	"github.com/orphanreaper/reaper/platform"
+	"github.com/orphanreaper/reaper/scan"
+	"github.com/orphanreaper/reaper/statedir"
+)
+
+// The owner names Codex's evidence attributes findings to: the client (by
+// the TUI's process group) and its managed daemon (by its pid file).
+const (
+	OwnerName  = "codex"
+	DaemonName = "codex-daemon"
+)
+
+// The variables: CODEX_HOME moves the state dir; the npm wrapper marks the
+// native binary it runs.
+const (
+	EnvHome   = "CODEX_HOME"
+	EnvByNPM  = "CODEX_MANAGED_BY_NPM"
+	envPath   = "PATH"
+	pidDir    = "app-server-daemon"
+	daemonPID = "daemon.pid"
+	updatePID = "daemon-updater.pid"
+)
+
+// Client is Codex's adapter (package client lists it).
+type Client struct{}
+
+// Name names the client.
+func (Client) Name() string { return OwnerName }
+
+// HomeDirs lists ~/.codex when it is the account's.
+func (Client) HomeDirs(home string, uid int) []string {
+	dir := filepath.Join(filepath.Clean(home), ".codex")
+	if owner, err := platform.DirOwner(dir); err != nil || owner != uid {
+		return nil
+	}
+	return []string{dir}
+}
+
+// OwnDirs: CODEX_HOME in reaper's environment.
+func (Client) OwnDirs(getenv func(string) string) []string { return []string{getenv(EnvHome)} }
+
+// NamedDir: a process's CODEX_HOME.
+func (Client) NamedDir(env func(string) (string, bool)) (string, string) {
+	dir, _ := env(EnvHome)
+	return dir, EnvHome
+}
+
+// IsOwner: the codex binary names its CODEX_HOME wherever it runs.
+func (Client) IsOwner(comm string) bool { return comm == "codex" }
+
+// EnvNames are the variables scan looks up: PATH holds the daemon's mark.
+func (Client) EnvNames() []string { return []string{EnvHome, EnvByNPM, envPath} }
+
+// IsStateDir reports whether dir is a CODEX_HOME.
+func (Client) IsStateDir(dir string) bool {
+	for _, n := range []string{"config.toml", pidDir, "sessions", "auth.json"} {
+		if _, err := os.Stat(filepath.Join(dir, n)); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// Owners are the names its evidence uses.
+func (Client) Owners() []string { return []string{OwnerName, DaemonName} }
+
+// Marks: what the npm wrapper started is Codex's, by the group it kept.
+func (Client) Marks() scan.Marks {
+	return scan.Marks{Leaders: []scan.LeaderMark{{Env: EnvByNPM, Owner: OwnerName}}}
+}
+
+// Raw is what one CODEX_HOME says: its daemon records and its config.
+type Raw struct {
+	statedir.Config
+	Daemons []Record `json:"daemons,omitempty"`
+}
+
+// Record is a daemon pid file as Codex writes it.
+type Record struct {
+	File             string          `json:"file"`
+	Role             string          `json:"role"` // app-server, updater
+	PID              int             `json:"pid"`
+	ProcessStartTime string          `json:"processStartTime,omitempty"`
+	ProcessIdentity  json.RawMessage `json:"processIdentity,omitempty"`
+}
+
+// Read reads the daemon records and config.toml's servers, as the dir's
+// owner.
+func (Client) Read(dir string) any {
+	head, sd, ok := statedir.Start(dir)
+	raw := &Raw{Config: statedir.Config{Head: head}}
+	if !ok {
+		return raw
+	}
+	for _, f := range []struct{ name, role string }{{daemonPID, "app-server"}, {updatePID, "updater"}} {
+		rel := filepath.Join(pidDir, f.name)
+		path := filepath.Join(sd.Path, rel)
+		b, err := sd.Read(rel)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			raw.ReadError(path, err)
+			continue
+		}
+		if len(bytes.TrimSpace(b)) == 0 {
+			continue // a reservation: the daemon is starting, or was
+		}
+		rec := Record{File: path, Role: f.role}
+		if err := json.Unmarshal(b, &rec); err != nil || rec.PID <= 0 {
+			raw.Problem(&ledger.Error{File: path, Msg: "not a Codex daemon pid file: want {\"pid\": N, …}"})
+			continue
+		}
+		rec.File, rec.Role = path, f.role
+		raw.Daemons = append(raw.Daemons, rec)
+	}
+	raw.readConfig(sd)
+	raw.Finish(sd)
+	return raw
+}
+
+// maxServers bounds the servers read from config.toml.
+const maxServers = 256
+
+// readConfig reads config.toml's [mcp_servers.NAME] command and args.
+func (raw *Raw) readConfig(sd statedir.Dir) {
+	file := filepath.Join(sd.Path, "config.toml")
+	b, err := sd.Read("config.toml")
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return
+	case err != nil:
+		raw.ConfigProblems = append(raw.ConfigProblems, ledger.ReadError(file, err).Error())
+		return
+	}
+	var cfg struct {
+		MCPServers map[string]toml.Primitive `toml:"mcp_servers"`
+	}
+	md, err := toml.Decode(string(b), &cfg)
+	if err != nil {
+		line := 0
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			line = pe.Position.Line
+		}
+		raw.ConfigProblems = append(raw.ConfigProblems, (&ledger.Error{File: file, Line: line, Msg: "not a Codex config"}).Error())
+		return
+	}
+	names := make([]string, 0, len(cfg.MCPServers))
+	for n := range cfg.MCPServers {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	if len(names) > maxServers {
+		raw.ConfigProblems = append(raw.ConfigProblems, fmt.Sprintf("%s: %d MCP servers, only the first %d read", file, len(names), maxServers))
+		names = names[:maxServers]
+	}
+	for _, n := range names {
+		var s struct {
+			Command string   `toml:"command"`
+			Args    []string `toml:"args"`
+		}
+		if err := md.PrimitiveDecode(cfg.MCPServers[n], &s); err != nil {
+			raw.ConfigProblems = append(raw.ConfigProblems, fmt.Sprintf("%s: mcp_servers.%s: want command = string, args = [string]", file, statedir.KeyName(n)))
+			continue
+		}
+		if strings.TrimSpace(s.Command) == "" {
+			continue // a streamable HTTP server: no local process
+		}
+		raw.Servers = append(raw.Servers, scan.Server{Name: n, Command: s.Command, Args: s.Args, File: file})
+	}
+}
+
+// Judge turns a CODEX_HOME's read into evidence spoken by uid: each daemon
+// record a ledger whose owner and one run are the daemon (a live daemon
+// whose record verifies is owned, never a finding), and the app-server's
+// PATH mark tied to it; the config's servers.
+func (Client) Judge(b []byte, dir string, uid uint32, snap *platform.Snapshot) (ev scan.Evidence, problems []error, warnings []string) {
+	var raw Raw
+	if errs := statedir.Decode(b, &raw, &raw.Head, dir, uid, "Codex"); errs != nil {
+		return ev, errs, raw.Warnings()
+	}
+	ev.Servers = raw.ServersOf(uid)
+	for _, rec := range raw.Daemons {
+		owner := rec.owner(snap)
+		ev.Ledgers = append(ev.Ledgers, &ledger.Ledger{Version: ledger.Version, Source: rec.File, Speaker: uid, Owner: owner,
+			Runs: []ledger.Run{{ID: "codex " + rec.Role + " daemon", Kind: ledger.KindACP, PID: rec.PID, Start: owner.Start, State: ledger.RunRunning}}})
+		if rec.Role == "app-server" {
+			mark := filepath.Join(dir, "packages", "app-server-daemon") + "/"
+			ev.Ties = append(ev.Ties, scan.Tie{Env: envPath, Value: mark, Contains: true, Strong: envPath,
+				Owner: owner, Speaker: uid, Where: "Codex home " + dir, Proof: "the daemon pid file " + rec.File, Noun: "codex daemon"})
+		}
+	}
+	return ev, raw.Errors(), raw.Warnings()
+}
+
+// owner is the daemon a record names: its pid, with its start identity
+// when the record's Linux identity is of this boot; gone when it is of
+// another boot.
+func (rec *Record) owner(snap *platform.Snapshot) ledger.Owner {
+	o := ledger.Owner{Name: DaemonName, PID: rec.PID}
+	boot, ticks, ok := linuxIdentity(rec.ProcessIdentity)
+	switch {
+	case !ok || snap == nil || snap.BootID == "":
+	case boot != snap.BootID:
+		o.Gone = fmt.Sprintf("%s names pid %d of boot %s, not this one", rec.File, rec.PID, boot)
+	default:
+		o.Start = platform.FormatIdentity(boot, ticks)
+	}
+	return o
+}
+
+// linuxIdentity finds bootId and startTicks in a record's processIdentity,
+// whichever way the enum is written: flat ({"bootId": …}), tagged
+// ({"kind": "linux", "bootId": …}) or by variant ({"Linux": {"bootId": …}}).
+func linuxIdentity(raw json.RawMessage) (string, uint64, bool) {
+	type ident struct {
+		BootID     string  `json:"bootId"`
+		StartTicks *uint64 `json:"startTicks"`
+	}
+	var flat ident
+	if json.Unmarshal(raw, &flat) == nil && flat.BootID != "" && flat.StartTicks != nil {
+		return flat.BootID, *flat.StartTicks, true
+	}
+	var byVariant map[string]json.RawMessage
+	if json.Unmarshal(raw, &byVariant) != nil {
+		return "", 0, false
+	}
+	for _, v := range byVariant {
+		var in ident
+		if json.Unmarshal(v, &in) == nil && in.BootID != "" && in.StartTicks != nil {
+			return in.BootID, *in.StartTicks, true
+		}
+	}
+	return "", 0, false
+}
