@@ -84,11 +84,11 @@ func (Client) Owners() []string { return []string{OwnerName} }
 var cli = regexp.MustCompile(`(^|/)opencode( |$)`)
 
 // Marks: opencode itself is acp; what carries OPENCODE_PID is its, by the
-// process group it kept.
+// process group it kept, and OPENCODE_PID names that group's leader.
 func (Client) Marks() scan.Marks {
 	return scan.Marks{
 		Commands: []scan.CommandMark{{Cmdline: cli, Kind: ledger.KindACP}},
-		Leaders:  []scan.LeaderMark{{Env: EnvPID, Owner: OwnerName}},
+		Leaders:  []scan.LeaderMark{{Env: EnvPID, Owner: OwnerName, PIDEnv: true}},
 	}
 }
 

@@ -123,11 +123,17 @@ type Marks struct {
 // its process group: a client's children keep its process group after it
 // dies, and the kernel gives no new process a pid that a live group still
 // holds (a struct pid is freed only once no task uses it as pid, pgid or
-// sid: kernel/pid.c), so the group's leader pid is the client itself for
-// as long as the orphan lives. A leader that is gone is the client gone.
+// sid: kernel/pid.c), so the group's leader pid is the same process for as
+// long as the orphan lives. Its leader gone proves the client gone only
+// when the leader is shown to be the client: Env's value is the leader's
+// pid (PIDEnv: OPENCODE_PID), or the group is not its session's — a client
+// run from a shell leads a job's group inside the shell's session, while a
+// group that is its session's was made by setsid (Node's detached: true, a
+// cron job), whose leader may be a helper that ended on purpose.
 type LeaderMark struct {
-	Env   string
-	Owner string // the owner name findings are attributed to (claude-code)
+	Env    string
+	Owner  string // the owner name findings are attributed to (claude-code)
+	PIDEnv bool
 }
 
 // EnvMark gives Kind to a root whose environment holds Env=Value.

@@ -199,12 +199,14 @@ func TestGatewayTieByStateDirAlone(t *testing.T) {
 // same orphan without the mark stays untracked.
 func TestApplyLeaders(t *testing.T) {
 	cfg := testConfig
-	cfg.Marks.Leaders = []LeaderMark{{Env: "GEMINI_CLI", Owner: "gemini-cli"}}
+	cfg.Marks.Leaders = []LeaderMark{{Env: "GEMINI_CLI", Owner: "gemini-cli"}, {Env: "OPENCODE_PID", Owner: "opencode", PIDEnv: true}}
 	orphan := func(pgid int, env ...string) platform.Process {
 		pr := p(300, 1, "node", []string{"node", "stubborn-server.js"}, env, "/")
-		pr.PGID = pgid
+		pr.PGID, pr.SID = pgid, 240 // a job of a login shell's session
 		return pr
 	}
+	setsid := orphan(250, "GEMINI_CLI=1")
+	setsid.SID = 250
 	leader := p(250, 10, "node", []string{"node", "gemini"}, nil, "/")
 	dead := zombie(250, 10)
 	for _, tt := range []struct {
@@ -217,6 +219,11 @@ func TestApplyLeaders(t *testing.T) {
 		{"the leader is a zombie", []platform.Process{dead, orphan(250, "GEMINI_CLI=1")}, []string{"300:reparented,owner-dead"}, "has exited (zombie)"},
 		{"the leader lives", []platform.Process{leader, orphan(250, "GEMINI_CLI=1")}, []string{"300:reparented"}, "left behind by its live leader pid 250"},
 		{"a group of its own", []platform.Process{orphan(300, "GEMINI_CLI=1")}, []string{"300:reparented"}, "it leads its own process group"},
+		{"the group is its session's", []platform.Process{setsid}, []string{"300:reparented"}, "is not shown to be gemini-cli"},
+		{"the mark names the leader", []platform.Process{func() platform.Process {
+			q := setsid
+			return q.WithDetails([]string{"node", "s.js"}, []string{"OPENCODE_PID=250"}, platform.Cgroup{})
+		}()}, []string{"300:reparented,owner-dead"}, "its leader, opencode pid 250, is gone"},
 		{"control: no mark", []platform.Process{orphan(250)}, []string{"300:reparented,untracked"}, "no owner's marker"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/orphanreaper/reaper/ledger"
@@ -80,15 +81,22 @@ func (r *Result) ApplyLeaders() {
 				break
 			}
 			f.OwnerPID = pg
-			switch q := s.Get(pg); {
+			proven := f.Root.SID != pg
+			if m.PIDEnv {
+				proven = v == strconv.Itoa(pg)
+			}
+			q := s.Get(pg)
+			switch {
+			case q != nil && !q.Zombie():
+				f.Evidence = append(f.Evidence, fmt.Sprintf("%s, process group %d: left behind by its live leader pid %d (%s)", marker, pg, pg, clip(s.CommandLine(q), 80)))
+			case !proven:
+				f.Evidence = append(f.Evidence, fmt.Sprintf("%s, process group %d: its leader is gone, but the group is its session's (made by setsid), so its leader is not shown to be %s", marker, pg, m.Owner))
 			case q == nil:
 				f.Reasons = append(f.Reasons, OwnerDead)
 				f.Evidence = append(f.Evidence, fmt.Sprintf("%s, process group %d: its leader, %s pid %d, is gone (the kernel gives no process a pid its group still holds)", marker, pg, m.Owner, pg))
-			case q.Zombie():
+			default:
 				f.Reasons = append(f.Reasons, OwnerDead)
 				f.Evidence = append(f.Evidence, fmt.Sprintf("%s, process group %d: its leader, %s pid %d, has exited (zombie)", marker, pg, m.Owner, pg))
-			default:
-				f.Evidence = append(f.Evidence, fmt.Sprintf("%s, process group %d: left behind by its live leader pid %d (%s)", marker, pg, pg, clip(s.CommandLine(q), 80)))
 			}
 			break
 		}

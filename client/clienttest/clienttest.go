@@ -18,9 +18,15 @@ type Adapter interface {
 	Marks() scan.Marks
 }
 
-// Proc is a process of uid in process group pgid, started at tick pid×100.
+// Proc is a process of uid in process group pgid, started at tick pid×100:
+// in the session of a login shell, pid 400, as a client run from a
+// terminal is, or — when it leads its group — in a session of its own.
 func Proc(pid, ppid, pgid int, uid uint32, argv, env []string) platform.Process {
-	return platform.Process{PID: pid, PPID: ppid, PGID: pgid, SID: pgid, State: 'S', Comm: filepath.Base(argv[0]),
+	sid := 400
+	if pgid == pid {
+		sid = pid
+	}
+	return platform.Process{PID: pid, PPID: ppid, PGID: pgid, SID: sid, State: 'S', Comm: filepath.Base(argv[0]),
 		StartTicks: uint64(pid) * 100, RSS: 1 << 20, UID: uid}.WithDetails(argv, env, platform.Cgroup{Unified: "/"})
 }
 

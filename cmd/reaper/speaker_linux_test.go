@@ -169,22 +169,39 @@ func TestAttackRegistryRowCannotKillRoot(t *testing.T) {
 }
 
 // Attack 2: user A's registry row whose parent is a live process of A's
-// makes a root orphan "owned": no finding, and it lives on. Control: the
-// orphan without the row is reaped (the example's openclaw-acp).
+// makes a root orphan "owned": no finding, and it lives on. Now A's row is
+// not A's to make about root's process, and a rule that terminates what is
+// reparented kills it. The control: the same row in root's own state, its
+// parent a live process of root's, does make it owned — spared.
 func TestAttackRegistryRowCannotShieldRoot(t *testing.T) {
 	requireRoot(t)
 	becomeSubreaper(t)
-	mark := "shield-" + suiteMark
-	orphan := adopt(t, "codex app-server "+mark, "sleep 600; exit 0", nil)
-	parent := adopt(t, "helper-"+mark, "sleep 600; exit 0", nobody)
-	state := stateOwnedBy(t, 65534)
-	writeRegistryStore(t, state, 65534, registryRow(t, parent, orphan, ocIdentity(t, parent)))
-	rep, r := reapJSONEnv(t, []string{"OPENCLAW_STATE_DIR=" + state}, "--policy", examplePolicyForTest(t, "codex app-server "+mark))
-	if f := rep.finding(orphan); f == nil || f.Outcome != "killed" {
-		t.Errorf("root's orphan %d: %+v, want killed: A's row does not own it\n%s", orphan, f, r.stderr)
-	}
-	if stateOf(parent) != "S" {
-		t.Errorf("A's process %d: state %q, want untouched", parent, stateOf(parent))
+	for _, tt := range []struct {
+		name    string
+		speaker uint32
+		killed  bool
+	}{{"user A's row", 65534, true}, {"control: root's row", 0, false}} {
+		t.Run(tt.name, func(t *testing.T) {
+			mark := fmt.Sprintf("shield-%s-%d", suiteMark, tt.speaker)
+			orphan := adopt(t, "codex app-server "+mark, "sleep 600; exit 0", nil)
+			var as *syscall.Credential
+			if tt.speaker != 0 {
+				as = nobody
+			}
+			parent := adopt(t, "helper-"+mark, "sleep 600; exit 0", as)
+			state := stateOwnedBy(t, tt.speaker)
+			writeRegistryStore(t, state, tt.speaker, registryRow(t, parent, orphan, ocIdentity(t, parent)))
+			rep, r := reapJSONEnv(t, []string{"OPENCLAW_STATE_DIR=" + state}, "--policy", markedPolicy(t, "codex app-server "+mark, `"reparented"`))
+			if f := rep.finding(orphan); tt.killed != (f != nil && f.Outcome == "killed") {
+				t.Errorf("root's orphan %d: %+v, killed want %v\n%s", orphan, f, tt.killed, r.stderr)
+			}
+			if st := stateOf(orphan); (st != "" && st != "Z") == tt.killed { // a zombie until this test, its adopter, reaps it
+				t.Errorf("root's orphan %d: state %q, killed want %v", orphan, st, tt.killed)
+			}
+			if stateOf(parent) != "S" {
+				t.Errorf("the row's parent %d: state %q, want untouched", parent, stateOf(parent))
+			}
+		})
 	}
 }
 
