@@ -129,3 +129,30 @@ func TestOrphanedTUI(t *testing.T) {
 		}
 	}
 }
+
+// TestRecordSpeaksForItsOwner: another user's daemon.pid names a root
+// process: it neither owns it (a live daemon's run) nor, through the PATH
+// mark a root process carries, makes it owner-dead. The control: the
+// user's own process is.
+func TestRecordSpeaksForItsOwner(t *testing.T) {
+	const user = 1001
+	dir := codexHome(t, 700, 70000, clienttest.Boot)
+	path := "PATH=" + filepath.Join(dir, "packages", "app-server-daemon", "releases", "1", "codex-path")
+	for _, tc := range []struct {
+		uid     uint32
+		reasons []scan.Reason
+	}{{0, []scan.Reason{scan.Reparented, scan.Untracked}}, {user, []scan.Reason{scan.Reparented, scan.OwnerDead}}} {
+		victim := clienttest.Proc(710, 1, 710, tc.uid, []string{"/usr/sbin/daemon"}, []string{path})
+		daemon := clienttest.Proc(720, 1, 720, 0, []string{"/usr/sbin/crond"}, nil)
+		r := clienttest.Scan(t, Client{}, dir, user, victim, daemon)
+		if f := clienttest.Finding(r, 710); f == nil || !reflect.DeepEqual(f.Reasons, tc.reasons) {
+			t.Errorf("uid %d: finding %+v, want reasons %v", tc.uid, f, tc.reasons)
+		}
+	}
+	// A record naming a live root process does not make it owned.
+	dir = codexHome(t, 720, 72000, clienttest.Boot)
+	r := clienttest.Scan(t, Client{}, dir, user, clienttest.Proc(720, 1, 720, 0, []string{"/usr/sbin/crond"}, nil))
+	if _, owned := r.OwnedRun(720); owned || clienttest.Finding(r, 720) == nil {
+		t.Errorf("root's crond is owned through a user's daemon.pid")
+	}
+}
