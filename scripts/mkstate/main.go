@@ -7,10 +7,14 @@
 // session store), owned by uid BASE+k. With -hostile each user's home
 // holds instead the 20 state dirs one home may have, each with stores
 // that cost seconds or gigabytes to read (docs/threat-model.md, attacks 5
-// and 6). It prints the passwd(5) lines of the users, for a mount
-// namespace's /etc/passwd.
+// and 6). With -clients (the default) each real-shaped home also holds the
+// other agent clients' state: Claude Code's ~/.claude (session files of
+// dead sessions, ~/.claude.json with servers in its projects), Codex's
+// ~/.codex (a daemon pid file, config.toml), Gemini CLI's ~/.gemini and
+// OpenCode's ~/.config/opencode. It prints the passwd(5) lines of the
+// users, for a mount namespace's /etc/passwd.
 //
-// usage: mkstate -dir DIR [-users N] [-uid BASE] [-rows N] [-hostile]
+// usage: mkstate -dir DIR [-users N] [-uid BASE] [-rows N] [-hostile] [-clients=false]
 package main
 
 import (
@@ -31,6 +35,7 @@ func main() {
 	base := flag.Int("uid", 61000, "the first user's uid")
 	rows := flag.Int("rows", 200, "exec task rows per user")
 	hostile := flag.Bool("hostile", false, "hostile stores instead of real-shaped state")
+	clients := flag.Bool("clients", true, "the other agent clients' state too (real-shaped homes)")
 	flag.Parse()
 	if *dir == "" {
 		flag.Usage()
@@ -44,6 +49,9 @@ func main() {
 			err = hostileHome(home)
 		} else {
 			err = realHome(home, uid, *rows)
+			if err == nil && *clients {
+				err = clientsHome(home, uid)
+			}
 		}
 		if err == nil {
 			err = chownAll(home, uid)
@@ -196,4 +204,42 @@ func hostileHome(home string) error {
 		}
 	}
 	return nil
+}
+
+// clientsHome is the other agent clients' state in one home, as each
+// leaves it after a while of use: Claude Code's session files (three dead
+// sessions) and its config with servers globally and in ten projects,
+// Codex's daemon pid file and config.toml, Gemini CLI's settings and
+// OpenCode's config, each declaring stdio MCP servers.
+func clientsHome(home string, uid int) error {
+	now := time.Now()
+	for i := 0; i < 3; i++ {
+		pid := 3_998_000 + i
+		s := map[string]any{"pid": pid, "sessionId": fmt.Sprintf("%08x-0000-4000-8000-%012d", uid, i), "cwd": "/srv/project",
+			"startedAt": now.Add(-time.Hour).UnixMilli(), "procStart": "123456", "version": "2.1.197", "kind": "interactive", "entrypoint": "cli"}
+		if err := write(filepath.Join(home, ".claude", "sessions", fmt.Sprintf("%d.json", pid)), s); err != nil {
+			return err
+		}
+	}
+	projects := map[string]any{}
+	for i := 0; i < 10; i++ {
+		projects[fmt.Sprintf("/srv/project-%d", i)] = map[string]any{"hasTrustDialogAccepted": true,
+			"mcpServers": map[string]any{"docs": map[string]any{"command": "node", "args": []string{fmt.Sprintf("/opt/docs-%d/index.js", i)}}}}
+	}
+	cfg := map[string]any{"hasCompletedOnboarding": true, "projects": projects,
+		"mcpServers": map[string]any{"fs": map[string]any{"type": "stdio", "command": "npx", "args": []string{"-y", "@modelcontextprotocol/server-filesystem", "/srv"}}}}
+	if err := write(filepath.Join(home, ".claude.json"), cfg); err != nil {
+		return err
+	}
+	rec := fmt.Sprintf(`{"pid":3997000,"processStartTime":"Mon Nov 23 10:00:00 2026","processIdentity":{"Linux":{"bootId":"old","startTicks":99}}}`)
+	if err := write(filepath.Join(home, ".codex", "app-server-daemon", "daemon.pid"), []byte(rec)); err != nil {
+		return err
+	}
+	if err := write(filepath.Join(home, ".codex", "config.toml"), []byte("model = \"mock\"\n[mcp_servers.fs]\ncommand = \"npx\"\nargs = [\"-y\", \"@modelcontextprotocol/server-filesystem\", \"/srv\"]\n")); err != nil {
+		return err
+	}
+	if err := write(filepath.Join(home, ".gemini", "settings.json"), []byte("{\n  // mkstate\n  \"mcpServers\": {\"fs\": {\"command\": \"npx\", \"args\": [\"-y\", \"@modelcontextprotocol/server-filesystem\", \"/srv\"]}}\n}\n")); err != nil {
+		return err
+	}
+	return write(filepath.Join(home, ".config", "opencode", "opencode.json"), []byte(`{"mcp": {"fs": {"type": "local", "command": ["npx", "-y", "@modelcontextprotocol/server-filesystem", "/srv"]}}}`))
 }
