@@ -147,7 +147,7 @@ if (( USERS > 0 )); then
 	mkdir -p "$work/state"
 	chmod 755 "$work"
 	(cd "$here" && CGO_ENABLED=0 go build -o "$work/mkstate" ./scripts/mkstate)
-	"$work/mkstate" -dir "$work/state" -users "$USERS" >"$work/users"
+	"$work/mkstate" -dir "$work/state" -users "$USERS" ${MKSTATE_ARGS:-} >"$work/users"
 	cp /etc/passwd "$work/passwd.plain"
 	cat /etc/passwd "$work/users" >"$work/passwd.state"
 	printf '%s\n' 'mount --bind "$1" /etc/passwd && shift && exec "$@"' >"$work/ns.sh"
@@ -155,6 +155,14 @@ if (( USERS > 0 )); then
 	state_cmd=(unshare --mount --propagation private sh "$work/ns.sh" "$work/passwd.state" "$BIN" scan)
 	"${state_cmd[@]}" --output json | grep -q '"errors": \[\]' || { echo "bench-scan: the users' state did not read cleanly" >&2; exit 1; }
 	echo "state: $USERS users, $(du -sh "$work/state" | cut -f1) in their homes"
+fi
+
+# BENCH_HOLD=FILE: hold the population (and state) while FILE exists, to
+# profile a command against it by hand; the commands are printed.
+if [ -n "${BENCH_HOLD:-}" ]; then
+	echo "holding while $BENCH_HOLD exists: ${reaper_cmd[*]} | ${state_cmd[*]}"
+	touch "$BENCH_HOLD"
+	while [ -e "$BENCH_HOLD" ]; do sleep 1; done
 fi
 
 # warm-up rounds, then interleaved reps in a random order
