@@ -81,6 +81,7 @@ func Marks() scan.Marks {
 		m.Env = append(m.Env, cm.Env...)
 		m.Commands = append(m.Commands, cm.Commands...)
 		m.Supervisors = append(m.Supervisors, cm.Supervisors...)
+		m.Leaders = append(m.Leaders, cm.Leaders...)
 	}
 	return m
 }

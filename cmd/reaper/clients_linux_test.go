@@ -140,14 +140,15 @@ func clientEnv(home string, extra ...string) []string {
 }
 
 // startDetached starts argv the way `nohup CMD &` in a terminal that is then
-// closed leaves it: a job of its own (its own process group, in this
+// closed leaves it: a job of its own (bash with job control gives it its
+// own process group, in this
 // test's session), whose shell has exited, so it is reparented to this
 // test (the subreaper). It returns the pid, and SIGKILLs that group when
 // the test ends.
 func startDetached(t *testing.T, dir string, env []string, argv ...string) (int, string) {
 	t.Helper()
 	log := filepath.Join(t.TempDir(), "client.log")
-	sh := exec.Command("sh", append([]string{"-c", `set -m; "$@" </dev/null >"$LOG" 2>&1 & echo $!`, "sh"}, argv...)...)
+	sh := exec.Command("bash", append([]string{"-c", `set -m; "$@" </dev/null >"$LOG" 2>&1 & echo $!`, "bash"}, argv...)...)
 	sh.Dir, sh.Env = dir, append(env, "LOG="+log)
 	out, err := sh.Output()
 	if err != nil {
@@ -196,14 +197,7 @@ func TestRealClaudeCode(t *testing.T) {
 		"DISABLE_AUTOUPDATER=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "IS_SANDBOX=1")
 	claude, log := startDetached(t, work, env, filepath.Join(mods, "@anthropic-ai", "claude-code-linux-x64", "claude"), "-p", "say hello "+mark)
 	t.Cleanup(func() { killAll(markedPIDs(mark)) })
-	deadline := time.Now().Add(60 * time.Second)
-	for len(markedPIDs(mark)) < 3 || model.turns() == 0 { // claude (its prompt holds the mark) and two servers
-		if time.Now().After(deadline) {
-			b, _ := os.ReadFile(log)
-			t.Fatalf("claude did not start both servers and a turn within 60 s: marked %v, requests %q\n%s", markedPIDs(mark), model.requests(), tail(b, 3000))
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	waitMarked(t, mark, 3, model, log) // claude (its prompt holds the mark) and two servers
 	var servers0 []int
 	for _, pid := range markedPIDs(mark) {
 		if pid != claude {
@@ -242,22 +236,67 @@ func TestRealClaudeCode(t *testing.T) {
 		t.Fatalf("control: the stubborn servers did not outlive claude: %v of %v", left, servers0)
 	}
 
+	reapLeftovers(t, mark, left)
+}
+
+// waitMarked waits up to 60 s for n live processes holding mark and a
+// model request.
+func waitMarked(t *testing.T, mark string, n int, model *clientModel, log string) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for len(markedPIDs(mark)) < n || model.turns() == 0 {
+		if time.Now().After(deadline) {
+			b, _ := os.ReadFile(log)
+			t.Fatalf("the client did not start %d marked processes and a turn within 60 s: marked %v, requests %q\n%s", n, markedPIDs(mark), model.requests(), tail(b, 3000))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// reapLeftovers runs `reaper reap` with the shipped example policy, its
+// rules confined to mark, and checks that each of the roots is found as
+// owner-dead, by agent-client-dead, and killed — with what it held.
+func reapLeftovers(t *testing.T, mark string, roots []int) {
+	t.Helper()
+	cmds := map[int]string{}
+	for _, pid := range roots {
+		cmds[pid] = cmdlineOf(pid)
+	}
 	rep, r := reapJSONEnv(t, nil, "--policy", examplePolicyForTest(t, mark))
-	for _, pid := range left {
+	for _, pid := range roots {
 		f := rep.finding(pid)
 		if f == nil {
-			t.Errorf("server %d: no finding\n%s", pid, r.stdout)
+			scan := runReaper(t, nil, "scan", "--all", "--output", "json", "--policy", examplePolicyForTest(t, mark))
+			var sr struct {
+				Findings []json.RawMessage `json:"unmatched_trees"`
+			}
+			json.Unmarshal([]byte(scan.stdout), &sr)
+			var mine []string
+			for _, raw := range sr.Findings {
+				if strings.Contains(string(raw), mark) {
+					mine = append(mine, string(raw))
+				}
+			}
+			t.Errorf("%d %q: no finding in the reap (the reap's stderr: %s); the scan says %s\n%s", pid, cmds[pid], r.stderr, strings.Join(mine, "\n"), clipTo(scan.stdout, 4000))
 			continue
 		}
-		t.Logf("server %d %q: kind %s, rule %s, reasons %v, %s; evidence %q", pid, cmdlineOf(pid), f.Kind, f.Rule, f.Reasons, f.Outcome, f.Evidence)
+		t.Logf("%d %q: kind %s, rule %s, reasons %v, %s (%d processes); evidence %q", pid, clipTo(cmds[pid], 100), f.Kind, f.Rule, f.Reasons, f.Outcome, len(f.PIDs), f.Evidence)
 		if f.Outcome != "killed" || !contains(f.Reasons, "owner-dead") || f.Rule != "agent-client-dead" {
-			t.Errorf("server %d: %s by %q, reasons %v; want killed as owner-dead by agent-client-dead", pid, f.Outcome, f.Rule, f.Reasons)
+			t.Errorf("%d: %s by %q, reasons %v; want killed as owner-dead by agent-client-dead", pid, f.Outcome, f.Rule, f.Reasons)
 		}
 	}
-	t.Logf("after reaper reap: %d servers alive", len(markedPIDs(mark)))
-	if still := markedPIDs(mark); len(still) > 0 {
+	still := markedPIDs(mark)
+	t.Logf("after reaper reap: %d marked processes alive", len(still))
+	if len(still) > 0 {
 		t.Errorf("after reaper reap: %v alive", still)
 	}
+}
+
+func clipTo(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
 }
 
 func slicesHas(list []int, x int) bool {
@@ -269,3 +308,67 @@ func slicesHas(list []int, x int) bool {
 	return false
 }
 
+// TestRealGeminiCLI: Gemini CLI 0.61.0 as a detached one-shot job (`gemini
+// -p`), with two stubborn stdio MCP servers, its turn in flight. It
+// relaunches itself: the outer node runs the real one, which runs the
+// servers, all in the outer node's process group. The outer node
+// SIGKILLed leaves the relaunched node and both servers (the control),
+// reparented; the reap finds the relaunched node's tree owner-dead by the
+// group its leader left, and kills it whole.
+func TestRealGeminiCLI(t *testing.T) {
+	mods := requireClients(t)
+	becomeSubreaper(t)
+	mark := "gmmark" + strings.ReplaceAll(suiteMark, "-", "x")
+	model := startClientModel(t)
+	home, work := t.TempDir(), t.TempDir()
+	servers := map[string]any{}
+	for name, argv := range stubbornServers(mark) {
+		servers[name] = map[string]any{"command": argv[0], "args": argv[1:], "trust": true}
+	}
+	settings, _ := json.Marshal(map[string]any{
+		"security":   map[string]any{"auth": map[string]any{"selectedType": "gemini-api-key"}, "folderTrust": map[string]any{"enabled": false}},
+		"general":    map[string]any{"disableAutoUpdate": true, "disableUpdateNag": true},
+		"privacy":    map[string]any{"usageStatisticsEnabled": false},
+		"mcpServers": servers,
+	})
+	os.MkdirAll(filepath.Join(home, ".gemini"), 0o700)
+	os.WriteFile(filepath.Join(home, ".gemini", "settings.json"), settings, 0o600)
+	env := clientEnv(home, "GEMINI_API_KEY=test-key", "GOOGLE_GEMINI_BASE_URL=http://"+model.addr, "GEMINI_CLI_TRUST_WORKSPACE=true")
+	outer, log := startDetached(t, work, env, "node", filepath.Join(mods, "@google", "gemini-cli", "bundle", "gemini.js"), "-p", "say hello "+mark)
+	t.Cleanup(func() { killAll(markedPIDs(mark)) })
+	waitMarked(t, mark, 4, model, log) // the outer node, the relaunched one, two servers
+	marked := markedPIDs(mark)
+	var inner int
+	for _, pid := range marked {
+		if parentOf(pid) == outer {
+			inner = pid
+		}
+	}
+	t.Logf("gemini -p, detached: outer node %d, relaunched node %d, marked %v, model requests %q", outer, inner, marked, model.requests())
+	if inner == 0 {
+		t.Fatalf("no relaunched node under %d: marked %v", outer, marked)
+	}
+	for _, pid := range marked {
+		env, _ := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+		var marks []string
+		for _, kv := range strings.Split(string(env), "\x00") {
+			if strings.HasPrefix(kv, "GEMINI_CLI") {
+				marks = append(marks, kv)
+			}
+		}
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
+		t.Logf("  %d: ppid %s pgid %s sid %s, %v", pid, f[1], f[2], f[3], marks)
+	}
+
+	syscall.Kill(outer, syscall.SIGKILL)
+	var ws syscall.WaitStatus
+	syscall.Wait4(outer, &ws, 0, nil)
+	time.Sleep(2 * time.Second)
+	left := markedPIDs(mark)
+	t.Logf("the outer node SIGKILLed, no reaper: %d of %d processes alive; the relaunched node's parent %d", len(left), len(marked)-1, parentOf(inner))
+	if len(left) != len(marked)-1 || parentOf(inner) != os.Getpid() {
+		t.Fatalf("control: the relaunched node and its servers did not outlive the outer node: %v of %v", left, marked)
+	}
+	reapLeftovers(t, mark, []int{inner})
+}
