@@ -207,19 +207,7 @@ func TestRealClaudeCode(t *testing.T) {
 	sessions, _ := filepath.Glob(filepath.Join(cfgDir, "sessions", "*.json"))
 	t.Logf("claude -p, detached: pid %d (parent %d), servers %v, session files %v, model requests %q", claude, parentOf(claude), servers0, sessions, model.requests())
 
-	live, r := reapJSONEnv(t, nil, "--policy", examplePolicyForTest(t, mark))
-	for _, f := range live.Findings {
-		if f.RootPID == claude || slicesHas(f.PIDs, claude) {
-			t.Errorf("a finding holds the live claude %d: %+v\n%s", claude, f, r.stdout)
-		}
-		if f.Outcome == "killed" || f.Outcome == "terminated" {
-			t.Errorf("the live session's tree was signalled: %+v", f)
-		}
-	}
-	if stateOf(claude) == "" || len(markedPIDs(mark)) != len(servers0)+1 {
-		t.Fatalf("the live session lost processes to the reap: claude %q, marked %v", stateOf(claude), markedPIDs(mark))
-	}
-	t.Logf("live detached claude -p, reaper reap: %d findings, nothing signalled", len(live.Findings))
+	reapLive(t, mark, "claude -p")
 
 	syscall.Kill(claude, syscall.SIGKILL)
 	var ws syscall.WaitStatus
@@ -237,6 +225,27 @@ func TestRealClaudeCode(t *testing.T) {
 	}
 
 	reapLeftovers(t, mark, left)
+}
+
+// reapLive runs `reaper reap` with the shipped example policy, confined to
+// mark, while a client's session lives: no finding may hold any of its
+// processes, and none may be signalled.
+func reapLive(t *testing.T, mark, what string) {
+	t.Helper()
+	before := markedPIDs(mark)
+	rep, r := reapJSONEnv(t, nil, "--policy", examplePolicyForTest(t, mark))
+	for _, f := range rep.Findings {
+		for _, pid := range before {
+			if slicesHas(f.PIDs, pid) {
+				t.Errorf("%s: a finding holds its live process %d: %+v\n%s", what, pid, f, r.stdout)
+			}
+		}
+	}
+	after := markedPIDs(mark)
+	t.Logf("%s, live, reaper reap: %d findings, %d of %d of its processes alive", what, len(rep.Findings), len(after), len(before))
+	if len(after) != len(before) {
+		t.Fatalf("%s: the live session lost processes to the reap: %v, were %v", what, after, before)
+	}
 }
 
 // waitMarked waits up to 60 s for n live processes holding mark and a
@@ -348,6 +357,7 @@ func TestRealGeminiCLI(t *testing.T) {
 	if inner == 0 {
 		t.Fatalf("no relaunched node under %d: marked %v", outer, marked)
 	}
+	reapLive(t, mark, "gemini -p")
 	for _, pid := range marked {
 		env, _ := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
 		var marks []string
@@ -371,4 +381,110 @@ func TestRealGeminiCLI(t *testing.T) {
 		t.Fatalf("control: the relaunched node and its servers did not outlive the outer node: %v of %v", left, marked)
 	}
 	reapLeftovers(t, mark, []int{inner})
+}
+
+// TestRealOpenCode: OpenCode 1.18.33 (`opencode run`, detached) with two
+// stubborn stdio MCP servers, its turn in flight, SIGKILLed. Both servers
+// outlive it (the control), reparented; they carry OPENCODE_PID, which
+// names their process group's leader, and the reap kills each as
+// owner-dead by it.
+func TestRealOpenCode(t *testing.T) {
+	mods := requireClients(t)
+	becomeSubreaper(t)
+	mark := "ocmark" + strings.ReplaceAll(suiteMark, "-", "x")
+	model := startClientModel(t)
+	home, work := t.TempDir(), t.TempDir()
+	mcp := map[string]any{}
+	for name, argv := range stubbornServers(mark) {
+		mcp[name] = map[string]any{"type": "local", "command": argv, "enabled": true}
+	}
+	cfg, _ := json.Marshal(map[string]any{
+		"$schema": "https://opencode.ai/config.json",
+		"provider": map[string]any{"mock": map[string]any{"npm": "@ai-sdk/openai-compatible", "name": "mock",
+			"options": map[string]any{"baseURL": "http://" + model.addr + "/v1", "apiKey": "test-key"},
+			"models":  map[string]any{"m": map[string]any{"name": "m"}}}},
+		"model":      "mock/m",
+		"autoupdate": false,
+		"share":      "disabled",
+		"mcp":        mcp,
+	})
+	dir := filepath.Join(home, ".config", "opencode")
+	os.MkdirAll(dir, 0o700)
+	os.WriteFile(filepath.Join(dir, "opencode.json"), cfg, 0o600)
+	env := clientEnv(home, "OPENCODE_DISABLE_AUTOUPDATE=1", "OPENCODE_DISABLE_MODELS_FETCH=1", "OPENCODE_DISABLE_DEFAULT_PLUGINS=1",
+		"OPENCODE_DISABLE_SHARE=1", "OPENCODE_DISABLE_CLAUDE_CODE=1", "XDG_CONFIG_HOME="+filepath.Join(home, ".config"))
+	oc, log := startDetached(t, work, env, filepath.Join(mods, "opencode-linux-x64", "bin", "opencode"), "run", "say hello "+mark)
+	t.Cleanup(func() { killAll(markedPIDs(mark)) })
+	waitMarked(t, mark, 3, model, log) // opencode (its prompt holds the mark) and two servers
+	var servers []int
+	for _, pid := range markedPIDs(mark) {
+		if pid != oc {
+			servers = append(servers, pid)
+		}
+	}
+	t.Logf("opencode run, detached: pid %d, servers %v, model requests %q", oc, servers, model.requests())
+	reapLive(t, mark, "opencode run")
+	syscall.Kill(oc, syscall.SIGKILL)
+	var ws syscall.WaitStatus
+	syscall.Wait4(oc, &ws, 0, nil)
+	time.Sleep(2 * time.Second)
+	left := markedPIDs(mark)
+	t.Logf("opencode SIGKILLed, no reaper: %d of %d servers alive", len(left), len(servers))
+	if len(left) != len(servers) {
+		t.Fatalf("control: the stubborn servers did not outlive opencode: %v of %v", left, servers)
+	}
+	reapLeftovers(t, mark, left)
+}
+
+// TestRealCodexExec: Codex 0.169.0 (`codex exec`, run by its npm wrapper,
+// detached) with two stubborn stdio MCP servers, its turn in flight. The
+// wrapper SIGKILLed leaves the native codex it ran, with the servers under
+// it (the control), reparented; the native codex carries the wrapper's
+// CODEX_MANAGED_BY_NPM and its process group, and the reap kills its tree
+// whole as owner-dead by the group the wrapper led.
+func TestRealCodexExec(t *testing.T) {
+	mods := requireClients(t)
+	becomeSubreaper(t)
+	mark := "cxmark" + strings.ReplaceAll(suiteMark, "-", "x")
+	model := startClientModel(t)
+	home, work := t.TempDir(), t.TempDir()
+	codexHome := filepath.Join(home, ".codex")
+	os.MkdirAll(codexHome, 0o700)
+	var toml strings.Builder
+	fmt.Fprintf(&toml, "model = \"m\"\nmodel_provider = \"mock\"\n[model_providers.mock]\nname = \"mock\"\nbase_url = \"http://%s/v1\"\nwire_api = \"responses\"\nenv_key = \"OPENAI_API_KEY\"\n", model.addr)
+	fmt.Fprintf(&toml, "[projects.%q]\ntrust_level = \"trusted\"\n", work)
+	for name, argv := range stubbornServers(mark) {
+		q := make([]string, len(argv)-1)
+		for i, a := range argv[1:] {
+			q[i] = fmt.Sprintf("%q", a)
+		}
+		fmt.Fprintf(&toml, "[mcp_servers.%s]\ncommand = %q\nargs = [%s]\n", name, "/usr/bin/node", strings.Join(q, ", "))
+	}
+	os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(toml.String()), 0o600)
+	env := clientEnv(home, "CODEX_HOME="+codexHome, "OPENAI_API_KEY=test-key")
+	wrapper, log := startDetached(t, work, env, "node", filepath.Join(mods, "@openai", "codex", "bin", "codex.js"), "exec", "--skip-git-repo-check", "say hello "+mark)
+	t.Cleanup(func() { killAll(markedPIDs(mark)) })
+	waitMarked(t, mark, 4, model, log) // the wrapper and the native codex (the prompt holds the mark), two servers
+	marked := markedPIDs(mark)
+	native := 0
+	for _, pid := range marked {
+		if parentOf(pid) == wrapper {
+			native = pid
+		}
+	}
+	t.Logf("codex exec, detached: wrapper %d, native %d, marked %v, model requests %q", wrapper, native, marked, model.requests())
+	if native == 0 {
+		t.Fatalf("no native codex under the wrapper %d: marked %v", wrapper, marked)
+	}
+	reapLive(t, mark, "codex exec")
+	syscall.Kill(wrapper, syscall.SIGKILL)
+	var ws syscall.WaitStatus
+	syscall.Wait4(wrapper, &ws, 0, nil)
+	time.Sleep(2 * time.Second)
+	left := markedPIDs(mark)
+	t.Logf("the npm wrapper SIGKILLed, no reaper: %d of %d processes alive; the native codex's parent %d", len(left), len(marked)-1, parentOf(native))
+	if len(left) != len(marked)-1 || parentOf(native) != os.Getpid() {
+		t.Fatalf("control: the native codex and its servers did not outlive the wrapper: %v of %v", left, marked)
+	}
+	reapLeftovers(t, mark, []int{native})
 }
