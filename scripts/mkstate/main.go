@@ -231,7 +231,7 @@ func clientsHome(home string, uid int) error {
 	if err := write(filepath.Join(home, ".claude.json"), cfg); err != nil {
 		return err
 	}
-	rec := fmt.Sprintf(`{"pid":3997000,"processStartTime":"Mon Nov 23 10:00:00 2026","processIdentity":{"Linux":{"bootId":"old","startTicks":99}}}`)
+	rec := `{"pid":3997000,"processStartTime":"Mon Nov 23 10:00:00 2026","processIdentity":{"Linux":{"bootId":"old","startTicks":99}}}`
 	if err := write(filepath.Join(home, ".codex", "app-server-daemon", "daemon.pid"), []byte(rec)); err != nil {
 		return err
 	}
