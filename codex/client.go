@@ -203,7 +203,7 @@ func (Client) Judge(b []byte, dir string, uid uint32, snap *platform.Snapshot) (
 			Runs: []ledger.Run{{ID: "codex " + rec.Role + " daemon", Kind: ledger.KindACP, PID: rec.PID, Start: owner.Start, State: ledger.RunRunning}}})
 		if rec.Role == "app-server" {
 			mark := filepath.Join(dir, "packages", "app-server-daemon") + "/"
-			ev.Ties = append(ev.Ties, scan.Tie{Env: envPath, Value: mark, Contains: true, Strong: envPath,
+			ev.Ties = append(ev.Ties, scan.Tie{Env: envPath, Value: mark, InList: true, Strong: envPath,
 				Owner: owner, Speaker: uid, Where: "Codex home " + dir, Proof: "the daemon pid file " + rec.File, Noun: "codex daemon"})
 		}
 	}

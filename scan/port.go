@@ -65,9 +65,10 @@ type Tie struct {
 	// value — a default place, which no variable names — and then only the
 	// speaker's own processes, silently.
 	Env, Value string
-	// Contains: Value need only be part of the variable's value (a PATH
-	// entry), and the evidence says so rather than quoting the whole value.
-	Contains bool
+	// InList: the variable is a ':'-separated list (PATH) and one of its
+	// entries need only begin with Value, a directory ending in '/'; the
+	// evidence says so rather than quoting the whole list.
+	InList bool
 	// Unless: a root that carries this variable (not empty) is not tied by
 	// this tie: it names another.
 	Unless string

@@ -239,3 +239,27 @@ func TestApplyLeaders(t *testing.T) {
 		})
 	}
 }
+
+// TestTieInList: a tie on a list-valued variable holds when an entry of
+// the list begins with its directory, found through the index by the
+// entry's leading directories; an entry that only contains it does not
+// (the control), nor does another user's directory.
+func TestTieInList(t *testing.T) {
+	dir := "/home/a/.codex/packages/app-server-daemon/"
+	tie := Tie{Env: "PATH", Value: dir, InList: true, Strong: "PATH", Speaker: 1000,
+		Owner: ledger.Owner{Name: "codex-daemon", PID: 4242}, Where: "Codex home /home/a/.codex", Proof: "the daemon pid file", Noun: "codex daemon"}
+	for _, tc := range []struct {
+		path string
+		want []string
+	}{
+		{"/usr/bin:" + dir + "releases/1/codex-path:/bin", []string{"300:reparented,owner-dead"}},
+		{"/usr/bin:/x" + dir + "releases/1/codex-path", []string{"300:reparented,untracked"}}, // control
+		{"/usr/bin:/home/b/.codex/packages/app-server-daemon/releases/1", []string{"300:reparented,untracked"}},
+	} {
+		r := scanTable(snapshot(p(300, 10, "srv", []string{"srv"}, []string{"PATH=" + tc.path}, "/")), testConfig)
+		r.ApplyTies([]Tie{{Env: "OTHER", Value: "x"}, tie})
+		if g := got(r); !reflect.DeepEqual(g, tc.want) {
+			t.Errorf("PATH %s: findings %v, want %v", tc.path, g, tc.want)
+		}
+	}
+}

@@ -132,8 +132,8 @@ func (r *Result) tieFor(f *Finding, ties []Tie, idx *tieIndex) (*Tie, string) {
 			if s.UID(f.Root) != t.Speaker {
 				continue
 			}
-		case t.Contains:
-			if !strings.Contains(v, t.Value) {
+		case t.InList:
+			if !inList(v, t.Value) {
 				continue
 			}
 		case v == "" || v != t.Value && filepath.Clean(v) != t.Value:
@@ -142,7 +142,7 @@ func (r *Result) tieFor(f *Finding, ties []Tie, idx *tieIndex) (*Tie, string) {
 		// Said once a tie holds: a root's whole PATH, for every tie it
 		// does not match, was megabytes of garbage at 1,000 findings.
 		marker := t.Env + "=" + v
-		if t.Contains {
+		if t.InList {
 			marker = fmt.Sprintf("%s holds %s", t.Env, t.Value)
 		}
 		if t.Value != "" && !r.speaks(t.Speaker, f.Root, t.Proof) {
@@ -171,20 +171,24 @@ func (r *Result) tieFor(f *Finding, ties []Tie, idx *tieIndex) (*Tie, string) {
 type tieIndex struct {
 	names []string                    // the variables, each once
 	exact map[string]map[string][]int // variable → value → ties, in order
-	other map[string][]int            // variable → ties by any value or a part of it
+	dirs  map[string]map[string][]int // variable → a list entry's leading directory → ties (InList)
+	other map[string][]int            // variable → ties by any value
 	buf   []int
 }
 
 func indexTies(ties []Tie) *tieIndex {
-	idx := &tieIndex{exact: map[string]map[string][]int{}, other: map[string][]int{}}
+	idx := &tieIndex{exact: map[string]map[string][]int{}, dirs: map[string]map[string][]int{}, other: map[string][]int{}}
 	for i, t := range ties {
 		if _, seen := idx.exact[t.Env]; !seen {
 			idx.names = append(idx.names, t.Env)
-			idx.exact[t.Env] = map[string][]int{}
+			idx.exact[t.Env], idx.dirs[t.Env] = map[string][]int{}, map[string][]int{}
 		}
-		if t.Value == "" || t.Contains {
+		switch {
+		case t.Value == "":
 			idx.other[t.Env] = append(idx.other[t.Env], i)
-		} else {
+		case t.InList:
+			idx.dirs[t.Env][t.Value] = append(idx.dirs[t.Env][t.Value], i)
+		default:
 			idx.exact[t.Env][t.Value] = append(idx.exact[t.Env][t.Value], i)
 		}
 	}
@@ -204,11 +208,34 @@ func (idx *tieIndex) candidates(s *platform.Snapshot, p *platform.Process) []int
 		if c := filepath.Clean(v); c != v {
 			out = append(out, idx.exact[name][c]...)
 		}
+		if dirs := idx.dirs[name]; len(dirs) > 0 {
+			// Each entry's leading directories, looked up: a cost of the
+			// entry's depth, whatever the number of ties (20 users' ties
+			// each scanned for in every root's PATH was a tenth of a scan).
+			for entry := range strings.SplitSeq(v, ":") {
+				for j := 0; j < len(entry); j++ {
+					if entry[j] == '/' {
+						out = append(out, dirs[entry[:j+1]]...)
+					}
+				}
+			}
+		}
 		out = append(out, idx.other[name]...)
 	}
 	slices.Sort(out)
 	idx.buf = out
 	return slices.Compact(out)
+}
+
+// inList reports whether an entry of the ':'-separated list v begins with
+// dir.
+func inList(v, dir string) bool {
+	for entry := range strings.SplitSeq(v, ":") {
+		if strings.HasPrefix(entry, dir) {
+			return true
+		}
+	}
+	return false
 }
 
 // supervised marks a finding whose root is one of a client's supervisor
