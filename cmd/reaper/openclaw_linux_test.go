@@ -412,11 +412,21 @@ func upWithTurn(t *testing.T, pkg, mark string, service bool, state string) *rea
 	t.Helper()
 	g := startRealGateway(t, pkg, startModel(t, exampleCalls(mark)), mark, service, state)
 	g.turn(t, "agent:main:"+mark) // a session of its own: the stand-in answers a fresh one with calls
-	waitFor(t, func() bool {
-		by, _ := g.census()
-		return by["pty"] > 0 && by["daemon"] > 0 && by["background"] > 0 && by["mcp"] > 0
-	}, "the turn's processes")
-	return g
+	// The gateway runs the turn's calls one after another; on a loaded
+	// two-core machine that has taken more than 20 s (CI run of
+	// 2026-11-24). Up to 90 s, then what was missing, with its log.
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		by, n := g.census()
+		if by["pty"] > 0 && by["daemon"] > 0 && by["background"] > 0 && by["mcp"] > 0 {
+			return g
+		}
+		if time.Now().After(deadline) {
+			b, _ := os.ReadFile(g.log.Name())
+			t.Fatalf("the turn's processes did not all start within 90 s: %v of %d\ngateway log, its end:\n%s", by, n, tail(b, 4000))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // afterCleanup waits for OpenClaw's own cleanup after a crash: the broker,
