@@ -133,7 +133,13 @@ func runChild(ctx context.Context, spec ChildSpec) ([]byte, error) {
 	switch {
 	case werr != nil:
 		return nil, werr
-	case ctx.Err() != nil && !st.Success():
+	case ctx.Err() != nil:
+		// Killed at its deadline, or done after it while the kill was
+		// still to run (a loaded machine schedules the deadline's
+		// goroutine late): either way not read in time, and not used.
+		if st.Success() {
+			return nil, fmt.Errorf("done after its deadline: %w", context.Cause(ctx))
+		}
 		return nil, fmt.Errorf("killed at its deadline: %w", context.Cause(ctx))
 	case over:
 		return nil, fmt.Errorf("%w (%d bytes)", ErrChildOutput, spec.MaxOut)
