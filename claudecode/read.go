@@ -125,12 +125,8 @@ func (raw *Raw) readConfig(sd statedir.Dir) {
 		base = filepath.Dir(sd.Path)
 	}
 	file := filepath.Join(base, rel)
-	b, err := statedir.Dir{Path: base, Owner: sd.Owner}.Read(rel)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return
-	case err != nil:
-		raw.ConfigProblems = append(raw.ConfigProblems, ledger.ReadError(file, err).Error())
+	b := raw.ReadFile(statedir.Dir{Path: base, Owner: sd.Owner}, rel)
+	if b == nil {
 		return
 	}
 	var cfg struct {

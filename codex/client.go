@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/BurntSushi/toml"
@@ -135,18 +134,11 @@ func (Client) Read(dir string) any {
 	return raw
 }
 
-// maxServers bounds the servers read from config.toml.
-const maxServers = 256
-
 // readConfig reads config.toml's [mcp_servers.NAME] command and args.
 func (raw *Raw) readConfig(sd statedir.Dir) {
 	file := filepath.Join(sd.Path, "config.toml")
-	b, err := sd.Read("config.toml")
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return
-	case err != nil:
-		raw.ConfigProblems = append(raw.ConfigProblems, ledger.ReadError(file, err).Error())
+	b := raw.ReadFile(sd, "config.toml")
+	if b == nil {
 		return
 	}
 	var cfg struct {
@@ -162,15 +154,8 @@ func (raw *Raw) readConfig(sd statedir.Dir) {
 		raw.ConfigProblems = append(raw.ConfigProblems, (&ledger.Error{File: file, Line: line, Msg: "not a Codex config"}).Error())
 		return
 	}
-	names := make([]string, 0, len(cfg.MCPServers))
-	for n := range cfg.MCPServers {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	if len(names) > maxServers {
-		raw.ConfigProblems = append(raw.ConfigProblems, fmt.Sprintf("%s: %d MCP servers, only the first %d read", file, len(names), maxServers))
-		names = names[:maxServers]
-	}
+	names, bad := statedir.ServerNames(file+": mcp_servers", cfg.MCPServers)
+	raw.ConfigProblems = append(raw.ConfigProblems, bad...)
 	for _, n := range names {
 		var s struct {
 			Command string   `toml:"command"`

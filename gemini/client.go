@@ -2,8 +2,6 @@ package gemini
 
 import (
 	"encoding/json"
-	"errors"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -92,20 +90,15 @@ func (Client) Read(dir string) any {
 		return raw
 	}
 	file := filepath.Join(sd.Path, "settings.json")
-	b, err := sd.Read("settings.json")
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-	case err != nil:
-		raw.ConfigProblems = append(raw.ConfigProblems, ledger.ReadError(file, err).Error())
-	default:
+	if b := raw.ReadFile(sd, "settings.json"); b != nil {
 		var cfg struct {
 			MCPServers map[string]json.RawMessage `json:"mcpServers"`
 		}
 		if line, err := statedir.UnmarshalJSON5(b, &cfg); err != nil {
 			raw.ConfigProblems = append(raw.ConfigProblems, (&ledger.Error{File: file, Line: line, Msg: "not a Gemini CLI settings file: " + statedir.JSONProblem(err)}).Error())
-			break
+		} else {
+			raw.Servers, raw.ConfigProblems = statedir.StdioServers(file, "mcpServers", cfg.MCPServers)
 		}
-		raw.Servers, raw.ConfigProblems = statedir.StdioServers(file, "mcpServers", cfg.MCPServers)
 	}
 	raw.Finish(sd)
 	return raw

@@ -2,13 +2,10 @@ package opencode
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
 
 	"github.com/orphanreaper/reaper/ledger"
 	"github.com/orphanreaper/reaper/platform"
@@ -100,24 +97,16 @@ func (Client) Read(dir string) any {
 		return raw
 	}
 	for _, name := range configFiles {
-		file := filepath.Join(sd.Path, name)
-		b, err := sd.Read(name)
-		if errors.Is(err, fs.ErrNotExist) {
+		b := raw.ReadFile(sd, name)
+		if b == nil {
 			continue
 		}
-		if err != nil {
-			raw.ConfigProblems = append(raw.ConfigProblems, ledger.ReadError(file, err).Error())
-			continue
-		}
-		srv, bad := parse(file, b)
+		srv, bad := parse(filepath.Join(sd.Path, name), b)
 		raw.Servers, raw.ConfigProblems = append(raw.Servers, srv...), append(raw.ConfigProblems, bad...)
 	}
 	raw.Finish(sd)
 	return raw
 }
-
-// maxServers bounds the servers read from one config file.
-const maxServers = 256
 
 // parse reads a config's mcp entries of type local: each command is an
 // argv, its first word the program.
@@ -128,15 +117,7 @@ func parse(file string, b []byte) (out []scan.Server, bad []string) {
 	if line, err := statedir.UnmarshalJSON5(b, &cfg); err != nil {
 		return nil, []string{(&ledger.Error{File: file, Line: line, Msg: "not an OpenCode config: " + statedir.JSONProblem(err)}).Error()}
 	}
-	names := make([]string, 0, len(cfg.MCP))
-	for n := range cfg.MCP {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	if len(names) > maxServers {
-		bad = append(bad, fmt.Sprintf("%s: %d MCP servers, only the first %d read", file, len(names), maxServers))
-		names = names[:maxServers]
-	}
+	names, bad := statedir.ServerNames(file+": mcp", cfg.MCP)
 	for _, n := range names {
 		var s struct {
 			Type    string   `json:"type"`

@@ -269,11 +269,3 @@ func (m *Marks) supervisor(cmd string) *SupervisorMark {
 	}
 	return nil
 }
-
-// Supervisor names the client supervisor process cmd is, or "".
-func (m *Marks) Supervisor(cmd string) string {
-	if sup := m.supervisor(cmd); sup != nil {
-		return sup.Role
-	}
-	return ""
-}

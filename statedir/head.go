@@ -2,7 +2,9 @@ package statedir
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 
 	"github.com/orphanreaper/reaper/ledger"
@@ -77,6 +79,21 @@ type Config struct {
 	Head
 	Servers        []scan.Server `json:"servers,omitempty"`
 	ConfigProblems []string      `json:"config_problems,omitempty"`
+}
+
+// ReadFile reads the config file rel below d (d's owner's, as Dir.Read):
+// nil when it does not exist, and nil with the problem noted when it
+// could not be read — a config only classifies, so that is a warning.
+func (c *Config) ReadFile(d Dir, rel string) []byte {
+	b, err := d.Read(rel)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		c.ConfigProblems = append(c.ConfigProblems, ledger.ReadError(filepath.Join(d.Path, rel), err).Error())
+		return nil
+	}
+	return b
 }
 
 // Warnings are what the read says without casting doubt: files of

@@ -21,15 +21,7 @@ const maxServers = 256
 // by where: what they declare only classifies, so they are warnings, not
 // doubt.
 func StdioServers(file, where string, m map[string]json.RawMessage) (out []scan.Server, bad []string) {
-	names := make([]string, 0, len(m))
-	for name := range m {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	if len(names) > maxServers {
-		bad = append(bad, fmt.Sprintf("%s: %s: %d MCP servers, only the first %d read", file, where, len(names), maxServers))
-		names = names[:maxServers]
-	}
+	names, bad := ServerNames(file+": "+where, m)
 	for _, name := range names {
 		var s struct {
 			Type    string   `json:"type"`
@@ -46,6 +38,22 @@ func StdioServers(file, where string, m map[string]json.RawMessage) (out []scan.
 		out = append(out, scan.Server{Name: name, Command: s.Command, Args: s.Args, File: file})
 	}
 	return out, bad
+}
+
+// ServerNames are the names of a config's map of MCP servers in name
+// order, at most maxServers of them; where there were more, bad says so,
+// naming where (FILE: KEY).
+func ServerNames[V any](where string, m map[string]V) (names, bad []string) {
+	names = make([]string, 0, len(m))
+	for name := range m {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	if len(names) > maxServers {
+		bad = []string{fmt.Sprintf("%s: %d MCP servers, only the first %d read", where, len(names), maxServers)}
+		names = names[:maxServers]
+	}
+	return names, bad
 }
 
 // KeyName shows a config key in an error: as it is when it is a plain

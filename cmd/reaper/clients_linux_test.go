@@ -23,14 +23,10 @@ import (
 // passes that here.
 const envClients = "REAPER_CLIENTS_DIR"
 
+// requireClients returns the clients' node_modules, or skips.
 func requireClients(t *testing.T) string {
 	t.Helper()
-	requireRoot(t)
-	dir := os.Getenv(envClients)
-	if dir == "" {
-		t.Skipf("%s is not set: the real agent clients are not installed (scripts/install-npm.sh clients; CI runs it, and it skips only where npm can't be reached)", envClients)
-	}
-	return filepath.Join(dir, "node_modules")
+	return filepath.Join(requireInstalled(t, envClients, "the real agent clients", "scripts/install-npm.sh clients", "node_modules"), "node_modules")
 }
 
 // clientModel is the model stand-in the clients talk to: it takes every
@@ -126,10 +122,17 @@ func markedPIDs(mark string) []int {
 	return out
 }
 
-// killAll SIGKILLs the given pids, this test's own, each once.
-func killAll(pids []int) {
-	for _, pid := range pids {
-		syscall.Kill(pid, syscall.SIGKILL)
+// killOurs SIGKILLs what the test started and left: the processes holding
+// mark that descend from this test (the subreaper every orphan of its
+// clients comes back to), and nothing else that may hold the same text.
+func killOurs(mark string) {
+	for _, pid := range markedPIDs(mark) {
+		for q, hops := parentOf(pid), 0; q > 1 && hops < 64; q, hops = parentOf(q), hops+1 {
+			if q == os.Getpid() {
+				syscall.Kill(pid, syscall.SIGKILL)
+				break
+			}
+		}
 	}
 }
 
@@ -196,7 +199,7 @@ func TestRealClaudeCode(t *testing.T) {
 	env := clientEnv(home, "CLAUDE_CONFIG_DIR="+cfgDir, "ANTHROPIC_BASE_URL=http://"+model.addr, "ANTHROPIC_API_KEY="+key,
 		"DISABLE_AUTOUPDATER=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "IS_SANDBOX=1")
 	claude, log := startDetached(t, work, env, filepath.Join(mods, "@anthropic-ai", "claude-code-linux-x64", "claude"), "-p", "say hello "+mark)
-	t.Cleanup(func() { killAll(markedPIDs(mark)) })
+	t.Cleanup(func() { killOurs(mark) })
 	waitMarked(t, mark, 3, model, log) // claude (its prompt holds the mark) and two servers
 	var servers0 []int
 	for _, pid := range markedPIDs(mark) {
@@ -344,7 +347,7 @@ func TestRealGeminiCLI(t *testing.T) {
 	os.WriteFile(filepath.Join(home, ".gemini", "settings.json"), settings, 0o600)
 	env := clientEnv(home, "GEMINI_API_KEY=test-key", "GOOGLE_GEMINI_BASE_URL=http://"+model.addr, "GEMINI_CLI_TRUST_WORKSPACE=true")
 	outer, log := startDetached(t, work, env, "node", filepath.Join(mods, "@google", "gemini-cli", "bundle", "gemini.js"), "-p", "say hello "+mark)
-	t.Cleanup(func() { killAll(markedPIDs(mark)) })
+	t.Cleanup(func() { killOurs(mark) })
 	waitMarked(t, mark, 4, model, log) // the outer node, the relaunched one, two servers
 	marked := markedPIDs(mark)
 	var inner int
@@ -357,6 +360,7 @@ func TestRealGeminiCLI(t *testing.T) {
 	if inner == 0 {
 		t.Fatalf("no relaunched node under %d: marked %v", outer, marked)
 	}
+	reapLive(t, mark, "gemini -p")
 	reapLive(t, mark, "gemini -p")
 	for _, pid := range marked {
 		env, _ := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
@@ -414,7 +418,7 @@ func TestRealOpenCode(t *testing.T) {
 	env := clientEnv(home, "OPENCODE_DISABLE_AUTOUPDATE=1", "OPENCODE_DISABLE_MODELS_FETCH=1", "OPENCODE_DISABLE_DEFAULT_PLUGINS=1",
 		"OPENCODE_DISABLE_SHARE=1", "OPENCODE_DISABLE_CLAUDE_CODE=1", "XDG_CONFIG_HOME="+filepath.Join(home, ".config"))
 	oc, log := startDetached(t, work, env, filepath.Join(mods, "opencode-linux-x64", "bin", "opencode"), "run", "say hello "+mark)
-	t.Cleanup(func() { killAll(markedPIDs(mark)) })
+	t.Cleanup(func() { killOurs(mark) })
 	waitMarked(t, mark, 3, model, log) // opencode (its prompt holds the mark) and two servers
 	var servers []int
 	for _, pid := range markedPIDs(mark) {
@@ -463,7 +467,7 @@ func TestRealCodexExec(t *testing.T) {
 	os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(toml.String()), 0o600)
 	env := clientEnv(home, "CODEX_HOME="+codexHome, "OPENAI_API_KEY=test-key")
 	wrapper, log := startDetached(t, work, env, "node", filepath.Join(mods, "@openai", "codex", "bin", "codex.js"), "exec", "--skip-git-repo-check", "say hello "+mark)
-	t.Cleanup(func() { killAll(markedPIDs(mark)) })
+	t.Cleanup(func() { killOurs(mark) })
 	waitMarked(t, mark, 4, model, log) // the wrapper and the native codex (the prompt holds the mark), two servers
 	marked := markedPIDs(mark)
 	native := 0

