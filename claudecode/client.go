@@ -90,14 +90,24 @@ func (Client) Marks() scan.Marks {
 // Read reads one config dir, in the reader child as its owner.
 func (Client) Read(dir string) any { return ReadRaw(dir) }
 
+// Decode is what Read printed for dir, decoded and checked to be uid's
+// read of dir; it needs no table (Judge does).
+func (Client) Decode(b []byte, dir string, uid uint32) any {
+	return statedir.DecodeAs(b, dir, uid, "Claude Code", func(r *Raw) *statedir.Head { return &r.Head })
+}
+
 // Judge turns a config dir's read into evidence spoken by uid: each
 // session file a ledger whose owner and one run are its claude (a live
 // claude is owned, whatever its place in the tree), and a tie from its
 // session id to that claude; the config's servers.
-func (Client) Judge(b []byte, dir string, uid uint32, snap *platform.Snapshot) (ev scan.Evidence, problems []error, warnings []string) {
-	var raw Raw
-	if errs := statedir.Decode(b, &raw, &raw.Head, dir, uid, "Claude Code"); errs != nil {
-		return ev, errs, raw.Warnings()
+func (Client) Judge(v any, dir string, uid uint32, snap *platform.Snapshot) (ev scan.Evidence, problems []error, warnings []string) {
+	d, err := statedir.Judging[Raw](v, dir, "Claude Code")
+	if err != nil {
+		return ev, []error{err}, nil
+	}
+	raw := &d.Raw
+	if d.Errs != nil {
+		return ev, d.Errs, raw.Warnings()
 	}
 	ev.Servers = raw.ServersOf(uid)
 	warnings = raw.Warnings()

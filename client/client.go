@@ -38,11 +38,15 @@ type Client interface {
 	// round trip through JSON. It must not fail: what could not be read is
 	// in the data, for Judge.
 	Read(dir string) any
-	// Judge turns what Read returned for dir, as JSON, into evidence spoken
-	// by uid — whom the reader ran as, never what the data says of itself —
-	// judged against snap (nil: no table; what needs one is left out).
-	// problems cast doubt on uid's trees; warnings do not.
-	Judge(raw []byte, dir string, uid uint32, snap *platform.Snapshot) (ev scan.Evidence, problems []error, warnings []string)
+	// Decode decodes what Read returned for dir, as JSON, as the read of
+	// uid — whom the reader ran as, never what the data says of itself. It
+	// needs no table: it runs as soon as a reader's output is in, while the
+	// table is still scanned.
+	Decode(raw []byte, dir string, uid uint32) any
+	// Judge turns what Decode returned into evidence spoken by uid, judged
+	// against snap (nil: no table; what needs one is left out). problems
+	// cast doubt on uid's trees; warnings do not.
+	Judge(decoded any, dir string, uid uint32, snap *platform.Snapshot) (ev scan.Evidence, problems []error, warnings []string)
 	// Marks are the kinds and supervisors the client's processes show.
 	Marks() scan.Marks
 	// Owners are the owner names its evidence attributes findings to, for

@@ -172,14 +172,24 @@ func (raw *Raw) readConfig(sd statedir.Dir) {
 	}
 }
 
+// Decode is what Read printed for dir, decoded and checked to be uid's
+// read of dir; it needs no table (Judge does).
+func (Client) Decode(b []byte, dir string, uid uint32) any {
+	return statedir.DecodeAs(b, dir, uid, "Codex", func(r *Raw) *statedir.Head { return &r.Head })
+}
+
 // Judge turns a CODEX_HOME's read into evidence spoken by uid: each daemon
 // record a ledger whose owner and one run are the daemon (a live daemon
 // whose record verifies is owned, never a finding), and the app-server's
 // PATH mark tied to it; the config's servers.
-func (Client) Judge(b []byte, dir string, uid uint32, snap *platform.Snapshot) (ev scan.Evidence, problems []error, warnings []string) {
-	var raw Raw
-	if errs := statedir.Decode(b, &raw, &raw.Head, dir, uid, "Codex"); errs != nil {
-		return ev, errs, raw.Warnings()
+func (Client) Judge(v any, dir string, uid uint32, snap *platform.Snapshot) (ev scan.Evidence, problems []error, warnings []string) {
+	d, err := statedir.Judging[Raw](v, dir, "Codex")
+	if err != nil {
+		return ev, []error{err}, nil
+	}
+	raw := &d.Raw
+	if d.Errs != nil {
+		return ev, d.Errs, raw.Warnings()
 	}
 	ev.Servers = raw.ServersOf(uid)
 	for _, rec := range raw.Daemons {

@@ -108,12 +108,12 @@ type group struct {
 	err    error
 }
 
-// readResult is one dir's read: what its client's Read returned, as JSON,
-// or why it could not be read.
+// readResult is one dir's read: what its client's Read returned, as its
+// Decode made it, or why it could not be read.
 type readResult struct {
-	dir Dir
-	raw []byte
-	err error
+	dir  Dir
+	read any
+	err  error
 }
 
 // readAll reads the dirs and returns each one's read, in order.
@@ -155,8 +155,10 @@ func startReads(ctx context.Context, dirs []Dir, asRoot bool, accts []account, r
 				r := readResult{dir: d}
 				if c := client.ByName(d.Client); c == nil {
 					r.err = fmt.Errorf("no client %q", d.Client)
+				} else if raw, err := json.Marshal(c.Read(d.Path)); err != nil {
+					r.err = err
 				} else {
-					r.raw, r.err = json.Marshal(c.Read(d.Path))
+					r.read = c.Decode(raw, d.Path, d.UID)
 				}
 				hand(k, r)
 			}
@@ -190,14 +192,23 @@ func startReads(ctx context.Context, dirs []Dir, asRoot bool, accts []account, r
 				g.states, g.err = decode(g, buf)
 			}
 			slots <- buf // the next child may run while this one waits for the table
+			// Each dir's read is decoded now, while the table is scanned;
+			// only its judging waits for the table.
+			reads := make([]readResult, len(g.dirs))
 			for i, d := range g.dirs {
-				r := readResult{dir: d, err: g.err}
-				if g.err == nil {
-					r.raw = g.states[i].Raw
+				reads[i] = readResult{dir: d, err: g.err}
+				switch c := client.ByName(d.Client); {
+				case g.err != nil:
+				case c == nil:
+					reads[i].err = fmt.Errorf("no client %q", d.Client)
+				default:
+					reads[i].read = c.Decode(g.states[i].Raw, d.Path, g.uid)
 				}
-				hand(index[d], r)
 			}
 			g.states = nil
+			for i, d := range g.dirs {
+				hand(index[d], reads[i])
+			}
 		}()
 	}
 	return &wg

@@ -3,7 +3,6 @@ package gather
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/orphanreaper/reaper/openclaw"
 	"github.com/orphanreaper/reaper/platform"
+	"github.com/orphanreaper/reaper/statedir"
 
 	_ "modernc.org/sqlite"
 )
@@ -144,7 +144,7 @@ func TestReaderRunsAsTheUser(t *testing.T) {
 	os.Chown(filepath.Join(dir, "acpx"), 0, 0)
 	d := []Dir{{Path: dir, UID: 65534, Client: "openclaw"}}
 	got := readAll(context.Background(), d, true, nil)
-	if got[0].err != nil || got[0].raw == nil {
+	if got[0].err != nil || got[0].read == nil {
 		t.Fatalf("read: %+v (%v)", got[0], got[0].err)
 	}
 	if p := rawOf(t, got[0]).Problems; len(p) != 1 || p[0].Cause != "permission" {
@@ -261,9 +261,12 @@ func TestLoadJudgesAfterTheTable(t *testing.T) {
 // rawOf decodes what an OpenClaw dir's reader printed.
 func rawOf(t *testing.T, r readResult) *openclaw.Raw {
 	t.Helper()
-	var raw openclaw.Raw
-	if err := json.Unmarshal(r.raw, &raw); err != nil {
-		t.Fatalf("%s: %v", r.dir.Path, err)
+	d, err := statedir.Judging[openclaw.Raw](r.read, r.dir.Path, "OpenClaw")
+	if err != nil {
+		t.Fatal(err)
 	}
-	return &raw
+	if d.Errs != nil {
+		t.Fatalf("%s: %v", r.dir.Path, d.Errs)
+	}
+	return &d.Raw
 }

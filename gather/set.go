@@ -290,7 +290,7 @@ func (s *Set) addRead(r readResult, snap *platform.Snapshot) {
 		s.Problems = append(s.Problems, Problem{fmt.Sprintf("%s: no client %q", r.dir.Path, r.dir.Client), doubt})
 		return
 	}
-	ev, problems, warnings := c.Judge(r.raw, r.dir.Path, r.dir.UID, snap)
+	ev, problems, warnings := c.Judge(r.read, r.dir.Path, r.dir.UID, snap)
 	s.Warnings = append(s.Warnings, warnings...)
 	for _, err := range problems {
 		s.Problems = append(s.Problems, Problem{err.Error(), doubt})
@@ -347,7 +347,7 @@ func readPath(ctx context.Context, path string, snap *platform.Snapshot, asRoot 
 	if r.err != nil {
 		return ev, []error{&ledger.Error{File: path, Msg: r.err.Error()}}, nil
 	}
-	return c.Judge(r.raw, path, uid, snap)
+	return c.Judge(r.read, path, uid, snap)
 }
 
 // fileUID is the owner of a file Stat described.

@@ -104,8 +104,12 @@ func (Client) Read(dir string) any {
 	return raw
 }
 
+// Decode is the client's config as the reader read it.
+func (Client) Decode(b []byte, dir string, uid uint32) any {
+	return statedir.DecodeConfig(b, dir, uid, "Gemini CLI")
+}
+
 // Judge: the settings' servers, spoken by uid.
-func (Client) Judge(b []byte, dir string, uid uint32, _ *platform.Snapshot) (scan.Evidence, []error, []string) {
-	var raw statedir.Config
-	return raw.Judge(b, dir, uid, "Gemini CLI")
+func (Client) Judge(v any, dir string, uid uint32, _ *platform.Snapshot) (scan.Evidence, []error, []string) {
+	return statedir.JudgeConfig(v, dir, uid, "Gemini CLI")
 }

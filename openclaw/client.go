@@ -56,6 +56,12 @@ func (Client) Marks() scan.Marks { return marks }
 // (Raw) that crosses the process boundary as JSON.
 func (Client) Read(dir string) any { return ReadRaw(dir) }
 
+// Decode is what Read printed for dir, decoded and checked to be uid's
+// read of dir; it needs no table (Judge does).
+func (Client) Decode(b []byte, dir string, uid uint32) any {
+	return statedir.DecodeAs(b, dir, uid, "OpenClaw", func(r *Raw) *statedir.Head { return &r.Head })
+}
+
 // Judge turns what Read printed for dir into evidence, as the word of uid
 // (the dir's owner when it was listed, whom the reader ran as): the ledgers
 // of its leases, registry rows and task store (exec rows tied to the live
@@ -63,10 +69,14 @@ func (Client) Read(dir string) any { return ReadRaw(dir) }
 // newest gateway lock makes, its config's MCP servers, and the advice on
 // its gateway. problems are what could not be read, and cast doubt on
 // uid's trees; warnings what could not be read without doing so.
-func (Client) Judge(b []byte, dir string, uid uint32, snap *platform.Snapshot) (ev scan.Evidence, problems []error, warnings []string) {
-	var raw Raw
-	if errs := statedir.Decode(b, &raw, &raw.Head, dir, uid, "OpenClaw"); errs != nil {
-		return ev, errs, raw.warnings()
+func (Client) Judge(v any, dir string, uid uint32, snap *platform.Snapshot) (ev scan.Evidence, problems []error, warnings []string) {
+	d, err := statedir.Judging[Raw](v, dir, "OpenClaw")
+	if err != nil {
+		return ev, []error{err}, nil
+	}
+	raw := &d.Raw
+	if d.Errs != nil {
+		return ev, d.Errs, raw.warnings()
 	}
 	warnings = raw.warnings()
 	var boot Boot

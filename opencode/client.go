@@ -135,8 +135,12 @@ func parse(file string, b []byte) (out []scan.Server, bad []string) {
 	return out, bad
 }
 
+// Decode is the client's config as the reader read it.
+func (Client) Decode(b []byte, dir string, uid uint32) any {
+	return statedir.DecodeConfig(b, dir, uid, "OpenCode")
+}
+
 // Judge: the config's servers, spoken by uid.
-func (Client) Judge(b []byte, dir string, uid uint32, _ *platform.Snapshot) (scan.Evidence, []error, []string) {
-	var raw statedir.Config
-	return raw.Judge(b, dir, uid, "OpenCode")
+func (Client) Judge(v any, dir string, uid uint32, _ *platform.Snapshot) (scan.Evidence, []error, []string) {
+	return statedir.JudgeConfig(v, dir, uid, "OpenCode")
 }

@@ -72,6 +72,32 @@ func Decode(b []byte, raw any, head *Head, dir string, uid uint32, client string
 	return nil
 }
 
+// Decoded is what an adapter's Decode makes of one dir's read: its Raw,
+// or the problems (Errs) that keep it from being judged. Decoding needs no
+// process table, so it runs as soon as a reader's output is in, while the
+// table is still being scanned; only the judging waits for the table.
+type Decoded[R any] struct {
+	Raw  R
+	Errs []error
+}
+
+// DecodeAs is Decode into a new R, whose Head head returns.
+func DecodeAs[R any](b []byte, dir string, uid uint32, client string, head func(*R) *Head) *Decoded[R] {
+	d := &Decoded[R]{}
+	d.Errs = Decode(b, &d.Raw, head(&d.Raw), dir, uid, client)
+	return d
+}
+
+// Judging is what an adapter's Judge is given, as the Decoded[R] its
+// Decode returned; anything else (another adapter's) is an error.
+func Judging[R any](v any, dir, client string) (*Decoded[R], error) {
+	d, ok := v.(*Decoded[R])
+	if !ok || d == nil {
+		return nil, fmt.Errorf("%s: what was judged is not %s's read (%T)", dir, client, v)
+	}
+	return d, nil
+}
+
 // Config is the Raw of a client whose state, to reaper, is its config: the
 // stdio MCP servers it declares, and what of it could not be read (it
 // only classifies, so those are warnings).
@@ -110,10 +136,21 @@ func (c *Config) ServersOf(uid uint32) []scan.Server {
 	return c.Servers
 }
 
-// Judge is the Judge of such a client: the config's servers, spoken by uid.
-func (c *Config) Judge(b []byte, dir string, uid uint32, client string) (ev scan.Evidence, problems []error, warnings []string) {
-	if errs := Decode(b, c, &c.Head, dir, uid, client); errs != nil {
-		return ev, errs, c.Warnings()
+// DecodeConfig is the Decode of such a client.
+func DecodeConfig(b []byte, dir string, uid uint32, client string) any {
+	return DecodeAs(b, dir, uid, client, func(c *Config) *Head { return &c.Head })
+}
+
+// JudgeConfig is the Judge of such a client: the config's servers, spoken
+// by uid.
+func JudgeConfig(v any, dir string, uid uint32, client string) (ev scan.Evidence, problems []error, warnings []string) {
+	d, err := Judging[Config](v, dir, client)
+	if err != nil {
+		return ev, []error{err}, nil
+	}
+	c := &d.Raw
+	if d.Errs != nil {
+		return ev, d.Errs, c.Warnings()
 	}
 	ev.Servers = c.ServersOf(uid)
 	return ev, c.Errors(), c.Warnings()

@@ -13,7 +13,8 @@ import (
 // Adapter is the part of client.Client a scan needs.
 type Adapter interface {
 	Read(dir string) any
-	Judge(raw []byte, dir string, uid uint32, snap *platform.Snapshot) (scan.Evidence, []error, []string)
+	Decode(raw []byte, dir string, uid uint32) any
+	Judge(decoded any, dir string, uid uint32, snap *platform.Snapshot) (scan.Evidence, []error, []string)
 	Marks() scan.Marks
 }
 
@@ -51,7 +52,7 @@ func Scan(t *testing.T, a Adapter, dir string, uid uint32, procs ...platform.Pro
 	json.Unmarshal(b, &head)
 	head["uid"] = uid
 	b, _ = json.Marshal(head)
-	ev, problems, _ := a.Judge(b, dir, uid, snap)
+	ev, problems, _ := a.Judge(a.Decode(b, dir, uid), dir, uid, snap)
 	if len(problems) > 0 {
 		t.Fatalf("problems %v", problems)
 	}
