@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -139,8 +138,35 @@ func (s *Session) owner(snap *platform.Snapshot) ledger.Owner {
 		o.Gone = fmt.Sprintf("claude session %s, pid %d, started %s, before this boot", s.SessionID, s.PID, started.UTC().Format(time.RFC3339))
 		return o
 	}
-	if ticks, err := strconv.ParseUint(strings.TrimSpace(s.ProcStart), 10, 64); err == nil && snap.BootID != "" && runtime.GOOS == "linux" {
-		o.Start = platform.FormatIdentity(snap.BootID, ticks)
+	recorded := strings.TrimSpace(s.ProcStart)
+	if ticks, err := strconv.ParseUint(recorded, 10, 64); err == nil {
+		// Linux: clock ticks after boot, the kernel's own field; the scan
+		// compares it with the live pid's.
+		if snap.BootID != "" && !snap.WallClockStarts() {
+			o.Start = platform.FormatIdentity(snap.BootID, ticks)
+		}
+		return o
+	}
+	at, err := time.Parse(lstart, recorded)
+	q := snap.Get(s.PID)
+	if err != nil || q == nil || q.Zombie() {
+		return o // no start to compare, or the pid is gone: the scan says so
+	}
+	// Elsewhere (macOS): `ps -o lstart=` run with LC_ALL=C TZ=UTC, to the
+	// second. The live pid is the session's claude when it started within
+	// that second; a margin either side keeps a clock's rounding from ever
+	// making a live claude look gone.
+	if d := snap.Started(q).Sub(at); d > -lstartMargin && d < time.Second+lstartMargin {
+		o.Start = snap.Identity(q)
+	} else {
+		o.Gone = fmt.Sprintf("claude session %s, pid %d, started %s; pid %d now is a process started %s",
+			s.SessionID, s.PID, at.Format(time.RFC3339), s.PID, snap.Started(q).UTC().Format(time.RFC3339))
 	}
 	return o
 }
+
+// lstart is how `ps -o lstart=` prints a start under LC_ALL=C and TZ=UTC,
+// which is how Claude Code runs it outside Linux.
+const lstart = "Mon Jan _2 15:04:05 2006"
+
+const lstartMargin = 2 * time.Second

@@ -166,3 +166,48 @@ func TestSessionOfAnotherBoot(t *testing.T) {
 		t.Errorf("owner %+v, want pid 500 with its start", o)
 	}
 }
+
+// On macOS Claude Code records procStart as `ps -o lstart=` in UTC, to the
+// second. A live claude that started within that second (or a clock's
+// rounding of it) is the session's: owned, no finding. The same pid
+// started later is another process: the session's claude is gone, and
+// what carries its session id is owner-dead, both starts named. The
+// control: without the session file the live claude is a finding.
+func TestMacSessionStart(t *testing.T) {
+	const uid = 501
+	recorded := clienttest.Taken.Add(-time.Hour) // 09:00:00 UTC, 1 January 1970
+	const lstart = "Thu Jan  1 09:00:00 1970"    // what ps prints for it
+	claude := func(at time.Time) platform.Process {
+		p := clienttest.Proc(500, 1, 500, uid, []string{"claude", "-p", "summarise"}, nil)
+		p.StartTicks = clienttest.MacStart(at)
+		return p
+	}
+	server := clienttest.Proc(510, 1, 500, uid, []string{"/opt/srv/stubborn", "--quiet"}, []string{"CLAUDECODE=1", "CLAUDE_CODE_SESSION_ID=s-mac"})
+	server.StartTicks = clienttest.MacStart(recorded.Add(time.Second))
+	session := Session{PID: 500, SessionID: "s-mac", StartedAt: recorded.UnixMilli(), ProcStart: lstart}
+	for _, tc := range []struct {
+		name     string
+		sessions []Session
+		started  time.Time
+		owned    bool // the claude is owned; else the server is owner-dead
+	}{
+		{"started in the recorded second", []Session{session}, recorded.Add(300 * time.Millisecond), true},
+		{"a rounding later", []Session{session}, recorded.Add(1500 * time.Millisecond), true},
+		{"the pid started again later", []Session{session}, recorded.Add(30 * time.Minute), false},
+		{"control: no session file", nil, recorded.Add(300 * time.Millisecond), false},
+	} {
+		r := clienttest.ScanSnapshot(t, Client{}, filepath.Join(home(t, tc.sessions...), ".claude"), uid,
+			clienttest.MacSnapshot(claude(tc.started), server))
+		if got := clienttest.Finding(r, 500) == nil; got != tc.owned {
+			t.Errorf("%s: claude owned %v, want %v", tc.name, got, tc.owned)
+		}
+		f := clienttest.Finding(r, 510)
+		dead := f != nil && f.Has(scan.OwnerDead)
+		if want := !tc.owned && tc.sessions != nil; dead != want {
+			t.Errorf("%s: server owner-dead %v, want %v (%+v)", tc.name, dead, want, f)
+		}
+		if dead && !strings.Contains(strings.Join(f.Evidence, "; "), "pid 500 now is a process started 1970-01-01T09:30:00Z") {
+			t.Errorf("%s: evidence %q does not name both starts", tc.name, f.Evidence)
+		}
+	}
+}

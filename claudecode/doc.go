@@ -2,7 +2,8 @@
 //
 // Claude Code (2.1.x) registers each running session in
 // <config>/sessions/<pid>.json — pid, sessionId, startedAt (ms),
-// procStart (field 22 of /proc/PID/stat on Linux), kind, entrypoint — and
+// procStart (field 22 of /proc/PID/stat on Linux; `ps -o lstart=` in UTC
+// on macOS), kind, entrypoint — and
 // deletes the file at every clean end; a SIGKILL leaves it behind. <config>
 // is CLAUDE_CONFIG_DIR, else ~/.claude. Its MCP servers and Bash-tool shells
 // carry CLAUDECODE=1 and CLAUDE_CODE_SESSION_ID, and keep its process

@@ -40,7 +40,9 @@ type Session struct {
 	SessionID string `json:"sessionId"`
 	StartedAt int64  `json:"startedAt"` // ms since the epoch
 	// ProcStart is the pid's start time as Claude Code read it: on Linux
-	// field 22 of /proc/PID/stat, in clock ticks since boot.
+	// field 22 of /proc/PID/stat, in clock ticks since boot; elsewhere
+	// `ps -o lstart=` under LC_ALL=C TZ=UTC ("Mon Nov 24 08:00:00 2026",
+	// to the second; both read from the 2.1.197 binary).
 	ProcStart string `json:"procStart,omitempty"`
 	Kind      string `json:"kind,omitempty"`
 	// PIDDomain (2.1.330+) names the pid namespace the pid is of:

@@ -206,42 +206,63 @@ func (Client) Judge(v any, dir string, uid uint32, snap *platform.Snapshot) (ev 
 }
 
 // owner is the daemon a record names: its pid, with its start identity
-// when the record's Linux identity is of this boot; gone when it is of
-// another boot.
+// when the record's identity is of this machine's kind and boot; gone
+// when it is of another boot. Codex writes one of three shapes
+// (codex-rs/app-server-daemon, ProcessIdentity, serde untagged): Linux
+// {bootId, startTicks}; macOS {startSeconds, startMicroseconds}, with
+// {bootId, uniqueId} too in newer releases. A Linux identity means
+// nothing on a macOS table and the other way round: then only the pid is
+// compared.
 func (rec *Record) owner(snap *platform.Snapshot) ledger.Owner {
 	o := ledger.Owner{Name: DaemonName, PID: rec.PID}
-	boot, ticks, ok := linuxIdentity(rec.ProcessIdentity)
-	switch {
-	case !ok || snap == nil || snap.BootID == "":
-	case boot != snap.BootID:
-		o.Gone = fmt.Sprintf("%s names pid %d of boot %s, not this one", rec.File, rec.PID, boot)
-	default:
-		o.Start = platform.FormatIdentity(boot, ticks)
+	id, ok := parseIdentity(rec.ProcessIdentity)
+	if !ok || snap == nil {
+		return o
+	}
+	switch mac := snap.WallClockStarts(); {
+	case id.linux() == mac: // another kind of machine's: the pid alone
+	case id.BootID != "" && snap.BootID != "" && id.BootID != snap.BootID:
+		o.Gone = fmt.Sprintf("%s names pid %d of boot %s, not this one", rec.File, rec.PID, id.BootID)
+	case mac:
+		o.Start = platform.FormatDarwinIdentity(*id.StartSeconds*1e6 + *id.StartMicros)
+	case snap.BootID != "":
+		o.Start = platform.FormatIdentity(id.BootID, *id.StartTicks)
 	}
 	return o
 }
 
-// linuxIdentity finds bootId and startTicks in a record's processIdentity,
-// whichever way the enum is written: flat ({"bootId": …}), tagged
+// identity is a record's processIdentity, whichever shape.
+type identity struct {
+	BootID       string  `json:"bootId"`
+	StartTicks   *uint64 `json:"startTicks"`
+	StartSeconds *uint64 `json:"startSeconds"`
+	StartMicros  *uint64 `json:"startMicroseconds"`
+}
+
+func (id identity) linux() bool { return id.BootID != "" && id.StartTicks != nil }
+
+func (id identity) mac() bool {
+	return id.StartTicks == nil && id.StartSeconds != nil && id.StartMicros != nil &&
+		*id.StartSeconds < 1<<40 && *id.StartMicros < 1e6
+}
+
+// parseIdentity finds an identity in a record's processIdentity, however
+// the enum is written: flat (untagged, as Codex 0.169 writes it), tagged
 // ({"kind": "linux", "bootId": …}) or by variant ({"Linux": {"bootId": …}}).
-func linuxIdentity(raw json.RawMessage) (string, uint64, bool) {
-	type ident struct {
-		BootID     string  `json:"bootId"`
-		StartTicks *uint64 `json:"startTicks"`
-	}
-	var flat ident
-	if json.Unmarshal(raw, &flat) == nil && flat.BootID != "" && flat.StartTicks != nil {
-		return flat.BootID, *flat.StartTicks, true
+func parseIdentity(raw json.RawMessage) (identity, bool) {
+	var flat identity
+	if json.Unmarshal(raw, &flat) == nil && (flat.linux() || flat.mac()) {
+		return flat, true
 	}
 	var byVariant map[string]json.RawMessage
 	if json.Unmarshal(raw, &byVariant) != nil {
-		return "", 0, false
+		return identity{}, false
 	}
 	for _, v := range byVariant {
-		var in ident
-		if json.Unmarshal(v, &in) == nil && in.BootID != "" && in.StartTicks != nil {
-			return in.BootID, *in.StartTicks, true
+		var in identity
+		if json.Unmarshal(v, &in) == nil && (in.linux() || in.mac()) {
+			return in, true
 		}
 	}
-	return "", 0, false
+	return identity{}, false
 }

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/orphanreaper/reaper/client/clienttest"
 	"github.com/orphanreaper/reaper/platform"
@@ -14,13 +15,19 @@ import (
 )
 
 // codexHome makes a CODEX_HOME with a daemon record (pid, start ticks, the
-// identity written as Codex 0.169's enum) and config.toml with two servers.
+// identity written as Codex 0.169 writes its untagged enum) and config.toml with two servers.
 func codexHome(t *testing.T, pid int, ticks uint64, boot string) string {
+	t.Helper()
+	return codexHomeWith(t, pid, fmt.Sprintf(`{"bootId":%q,"startTicks":%d}`, boot, ticks))
+}
+
+// codexHomeWith is codexHome with the record's processIdentity as given.
+func codexHomeWith(t *testing.T, pid int, identity string) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), ".codex")
 	os.MkdirAll(filepath.Join(dir, pidDir), 0o700)
 	if pid > 0 {
-		rec := fmt.Sprintf(`{"pid":%d,"processStartTime":"Tue Nov 24 06:00:00 2026","processIdentity":{"Linux":{"bootId":%q,"startTicks":%d}}}`, pid, boot, ticks)
+		rec := fmt.Sprintf(`{"pid":%d,"processStartTime":"Tue Nov 24 06:00:00 2026","processIdentity":%s}`, pid, identity)
 		os.WriteFile(filepath.Join(dir, pidDir, daemonPID), []byte(rec), 0o600)
 	}
 	os.WriteFile(filepath.Join(dir, "config.toml"), []byte(`model_provider = "mock"
@@ -40,19 +47,23 @@ func TestReadRaw(t *testing.T) {
 	if len(raw.Daemons) != 1 || raw.Daemons[0].PID != 700 || raw.Daemons[0].Role != "app-server" {
 		t.Errorf("daemons %+v", raw.Daemons)
 	}
-	if b, ticks, ok := linuxIdentity(raw.Daemons[0].ProcessIdentity); !ok || b != "boot" || ticks != 70000 {
-		t.Errorf("identity %s: %q %d %v", raw.Daemons[0].ProcessIdentity, b, ticks, ok)
-	}
-	if len(raw.Servers) != 1 || raw.Servers[0].Name != "stubborn" || !reflect.DeepEqual(raw.Servers[0].Args, []string{"--quiet"}) {
-		t.Errorf("servers %+v, want stubborn only (remote runs no process)", raw.Servers)
+	if id, ok := parseIdentity(raw.Daemons[0].ProcessIdentity); !ok || !id.linux() || id.BootID != "boot" || *id.StartTicks != 70000 {
+		t.Errorf("identity %s: %+v %v", raw.Daemons[0].ProcessIdentity, id, ok)
 	}
 	for _, in := range []string{`{"bootId":"b","startTicks":5}`, `{"kind":"linux","bootId":"b","startTicks":5}`, `{"linux":{"bootId":"b","startTicks":5}}`} {
-		if b, ticks, ok := linuxIdentity([]byte(in)); !ok || b != "b" || ticks != 5 {
-			t.Errorf("%s: %q %d %v", in, b, ticks, ok)
+		if id, ok := parseIdentity([]byte(in)); !ok || !id.linux() || id.BootID != "b" || *id.StartTicks != 5 {
+			t.Errorf("%s: %+v %v", in, id, ok)
 		}
 	}
-	if _, _, ok := linuxIdentity([]byte(`{"MacOs":{"startSeconds":1}}`)); ok {
-		t.Errorf("a macOS identity read as Linux")
+	for _, in := range []string{`{"startSeconds":1,"startMicroseconds":2}`, `{"bootId":"b","uniqueId":9,"startSeconds":1,"startMicroseconds":2}`, `{"MacOs":{"startSeconds":1,"startMicroseconds":2}}`} {
+		if id, ok := parseIdentity([]byte(in)); !ok || id.linux() || !id.mac() || *id.StartSeconds != 1 || *id.StartMicros != 2 {
+			t.Errorf("%s: %+v %v, want a macOS identity", in, id, ok)
+		}
+	}
+	for _, in := range []string{`{"MacOs":{"startSeconds":1}}`, `{"startSeconds":1,"startMicroseconds":1000000}`, `{"bootId":"b"}`, `[]`} {
+		if id, ok := parseIdentity([]byte(in)); ok {
+			t.Errorf("%s: read as %+v", in, id)
+		}
 	}
 }
 
@@ -154,5 +165,47 @@ func TestRecordSpeaksForItsOwner(t *testing.T) {
 	r := clienttest.Scan(t, Client{}, dir, user, clienttest.Proc(720, 1, 720, 0, []string{"/usr/sbin/crond"}, nil))
 	if _, owned := r.OwnedRun(720); owned || clienttest.Finding(r, 720) == nil {
 		t.Errorf("root's crond is owned through a user's daemon.pid")
+	}
+}
+
+// On macOS Codex records the daemon's start as {startSeconds,
+// startMicroseconds} (newer releases add bootId and uniqueId): a live
+// daemon that started then is owned, never a finding, and its servers are
+// held; the same pid started at another time, or a record of another boot,
+// leaves them owner-dead. A Linux record means nothing on a macOS table
+// but its pid: the live daemon is not owned by it (nothing verifies it),
+// and neither is anything owner-dead while the pid lives.
+func TestMacDaemonRecord(t *testing.T) {
+	const uid = 501
+	start := clienttest.Taken.Add(-time.Hour + 250*time.Microsecond)
+	mac := fmt.Sprintf(`{"startSeconds":%d,"startMicroseconds":%d}`, start.Unix(), start.Nanosecond()/1000)
+	unique := func(boot string) string {
+		return fmt.Sprintf(`{"bootId":%q,"uniqueId":77,"startSeconds":%d,"startMicroseconds":%d}`, boot, start.Unix(), start.Nanosecond()/1000)
+	}
+	for _, tc := range []struct {
+		name, identity string
+		started        time.Time
+		owned, dead    bool // the daemon is owned; its server is owner-dead
+	}{
+		{"its start", mac, start, true, false},
+		{"its start and this boot", unique(clienttest.Boot), start, true, false},
+		{"the pid started again", mac, start.Add(time.Minute), false, true},
+		{"another boot", unique("old-boot"), start, false, true},
+		{"a Linux record: the pid alone", `{"bootId":"boot","startTicks":5}`, start.Add(time.Minute), false, false},
+	} {
+		dir := codexHomeWith(t, 700, tc.identity)
+		daemon := clienttest.Proc(700, 1, 700, uid, []string{"codex", "app-server", "--listen", "unix://", "--managed-daemon"}, nil)
+		daemon.StartTicks = clienttest.MacStart(tc.started)
+		path := "PATH=" + filepath.Join(dir, "packages", "app-server-daemon", "releases", "0.169.0", "codex-path") + ":/usr/bin:/bin"
+		server := clienttest.Proc(710, 1, 710, uid, []string{"/opt/srv/stubborn", "--quiet"}, []string{path})
+		server.StartTicks = clienttest.MacStart(start.Add(time.Second))
+		r := clienttest.ScanSnapshot(t, Client{}, dir, uid, clienttest.MacSnapshot(daemon, server))
+		if owned := clienttest.Finding(r, 700) == nil; owned != tc.owned {
+			t.Errorf("%s: daemon owned %v, want %v", tc.name, owned, tc.owned)
+		}
+		f := clienttest.Finding(r, 710)
+		if dead := f != nil && f.Has(scan.OwnerDead); dead != tc.dead {
+			t.Errorf("%s: server owner-dead %v, want %v (%+v)", tc.name, dead, tc.dead, f)
+		}
 	}
 }

@@ -280,6 +280,24 @@ func NewSnapshot(procs []Process, bootID string, uptime time.Duration, taken tim
 	return s
 }
 
+// NewWallSnapshot is NewSnapshot for processes whose StartTicks are
+// microseconds since the epoch, as macOS gives them (DarwinSnapshot): the
+// macOS shape of a table, made in Go, for tests on any OS.
+func NewWallSnapshot(procs []Process, bootID string, boot, taken time.Time) *Snapshot {
+	s := NewSnapshot(procs, bootID, taken.Sub(boot), taken)
+	s.ClockTicks, s.wallStart = 1e6, true
+	return s
+}
+
+// WallClockStarts reports whether the table's start times are wall-clock
+// times (macOS: microseconds since the epoch) rather than clock ticks since
+// boot (Linux): what a client recorded of a start is compared accordingly.
+func (s *Snapshot) WallClockStarts() bool { return s.wallStart }
+
+// Started is when p started: to the microsecond on macOS, to the clock
+// tick after this boot's start on Linux.
+func (s *Snapshot) Started(p *Process) time.Time { return s.Taken.Add(-s.Age(p)) }
+
 // DropDetails lets go of the details read for every process keep does not
 // name: once a run's plan and report are made, only the trees it acts on
 // are looked at again, and a reap holds its snapshot through its graces.

@@ -43,7 +43,24 @@ var Taken = time.Unix(36000, 0)
 func Scan(t *testing.T, a Adapter, dir string, uid uint32, procs ...platform.Process) *scan.Result {
 	t.Helper()
 	base := []platform.Process{Proc(1, 0, 0, 0, []string{"/sbin/init"}, nil)}
-	snap := platform.NewSnapshot(append(base, procs...), Boot, 10*time.Hour, Taken)
+	return ScanSnapshot(t, a, dir, uid, platform.NewSnapshot(append(base, procs...), Boot, 10*time.Hour, Taken))
+}
+
+// MacSnapshot is a macOS-shaped table of procs under launchd, read at
+// Taken, 10 hours after boot: each process's StartTicks are microseconds
+// since the epoch, as macOS gives them (set them with MacStart).
+func MacSnapshot(procs ...platform.Process) *platform.Snapshot {
+	launchd := Proc(1, 0, 0, 0, []string{"/sbin/launchd"}, nil)
+	launchd.StartTicks = MacStart(Taken.Add(-10 * time.Hour))
+	return platform.NewWallSnapshot(append([]platform.Process{launchd}, procs...), Boot, Taken.Add(-10*time.Hour), Taken)
+}
+
+// MacStart is a macOS process's StartTicks for a start at t.
+func MacStart(t time.Time) uint64 { return uint64(t.UnixMicro()) }
+
+// ScanSnapshot is Scan over a table made by the caller.
+func ScanSnapshot(t *testing.T, a Adapter, dir string, uid uint32, snap *platform.Snapshot) *scan.Result {
+	t.Helper()
 	b, err := json.Marshal(a.Read(dir))
 	if err != nil {
 		t.Fatal(err)
