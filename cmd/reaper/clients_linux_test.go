@@ -492,3 +492,89 @@ func TestRealCodexExec(t *testing.T) {
 	}
 	reapLeftovers(t, mark, []int{native})
 }
+
+// TestRealCodexDaemon: Codex 0.169's managed app-server daemon, started the
+// way the CLI starts it (`codex app-server daemon start`: setsid, recorded
+// with its updater in <CODEX_HOME>/app-server-daemon/*.pid), is shared by
+// every session that attaches to it. While its records verify, a reap with
+// the example policy holds neither it nor its updater, and a scan has no
+// tree rooted at either: they are owned. The control: with the records
+// moved away, both are reparented trees a scan lists — and no rule of the
+// example policy signals them (a bare reparented codex is not proof).
+func TestRealCodexDaemon(t *testing.T) {
+	mods := requireClients(t)
+	becomeSubreaper(t)
+	mark := "cxdmark" + strings.ReplaceAll(suiteMark, "-", "x")
+	home, err := os.MkdirTemp("", mark) // the daemon's argv holds its CODEX_HOME, so the mark
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { killOurs(mark); os.RemoveAll(home) })
+	codexHome := filepath.Join(home, ".codex")
+	os.MkdirAll(codexHome, 0o700)
+	os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte("model = \"m\"\nmodel_provider = \"mock\"\n[model_providers.mock]\nname = \"mock\"\nbase_url = \"http://127.0.0.1:9/v1\"\nwire_api = \"responses\"\nenv_key = \"OPENAI_API_KEY\"\n"), 0o600)
+	cmd := exec.Command("node", filepath.Join(mods, "@openai", "codex", "bin", "codex.js"), "app-server", "daemon", "start")
+	cmd.Dir, cmd.Env = home, clientEnv(home, "CODEX_HOME="+codexHome, "OPENAI_API_KEY=test-key")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("codex app-server daemon start: %v\n%s", err, tail(out, 3000))
+	}
+	records := map[string]int{}
+	for _, name := range []string{"daemon.pid", "daemon-updater.pid"} {
+		var rec struct {
+			PID int `json:"pid"`
+		}
+		b, _ := os.ReadFile(filepath.Join(codexHome, "app-server-daemon", name))
+		if json.Unmarshal(b, &rec) != nil || stateOf(rec.PID) == "" {
+			t.Fatalf("%s: %q names no live process\n%s", name, b, tail(out, 3000))
+		}
+		records[name] = rec.PID
+	}
+	marked := markedPIDs(mark)
+	t.Logf("codex app-server daemon start: daemon %d (parent %d), updater %d (parent %d); marked %v",
+		records["daemon.pid"], parentOf(records["daemon.pid"]), records["daemon-updater.pid"], parentOf(records["daemon-updater.pid"]), marked)
+	reapLive(t, mark, "codex managed daemon")
+	roots := func() map[int]string {
+		r := runReaper(t, nil, "scan", "--all", "--output", "json", "--policy", examplePolicyForTest(t, mark))
+		var rep struct {
+			Findings []struct {
+				RootPID int    `json:"root_pid"`
+				Rule    string `json:"rule"`
+			} `json:"findings"`
+			Unmatched []struct {
+				RootPID int    `json:"root_pid"`
+				Kind    string `json:"kind"`
+			} `json:"unmatched_trees"`
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+			t.Fatalf("scan: %v\n%s", err, r.stderr)
+		}
+		got := map[int]string{}
+		for _, f := range rep.Findings {
+			got[f.RootPID] = "rule " + f.Rule
+		}
+		for _, u := range rep.Unmatched {
+			got[u.RootPID] = "unmatched, kind " + u.Kind
+		}
+		return got
+	}
+	live := roots()
+	for name, pid := range records {
+		if why, ok := live[pid]; ok {
+			t.Errorf("%s %d, its record verifying: a tree of the scan (%s), want owned", name, pid, why)
+		}
+	}
+	for _, name := range []string{"daemon.pid", "daemon-updater.pid"} {
+		p := filepath.Join(codexHome, "app-server-daemon", name)
+		if err := os.Rename(p, p+".moved"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	control := roots()
+	t.Logf("records moved away (the control): %v", control)
+	for name, pid := range records {
+		if why := control[pid]; !strings.HasPrefix(why, "unmatched") {
+			t.Errorf("control: %s %d without its record: %q, want an unmatched tree", name, pid, why)
+		}
+	}
+}
