@@ -67,14 +67,19 @@ A finding a safety rule would refuse (it holds the reaper, a live owner, a
 run a live owner's ledger holds, or a protected process) shows as refused,
 with the reason.
 
-Ledgers: supervisors' v1 ledger files and OpenClaw's own state (gateway
-locks, ACP process leases, the state database) add the reasons owner-dead,
-run-done and session-ended, and make a live owner's running runs off
-limits. reaper reads those --ledger names, those the policy's [[owner]]
-entries name, and, on the live table, the OpenClaw state dirs it finds
-($OPENCLAW_STATE_DIR, ~/.openclaw*, every user's as root, and live
-gateways' OPENCLAW_STATE_DIR). Every pid in them is checked against the
-live process's start identity before it counts.
+Ledgers: supervisors' v1 ledger files and the agent clients' own state
+add the reasons owner-dead, run-done and session-ended, and make a live
+owner's running runs off limits: OpenClaw's (gateway locks, ACP process
+leases, the state database), Claude Code's session files, Codex's daemon
+pid files, and the MCP servers each client's config declares (Gemini CLI
+and OpenCode record no pid: their process groups prove their leftovers).
+reaper reads those --ledger names, those the policy's [[owner]] entries
+name, and, on the live table, the clients' state dirs it finds (its own
+environment's, every home's as root — ~/.openclaw*, ~/.claude, ~/.codex,
+~/.gemini, ~/.config/opencode — and those live clients and orphans name),
+each user's as that user. Every pid in them is checked against the live
+process's start identity before it counts, and a user's files speak only
+for that user's processes.
 
 scan never sends a signal, whatever the policy's actions say.`,
 		Example: `  reaper scan
