@@ -33,13 +33,7 @@ type Client struct{}
 func (Client) Name() string { return OwnerName }
 
 // HomeDirs lists ~/.claude when it is the account's.
-func (Client) HomeDirs(home string, uid int) []string {
-	dir := filepath.Join(filepath.Clean(home), ".claude")
-	if owner, err := platform.DirOwner(dir); err != nil || owner != uid {
-		return nil
-	}
-	return []string{dir}
-}
+func (Client) HomeDirs(home string, uid int) []string { return statedir.HomeDir(home, ".claude", uid) }
 
 // OwnDirs: CLAUDE_CONFIG_DIR in reaper's environment.
 func (Client) OwnDirs(getenv func(string) string) []string {

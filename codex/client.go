@@ -43,13 +43,7 @@ type Client struct{}
 func (Client) Name() string { return OwnerName }
 
 // HomeDirs lists ~/.codex when it is the account's.
-func (Client) HomeDirs(home string, uid int) []string {
-	dir := filepath.Join(filepath.Clean(home), ".codex")
-	if owner, err := platform.DirOwner(dir); err != nil || owner != uid {
-		return nil
-	}
-	return []string{dir}
-}
+func (Client) HomeDirs(home string, uid int) []string { return statedir.HomeDir(home, ".codex", uid) }
 
 // OwnDirs: CODEX_HOME in reaper's environment.
 func (Client) OwnDirs(getenv func(string) string) []string { return []string{getenv(EnvHome)} }

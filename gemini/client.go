@@ -30,13 +30,7 @@ type Client struct{}
 func (Client) Name() string { return OwnerName }
 
 // HomeDirs lists ~/.gemini when it is the account's.
-func (Client) HomeDirs(home string, uid int) []string {
-	dir := filepath.Join(filepath.Clean(home), ".gemini")
-	if owner, err := platform.DirOwner(dir); err != nil || owner != uid {
-		return nil
-	}
-	return []string{dir}
-}
+func (Client) HomeDirs(home string, uid int) []string { return statedir.HomeDir(home, ".gemini", uid) }
 
 // OwnDirs: $GEMINI_CLI_HOME/.gemini, when reaper's environment sets it.
 func (Client) OwnDirs(getenv func(string) string) []string {

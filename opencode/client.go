@@ -36,11 +36,7 @@ func (Client) Name() string { return OwnerName }
 
 // HomeDirs lists ~/.config/opencode when it is the account's.
 func (Client) HomeDirs(home string, uid int) []string {
-	dir := filepath.Join(filepath.Clean(home), ".config", "opencode")
-	if owner, err := platform.DirOwner(dir); err != nil || owner != uid {
-		return nil
-	}
-	return []string{dir}
+	return statedir.HomeDir(home, filepath.Join(".config", "opencode"), uid)
 }
 
 // OwnDirs: OPENCODE_CONFIG_DIR, or $XDG_CONFIG_HOME/opencode.

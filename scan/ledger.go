@@ -189,8 +189,7 @@ func (r *Result) foldProven(found []provenRun) {
 			}
 		}
 		f.Evidence = append(f.Evidence, p.why...)
-		f.Reasons = slices.DeleteFunc(f.Reasons, func(x Reason) bool { return x == Untracked })
-		f.Evidence = slices.DeleteFunc(f.Evidence, func(e string) bool { return e == untrackedEvidence })
+		f.claimed()
 		if f.RunID == "" {
 			f.RunID, f.Run = lr.Run.ID, lr.Run
 			if lr.Run.Kind != "" {

@@ -2,6 +2,7 @@ package scan
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/orphanreaper/reaper/platform"
@@ -246,6 +247,13 @@ func (r *Result) finding(root int, adoption string) Finding {
 }
 
 const untrackedEvidence = "no owner's marker, cgroup or ledger claims it"
+
+// claimed drops untracked, and the evidence that said so, from a finding
+// an owner's marker, tie or ledger now claims.
+func (f *Finding) claimed() {
+	f.Reasons = slices.DeleteFunc(f.Reasons, func(x Reason) bool { return x == Untracked })
+	f.Evidence = slices.DeleteFunc(f.Evidence, func(e string) bool { return e == untrackedEvidence })
+}
 
 // members fills in the tree of f rooted at index root, with its total RSS.
 func (r *Result) members(f *Finding, root int) {

@@ -37,8 +37,7 @@ func (r *Result) ApplyTies(ties []Tie) {
 			continue
 		}
 		f.Owner, f.OwnerPID = t.Owner.Name, t.Owner.PID
-		f.Reasons = slices.DeleteFunc(f.Reasons, func(x Reason) bool { return x == Untracked })
-		f.Evidence = slices.DeleteFunc(f.Evidence, func(e string) bool { return e == untrackedEvidence })
+		f.claimed()
 		l := ledger.Ledger{Owner: t.Owner, Speaker: t.Speaker, Source: t.Proof}
 		if gone, why := r.OwnerGone(&l); gone {
 			f.Reasons = append(f.Reasons, OwnerDead)
@@ -75,8 +74,7 @@ func (r *Result) ApplyLeaders() {
 			}
 			marker := m.Env + "=" + v
 			f.Owner = m.Owner
-			f.Reasons = slices.DeleteFunc(f.Reasons, func(x Reason) bool { return x == Untracked })
-			f.Evidence = slices.DeleteFunc(f.Evidence, func(e string) bool { return e == untrackedEvidence })
+			f.claimed()
 			pg := f.Root.PGID
 			if pg <= 1 || pg == f.Root.PID {
 				f.Evidence = append(f.Evidence, fmt.Sprintf("%s: spawned by %s; it leads its own process group, so which %s is not known", marker, m.Owner, m.Owner))

@@ -1,6 +1,8 @@
 package statedir
 
 import (
+	"path/filepath"
+
 	"github.com/orphanreaper/reaper/ledger"
 	"github.com/orphanreaper/reaper/platform"
 )
@@ -36,4 +38,14 @@ func (d Dir) Unchanged() bool {
 // Read reads the file rel below the state dir.
 func (d Dir) Read(rel string) ([]byte, error) {
 	return platform.ReadBeneath(d.Path, rel, ledger.MaxSize, d.Owner)
+}
+
+// HomeDir lists the dir rel below an account's home when it exists and is
+// that account's (uid): a client's HomeDirs.
+func HomeDir(home, rel string, uid int) []string {
+	dir := filepath.Join(filepath.Clean(home), rel)
+	if owner, err := platform.DirOwner(dir); err != nil || owner != uid {
+		return nil
+	}
+	return []string{dir}
 }

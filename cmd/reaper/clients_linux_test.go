@@ -212,11 +212,7 @@ func TestRealClaudeCode(t *testing.T) {
 
 	reapLive(t, mark, "claude -p")
 
-	syscall.Kill(claude, syscall.SIGKILL)
-	var ws syscall.WaitStatus
-	syscall.Wait4(claude, &ws, 0, nil)
-	time.Sleep(2 * time.Second)
-	left := markedPIDs(mark)
+	left := killClient(claude, mark)
 	for _, pid := range left {
 		if parentOf(pid) != os.Getpid() {
 			t.Errorf("server %d: parent %d, want this test (reparented)", pid, parentOf(pid))
@@ -228,6 +224,16 @@ func TestRealClaudeCode(t *testing.T) {
 	}
 
 	reapLeftovers(t, mark, left)
+}
+
+// killClient SIGKILLs the client the test started as pid, collects it,
+// and returns what holds mark two seconds later: what outlived it.
+func killClient(pid int, mark string) []int {
+	syscall.Kill(pid, syscall.SIGKILL)
+	var ws syscall.WaitStatus
+	syscall.Wait4(pid, &ws, 0, nil)
+	time.Sleep(2 * time.Second)
+	return markedPIDs(mark)
 }
 
 // reapLive runs `reaper reap` with the shipped example policy, confined to
@@ -375,11 +381,7 @@ func TestRealGeminiCLI(t *testing.T) {
 		t.Logf("  %d: ppid %s pgid %s sid %s, %v", pid, f[1], f[2], f[3], marks)
 	}
 
-	syscall.Kill(outer, syscall.SIGKILL)
-	var ws syscall.WaitStatus
-	syscall.Wait4(outer, &ws, 0, nil)
-	time.Sleep(2 * time.Second)
-	left := markedPIDs(mark)
+	left := killClient(outer, mark)
 	t.Logf("the outer node SIGKILLed, no reaper: %d of %d processes alive; the relaunched node's parent %d", len(left), len(marked)-1, parentOf(inner))
 	if len(left) != len(marked)-1 || parentOf(inner) != os.Getpid() {
 		t.Fatalf("control: the relaunched node and its servers did not outlive the outer node: %v of %v", left, marked)
@@ -428,11 +430,7 @@ func TestRealOpenCode(t *testing.T) {
 	}
 	t.Logf("opencode run, detached: pid %d, servers %v, model requests %q", oc, servers, model.requests())
 	reapLive(t, mark, "opencode run")
-	syscall.Kill(oc, syscall.SIGKILL)
-	var ws syscall.WaitStatus
-	syscall.Wait4(oc, &ws, 0, nil)
-	time.Sleep(2 * time.Second)
-	left := markedPIDs(mark)
+	left := killClient(oc, mark)
 	t.Logf("opencode SIGKILLed, no reaper: %d of %d servers alive", len(left), len(servers))
 	if len(left) != len(servers) {
 		t.Fatalf("control: the stubborn servers did not outlive opencode: %v of %v", left, servers)
@@ -481,11 +479,7 @@ func TestRealCodexExec(t *testing.T) {
 		t.Fatalf("no native codex under the wrapper %d: marked %v", wrapper, marked)
 	}
 	reapLive(t, mark, "codex exec")
-	syscall.Kill(wrapper, syscall.SIGKILL)
-	var ws syscall.WaitStatus
-	syscall.Wait4(wrapper, &ws, 0, nil)
-	time.Sleep(2 * time.Second)
-	left := markedPIDs(mark)
+	left := killClient(wrapper, mark)
 	t.Logf("the npm wrapper SIGKILLed, no reaper: %d of %d processes alive; the native codex's parent %d", len(left), len(marked)-1, parentOf(native))
 	if len(left) != len(marked)-1 || parentOf(native) != os.Getpid() {
 		t.Fatalf("control: the native codex and its servers did not outlive the wrapper: %v of %v", left, marked)
