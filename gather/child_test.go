@@ -1,0 +1,51 @@
+package gather
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// What a reader child prints is split into each dir's read as printed,
+// and anything else — another protocol, another count, another dir, a
+// line short or over — is that uid's error, never a read.
+func TestDecodeChildOutput(t *testing.T) {
+	g := &group{uid: 1001, dirs: []Dir{
+		{Path: "/home/a/.openclaw", Client: "openclaw", UID: 1001},
+		{Path: "/home/a/.claude", Client: "claude-code", UID: 1001},
+	}}
+	// This test binary is a reader child too (TestMain); ChildMain run
+	// here would set its limits on the tests themselves.
+	out, err := exec.Command(os.Args[0], ChildCommand, "--", "openclaw:/nonexistent/.openclaw", "claude-code:/nonexistent/.claude").Output()
+	if err != nil {
+		t.Fatalf("reader: %v", err)
+	}
+	printed := strings.ReplaceAll(string(out), "/nonexistent/", "/home/a/")
+	reads, err := decode(g, []byte(printed))
+	if err != nil || len(reads) != 2 {
+		t.Fatalf("decode of a reader's own output: %d reads, %v", len(reads), err)
+	}
+	for k, r := range reads {
+		if bytes.ContainsRune(r, '\n') || !bytes.Contains(r, []byte(`"dir":"`+g.dirs[k].Path+`"`)) {
+			t.Errorf("read %d is %.80q, want %s's read alone", k, r, g.dirs[k].Path)
+		}
+	}
+	lines := strings.SplitAfter(printed, "\n")
+	for _, c := range []struct{ name, out string }{
+		{"another protocol", strings.Replace(printed, `"protocol":2`, `"protocol":1`, 1)},
+		{"another count", strings.Replace(printed, `"states":2`, `"states":3`, 1)},
+		{"another dir", strings.Replace(printed, `"dir":"/home/a/.claude"}`, `"dir":"/root/.claude"}`, 1)},
+		{"another client", strings.Replace(printed, `{"client":"claude-code"`, `{"client":"openclaw"`, 1)},
+		{"a line short", strings.Join(lines[:len(lines)-2], "")},
+		{"no last newline", strings.TrimSuffix(printed, "\n")},
+		{"a line over", printed + "{}\n"},
+		{"no header", strings.Join(lines[1:], "")},
+		{"nothing", ""},
+	} {
+		if reads, err := decode(g, []byte(c.out)); err == nil {
+			t.Errorf("%s: decoded %d reads, want an error", c.name, len(reads))
+		}
+	}
+}
