@@ -339,18 +339,7 @@ func TestRealGeminiCLI(t *testing.T) {
 	mark := "gmmark" + strings.ReplaceAll(suiteMark, "-", "x")
 	model := startClientModel(t)
 	home, work := t.TempDir(), t.TempDir()
-	servers := map[string]any{}
-	for name, argv := range stubbornServers(mark) {
-		servers[name] = map[string]any{"command": argv[0], "args": argv[1:], "trust": true}
-	}
-	settings, _ := json.Marshal(map[string]any{
-		"security":   map[string]any{"auth": map[string]any{"selectedType": "gemini-api-key"}, "folderTrust": map[string]any{"enabled": false}},
-		"general":    map[string]any{"disableAutoUpdate": true, "disableUpdateNag": true},
-		"privacy":    map[string]any{"usageStatisticsEnabled": false},
-		"mcpServers": servers,
-	})
-	os.MkdirAll(filepath.Join(home, ".gemini"), 0o700)
-	os.WriteFile(filepath.Join(home, ".gemini", "settings.json"), settings, 0o600)
+	writeGeminiSettings(home, mark)
 	env := clientEnv(home, "GEMINI_API_KEY=test-key", "GOOGLE_GEMINI_BASE_URL=http://"+model.addr, "GEMINI_CLI_TRUST_WORKSPACE=true")
 	outer, log := startDetached(t, work, env, "node", filepath.Join(mods, "@google", "gemini-cli", "bundle", "gemini.js"), "-p", "say hello "+mark)
 	t.Cleanup(func() { killOurs(mark) })
@@ -387,6 +376,24 @@ func TestRealGeminiCLI(t *testing.T) {
 		t.Fatalf("control: the relaunched node and its servers did not outlive the outer node: %v of %v", left, marked)
 	}
 	reapLeftovers(t, mark, []int{inner})
+}
+
+// writeGeminiSettings writes the ~/.gemini/settings.json the Gemini CLI
+// tests run with: the API-key auth, no folder trust, no update checks, and
+// the stubborn servers.
+func writeGeminiSettings(home, mark string) {
+	servers := map[string]any{}
+	for name, argv := range stubbornServers(mark) {
+		servers[name] = map[string]any{"command": argv[0], "args": argv[1:], "trust": true}
+	}
+	settings, _ := json.Marshal(map[string]any{
+		"security":   map[string]any{"auth": map[string]any{"selectedType": "gemini-api-key"}, "folderTrust": map[string]any{"enabled": false}},
+		"general":    map[string]any{"disableAutoUpdate": true, "disableUpdateNag": true},
+		"privacy":    map[string]any{"usageStatisticsEnabled": false},
+		"mcpServers": servers,
+	})
+	os.MkdirAll(filepath.Join(home, ".gemini"), 0o700)
+	os.WriteFile(filepath.Join(home, ".gemini", "settings.json"), settings, 0o600)
 }
 
 // TestRealOpenCode: OpenCode 1.18.33 (`opencode run`, detached) with two

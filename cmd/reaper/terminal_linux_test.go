@@ -1,0 +1,196 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// terminal is a client running on a pseudo-terminal of the test's, as in a
+// terminal window: the session leader, the terminal its controlling one.
+// What it writes is drained (a TUI blocks on a full terminal) and kept.
+type terminal struct {
+	pid    int
+	master *os.File
+	mu     sync.Mutex
+	out    bytes.Buffer
+	closed bool
+}
+
+// startOnTerminal starts argv as the session leader of a new
+// pseudo-terminal and SIGKILLs its process group when the test ends.
+func startOnTerminal(t *testing.T, dir string, env []string, argv ...string) *terminal {
+	t.Helper()
+	master, slave, err := openPTY()
+	if err != nil {
+		t.Fatalf("pty: %v", err)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir, cmd.Env = dir, env
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	if err := cmd.Start(); err != nil {
+		master.Close()
+		slave.Close()
+		t.Fatalf("start %v: %v", argv, err)
+	}
+	slave.Close()
+	term := &terminal{pid: cmd.Process.Pid, master: master}
+	go func() {
+		buf := make([]byte, 32<<10)
+		for {
+			n, err := master.Read(buf)
+			term.mu.Lock()
+			term.out.Write(buf[:n])
+			term.mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		syscall.Kill(-term.pid, syscall.SIGKILL)
+		cmd.Wait()
+		term.close()
+	})
+	return term
+}
+
+// close closes the terminal, as its window is closed: the kernel hangs it
+// up, and its session leader gets SIGHUP (then, as it exits, its
+// foreground process group).
+func (term *terminal) close() {
+	term.mu.Lock()
+	defer term.mu.Unlock()
+	if !term.closed {
+		term.master.Close()
+		term.closed = true
+	}
+}
+
+// screen is what the client wrote to its terminal, its last n bytes.
+func (term *terminal) screen(n int) string {
+	term.mu.Lock()
+	defer term.mu.Unlock()
+	return tail(term.out.Bytes(), n)
+}
+
+// TestRealGeminiCLITerminalClosed: Gemini CLI 0.61.0 in its interactive
+// UI on a terminal, with two stubborn stdio MCP servers (they ignore TERM,
+// HUP and stdin's end). While it runs, a reap with the example policy
+// signals nothing. Its terminal closed, the client exits and the servers
+// live on, reparented (the control); the reap finds each owner-dead by the
+// group their gone leader left (the reap's evidence) and kills them as
+// orphaned MCP servers: that the leader was gemini, the group can't show
+// (see below).
+func TestRealGeminiCLITerminalClosed(t *testing.T) {
+	mods := requireClients(t)
+	becomeSubreaper(t)
+	mark := "gtmark" + strings.ReplaceAll(suiteMark, "-", "x")
+	model := startClientModel(t)
+	home, work := t.TempDir(), t.TempDir()
+	writeGeminiSettings(home, mark)
+	env := onTerminal(clientEnv(home, "GEMINI_API_KEY=test-key", "GOOGLE_GEMINI_BASE_URL=http://"+model.addr, "GEMINI_CLI_TRUST_WORKSPACE=true"))
+	term := startOnTerminal(t, work, env, "node", filepath.Join(mods, "@google", "gemini-cli", "bundle", "gemini.js"))
+	t.Cleanup(func() { killOurs(mark) })
+	deadline := time.Now().Add(60 * time.Second)
+	for len(markedPIDs(mark)) < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("gemini on a terminal did not start its two servers within 60 s: marked %v; its screen:\n%s", markedPIDs(mark), term.screen(3000))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	servers := markedPIDs(mark)
+	t.Logf("gemini on a terminal: session leader %d, servers %v (their group %d)", term.pid, servers, pgidOf(servers[0]))
+
+	reapLive(t, mark, "gemini on a terminal")
+
+	term.close()
+	var ws syscall.WaitStatus
+	syscall.Wait4(term.pid, &ws, 0, nil)
+	time.Sleep(2 * time.Second)
+	left := markedPIDs(mark)
+	t.Logf("terminal closed, no reaper: gemini %s; %d of %d servers alive, parents %v", waitText(ws), len(left), len(servers), parentsOf(left))
+	if len(left) != len(servers) {
+		t.Fatalf("control: the stubborn servers did not outlive the closed terminal: %v of %v", left, servers)
+	}
+	for _, pid := range left {
+		if parentOf(pid) != os.Getpid() {
+			t.Fatalf("server %d: parent %d, want this test (the subreaper its orphans come back to)", pid, parentOf(pid))
+		}
+	}
+	// What the reap can prove: each server's group is gemini's, made by
+	// setsid (gemini led its session on the terminal), and its leader is
+	// gone. A group that is its session's may also be a detached helper's
+	// that ended on purpose (Gemini runs its shell tool's commands
+	// detached, with the same GEMINI_CLI=1) while gemini lives on, so the
+	// leader is not shown to be gemini: no owner-dead. The servers are
+	// declared in gemini's settings (kind mcp), reparented, and the
+	// example policy's orphaned-MCP rule kills them.
+	cmds := map[int]string{}
+	for _, pid := range left {
+		cmds[pid] = cmdlineOf(pid)
+	}
+	rep, r := reapJSONEnv(t, nil, "--policy", examplePolicyForTest(t, mark))
+	for _, pid := range left {
+		f := rep.finding(pid)
+		if f == nil {
+			t.Errorf("server %d: no finding in the reap\n%s", pid, r.stdout)
+			continue
+		}
+		t.Logf("%d %q: kind %s, rule %s, reasons %v, %s; evidence %q", pid, clipTo(cmds[pid], 100), f.Kind, f.Rule, f.Reasons, f.Outcome, f.Evidence)
+		if f.Outcome != "killed" || f.Kind != "mcp" || !strings.Contains(strings.Join(f.Evidence, "\n"), fmt.Sprintf("GEMINI_CLI=1, process group %d", term.pid)) {
+			t.Errorf("server %d: %s, kind %s, evidence %q; want killed, kind mcp, tied to gemini's group %d", pid, f.Outcome, f.Kind, f.Evidence, term.pid)
+		}
+	}
+	if still := markedPIDs(mark); len(still) > 0 {
+		t.Errorf("after reaper reap: %v alive", still)
+	}
+}
+
+// onTerminal is env with a terminal's TERM, for a client's interactive UI
+// (clientEnv's dumb one is the detached jobs').
+func onTerminal(env []string) []string {
+	out := []string{"TERM=xterm-256color"}
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "TERM=") {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+func pgidOf(pid int) int {
+	var pgid int
+	b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if i := bytes.LastIndexByte(b, ')'); i >= 0 {
+		if f := strings.Fields(string(b[i+1:])); len(f) > 3 {
+			pgid, _ = strconv.Atoi(f[3])
+		}
+	}
+	return pgid
+}
+
+// waitText says how a process ended.
+func waitText(ws syscall.WaitStatus) string {
+	if ws.Signaled() {
+		return "killed by " + ws.Signal().String()
+	}
+	return "exit " + strconv.Itoa(ws.ExitStatus())
+}
+
+func parentsOf(pids []int) []int {
+	var out []int
+	for _, pid := range pids {
+		out = append(out, parentOf(pid))
+	}
+	return out
+}
