@@ -12,6 +12,7 @@ import (
 // and anything else — another protocol, another count, another dir, a
 // line short or over — is that uid's error, never a read.
 func TestDecodeChildOutput(t *testing.T) {
+	requireNoRace(t)
 	g := &group{uid: 1001, dirs: []Dir{
 		{Path: "/home/a/.openclaw", Client: "openclaw", UID: 1001},
 		{Path: "/home/a/.claude", Client: "claude-code", UID: 1001},

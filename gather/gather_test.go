@@ -38,6 +38,13 @@ func requireRoot(t *testing.T) {
 func requireChildren(t *testing.T) {
 	t.Helper()
 	requireRoot(t)
+	requireNoRace(t)
+}
+
+// requireNoRace skips a test that starts a reader child under the race
+// detector.
+func requireNoRace(t *testing.T) {
+	t.Helper()
 	if raceEnabled {
 		t.Skip("reader children do not run under -race (ThreadSanitizer's allocator exceeds their RLIMIT_DATA)")
 	}
