@@ -206,7 +206,6 @@ func startReads(ctx context.Context, dirs []Dir, asRoot bool, accts []account, r
 			if g.err == nil {
 				g.reads, g.err = decode(g, buf)
 			}
-			slots <- buf // the next child may run while this one waits for the table
 			// Each dir's read is decoded now, while the table is scanned;
 			// only its judging waits for the table.
 			reads := make([]readResult, len(g.dirs))
@@ -220,7 +219,10 @@ func startReads(ctx context.Context, dirs []Dir, asRoot bool, accts []account, r
 					reads[i].read = c.Decode(g.reads[i], d.Path, g.uid)
 				}
 			}
+			// The reads were slices of buf: it goes to the next child only
+			// now, when they are decoded (Decode copies what it keeps).
 			g.reads = nil
+			slots <- buf // the next child may run while this one waits for the table
 			for i, d := range g.dirs {
 				hand(index[d], reads[i])
 			}
@@ -268,7 +270,7 @@ func readAs(ctx context.Context, g *group, buf []byte) ([]byte, error) {
 // checking that each names the client and dir asked for; the protocol
 // number tells a reader of another version. Whose word each read is, is
 // not taken from it: the caller knows whom it ran the child as. The reads
-// are slices of out, decoded by their clients' Decode.
+// are slices of out: out must not be used again until they are decoded.
 func decode(g *group, out []byte) ([][]byte, error) {
 	bad := func(why string) error {
 		return fmt.Errorf("reader as uid %d: its output is not what a reader prints: %s", g.uid, why)
