@@ -276,6 +276,17 @@ func waitMarked(t *testing.T, mark string, n int, model *clientModel, log string
 // owner-dead, by agent-client-dead, and killed — with what it held.
 func reapLeftovers(t *testing.T, mark string, roots []int) {
 	t.Helper()
+	reapRoots(t, mark, roots, "killed as owner-dead by agent-client-dead", func(f *reapFinding) bool {
+		return f.Outcome == "killed" && contains(f.Reasons, "owner-dead") && f.Rule == "agent-client-dead"
+	})
+}
+
+// reapRoots runs `reaper reap` with the shipped example policy, its rules
+// confined to mark, and checks that each of the roots has a finding that
+// is as ok says (want says what that is), and that nothing holding mark is
+// left alive.
+func reapRoots(t *testing.T, mark string, roots []int, want string, ok func(*reapFinding) bool) {
+	t.Helper()
 	cmds := map[int]string{}
 	for _, pid := range roots {
 		cmds[pid] = cmdlineOf(pid)
@@ -299,8 +310,8 @@ func reapLeftovers(t *testing.T, mark string, roots []int) {
 			continue
 		}
 		t.Logf("%d %q: kind %s, rule %s, reasons %v, %s (%d processes); evidence %q", pid, clipTo(cmds[pid], 100), f.Kind, f.Rule, f.Reasons, f.Outcome, len(f.PIDs), f.Evidence)
-		if f.Outcome != "killed" || !contains(f.Reasons, "owner-dead") || f.Rule != "agent-client-dead" {
-			t.Errorf("%d: %s by %q, reasons %v; want killed as owner-dead by agent-client-dead", pid, f.Outcome, f.Rule, f.Reasons)
+		if !ok(f) {
+			t.Errorf("%d: %s by %q, kind %s, reasons %v, evidence %q; want %s", pid, f.Outcome, f.Rule, f.Kind, f.Reasons, f.Evidence, want)
 		}
 	}
 	still := markedPIDs(mark)

@@ -177,16 +177,24 @@ func becomeSubreaper(t *testing.T) {
 }
 
 // parentOf reads the current parent of pid from the kernel.
-func parentOf(pid int) int {
+func parentOf(pid int) int { return statOf(pid).PPID }
+
+// pgidOf reads the current process group of pid from the kernel.
+func pgidOf(pid int) int { return statOf(pid).PGID }
+
+// statOf is pid's /proc/PID/stat as platform parses it; its ids are -1
+// when pid is gone.
+func statOf(pid int) platform.Process {
+	gone := platform.Process{PPID: -1, PGID: -1}
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return -1
+		return gone
 	}
 	var p platform.Process
 	if platform.ParseStat(b, 4096, &p) != nil {
-		return -1
+		return gone
 	}
-	return p.PPID
+	return p
 }
 
 // selfSubreaper is the [[subreaper]] entry that names this test process:

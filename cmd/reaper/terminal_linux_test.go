@@ -135,25 +135,10 @@ func TestRealGeminiCLITerminalClosed(t *testing.T) {
 	// leader is not shown to be gemini: no owner-dead. The servers are
 	// declared in gemini's settings (kind mcp), reparented, and the
 	// example policy's orphaned-MCP rule kills them.
-	cmds := map[int]string{}
-	for _, pid := range left {
-		cmds[pid] = cmdlineOf(pid)
-	}
-	rep, r := reapJSONEnv(t, nil, "--policy", examplePolicyForTest(t, mark))
-	for _, pid := range left {
-		f := rep.finding(pid)
-		if f == nil {
-			t.Errorf("server %d: no finding in the reap\n%s", pid, r.stdout)
-			continue
-		}
-		t.Logf("%d %q: kind %s, rule %s, reasons %v, %s; evidence %q", pid, clipTo(cmds[pid], 100), f.Kind, f.Rule, f.Reasons, f.Outcome, f.Evidence)
-		if f.Outcome != "killed" || f.Kind != "mcp" || !strings.Contains(strings.Join(f.Evidence, "\n"), fmt.Sprintf("GEMINI_CLI=1, process group %d", term.pid)) {
-			t.Errorf("server %d: %s, kind %s, evidence %q; want killed, kind mcp, tied to gemini's group %d", pid, f.Outcome, f.Kind, f.Evidence, term.pid)
-		}
-	}
-	if still := markedPIDs(mark); len(still) > 0 {
-		t.Errorf("after reaper reap: %v alive", still)
-	}
+	group := fmt.Sprintf("GEMINI_CLI=1, process group %d", term.pid)
+	reapRoots(t, mark, left, "killed, kind mcp, tied to gemini's group "+strconv.Itoa(term.pid), func(f *reapFinding) bool {
+		return f.Outcome == "killed" && f.Kind == "mcp" && strings.Contains(strings.Join(f.Evidence, "\n"), group)
+	})
 }
 
 // onTerminal is env with a terminal's TERM, for a client's interactive UI
@@ -166,17 +151,6 @@ func onTerminal(env []string) []string {
 		}
 	}
 	return out
-}
-
-func pgidOf(pid int) int {
-	var pgid int
-	b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if i := bytes.LastIndexByte(b, ')'); i >= 0 {
-		if f := strings.Fields(string(b[i+1:])); len(f) > 3 {
-			pgid, _ = strconv.Atoi(f[3])
-		}
-	}
-	return pgid
 }
 
 // waitText says how a process ended.
