@@ -15,6 +15,7 @@ type Tree struct {
 	// serves every walk without being cleared.
 	visited []uint32
 	gen     uint32
+	stack   []walkFrame // Walk's, kept between walks
 }
 
 // NewTree builds the tree of s.
@@ -56,12 +57,14 @@ func (t *Tree) Children(i int) []int32 { return t.kids[t.first[i]:t.first[i+1]] 
 // root. A snapshot is read while processes fork and die, so a reused pid can
 // in theory close a loop; each process is visited at most once.
 func (t *Tree) Walk(root int, visit func(i, depth int)) {
-	type frame struct{ i, depth int }
 	if t.visited == nil {
 		t.visited = make([]uint32, len(t.parent))
 	}
 	t.gen++
-	stack := []frame{{root, 0}}
+	// The stack is kept for the next walk: a fan of thousands pushes them
+	// all at once. A walk started from visit gets a stack of its own.
+	stack := append(t.stack[:0], walkFrame{int32(root), 0})
+	t.stack = nil
 	for len(stack) > 0 {
 		f := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
@@ -69,13 +72,16 @@ func (t *Tree) Walk(root int, visit func(i, depth int)) {
 			continue
 		}
 		t.visited[f.i] = t.gen
-		visit(f.i, f.depth)
-		kids := t.Children(f.i)
+		visit(int(f.i), int(f.depth))
+		kids := t.Children(int(f.i))
 		for k := len(kids) - 1; k >= 0; k-- {
-			stack = append(stack, frame{int(kids[k]), f.depth + 1})
+			stack = append(stack, walkFrame{kids[k], f.depth + 1})
 		}
 	}
+	t.stack = stack
 }
+
+type walkFrame struct{ i, depth int32 }
 
 // breakCycles cuts the parent links that close a loop, so that every walk
 // up ends: a racy read after pid reuse can see A's parent as B and B's as
