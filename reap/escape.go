@@ -111,7 +111,7 @@ func (t *tree) escapees() (string, bool) {
 	for i := range s.Procs {
 		p := &s.Procs[i]
 		switch {
-		case p.Zombie() || p.KernelThread():
+		case p.Zombie() || p.KernelThread() || t.isApart(p):
 		case t.groups[p.SID] || t.groups[p.PGID]:
 			found = append(found, p)
 		case p.PPID == t.adopter && t.adopter > 0 && t.adopted != nil && t.adopted[p.PID] != p.StartTicks && !t.member(p) && s.UID(p) == t.uid:
@@ -168,5 +168,12 @@ func (t *tree) adoptedBy(s *platform.Snapshot) map[int]uint64 {
 // member reports whether p is a process the tree handled, by pid and start.
 func (t *tree) member(p *platform.Process) bool {
 	st, ok := t.starts[p.PID]
+	return ok && st == p.StartTicks
+}
+
+// isApart reports whether p is one of the processes the scan set apart
+// from the tree, by pid and start.
+func (t *tree) isApart(p *platform.Process) bool {
+	st, ok := t.apart[p.PID]
 	return ok && st == p.StartTicks
 }

@@ -156,6 +156,10 @@ type tree struct {
 	adopted     map[int]uint64
 	conf        *platform.Confinement
 	releaseNote string // why a confinement given up was not fully released
+	// apart are the processes below the root the scan found not the
+	// tree's (scan.Finding.Apart), pid → start: never members, never
+	// followed, and not escapees once adopted.
+	apart map[int]uint64
 }
 
 func (t *tree) reap(ctx context.Context, f *scan.Finding) Result {
@@ -163,6 +167,10 @@ func (t *tree) reap(ctx context.Context, f *scan.Finding) Result {
 	t.ids = map[int]string{}
 	t.starts = map[int]uint64{}
 	t.adopter, t.uid = f.Root.PPID, t.snap.UID(f.Root)
+	t.apart = map[int]uint64{}
+	for _, p := range f.Apart {
+		t.apart[p.PID] = p.StartTicks
+	}
 	for _, m := range f.Members {
 		if r, stop := t.open(t.snap, m.Proc); stop {
 			return r
@@ -401,7 +409,7 @@ func (t *tree) newMembers(s *platform.Snapshot, tr *scan.Tree) int {
 		}
 		for _, k := range tr.Children(i) {
 			c := &s.Procs[k]
-			if known[c.PID] || c.Zombie() {
+			if known[c.PID] || c.Zombie() || t.isApart(c) {
 				continue
 			}
 			if why := t.admit(s, c); why != "" {

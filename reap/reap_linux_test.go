@@ -386,3 +386,50 @@ func TestRefusedNewMemberResumes(t *testing.T) {
 	}
 	stillAlive(t, treeOf(t, root.Process.Pid))
 }
+
+// A process the scan set apart (a live owner's daemon that the tree
+// started and setsid made its own) is neither signalled nor taken in by
+// a rescan, though it is the root's child: the rest of the tree is
+// killed, and it and its child live. TestSetsidGrandchildren is the
+// control: the same shape, nothing apart, is killed whole.
+func TestApartLeftAlone(t *testing.T) {
+	cmd := startTree(t, "setsid sh -c 'sleep 60 & wait' & sleep 60 & wait", true)
+	waitMembers(t, cmd.Process.Pid, 4)
+	plan, s := planFor(t, cmd.Process.Pid, policy.Terminate)
+	f := plan.Items[0].Finding
+	var apart []int
+	for j := 1; j < len(f.Members); j++ {
+		if m := f.Members[j]; m.Proc.SessionLeader() {
+			end := j + 1
+			for end < len(f.Members) && f.Members[end].Depth > m.Depth {
+				end++
+			}
+			for _, d := range f.Members[j:end] {
+				apart = append(apart, d.Proc.PID)
+			}
+			f.Apart = append(f.Apart, m.Proc)
+			f.Members = slices.Delete(f.Members, j, end)
+			break
+		}
+	}
+	if len(apart) != 2 || len(f.Members) != 2 {
+		t.Fatalf("apart %v, members %d: want the setsid shell and its sleep apart, the root and its sleep members", apart, len(f.Members))
+	}
+	t.Cleanup(func() { killTree(t, apart[0]) })
+	members := f.PIDs()
+	rec := &recorder{}
+	res := Execute(context.Background(), plan, s, options(rec))
+	if res[0].Outcome != policy.Killed {
+		t.Fatalf("outcome %s (%s), want killed", res[0].Outcome, res[0].Detail)
+	}
+	if rec.signals("SIGSTOP") != len(members) || rec.signals("SIGTERM") != len(members) {
+		t.Errorf("%d SIGSTOP, %d SIGTERM for the %d members: a rescan took in what was apart", rec.signals("SIGSTOP"), rec.signals("SIGTERM"), len(members))
+	}
+	time.Sleep(100 * time.Millisecond)
+	for _, pid := range members {
+		if b, err := os.ReadFile("/proc/" + itoa(pid) + "/stat"); err == nil && !strings.Contains(string(b), ") Z ") {
+			t.Errorf("member %d is alive", pid)
+		}
+	}
+	stillAlive(t, apart)
+}

@@ -91,6 +91,13 @@ type Finding struct {
 	RunID string
 	Run   *ledger.Run
 	RSS   uint64 // total resident memory of the members
+	// Apart are processes below the root that are not the tree's, each
+	// with everything below it: a live owner's running run that leads a
+	// session of its own (a daemon the tree started and setsid made its
+	// own, as Codex's TUI starts the managed app-server its records
+	// verify). They are not members; the reap neither signals nor follows
+	// them, and does not count them as escaped.
+	Apart []*platform.Process
 	// Supervisor names a client's supervisor process at the root (OpenClaw's
 	// spawn broker, service-child relay, group anchor), when there is one: it
 	// kills what it tracks within seconds of losing its owner, so the

@@ -59,6 +59,7 @@ type LedgerRun struct {
 func (r *Result) ApplyLedgers(ls []*ledger.Ledger) {
 	proven := r.verifyRuns(ls)
 	r.dropOwned()
+	r.setApart()
 	r.foldProven(proven)
 }
 
@@ -141,6 +142,41 @@ func (r *Result) dropOwned() {
 		_, owned := r.owned[f.Root.PID]
 		return owned
 	})
+}
+
+// setApart takes out of each finding the owned runs below its root that
+// lead a session of their own without a terminal, with what they hold
+// (Finding.Apart). Such a process was made to outlive its parent — a
+// daemon, setsid, as Codex's managed app-server is (its stdio /dev/null
+// and a log file) — and the record that owns it verifies its pid and
+// start: the tree that started it may be reaped without it. Any other
+// owned run stays a member, and the gate refuses the tree that holds it:
+// one that shares its parent's session, or leads one on a terminal (a PTY
+// shell, whose master a member may hold), may die with what would be
+// signalled.
+func (r *Result) setApart() {
+	for k := range r.Findings {
+		f := &r.Findings[k]
+		for j := 1; j < len(f.Members); j++ {
+			p := f.Members[j].Proc
+			why, owned := r.owned[p.PID]
+			if !owned || !p.SessionLeader() || p.TTY != 0 {
+				continue
+			}
+			n := len(f.Members)
+			f.detach(p.PID)
+			f.Apart = append(f.Apart, p)
+			what := "it is not this tree's, and is left alone"
+			switch below := n - len(f.Members) - 1; {
+			case below == 1:
+				what = "it and the process below it are not this tree's, and are left alone"
+			case below > 1:
+				what = fmt.Sprintf("it and the %d processes below it are not this tree's, and are left alone", below)
+			}
+			f.Evidence = append(f.Evidence, fmt.Sprintf("pid %d, %s, leads a session of its own: %s", p.PID, why, what))
+			j-- // the next member is where p was
+		}
+	}
 }
 
 // foldProven adds each proven run's reasons and evidence to the finding

@@ -382,3 +382,59 @@ func TestFoldProvenIntoNestedFinding(t *testing.T) {
 		t.Errorf("320: run %q reasons %v kind %s; want the run folded into the subreaper's finding", f.RunID, f.Reasons, f.Kind)
 	}
 }
+
+// A live owner's running run below an orphaned tree's root that leads a
+// session of its own without a terminal (Codex's TUI starts its managed
+// daemon, setsid) is set apart with what it holds: the tree is the rest.
+// One that shares its parent's session, or leads one on a terminal, stays
+// a member (the gate refuses that tree). The control: without the
+// ledger, the daemon and its server are members.
+func TestOwnedSessionLeaderSetApart(t *testing.T) {
+	inSession := func(pr platform.Process, sid int) platform.Process { pr.SID, pr.PGID = sid, sid; return pr }
+	onTerminal := func(pr platform.Process) platform.Process { pr.TTY = 136<<8 | 3; return pr } // /dev/pts/3
+	procs := []platform.Process{
+		p(500, 10, "codex", []string{"codex", "say hello"}, nil, "/"),                       // the orphaned TUI
+		p(510, 500, "codex", []string{"codex", "app-server", "--managed-daemon"}, nil, "/"), // its daemon: setsid
+		inSession(p(511, 510, "node", []string{"node", "server.mjs"}, nil, "/"), 510),       // the daemon's server
+		inSession(p(530, 500, "node", []string{"node", "helper.mjs"}, nil, "/"), 500),       // an owned run in the TUI's session
+		inSession(p(531, 530, "sleep", []string{"sleep", "60"}, nil, "/"), 500),
+		onTerminal(p(540, 500, "bash", []string{"bash", "-i"}, nil, "/")), // an owned PTY shell: its own session, a terminal
+	}
+	daemon := &ledger.Ledger{Version: 1, Owner: ledger.Owner{Name: "codex-daemon", PID: 510, Start: id(510)}, Source: "daemon.pid",
+		Runs: []ledger.Run{{ID: "codex app-server daemon", PID: 510, Start: id(510), State: ledger.RunRunning, Kind: "acp"}}}
+	helper := &ledger.Ledger{Version: 1, Owner: ledger.Owner{Name: "codex-daemon", PID: 510, Start: id(510)}, Source: "helper.json",
+		Runs: []ledger.Run{{ID: "helper", PID: 530, Start: id(530), State: ledger.RunRunning, Kind: "acp"},
+			{ID: "shell", PID: 540, Start: id(540), State: ledger.RunRunning, Kind: "pty"}}}
+	members := func(f Finding) []int {
+		var out []int
+		for _, m := range f.Members {
+			out = append(out, m.Proc.PID)
+		}
+		return out
+	}
+
+	control := scanTable(snapshot(procs...), testConfig)
+	control.ApplyLedgers(nil)
+	if got := members(control.Findings[0]); !reflect.DeepEqual(got, []int{500, 510, 511, 530, 531, 540}) || len(control.Findings[0].Apart) != 0 {
+		t.Fatalf("control, no ledger: members %v, apart %v; want the whole tree", got, control.Findings[0].Apart)
+	}
+
+	r := scanTable(snapshot(procs...), testConfig)
+	r.ApplyLedgers([]*ledger.Ledger{daemon, helper})
+	if len(r.Findings) != 1 {
+		t.Fatalf("findings %v, want the TUI's alone", roots(r))
+	}
+	f := r.Findings[0]
+	if got := members(f); !reflect.DeepEqual(got, []int{500, 530, 531, 540}) {
+		t.Errorf("members %v, want the TUI, the owned run of its session and the owned shell on a terminal (the gate's to refuse)", got)
+	}
+	if len(f.Apart) != 1 || f.Apart[0].PID != 510 {
+		t.Errorf("apart %v, want the daemon", f.Apart)
+	}
+	if want := uint64(500+530+531+540) * 1024; f.RSS != want {
+		t.Errorf("RSS %d, want %d: the daemon's and its server's left out", f.RSS, want)
+	}
+	if ev := strings.Join(f.Evidence, "\n"); !strings.Contains(ev, "pid 510, run codex app-server daemon of live owner codex-daemon (pid 510), leads a session of its own: it and the process below it are not this tree's") {
+		t.Errorf("evidence %q does not say what was set apart", ev)
+	}
+}
