@@ -183,21 +183,7 @@ func TestRealClaudeCode(t *testing.T) {
 	mark := "ccmark" + strings.ReplaceAll(suiteMark, "-", "x")
 	model := startClientModel(t)
 	home, work := t.TempDir(), t.TempDir()
-	cfgDir := filepath.Join(home, "claude-config")
-	os.MkdirAll(cfgDir, 0o700)
-	const key = "sk-ant-test-0123456789abcdefghijklmnopqrstuvwxyz"
-	servers := map[string]any{}
-	for name, argv := range stubbornServers(mark) {
-		servers[name] = map[string]any{"type": "stdio", "command": argv[0], "args": argv[1:]}
-	}
-	cfg, _ := json.Marshal(map[string]any{
-		"hasCompletedOnboarding": true,
-		"customApiKeyResponses":  map[string]any{"approved": []string{key[len(key)-20:]}, "rejected": []string{}},
-		"projects":               map[string]any{work: map[string]any{"hasTrustDialogAccepted": true, "mcpServers": servers}},
-	})
-	os.WriteFile(filepath.Join(cfgDir, ".claude.json"), cfg, 0o600)
-	env := clientEnv(home, "CLAUDE_CONFIG_DIR="+cfgDir, "ANTHROPIC_BASE_URL=http://"+model.addr, "ANTHROPIC_API_KEY="+key,
-		"DISABLE_AUTOUPDATER=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "IS_SANDBOX=1")
+	env, cfgDir := claudeSetup(home, work, model.addr, mark)
 	claude, log := startDetached(t, work, env, filepath.Join(mods, "@anthropic-ai", "claude-code-linux-x64", "claude"), "-p", "say hello "+mark)
 	t.Cleanup(func() { killOurs(mark) })
 	waitMarked(t, mark, 3, model, log) // claude (its prompt holds the mark) and two servers
@@ -226,6 +212,53 @@ func TestRealClaudeCode(t *testing.T) {
 	reapLeftovers(t, mark, left)
 }
 
+// claudeSetup writes Claude Code's config under home for a session in
+// work — onboarded, its key approved, work trusted, the two stubborn
+// servers — and returns its environment (the model stand-in at addr) and
+// its config dir.
+func claudeSetup(home, work, addr, mark string) ([]string, string) {
+	cfgDir := filepath.Join(home, "claude-config")
+	os.MkdirAll(cfgDir, 0o700)
+	const key = "sk-ant-test-0123456789abcdefghijklmnopqrstuvwxyz"
+	servers := map[string]any{}
+	for name, argv := range stubbornServers(mark) {
+		servers[name] = map[string]any{"type": "stdio", "command": argv[0], "args": argv[1:]}
+	}
+	cfg, _ := json.Marshal(map[string]any{
+		"hasCompletedOnboarding": true,
+		"customApiKeyResponses":  map[string]any{"approved": []string{key[len(key)-20:]}, "rejected": []string{}},
+		"projects":               map[string]any{work: map[string]any{"hasTrustDialogAccepted": true, "mcpServers": servers}},
+	})
+	os.WriteFile(filepath.Join(cfgDir, ".claude.json"), cfg, 0o600)
+	return clientEnv(home, "CLAUDE_CONFIG_DIR="+cfgDir, "ANTHROPIC_BASE_URL=http://"+addr, "ANTHROPIC_API_KEY="+key,
+		"DISABLE_AUTOUPDATER=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "IS_SANDBOX=1"), cfgDir
+}
+
+// openCodeSetup writes OpenCode's config under home — the model stand-in
+// at addr as an OpenAI-compatible provider, the two stubborn servers —
+// and returns its environment.
+func openCodeSetup(home, addr, mark string) []string {
+	mcp := map[string]any{}
+	for name, argv := range stubbornServers(mark) {
+		mcp[name] = map[string]any{"type": "local", "command": argv, "enabled": true}
+	}
+	cfg, _ := json.Marshal(map[string]any{
+		"$schema": "https://opencode.ai/config.json",
+		"provider": map[string]any{"mock": map[string]any{"npm": "@ai-sdk/openai-compatible", "name": "mock",
+			"options": map[string]any{"baseURL": "http://" + addr + "/v1", "apiKey": "test-key"},
+			"models":  map[string]any{"m": map[string]any{"name": "m"}}}},
+		"model":      "mock/m",
+		"autoupdate": false,
+		"share":      "disabled",
+		"mcp":        mcp,
+	})
+	dir := filepath.Join(home, ".config", "opencode")
+	os.MkdirAll(dir, 0o700)
+	os.WriteFile(filepath.Join(dir, "opencode.json"), cfg, 0o600)
+	return clientEnv(home, "OPENCODE_DISABLE_AUTOUPDATE=1", "OPENCODE_DISABLE_MODELS_FETCH=1", "OPENCODE_DISABLE_DEFAULT_PLUGINS=1",
+		"OPENCODE_DISABLE_SHARE=1", "OPENCODE_DISABLE_CLAUDE_CODE=1", "XDG_CONFIG_HOME="+filepath.Join(home, ".config"))
+}
+
 // killClient SIGKILLs the client the test started as pid, collects it,
 // and returns what holds mark two seconds later: what outlived it.
 func killClient(pid int, mark string) []int {
@@ -242,6 +275,10 @@ func killClient(pid int, mark string) []int {
 func reapLive(t *testing.T, mark, what string) {
 	t.Helper()
 	before := markedPIDs(mark)
+	cmds := map[int]string{}
+	for _, pid := range before {
+		cmds[pid] = cmdlineOf(pid)
+	}
 	rep, r := reapJSONEnv(t, nil, "--policy", examplePolicyForTest(t, mark))
 	for _, f := range rep.Findings {
 		for _, pid := range before {
@@ -258,8 +295,16 @@ func reapLive(t *testing.T, mark, what string) {
 		}
 	}
 	t.Logf("%s, live, reaper reap: %d findings, %d of its %d processes alive (%d now)", what, len(rep.Findings), len(before)-len(lost), len(before), len(after))
-	if len(lost) > 0 {
-		t.Fatalf("%s: the live session lost processes to the reap: %v, of %v", what, lost, before)
+	if len(lost) == 0 {
+		return
+	}
+	// The reaper signals only what its findings hold. With none, what
+	// ended meanwhile ended on its own (a client's short-lived helper).
+	if len(rep.Findings) > 0 {
+		t.Fatalf("%s: the live session lost processes during a reap that signalled: %v, of %v", what, lost, before)
+	}
+	for _, pid := range lost {
+		t.Logf("%s: %d %q ended on its own during the reap (no finding)", what, pid, clipTo(cmds[pid], 120))
 	}
 }
 
@@ -424,25 +469,7 @@ func TestRealOpenCode(t *testing.T) {
 	mark := "ocmark" + strings.ReplaceAll(suiteMark, "-", "x")
 	model := startClientModel(t)
 	home, work := t.TempDir(), t.TempDir()
-	mcp := map[string]any{}
-	for name, argv := range stubbornServers(mark) {
-		mcp[name] = map[string]any{"type": "local", "command": argv, "enabled": true}
-	}
-	cfg, _ := json.Marshal(map[string]any{
-		"$schema": "https://opencode.ai/config.json",
-		"provider": map[string]any{"mock": map[string]any{"npm": "@ai-sdk/openai-compatible", "name": "mock",
-			"options": map[string]any{"baseURL": "http://" + model.addr + "/v1", "apiKey": "test-key"},
-			"models":  map[string]any{"m": map[string]any{"name": "m"}}}},
-		"model":      "mock/m",
-		"autoupdate": false,
-		"share":      "disabled",
-		"mcp":        mcp,
-	})
-	dir := filepath.Join(home, ".config", "opencode")
-	os.MkdirAll(dir, 0o700)
-	os.WriteFile(filepath.Join(dir, "opencode.json"), cfg, 0o600)
-	env := clientEnv(home, "OPENCODE_DISABLE_AUTOUPDATE=1", "OPENCODE_DISABLE_MODELS_FETCH=1", "OPENCODE_DISABLE_DEFAULT_PLUGINS=1",
-		"OPENCODE_DISABLE_SHARE=1", "OPENCODE_DISABLE_CLAUDE_CODE=1", "XDG_CONFIG_HOME="+filepath.Join(home, ".config"))
+	env := openCodeSetup(home, model.addr, mark)
 	oc, log := startDetached(t, work, env, filepath.Join(mods, "opencode-linux-x64", "bin", "opencode"), "run", "say hello "+mark)
 	t.Cleanup(func() { killOurs(mark) })
 	waitMarked(t, mark, 3, model, log) // opencode (its prompt holds the mark) and two servers

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -167,4 +168,157 @@ func parentsOf(pids []int) []int {
 		out = append(out, parentOf(pid))
 	}
 	return out
+}
+
+// TestRealClientsTerminalClosed: Claude Code, OpenCode and Codex each in
+// its interactive UI, the foreground job of an interactive bash on a
+// terminal, with two stubborn stdio MCP servers; then the terminal is
+// closed, as its window is. A reap while the client lives signals
+// nothing. After the hang-up, what survived is listed (the control: what
+// the client itself left); the reap must leave nothing of it alive but
+// what a live record owns — Codex's managed daemon, its updater and the
+// servers it holds a while, which no finding may hold.
+func TestRealClientsTerminalClosed(t *testing.T) {
+	mods := requireClients(t)
+	becomeSubreaper(t)
+	type client struct {
+		name  string
+		start func(home, work, addr, mark string) (env []string, line string)
+	}
+	clients := []client{
+		{"claude-code", func(home, work, addr, mark string) ([]string, string) {
+			env, _ := claudeSetup(home, work, addr, mark)
+			return env, fmt.Sprintf("%s 'say hello %s'", filepath.Join(mods, "@anthropic-ai", "claude-code-linux-x64", "claude"), mark)
+		}},
+		{"opencode", func(home, _, addr, mark string) ([]string, string) {
+			return openCodeSetup(home, addr, mark), fmt.Sprintf("%s --prompt 'say hello %s'", filepath.Join(mods, "opencode-linux-x64", "bin", "opencode"), mark)
+		}},
+		{"codex", func(home, work, addr, mark string) ([]string, string) {
+			codexHome := filepath.Join(home, ".codex")
+			writeCodexConfig(codexHome, work, addr, mark)
+			return clientEnv(home, "CODEX_HOME="+codexHome, "OPENAI_API_KEY=test-key"),
+				fmt.Sprintf("node %s 'say hello %s'", filepath.Join(mods, "@openai", "codex", "bin", "codex.js"), mark)
+		}},
+	}
+	for _, c := range clients {
+		t.Run(c.name, func(t *testing.T) {
+			mark := "tc" + strings.ReplaceAll(c.name, "-", "") + "mark" + strings.ReplaceAll(suiteMark, "-", "x")
+			model := startClientModel(t)
+			home, err := os.MkdirTemp("", mark) // Codex's daemon's argv holds its home, so the mark
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { killOurs(mark); os.RemoveAll(home) })
+			work := filepath.Join(home, "work")
+			os.MkdirAll(work, 0o700)
+			env, line := c.start(home, work, model.addr, mark)
+			term := startOnTerminal(t, work, onTerminal(env), "bash", "--norc", "--noprofile", "-i")
+			fmt.Fprintln(term.master, line)
+			servers := func() []int {
+				var out []int
+				for _, pid := range markedPIDs(mark) {
+					if strings.Contains(cmdlineOf(pid), "stubborn-mcp.mjs") {
+						out = append(out, pid)
+					}
+				}
+				return out
+			}
+			deadline := time.Now().Add(60 * time.Second)
+			for len(servers()) < 2 || model.turns() == 0 {
+				if time.Now().After(deadline) {
+					t.Fatalf("%s on a terminal did not start its two servers and a turn within 60 s: marked %v, requests %q; its screen:\n%s", c.name, markedPIDs(mark), model.requests(), term.screen(3000))
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+			t.Logf("%s on a terminal: bash %d, marked %v, servers %v, requests %q", c.name, term.pid, markedPIDs(mark), servers(), model.requests())
+			reapLive(t, mark, c.name+" on a terminal")
+
+			// What a live record owns: Codex's daemon and updater, by their
+			// pid files, and the daemon's children.
+			owned := map[int]bool{}
+			for _, name := range []string{"daemon.pid", "daemon-updater.pid"} {
+				var rec struct {
+					PID int `json:"pid"`
+				}
+				b, _ := os.ReadFile(filepath.Join(home, ".codex", "app-server-daemon", name))
+				if json.Unmarshal(b, &rec) == nil && rec.PID > 0 {
+					owned[rec.PID] = true
+				}
+			}
+			// The client's own processes: what the prompt marks, but the
+			// servers and what a record owns.
+			var own []int
+			for _, pid := range markedPIDs(mark) {
+				if !strings.Contains(cmdlineOf(pid), "stubborn-mcp.mjs") && !owned[pid] {
+					own = append(own, pid)
+				}
+			}
+
+			term.close()
+			var ws syscall.WaitStatus
+			syscall.Wait4(term.pid, &ws, 0, nil)
+			// A client may take its time to end on a hang-up (OpenCode
+			// 1.18 takes seconds, and starts its servers again meanwhile):
+			// wait for its own processes to be gone, then a little more.
+			ended := time.Now()
+			for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+				alive := 0
+				for _, pid := range own {
+					if s := stateOf(pid); s != "" && s != "Z" {
+						alive++
+					}
+				}
+				if alive == 0 {
+					break
+				}
+			}
+			took := time.Since(ended)
+			time.Sleep(2 * time.Second)
+			left := markedPIDs(mark)
+			var kept, orphans []int
+			for _, pid := range left {
+				if owned[pid] || owned[parentOf(pid)] {
+					kept = append(kept, pid)
+				} else {
+					orphans = append(orphans, pid)
+				}
+			}
+			var what []string
+			for _, pid := range left {
+				st := statOf(pid)
+				what = append(what, fmt.Sprintf("%d (state %s, ppid %d, pgid %d, sid %d, tty %d) %q", pid, stateOf(pid), st.PPID, st.PGID, st.SID, st.TTY, clipTo(cmdlineOf(pid), 90)))
+			}
+			t.Logf("%s: terminal closed (bash %s; the client's own %v ended within %.1f s), no reaper: %d survived (%d a live record owns): %s",
+				c.name, waitText(ws), own, took.Seconds(), len(left), len(kept), strings.Join(what, "; "))
+
+			rep, r := reapJSONEnv(t, nil, "--policy", examplePolicyForTest(t, mark))
+			for _, f := range rep.Findings {
+				for _, pid := range left {
+					if slicesHas(f.PIDs, pid) {
+						t.Logf("%s: finding %d: rule %s, kind %s, reasons %v, %s, pids %v", c.name, f.RootPID, f.Rule, f.Kind, f.Reasons, f.Outcome, f.PIDs)
+						if slicesHas(kept, pid) {
+							t.Errorf("%s: finding %d holds %d, which a live record owns", c.name, f.RootPID, pid)
+						}
+						break
+					}
+				}
+			}
+			time.Sleep(time.Second)
+			for _, pid := range kept {
+				if s := stateOf(pid); s == "" || s == "Z" {
+					t.Errorf("%s: %d, which a live record owns, is gone after the reap", c.name, pid)
+				}
+			}
+			var still []int
+			for _, pid := range orphans {
+				if s := stateOf(pid); s != "" && s != "Z" {
+					still = append(still, pid)
+				}
+			}
+			t.Logf("%s: after reaper reap: %d of the %d orphans alive, %d owned alive", c.name, len(still), len(orphans), len(kept))
+			if len(still) > 0 {
+				t.Errorf("%s: after the reap, orphans alive: %v\n%s", c.name, still, r.stdout)
+			}
+		})
+	}
 }
