@@ -170,155 +170,203 @@ func parentsOf(pids []int) []int {
 	return out
 }
 
+// termClient is an agent client run interactively on a terminal: start
+// writes its config under home (the model stand-in at addr, the two
+// stubborn servers for mark) and returns its environment and the command
+// line a user types; quit is what a user types to leave it.
+type termClient struct {
+	name  string
+	start func(mods, home, work, addr, mark string) (env []string, line string)
+	quit  []string
+}
+
+var termClients = []termClient{
+	{"claude-code", func(mods, home, work, addr, mark string) ([]string, string) {
+		env, _ := claudeSetup(home, work, addr, mark)
+		return env, fmt.Sprintf("%s 'say hello %s'", filepath.Join(mods, "@anthropic-ai", "claude-code-linux-x64", "claude"), mark)
+	}, []string{"/exit", "\r"}},
+	{"opencode", func(mods, home, _, addr, mark string) ([]string, string) {
+		return openCodeSetup(home, addr, mark), fmt.Sprintf("%s --prompt 'say hello %s'", filepath.Join(mods, "opencode-linux-x64", "bin", "opencode"), mark)
+	}, []string{"/exit", "\r"}},
+	{"gemini-cli", func(mods, home, _, addr, mark string) ([]string, string) {
+		writeGeminiSettings(home, mark)
+		return clientEnv(home, "GEMINI_API_KEY=test-key", "GOOGLE_GEMINI_BASE_URL=http://"+addr, "GEMINI_CLI_TRUST_WORKSPACE=true"),
+			fmt.Sprintf("node %s -i 'say hello %s'", filepath.Join(mods, "@google", "gemini-cli", "bundle", "gemini.js"), mark)
+	}, []string{"\x03", "\x03", "\x03"}}, // "/quit" is not taken while a turn streams
+	{"codex", func(mods, home, work, addr, mark string) ([]string, string) {
+		codexHome := filepath.Join(home, ".codex")
+		writeCodexConfig(codexHome, work, addr, mark)
+		return clientEnv(home, "CODEX_HOME="+codexHome, "OPENAI_API_KEY=test-key"),
+			fmt.Sprintf("node %s 'say hello %s'", filepath.Join(mods, "@openai", "codex", "bin", "codex.js"), mark)
+	}, []string{"/quit", "\r"}},
+}
+
+// termEnd is how a session on a terminal ends: end ends it and says how;
+// tag marks the test's processes.
+type termEnd struct {
+	tag string
+	end func(t *testing.T, term *terminal) string
+}
+
 // TestRealClientsTerminalClosed: Claude Code, OpenCode and Codex each in
 // its interactive UI, the foreground job of an interactive bash on a
-// terminal, with two stubborn stdio MCP servers; then the terminal is
-// closed, as its window is. A reap while the client lives signals
-// nothing. After the hang-up, what survived is listed (the control: what
-// the client itself left); the reap must leave nothing of it alive but
-// what a live record owns — Codex's managed daemon, its updater and the
-// servers it holds a while, which no finding may hold.
+// terminal, with two stubborn stdio MCP servers and a turn in flight; then
+// the terminal is closed, as its window is (Gemini's own test runs it as
+// the terminal's session leader). See endOnTerminal for what is checked.
 func TestRealClientsTerminalClosed(t *testing.T) {
+	closed := termEnd{"tc", func(t *testing.T, term *terminal) string {
+		term.close()
+		var ws syscall.WaitStatus
+		syscall.Wait4(term.pid, &ws, 0, nil)
+		return "terminal closed (bash " + waitText(ws) + ")"
+	}}
+	for _, c := range termClients {
+		if c.name == "gemini-cli" {
+			continue // TestRealGeminiCLITerminalClosed
+		}
+		t.Run(c.name, func(t *testing.T) { endOnTerminal(t, c, closed) })
+	}
+}
+
+// TestRealClientsQuit: each of the four clients in its interactive UI, as
+// above, left the way a user leaves it (its quit command typed).
+func TestRealClientsQuit(t *testing.T) {
+	for _, c := range termClients {
+		quit := termEnd{"tq", func(t *testing.T, term *terminal) string {
+			for _, keys := range c.quit {
+				fmt.Fprint(term.master, keys)
+				time.Sleep(500 * time.Millisecond)
+			}
+			return fmt.Sprintf("quit (%q typed)", strings.ReplaceAll(strings.Join(c.quit, ""), "\x03", "^C"))
+		}}
+		t.Run(c.name, func(t *testing.T) { endOnTerminal(t, c, quit) })
+	}
+}
+
+// endOnTerminal runs c interactively on a terminal, the foreground job of
+// an interactive bash, with two stubborn servers and a turn in flight,
+// reaps while it lives (no finding may hold it), ends it as how says, and
+// waits for the client's own processes to be gone. What survived is listed
+// (the control: what the client itself left); the reap must then leave
+// nothing of it alive but what a live record owns — Codex's managed
+// daemon, its updater and the servers it holds a while — which no finding
+// may hold.
+func endOnTerminal(t *testing.T, c termClient, how termEnd) {
 	mods := requireClients(t)
 	becomeSubreaper(t)
-	type client struct {
-		name  string
-		start func(home, work, addr, mark string) (env []string, line string)
+	mark := how.tag + strings.ReplaceAll(c.name, "-", "") + "mark" + strings.ReplaceAll(suiteMark, "-", "x")
+	model := startClientModel(t)
+	home, err := os.MkdirTemp("", mark) // Codex's daemon's argv holds its home, so the mark
+	if err != nil {
+		t.Fatal(err)
 	}
-	clients := []client{
-		{"claude-code", func(home, work, addr, mark string) ([]string, string) {
-			env, _ := claudeSetup(home, work, addr, mark)
-			return env, fmt.Sprintf("%s 'say hello %s'", filepath.Join(mods, "@anthropic-ai", "claude-code-linux-x64", "claude"), mark)
-		}},
-		{"opencode", func(home, _, addr, mark string) ([]string, string) {
-			return openCodeSetup(home, addr, mark), fmt.Sprintf("%s --prompt 'say hello %s'", filepath.Join(mods, "opencode-linux-x64", "bin", "opencode"), mark)
-		}},
-		{"codex", func(home, work, addr, mark string) ([]string, string) {
-			codexHome := filepath.Join(home, ".codex")
-			writeCodexConfig(codexHome, work, addr, mark)
-			return clientEnv(home, "CODEX_HOME="+codexHome, "OPENAI_API_KEY=test-key"),
-				fmt.Sprintf("node %s 'say hello %s'", filepath.Join(mods, "@openai", "codex", "bin", "codex.js"), mark)
-		}},
+	t.Cleanup(func() { killOurs(mark); os.RemoveAll(home) })
+	work := filepath.Join(home, "work")
+	os.MkdirAll(work, 0o700)
+	env, line := c.start(mods, home, work, model.addr, mark)
+	term := startOnTerminal(t, work, onTerminal(env), "bash", "--norc", "--noprofile", "-i")
+	fmt.Fprintln(term.master, line)
+	servers := func() []int {
+		var out []int
+		for _, pid := range markedPIDs(mark) {
+			if strings.Contains(cmdlineOf(pid), "stubborn-mcp.mjs") {
+				out = append(out, pid)
+			}
+		}
+		return out
 	}
-	for _, c := range clients {
-		t.Run(c.name, func(t *testing.T) {
-			mark := "tc" + strings.ReplaceAll(c.name, "-", "") + "mark" + strings.ReplaceAll(suiteMark, "-", "x")
-			model := startClientModel(t)
-			home, err := os.MkdirTemp("", mark) // Codex's daemon's argv holds its home, so the mark
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { killOurs(mark); os.RemoveAll(home) })
-			work := filepath.Join(home, "work")
-			os.MkdirAll(work, 0o700)
-			env, line := c.start(home, work, model.addr, mark)
-			term := startOnTerminal(t, work, onTerminal(env), "bash", "--norc", "--noprofile", "-i")
-			fmt.Fprintln(term.master, line)
-			servers := func() []int {
-				var out []int
-				for _, pid := range markedPIDs(mark) {
-					if strings.Contains(cmdlineOf(pid), "stubborn-mcp.mjs") {
-						out = append(out, pid)
-					}
-				}
-				return out
-			}
-			deadline := time.Now().Add(60 * time.Second)
-			for len(servers()) < 2 || model.turns() == 0 {
-				if time.Now().After(deadline) {
-					t.Fatalf("%s on a terminal did not start its two servers and a turn within 60 s: marked %v, requests %q; its screen:\n%s", c.name, markedPIDs(mark), model.requests(), term.screen(3000))
-				}
-				time.Sleep(100 * time.Millisecond)
-			}
-			t.Logf("%s on a terminal: bash %d, marked %v, servers %v, requests %q", c.name, term.pid, markedPIDs(mark), servers(), model.requests())
-			reapLive(t, mark, c.name+" on a terminal")
+	deadline := time.Now().Add(60 * time.Second)
+	for len(servers()) < 2 || model.turns() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s on a terminal did not start its two servers and a turn within 60 s: marked %v, requests %q; its screen:\n%s", c.name, markedPIDs(mark), model.requests(), term.screen(3000))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Logf("%s on a terminal: bash %d, marked %v, servers %v, requests %q", c.name, term.pid, markedPIDs(mark), servers(), model.requests())
+	reapLive(t, mark, c.name+" on a terminal")
 
-			// What a live record owns: Codex's daemon and updater, by their
-			// pid files, and the daemon's children.
-			owned := map[int]bool{}
-			for _, name := range []string{"daemon.pid", "daemon-updater.pid"} {
-				var rec struct {
-					PID int `json:"pid"`
-				}
-				b, _ := os.ReadFile(filepath.Join(home, ".codex", "app-server-daemon", name))
-				if json.Unmarshal(b, &rec) == nil && rec.PID > 0 {
-					owned[rec.PID] = true
-				}
-			}
-			// The client's own processes: what the prompt marks, but the
-			// servers and what a record owns.
-			var own []int
-			for _, pid := range markedPIDs(mark) {
-				if !strings.Contains(cmdlineOf(pid), "stubborn-mcp.mjs") && !owned[pid] {
-					own = append(own, pid)
-				}
-			}
+	// What a live record owns: Codex's daemon and updater, by their
+	// pid files, and the daemon's children.
+	owned := map[int]bool{}
+	for _, name := range []string{"daemon.pid", "daemon-updater.pid"} {
+		var rec struct {
+			PID int `json:"pid"`
+		}
+		b, _ := os.ReadFile(filepath.Join(home, ".codex", "app-server-daemon", name))
+		if json.Unmarshal(b, &rec) == nil && rec.PID > 0 {
+			owned[rec.PID] = true
+		}
+	}
+	// The client's own processes: what the prompt marks, but the
+	// servers and what a record owns.
+	var own []int
+	for _, pid := range markedPIDs(mark) {
+		if !strings.Contains(cmdlineOf(pid), "stubborn-mcp.mjs") && !owned[pid] {
+			own = append(own, pid)
+		}
+	}
 
-			term.close()
-			var ws syscall.WaitStatus
-			syscall.Wait4(term.pid, &ws, 0, nil)
-			// A client may take its time to end on a hang-up (OpenCode
-			// 1.18 takes seconds, and starts its servers again meanwhile):
-			// wait for its own processes to be gone, then a little more.
-			ended := time.Now()
-			for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
-				alive := 0
-				for _, pid := range own {
-					if s := stateOf(pid); s != "" && s != "Z" {
-						alive++
-					}
-				}
-				if alive == 0 {
-					break
-				}
+	ended := how.end(t, term)
+	// A client may take its time to end (OpenCode 1.18 takes seconds
+	// on a hang-up, and starts its servers again meanwhile): wait for
+	// its own processes to be gone, then a little more.
+	since := time.Now()
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		alive := 0
+		for _, pid := range own {
+			if s := stateOf(pid); s != "" && s != "Z" {
+				alive++
 			}
-			took := time.Since(ended)
-			time.Sleep(2 * time.Second)
-			left := markedPIDs(mark)
-			var kept, orphans []int
-			for _, pid := range left {
-				if owned[pid] || owned[parentOf(pid)] {
-					kept = append(kept, pid)
-				} else {
-					orphans = append(orphans, pid)
-				}
-			}
-			var what []string
-			for _, pid := range left {
-				st := statOf(pid)
-				what = append(what, fmt.Sprintf("%d (state %s, ppid %d, pgid %d, sid %d, tty %d) %q", pid, stateOf(pid), st.PPID, st.PGID, st.SID, st.TTY, clipTo(cmdlineOf(pid), 90)))
-			}
-			t.Logf("%s: terminal closed (bash %s; the client's own %v ended within %.1f s), no reaper: %d survived (%d a live record owns): %s",
-				c.name, waitText(ws), own, took.Seconds(), len(left), len(kept), strings.Join(what, "; "))
+		}
+		if alive == 0 {
+			break
+		}
+	}
+	took := time.Since(since)
+	time.Sleep(2 * time.Second)
+	left := markedPIDs(mark)
+	var kept, orphans []int
+	for _, pid := range left {
+		if owned[pid] || owned[parentOf(pid)] {
+			kept = append(kept, pid)
+		} else {
+			orphans = append(orphans, pid)
+		}
+	}
+	var what []string
+	for _, pid := range left {
+		st := statOf(pid)
+		what = append(what, fmt.Sprintf("%d (state %s, ppid %d, pgid %d, sid %d, tty %d) %q", pid, stateOf(pid), st.PPID, st.PGID, st.SID, st.TTY, clipTo(cmdlineOf(pid), 90)))
+	}
+	t.Logf("%s: %s (the client's own %v ended within %.1f s), no reaper: %d survived (%d a live record owns): %s",
+		c.name, ended, own, took.Seconds(), len(left), len(kept), strings.Join(what, "; "))
 
-			rep, r := reapJSONEnv(t, nil, "--policy", examplePolicyForTest(t, mark))
-			for _, f := range rep.Findings {
-				for _, pid := range left {
-					if slicesHas(f.PIDs, pid) {
-						t.Logf("%s: finding %d: rule %s, kind %s, reasons %v, %s, pids %v", c.name, f.RootPID, f.Rule, f.Kind, f.Reasons, f.Outcome, f.PIDs)
-						if slicesHas(kept, pid) {
-							t.Errorf("%s: finding %d holds %d, which a live record owns", c.name, f.RootPID, pid)
-						}
-						break
-					}
+	rep, r := reapJSONEnv(t, nil, "--policy", examplePolicyForTest(t, mark))
+	for _, f := range rep.Findings {
+		for _, pid := range left {
+			if slicesHas(f.PIDs, pid) {
+				t.Logf("%s: finding %d: rule %s, kind %s, reasons %v, %s, pids %v", c.name, f.RootPID, f.Rule, f.Kind, f.Reasons, f.Outcome, f.PIDs)
+				if slicesHas(kept, pid) {
+					t.Errorf("%s: finding %d holds %d, which a live record owns", c.name, f.RootPID, pid)
 				}
+				break
 			}
-			time.Sleep(time.Second)
-			for _, pid := range kept {
-				if s := stateOf(pid); s == "" || s == "Z" {
-					t.Errorf("%s: %d, which a live record owns, is gone after the reap", c.name, pid)
-				}
-			}
-			var still []int
-			for _, pid := range orphans {
-				if s := stateOf(pid); s != "" && s != "Z" {
-					still = append(still, pid)
-				}
-			}
-			t.Logf("%s: after reaper reap: %d of the %d orphans alive, %d owned alive", c.name, len(still), len(orphans), len(kept))
-			if len(still) > 0 {
-				t.Errorf("%s: after the reap, orphans alive: %v\n%s", c.name, still, r.stdout)
-			}
-		})
+		}
+	}
+	time.Sleep(time.Second)
+	for _, pid := range kept {
+		if s := stateOf(pid); s == "" || s == "Z" {
+			t.Errorf("%s: %d, which a live record owns, is gone after the reap", c.name, pid)
+		}
+	}
+	var still []int
+	for _, pid := range orphans {
+		if s := stateOf(pid); s != "" && s != "Z" {
+			still = append(still, pid)
+		}
+	}
+	t.Logf("%s: after reaper reap: %d of the %d orphans alive, %d owned alive", c.name, len(still), len(orphans), len(kept))
+	if len(still) > 0 {
+		t.Errorf("%s: after the reap, orphans alive: %v\n%s", c.name, still, r.stdout)
 	}
 }
