@@ -2,6 +2,8 @@ package policy
 
 import (
 	"fmt"
+	"os/user"
+	"strconv"
 
 	"github.com/orphanreaper/reaper/platform"
 	"github.com/orphanreaper/reaper/scan"
@@ -77,11 +79,12 @@ func (g *Gate) Structural(s *platform.Snapshot, p *platform.Process) string {
 	return ""
 }
 
-// User returns why rule may not signal p for being another user's, or "":
-// the reaper acts on its own uid's processes, and on other users' only
-// where the rule's user list names them. The uid is the process's real uid
-// (Snapshot.UID), read now.
-func (g *Gate) User(s *platform.Snapshot, p *platform.Process, rule *Rule) string {
+// User returns why rule may not signal p, a process of the tree of f, for
+// being another user's, or "": the reaper acts on its own uid's
+// processes, and on other users' only where the rule's user list takes
+// them in — by name, or with "@evidence" where f's own evidence speaks for
+// that user. The uid is the process's real uid (Snapshot.UID), read now.
+func (g *Gate) User(s *platform.Snapshot, p *platform.Process, rule *Rule, f *scan.Finding) string {
 	uid := s.UID(p)
 	switch {
 	case p.Zombie():
@@ -90,10 +93,38 @@ func (g *Gate) User(s *platform.Snapshot, p *platform.Process, rule *Rule) strin
 		return fmt.Sprintf("pid %d: its owner could not be read", p.PID)
 	case uid == g.uid:
 		return ""
-	case rule == nil || rule.UIDs == nil || !containsUID(rule.UIDs, uid):
-		return fmt.Sprintf("pid %d belongs to uid %d; only a rule's user list reaches other users", p.PID, uid)
+	case rule != nil && rule.UIDs != nil && rule.reaches(uid, f):
+		return ""
+	case rule == nil:
+		return fmt.Sprintf("pid %d belongs to %s; only a rule's user list reaches other users", p.PID, userText(uid))
 	}
-	return ""
+	reach := "has no user list"
+	switch {
+	case rule.Evidence:
+		reach = "takes in other users by their own evidence only, and none of this user's proves the tree"
+	case rule.UIDs != nil:
+		reach = "does not list that user"
+	}
+	return fmt.Sprintf("pid %d belongs to %s, not the reaper's %s, and rule %q %s: add %q to its user list, or %q for the users whose own state proves their trees",
+		p.PID, userText(uid), userText(g.uid), rule.Name, reach, userName(uid), EvidenceUser)
+}
+
+// userText is a uid with its name where the host knows one: "uid 1001
+// (alice)".
+func userText(uid uint32) string {
+	if u, err := user.LookupId(strconv.FormatUint(uint64(uid), 10)); err == nil {
+		return fmt.Sprintf("uid %d (%s)", uid, u.Username)
+	}
+	return fmt.Sprintf("uid %d", uid)
+}
+
+// userName is what a rule's user list would name uid by: its name, or the
+// number.
+func userName(uid uint32) string {
+	if u, err := user.LookupId(strconv.FormatUint(uint64(uid), 10)); err == nil {
+		return u.Username
+	}
+	return strconv.FormatUint(uint64(uid), 10)
 }
 
 // Doubtful returns why unreadable state holds back a tree holding p, or "".
@@ -108,11 +139,11 @@ func (g *Gate) Doubtful(s *platform.Snapshot, p *platform.Process) string {
 
 // Admit returns why the reaper may not signal p for rule, or "" when it
 // may: the structural refusals, the user check and doubt, in that order.
-func (g *Gate) Admit(s *platform.Snapshot, p *platform.Process, rule *Rule) string {
+func (g *Gate) Admit(s *platform.Snapshot, p *platform.Process, rule *Rule, f *scan.Finding) string {
 	if why := g.Structural(s, p); why != "" {
 		return why
 	}
-	if why := g.User(s, p, rule); why != "" {
+	if why := g.User(s, p, rule, f); why != "" {
 		return why
 	}
 	return g.Doubtful(s, p)

@@ -86,7 +86,7 @@ func TestGateAdmit(t *testing.T) {
 		{106, mcp, ""},
 	}
 	for _, tt := range tests {
-		why := g.Admit(s, s.Get(tt.pid), tt.rule)
+		why := g.Admit(s, s.Get(tt.pid), tt.rule, nil)
 		if tt.want == "" && why != "" || tt.want != "" && !strings.Contains(why, tt.want) {
 			t.Errorf("pid %d, rule %q: %q, want %q", tt.pid, tt.rule.Name, why, tt.want)
 		}
@@ -103,10 +103,10 @@ func TestGateAdmitsFromTheRescan(t *testing.T) {
 		proc(200, 1, []string{"gateway"}, nil, "/", 1000),
 		proc(201, 1, []string{"sleep"}, nil, "/", 1000),
 	}, "boot", 1000*time.Second, time.Unix(0, 0))
-	if why := g.Admit(later, later.Get(200), &pol.Rules[0]); !strings.Contains(why, "live owner") {
+	if why := g.Admit(later, later.Get(200), &pol.Rules[0], nil); !strings.Contains(why, "live owner") {
 		t.Errorf("new gateway: %q, want refused as a live owner", why)
 	}
-	if why := g.Admit(later, later.Get(201), &pol.Rules[0]); why != "" {
+	if why := g.Admit(later, later.Get(201), &pol.Rules[0], nil); why != "" {
 		t.Errorf("control: new sleep refused: %q", why)
 	}
 }
@@ -175,7 +175,7 @@ func TestPlanSpareOwned(t *testing.T) {
 				t.Errorf("item %+v, want spared", it)
 			}
 			s := now.Tree.Snap
-			refused := pl.Gate.Admit(s, s.Get(100), it.Rule) != ""
+			refused := pl.Gate.Admit(s, s.Get(100), it.Rule, it.Finding) != ""
 			if refused != (tt.spare == 1) {
 				t.Errorf("the gate refuses pid 100: %v, want %v", refused, tt.spare == 1)
 			}

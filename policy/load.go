@@ -233,7 +233,7 @@ func (l *loader) rule(t map[string]any, a at) {
 		}
 		r.Owner = append(r.Owner, o)
 	}
-	r.Matchers = l.matchers(t, a)
+	r.Matchers = l.matchers(t, a, true)
 	if d, ok := l.duration(t, a, "min_age"); ok {
 		r.MinAge = d
 	}
@@ -270,7 +270,7 @@ func (l *loader) protect(t map[string]any, a at) {
 	l.unknownKeys(t, a, []string{"name", "cmdline", "env", "cgroup", "user"})
 	pr := Protect{Line: l.lines.line(a.table, a.index, "")}
 	pr.Name = l.name(t, a, "protect")
-	pr.Matchers = l.matchers(t, a)
+	pr.Matchers = l.matchers(t, a, false)
 	m := pr.Matchers
 	if m.Cmdline == nil && m.Env == nil && m.Cgroup == nil && m.UIDs == nil {
 		l.fail(a, "[[protect]] %q matches nothing: give cmdline, env, cgroup or user", pr.Name)
@@ -280,7 +280,12 @@ func (l *loader) protect(t map[string]any, a at) {
 
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
-func (l *loader) matchers(t map[string]any, a at) Matchers {
+// EvidenceUser, in a rule's "user" list, names the users the finding's
+// own evidence speaks for (Matchers.Evidence). No user name holds "@".
+const EvidenceUser = "@evidence"
+
+// matchers reads the conditions of a rule (rule true) or protect entry.
+func (l *loader) matchers(t map[string]any, a at, rule bool) Matchers {
 	var m Matchers
 	m.Cmdline = l.regex(t, a, "cmdline")
 	m.Cgroup = l.regex(t, a, "cgroup")
@@ -304,6 +309,13 @@ func (l *loader) matchers(t map[string]any, a at) Matchers {
 	if _, ok := t["user"]; ok {
 		m.UIDs = []uint32{}
 		for _, u := range l.strings(t, a, "user") {
+			if u == EvidenceUser {
+				if !rule {
+					l.fail(at{a.table, a.index, "user"}, "user %q: only a rule can name the users its evidence speaks for", u)
+				}
+				m.Evidence = true
+				continue
+			}
 			uid, err := lookupUID(u)
 			if err != nil {
 				l.p.Warnings = append(l.p.Warnings, fmt.Sprintf("%s:%d: user %q: %v; it matches nothing", l.file, l.lines.line(a.table, a.index, "user"), u, err))

@@ -47,13 +47,29 @@ func (r *Rule) matches(s *platform.Snapshot, f *scan.Finding) bool {
 	if r.MinRSS > 0 && f.RSS < r.MinRSS {
 		return false
 	}
+	if !r.reaches(s.UID(f.Root), f) {
+		return false
+	}
 	return r.Matchers.match(s, f.Root)
+}
+
+// reaches reports whether r's "user" list takes in a process of uid in
+// the tree of f: any user when there is no list; the users it names; and
+// with "@evidence", the users f's own evidence speaks for.
+func (r *Rule) reaches(uid uint32, f *scan.Finding) bool {
+	switch {
+	case r.UIDs == nil:
+		return true
+	case containsUID(r.UIDs, uid):
+		return true
+	}
+	return r.Evidence && f != nil && f.SpokenFor(uid)
 }
 
 // match reports whether every matcher set holds for process p.
 func (m *Matchers) match(s *platform.Snapshot, p *platform.Process) bool {
-	if m.UIDs != nil && !containsUID(m.UIDs, s.UID(p)) {
-		return false
+	if m.UIDs != nil && !m.Evidence && !containsUID(m.UIDs, s.UID(p)) {
+		return false // a rule's "@evidence" is checked with its finding (Rule.users)
 	}
 	if m.Cmdline != nil && !m.Cmdline.MatchString(s.CommandLine(p)) {
 		return false
@@ -139,7 +155,10 @@ func (r *Rule) whyNot(s *platform.Snapshot, f *scan.Finding) string {
 		return fmt.Sprintf("younger than its min_age %s", r.MinAge)
 	case r.MinRSS > 0 && f.RSS < r.MinRSS:
 		return fmt.Sprintf("RSS %d MiB below its min_rss %d MiB", f.RSS>>20, r.MinRSS>>20)
-	case r.UIDs != nil && !containsUID(r.UIDs, s.UID(f.Root)):
+	case !r.reaches(s.UID(f.Root), f):
+		if r.Evidence {
+			return fmt.Sprintf("uid %d not in its user list, and no evidence of that user's proves the tree", s.UID(f.Root))
+		}
 		return fmt.Sprintf("uid %d not in its user list", s.UID(f.Root))
 	case r.Cmdline != nil && !r.Cmdline.MatchString(s.CommandLine(f.Root)):
 		return "the command line does not match its cmdline"

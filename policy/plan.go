@@ -99,7 +99,7 @@ func (p *Policy) Plan(res *scan.Result, opt PlanOptions) *Plan {
 			if age := s.Age(f.Root); age < p.Defaults.MinAge {
 				it.Outcome, it.Benign = Refused, true
 				it.Detail = fmt.Sprintf("younger than min_age %s (age %s)", p.Defaults.MinAge, age.Truncate(time.Second))
-			} else if why := g.tree(s, f, func(s *platform.Snapshot, p *platform.Process) string { return g.User(s, p, rule) }); why != "" {
+			} else if why := g.tree(s, f, func(s *platform.Snapshot, p *platform.Process) string { return g.User(s, p, rule, f) }); why != "" {
 				it.Outcome, it.Detail = Refused, why
 			} else if why := g.tree(s, f, g.Doubtful); why != "" {
 				it.Outcome, it.Detail = Refused, why

@@ -70,6 +70,11 @@ type Matchers struct {
 	Cgroup  *regexp.Regexp
 	// UIDs are the users named by "user"; nil means any user.
 	UIDs []uint32
+	// Evidence is "@evidence" in a rule's "user" list: the users the
+	// finding's own evidence speaks for (scan.Finding.SpokenFor) — the
+	// owner of the state that proves it, or of the process carrying the
+	// marker — besides any named.
+	Evidence bool
 }
 
 // EnvMatcher is "NAME" (present) or "NAME=REGEX" (present and matching).

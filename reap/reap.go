@@ -90,7 +90,7 @@ func Execute(ctx context.Context, plan *policy.Plan, snap *platform.Snapshot, op
 	}
 	if opt.Admit == nil && plan.Gate != nil {
 		opt.Admit = func(s *platform.Snapshot, p *platform.Process, it *policy.Item) string {
-			return plan.Gate.Admit(s, p, it.Rule)
+			return plan.Gate.Admit(s, p, it.Rule, it.Finding)
 		}
 	}
 	if opt.MaxRescans <= 0 {

@@ -2,6 +2,7 @@ package scan
 
 import (
 	"regexp"
+	"slices"
 
 	"github.com/orphanreaper/reaper/ledger"
 	"github.com/orphanreaper/reaper/platform"
@@ -91,6 +92,13 @@ type Finding struct {
 	RunID string
 	Run   *ledger.Run
 	RSS   uint64 // total resident memory of the members
+	// Speakers are the uids whose word attributes the tree or proves its
+	// reasons: the owner of the state (ledger, lock, lease, session or pid
+	// file) a run or tie came from, or the root's own uid for a marker in
+	// its environment or its unit cgroup. A user's state speaks only for
+	// that user's processes and root's for anyone's, so a rule may reach
+	// the users the evidence speaks for (policy: user = ["@evidence"]).
+	Speakers []uint32
 	// Apart are processes below the root that are not the tree's, each
 	// with everything below it: a live owner's running run that leads a
 	// session of its own (a daemon the tree started and setsid made its
@@ -140,4 +148,17 @@ type Zombie struct {
 // parent in another PID namespace). It is never treated as an orphan.
 type Unknown struct {
 	Proc *platform.Process
+}
+
+// spoken records that uid's word attributes f or proves its reasons.
+func (f *Finding) spoken(uid uint32) {
+	if uid != platform.NoUID && !slices.Contains(f.Speakers, uid) {
+		f.Speakers = append(f.Speakers, uid)
+	}
+}
+
+// SpokenFor reports whether the evidence behind f speaks for a process of
+// uid: its own state or markers, or root's, which speaks for anyone.
+func (f *Finding) SpokenFor(uid uint32) bool {
+	return slices.Contains(f.Speakers, uid) || slices.Contains(f.Speakers, 0)
 }

@@ -223,6 +223,7 @@ func (r *Result) foldProven(found []provenRun) {
 			hold(k)
 		}
 		f := &r.Findings[k]
+		f.spoken(lr.Ledger.Speaker)
 		for _, reason := range p.reasons {
 			if !f.Has(reason) {
 				f.Reasons = append(f.Reasons, reason)

@@ -320,6 +320,9 @@ func (r *Result) attribute(f *Finding) {
 			break
 		}
 	}
+	if f.Owner != "" {
+		f.spoken(s.UID(f.Root)) // its own marker or unit
+	}
 	if dead {
 		f.Reasons = append(f.Reasons, OwnerDead)
 	}

@@ -263,3 +263,30 @@ func TestTieInList(t *testing.T) {
 		}
 	}
 }
+
+// A finding says whose word attributes it (Finding.Speakers): a ledger's
+// speaker for the run it proves, a tie's for the root it ties, and the
+// root's own uid for a marker in its environment. A finding nothing
+// attributes has no speaker (the control), so a rule's "@evidence" reaches
+// no one for it.
+func TestFindingSpeakers(t *testing.T) {
+	const user = 1001
+	proven := as(user, p(400, 1, "bash", []string{"bash", "-c", "make"}, nil, "/"))
+	tied := as(user, p(410, 1, "bash", []string{"bash"}, []string{"OPENCLAW_STATE_DIR=/home/u/.openclaw"}, "/"))
+	marked := as(user, p(420, 1, "node", []string{"node", "x"}, []string{"OPENCLAW_GATEWAY_SERVICE_PID=999"}, "/"))
+	bare := as(user, p(430, 1, "sleep", []string{"sleep", "60"}, nil, "/"))
+	r := scanTable(snapshot(proven, tied, marked, bare), testConfig)
+	l := gwLedger(999, "boot:1", nil, run("r", 400, id(400), ledger.RunRunning, ""))
+	l.Speaker = user
+	r.ApplyLedgers([]*ledger.Ledger{l})
+	r.ApplyTies(gatewayTies("/home/u/.openclaw", false, user, ledger.Owner{Name: "openclaw-gateway", PID: 999, Start: id(999)},
+		"/home/u/.openclaw/gateway.lock", time.Unix(-1e6, 0)))
+	got := map[int][]uint32{}
+	for _, f := range r.Findings {
+		got[f.Root.PID] = f.Speakers
+	}
+	want := map[int][]uint32{400: {user}, 410: {user}, 420: {user}, 430: nil}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("speakers %v, want %v", got, want)
+	}
+}

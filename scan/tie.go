@@ -38,6 +38,7 @@ func (r *Result) ApplyTies(ties []Tie) {
 		}
 		f.Owner, f.OwnerPID = t.Owner.Name, t.Owner.PID
 		f.claimed()
+		f.spoken(t.Speaker)
 		l := ledger.Ledger{Owner: t.Owner, Speaker: t.Speaker, Source: t.Proof}
 		if gone, why := r.OwnerGone(&l); gone {
 			f.Reasons = append(f.Reasons, OwnerDead)
@@ -75,6 +76,7 @@ func (r *Result) ApplyLeaders() {
 			marker := m.Env + "=" + v
 			f.Owner = m.Owner
 			f.claimed()
+			f.spoken(s.UID(f.Root)) // the mark is in its own environment
 			pg := f.Root.PGID
 			if pg <= 1 || pg == f.Root.PID {
 				f.Evidence = append(f.Evidence, fmt.Sprintf("%s: spawned by %s; it leads its own process group, so which %s is not known", marker, m.Owner, m.Owner))

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -498,4 +499,71 @@ func mustReadFile(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestReapOtherUserByEvidence: another user's orphan that its own
+// evidence proves left behind — an MCP server carrying OpenCode's marker,
+// in the process group its opencode led, which is gone — is reaped by the
+// shipped example policy, whose rules that signal say user =
+// ["@evidence"]. The control: the same policy without those lines refuses
+// it, and the refusal names the fix.
+func TestReapOtherUserByEvidence(t *testing.T) {
+	requireRoot(t)
+	becomeSubreaper(t)
+	mark := "evmark" + strings.ReplaceAll(suiteMark, "-", "x")
+	dir, err := os.MkdirTemp("", "reaper-evidence-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(dir, 0o777)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	pidfile := filepath.Join(dir, "pid")
+	// The outer bash leads a process group and names itself in
+	// OPENCODE_PID, as opencode does for its servers; it exits, and its
+	// background child keeps the group.
+	outer := exec.Command("bash", "-c", fmt.Sprintf(`(OPENCODE_PID=$$ exec -a "node server.mjs %s" bash -c 'sleep 60; exit 0') </dev/null >/dev/null 2>&1 & echo $! > %q`, mark, pidfile))
+	outer.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	if out, err := outer.CombinedOutput(); err != nil {
+		t.Fatalf("start: %v %s", err, out)
+	}
+	b, _ := os.ReadFile(pidfile)
+	var pid int
+	fmt.Sscan(string(b), &pid)
+	if pid <= 0 {
+		t.Fatalf("no pid in %q", b)
+	}
+	t.Cleanup(func() {
+		killTreeVerified(pid)
+		var ws syscall.WaitStatus
+		syscall.Wait4(pid, &ws, 0, nil)
+	})
+	for deadline := time.Now().Add(5 * time.Second); parentOf(pid) != os.Getpid(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("pid %d not adopted (parent %d)", pid, parentOf(pid))
+		}
+	}
+	if pgidOf(pid) != outer.Process.Pid {
+		t.Fatalf("pid %d: group %d, want the gone leader's %d", pid, pgidOf(pid), outer.Process.Pid)
+	}
+
+	example := examplePolicyForTest(t, mark)
+	pol, _ := os.ReadFile(example)
+	without := filepath.Join(t.TempDir(), "policy.toml")
+	os.WriteFile(without, []byte(regexp.MustCompile(`(?m)^user = \["@evidence"\].*\n`).ReplaceAllString(string(pol), "")), 0o644)
+	rep, r := reapJSON(t, "--policy", without)
+	f := rep.finding(pid)
+	if f == nil || f.Outcome != "refused" || !strings.Contains(f.Detail, `has no user list: add "nobody" to its user list, or "@evidence"`) {
+		t.Fatalf("control, no @evidence: finding %+v, want refused naming the fix\n%s", f, r.stderr)
+	}
+	if _, ok := startTicks(pid); !ok {
+		t.Fatal("control: the process died without @evidence")
+	}
+	t.Logf("control: %s by %s: %s", f.Outcome, f.Rule, f.Detail)
+
+	rep, r = reapJSON(t, "--policy", example)
+	f = rep.finding(pid)
+	if f == nil || f.Outcome != "killed" || f.Rule != "agent-client-dead" || !contains(f.Reasons, "owner-dead") {
+		t.Fatalf("with @evidence: finding %+v, want killed as owner-dead by agent-client-dead\n%s", f, r.stderr)
+	}
+	t.Logf("with @evidence: %s by %s, evidence %q", f.Outcome, f.Rule, f.Evidence)
 }

@@ -1,0 +1,89 @@
+package policy
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/orphanreaper/reaper/platform"
+	"github.com/orphanreaper/reaper/scan"
+)
+
+const evidencePolicy = `version = 1
+[defaults]
+min_age = "0s"
+
+[[rule]]
+name = "dead-client"
+when = ["owner-dead"]
+owner = ["opencode"]
+user = ["@evidence"]
+action = "terminate"
+
+[[rule]]
+name = "shape"
+when = ["reparented"]
+cmdline = 'named-tool'
+user = ["@evidence"]
+action = "terminate"
+
+[[rule]]
+name = "no-list"
+when = ["owner-dead"]
+action = "terminate"
+`
+
+// "@evidence" in a rule's user list reaches the users the finding's own
+// evidence speaks for, and no one else: a root reaper (here uid 1000 acts
+// for itself) may signal uid 1001's tree that 1001's own marker proves
+// orphaned, but not uid 1001's tree that only looks like one. A rule with
+// no user list refuses the proven tree, naming the fix.
+func TestEvidenceUser(t *testing.T) {
+	pol, err := Parse("evidence.toml", []byte(evidencePolicy))
+	if err != nil {
+		t.Fatal(err)
+	}
+	of := func(uid uint32, p platform.Process) platform.Process { p.UID = uid; return p }
+	proven := of(1001, proc(100, 1, []string{"node", "server.js"}, []string{"OPENCODE_PID=4242"}, "/", 1000))
+	proven.PGID = 4242 // the dead opencode's group
+	shape := of(1001, proc(101, 1, []string{"named-tool"}, nil, "/", 1000))
+	var snap *platform.Snapshot
+	plan := func(pol *Policy, procs ...platform.Process) *Plan {
+		base := []platform.Process{proc(1, 0, []string{"/sbin/init"}, nil, "/", 1)}
+		snap = platform.NewSnapshot(append(base, procs...), "boot", 1000*time.Second, time.Unix(0, 0))
+		res, _ := scan.Scan(snap, pol.ScanConfig(), nil)
+		return pol.Plan(res, PlanOptions{Mode: ModeDryRun, UID: 1000})
+	}
+	pl := plan(pol, proven, shape)
+	check(t, pl, want{100, "dead-client", Terminate, Planned, ""})
+	if f := pl.Items[0].Finding; !f.SpokenFor(1001) || f.SpokenFor(1002) {
+		t.Errorf("speakers %v, want uid 1001's own marker", f.Speakers)
+	}
+	if pl.Unmatched != 1 {
+		t.Errorf("unmatched %d, want uid 1001's look-alike (no evidence of its user's)", pl.Unmatched)
+	}
+	if len(pl.UnmatchedFindings) != 1 || pl.UnmatchedFindings[0].Root.PID != 101 {
+		t.Fatalf("unmatched %v, want 101", pl.UnmatchedFindings)
+	}
+	if why := pol.WhyNot(snap, pl.UnmatchedFindings[0]); !strings.Contains(why, "no evidence of that user's proves the tree") {
+		t.Errorf("why not: %q", why)
+	}
+
+	// The control: without "@evidence", the same proven tree is another
+	// user's, refused with the fix named.
+	noList, err := Parse("evidence.toml", []byte(strings.Replace(evidencePolicy, `user = ["@evidence"]`+"\naction = \"terminate\"\n\n[[rule]]\nname = \"shape\"", "action = \"terminate\"\n\n[[rule]]\nname = \"shape\"", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl = plan(noList, proven)
+	check(t, pl, want{100, "dead-client", Terminate, Refused, `and rule "dead-client" has no user list: add "1001" to its user list, or "@evidence"`})
+}
+
+// "@evidence" is for rules: a protect entry names processes, with no
+// finding whose evidence could speak.
+func TestEvidenceUserOnlyInRules(t *testing.T) {
+	_, err := Parse("p.toml", []byte("version = 1\n[[protect]]\nname = \"x\"\nuser = [\"@evidence\"]\n"))
+	if err == nil || !strings.Contains(err.Error(), "only a rule can name the users its evidence speaks for") {
+		t.Fatalf("err %v", err)
+	}
+}
