@@ -30,7 +30,7 @@ type Report struct {
 	PTY           PTY           `json:"pty"`
 	Errors        []string      `json:"errors"`
 
-	// Additions to the SPEC §4 shape.
+	// Added to the report's first shape (schema version 1 still).
 	Time     time.Time      `json:"time"`
 	BootID   string         `json:"boot_id"`
 	Policy   string         `json:"policy"`
@@ -41,7 +41,7 @@ type Report struct {
 	// means an init that does not reap.
 	ZombieGroups []ZombieGroupEntry `json:"zombie_groups"`
 	// Advice is configuration the operator should change, with the
-	// evidence and the exact setting (SPEC §12).
+	// evidence and the exact setting.
 	Advice []scan.Advice `json:"advice"`
 	// UnmatchedTrees are the trees no rule matched, with why (scan --all).
 	UnmatchedTrees []UnmatchedTree `json:"unmatched_trees,omitempty"`

@@ -47,7 +47,7 @@ type Owner struct {
 // SessionState is the state of a session.
 type SessionState string
 
-// The session states of SPEC §6.
+// The session states of a ledger (ledger/schema.json).
 const (
 	SessionActive SessionState = "active"
 	SessionReset  SessionState = "reset"
@@ -65,13 +65,13 @@ type Session struct {
 // RunState is the state of a run.
 type RunState string
 
-// The run states of SPEC §6.
+// The run states of a ledger (ledger/schema.json).
 const (
 	RunRunning RunState = "running"
 	RunDone    RunState = "done"
 )
 
-// Kind is what a run is (SPEC §6); the scan classifies trees no run names
+// Kind is what a run is (ledger/schema.json); the scan classifies trees no run names
 // into the same kinds.
 type Kind string
 

@@ -13,7 +13,7 @@ import (
 	"time"
 )
 
-// specExample is the ledger of SPEC §6.
+// specExample is the ledger of the format's first definition, verbatim.
 const specExample = `{
   "version": 1,
   "owner": {

@@ -1,5 +1,5 @@
 // Package openclaw is reaper's adapter for the OpenClaw gateway: it finds
-// OpenClaw's state dirs (SPEC §7), reads what they say about processes —
+// OpenClaw's state dirs (docs/openclaw.md), reads what they say about processes —
 // gateway locks of every generation (the state dir, state/, the per-uid
 // lock dir inside the state dir that 2026.9 uses, and /tmp/openclaw-<uid>),
 // ACP process leases (JSON, and the SQLite keyed store), the codex

@@ -16,7 +16,7 @@ import (
 	"github.com/orphanreaper/reaper/statedir"
 )
 
-// OpenClaw keeps three generations of on-disk state (SPEC §7). reaper reads
+// OpenClaw keeps three generations of on-disk state (docs/openclaw.md). reaper reads
 // them, never writes them, and treats every pid in them as a claim the scan
 // must verify: OpenClaw's own code says "Session-store PIDs are stale data …
 // fail closed to avoid killing an unrelated process after PID reuse".

@@ -59,7 +59,7 @@ func (h *Handle) Cgroup() (string, error) {
 // migrations (Documentation/admin-guide/cgroup-v2.rst, Linux 5.14).
 //
 // It refuses unless the unit belongs to the tree whose verified handles
-// are members (SPEC §9.3): the cgroup is not the root, the reaper is not
+// are members (docs/safety.md): the cgroup is not the root, the reaper is not
 // in it, and every process its subtree holds — read from each cgroup.procs
 // immediately before the write — passes the guard and is either a member
 // whose start identity is unchanged or a descendant of one (a child forked

@@ -29,7 +29,7 @@ const (
 
 // ParseKinfoProcs parses the records of sysctl kern.proc.all. Start is the
 // process's start time in microseconds since the epoch: on macOS that is
-// the start identity (SPEC §6: "<seconds>.<microseconds>").
+// the start identity ("<seconds>.<microseconds>", ledger/schema.json).
 func ParseKinfoProcs(b []byte) ([]Process, error) {
 	if len(b)%kinfoSize != 0 {
 		return nil, fmt.Errorf("kinfo_proc: %d bytes is not a whole number of %d-byte records: %w", len(b), kinfoSize, ErrMalformed)

@@ -364,7 +364,7 @@ func (s *Snapshot) Get(pid int) *Process {
 }
 
 // Identity is a process's start identity: "<boot_id>:<starttime>" on Linux
-// (SPEC §6). Two processes with the same pid and identity are the same
+// (ledger/schema.json). Two processes with the same pid and identity are the same
 // process, up to the clock-tick granularity of starttime.
 func (s *Snapshot) Identity(p *Process) string {
 	if s.wallStart {

@@ -42,13 +42,13 @@ type Doubt struct {
 
 // NewGate makes the gate for one run: res is the scan the plan is made
 // from, uid the reaper's effective uid (by default only its own processes
-// are acted on, SPEC §9.12), doubts the state that could not be read.
+// are acted on), doubts the state that could not be read.
 func (p *Policy) NewGate(res *scan.Result, uid uint32, doubts []Doubt) *Gate {
 	return &Gate{pol: p, cfg: p.ScanConfig(), uid: uid, self: ancestry(res), owned: []*scan.Result{res}, doubts: doubts}
 }
 
 // AlsoOwned adds the runs a later re-read of the ledgers shows as owned
-// (SPEC §9.7: a run that became owned since the scan is spared).
+// (a run that became owned since the scan is spared).
 func (g *Gate) AlsoOwned(res *scan.Result) { g.owned = append(g.owned, res) }
 
 // Structural returns why no signal may reach p whatever a rule says, or
@@ -178,7 +178,7 @@ func (g *Gate) Deny(plan *Plan) map[int]string {
 }
 
 // SpareOwned applies a re-read of the ledgers made just before acting
-// (SPEC §9.7): a planned tree holding a process that a live owner's ledger
+// : a planned tree holding a process that a live owner's ledger
 // now holds as a running run — the same pid with the same start — is
 // spared, refused by design (Benign), and the gate refuses those runs from
 // here on. It returns how many items were spared.

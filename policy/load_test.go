@@ -10,7 +10,7 @@ import (
 	"github.com/orphanreaper/reaper/scan"
 )
 
-// specExample is the policy of SPEC §8, verbatim.
+// specExample is the policy of the format's first definition, verbatim.
 const specExample = `version = 1
 
 [defaults]

@@ -11,7 +11,7 @@ import (
 // Mode is how a run treats its plan.
 type Mode string
 
-// The modes of SPEC §4.
+// The modes of a run (README, "Command line and exit status").
 const (
 	ModeScan   Mode = "scan"
 	ModeReap   Mode = "reap"
@@ -21,8 +21,9 @@ const (
 // Outcome is what became of a finding.
 type Outcome string
 
-// The outcomes of SPEC §4. scan and plan produce reported, planned and
-// refused; the reaper turns planned into killed, gone or failed.
+// The outcomes of a finding (README, "What a report looks like"). scan
+// and plan produce reported, planned and refused; the reaper turns planned
+// into killed, gone or failed.
 const (
 	Reported Outcome = "reported"
 	Planned  Outcome = "planned"
@@ -66,7 +67,7 @@ type Plan struct {
 type PlanOptions struct {
 	Mode Mode
 	// UID is the reaper's effective uid: by default only processes of this
-	// uid are acted on (SPEC §9.12).
+	// uid are acted on (docs/policy.md, "user").
 	UID uint32
 	// Doubts is the state that could not be read: each refuses signals to
 	// the trees it could speak for (a corrupt ledger may hold the very runs
@@ -131,7 +132,7 @@ func (g *Gate) tree(s *platform.Snapshot, f *scan.Finding, check func(*platform.
 	return ""
 }
 
-// ancestry returns the reaper's own pid and its ancestors' (SPEC §9.1).
+// ancestry returns the reaper's own pid and its ancestors' (docs/safety.md).
 func ancestry(res *scan.Result) map[int]bool {
 	s := res.Tree.Snap
 	self := map[int]bool{}

@@ -11,7 +11,7 @@ import (
 // Action is what a rule asks for.
 type Action string
 
-// The actions of SPEC §8.
+// The actions a rule may take (docs/policy.md).
 const (
 	// Report lists the finding and sends nothing.
 	Report Action = "report"

@@ -67,7 +67,7 @@ func (t *tree) unitEvents(u *units, targets []platform.Target, path string) {
 }
 
 // killCgroups does the last step through cgroup.kill where the tree owns
-// the cgroups its survivors are in (SPEC §9.4): the kernel kills a cgroup
+// the cgroups its survivors are in (docs/safety.md): the kernel kills a cgroup
 // atomically, forks included. The seam proves ownership — every process
 // the cgroup holds is a member or a live member's descendant — and refuses
 // otherwise; the survivors of a refused cgroup get per-pid SIGKILL, and the

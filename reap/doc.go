@@ -2,7 +2,7 @@
 // terminate or kill, it proves each process is still the one scanned,
 // stops the tree, rescans until no new member appears, sends SIGTERM and
 // SIGCONT, waits the grace period, SIGKILLs what remains and confirms every
-// process is gone (SPEC §9). Every signal goes through platform's one
+// process is gone (docs/safety.md). Every signal goes through platform's one
 // signal seam, through a pidfd where the kernel has them.
 //
 // reap never decides what to act on — the plan does — and never prints; it

@@ -98,7 +98,7 @@ func (t *tree) pids() []int {
 	return out
 }
 
-// pidfdNote says so when signals could not go through pidfds (SPEC §9.2).
+// pidfdNote says so when signals could not go through pidfds (docs/safety.md).
 func (t *tree) pidfdNote() string {
 	for _, h := range t.handles {
 		if !h.Pidfd() {

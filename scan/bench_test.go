@@ -9,7 +9,7 @@ import (
 	"github.com/orphanreaper/reaper/platform"
 )
 
-// population builds the benchmark population of SPEC §10 in Go: four fan
+// population builds the benchmark population of scripts/bench-scan.sh in Go: four fan
 // trees, two deep chains (n/20 levels each) and an orphan tree of n/10
 // processes reparented to PID 1, every process with its details set.
 func population(n int) *platform.Snapshot {

@@ -15,7 +15,7 @@ import (
 // fingerprints of its root: the ledger's kinds.
 type Kind = ledger.Kind
 
-// The kinds of SPEC §8.
+// The kinds of tree (docs/policy.md, "kind").
 const (
 	KindPTY   = ledger.KindPTY
 	KindACP   = ledger.KindACP

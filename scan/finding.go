@@ -8,10 +8,10 @@ import (
 	"github.com/orphanreaper/reaper/platform"
 )
 
-// Reason is why a tree is a finding (SPEC §5).
+// Reason is why a tree is a finding (README, "How it decides").
 type Reason string
 
-// The reasons of SPEC §5.
+// The reasons a tree is a finding.
 const (
 	// Reparented: the root's parent is PID 1, a systemd --user manager or a
 	// named subreaper — its real parent died.

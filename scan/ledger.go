@@ -11,7 +11,7 @@ import (
 // RunStatus is what a ledger run maps to in the process table now.
 type RunStatus string
 
-// The statuses of SPEC §4's "ledger" entries, and one more.
+// The statuses of the report's "ledger" entries.
 const (
 	// StatusAlive: the process lives with the run's identity and is not a
 	// finding (a live owner's running run).

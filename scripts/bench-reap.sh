@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench-reap.sh — how long does `reaper reap` take to remove a 1,000-process
-# orphan tree that honours SIGTERM? SPEC §10: done and confirmed within
+# orphan tree that honours SIGTERM? The target: done and confirmed within
 # grace + 1 s.
 #
 # Builds one orphan tree: a shell with N sleep children whose parent exited,

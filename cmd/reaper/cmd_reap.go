@@ -164,7 +164,7 @@ func runReap(ctx context.Context, opts *reapOptions, g *globalOptions) error {
 	return outcome(plan, results)
 }
 
-// outcome is the reap's exit status (SPEC §4, §12): 3 when anything the
+// outcome is the reap's exit status (README, "Command line and exit status"): 3 when anything the
 // plan meant to signal was refused, failed, or could not be confirmed gone
 // — refusals for unreadable state included; 77 when what failed was only
 // the kernel refusing a signal (EPERM); nil when every planned action was
@@ -192,7 +192,7 @@ func outcome(plan *policy.Plan, results []reap.Result) error {
 }
 
 // spareNewlyOwned re-reads the ledgers with a fresh snapshot just before
-// acting (SPEC §9.7) and lets the plan spare what became owned
+// acting (docs/safety.md) and lets the plan spare what became owned
 // (policy.Plan.SpareOwned).
 func spareNewlyOwned(ctx context.Context, pol *policy.Policy, opts *reapOptions, plan *policy.Plan, timeout time.Duration) error {
 	if !plannedAny(plan) {

@@ -199,7 +199,13 @@ func e2eReap(t *testing.T, args ...string) *reapReport {
 	t.Helper()
 	rep, r := reapJSON(t, args...)
 	if r.code != 0 {
-		t.Fatalf("reap %v: exit %d: %s", args, r.code, r.stderr)
+		var why []string
+		for _, f := range rep.Findings {
+			if f.Outcome != "killed" && f.Outcome != "reported" {
+				why = append(why, fmt.Sprintf("root %d (%s, rule %s): %s: %s", f.RootPID, f.Kind, f.Rule, f.Outcome, f.Detail))
+			}
+		}
+		t.Fatalf("reap %v: exit %d: %s\n%s", args, r.code, r.stderr, strings.Join(why, "\n"))
 	}
 	return rep
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/orphanreaper/reaper/policy"
 )
 
-// The exit codes of SPEC §4.
+// The exit codes (README, "Command line and exit status").
 const (
 	exitOK         = 0
 	exitError      = 1  // runtime error

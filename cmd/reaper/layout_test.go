@@ -13,7 +13,7 @@ import (
 // adapters are the agent clients' adapter packages (package client's list).
 var adapters = map[string]bool{"openclaw": true, "claudecode": true, "codex": true, "gemini": true, "opencode": true}
 
-// The repository's structural rules (STYLE.md), enforced rather than hoped:
+// The repository's structural rules, enforced rather than hoped:
 // one doc.go with the package comment per package; only platform talks to
 // the OS through x/sys, gopsutil and go-systemd (the measuring tools in
 // scripts/ aside); only package client imports an agent client's

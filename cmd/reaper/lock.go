@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+
+	"github.com/orphanreaper/reaper/platform"
 )
 
 // lockPath is the one-reaper-at-a-time lock of this host and user: in
@@ -29,14 +31,25 @@ func lockPath() string {
 	return filepath.Join(os.TempDir(), "reaper-"+strconv.Itoa(int(euid()))+".lock") // refused below if another user's
 }
 
-// lockError says another reaper holds the lock.
+// lockError says another reaper holds the lock, and which, where the
+// kernel says (holder 0: not known).
 type lockError struct {
-	path string
-	wait time.Duration
+	path   string
+	wait   time.Duration
+	holder int
+	cmd    string
 }
 
 func (e *lockError) Error() string {
-	return fmt.Sprintf("another reaper holds %s; gave up after waiting %s (SPEC §9.8: one reaper at a time)", e.path, e.wait)
+	who := "another reaper"
+	if e.holder > 0 {
+		who = fmt.Sprintf("another reaper, pid %d", e.holder)
+		if e.cmd != "" {
+			who += " (" + e.cmd + ")"
+		}
+		who += ","
+	}
+	return fmt.Sprintf("%s holds %s; gave up after waiting %s: one reaper runs at a time (--lock-timeout waits longer)", who, e.path, e.wait)
 }
 
 // acquireLock takes an exclusive flock(2) on path, waiting up to wait. The
@@ -82,8 +95,10 @@ func acquireLock(path string, wait time.Duration) (func(), error) {
 			return nil, fmt.Errorf("lock %s: %w", path, err)
 		}
 		if time.Now().After(deadline) {
+			e := &lockError{path: path, wait: wait}
+			e.holder, e.cmd = platform.LockHolder(f)
 			f.Close()
-			return nil, &lockError{path: path, wait: wait}
+			return nil, e
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
