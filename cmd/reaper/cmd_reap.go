@@ -164,8 +164,8 @@ func runReap(ctx context.Context, opts *reapOptions, g *globalOptions) error {
 	return outcome(plan, results)
 }
 
-// outcome is the reap's exit status (README, "Command line and exit status"): 3 when anything the
-// plan meant to signal was refused, failed, or could not be confirmed gone
+// outcome is the reap's exit status (README, "Command line and exit
+// status"): 3 when anything the plan meant to signal was refused, failed, or could not be confirmed gone
 // — refusals for unreadable state included; 77 when what failed was only
 // the kernel refusing a signal (EPERM); nil when every planned action was
 // done. Refusals by design (younger than min_age, spared because it became
