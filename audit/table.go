@@ -295,3 +295,29 @@ func (r *Report) UseASCII(ascii bool) {
 		r.glyphs = unicodeGlyphs
 	}
 }
+
+// WriteQuiet is the report as --quiet shows it: one line for each finding
+// something was done to or that needs a look — killed, gone, failed, or
+// refused — and one for each error; nothing at all when there is none, so
+// a timer's journal gets a line only when the run did or could not do
+// something. What was only reported is in the audit log, the metrics and
+// `reaper scan`.
+func (r *Report) WriteQuiet(w io.Writer) error {
+	var b strings.Builder
+	for _, f := range r.Findings {
+		if f.Outcome == "reported" || f.Outcome == "planned" {
+			continue
+		}
+		fmt.Fprintf(&b, "reaper %s: %s tree %d (%s, rule %s, %s, %s): %s", r.Mode, f.Outcome, f.RootPID, f.Kind, f.Rule,
+			plural(len(f.PIDs), "process"), humanBytes(f.RSSBytes), clip(f.Cmdline))
+		if f.Detail != "" {
+			fmt.Fprintf(&b, " — %s", f.Detail)
+		}
+		b.WriteByte('\n')
+	}
+	for _, e := range r.Errors {
+		fmt.Fprintf(&b, "reaper %s: error: %s\n", r.Mode, e)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}

@@ -15,7 +15,8 @@
 #      scored: a user manager can't apply most sandboxing;
 #   5. every launchd plist parses, with the keys and types launchd wants;
 #   6. promtool check metrics on the textfile reaper writes.
-# Needs: dpkg, rpm2cpio + cpio, systemd-analyze, python3, promtool, go, make.
+#   7. logrotate --debug reads the shipped rotation of the audit log.
+# Needs: dpkg, rpm2cpio + cpio, systemd-analyze, python3, promtool, logrotate, go, make.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 fail() { echo "check-packaging: $*" >&2; exit 1; }
@@ -64,6 +65,18 @@ echo "units verified: no output"
 
 echo "== systemd-analyze security --offline=true (threshold 2.5: --threshold takes exposure x10)"
 systemd-analyze security --offline=true --threshold=25 "$root/usr/lib/systemd/system/reaper.service" | tail -1
+
+echo "== logrotate: the audit log's rotation, as logrotate reads it"
+[ -s "$root/etc/logrotate.d/reaper" ] || fail "the .deb does not ship /etc/logrotate.d/reaper"
+lr=$(mktemp -d)
+mkdir -p "$lr/log"
+: >"$lr/log/audit.jsonl"
+sed "s#/var/log/reaper/#$lr/log/#; s#create 0600 root root#create 0600#" "$root/etc/logrotate.d/reaper" >"$lr/reaper"
+out=$(logrotate --debug --state "$lr/state" "$lr/reaper" 2>&1) || fail "logrotate: $out"
+grep -q "error" <<<"$out" && fail "logrotate: $out"
+grep -q "considering log $lr/log/audit.jsonl" <<<"$out" || fail "logrotate did not consider the audit log: $out"
+rm -rf "$lr"
+echo "logrotate: ok"
 
 echo "== launchd plists"
 python3 - packaging/launchd/*.plist <<'PY'

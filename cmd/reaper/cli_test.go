@@ -69,6 +69,7 @@ func TestExitCodes(t *testing.T) {
 		{"scan with a FIFO for a ledger", []string{"scan", "--ledger", fifo}, 66, "fifo.toml: not a regular file", ""},
 		{"reap refuses --proc", []string{"reap", "--proc", "../../testdata/proc", "--lock-file", filepath.Join(dir, "lock")}, 2, "--proc is for scan only", ""},
 		{"version", []string{"version"}, 0, "", "reaper "},
+		{"--version", []string{"--version"}, 0, "", "reaper "},
 		{"completion bash", []string{"completion", "bash"}, 0, "", "__start_reaper"},
 		{"completion zsh", []string{"completion", "zsh"}, 0, "", "#compdef reaper"},
 		{"completion fish", []string{"completion", "fish"}, 0, "", "complete -c reaper"},

@@ -567,3 +567,28 @@ func TestReapOtherUserByEvidence(t *testing.T) {
 	}
 	t.Logf("with @evidence: %s by %s, evidence %q", f.Outcome, f.Rule, f.Evidence)
 }
+
+// --quiet prints a line for what was done and nothing when nothing was:
+// the first reap kills a marked orphan and says so in one line; the
+// second finds nothing and prints nothing. The control: without --quiet
+// the same empty run prints its whole report.
+func TestReapQuiet(t *testing.T) {
+	becomeSubreaper(t)
+	mark := "qmark" + strings.ReplaceAll(suiteMark, "-", "x")
+	pid := adopt(t, "npm exec quiet-mcp "+mark, "sleep 60; exit 0", nil)
+	pol := writePolicy(t, fmt.Sprintf("version = 1\n[defaults]\nmin_age = \"0s\"\ngrace = \"2s\"\n%s\n[[rule]]\nname = \"marked\"\nwhen = [\"reparented\"]\ncmdline = '%s'\naction = \"terminate\"\n", selfSubreaper(t), mark))
+	lock := filepath.Join(t.TempDir(), "lock")
+	r := runReaper(t, nil, "reap", "-q", "--policy", pol, "--lock-file", lock)
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if r.code != 0 || len(lines) != 1 || !strings.HasPrefix(lines[0], fmt.Sprintf("reaper reap: killed tree %d (", pid)) || r.stderr != "" {
+		t.Fatalf("first reap -q: exit %d, stdout %q, stderr %q; want one line saying %d was killed", r.code, r.stdout, r.stderr, pid)
+	}
+	r = runReaper(t, nil, "reap", "-q", "--policy", pol, "--lock-file", lock)
+	if r.code != 0 || r.stdout != "" || r.stderr != "" {
+		t.Errorf("second reap -q, nothing to do: exit %d, stdout %q, stderr %q; want nothing", r.code, r.stdout, r.stderr)
+	}
+	r = runReaper(t, nil, "reap", "--policy", pol, "--lock-file", lock)
+	if !strings.Contains(r.stdout, "findings ·") {
+		t.Errorf("control, no -q: stdout %q, want the whole report", r.stdout)
+	}
+}

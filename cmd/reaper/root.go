@@ -71,10 +71,12 @@ command line cannot be opened, 77 lacking privilege for a planned action,
 		},
 	}
 	cmd.DisableAutoGenTag = true // reproducible man pages: no date stamp
+	cmd.Version = versionString() // --version: the first line of 'reaper version'
+	cmd.SetVersionTemplate("reaper {{.Version}}\n")
 	cmd.SetOut(g.stdout)
 	cmd.SetErr(g.stderr)
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
-	cmd.PersistentFlags().BoolVarP(&g.quiet, "quiet", "q", false, "print only errors on stderr")
+	cmd.PersistentFlags().BoolVarP(&g.quiet, "quiet", "q", false, "print nothing on success: only what was acted on, refused or failed, and errors (a table's lines; JSON is unchanged)")
 	cmd.AddCommand(
 		newScanCommand(g),
 		newReapCommand(g),
