@@ -70,7 +70,7 @@ command line cannot be opened, 77 lacking privilege for a planned action,
 			}))
 		},
 	}
-	cmd.DisableAutoGenTag = true // reproducible man pages: no date stamp
+	cmd.DisableAutoGenTag = true  // reproducible man pages: no date stamp
 	cmd.Version = versionString() // --version: the first line of 'reaper version'
 	cmd.SetVersionTemplate("reaper {{.Version}}\n")
 	cmd.SetOut(g.stdout)
