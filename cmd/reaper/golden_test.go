@@ -119,3 +119,45 @@ func TestTableFromJSON(t *testing.T) {
 		}
 	}
 }
+
+// The README's sample report is the golden's, not a copy that ages: each
+// of its lines is a line of testdata/golden/scan-default.txt, in order (a
+// line ending in " …" is a cut one, its start compared; "…" alone stands
+// for what was left out; the header's time is the golden's TIME).
+func TestReadmeSampleIsTheGolden(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden, err := os.ReadFile("../../testdata/golden/scan-default.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(readme)
+	at := strings.Index(text, "From the fixture machine in `testdata/proc`")
+	start := strings.Index(text[at:], "```\n")
+	if at < 0 || start < 0 {
+		t.Fatal("the README has no sample report after \"From the fixture machine\"")
+	}
+	sample := text[at+start+4:]
+	sample = sample[:strings.Index(sample, "```")]
+	stamp := regexp.MustCompile(` · \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC · `)
+	lines := strings.Split(string(golden), "\n")
+	next := 0
+	for _, want := range strings.Split(strings.TrimRight(sample, "\n"), "\n") {
+		if want == "…" {
+			continue
+		}
+		want = stamp.ReplaceAllString(want, " · TIME · ")
+		cut := strings.HasSuffix(want, " …")
+		found := false
+		for next < len(lines) && !found {
+			l := lines[next]
+			next++
+			found = l == want || cut && strings.HasPrefix(l, strings.TrimSuffix(want, " …"))
+		}
+		if !found {
+			t.Fatalf("README sample line %q is not in testdata/golden/scan-default.txt (after what came before it): update the README from the golden", want)
+		}
+	}
+}
