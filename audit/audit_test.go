@@ -74,7 +74,8 @@ func TestAppendLog(t *testing.T) {
 	path := t.TempDir() + "/audit.jsonl"
 	at := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
 	r := &Report{Mode: "reap", Time: at, Findings: []Finding{{RootPID: 300, Start: "b:1", PIDs: []int{300, 301},
-		Kind: "acp", Reasons: []string{"owner-dead"}, Rule: "r", Action: "terminate", Outcome: "killed"}}}
+		Kind: "acp", Reasons: []string{"owner-dead"}, Rule: "r", Action: "terminate", Outcome: "killed",
+		UID: 1001, User: "alice", Cmdline: "node server.mjs", RSSBytes: 48 << 20}}}
 	signals := []Record{
 		{Time: at, Event: "signal", RootPID: 300, PID: 300, Start: "b:1", Signal: "SIGTERM", Result: "ok"},
 		{Time: at, Event: "signal", RootPID: 300, PID: 301, Start: "b:2", Signal: "SIGKILL", Via: "cgroup.kill /x.scope", Result: "ok"},
@@ -103,6 +104,12 @@ func TestAppendLog(t *testing.T) {
 	}
 	if recs[2].Event != "decision" || recs[2].Outcome != "killed" || recs[0].Mode != "reap" {
 		t.Errorf("records %+v", recs)
+	}
+	if d := recs[2]; d.UID == nil || *d.UID != 1001 || d.User != "alice" || d.Cmdline != "node server.mjs" || d.RSSBytes != 48<<20 {
+		t.Errorf("decision %+v: want whose tree it was (uid, user), its command line and RSS", d)
+	}
+	if strings.Contains(lines[0], `"uid"`) || strings.Contains(lines[0], `"cmdline"`) {
+		t.Errorf("a signal record carries a decision's fields: %s", lines[0])
 	}
 }
 

@@ -70,6 +70,9 @@ func Journal(r *Report, signals []Record) (bool, error) {
 			"REAPER_DETAIL":  f.Detail,
 			"REAPER_OWNER":   f.Owner,
 			"REAPER_RSS":     strconv.FormatUint(f.RSSBytes, 10),
+			"REAPER_UID":     strconv.FormatInt(f.UID, 10),
+			"REAPER_USER":    f.User,
+			"REAPER_CMDLINE": f.Cmdline,
 		}
 		msg := fmt.Sprintf("%s %s tree of pid %d (%s): %s", f.Rule, f.Kind, f.RootPID, strings.Join(f.Reasons, ", "), f.Outcome)
 		if err := platform.JournalSend(msg, pri, fields); err != nil {

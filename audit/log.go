@@ -26,6 +26,12 @@ type Record struct {
 	Signal  string    `json:"signal,omitempty"`
 	Via     string    `json:"via,omitempty"` // "cgroup.kill PATH" for a cgroup killed as a unit
 	Result  string    `json:"result,omitempty"`
+	// A decision also says whose tree it was and what it was: the root's
+	// real uid and user, its command line and the tree's RSS.
+	UID      *int64 `json:"uid,omitempty"`
+	User     string `json:"user,omitempty"`
+	Cmdline  string `json:"cmdline,omitempty"`
+	RSSBytes uint64 `json:"rss_bytes,omitempty"`
 }
 
 // AppendLog appends to the file at path the signal records the run sent
@@ -50,6 +56,7 @@ func AppendLog(path string, r *Report, signals []Record) error {
 			Time: r.Time, Event: "decision", Mode: r.Mode, RootPID: fd.RootPID, Start: fd.Start,
 			PIDs: fd.PIDs, Kind: fd.Kind, Reasons: fd.Reasons, Rule: fd.Rule,
 			Action: fd.Action, Outcome: fd.Outcome, Detail: fd.Detail,
+			UID: &fd.UID, User: fd.User, Cmdline: fd.Cmdline, RSSBytes: fd.RSSBytes,
 		}
 		if err := writeRecord(f, path, rec); err != nil {
 			f.Close()

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os/user"
 	"regexp"
 	"sort"
 	"strconv"
@@ -91,6 +92,11 @@ type Finding struct {
 	RSSBytes   uint64   `json:"rss_bytes"`
 	AgeSeconds int64    `json:"age_seconds"`
 	Cmdline    string   `json:"cmdline"`
+	// UID is the root's real uid (-1: it could not be read), User its
+	// name on this host ("" when the host has none, or the table is a
+	// fixture's, whose users are another machine's).
+	UID  int64  `json:"uid"`
+	User string `json:"user"`
 
 	// Additions: the evidence behind the reasons, the root's start identity
 	// (what a signal is checked against), and the owner pid evidence named.
@@ -115,6 +121,7 @@ type Finding struct {
 type Member struct {
 	PID        int    `json:"pid"`
 	PPID       int    `json:"ppid"`
+	UID        int64  `json:"uid"`   // the real uid; -1: not readable
 	Depth      int    `json:"depth"` // below the root, which is 0
 	AgeSeconds int64  `json:"age_seconds"`
 	RSSBytes   uint64 `json:"rss_bytes"`
@@ -167,6 +174,7 @@ type Totals struct {
 // NewReport builds the report of a plan over res.
 func NewReport(pol *policy.Policy, res *scan.Result, plan *policy.Plan) *Report {
 	s := res.Tree.Snap
+	users := userNames{}
 	r := &Report{
 		SchemaVersion: SchemaVersion,
 		Mode:          string(plan.Mode),
@@ -206,12 +214,14 @@ func NewReport(pol *policy.Policy, res *scan.Result, plan *policy.Plan) *Report 
 			OwnerPID:   f.OwnerPID,
 			PTYs:       []PTYRef{},
 		})
+		last := &r.Findings[len(r.Findings)-1]
+		last.UID, last.User = users.of(s, f.Root)
 		r.Totals.Processes += len(f.Members)
 		r.Totals.ReclaimableBytes += f.RSS
-		last := &r.Findings[len(r.Findings)-1]
 		for _, m := range f.Members {
 			last.procs = append(last.procs, m.Proc)
-			last.Members = append(last.Members, Member{PID: m.Proc.PID, PPID: m.Proc.PPID, Depth: m.Depth,
+			uid, _ := users.of(s, m.Proc)
+			last.Members = append(last.Members, Member{PID: m.Proc.PID, PPID: m.Proc.PPID, UID: uid, Depth: m.Depth,
 				AgeSeconds: int64(s.Age(m.Proc) / time.Second), RSSBytes: m.Proc.RSS, Cmdline: s.CommandLine(m.Proc)})
 			if term := s.Terminal(m.Proc); term.PTS >= 0 {
 				ptys[term.PTS] = true
@@ -358,4 +368,27 @@ func aggregate(warnings []string) []string {
 		out = append(out, fmt.Sprintf("%s: read %s/*/%s: %s%s", what, k.root, k.file, k.why, hint))
 	}
 	return out
+}
+
+// userNames looks up user names once per uid. A fixture's table (Self 0)
+// is another machine's: its uids have no names here.
+type userNames map[uint32]string
+
+// of returns p's real uid (-1 when it could not be read) and its name.
+func (u userNames) of(s *platform.Snapshot, p *platform.Process) (int64, string) {
+	uid := s.UID(p)
+	if uid == platform.NoUID {
+		return -1, ""
+	}
+	if s.Self == 0 {
+		return int64(uid), ""
+	}
+	name, ok := u[uid]
+	if !ok {
+		if usr, err := user.LookupId(strconv.FormatUint(uint64(uid), 10)); err == nil {
+			name = usr.Username
+		}
+		u[uid] = name
+	}
+	return int64(uid), name
 }

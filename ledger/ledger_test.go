@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/orphanreaper/reaper/internal/schematest"
 )
 
 // specExample is the ledger of the format's first definition, verbatim.
@@ -284,4 +286,23 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// The fixture ledger keeps to the schema, and the invalid one does not
+// (the control).
+func TestFixtureAgainstSchema(t *testing.T) {
+	schema, err := os.ReadFile("schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for file, ok := range map[string]bool{"../testdata/ledger/fixture.json": true, "../testdata/ledger/invalid.json": false} {
+		doc, _ := os.ReadFile(file)
+		errs, err := schematest.Validate(schema, doc)
+		if err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		if (len(errs) == 0) != ok {
+			t.Errorf("%s: %v, want valid %v", file, errs, ok)
+		}
+	}
 }

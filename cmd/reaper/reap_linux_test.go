@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/orphanreaper/reaper/internal/schematest"
 	"github.com/orphanreaper/reaper/ledger"
 )
 
@@ -590,5 +591,27 @@ func TestReapQuiet(t *testing.T) {
 	r = runReaper(t, nil, "reap", "--policy", pol, "--lock-file", lock)
 	if !strings.Contains(r.stdout, "findings ·") {
 		t.Errorf("control, no -q: stdout %q, want the whole report", r.stdout)
+	}
+}
+
+// A reap's JSON keeps to the shipped schema (audit/report.schema.json) as
+// the scans' do (audit.TestReportSchema): a marked orphan killed, its
+// outcome, members and uid in the report.
+func TestReapJSONMatchesSchema(t *testing.T) {
+	becomeSubreaper(t)
+	mark := "jsmark" + strings.ReplaceAll(suiteMark, "-", "x")
+	pid := adopt(t, "npm exec schema-mcp "+mark, "sleep 60; exit 0", nil)
+	pol := writePolicy(t, fmt.Sprintf("version = 1\n[defaults]\nmin_age = \"0s\"\ngrace = \"2s\"\n%s\n[[rule]]\nname = \"marked\"\nwhen = [\"reparented\"]\ncmdline = '%s'\naction = \"terminate\"\n", selfSubreaper(t), mark))
+	r := runReaper(t, nil, "reap", "-o", "json", "--policy", pol, "--lock-file", filepath.Join(t.TempDir(), "lock"))
+	if r.code != 0 || !strings.Contains(r.stdout, fmt.Sprintf(`"root_pid": %d`, pid)) || !strings.Contains(r.stdout, `"outcome": "killed"`) {
+		t.Fatalf("reap: exit %d, want %d killed\n%s\n%s", r.code, pid, r.stdout, r.stderr)
+	}
+	schema, err := os.ReadFile("../../audit/report.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs, err := schematest.Validate(schema, []byte(r.stdout))
+	if err != nil || len(errs) > 0 {
+		t.Errorf("the reap's JSON against the schema: %v\n%s", err, strings.Join(errs, "\n"))
 	}
 }
