@@ -1,7 +1,7 @@
 # reaper's build: the binary, its man pages and completions, its packages.
 # The tests are `go test -count=1 ./...` (see README); CI is .ci/run.
 
-VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null | sed 's/^v//' || echo 0.0.0)
+VERSION ?= $(shell scripts/version.sh 2>/dev/null || echo 0.0.0)
 ARCH    ?= amd64
 NFPM    := github.com/goreleaser/nfpm/v2/cmd/nfpm@v2.45.2
 

@@ -15,7 +15,10 @@
 #      scored: a user manager can't apply most sandboxing;
 #   5. every launchd plist parses, with the keys and types launchd wants;
 #   6. promtool check metrics on the textfile reaper writes.
-#   7. logrotate --debug reads the shipped rotation of the audit log.
+#   7. logrotate --debug reads the shipped rotation of the audit log;
+#   8. the .deb's maintainer scripts (enable and start the timer on install,
+#      restart it on upgrade, stop it on removal) parse, its copyright is
+#      there, and scripts/version.sh sorts this commit after the last.
 # Needs: dpkg, rpm2cpio + cpio, systemd-analyze, python3, promtool, logrotate, go, make.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,6 +36,25 @@ echo "-- $rpm"
 list=$( { rpm2cpio "$rpm" || true; } | cpio -t --quiet)
 echo "$list"
 grep -qx '/usr/bin/reaper' <<<"$list" || fail "the rpm does not hold /usr/bin/reaper"
+
+echo "== maintainer scripts, copyright, and a version that sorts"
+ctrl=$(mktemp -d)
+dpkg-deb -e "$deb" "$ctrl"
+for script in postinst prerm postrm; do
+	[ -x "$ctrl/$script" ] || fail "the .deb has no executable $script"
+	sh -n "$ctrl/$script" || fail "$script: syntax"
+done
+grep -q 'enable reaper.timer' "$ctrl/postinst" || fail "postinst does not enable the timer"
+rm -rf "$ctrl"
+debfiles=$(dpkg-deb -c "$deb")
+grep -q ' ./usr/share/doc/reaper/copyright$' <<<"$debfiles" || fail "the .deb has no copyright file"
+# Each build's version must sort after the one before it, in dpkg's order
+# (and so rpm's: the same ~ and + rules): a hash alone does not.
+if git rev-parse -q --verify HEAD~1 >/dev/null; then
+	new=$(scripts/version.sh HEAD) old=$(scripts/version.sh HEAD~1)
+	dpkg --compare-versions "$new" gt "$old" || fail "version $new does not sort after the previous commit's $old"
+	echo "version $new sorts after $old"
+fi
 
 echo "== the .deb in a scratch root"
 root=$(mktemp -d)
