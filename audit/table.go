@@ -39,7 +39,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 			case z.ParentCmdline == "":
 				who = "(not visible)"
 			}
-			ew.printf("  %s under %d, oldest %s: %s\n", plural(z.Count, "zombie"), z.ParentPID,
+			ew.printf("  %s under %d, oldest %s: %s\n", Plural(z.Count, "zombie"), z.ParentPID,
 				humanAge(time.Duration(z.OldestAgeSecond)*time.Second), who)
 		}
 	}
@@ -92,8 +92,8 @@ func (r *Report) WriteTable(w io.Writer) error {
 		unmatched = fmt.Sprintf(" · %d reparented %s no rule matched (--all lists them)", n, map[bool]string{true: "tree", false: "trees"}[n == 1])
 	}
 	ew.printf("\n%s · %s · %s reclaimable · %s · %s%s\n",
-		plural(r.Totals.Findings, "finding"), plural(r.Totals.Processes, "process"),
-		humanBytes(r.Totals.ReclaimableBytes), plural(len(r.Zombies), "zombie"), r.ptyLine(), unmatched)
+		Plural(r.Totals.Findings, "finding"), Plural(r.Totals.Processes, "process"),
+		humanBytes(r.Totals.ReclaimableBytes), Plural(len(r.Zombies), "zombie"), r.ptyLine(), unmatched)
 	return ew.err
 }
 
@@ -221,7 +221,9 @@ func clip(s string) string {
 
 func utf8Start(b byte) bool { return b&0xc0 != 0x80 }
 
-func plural(n int, word string) string {
+// Plural is n with word, in the plural unless n is 1 ("1 process", "2
+// processes").
+func Plural(n int, word string) string {
 	if n == 1 {
 		return "1 " + word
 	}
@@ -309,7 +311,7 @@ func (r *Report) WriteQuiet(w io.Writer) error {
 			continue
 		}
 		fmt.Fprintf(&b, "reaper %s: %s tree %d (%s, rule %s, %s, %s): %s", r.Mode, f.Outcome, f.RootPID, f.Kind, f.Rule,
-			plural(len(f.PIDs), "process"), humanBytes(f.RSSBytes), clip(f.Cmdline))
+			Plural(len(f.PIDs), "process"), humanBytes(f.RSSBytes), clip(f.Cmdline))
 		if f.Detail != "" {
 			fmt.Fprintf(&b, " — %s", f.Detail)
 		}

@@ -45,6 +45,7 @@ func TestExitCodes(t *testing.T) {
 		{"unknown command", []string{"bogus"}, 2, `unknown command or argument "bogus"`, ""},
 		{"unknown flag", []string{"scan", "--bogus"}, 2, "unknown flag: --bogus", ""},
 		{"bad output", []string{"scan", "--output", "xml"}, 2, `--output "xml": want table or json`, ""},
+		{"output in capitals", []string{"scan", "--proc", "../../testdata/proc", "-o", "JSON"}, 0, "", `"schema_version": 1`},
 		{"scan takes no arguments", []string{"scan", "extra"}, 2, "unknown command or argument", ""},
 		{"policy check valid", []string{"policy", "check", valid}, 0, "", "valid: 0 owners"},
 		{"policy check invalid", []string{"policy", "check", invalid}, 78, invalid + ":4: grace \"soon\" is not a duration", ""},

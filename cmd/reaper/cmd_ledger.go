@@ -90,7 +90,7 @@ unverified (the run records no identity).`,
 			if err := someArgs("PATH")(cmd, args); err != nil {
 				return err
 			}
-			return validateOutput(opts.output)
+			return validateOutput(&opts.output)
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runLedgerShow(cmd, args, &opts, g)

@@ -6,6 +6,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/orphanreaper/reaper/policy"
+
+	"github.com/orphanreaper/reaper/audit"
 )
 
 func newPolicyCommand(g *globalOptions) *cobra.Command {
@@ -49,8 +51,8 @@ func runPolicyCheck(path string, g *globalOptions) error {
 			acting++
 		}
 	}
-	fmt.Fprintf(g.stdout, "%s: valid: %d owners, %d subreapers, %d rules (%d that signal), %d protect entries\n",
-		path, len(p.Owners), len(p.Subreapers), len(p.Rules), acting, len(p.Protect))
+	fmt.Fprintf(g.stdout, "%s: valid: %s, %s, %s (%d that signal), %s\n", path, audit.Plural(len(p.Owners), "owner"),
+		audit.Plural(len(p.Subreapers), "subreaper"), audit.Plural(len(p.Rules), "rule"), acting, protectEntries(len(p.Protect)))
 	return nil
 }
 
@@ -64,4 +66,11 @@ func newPolicyShowCommand(g *globalOptions) *cobra.Command {
 			return err
 		},
 	}
+}
+
+func protectEntries(n int) string {
+	if n == 1 {
+		return "1 protect entry"
+	}
+	return fmt.Sprintf("%d protect entries", n)
 }

@@ -36,7 +36,7 @@ PTYs are not seen.`,
 		Example: "  reaper pty\n  reaper pty --output json | jq '.dead'",
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := validateOutput(opts.output); err != nil {
+			if err := validateOutput(&opts.output); err != nil {
 				return err
 			}
 			return runPty(&opts, g)

@@ -184,7 +184,12 @@ func outcome(plan *policy.Plan, results []reap.Result) error {
 	}
 	switch {
 	case partial > 0:
-		return &outcomeError{exitPartial, fmt.Sprintf("%d of the planned actions were refused or failed (see each finding's detail)", partial+permission)}
+		n := partial + permission
+		verb := "were"
+		if n == 1 {
+			verb = "was"
+		}
+		return &outcomeError{exitPartial, fmt.Sprintf("%s %s refused or failed (see each finding's detail)", audit.Plural(n, "planned action"), verb)}
 	case permission > 0:
 		return &outcomeError{exitPermission, "lacking the privilege for a planned action (run as the processes' user, or as root)"}
 	}

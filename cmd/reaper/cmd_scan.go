@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -41,13 +42,15 @@ func (o *scanOptions) validate() error {
 	default:
 		return usagef("--journal %q: want auto, on or off", o.journal)
 	}
-	return validateOutput(o.output)
+	return validateOutput(&o.output)
 }
 
-// validateOutput checks an --output value.
-func validateOutput(output string) error {
-	if output != "table" && output != "json" {
-		return usagef("--output %q: want table or json", output)
+// validateOutput checks an --output value, and makes it lower case:
+// "-o JSON" is json.
+func validateOutput(output *string) error {
+	*output = strings.ToLower(*output)
+	if *output != "table" && *output != "json" {
+		return usagef("--output %q: want table or json", *output)
 	}
 	return nil
 }
