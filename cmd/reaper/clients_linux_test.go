@@ -38,6 +38,9 @@ type clientModel struct {
 	mu   sync.Mutex
 	seen []string // "METHOD PATH" of each request
 	done chan struct{}
+	// answer, when set, may answer a request instead of holding it: it
+	// returns the event stream to send, or "" to hold the request.
+	answer func(body []byte) string
 }
 
 func startClientModel(t *testing.T) *clientModel {
@@ -55,9 +58,10 @@ func startClientModel(t *testing.T) *clientModel {
 }
 
 func (m *clientModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	io.Copy(io.Discard, io.LimitReader(r.Body, 16<<20))
+	body, _ := io.ReadAll(io.LimitReader(r.Body, 16<<20))
 	m.mu.Lock()
 	m.seen = append(m.seen, r.Method+" "+r.URL.Path)
+	answer := m.answer
 	m.mu.Unlock()
 	if r.Method != http.MethodPost {
 		w.Header().Set("Content-Type", "application/json")
@@ -66,6 +70,12 @@ func (m *clientModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.WriteHeader(http.StatusOK)
+	if answer != nil {
+		if events := answer(body); events != "" {
+			io.WriteString(w, events)
+			return
+		}
+	}
 	if f, ok := w.(http.Flusher); ok {
 		f.Flush()
 	}

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// bashToolCall is an Anthropic Messages event stream whose one content
+// block calls Claude Code's Bash tool with command.
+func bashToolCall(command string) string {
+	input, _ := json.Marshal(map[string]any{"command": command, "description": "wait"})
+	partial, _ := json.Marshal(string(input))
+	events := []string{
+		`{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":1,"output_tokens":1}}}`,
+		`{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_01","name":"Bash","input":{}}}`,
+		`{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":` + string(partial) + `}}`,
+		`{"type":"content_block_stop","index":0}`,
+		`{"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":12}}`,
+		`{"type":"message_stop"}`,
+	}
+	var b strings.Builder
+	for _, e := range events {
+		var typ struct{ Type string }
+		json.Unmarshal([]byte(e), &typ)
+		fmt.Fprintf(&b, "event: %s\ndata: %s\n\n", typ.Type, e)
+	}
+	return b.String()
+}
+
+// TestRealClaudeCodeBashTool: Claude Code 2.1.197 (`claude -p`, detached,
+// the Bash tool allowed) is asked by the model stand-in to run a command
+// that outlives it (`sleep`, as a `tail -f` does), and is SIGKILLed while
+// the tool runs. The Bash tool's shell (`bash -c -l source
+// …/shell-snapshots/snapshot-bash-….sh && … eval '…'`) and what it runs
+// live on, reparented (the control); they carry Claude Code's marks and
+// its group, and its session file names the dead pid: the reap kills the
+// tree as owner-dead, kind exec.
+func TestRealClaudeCodeBashTool(t *testing.T) {
+	mods := requireClients(t)
+	becomeSubreaper(t)
+	mark := "cbmark" + strings.ReplaceAll(suiteMark, "-", "x")
+	model := startClientModel(t)
+	var once sync.Once
+	model.answer = func(body []byte) string {
+		out := ""
+		if bytes.Contains(body, []byte(`"Bash"`)) && bytes.Contains(body, []byte(mark)) {
+			once.Do(func() { out = bashToolCall("sleep 300 # " + mark + "-tool") })
+		}
+		return out
+	}
+	home, work := t.TempDir(), t.TempDir()
+	env, cfgDir := claudeSetup(home, work, model.addr, mark)
+	claude, log := startDetached(t, work, env, filepath.Join(mods, "@anthropic-ai", "claude-code-linux-x64", "claude"),
+		"-p", "say hello "+mark, "--allowedTools=Bash")
+	t.Cleanup(func() { killOurs(mark) })
+	waitMarked(t, mark, 3, model, log) // claude and two servers; then the tool's shell (its sleep is not marked: the mark is a comment)
+	var tool []int
+	for deadline := time.Now().Add(60 * time.Second); len(tool) == 0 && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		for _, pid := range markedPIDs(mark) {
+			if strings.Contains(cmdlineOf(pid), mark+"-tool") {
+				tool = append(tool, pid)
+			}
+		}
+	}
+	sessions, _ := filepath.Glob(filepath.Join(cfgDir, "sessions", "*.json"))
+	t.Logf("claude -p with the Bash tool: pid %d, the tool's processes %v, session files %v, requests %q", claude, tool, sessions, model.requests())
+	if len(tool) == 0 {
+		b, _ := os.ReadFile(log)
+		t.Fatalf("the Bash tool ran nothing marked: marked %v\n%s", markedPIDs(mark), tail(b, 2000))
+	}
+	reapLive(t, mark, "claude -p, its Bash tool running")
+	// What the tool runs is not marked (the mark is a comment): its
+	// children are followed by pid.
+	var runs []int
+	for _, pid := range tool {
+		runs = append(runs, childrenOf(pid)...)
+	}
+
+	left := killClient(claude, mark)
+	var roots []int
+	for _, pid := range left {
+		if parentOf(pid) == os.Getpid() {
+			roots = append(roots, pid)
+		}
+	}
+	var shell []int
+	for _, pid := range left {
+		if strings.Contains(cmdlineOf(pid), "shell-snapshots") {
+			shell = append(shell, pid)
+		}
+	}
+	t.Logf("claude SIGKILLed, no reaper: %d processes alive %v, reparented roots %v, the tool's shell %v", len(left), left, roots, shell)
+	if len(shell) == 0 {
+		t.Fatalf("control: the Bash tool's shell did not outlive claude: alive %v", left)
+	}
+	reapLeftovers(t, mark, roots)
+	for _, pid := range runs {
+		if st := stateOf(pid); st != "" && st != "Z" {
+			t.Errorf("%d, which the Bash tool ran, is alive after the reap", pid)
+		}
+	}
+	t.Logf("what the Bash tool ran, %v, is gone", runs)
+}
+
