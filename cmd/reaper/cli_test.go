@@ -64,6 +64,8 @@ func TestExitCodes(t *testing.T) {
 		{"ledger validate invalid", []string{"ledger", "validate", "../../testdata/ledger/fixture.json", "../../testdata/ledger/invalid.json"}, 78,
 			"invalid.json:6: pid: a JSON string where an int is wanted", "fixture.json: valid"},
 		{"ledger validate a plain dir", []string{"ledger", "validate", dir}, 78, "no known agent client's state dir (openclaw, ", ""},
+		{"ledger validate a missing path: 66, as ledger show", []string{"ledger", "validate", filepath.Join(dir, "none.json")}, 66, "1 of 1 paths could not be opened", ""},
+		{"ledger show a missing path", []string{"ledger", "show", filepath.Join(dir, "none.json")}, 66, "none.json", ""},
 		{"ledger validate needs a path", []string{"ledger", "validate"}, 2, "reaper ledger validate needs at least one PATH (got 0)\nRun 'reaper ledger validate --help'", ""},
 		{"scan with an invalid ledger", []string{"scan", "--ledger", "../../testdata/ledger/invalid.json"}, 78, "invalid.json:6:", ""},
 		{"scan with a missing ledger", []string{"scan", "--ledger", filepath.Join(dir, "none.json")}, 66, "none.json: cannot be opened: no such file or directory", ""},

@@ -46,11 +46,15 @@ no process.`,
 }
 
 func runLedgerValidate(paths []string, g *globalOptions) error {
-	invalid := 0
+	invalid, unopened := 0, []error(nil)
 	for _, path := range paths {
 		ls, errs := gather.ReadPath(context.Background(), path)
 		for _, err := range errs {
 			fmt.Fprintln(g.stderr, err)
+		}
+		if len(errs) == 1 && noInput(errs[0]) {
+			unopened = append(unopened, errs[0])
+			continue
 		}
 		if len(errs) > 0 {
 			invalid++
@@ -63,8 +67,13 @@ func runLedgerValidate(paths []string, g *globalOptions) error {
 		}
 		fmt.Fprintf(g.stdout, "%s: valid: %s, %s, %s\n", path, countOf(len(ls), "ledger"), countOf(runs, "run"), countOf(sessions, "session"))
 	}
+	// As everywhere: 78 when something read is invalid, else 66 when a
+	// path could not be opened at all (ledger show says the same).
 	if invalid > 0 {
 		return configError{fmt.Errorf("%d of %d paths are invalid", invalid, len(paths))}
+	}
+	if len(unopened) > 0 {
+		return noInputError{fmt.Errorf("%d of %d paths could not be opened", len(unopened), len(paths))}
 	}
 	return nil
 }

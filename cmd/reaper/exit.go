@@ -29,6 +29,13 @@ type configError struct{ err error }
 func (e configError) Error() string { return e.err.Error() }
 func (e configError) Unwrap() error { return e.err }
 
+// noInputError is what was named on the command line that could not be
+// opened at all (exit 66), when it is not a policy or ledger error.
+type noInputError struct{ err error }
+
+func (e noInputError) Error() string { return e.err.Error() }
+func (e noInputError) Unwrap() error { return e.err }
+
 // usageError is a mistake on the command line.
 type usageError struct{ err error }
 
@@ -59,7 +66,10 @@ func exitCode(err error, stderr io.Writer, cmdPath ...string) int {
 	var le *ledger.Error
 	var ue usageError
 	var ce configError
+	var ne noInputError
 	switch {
+	case errors.As(err, &ne):
+		return exitNoInput
 	case (errors.As(err, &pe) || errors.As(err, &le)) && noInput(err):
 		return exitNoInput
 	case errors.As(err, &pe), errors.As(err, &le), errors.As(err, &ce):
