@@ -108,4 +108,3 @@ func TestRealClaudeCodeBashTool(t *testing.T) {
 	}
 	t.Logf("what the Bash tool ran, %v, is gone", runs)
 }
-
