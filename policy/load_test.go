@@ -3,6 +3,7 @@ package policy
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -250,5 +251,27 @@ func TestTooManyOwners(t *testing.T) {
 	want := fmt.Sprintf("owners.toml:%d: more than %d [[owner]] entries", 2+3*scan.MaxOwners, scan.MaxOwners)
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("%d owners: %v, want %q", scan.MaxOwners+1, err, want)
+	}
+}
+
+// The example in reaper.toml(5) is a valid policy: the man page cannot
+// teach a format the loader refuses.
+func TestManPageExample(t *testing.T) {
+	b, err := os.ReadFile("../packaging/man/reaper.toml.5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(b)
+	start, end := strings.Index(page, ".EX\n"), strings.Index(page, ".EE\n")
+	if start < 0 || end < start {
+		t.Fatal("reaper.toml(5) has no .EX … .EE example")
+	}
+	example := strings.ReplaceAll(page[start+4:end], `\-`, "-")
+	p, err := Parse("reaper.toml.5", []byte(example))
+	if err != nil {
+		t.Fatalf("the man page's example: %v\n%s", err, example)
+	}
+	if len(p.Rules) != 1 || !p.Rules[0].Evidence || len(p.Protect) != 1 {
+		t.Errorf("the man page's example read as %d rules (evidence %v), %d protect entries", len(p.Rules), len(p.Rules) > 0 && p.Rules[0].Evidence, len(p.Protect))
 	}
 }

@@ -19,7 +19,7 @@
 #   8. the .deb's maintainer scripts (enable and start the timer on install,
 #      restart it on upgrade, stop it on removal) parse, its copyright is
 #      there, and scripts/version.sh sorts this commit after the last.
-# Needs: dpkg, rpm2cpio + cpio, systemd-analyze, python3, promtool, logrotate, go, make.
+# Needs: dpkg, rpm2cpio + cpio, systemd-analyze, python3, promtool, logrotate, groff, go, make.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 fail() { echo "check-packaging: $*" >&2; exit 1; }
@@ -68,6 +68,9 @@ for page in reaper reaper-scan reaper-reap reaper-ledger reaper-policy; do
 	[ -s "$root/usr/share/man/man1/$page.1.gz" ] || fail "man page $page.1.gz missing"
 done
 [ -s "$root/usr/share/bash-completion/completions/reaper" ] || fail "bash completion missing"
+[ -s "$root/usr/share/man/man5/reaper.toml.5.gz" ] || fail "man page reaper.toml.5.gz missing"
+out=$(zcat "$root/usr/share/man/man5/reaper.toml.5.gz" | groff -man -ww -z 2>&1) || true
+[ -z "$out" ] || fail "reaper.toml(5): groff warns: $out"
 
 echo "== systemd-analyze verify (any output fails)"
 cp -rn /usr/lib/systemd/system/. "$root/usr/lib/systemd/system/"
