@@ -41,15 +41,21 @@ var (
 		`[-_@/]mcp([-_ /.@]|$)|(^|[/ ])mcp[-_]|fastmcp`)
 )
 
-// Classify returns the kind of the tree rooted at p by fingerprint: a
-// session leader on a pseudo-terminal is a PTY shell (its controlling
-// terminal, or — once the master is gone and the kernel cleared it — the
-// terminal its stdio still holds); then ACP command lines, the clients'
-// own and the protocol's; then MCP command lines; then the clients'
-// environment marks. Checking ACP before MCP matters: agent CLIs carry
-// --mcp-config.
+// Classify returns the kind of the tree rooted at p by fingerprint, from
+// what the process is before how it is attached: a shell that leads a
+// session on a pseudo-terminal is a PTY shell (its controlling terminal,
+// or — once the master is gone and the kernel cleared it — the terminal
+// its stdio still holds), whatever it runs; then the clients' command
+// marks, ACP command lines, the protocol's and the clients', and MCP
+// command lines; then any other session leader on a terminal (a program
+// started there with setsid, keeping the terminal on its stdio: a
+// `setsid -f node …-mcp` from a tmux shell is an MCP server, not a PTY
+// shell); then the clients' environment marks. Checking ACP before MCP
+// matters: agent CLIs carry --mcp-config.
 func (c *Config) Classify(s *platform.Snapshot, p *platform.Process) Kind {
-	if s.PTYShell(p) {
+	argv := s.Cmdline(p)
+	onTerminal := s.PTYShell(p)
+	if onTerminal && IsShell(argv) {
 		return KindPTY
 	}
 	cmd := s.CommandLine(p)
@@ -63,6 +69,8 @@ func (c *Config) Classify(s *platform.Snapshot, p *platform.Process) Kind {
 		return KindACP
 	case mcpCommand.MatchString(cmd):
 		return KindMCP
+	case onTerminal:
+		return KindPTY
 	}
 	for _, m := range c.Marks.Env {
 		if v, ok := s.Getenv(p, m.Env); ok && v == m.Value {
@@ -70,6 +78,21 @@ func (c *Config) Classify(s *platform.Snapshot, p *platform.Process) Kind {
 		}
 	}
 	return KindOther
+}
+
+// shells are the command interpreters a terminal runs.
+var shells = map[string]bool{"sh": true, "bash": true, "dash": true, "zsh": true, "fish": true,
+	"ksh": true, "mksh": true, "tcsh": true, "csh": true, "ash": true, "busybox": true}
+
+// IsShell reports whether argv runs a shell: its program's base name, a
+// login shell's leading "-" aside ("-bash"). Node programs that set their
+// title leave one string: its first word is the program.
+func IsShell(argv []string) bool {
+	if len(argv) == 0 {
+		return false
+	}
+	prog, _, _ := strings.Cut(argv[0], " ")
+	return shells[path.Base(strings.TrimPrefix(prog, "-"))]
 }
 
 // ApplyServers gives kind mcp to each finding of kind other whose root is
