@@ -29,7 +29,8 @@ func newGenDocsCommand(g *globalOptions) *cobra.Command {
 				if err := os.MkdirAll(manDir, 0o755); err != nil {
 					return err
 				}
-				header := &doc.GenManHeader{Title: "REAPER", Section: "1", Source: "reaper " + versionString(),
+				// No Title: each page takes its command's (REAPER-SCAN…).
+				header := &doc.GenManHeader{Section: "1", Source: "reaper " + versionString(),
 					Manual: "reaper manual"}
 				if err := doc.GenManTree(root, header, manDir); err != nil {
 					return fmt.Errorf("man pages: %w", err)

@@ -78,6 +78,7 @@ lacking the privilege for a planned action, 78 invalid policy or ledger
 		},
 	}
 	opts.AddFlags(cmd.Flags())
+	cmd.Flags().MarkHidden("proc") // scan's: reap refuses a fixture table
 	return cmd
 }
 
