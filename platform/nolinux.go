@@ -77,3 +77,7 @@ func (c *Confinement) Remove() bool { return true }
 
 // Release: there is nothing to release here.
 func (c *Confinement) Release() error { return nil }
+
+// HostPIDNamespace: there are no PID namespaces here; the table is the
+// host's.
+func HostPIDNamespace() bool { return true }

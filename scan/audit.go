@@ -56,7 +56,8 @@ type PTYState struct {
 	Slaves  []*platform.Process
 	// Dead: its processes can no longer be reached through it. Why says
 	// which way: the master was closed (the slave's link is deleted), no
-	// scanned process holds the master, or only findings hold it.
+	// scanned process holds the master, or only findings hold it; or, not
+	// dead, that its master is not visible from here.
 	Dead bool
 	Why  string
 }
@@ -99,6 +100,8 @@ func PTYStates(holds map[*platform.Process][]platform.PTYHold, complete bool, in
 			st.Dead, st.Why = true, "its master was closed: the holder died or let go, the slave is hung up"
 		case complete && len(st.Masters) == 0:
 			st.Dead, st.Why = true, "no live process holds its master"
+		case len(st.Masters) == 0:
+			st.Why = "master not visible: no process this scan can see holds it (another PID namespace, or fds it could not read); not known to be dead"
 		case onlyFindings:
 			st.Dead, st.Why = true, "only findings hold its master"
 		}

@@ -81,7 +81,9 @@ func runPty(opts *ptyOptions, g *globalOptions) error {
 			holds[p] = h
 		}
 	}
-	states := scan.PTYStates(holds, unreadable == 0, func(pid int) bool { return member[pid] })
+	// Every holder is seen only when every process's fds were read, in the
+	// host's PID namespace.
+	states := scan.PTYStates(holds, unreadable == 0 && platform.HostPIDNamespace(), func(pid int) bool { return member[pid] })
 	out := &audit.PTYView{SchemaVersion: 1, InUse: s.PTY.InUse, Max: s.PTY.Max, PTYs: []audit.PTYEntry{}, Dead: []int{},
 		Unreadable: unreadable, AsRoot: os.Geteuid() == 0}
 	toHolders := func(ps []*platform.Process) []audit.PTYHolder {
