@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os/user"
 	"regexp"
 	"sort"
 	"strconv"
@@ -385,9 +384,7 @@ func (u userNames) of(s *platform.Snapshot, p *platform.Process) (int64, string)
 	}
 	name, ok := u[uid]
 	if !ok {
-		if usr, err := user.LookupId(strconv.FormatUint(uint64(uid), 10)); err == nil {
-			name = usr.Username
-		}
+		name = policy.UserName(uid)
 		u[uid] = name
 	}
 	return int64(uid), name

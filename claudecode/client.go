@@ -94,13 +94,9 @@ func (Client) Decode(b []byte, dir string, uid uint32) any {
 // claude is owned, whatever its place in the tree), and a tie from its
 // session id to that claude; the config's servers.
 func (Client) Judge(v any, dir string, uid uint32, snap *platform.Snapshot) (ev scan.Evidence, problems []error, warnings []string) {
-	d, err := statedir.Judging[Raw](v, dir, "Claude Code")
-	if err != nil {
-		return ev, []error{err}, nil
-	}
-	raw := &d.Raw
-	if d.Errs != nil {
-		return ev, d.Errs, raw.Warnings()
+	raw, problems, warnings := statedir.Judged(v, dir, "Claude Code", (*Raw).Warnings)
+	if raw == nil {
+		return ev, problems, warnings
 	}
 	ev.Servers = raw.ServersOf(uid)
 	warnings = raw.Warnings()

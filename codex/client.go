@@ -177,13 +177,9 @@ func (Client) Decode(b []byte, dir string, uid uint32) any {
 // whose record verifies is owned, never a finding), and the app-server's
 // PATH mark tied to it; the config's servers.
 func (Client) Judge(v any, dir string, uid uint32, snap *platform.Snapshot) (ev scan.Evidence, problems []error, warnings []string) {
-	d, err := statedir.Judging[Raw](v, dir, "Codex")
-	if err != nil {
-		return ev, []error{err}, nil
-	}
-	raw := &d.Raw
-	if d.Errs != nil {
-		return ev, d.Errs, raw.Warnings()
+	raw, problems, warnings := statedir.Judged(v, dir, "Codex", (*Raw).Warnings)
+	if raw == nil {
+		return ev, problems, warnings
 	}
 	ev.Servers = raw.ServersOf(uid)
 	for _, rec := range raw.Daemons {

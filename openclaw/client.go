@@ -70,13 +70,9 @@ func (Client) Decode(b []byte, dir string, uid uint32) any {
 // its gateway. problems are what could not be read, and cast doubt on
 // uid's trees; warnings what could not be read without doing so.
 func (Client) Judge(v any, dir string, uid uint32, snap *platform.Snapshot) (ev scan.Evidence, problems []error, warnings []string) {
-	d, err := statedir.Judging[Raw](v, dir, "OpenClaw")
-	if err != nil {
-		return ev, []error{err}, nil
-	}
-	raw := &d.Raw
-	if d.Errs != nil {
-		return ev, d.Errs, raw.warnings()
+	raw, problems, warnings := statedir.Judged(v, dir, "OpenClaw", (*Raw).warnings)
+	if raw == nil {
+		return ev, problems, warnings
 	}
 	warnings = raw.warnings()
 	var boot Boot

@@ -40,11 +40,11 @@ func LockHolder(f *os.File) (int, string) {
 			continue
 		}
 		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-		cmd := strings.TrimSpace(strings.ReplaceAll(string(b), "\x00", " "))
+		cmd := []rune(strings.Join(ParseCmdline(b), " "))
 		if len(cmd) > 80 {
-			cmd = cmd[:80] + "…"
+			cmd = append(cmd[:80], '…')
 		}
-		return pid, cmd
+		return pid, string(cmd)
 	}
 	return 0, ""
 }

@@ -229,7 +229,7 @@ func (s *Snapshot) StartedBetween(from, to time.Time) []*Process {
 		}
 		slices.SortFunc(s.byStart, func(a, b int32) int { return cmp.Compare(s.Procs[a].StartTicks, s.Procs[b].StartTicks) })
 	})
-	at := func(k int) time.Time { return s.Taken.Add(-s.Age(&s.Procs[s.byStart[k]])) }
+	at := func(k int) time.Time { return s.Started(&s.Procs[s.byStart[k]]) }
 	lo := sort.Search(len(s.byStart), func(k int) bool { return !at(k).Before(from) })
 	var out []*Process
 	for k := lo; k < len(s.byStart) && !at(k).After(to); k++ {

@@ -3,10 +3,8 @@ package policy
 import (
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/orphanreaper/reaper/platform"
-	"github.com/orphanreaper/reaper/scan"
 )
 
 const evidencePolicy = `version = 1
@@ -47,14 +45,7 @@ func TestEvidenceUser(t *testing.T) {
 	proven := of(1001, proc(100, 1, []string{"node", "server.js"}, []string{"OPENCODE_PID=4242"}, "/", 1000))
 	proven.PGID = 4242 // the dead opencode's group
 	shape := of(1001, proc(101, 1, []string{"named-tool"}, nil, "/", 1000))
-	var snap *platform.Snapshot
-	plan := func(pol *Policy, procs ...platform.Process) *Plan {
-		base := []platform.Process{proc(1, 0, []string{"/sbin/init"}, nil, "/", 1)}
-		snap = platform.NewSnapshot(append(base, procs...), "boot", 1000*time.Second, time.Unix(0, 0))
-		res, _ := scan.Scan(snap, pol.ScanConfig(), nil)
-		return pol.Plan(res, PlanOptions{Mode: ModeDryRun, UID: 1000})
-	}
-	pl := plan(pol, proven, shape)
+	pl, snap := planOf(pol, ModeDryRun, 0, proven, shape)
 	check(t, pl, want{100, "dead-client", Terminate, Planned, ""})
 	if f := pl.Items[0].Finding; !f.SpokenFor(1001) || f.SpokenFor(1002) {
 		t.Errorf("speakers %v, want uid 1001's own marker", f.Speakers)
@@ -75,7 +66,7 @@ func TestEvidenceUser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pl = plan(noList, proven)
+	pl, _ = planOf(noList, ModeDryRun, 0, proven)
 	check(t, pl, want{100, "dead-client", Terminate, Refused, `and rule "dead-client" has no user list: add "1001" to its user list, or "@evidence"`})
 }
 

@@ -2,10 +2,8 @@ package policy
 
 import (
 	"testing"
-	"time"
 
 	"github.com/orphanreaper/reaper/platform"
-	"github.com/orphanreaper/reaper/scan"
 )
 
 // The shipped example policy and the embedded default never signal a tree
@@ -31,10 +29,8 @@ func TestExampleNeverSignalsOnShape(t *testing.T) {
 		big(proc(106, 1, []string{"uvx", "mcp-server-git"}, nil, "/", 1000)),
 	}
 	plan := func(pol *Policy, procs ...platform.Process) *Plan {
-		base := []platform.Process{proc(1, 0, []string{"/sbin/init"}, nil, "/", 1)}
-		s := platform.NewSnapshot(append(base, procs...), "boot", 1000*time.Second, time.Unix(0, 0))
-		res, _ := scan.Scan(s, pol.ScanConfig(), nil)
-		return pol.Plan(res, PlanOptions{Mode: ModeDryRun, UID: 1000})
+		pl, _ := planOf(pol, ModeDryRun, 0, procs...)
+		return pl
 	}
 	for name, pol := range map[string]*Policy{"the example": example, "the default": Default()} {
 		pl := plan(pol, shapes...)

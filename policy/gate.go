@@ -2,7 +2,6 @@ package policy
 
 import (
 	"fmt"
-	"os/user"
 	"strconv"
 
 	"github.com/orphanreaper/reaper/platform"
@@ -112,8 +111,8 @@ func (g *Gate) User(s *platform.Snapshot, p *platform.Process, rule *Rule, f *sc
 // userText is a uid with its name where the host knows one: "uid 1001
 // (alice)".
 func userText(uid uint32) string {
-	if u, err := user.LookupId(strconv.FormatUint(uint64(uid), 10)); err == nil {
-		return fmt.Sprintf("uid %d (%s)", uid, u.Username)
+	if name := UserName(uid); name != "" {
+		return fmt.Sprintf("uid %d (%s)", uid, name)
 	}
 	return fmt.Sprintf("uid %d", uid)
 }
@@ -121,8 +120,8 @@ func userText(uid uint32) string {
 // userName is what a rule's user list would name uid by: its name, or the
 // number.
 func userName(uid uint32) string {
-	if u, err := user.LookupId(strconv.FormatUint(uint64(uid), 10)); err == nil {
-		return u.Username
+	if name := UserName(uid); name != "" {
+		return name
 	}
 	return strconv.FormatUint(uint64(uid), 10)
 }
@@ -177,9 +176,9 @@ func (g *Gate) Deny(plan *Plan) map[int]string {
 	return deny
 }
 
-// SpareOwned applies a re-read of the ledgers made just before acting
-// : a planned tree holding a process that a live owner's ledger
-// now holds as a running run — the same pid with the same start — is
+// SpareOwned applies a re-read of the ledgers made just before acting: a
+// planned tree holding a process that a live owner's ledger now holds as
+// a running run — the same pid with the same start — is
 // spared, refused by design (Benign), and the gate refuses those runs from
 // here on. It returns how many items were spared.
 func (pl *Plan) SpareOwned(now *scan.Result) int {

@@ -327,6 +327,14 @@ func (l *loader) matchers(t map[string]any, a at, rule bool) Matchers {
 	return m
 }
 
+// UserName is the name this host gives uid, or "" when it has none.
+func UserName(uid uint32) string {
+	if u, err := user.LookupId(strconv.FormatUint(uint64(uid), 10)); err == nil {
+		return u.Username
+	}
+	return ""
+}
+
 func lookupUID(name string) (uint32, error) {
 	if n, err := strconv.ParseUint(name, 10, 32); err == nil {
 		return uint32(n), nil

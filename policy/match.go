@@ -69,7 +69,7 @@ func (r *Rule) reaches(uid uint32, f *scan.Finding) bool {
 // match reports whether every matcher set holds for process p.
 func (m *Matchers) match(s *platform.Snapshot, p *platform.Process) bool {
 	if m.UIDs != nil && !m.Evidence && !containsUID(m.UIDs, s.UID(p)) {
-		return false // a rule's "@evidence" is checked with its finding (Rule.users)
+		return false // a rule's "@evidence" is checked with its finding (Rule.reaches)
 	}
 	if m.Cmdline != nil && !m.Cmdline.MatchString(s.CommandLine(p)) {
 		return false

@@ -75,12 +75,19 @@ func planFor(t *testing.T, mode Mode, self int, procs ...platform.Process) *Plan
 	if err != nil {
 		t.Fatal(err)
 	}
+	pl, _ := planOf(pol, mode, self, procs...)
+	return pl
+}
+
+// planOf scans procs under init with pol's config, as uid 1000, and plans
+// them in mode; it returns the plan and the table. Uptime 1000 s: a
+// process that started at tick 1000 is 990 s old.
+func planOf(pol *Policy, mode Mode, self int, procs ...platform.Process) (*Plan, *platform.Snapshot) {
 	base := []platform.Process{proc(1, 0, []string{"/sbin/init"}, nil, "/", 1)}
-	// Uptime 1000 s: a process that started at tick 1000 is 990 s old.
 	s := platform.NewSnapshot(append(base, procs...), "boot", 1000*time.Second, time.Unix(0, 0))
 	s.Self = self
 	res, _ := scan.Scan(s, pol.ScanConfig(), nil)
-	return pol.Plan(res, PlanOptions{Mode: mode, UID: 1000})
+	return pol.Plan(res, PlanOptions{Mode: mode, UID: 1000}), s
 }
 
 type want struct {

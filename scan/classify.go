@@ -53,9 +53,8 @@ var (
 // shell); then the clients' environment marks. Checking ACP before MCP
 // matters: agent CLIs carry --mcp-config.
 func (c *Config) Classify(s *platform.Snapshot, p *platform.Process) Kind {
-	argv := s.Cmdline(p)
 	onTerminal := s.PTYShell(p)
-	if onTerminal && IsShell(argv) {
+	if onTerminal && isShell(s.Cmdline(p)) {
 		return KindPTY
 	}
 	cmd := s.CommandLine(p)
@@ -84,10 +83,10 @@ func (c *Config) Classify(s *platform.Snapshot, p *platform.Process) Kind {
 var shells = map[string]bool{"sh": true, "bash": true, "dash": true, "zsh": true, "fish": true,
 	"ksh": true, "mksh": true, "tcsh": true, "csh": true, "ash": true, "busybox": true}
 
-// IsShell reports whether argv runs a shell: its program's base name, a
+// isShell reports whether argv runs a shell: its program's base name, a
 // login shell's leading "-" aside ("-bash"). Node programs that set their
 // title leave one string: its first word is the program.
-func IsShell(argv []string) bool {
+func isShell(argv []string) bool {
 	if len(argv) == 0 {
 		return false
 	}

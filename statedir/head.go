@@ -98,6 +98,21 @@ func Judging[R any](v any, dir, client string) (*Decoded[R], error) {
 	return d, nil
 }
 
+// Judged is the Raw an adapter's Judge judges, the Decoded[R] its Decode
+// returned; or, when there is none to judge (another adapter's value, or
+// what Decode found wrong), nil and the problems and warnings (as
+// warnings says them of the read) the Judge returns instead.
+func Judged[R any](v any, dir, client string, warnings func(*R) []string) (*R, []error, []string) {
+	d, err := Judging[R](v, dir, client)
+	switch {
+	case err != nil:
+		return nil, []error{err}, nil
+	case d.Errs != nil:
+		return nil, d.Errs, warnings(&d.Raw)
+	}
+	return &d.Raw, nil, nil
+}
+
 // Config is the Raw of a client whose state, to reaper, is its config: the
 // stdio MCP servers it declares, and what of it could not be read (it
 // only classifies, so those are warnings).
@@ -144,13 +159,9 @@ func DecodeConfig(b []byte, dir string, uid uint32, client string) any {
 // JudgeConfig is the Judge of such a client: the config's servers, spoken
 // by uid.
 func JudgeConfig(v any, dir string, uid uint32, client string) (ev scan.Evidence, problems []error, warnings []string) {
-	d, err := Judging[Config](v, dir, client)
-	if err != nil {
-		return ev, []error{err}, nil
-	}
-	c := &d.Raw
-	if d.Errs != nil {
-		return ev, d.Errs, c.Warnings()
+	c, problems, warnings := Judged(v, dir, client, (*Config).Warnings)
+	if c == nil {
+		return ev, problems, warnings
 	}
 	ev.Servers = c.ServersOf(uid)
 	return ev, c.Errors(), c.Warnings()

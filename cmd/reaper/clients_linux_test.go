@@ -104,6 +104,26 @@ func (m *clientModel) requests() string {
 	return strings.Join(m.seen, ", ")
 }
 
+// geminiSetup writes Gemini CLI's settings under home (the two stubborn
+// servers) and returns its environment, the model stand-in at addr.
+func geminiSetup(home, addr, mark string) []string {
+	writeGeminiSettings(home, mark)
+	return clientEnv(home, "GEMINI_API_KEY=test-key", "GOOGLE_GEMINI_BASE_URL=http://"+addr, "GEMINI_CLI_TRUST_WORKSPACE=true")
+}
+
+// codexRecord is the pid a Codex daemon record names in codexHome
+// (app-server-daemon/NAME), or 0 when there is none.
+func codexRecord(codexHome, name string) int {
+	var rec struct {
+		PID int `json:"pid"`
+	}
+	b, _ := os.ReadFile(filepath.Join(codexHome, "app-server-daemon", name))
+	if json.Unmarshal(b, &rec) != nil {
+		return 0
+	}
+	return rec.PID
+}
+
 // stubbornServers are the two MCP servers each client is given: one with
 // "mcp" in its argv, one without (a helper of 9 MiB), both ignoring TERM,
 // HUP and the end of stdin.
@@ -411,8 +431,7 @@ func TestRealGeminiCLI(t *testing.T) {
 	mark := "gmmark" + strings.ReplaceAll(suiteMark, "-", "x")
 	model := startClientModel(t)
 	home, work := t.TempDir(), t.TempDir()
-	writeGeminiSettings(home, mark)
-	env := clientEnv(home, "GEMINI_API_KEY=test-key", "GOOGLE_GEMINI_BASE_URL=http://"+model.addr, "GEMINI_CLI_TRUST_WORKSPACE=true")
+	env := geminiSetup(home, model.addr, mark)
 	outer, log := startDetached(t, work, env, "node", filepath.Join(mods, "@google", "gemini-cli", "bundle", "gemini.js"), "-p", "say hello "+mark)
 	t.Cleanup(func() { killOurs(mark) })
 	waitMarked(t, mark, 4, model, log) // the outer node, the relaunched one, two servers
@@ -565,14 +584,11 @@ func TestRealCodexDaemon(t *testing.T) {
 	}
 	records := map[string]int{}
 	for _, name := range []string{"daemon.pid", "daemon-updater.pid"} {
-		var rec struct {
-			PID int `json:"pid"`
+		pid := codexRecord(codexHome, name)
+		if pid <= 0 || stateOf(pid) == "" {
+			t.Fatalf("%s names no live process (pid %d)\n%s", name, pid, tail(out, 3000))
 		}
-		b, _ := os.ReadFile(filepath.Join(codexHome, "app-server-daemon", name))
-		if json.Unmarshal(b, &rec) != nil || stateOf(rec.PID) == "" {
-			t.Fatalf("%s: %q names no live process\n%s", name, b, tail(out, 3000))
-		}
-		records[name] = rec.PID
+		records[name] = pid
 	}
 	marked := markedPIDs(mark)
 	t.Logf("codex app-server daemon start: daemon %d (parent %d), updater %d (parent %d); marked %v",

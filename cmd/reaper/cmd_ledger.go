@@ -21,7 +21,8 @@ func newLedgerCommand(g *globalOptions) *cobra.Command {
 started: its own pid and start identity, its sessions, and each run's pid,
 start identity, session and state (format v1; the guide and schema are
 /usr/share/doc/reaper/ledger-guide.md and ledger-schema.json from the
-packages, ledger/GUIDE.md and ledger/schema.json in the source). reaper also reads OpenClaw's own state dirs: gateway
+packages, ledger/GUIDE.md and ledger/schema.json in the source). reaper
+also reads OpenClaw's own state dirs: gateway
 lock files, ACP process leases and the state database.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },

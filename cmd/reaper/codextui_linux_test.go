@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -79,16 +78,7 @@ func TestRealCodexTUI(t *testing.T) {
 			time.Sleep(100 * time.Millisecond)
 		}
 	}
-	record := func(name string) int {
-		var rec struct {
-			PID int `json:"pid"`
-		}
-		b, _ := os.ReadFile(filepath.Join(codexHome, "app-server-daemon", name))
-		if json.Unmarshal(b, &rec) != nil {
-			return 0
-		}
-		return rec.PID
-	}
+	record := func(name string) int { return codexRecord(codexHome, name) }
 	// serversOf lists the daemon's servers: marked children of the daemon.
 	serversOf := func(daemon int) []int {
 		var out []int

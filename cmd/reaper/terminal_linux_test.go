@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -98,8 +97,7 @@ func TestRealGeminiCLITerminalClosed(t *testing.T) {
 	mark := "gtmark" + strings.ReplaceAll(suiteMark, "-", "x")
 	model := startClientModel(t)
 	home, work := t.TempDir(), t.TempDir()
-	writeGeminiSettings(home, mark)
-	env := onTerminal(clientEnv(home, "GEMINI_API_KEY=test-key", "GOOGLE_GEMINI_BASE_URL=http://"+model.addr, "GEMINI_CLI_TRUST_WORKSPACE=true"))
+	env := onTerminal(geminiSetup(home, model.addr, mark))
 	term := startOnTerminal(t, work, env, "node", filepath.Join(mods, "@google", "gemini-cli", "bundle", "gemini.js"))
 	t.Cleanup(func() { killOurs(mark) })
 	deadline := time.Now().Add(60 * time.Second)
@@ -189,9 +187,7 @@ var termClients = []termClient{
 		return openCodeSetup(home, addr, mark), fmt.Sprintf("%s --prompt 'say hello %s'", filepath.Join(mods, "opencode-linux-x64", "bin", "opencode"), mark)
 	}, []string{"/exit", "\r"}},
 	{"gemini-cli", func(mods, home, _, addr, mark string) ([]string, string) {
-		writeGeminiSettings(home, mark)
-		return clientEnv(home, "GEMINI_API_KEY=test-key", "GOOGLE_GEMINI_BASE_URL=http://"+addr, "GEMINI_CLI_TRUST_WORKSPACE=true"),
-			fmt.Sprintf("node %s -i 'say hello %s'", filepath.Join(mods, "@google", "gemini-cli", "bundle", "gemini.js"), mark)
+		return geminiSetup(home, addr, mark), fmt.Sprintf("node %s -i 'say hello %s'", filepath.Join(mods, "@google", "gemini-cli", "bundle", "gemini.js"), mark)
 	}, []string{"\x03", "\x03", "\x03"}}, // "/quit" is not taken while a turn streams
 	{"codex", func(mods, home, work, addr, mark string) ([]string, string) {
 		codexHome := filepath.Join(home, ".codex")
@@ -289,12 +285,8 @@ func endOnTerminal(t *testing.T, c termClient, how termEnd) {
 	// pid files, and the daemon's children.
 	owned := map[int]bool{}
 	for _, name := range []string{"daemon.pid", "daemon-updater.pid"} {
-		var rec struct {
-			PID int `json:"pid"`
-		}
-		b, _ := os.ReadFile(filepath.Join(home, ".codex", "app-server-daemon", name))
-		if json.Unmarshal(b, &rec) == nil && rec.PID > 0 {
-			owned[rec.PID] = true
+		if pid := codexRecord(filepath.Join(home, ".codex"), name); pid > 0 {
+			owned[pid] = true
 		}
 	}
 	// The client's own processes: what the prompt marks, but the
