@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -20,6 +21,7 @@ type reapOptions struct {
 	dryRun      bool
 	lockFile    string
 	lockTimeout time.Duration
+	logRepeats  bool
 
 	// beforeAct runs between planning and the ledger re-read, for tests
 	// that change the world in that window.
@@ -31,6 +33,7 @@ func (o *reapOptions) AddFlags(f *pflag.FlagSet) {
 	f.BoolVar(&o.dryRun, "dry-run", false, "print the plan and send only signal 0, to check each action would be permitted")
 	f.StringVar(&o.lockFile, "lock-file", lockPath(), "the one-reaper-at-a-time lock `FILE`")
 	f.DurationVar(&o.lockTimeout, "lock-timeout", 30*time.Second, "how long to wait for another reaper to finish")
+	f.BoolVar(&o.logRepeats, "log-repeats", false, "record a report-only finding in the audit log and journal on every run, not only when first seen or changed")
 }
 
 func newReapCommand(g *globalOptions) *cobra.Command {
@@ -159,7 +162,7 @@ func runReap(ctx context.Context, opts *reapOptions, g *globalOptions) error {
 	}
 	rep.SetOutcomes(plan, covered)
 	rep.SetWarnings(pol, run.snap)
-	if err := emitReap(rep, run, events, &opts.scanOptions, g, time.Since(started)); err != nil {
+	if err := emitReap(rep, run, events, opts, g, time.Since(started)); err != nil {
 		return err
 	}
 	return outcome(plan, results)
@@ -223,12 +226,32 @@ func plannedAny(plan *policy.Plan) bool {
 }
 
 // emitReap writes the report, the audit log (decisions and signals) and
-// the metrics.
-func emitReap(rep *audit.Report, run *scanRun, events []reap.Event, opts *scanOptions, g *globalOptions, took time.Duration) error {
-	if err := record(rep, signalRecords(events), opts, g, took); err != nil {
+// the metrics. A real reap records a report-only finding in the audit log
+// and the journal when it is first seen or has changed (audit.Seen), kept
+// beside the lock: in /run for root, so a reboot, which ends every
+// process a finding names, forgets them too.
+func emitReap(rep *audit.Report, run *scanRun, events []reap.Event, opts *reapOptions, g *globalOptions, took time.Duration) error {
+	logged := rep
+	var seen *audit.Seen
+	if rep.Mode == string(policy.ModeReap) && !opts.logRepeats {
+		seen = audit.LoadSeen(seenPath(opts.lockFile))
+		logged = seen.Filter(rep)
+	}
+	if err := record(rep, logged, signalRecords(events), &opts.scanOptions, g, took); err != nil {
 		return err
 	}
-	return writeReport(rep, run, opts, g)
+	if seen != nil {
+		if err := seen.Save(); err != nil && g.log != nil {
+			g.log.Warn("the findings already recorded were not remembered: the next run records them again", "err", err)
+		}
+	}
+	return writeReport(rep, run, &opts.scanOptions, g)
+}
+
+// seenPath is where a reap remembers the report-only findings it has
+// recorded: beside its lock file.
+func seenPath(lockFile string) string {
+	return strings.TrimSuffix(lockFile, ".lock") + ".seen"
 }
 
 func signalRecords(events []reap.Event) []audit.Record {

@@ -594,6 +594,57 @@ func TestReapQuiet(t *testing.T) {
 	}
 }
 
+// A timer's reap records a report-only finding once, and again when it
+// changes, not on every run: the audit log gets one decision for three
+// runs, another when the rule that names it changes; --log-repeats (the
+// control) records it on every run.
+func TestReapRecordsReportOnlyOnce(t *testing.T) {
+	becomeSubreaper(t)
+	mark := "seenmark" + strings.ReplaceAll(suiteMark, "-", "x")
+	pid := adopt(t, "npm exec seen-mcp "+mark, "sleep 60; exit 0", nil)
+	policyNamed := func(rule string) string {
+		return writePolicy(t, fmt.Sprintf("version = 1\n[defaults]\nmin_age = \"0s\"\n%s\n[[rule]]\nname = %q\nwhen = [\"reparented\"]\ncmdline = '%s'\naction = \"report\"\n", selfSubreaper(t), rule, mark))
+	}
+	dir := t.TempDir()
+	lock, log := filepath.Join(dir, "reaper.lock"), filepath.Join(dir, "audit.jsonl")
+	decisions := func() int {
+		data, _ := os.ReadFile(log)
+		n := 0
+		for _, line := range strings.Split(string(data), "\n") {
+			if strings.Contains(line, `"event":"decision"`) && strings.Contains(line, fmt.Sprintf(`"root_pid":%d,`, pid)) {
+				n++
+			}
+		}
+		return n
+	}
+	reapWith := func(pol string, extra ...string) {
+		t.Helper()
+		r := runReaper(t, nil, append([]string{"reap", "-q", "--policy", pol, "--lock-file", lock, "--audit-log", log, "--journal", "off"}, extra...)...)
+		if r.code != 0 {
+			t.Fatalf("reap: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+		}
+	}
+	first := policyNamed("watch")
+	for i := 0; i < 3; i++ {
+		reapWith(first)
+	}
+	if n := decisions(); n != 1 {
+		t.Fatalf("three reaps of one report-only finding: %d decisions for %d, want 1", n, pid)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "reaper.seen")); err != nil {
+		t.Errorf("the seen state beside the lock: %v", err)
+	}
+	reapWith(policyNamed("watch-renamed"))
+	if n := decisions(); n != 2 {
+		t.Errorf("after the rule changed: %d decisions, want 2", n)
+	}
+	reapWith(first, "--log-repeats")
+	reapWith(first, "--log-repeats")
+	if n := decisions(); n != 4 {
+		t.Errorf("control, --log-repeats twice: %d decisions, want 4", n)
+	}
+}
+
 // A reap's JSON keeps to the shipped schema (audit/report.schema.json) as
 // the scans' do (audit.TestReportSchema): a marked orphan killed, its
 // outcome, members and uid in the report.

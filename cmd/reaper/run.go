@@ -161,7 +161,7 @@ func collectWith(ctx context.Context, pol *policy.Policy, procRoot string, ledge
 // emit writes the report to stdout, the audit log and the metrics file.
 func emit(run *scanRun, pol *policy.Policy, plan *policy.Plan, opts *scanOptions, g *globalOptions, took time.Duration) error {
 	rep := newReport(run, pol, plan, opts)
-	if err := record(rep, nil, opts, g, took); err != nil {
+	if err := record(rep, rep, nil, opts, g, took); err != nil {
 		return err
 	}
 	return writeReport(rep, run, opts, g)
@@ -182,17 +182,18 @@ func newReport(run *scanRun, pol *policy.Policy, plan *policy.Plan, opts *scanOp
 	return rep
 }
 
-// record leaves the run's traces: the audit log, journald, the metrics.
-// journald is best effort: where it is not running, nothing is sent and
+// record leaves the run's traces: the audit log and journald of the
+// findings in logged (rep's, or those of them worth recording again), the
+// metrics of all of rep. journald is best effort: where it is not running, nothing is sent and
 // the audit log is the record.
-func record(rep *audit.Report, signals []audit.Record, opts *scanOptions, g *globalOptions, took time.Duration) error {
+func record(rep, logged *audit.Report, signals []audit.Record, opts *scanOptions, g *globalOptions, took time.Duration) error {
 	if opts.auditLog != "" {
-		if err := audit.AppendLog(opts.auditLog, rep, signals); err != nil {
+		if err := audit.AppendLog(opts.auditLog, logged, signals); err != nil {
 			return err
 		}
 	}
 	if opts.journal == "on" || opts.journal == "auto" && rep.Mode == string(policy.ModeReap) {
-		if _, err := audit.Journal(rep, signals); err != nil && g.log != nil {
+		if _, err := audit.Journal(logged, signals); err != nil && g.log != nil {
 			g.log.Warn("journald records not written", "err", err)
 		}
 	}
