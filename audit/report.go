@@ -121,6 +121,7 @@ type Member struct {
 	PID        int    `json:"pid"`
 	PPID       int    `json:"ppid"`
 	UID        int64  `json:"uid"`   // the real uid; -1: not readable
+	User       string `json:"user"`  // its name here ("" as for Finding.User)
 	Depth      int    `json:"depth"` // below the root, which is 0
 	AgeSeconds int64  `json:"age_seconds"`
 	RSSBytes   uint64 `json:"rss_bytes"`
@@ -219,8 +220,8 @@ func NewReport(pol *policy.Policy, res *scan.Result, plan *policy.Plan) *Report 
 		r.Totals.ReclaimableBytes += f.RSS
 		for _, m := range f.Members {
 			last.procs = append(last.procs, m.Proc)
-			uid, _ := users.of(s, m.Proc)
-			last.Members = append(last.Members, Member{PID: m.Proc.PID, PPID: m.Proc.PPID, UID: uid, Depth: m.Depth,
+			uid, user := users.of(s, m.Proc)
+			last.Members = append(last.Members, Member{PID: m.Proc.PID, PPID: m.Proc.PPID, UID: uid, User: user, Depth: m.Depth,
 				AgeSeconds: int64(s.Age(m.Proc) / time.Second), RSSBytes: m.Proc.RSS, Cmdline: s.CommandLine(m.Proc)})
 			if term := s.Terminal(m.Proc); term.PTS >= 0 {
 				ptys[term.PTS] = true

@@ -150,7 +150,7 @@ func (r *Report) writeFinding(ew *errWriter, f *Finding) {
 		ew.printf("  kept working after its run ended (%s)? %s\n", a.EndedAt.Format("2006-01-02 15:04:05 MST"), Printable(verdict))
 	}
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "  PID\tAGE\tRSS\t  COMMAND\n")
+	fmt.Fprintf(tw, "  PID\tUSER\tAGE\tRSS\t  COMMAND\n")
 	last := lastSiblings(f.Members)
 	var open []bool // per depth: is there a later sibling, so a │ continues
 	for i, m := range f.Members {
@@ -174,12 +174,33 @@ func (r *Report) writeFinding(ew *errWriter, f *Finding) {
 			}
 			open = append(open[:m.Depth], !last[i])
 		}
-		fmt.Fprintf(tw, "  %d\t%s\t%s\t  %s%s\n", m.PID, humanAge(time.Duration(m.AgeSeconds)*time.Second),
+		fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t  %s%s\n", m.PID, userColumn(m), humanAge(time.Duration(m.AgeSeconds)*time.Second),
 			humanBytes(m.RSSBytes), prefix, clip(Printable(m.Cmdline)))
 	}
 	if err := tw.Flush(); err != nil && ew.err == nil {
 		ew.err = err
 	}
+}
+
+// userColumn is a member's user as the table shows it: the name, else the
+// uid (a fixture's, or one this host has no name for), else "?".
+func userColumn(m Member) string {
+	switch {
+	case m.User != "":
+		return clipUser(Printable(m.User))
+	case m.UID >= 0:
+		return strconv.FormatInt(m.UID, 10)
+	}
+	return "?"
+}
+
+// clipUser keeps a long user name from pushing the command off the line,
+// as ps(1) does: its first 7 characters and a "+".
+func clipUser(name string) string {
+	if r := []rune(name); len(r) > 8 {
+		return string(r[:7]) + "+"
+	}
+	return name
 }
 
 // lastSiblings reports, for each member of a pre-order walk, whether it is

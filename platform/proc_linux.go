@@ -87,12 +87,20 @@ func (pr *procReader) readHeader(s *Snapshot) error {
 	if n, err := unix.Readlinkat(pr.fd, "self", link[:]); err == nil {
 		if string(link[:n]) == strconv.Itoa(os.Getpid()) {
 			s.Self = os.Getpid()
-			// Our own procfs: the cgroup hierarchy is the host's too, and
-			// who owns a process is read from its status (Snapshot.UID). A
-			// fixture tree keeps the owner of its directories: it is only
-			// ever scanned, never acted on.
+			// Our own procfs: the cgroup hierarchy is the host's too. A
+			// fixture tree is only ever scanned, never acted on.
 			s.cgroupProcs = readCgroupProcs
-			s.statusUID = true
+		}
+	}
+	// Who owns a process is read from its status; a fixture's process
+	// without one keeps the owner of its directory (Snapshot.UID).
+	s.statusUID = true
+	s.FixtureUID = NoUID
+	if s.Self == 0 {
+		if b, err := pr.readSmall("self/status"); err == nil {
+			if uid, ok := ParseStatusUID(b); ok {
+				s.FixtureUID = uid
+			}
 		}
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"errors"
+	"io/fs"
 	"slices"
 	"sort"
 	"strconv"
@@ -192,6 +193,11 @@ type Snapshot struct {
 	Taken time.Time
 	// Self is the pid of the process that took the snapshot (0 if built).
 	Self int
+	// FixtureUID, for a fixture's table (Self 0), is the uid of the
+	// reaper that took it, from the fixture's self/status ("Uid:" line), so
+	// that a fixture is judged the same by whoever scans it; NoUID if the
+	// fixture does not say.
+	FixtureUID uint32
 	// PTY is the system's pseudo-terminal usage, when known.
 	PTY PTYUsage
 	// Warnings are per-process problems that did not fail the snapshot.
@@ -475,6 +481,9 @@ func (s *Snapshot) UID(p *Process) uint32 {
 	switch {
 	case err == nil && ok:
 		p.UID = uid
+	case err != nil && s.Self == 0 && errors.Is(err, fs.ErrNotExist):
+		// A fixture's process without a status file: the owner of its
+		// directory, which is all a fixture says.
 	case err != nil && !isGone(err):
 		s.Warnings = append(s.Warnings, err.Error())
 		p.UID = NoUID

@@ -58,7 +58,7 @@ func runPty(opts *ptyOptions, g *globalOptions) error {
 	}
 	defer run.snap.Close()
 	s := run.snap
-	plan := pol.Plan(run.result, policy.PlanOptions{Mode: policy.ModeScan, UID: euid()})
+	plan := pol.Plan(run.result, policy.PlanOptions{Mode: policy.ModeScan, UID: judgeAs(run.snap)})
 	member := map[int]bool{}
 	for _, it := range plan.Items {
 		for _, m := range it.Finding.Members {

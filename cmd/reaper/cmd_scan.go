@@ -121,6 +121,6 @@ func runScan(ctx context.Context, opts *scanOptions, g *globalOptions) error {
 		return err
 	}
 	defer run.snap.Close()
-	plan := pol.Plan(run.result, policy.PlanOptions{Mode: policy.ModeScan, UID: euid(), Doubts: run.doubts})
+	plan := pol.Plan(run.result, policy.PlanOptions{Mode: policy.ModeScan, UID: judgeAs(run.snap), Doubts: run.doubts})
 	return emit(run, pol, plan, opts, g, time.Since(started))
 }

@@ -58,6 +58,16 @@ func defaultPolicyPaths() []string {
 
 func euid() uint32 { return uint32(os.Geteuid()) }
 
+// judgeAs is the uid a plan is made for: the reaper's own, or for a
+// fixture's table the uid of the reaper that took it (its self/status),
+// so that a fixture reads the same whoever scans it.
+func judgeAs(snap *platform.Snapshot) uint32 {
+	if snap.Self == 0 && snap.FixtureUID != platform.NoUID {
+		return snap.FixtureUID
+	}
+	return euid()
+}
+
 // scanRun is one snapshot and what the scan made of it.
 type scanRun struct {
 	snap     *platform.Snapshot
