@@ -50,31 +50,63 @@ func TestGoldenScan(t *testing.T) {
 			env = []string{"XDG_CONFIG_HOME=" + env[0][len("XDG_CONFIG_HOME="):], "LC_ALL=C"}
 		}
 		t.Run(tt.name, func(t *testing.T) {
-			r := runReaper(t, env, tt.args...)
-			if r.code != 0 {
-				t.Fatalf("exit %d: %s", r.code, r.stderr)
-			}
-			got := normalize(r.stdout)
-			path := filepath.Join("..", "..", "testdata", "golden", tt.golden)
-			if *update {
-				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			}
-			if got != string(want) {
-				t.Errorf("output differs from %s (run with -update if the change is intended)\n--- got\n%s", path, got)
-			}
-			if filepath.Ext(tt.golden) == ".json" {
-				var v map[string]any
-				if err := json.Unmarshal([]byte(r.stdout), &v); err != nil {
-					t.Fatalf("stdout is not one JSON object: %v", err)
-				}
-			}
+			compareGolden(t, tt.golden, runReaper(t, env, tt.args...))
 		})
+	}
+}
+
+// compareGolden checks a run's output against testdata/golden/name, and
+// writes it there with -update.
+func compareGolden(t *testing.T, name string, r result) {
+	t.Helper()
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	got := normalize(r.stdout)
+	path := filepath.Join("..", "..", "testdata", "golden", name)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("output differs from %s (run with -update if the change is intended)\n--- got\n%s", path, got)
+	}
+	if filepath.Ext(name) == ".json" {
+		var v map[string]any
+		if err := json.Unmarshal([]byte(r.stdout), &v); err != nil {
+			t.Fatalf("stdout is not one JSON object: %v", err)
+		}
+	}
+}
+
+// reaper history over testdata/audit: the live log, a rotation and a
+// gzipped one, a torn line and a line that is not JSON; filters by time,
+// rule, user (by name and by uid) and outcome.
+func TestGoldenHistory(t *testing.T) {
+	log := "../../testdata/audit/audit.jsonl"
+	env := []string{"TZ=UTC", "LC_ALL=C.UTF-8"}
+	for _, tt := range []struct {
+		golden string
+		args   []string
+	}{
+		{"history-all.txt", []string{"--since", "2026-01-01", "--signals"}},
+		{"history-all.json", []string{"--since", "2026-01-01", "--signals", "-o", "json"}},
+		{"history-alice-killed.txt", []string{"--since", "2026-11-21", "--user", "alice", "--outcome", "killed"}},
+		{"history-uid-rule.txt", []string{"--since", "2026-11-21", "--until", "2026-11-24T08:00", "--user", "1002", "--rule", "agent-client-mcp"}},
+		{"history-nothing.txt", []string{"--since", "2026-11-24T08:00", "--until", "2026-11-24T09:00"}},
+	} {
+		t.Run(tt.golden, func(t *testing.T) {
+			compareGolden(t, tt.golden, runReaper(t, env, append([]string{"history", "--audit-log", log}, tt.args...)...))
+		})
+	}
+	r := runReaper(t, env, "history", "--audit-log", log, "--since", "someday")
+	if r.code != exitUsage || !strings.Contains(r.stderr, `--since "someday"`) {
+		t.Errorf("a bad --since: exit %d, %q; want 2 and the value named", r.code, r.stderr)
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/orphanreaper/reaper/audit"
 	"github.com/orphanreaper/reaper/internal/schematest"
 	"github.com/orphanreaper/reaper/ledger"
 )
@@ -642,6 +643,16 @@ func TestReapRecordsReportOnlyOnce(t *testing.T) {
 	reapWith(first, "--log-repeats")
 	if n := decisions(); n != 4 {
 		t.Errorf("control, --log-repeats twice: %d decisions, want 4", n)
+	}
+
+	// reaper history reads the same log: three decisions by "watch".
+	r := runReaper(t, nil, "history", "--audit-log", log, "--rule", "watch", "-o", "json")
+	var h audit.History
+	if err := json.Unmarshal([]byte(r.stdout), &h); err != nil || r.code != 0 {
+		t.Fatalf("history: exit %d, %v\n%s", r.code, err, r.stderr)
+	}
+	if h.Totals.Decisions != 3 || h.Totals.Outcomes["reported"] != 3 || h.Records[0].RootPID != pid {
+		t.Errorf("history of rule watch: %+v, want 3 reported decisions for %d", h.Totals, pid)
 	}
 }
 

@@ -83,13 +83,26 @@ command line cannot be opened, 77 lacking privilege for a planned action,
 		newPolicyCommand(g),
 		newLedgerCommand(g),
 		newPtyCommand(g),
+		newHistoryCommand(g),
 		newVersionCommand(g),
 		newCompletionCommand(g),
 	)
 	for _, extra := range extraCommands {
 		cmd.AddCommand(extra(g))
 	}
+	completeOutput(cmd)
 	return cmd
+}
+
+// completeOutput makes shell completion offer the formats for every
+// command's --output, instead of file names.
+func completeOutput(cmd *cobra.Command) {
+	if cmd.Flags().Lookup("output") != nil {
+		cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"table", "json"}, cobra.ShellCompDirectiveNoFileComp))
+	}
+	for _, c := range cmd.Commands() {
+		completeOutput(c)
+	}
 }
 
 // extraCommands are built into some binaries only: gen-docs, with the

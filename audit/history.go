@@ -1,0 +1,233 @@
+package audit
+
+import (
+	"bufio"
+	"compress/gzip"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// HistoryFilter selects the records `reaper history` shows. Zero fields
+// select everything.
+type HistoryFilter struct {
+	Since, Until time.Time
+	Rule         string
+	User         string // a name, or a uid in decimal
+	Outcome      string
+	Signals      bool // the signal records too, not only the decisions
+}
+
+// History is what the audit log says happened in a span of time: the
+// decisions (and signals, if asked) in the order written, and their sums.
+type History struct {
+	SchemaVersion int        `json:"schema_version"`
+	Since         *time.Time `json:"since,omitempty"` // nil: from the start of the log
+	Until         *time.Time `json:"until,omitempty"` // nil: to its end
+	Files         []string   `json:"files"`
+	Records       []Record   `json:"records"`
+	Totals        struct {
+		Decisions int            `json:"decisions"`
+		Outcomes  map[string]int `json:"outcomes"`
+		// KilledBytes is the RSS of the trees killed, when each was found.
+		KilledBytes uint64 `json:"killed_bytes"`
+		Signals     int    `json:"signals"`
+	} `json:"totals"`
+	// Skipped counts lines that were not audit records (torn, or not
+	// JSON): they are not shown, and said.
+	Skipped int `json:"skipped"`
+}
+
+// maxRecordLine bounds one audit line: a decision with a tree's pids and a
+// command line is a few KiB; anything longer is not one of reaper's.
+const maxRecordLine = 1 << 20
+
+// LogFiles returns the audit log at path and the rotations logrotate made
+// of it beside it (path.1, path.2.gz, …), oldest first; the ones missing
+// are left out. The live file must exist.
+func LogFiles(path string) ([]string, error) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, err
+	}
+	matches, _ := filepath.Glob(path + ".*")
+	type rotated struct {
+		n    int
+		path string
+	}
+	var old []rotated
+	for _, m := range matches {
+		suffix := strings.TrimSuffix(strings.TrimPrefix(m, path+"."), ".gz")
+		if n, err := strconv.Atoi(suffix); err == nil && n > 0 {
+			old = append(old, rotated{n, m})
+		}
+	}
+	sort.Slice(old, func(i, j int) bool { return old[i].n > old[j].n })
+	files := make([]string, 0, len(old)+1)
+	for _, r := range old {
+		files = append(files, r.path)
+	}
+	return append(files, path), nil
+}
+
+// ReadHistory reads the audit log files (LogFiles' order) and keeps the
+// records f selects.
+func ReadHistory(files []string, f HistoryFilter) (*History, error) {
+	h := &History{SchemaVersion: SchemaVersion, Files: files, Records: []Record{}}
+	if !f.Since.IsZero() {
+		h.Since = &f.Since
+	}
+	if !f.Until.IsZero() {
+		h.Until = &f.Until
+	}
+	h.Totals.Outcomes = map[string]int{}
+	for _, path := range files {
+		if err := h.readFile(path, f); err != nil {
+			return nil, err
+		}
+	}
+	return h, nil
+}
+
+func (h *History) readFile(path string, f HistoryFilter) error {
+	file, err := os.Open(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) { // rotated away since LogFiles
+			return nil
+		}
+		return err
+	}
+	defer file.Close()
+	var r io.Reader = file
+	if strings.HasSuffix(path, ".gz") {
+		zr, err := gzip.NewReader(file)
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		defer zr.Close()
+		r = zr
+	}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), maxRecordLine)
+	for sc.Scan() {
+		var rec Record
+		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil || rec.Event == "" || rec.Time.IsZero() {
+			h.Skipped++
+			continue
+		}
+		if f.keeps(&rec) {
+			h.add(rec)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		// A line past the bound, or a torn gzip stream: what came before
+		// it is kept, and the rest of this file is said to be skipped.
+		h.Skipped++
+	}
+	return nil
+}
+
+func (f HistoryFilter) keeps(r *Record) bool {
+	switch {
+	case !f.Since.IsZero() && r.Time.Before(f.Since),
+		!f.Until.IsZero() && !r.Time.Before(f.Until):
+		return false
+	case r.Event == "signal":
+		return f.Signals && f.Rule == "" && f.User == "" && f.Outcome == ""
+	case r.Event != "decision":
+		return false
+	case f.Rule != "" && r.Rule != f.Rule,
+		f.Outcome != "" && r.Outcome != f.Outcome:
+		return false
+	case f.User != "":
+		return r.User == f.User || r.UID != nil && strconv.FormatInt(*r.UID, 10) == f.User
+	}
+	return true
+}
+
+func (h *History) add(r Record) {
+	h.Records = append(h.Records, r)
+	if r.Event == "signal" {
+		h.Totals.Signals++
+		return
+	}
+	h.Totals.Decisions++
+	h.Totals.Outcomes[r.Outcome]++
+	if r.Outcome == "killed" {
+		h.Totals.KilledBytes += r.RSSBytes
+	}
+}
+
+// WriteTable writes the history for a person: a line per record, then
+// the sums.
+func (h *History) WriteTable(w io.Writer) error {
+	ew := &errWriter{w: w}
+	const stamp = "2006-01-02 15:04:05 MST"
+	span := "from the start of the log"
+	if h.Since != nil {
+		span = "since " + h.Since.Local().Format(stamp)
+	}
+	if h.Until != nil {
+		span += ", until " + h.Until.Local().Format(stamp)
+	}
+	if len(h.Records) == 0 {
+		ew.printf("Nothing recorded %s.\n", span)
+	} else {
+		tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
+		fmt.Fprintf(tw, "TIME\tOUTCOME\tRULE\tUSER\tPID\tRSS\tCOMMAND\n")
+		for _, r := range h.Records {
+			when := r.Time.Local().Format("2006-01-02 15:04:05")
+			if r.Event == "signal" {
+				what := r.Signal + " to " + strconv.Itoa(r.PID)
+				if r.Via != "" {
+					what += " by " + r.Via
+				}
+				fmt.Fprintf(tw, "%s\tsignal\t\t\t%d\t\t%s: %s\n", when, r.RootPID, Printable(what), Printable(r.Result))
+				continue
+			}
+			user := r.User
+			if user == "" && r.UID != nil && *r.UID >= 0 {
+				user = strconv.FormatInt(*r.UID, 10)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", when, r.Outcome, Printable(r.Rule), Printable(user), r.RootPID,
+				humanBytes(r.RSSBytes), clip(Printable(r.Cmdline)))
+		}
+		if err := tw.Flush(); err != nil && ew.err == nil {
+			ew.err = err
+		}
+	}
+	var parts []string
+	for _, o := range []string{"killed", "gone", "failed", "refused", "planned", "reported"} {
+		if n := h.Totals.Outcomes[o]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, o))
+		}
+	}
+	sum := Plural(h.Totals.Decisions, "decision")
+	if len(parts) > 0 {
+		sum += ": " + strings.Join(parts, ", ")
+	}
+	if h.Totals.KilledBytes > 0 {
+		sum += " · " + humanBytes(h.Totals.KilledBytes) + " in the trees killed"
+	}
+	if h.Totals.Signals > 0 {
+		sum += " · " + Plural(h.Totals.Signals, "signal")
+	}
+	if len(h.Records) > 0 {
+		ew.printf("\n%s, %s.\n", sum, span)
+	}
+	switch {
+	case h.Skipped == 1:
+		ew.printf("1 line of the audit log was not a record: skipped.\n")
+	case h.Skipped > 1:
+		ew.printf("%d lines of the audit log were not records: skipped.\n", h.Skipped)
+	}
+	return ew.err
+}
