@@ -31,13 +31,14 @@ func Journal(r *Report, signals []Record) (bool, error) {
 	}
 	for _, s := range signals {
 		fields := map[string]string{
-			"MESSAGE_ID":    MessageIDSignal,
-			"REAPER_MODE":   r.Mode,
-			"REAPER_ROOT":   strconv.Itoa(s.RootPID),
-			"REAPER_PID":    strconv.Itoa(s.PID),
-			"REAPER_START":  s.Start,
-			"REAPER_SIGNAL": s.Signal,
-			"REAPER_RESULT": s.Result,
+			"SYSLOG_IDENTIFIER": "reaper",
+			"MESSAGE_ID":        MessageIDSignal,
+			"REAPER_MODE":       r.Mode,
+			"REAPER_ROOT":       strconv.Itoa(s.RootPID),
+			"REAPER_PID":        strconv.Itoa(s.PID),
+			"REAPER_START":      s.Start,
+			"REAPER_SIGNAL":     s.Signal,
+			"REAPER_RESULT":     s.Result,
 		}
 		msg := fmt.Sprintf("%s to pid %d: %s", s.Signal, s.PID, s.Result)
 		if s.Via != "" {
@@ -57,22 +58,23 @@ func Journal(r *Report, signals []Record) (bool, error) {
 			pri = priWarning
 		}
 		fields := map[string]string{
-			"MESSAGE_ID":     MessageIDDecision,
-			"REAPER_MODE":    r.Mode,
-			"REAPER_PID":     strconv.Itoa(f.RootPID),
-			"REAPER_PIDS":    joinInts(f.PIDs),
-			"REAPER_START":   f.Start,
-			"REAPER_KIND":    f.Kind,
-			"REAPER_REASONS": strings.Join(f.Reasons, ","),
-			"REAPER_RULE":    f.Rule,
-			"REAPER_ACTION":  f.Action,
-			"REAPER_OUTCOME": f.Outcome,
-			"REAPER_DETAIL":  f.Detail,
-			"REAPER_OWNER":   f.Owner,
-			"REAPER_RSS":     strconv.FormatUint(f.RSSBytes, 10),
-			"REAPER_UID":     strconv.FormatInt(f.UID, 10),
-			"REAPER_USER":    f.User,
-			"REAPER_CMDLINE": f.Cmdline,
+			"SYSLOG_IDENTIFIER": "reaper",
+			"MESSAGE_ID":        MessageIDDecision,
+			"REAPER_MODE":       r.Mode,
+			"REAPER_PID":        strconv.Itoa(f.RootPID),
+			"REAPER_PIDS":       joinInts(f.PIDs),
+			"REAPER_START":      f.Start,
+			"REAPER_KIND":       f.Kind,
+			"REAPER_REASONS":    strings.Join(f.Reasons, ","),
+			"REAPER_RULE":       f.Rule,
+			"REAPER_ACTION":     f.Action,
+			"REAPER_OUTCOME":    f.Outcome,
+			"REAPER_DETAIL":     f.Detail,
+			"REAPER_OWNER":      f.Owner,
+			"REAPER_RSS":        strconv.FormatUint(f.RSSBytes, 10),
+			"REAPER_UID":        strconv.FormatInt(f.UID, 10),
+			"REAPER_USER":       f.User,
+			"REAPER_CMDLINE":    f.Cmdline,
 		}
 		msg := fmt.Sprintf("%s %s tree of pid %d (%s): %s", f.Rule, f.Kind, f.RootPID, strings.Join(f.Reasons, ", "), f.Outcome)
 		if err := platform.JournalSend(msg, pri, fields); err != nil {

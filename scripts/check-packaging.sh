@@ -14,7 +14,9 @@
 #      hierarchy was made writable for the kill path). The user service is not
 #      scored: a user manager can't apply most sandboxing;
 #   5. every launchd plist parses, with the keys and types launchd wants;
-#   6. promtool check metrics on the textfile reaper writes.
+#   6. promtool check metrics on the textfile reaper writes; promtool check
+#      and test rules on the shipped alerting rules; every query of the
+#      Grafana dashboard parses (as a recording rule promtool checks).
 #   7. logrotate --debug reads the shipped rotation of the audit log;
 #   8. the .deb's maintainer scripts (enable and start the timer on install,
 #      restart it on upgrade, stop it on removal) parse, its copyright is
@@ -48,6 +50,8 @@ grep -q 'enable reaper.timer' "$ctrl/postinst" || fail "postinst does not enable
 rm -rf "$ctrl"
 debfiles=$(dpkg-deb -c "$deb")
 grep -q ' ./usr/share/doc/reaper/copyright$' <<<"$debfiles" || fail "the .deb has no copyright file"
+grep -q ' ./usr/share/doc/reaper/prometheus/reaper-alerts.yml$' <<<"$debfiles" || fail "the .deb has no alerting rules"
+grep -q ' ./usr/share/doc/reaper/grafana/reaper-dashboard.json$' <<<"$debfiles" || fail "the .deb has no dashboard"
 # Each build's version must sort after the one before it, in dpkg's order
 # (and so rpm's: the same ~ and + rules): a hash alone does not.
 if git rev-parse -q --verify HEAD~1 >/dev/null; then
@@ -134,3 +138,21 @@ dist/reaper scan --proc testdata/proc --policy testdata/policy/fixture.toml --me
 promtool check metrics <"$metrics"
 rm -f "$metrics"
 echo "metrics: ok"
+
+echo "== promtool: the alerting rules, their tests, the dashboard's queries"
+promtool check rules packaging/prometheus/reaper-alerts.yml
+(cd packaging/prometheus && promtool test rules reaper-alerts_test.yml)
+# Every query of the Grafana dashboard, as a recording rule promtool parses
+# ($instance as the regex "All" gives).
+dashrules=$(mktemp --suffix .yml)
+python3 - packaging/grafana/reaper-dashboard.json >"$dashrules" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+exprs = [t["expr"] for p in d["panels"] for t in p["targets"]]
+assert exprs, "the dashboard has no queries"
+print("groups:\n  - name: dashboard\n    rules:")
+for i, e in enumerate(exprs):
+    print(f"      - record: dashboard_query_{i}\n        expr: {json.dumps(e.replace('$instance', '.*'))}")
+PY
+promtool check rules "$dashrules"
+rm -f "$dashrules"
