@@ -3,9 +3,11 @@
 
 VERSION ?= $(shell scripts/version.sh 2>/dev/null || echo 0.0.0)
 ARCH    ?= amd64
-NFPM    := github.com/goreleaser/nfpm/v2/cmd/nfpm@v2.45.2
+# goreleaser v2.16.0: the last release whose go.mod this Go (1.26.8)
+# accepts and whose modules the proxy serves in full.
+GORELEASER := github.com/goreleaser/goreleaser/v2@v2.16.0
 
-.PHONY: build docs packages clean
+.PHONY: build docs packages release clean
 
 build:
 	mkdir -p dist
@@ -18,10 +20,14 @@ docs:
 	gzip -9n dist/man/*.1
 	mkdir -p dist/man5 && gzip -9nc packaging/man/reaper.toml.5 >dist/man5/reaper.toml.5.gz
 
-# .deb and .rpm, built offline by nfpm from the Go module proxy.
-packages: build docs
-	VERSION=$(VERSION) ARCH=$(ARCH) go run $(NFPM) package --config packaging/nfpm.yaml --packager deb --target dist/
-	VERSION=$(VERSION) ARCH=$(ARCH) go run $(NFPM) package --config packaging/nfpm.yaml --packager rpm --target dist/
+# Archives, checksums, .deb, .rpm and the Homebrew formula of this commit,
+# under dist/release (.goreleaser.yaml); nothing is published.
+packages:
+	VERSION=$(VERSION) go run $(GORELEASER) release --snapshot --clean
+
+# A release of the tag at HEAD (vX.Y.Z), published by goreleaser.
+release:
+	go run $(GORELEASER) release --clean
 
 clean:
 	rm -rf dist

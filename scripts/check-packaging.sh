@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # check-packaging.sh — build the packages and check everything they ship.
-#   1. make packages: .deb and .rpm (nfpm), and list their contents;
+#   1. make packages: goreleaser's snapshot (linux and darwin archives,
+#      SHA256SUMS, .deb and .rpm, the Homebrew formula); the checksums
+#      verify, the formula has its service block, the packages' contents are
+#      listed, and lintian passes the .deb (warnings fail; each override in
+#      .goreleaser.yaml says why);
 #   2. install the .deb into a scratch root (dpkg -x) and run the binary from
 #      there: version, a scan of this machine, the shipped example policy;
 #   3. systemd-analyze verify every unit; it exits 0 on unknown keys, so ANY
@@ -21,17 +25,30 @@
 #   8. the .deb's maintainer scripts (enable and start the timer on install,
 #      restart it on upgrade, stop it on removal) parse, its copyright is
 #      there, and scripts/version.sh sorts this commit after the last.
-# Needs: dpkg, rpm2cpio + cpio, systemd-analyze, python3, promtool, logrotate, groff, go, make.
+# Needs: dpkg, lintian, rpm2cpio + cpio, systemd-analyze, python3, promtool, logrotate, groff, go, make, git.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 fail() { echo "check-packaging: $*" >&2; exit 1; }
 
-echo "== packages"
+echo "== packages (goreleaser snapshot)"
 rm -rf dist
-make -s packages VERSION="${VERSION:-0.0.0+ci}" >/dev/null
-deb=$(ls dist/reaper_*.deb)
-rpm=$(ls dist/reaper-*.rpm)
+grlog=$(mktemp)
+make -s packages VERSION="${VERSION:-0.0.0+ci}" >"$grlog" 2>&1 || { cat "$grlog"; fail "make packages failed"; }
+grep -E 'release succeeded|DEPRECATED' "$grlog" | sed 's/^ *//'
+rm -f "$grlog"
+rel=dist/release
+(cd "$rel" && sha256sum -c SHA256SUMS) || fail "SHA256SUMS does not match the archives"
+for target in linux_amd64 linux_arm64 darwin_amd64 darwin_arm64; do
+	ls "$rel"/reaper_*_"$target".tar.gz >/dev/null || fail "no $target archive"
+done
+tar -tzf "$rel"/reaper_*_darwin_arm64.tar.gz | grep -qx 'reaper' || fail "the darwin archive has no binary"
+formula=$rel/homebrew/Formula/reaper.rb
+grep -q 'service do' "$formula" && grep -q 'run_type :interval' "$formula" || fail "the Homebrew formula has no service block"
+deb=$(ls "$rel"/reaper_*_amd64.deb)
+rpm=$(ls "$rel"/reaper-*.x86_64.rpm)
 echo "-- $deb"; dpkg-deb -c "$deb" | awk '{ print $1, $6 }'
+echo "-- lintian"
+lintian --fail-on warning,error --info "$deb" || fail "lintian: see above"
 echo "-- $rpm"
 # rpm2cpio (4.18) exits 1 on nfpm's RPMs yet writes the whole payload: the
 # listing is what is checked.
@@ -134,7 +151,7 @@ PY
 
 echo "== promtool check metrics"
 metrics=$(mktemp)
-dist/reaper scan --proc testdata/proc --policy testdata/policy/fixture.toml --metrics "$metrics" >/dev/null
+"$root/usr/bin/reaper" scan --proc testdata/proc --policy testdata/policy/fixture.toml --metrics "$metrics" >/dev/null
 promtool check metrics <"$metrics"
 rm -f "$metrics"
 echo "metrics: ok"
