@@ -104,6 +104,12 @@ type Finding struct {
 	OwnerPID int      `json:"owner_pid"`
 	// PTYs are the pseudo-terminals the tree's processes hold.
 	PTYs []PTYRef `json:"ptys"`
+	// Deferred: refused by design, not for doubt or failure (younger than
+	// min_age; spared because it became owned). A later run decides again.
+	Deferred bool `json:"deferred,omitempty"`
+	// Ended, for a tree the reap removed, is what ended it: "SIGTERM" (it
+	// left within the grace), "SIGKILL" (after the grace), "cgroup.kill".
+	Ended string `json:"ended,omitempty"`
 	// Activity, for run-done findings, says whether the tree kept working
 	// after the run's end.
 	Activity *Activity `json:"activity,omitempty"`
@@ -274,8 +280,32 @@ func (r *Report) SetOutcomes(plan *policy.Plan, covered map[int][]int) {
 			continue
 		}
 		f.Action, f.Outcome, f.Detail = string(it.Action), string(it.Outcome), it.Detail
+		f.Deferred = it.Outcome == policy.Refused && it.Benign
 		if pids := covered[f.RootPID]; len(pids) > 0 {
 			f.PIDs = pids
+		}
+	}
+}
+
+// SetEndings says, of each tree the reap killed, what ended it, from the
+// signals sent (each record's RootPID, Signal, Via and Result): SIGTERM
+// when no SIGKILL was needed.
+func (r *Report) SetEndings(signals []Record) {
+	ended := map[int]string{}
+	for _, s := range signals {
+		switch {
+		case s.Result != "ok":
+		case s.Via != "":
+			ended[s.RootPID] = "cgroup.kill"
+		case s.Signal == "SIGKILL" && ended[s.RootPID] != "cgroup.kill":
+			ended[s.RootPID] = "SIGKILL"
+		case s.Signal == "SIGTERM" && ended[s.RootPID] == "":
+			ended[s.RootPID] = "SIGTERM"
+		}
+	}
+	for i := range r.Findings {
+		if f := &r.Findings[i]; f.Outcome == string(policy.Killed) {
+			f.Ended = ended[f.RootPID]
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/orphanreaper/reaper/internal/schematest"
+	"github.com/orphanreaper/reaper/internal/skips"
 	"github.com/orphanreaper/reaper/platform"
 	"github.com/orphanreaper/reaper/policy"
 	"github.com/orphanreaper/reaper/scan"
@@ -48,7 +49,7 @@ func TestReportSchema(t *testing.T) {
 
 	s, err := platform.ReadSnapshot(platform.DefaultProcRoot)
 	if err != nil {
-		t.Skipf("no live table here: %v", err)
+		skips.Skipf(t, "no live table here: %v", err)
 	}
 	defer s.Close()
 	pol := policy.Default()

@@ -57,7 +57,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 		}
 	}
 	for _, d := range r.PTY.Dead {
-		ew.printf("\ndead PTY /dev/pts/%d: %s (slave holders %v, master holders %v)", d.PTS, d.Why, d.Slaves, d.Masters)
+		ew.printf("\ndead PTY /dev/pts/%d: %s (slave held by %s; master held by %s)", d.PTS, d.Why, pidList(d.Slaves), pidList(d.Masters))
 	}
 	if len(r.PTY.Dead) > 0 {
 		ew.printf("\n")
@@ -98,7 +98,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 }
 
 func (r *Report) writeFinding(ew *errWriter, f *Finding) {
-	ew.printf("\n%s · %s · %s → %s\n", f.Rule, f.Kind, f.Action, f.Outcome)
+	ew.printf("\n%s · %s · %s → %s\n", f.Rule, f.Kind, f.Action, outcomeWords(f))
 	if f.Detail != "" {
 		ew.printf("  %s\n", Printable(f.Detail))
 	}
@@ -180,6 +180,21 @@ func (r *Report) writeFinding(ew *errWriter, f *Finding) {
 	if err := tw.Flush(); err != nil && ew.err == nil {
 		ew.err = err
 	}
+}
+
+// pidList is pids as a person reads them: "pids 3, 4", "pid 3", "no process".
+func pidList(pids []int) string {
+	switch len(pids) {
+	case 0:
+		return "no process"
+	case 1:
+		return "pid " + strconv.Itoa(pids[0])
+	}
+	s := make([]string, len(pids))
+	for i, p := range pids {
+		s[i] = strconv.Itoa(p)
+	}
+	return "pids " + strings.Join(s, ", ")
 }
 
 // userColumn is a member's user as the table shows it: the name, else the
@@ -325,13 +340,31 @@ func (r *Report) UseASCII(ascii bool) {
 // a timer's journal gets a line only when the run did or could not do
 // something. What was only reported is in the audit log, the metrics and
 // `reaper scan`.
+// outcomeWords says what happened to a finding's tree in an operator's
+// words: how a killed tree ended, and a refusal by design as deferred.
+func outcomeWords(f *Finding) string {
+	switch {
+	case f.Deferred:
+		return "deferred"
+	case f.Outcome != "killed":
+		return f.Outcome
+	case f.Ended == "SIGTERM":
+		return "terminated"
+	case f.Ended == "SIGKILL":
+		return "killed after the grace"
+	case f.Ended == "cgroup.kill":
+		return "killed (cgroup.kill)"
+	}
+	return "killed"
+}
+
 func (r *Report) WriteQuiet(w io.Writer) error {
 	var b strings.Builder
 	for _, f := range r.Findings {
-		if f.Outcome == "reported" || f.Outcome == "planned" {
+		if f.Outcome == "reported" || f.Outcome == "planned" || f.Deferred {
 			continue
 		}
-		fmt.Fprintf(&b, "reaper %s: %s tree %d (%s, rule %s, %s, %s): %s", r.Mode, f.Outcome, f.RootPID, f.Kind, f.Rule,
+		fmt.Fprintf(&b, "reaper %s: tree %d %s (%s, rule %s, %s, %s): %s", r.Mode, f.RootPID, outcomeWords(&f), f.Kind, f.Rule,
 			Plural(len(f.PIDs), "process"), humanBytes(f.RSSBytes), clip(f.Cmdline))
 		if f.Detail != "" {
 			fmt.Fprintf(&b, " — %s", f.Detail)

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/orphanreaper/reaper/internal/skips"
 	"github.com/orphanreaper/reaper/openclaw"
 	"github.com/orphanreaper/reaper/platform"
 	"github.com/orphanreaper/reaper/statedir"
@@ -23,13 +24,13 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == ChildCommand {
 		os.Exit(ChildMain(os.Args[2:], os.Stdout, os.Stderr))
 	}
-	os.Exit(m.Run())
+	os.Exit(skips.Main(m))
 }
 
 func requireRoot(t *testing.T) {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		t.Skip("needs root: run the tests as root (CI does) to exercise this")
+		skips.Skip(t, "needs root: run the tests as root (CI does) to exercise this")
 	}
 }
 
@@ -46,7 +47,7 @@ func requireChildren(t *testing.T) {
 func requireNoRace(t *testing.T) {
 	t.Helper()
 	if raceEnabled {
-		t.Skip("reader children do not run under -race (ThreadSanitizer's allocator exceeds their RLIMIT_DATA)")
+		skips.Skip(t, "reader children do not run under -race (ThreadSanitizer's allocator exceeds their RLIMIT_DATA)")
 	}
 }
 

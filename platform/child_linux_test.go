@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/orphanreaper/reaper/internal/skips"
 )
 
 // envChild makes this test binary a child of RunChild's tests: it does
@@ -18,7 +20,7 @@ func TestMain(m *testing.M) {
 	if mode := os.Getenv(envChild); mode != "" {
 		os.Exit(childMode(mode))
 	}
-	os.Exit(m.Run())
+	os.Exit(skips.Main(m))
 }
 
 // childMode is what a test child does: print its ids, sleep, print
@@ -87,7 +89,7 @@ func childSpec(mode string) ChildSpec {
 // supplementary groups: root's are not carried over.
 func TestRunChildDropsToUser(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("needs root: run the tests as root (CI does) to exercise this")
+		skips.Skip(t, "needs root: run the tests as root (CI does) to exercise this")
 	}
 	spec := childSpec("ids")
 	out, err := RunChild(context.Background(), spec)
@@ -135,7 +137,7 @@ func TestRunChildBounds(t *testing.T) {
 // (RLIMIT_FSIZE 0: no byte written).
 func TestLimitSelf(t *testing.T) {
 	if raceEnabled {
-		t.Skip("the race detector's shadow memory does not fit in the children's RLIMIT_DATA")
+		skips.Skip(t, "the race detector's shadow memory does not fit in the children's RLIMIT_DATA")
 	}
 	if out, err := RunChild(context.Background(), childSpec("data")); err == nil {
 		t.Errorf("1 GiB under RLIMIT_DATA 128 MiB: printed %q, want the child dead", out)

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/orphanreaper/reaper/internal/skips"
 )
 
 // A process in a PID namespace of its own is told it does not see the
@@ -18,7 +20,7 @@ func TestHostPIDNamespace(t *testing.T) {
 		os.Exit(0)
 	}
 	if os.Geteuid() != 0 {
-		t.Skip("needs root: a PID namespace of its own for the helper")
+		skips.Skip(t, "needs root: a PID namespace of its own for the helper")
 	}
 	run := func(flags uintptr) string {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestHostPIDNamespace$")

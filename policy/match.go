@@ -130,9 +130,43 @@ func (p *Policy) WhyNot(s *platform.Snapshot, f *scan.Finding) string {
 	}
 	all := append(near, far...)
 	if len(all) > 3 {
-		all = append(all[:3], fmt.Sprintf("and %d more", len(all)-3))
+		all = append(all[:3], fmt.Sprintf("and %d more (reaper explain %d lists every rule)", len(all)-3, f.Root.PID))
 	}
 	return strings.Join(all, "; ")
+}
+
+// RuleVerdict is what one rule makes of a finding.
+type RuleVerdict struct {
+	Rule    string `json:"rule"`
+	Matches bool   `json:"matches"`
+	Decides bool   `json:"decides"` // the first rule that matches
+	Why     string `json:"why"`     // why not, or what its match means
+}
+
+// Verdicts is every rule's verdict on f, in policy order: the first rule
+// that matches decides; the ones after it are not consulted.
+func (p *Policy) Verdicts(s *platform.Snapshot, f *scan.Finding) []RuleVerdict {
+	out := make([]RuleVerdict, len(p.Rules))
+	decided := ""
+	for i := range p.Rules {
+		r := &p.Rules[i]
+		out[i].Rule = r.Name
+		switch {
+		case decided != "":
+			out[i].Matches = r.matches(s, f)
+			out[i].Why = fmt.Sprintf("not consulted: rule %q, before it, decides", decided)
+			if out[i].Matches {
+				out[i].Why = fmt.Sprintf("would match too, but rule %q, before it, decides", decided)
+			}
+		case r.matches(s, f):
+			out[i].Matches, out[i].Decides = true, true
+			out[i].Why = fmt.Sprintf("matches first: action %s", r.Action)
+			decided = r.Name
+		default:
+			out[i].Why = r.whyNot(s, f)
+		}
+	}
+	return out
 }
 
 // whyNot is the first condition of r that f fails.
@@ -143,14 +177,14 @@ func (r *Rule) whyNot(s *platform.Snapshot, f *scan.Finding) string {
 	}
 	switch {
 	case !hasReason:
-		return fmt.Sprintf("none of its reasons %v", r.When)
+		return fmt.Sprintf("none of its reasons is one of %s", joinAny(r.When))
 	case len(r.Kind) > 0 && !slices.Contains(r.Kind, f.Kind):
-		return fmt.Sprintf("kind %s is not one of %v", f.Kind, r.Kind)
+		return fmt.Sprintf("kind %s is not one of %s", f.Kind, joinAny(r.Kind))
 	case len(r.Owner) > 0 && !slices.Contains(r.Owner, f.Owner):
 		if f.Owner == "" {
-			return fmt.Sprintf("no owner claims it, and it names owners %v", r.Owner)
+			return fmt.Sprintf("no owner claims it, and it names owners %s", joinAny(r.Owner))
 		}
-		return fmt.Sprintf("owner %s is not one of %v", f.Owner, r.Owner)
+		return fmt.Sprintf("owner %s is not one of %s", f.Owner, joinAny(r.Owner))
 	case r.MinAge > 0 && s.Age(f.Root) < r.MinAge:
 		return fmt.Sprintf("younger than its min_age %s", r.MinAge)
 	case r.MinRSS > 0 && f.RSS < r.MinRSS:
@@ -166,4 +200,13 @@ func (r *Rule) whyNot(s *platform.Snapshot, f *scan.Finding) string {
 		return "the cgroup does not match its cgroup"
 	}
 	return "its env matchers do not hold"
+}
+
+// joinAny lists a rule's values as its policy file writes them: "a, b".
+func joinAny[T any](xs []T) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = fmt.Sprint(x)
+	}
+	return strings.Join(s, ", ")
 }

@@ -33,7 +33,7 @@ func (t *tree) killUnits(left []*platform.Handle) (*units, string) {
 		} else {
 			u.paths = append(u.paths, t.conf.Path)
 			t.unitEvents(u, targets, t.conf.Path)
-			notes = append(notes, fmt.Sprintf("cgroup %s killed as a unit (%d processes)", t.conf.Path, len(targets)))
+			notes = append(notes, unitNote(t.conf.Path, len(targets)))
 		}
 	}
 	var rest []*platform.Handle
@@ -102,7 +102,7 @@ func (t *tree) killCgroups(left []*platform.Handle) (*units, string) {
 		}
 		u.paths = append(u.paths, path)
 		t.unitEvents(u, targets, path)
-		notes = append(notes, fmt.Sprintf("cgroup %s killed as a unit (%d processes)", path, len(targets)))
+		notes = append(notes, unitNote(path, len(targets)))
 	}
 	return u, strings.Join(notes, "; ")
 }
@@ -126,4 +126,16 @@ func (u *units) populated(d time.Duration) []string {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// unitNote says what a cgroup.kill did: how many processes it ended, or
+// that the tree had already left the cgroup.
+func unitNote(path string, n int) string {
+	switch n {
+	case 0:
+		return fmt.Sprintf("cgroup %s was empty when killed: the tree had already gone", path)
+	case 1:
+		return fmt.Sprintf("cgroup %s killed as a unit (1 process)", path)
+	}
+	return fmt.Sprintf("cgroup %s killed as a unit (%d processes)", path, n)
 }

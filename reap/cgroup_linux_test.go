@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/orphanreaper/reaper/internal/skips"
 	"github.com/orphanreaper/reaper/platform"
 	"github.com/orphanreaper/reaper/policy"
 )
@@ -93,20 +94,20 @@ func waitGroupEmpty(t *testing.T, pgid int) {
 func testCgroup(t *testing.T) (path, dir string) {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		t.Skip("needs root: creates a cgroup (CI runs as root)")
+		skips.Skip(t, "needs root: creates a cgroup (CI runs as root)")
 	}
 	root := platform.Cgroup2Root()
 	if root == "" {
-		t.Skip("no cgroup v2 hierarchy mounted")
+		skips.Skip(t, "no cgroup v2 hierarchy mounted")
 	}
 	path = fmt.Sprintf("/reaper-test-%d-%d", os.Getpid(), time.Now().UnixNano())
 	dir = root + path
 	if err := os.Mkdir(dir, 0o755); err != nil {
-		t.Skipf("cannot create a cgroup (%v): /sys/fs/cgroup is not writable here", err)
+		skips.Skipf(t, "cannot create a cgroup (%v): /sys/fs/cgroup is not writable here", err)
 	}
 	if _, err := os.Stat(dir + "/cgroup.kill"); err != nil {
 		os.Remove(dir)
-		t.Skip("no cgroup.kill: the kernel is older than 5.14")
+		skips.Skip(t, "no cgroup.kill: the kernel is older than 5.14")
 	}
 	t.Cleanup(func() {
 		os.WriteFile(dir+"/cgroup.kill", []byte("1"), 0)
@@ -133,7 +134,7 @@ func startInCgroup(t *testing.T, dir, script string) *exec.Cmd {
 	cmd := exec.Command("sh", "-c", script)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, UseCgroupFD: true, CgroupFD: fd}
 	if err := cmd.Start(); err != nil {
-		t.Skipf("cannot start a process into a cgroup (%v)", err)
+		skips.Skipf(t, "cannot start a process into a cgroup (%v)", err)
 	}
 	pgid := cmd.Process.Pid
 	t.Cleanup(func() {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/orphanreaper/reaper/internal/skips"
 	"github.com/orphanreaper/reaper/platform"
 	"github.com/orphanreaper/reaper/policy"
 )
@@ -103,7 +104,7 @@ func eachKillPath(t *testing.T, f func(t *testing.T, confined bool)) {
 	}{{"confinement", true}, {"session and group", false}} {
 		t.Run(tt.name, func(t *testing.T) {
 			if tt.confined && !canConfine() {
-				t.Skip("needs root and a writable cgroup v2 with cgroup.kill (CI has them)")
+				skips.Skip(t, "needs root and a writable cgroup v2 with cgroup.kill (CI has them)")
 			}
 			f(t, tt.confined)
 		})
@@ -115,7 +116,7 @@ func eachKillPath(t *testing.T, f func(t *testing.T, confined bool)) {
 // removed afterwards.
 func TestForkerConfined(t *testing.T) {
 	if !canConfine() {
-		t.Skip("needs root and a writable cgroup v2 with cgroup.kill (CI has them)")
+		skips.Skip(t, "needs root and a writable cgroup v2 with cgroup.kill (CI has them)")
 	}
 	cmd := startTree(t, forkerScript, true)
 	pgid := cmd.Process.Pid

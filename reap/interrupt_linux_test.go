@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/orphanreaper/reaper/internal/skips"
 	"github.com/orphanreaper/reaper/platform"
 	"github.com/orphanreaper/reaper/policy"
 )
@@ -73,7 +74,7 @@ func TestInterruptBeforeTerm(t *testing.T) {
 // stopped.
 func TestInterruptDuringGraceReleasesConfinement(t *testing.T) {
 	if !canConfine() {
-		t.Skip("needs root and a writable cgroup v2 with cgroup.kill (CI has them)")
+		skips.Skip(t, "needs root and a writable cgroup v2 with cgroup.kill (CI has them)")
 	}
 	cmd := startTree(t, "trap '' TERM; sleep 60 & wait", true)
 	waitMembers(t, cmd.Process.Pid, 2)

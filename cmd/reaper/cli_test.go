@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/orphanreaper/reaper/internal/skips"
 	"github.com/orphanreaper/reaper/ledger"
 	"github.com/orphanreaper/reaper/policy"
 )
@@ -110,10 +111,10 @@ func TestExitCodes(t *testing.T) {
 // process table: the README's first command.
 func TestScanThisMachine(t *testing.T) {
 	if runtime.GOOS != "linux" {
-		t.Skip("the live scan is implemented on Linux")
+		skips.Skip(t, "the live scan is implemented on Linux")
 	}
 	if _, err := os.Stat(systemPolicy); err == nil && os.Geteuid() == 0 {
-		t.Skipf("%s exists on this machine", systemPolicy)
+		skips.Skipf(t, "%s exists on this machine", systemPolicy)
 	}
 	env := []string{"XDG_CONFIG_HOME=" + t.TempDir()}
 	r := runReaper(t, env, "scan")
@@ -137,7 +138,7 @@ func TestScanThisMachine(t *testing.T) {
 
 func TestAuditLogAndMetrics(t *testing.T) {
 	if runtime.GOOS != "linux" {
-		t.Skip("--proc fixtures are Linux only")
+		skips.Skip(t, "--proc fixtures are Linux only")
 	}
 	dir := t.TempDir()
 	logPath, metricsPath := filepath.Join(dir, "audit.jsonl"), filepath.Join(dir, "reaper.prom")

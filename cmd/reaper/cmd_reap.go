@@ -161,6 +161,7 @@ func runReap(ctx context.Context, opts *reapOptions, g *globalOptions) error {
 		covered[plan.Items[i].Finding.Root.PID] = r.PIDs
 	}
 	rep.SetOutcomes(plan, covered)
+	rep.SetEndings(signalRecords(events))
 	rep.SetWarnings(pol, run.snap)
 	if err := emitReap(rep, run, events, opts, g, time.Since(started)); err != nil {
 		return err

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/orphanreaper/reaper/internal/skips"
 )
 
 // The end-to-end suite runs reaper against a real Node gateway
@@ -31,7 +33,7 @@ func requireE2E(t *testing.T) string {
 	t.Helper()
 	node, err := exec.LookPath("node")
 	if err != nil {
-		t.Skip("needs node and npm (CI installs them): the gateway under test is a Node program")
+		skips.Skip(t, "needs node and npm (CI installs them): the gateway under test is a Node program")
 	}
 	npmOnce.Do(func() {
 		if _, err := os.Stat(filepath.Join(e2eDir, "node_modules", "@lydell", "node-pty")); err == nil {

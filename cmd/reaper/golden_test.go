@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/orphanreaper/reaper/audit"
+	"github.com/orphanreaper/reaper/internal/skips"
 )
 
 // The end-to-end test of the real binary against the fixture machine in
@@ -17,7 +18,7 @@ import (
 // go test ./cmd/reaper -run Golden -update).
 func TestGoldenScan(t *testing.T) {
 	if runtime.GOOS != "linux" {
-		t.Skip("--proc fixtures are Linux only")
+		skips.Skip(t, "--proc fixtures are Linux only")
 	}
 	tests := []struct {
 		name   string
@@ -36,7 +37,7 @@ func TestGoldenScan(t *testing.T) {
 		{"ledger show json", "ledger-show.json", []string{"ledger", "show", "--proc", "../../testdata/proc", "-o", "json", "../../testdata/ledger/fixture.json"}},
 	}
 	if _, err := os.Stat(systemPolicy); err == nil && os.Geteuid() == 0 {
-		t.Skipf("%s exists: the embedded-default goldens would not apply", systemPolicy)
+		skips.Skipf(t, "%s exists: the embedded-default goldens would not apply", systemPolicy)
 	}
 	env := []string{"XDG_CONFIG_HOME=" + t.TempDir(), "LC_ALL=C.UTF-8"}
 	tests = append(tests, struct {
@@ -84,6 +85,36 @@ func compareGolden(t *testing.T, name string, r result) {
 	}
 }
 
+// reaper explain on the fixture machine: a member of a finding, a
+// finding a [[protect]] rule refuses, a live owner's child, and a pid
+// that is not there (66).
+func TestGoldenExplain(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		skips.Skip(t, "--proc fixtures are Linux only")
+	}
+	base := []string{"explain", "--proc", "../../testdata/proc", "--policy", "../../testdata/policy/fixture.toml"}
+	env := []string{"LC_ALL=C.UTF-8"}
+	for _, tt := range []struct {
+		golden string
+		args   []string
+	}{
+		{"explain-member.txt", []string{"302"}},
+		{"explain-member.json", []string{"302", "-o", "json"}},
+		{"explain-protected.txt", []string{"961"}},
+		{"explain-owned.txt", []string{"201"}},
+	} {
+		t.Run(tt.golden, func(t *testing.T) {
+			compareGolden(t, tt.golden, runReaper(t, env, append(base, tt.args...)...))
+		})
+	}
+	if r := runReaper(t, env, append(base, "999")...); r.code != exitNoInput || !strings.Contains(r.stderr, "no process 999") {
+		t.Errorf("explain of a pid not there: exit %d, %q; want 66", r.code, r.stderr)
+	}
+	if r := runReaper(t, env, append(base, "x1")...); r.code != exitUsage {
+		t.Errorf("explain x1: exit %d, want 2", r.code)
+	}
+}
+
 // reaper history over testdata/audit: the live log, a rotation and a
 // gzipped one, a torn line and a line that is not JSON; filters by time,
 // rule, user (by name and by uid) and outcome.
@@ -122,7 +153,7 @@ func normalize(s string) string {
 // rebuilt from the JSON alone equals the table the same scan printed.
 func TestTableFromJSON(t *testing.T) {
 	if runtime.GOOS != "linux" {
-		t.Skip("--proc fixtures are Linux only")
+		skips.Skip(t, "--proc fixtures are Linux only")
 	}
 	for _, args := range [][]string{
 		{"scan", "--proc", "../../testdata/proc", "--policy", "../../testdata/policy/fixture.toml", "--all"},

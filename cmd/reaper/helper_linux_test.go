@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/orphanreaper/reaper/internal/skips"
 	"github.com/orphanreaper/reaper/platform"
 )
 
@@ -203,7 +204,7 @@ func register(dir string) error {
 func requireRoot(t *testing.T) {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		t.Skip("needs root: run the tests as root (CI does) to exercise this")
+		skips.Skip(t, "needs root: run the tests as root (CI does) to exercise this")
 	}
 }
 

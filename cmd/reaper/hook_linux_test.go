@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/orphanreaper/reaper/internal/skips"
 )
 
 // TestStartupHook runs the shipped Node startup hook from a stand-in
@@ -16,7 +18,7 @@ import (
 func TestStartupHook(t *testing.T) {
 	node, err := exec.LookPath("node")
 	if err != nil {
-		t.Skip("needs node (CI installs it): the hook under test is a Node module")
+		skips.Skip(t, "needs node (CI installs it): the hook under test is a Node module")
 	}
 	becomeSubreaper(t)
 	g := startGateway(t, "18805")

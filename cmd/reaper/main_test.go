@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/orphanreaper/reaper/internal/skips"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
@@ -43,6 +45,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
+	skips.Summary(os.Stderr)
 	os.RemoveAll(dir)
 	if dead := checkSentinels(); len(dead) > 0 {
 		fmt.Fprintf(os.Stderr, "FAIL: the suite's reaping killed orphans no test started: %v\n", dead)

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/orphanreaper/reaper/internal/skips"
 )
 
 // TestScanMCPServerFromOpenClawConfig: an orphaned stdio MCP server whose
@@ -21,7 +23,7 @@ func TestScanMCPServerFromOpenClawConfig(t *testing.T) {
 	// The server: a copy of sleep under a name no fingerprint knows.
 	sleep, err := exec.LookPath("sleep")
 	if err != nil {
-		t.Skip("no sleep binary")
+		skips.Skip(t, "no sleep binary")
 	}
 	b, err := os.ReadFile(sleep)
 	if err != nil {

@@ -18,6 +18,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/orphanreaper/reaper/internal/skips"
 )
 
 // The real OpenClaw gateway, 2026.9.6 from npm, run headless and offline:
@@ -42,11 +44,11 @@ func requireInstalled(t *testing.T, env, what, script string, files ...string) s
 	requireRoot(t)
 	dir := os.Getenv(env)
 	if dir == "" {
-		t.Skipf("%s is not set: %s is not installed (%s; CI runs it, and it skips only where npm can't be reached)", env, what, script)
+		skips.Skipf(t, "%s is not set: %s is not installed (%s; CI runs it, and it skips only where npm can't be reached)", env, what, script)
 	}
 	for _, f := range files {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
-			t.Skipf("%s: %v", env, err)
+			skips.Skipf(t, "%s: %v", env, err)
 		}
 	}
 	return dir

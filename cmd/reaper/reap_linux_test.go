@@ -578,12 +578,27 @@ func TestReapQuiet(t *testing.T) {
 	becomeSubreaper(t)
 	mark := "qmark" + strings.ReplaceAll(suiteMark, "-", "x")
 	pid := adopt(t, "npm exec quiet-mcp "+mark, "sleep 60; exit 0", nil)
+	// A second tree ignores SIGTERM (its sleep inherits the ignore), so
+	// only SIGKILL or cgroup.kill ends it.
+	stubborn := adopt(t, "npm exec stubborn-mcp "+mark, "trap '' TERM; sleep 60; exit 0", nil)
 	pol := writePolicy(t, fmt.Sprintf("version = 1\n[defaults]\nmin_age = \"0s\"\ngrace = \"2s\"\n%s\n[[rule]]\nname = \"marked\"\nwhen = [\"reparented\"]\ncmdline = '%s'\naction = \"terminate\"\n", selfSubreaper(t), mark))
 	lock := filepath.Join(t.TempDir(), "lock")
 	r := runReaper(t, nil, "reap", "-q", "--policy", pol, "--lock-file", lock)
-	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
-	if r.code != 0 || len(lines) != 1 || !strings.HasPrefix(lines[0], fmt.Sprintf("reaper reap: killed tree %d (", pid)) || r.stderr != "" {
-		t.Fatalf("first reap -q: exit %d, stdout %q, stderr %q; want one line saying %d was killed", r.code, r.stdout, r.stderr, pid)
+	if r.code != 0 || r.stderr != "" {
+		t.Fatalf("first reap -q: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	lines := map[int]string{}
+	for _, l := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+		var p int
+		fmt.Sscanf(l, "reaper reap: tree %d ", &p)
+		lines[p] = l
+	}
+	if len(lines) != 2 || !strings.HasPrefix(lines[pid], fmt.Sprintf("reaper reap: tree %d terminated (", pid)) {
+		t.Errorf("first reap -q: %q; want one line per tree, %d terminated", r.stdout, pid)
+	}
+	if l := lines[stubborn]; !strings.HasPrefix(l, fmt.Sprintf("reaper reap: tree %d killed after the grace (", stubborn)) &&
+		!strings.HasPrefix(l, fmt.Sprintf("reaper reap: tree %d killed (cgroup.kill) (", stubborn)) {
+		t.Errorf("the tree that ignores SIGTERM: %q; want it killed after the grace, or by cgroup.kill", l)
 	}
 	r = runReaper(t, nil, "reap", "-q", "--policy", pol, "--lock-file", lock)
 	if r.code != 0 || r.stdout != "" || r.stderr != "" {

@@ -84,6 +84,7 @@ command line cannot be opened, 77 lacking privilege for a planned action,
 		newLedgerCommand(g),
 		newPtyCommand(g),
 		newHistoryCommand(g),
+		newExplainCommand(g),
 		newVersionCommand(g),
 		newCompletionCommand(g),
 	)

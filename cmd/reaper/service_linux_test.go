@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/orphanreaper/reaper/internal/skips"
 	"github.com/orphanreaper/reaper/platform"
 )
 
@@ -26,11 +27,11 @@ func TestServiceProcessIsNotAnOrphan(t *testing.T) {
 	requireRoot(t)
 	root := platform.Cgroup2Root()
 	if root == "" {
-		t.Skip("no cgroup v2 hierarchy")
+		skips.Skip(t, "no cgroup v2 hierarchy")
 	}
 	base := fmt.Sprintf("%s/reaper-svc-%d-%d", root, os.Getpid(), time.Now().UnixNano())
 	if err := os.Mkdir(base, 0o755); err != nil {
-		t.Skipf("cannot create a cgroup (%v)", err)
+		skips.Skipf(t, "cannot create a cgroup (%v)", err)
 	}
 	t.Cleanup(func() {
 		for _, d := range []string{base + "/mcp-memory.service", base + "/app-term-1.scope", base} {

@@ -19,6 +19,8 @@ import (
 
 	"golang.org/x/sys/unix"
 	_ "modernc.org/sqlite"
+
+	"github.com/orphanreaper/reaper/internal/skips"
 )
 
 // The attacks of docs/threat-model.md ("The attacks, each with its
@@ -248,7 +250,7 @@ func TestAttackForeignLockDirCannotVeto(t *testing.T) {
 	becomeSubreaper(t)
 	lockDir := fmt.Sprintf("/tmp/openclaw-%d", userB.Uid)
 	if _, err := os.Lstat(lockDir); err == nil {
-		t.Skipf("%s exists on this machine: not the test's to replace", lockDir)
+		skips.Skipf(t, "%s exists on this machine: not the test's to replace", lockDir)
 	}
 	if err := os.Mkdir(lockDir, 0o755); err != nil {
 		t.Fatal(err)
@@ -541,7 +543,7 @@ func TestAttackLockFileOfAnother(t *testing.T) {
 	requireRoot(t)
 	planted := fmt.Sprintf("/tmp/reaper-%d.lock", userB.Uid)
 	if _, err := os.Lstat(planted); err == nil {
-		t.Skipf("%s exists on this machine: not the test's to replace", planted)
+		skips.Skipf(t, "%s exists on this machine: not the test's to replace", planted)
 	}
 	holder := exec.Command("flock", "-x", planted, "sleep", "600")
 	holder.SysProcAttr = &syscall.SysProcAttr{Credential: nobody, Setpgid: true}

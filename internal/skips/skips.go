@@ -1,0 +1,78 @@
+// Package skips says once, at the end of a plain `go test` run, which
+// tests were skipped and why: go test prints a skip only with -v, so a
+// run as an ordinary user would otherwise pass in silence with the
+// root-only tests left out.
+package skips
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+)
+
+var (
+	mu     sync.Mutex
+	byWhy  = map[string][]string{} // reason → the tests skipped for it
+	counts int
+)
+
+// Skip records why t is skipped, for Main's summary, and skips it.
+func Skip(t testing.TB, why string) {
+	t.Helper()
+	mu.Lock()
+	byWhy[why] = append(byWhy[why], t.Name())
+	counts++
+	mu.Unlock()
+	t.Skip(why)
+}
+
+// Skipf is Skip with a format.
+func Skipf(t testing.TB, format string, args ...any) {
+	t.Helper()
+	Skip(t, fmt.Sprintf(format, args...))
+}
+
+// Main runs the package's tests, then writes the summary of what was
+// skipped to stderr, and returns the exit status for os.Exit.
+func Main(m *testing.M) int {
+	code := m.Run()
+	Summary(os.Stderr)
+	return code
+}
+
+// Summary writes what was skipped, grouped by reason, if anything was.
+func Summary(w io.Writer) {
+	mu.Lock()
+	defer mu.Unlock()
+	if counts == 0 {
+		return
+	}
+	whys := make([]string, 0, len(byWhy))
+	for why := range byWhy {
+		whys = append(whys, why)
+	}
+	sort.Slice(whys, func(i, j int) bool {
+		return len(byWhy[whys[i]]) > len(byWhy[whys[j]]) || len(byWhy[whys[i]]) == len(byWhy[whys[j]]) && whys[i] < whys[j]
+	})
+	noun := "tests"
+	if counts == 1 {
+		noun = "test"
+	}
+	fmt.Fprintf(w, "skipped %d %s (go test -v names each):\n", counts, noun)
+	for _, why := range whys {
+		names := byWhy[why]
+		shown := names
+		if len(shown) > 4 {
+			shown = shown[:4]
+		}
+		more := ""
+		if len(names) > len(shown) {
+			more = fmt.Sprintf(", and %d more", len(names)-len(shown))
+		}
+		fmt.Fprintf(w, "  %d: %s (%s%s)\n", len(names), why, strings.Join(shown, ", "), more)
+	}
+}
