@@ -63,10 +63,11 @@ func TestReadOpenClawMCPServers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	uid := uint32(os.Getuid()) // the config's owner: whose servers they are
 	want := []MCPServer{
-		{Server: scan.Server{Name: "context7", Command: "npx", Args: []string{"-y", "@upstash/context7-mcp"}, File: file}},
-		{Server: scan.Server{Name: "docs", Command: "/opt/tools/docs-helper", Args: []string{"--stdio", "/srv/docs"}, File: file}},
-		{Server: scan.Server{Name: "node", Command: "node", File: file}},
+		{Server: scan.Server{Name: "context7", Command: "npx", Args: []string{"-y", "@upstash/context7-mcp"}, File: file, UID: uid}},
+		{Server: scan.Server{Name: "docs", Command: "/opt/tools/docs-helper", Args: []string{"--stdio", "/srv/docs"}, File: file, UID: uid}},
+		{Server: scan.Server{Name: "node", Command: "node", File: file, UID: uid}},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("servers\n got %+v\nwant %+v", got, want)

@@ -169,7 +169,7 @@ func TestPlanOwnerMatcher(t *testing.T) {
 		owner, rule, why string
 	}{
 		{"gw", "gw-only", ""},
-		{"other", "", "owner other is not one of [gw]"},
+		{"other", "", "owner other is not one of gw;"},
 		{"", "", "no owner claims it"},
 	} {
 		f := &scan.Finding{Root: s.Get(300), Reasons: []scan.Reason{scan.Reparented, scan.OwnerDead}, Owner: tc.owner, Kind: scan.KindOther}

@@ -1,7 +1,3 @@
-// Package skips says once, at the end of a plain `go test` run, which
-// tests were skipped and why: go test prints a skip only with -v, so a
-// run as an ordinary user would otherwise pass in silence with the
-// root-only tests left out.
 package skips
 
 import (
