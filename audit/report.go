@@ -201,34 +201,14 @@ func NewReport(pol *policy.Policy, res *scan.Result, plan *policy.Plan) *Report 
 	ptys := map[int]bool{}
 	for _, it := range plan.Items {
 		f := it.Finding
-		r.Findings = append(r.Findings, Finding{
-			RootPID:    f.Root.PID,
-			PIDs:       f.PIDs(),
-			Kind:       string(f.Kind),
-			Reasons:    reasonStrings(f.Reasons),
-			Owner:      f.Owner,
-			RunID:      f.RunID,
-			Rule:       it.Rule.Name,
-			Action:     string(it.Action),
-			Outcome:    string(it.Outcome),
-			Detail:     it.Detail,
-			RSSBytes:   f.RSS,
-			AgeSeconds: int64(s.Age(f.Root) / time.Second),
-			Cmdline:    s.CommandLine(f.Root),
-			Evidence:   f.Evidence,
-			Start:      s.Identity(f.Root),
-			OwnerPID:   f.OwnerPID,
-			PTYs:       []PTYRef{},
-		})
+		fd := users.findingOf(s, f)
+		fd.Rule, fd.Action, fd.Outcome, fd.Detail = it.Rule.Name, string(it.Action), string(it.Outcome), it.Detail
+		r.Findings = append(r.Findings, fd)
 		last := &r.Findings[len(r.Findings)-1]
-		last.UID, last.User = users.of(s, f.Root)
 		r.Totals.Processes += len(f.Members)
 		r.Totals.ReclaimableBytes += f.RSS
 		for _, m := range f.Members {
 			last.procs = append(last.procs, m.Proc)
-			uid, user := users.of(s, m.Proc)
-			last.Members = append(last.Members, Member{PID: m.Proc.PID, PPID: m.Proc.PPID, UID: uid, User: user, Depth: m.Depth,
-				AgeSeconds: int64(s.Age(m.Proc) / time.Second), RSSBytes: m.Proc.RSS, Cmdline: s.CommandLine(m.Proc)})
 			if term := s.Terminal(m.Proc); term.PTS >= 0 {
 				ptys[term.PTS] = true
 				last.terminals = append(last.terminals, PTYRef{PTS: term.PTS, Role: "slave", PID: m.Proc.PID, HungUp: term.HungUp})
@@ -398,6 +378,47 @@ func aggregate(warnings []string) []string {
 		out = append(out, fmt.Sprintf("%s: read %s/*/%s: %s%s", what, k.root, k.file, k.why, hint))
 	}
 	return out
+}
+
+// findingOf is the report's finding for the tree f before any rule is
+// applied: what it is, whose, and its members.
+func (u userNames) findingOf(s *platform.Snapshot, f *scan.Finding) Finding {
+	fd := Finding{
+		RootPID:    f.Root.PID,
+		PIDs:       f.PIDs(),
+		Kind:       string(f.Kind),
+		Reasons:    reasonStrings(f.Reasons),
+		Owner:      f.Owner,
+		RunID:      f.RunID,
+		RSSBytes:   f.RSS,
+		AgeSeconds: int64(s.Age(f.Root) / time.Second),
+		Cmdline:    s.CommandLine(f.Root),
+		Evidence:   f.Evidence,
+		Start:      s.Identity(f.Root),
+		OwnerPID:   f.OwnerPID,
+		PTYs:       []PTYRef{},
+		Members:    make([]Member, 0, len(f.Members)),
+	}
+	fd.UID, fd.User = u.of(s, f.Root)
+	for _, m := range f.Members {
+		uid, user := u.of(s, m.Proc)
+		fd.Members = append(fd.Members, Member{PID: m.Proc.PID, PPID: m.Proc.PPID, UID: uid, User: user, Depth: m.Depth,
+			AgeSeconds: int64(s.Age(m.Proc) / time.Second), RSSBytes: m.Proc.RSS, Cmdline: s.CommandLine(m.Proc)})
+	}
+	return fd
+}
+
+// NewFinding is the report's finding for a tree no rule matched
+// (reaper explain): the tree, whose it is, and its members.
+func NewFinding(s *platform.Snapshot, f *scan.Finding) *Finding {
+	fd := userNames{}.findingOf(s, f)
+	return &fd
+}
+
+// ProcessUser is p's real uid (-1: not readable) and its user's name, as
+// a report names them ("" for a fixture's table).
+func ProcessUser(s *platform.Snapshot, p *platform.Process) (int64, string) {
+	return userNames{}.of(s, p)
 }
 
 // userNames looks up user names once per uid. A fixture's table (Self 0)

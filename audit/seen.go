@@ -2,10 +2,7 @@ package audit
 
 import (
 	"encoding/json"
-	"errors"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -72,17 +69,12 @@ func (s *Seen) Filter(r *Report) *Report {
 }
 
 // Save writes what Filter remembered, replacing the file atomically
-// (mode 0600: the findings name other users' processes).
+// (mode 0600: the findings name other users' processes). Its directory is
+// the lock's, which the reap has made by then.
 func (s *Seen) Save() error {
 	data, err := json.Marshal(s.next)
 	if err != nil {
 		return err
 	}
-	err = platform.WriteFileAtomic(s.path, data, 0o600)
-	if errors.Is(err, fs.ErrNotExist) {
-		if mkerr := os.MkdirAll(filepath.Dir(s.path), 0o700); mkerr == nil {
-			err = platform.WriteFileAtomic(s.path, data, 0o600)
-		}
-	}
-	return err
+	return platform.WriteFileAtomic(s.path, data, 0o600)
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/orphanreaper/reaper/audit"
-	"github.com/orphanreaper/reaper/platform"
 	"github.com/orphanreaper/reaper/policy"
 	"github.com/orphanreaper/reaper/scan"
 )
@@ -49,18 +48,14 @@ Exit status: 0 (whatever the verdict), 2 a bad PID, 66 no such process.`,
 }
 
 func runExplain(ctx context.Context, pid int, opts *scanOptions, g *globalOptions) error {
-	opts.journal = "off"
-	if err := opts.validate(); err != nil {
+	if err := validateOutput(&opts.output); err != nil {
 		return err
 	}
 	pol, err := resolvePolicy(opts.policyFile)
 	if err != nil {
 		return err
 	}
-	timeout := opts.timeout
-	if timeout <= 0 {
-		timeout = defaultScanTimeout
-	}
+	timeout := opts.scanTimeout()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	run, err := collect(ctx, pol, opts.procRoot, opts.ledgers, timeout, false)
@@ -79,7 +74,7 @@ func runExplain(ctx context.Context, pid int, opts *scanOptions, g *globalOption
 
 	e := &audit.Explanation{SchemaVersion: audit.SchemaVersion, Policy: rep.Policy, PID: pid,
 		Cmdline: s.CommandLine(p), AgeSeconds: int64(s.Age(p) / time.Second), RSSBytes: p.RSS, Rules: []policy.RuleVerdict{}}
-	e.UID, e.User = memberUser(rep, pid, s, p)
+	e.UID, e.User = audit.ProcessUser(s, p)
 	e.Ancestors = ancestors(run.result, i)
 
 	switch {
@@ -106,7 +101,7 @@ func runExplain(ctx context.Context, pid int, opts *scanOptions, g *globalOption
 			if slices.ContainsFunc(f.Members, func(m scan.Member) bool { return m.Proc.PID == pid }) {
 				e.Verdict = "unmatched"
 				e.Why = fmt.Sprintf("its tree (root %d) is orphaned, but no rule of the policy matches it: it is only listed (scan --all)", f.Root.PID)
-				e.Finding = unmatchedFinding(s, f)
+				e.Finding = audit.NewFinding(s, f)
 				e.Rules = pol.Verdicts(s, f)
 			}
 		}
@@ -115,25 +110,6 @@ func runExplain(ctx context.Context, pid int, opts *scanOptions, g *globalOption
 		e.Verdict, e.Why = "not-orphaned", notOrphaned(run.result, i)
 	}
 	return audit.Write(g.stdout, e, opts.output)
-}
-
-// memberUser is p's uid and user as the report names them.
-func memberUser(rep *audit.Report, pid int, s *platform.Snapshot, p *platform.Process) (int64, string) {
-	for _, f := range rep.Findings {
-		for _, m := range f.Members {
-			if m.PID == pid {
-				return m.UID, m.User
-			}
-		}
-	}
-	uid := s.UID(p)
-	if uid == platform.NoUID {
-		return -1, ""
-	}
-	if s.Self == 0 {
-		return int64(uid), ""
-	}
-	return int64(uid), policy.UserName(uid)
 }
 
 // ancestors lists the processes above index i, each with its role.
@@ -198,17 +174,4 @@ func notOrphaned(res *scan.Result, i int) string {
 			s.Procs[top].PID, s.Procs[tp].PID, s.CommandLine(&s.Procs[tp]))
 	}
 	return fmt.Sprintf("its parent %d (%s) is alive and is neither init nor a subreaper: it was never reparented", s.Procs[parent].PID, s.CommandLine(&s.Procs[parent]))
-}
-
-// unmatchedFinding is an orphaned tree no rule matched, as a report
-// finding.
-func unmatchedFinding(s *platform.Snapshot, f *scan.Finding) *audit.Finding {
-	reasons := make([]string, len(f.Reasons))
-	for i, r := range f.Reasons {
-		reasons[i] = string(r)
-	}
-	return &audit.Finding{RootPID: f.Root.PID, PIDs: f.PIDs(), Kind: string(f.Kind), Reasons: reasons,
-		Owner: f.Owner, RunID: f.RunID, RSSBytes: f.RSS, AgeSeconds: int64(s.Age(f.Root) / time.Second),
-		Cmdline: s.CommandLine(f.Root), Evidence: f.Evidence, Start: s.Identity(f.Root), OwnerPID: f.OwnerPID,
-		UID: -1, PTYs: []audit.PTYRef{}, Members: []audit.Member{}}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strconv"
 	"strings"
 	"time"
 
@@ -111,8 +112,7 @@ func parseWhen(s string, now time.Time) (time.Time, error) {
 		return now, nil
 	}
 	if days, ok := strings.CutSuffix(s, "d"); ok {
-		var n int
-		if _, err := fmt.Sscanf(days, "%d", &n); err == nil && fmt.Sprint(n) == days && n >= 0 {
+		if n, err := strconv.Atoi(days); err == nil && n >= 0 {
 			return now.AddDate(0, 0, -n), nil
 		}
 	}

@@ -160,10 +160,11 @@ func runReap(ctx context.Context, opts *reapOptions, g *globalOptions) error {
 		plan.Items[i].Outcome, plan.Items[i].Detail = r.Outcome, r.Detail
 		covered[plan.Items[i].Finding.Root.PID] = r.PIDs
 	}
+	signals := signalRecords(events)
 	rep.SetOutcomes(plan, covered)
-	rep.SetEndings(signalRecords(events))
+	rep.SetEndings(signals)
 	rep.SetWarnings(pol, run.snap)
-	if err := emitReap(rep, run, events, opts, g, time.Since(started)); err != nil {
+	if err := emitReap(rep, run, signals, opts, g, time.Since(started)); err != nil {
 		return err
 	}
 	return outcome(plan, results)
@@ -231,14 +232,14 @@ func plannedAny(plan *policy.Plan) bool {
 // and the journal when it is first seen or has changed (audit.Seen), kept
 // beside the lock: in /run for root, so a reboot, which ends every
 // process a finding names, forgets them too.
-func emitReap(rep *audit.Report, run *scanRun, events []reap.Event, opts *reapOptions, g *globalOptions, took time.Duration) error {
+func emitReap(rep *audit.Report, run *scanRun, signals []audit.Record, opts *reapOptions, g *globalOptions, took time.Duration) error {
 	logged := rep
 	var seen *audit.Seen
 	if rep.Mode == string(policy.ModeReap) && !opts.logRepeats {
 		seen = audit.LoadSeen(seenPath(opts.lockFile))
 		logged = seen.Filter(rep)
 	}
-	if err := record(rep, logged, signalRecords(events), &opts.scanOptions, g, took); err != nil {
+	if err := record(rep, logged, signals, &opts.scanOptions, g, took); err != nil {
 		return err
 	}
 	if seen != nil {

@@ -101,6 +101,14 @@ scan never sends a signal, whatever the policy's actions say.`,
 // 20,000 processes takes well under a second.
 const defaultScanTimeout = 60 * time.Second
 
+// scanTimeout is the run's bound: --timeout, else defaultScanTimeout.
+func (o *scanOptions) scanTimeout() time.Duration {
+	if o.timeout > 0 {
+		return o.timeout
+	}
+	return defaultScanTimeout
+}
+
 func runScan(ctx context.Context, opts *scanOptions, g *globalOptions) error {
 	if err := opts.validate(); err != nil {
 		return err
@@ -110,10 +118,7 @@ func runScan(ctx context.Context, opts *scanOptions, g *globalOptions) error {
 	if err != nil {
 		return err
 	}
-	timeout := opts.timeout
-	if timeout <= 0 {
-		timeout = defaultScanTimeout
-	}
+	timeout := opts.scanTimeout()
 	ctx, cancel := context.WithDeadline(ctx, started.Add(timeout))
 	defer cancel()
 	run, err := collect(ctx, pol, opts.procRoot, opts.ledgers, timeout, true)

@@ -11,9 +11,8 @@ import (
 )
 
 var (
-	mu     sync.Mutex
-	byWhy  = map[string][]string{} // reason → the tests skipped for it
-	counts int
+	mu    sync.Mutex
+	byWhy = map[string][]string{} // reason → the tests skipped for it
 )
 
 // Skip records why t is skipped, for Main's summary, and skips it.
@@ -21,7 +20,6 @@ func Skip(t testing.TB, why string) {
 	t.Helper()
 	mu.Lock()
 	byWhy[why] = append(byWhy[why], t.Name())
-	counts++
 	mu.Unlock()
 	t.Skip(why)
 }
@@ -44,12 +42,13 @@ func Main(m *testing.M) int {
 func Summary(w io.Writer) {
 	mu.Lock()
 	defer mu.Unlock()
-	if counts == 0 {
+	if len(byWhy) == 0 {
 		return
 	}
-	whys := make([]string, 0, len(byWhy))
-	for why := range byWhy {
+	whys, counts := make([]string, 0, len(byWhy)), 0
+	for why, names := range byWhy {
 		whys = append(whys, why)
+		counts += len(names)
 	}
 	sort.Slice(whys, func(i, j int) bool {
 		return len(byWhy[whys[i]]) > len(byWhy[whys[j]]) || len(byWhy[whys[i]]) == len(byWhy[whys[j]]) && whys[i] < whys[j]

@@ -2,7 +2,6 @@ package skips
 
 import (
 	"bytes"
-	"strings"
 	"testing"
 )
 
@@ -20,8 +19,5 @@ func TestSummary(t *testing.T) {
 	want := "skipped 3 tests (go test -v names each):\n  2: needs root (TestSummary/a, TestSummary/b)\n  1: no cgroup v2 (TestSummary/c)\n"
 	if out.String() != want {
 		t.Errorf("summary:\n%s\nwant:\n%s", out.String(), want)
-	}
-	if !strings.Contains(out.String(), "TestSummary/a") {
-		t.Error("the summary does not name the skipped test")
 	}
 }
