@@ -46,8 +46,8 @@ func TestLastSiblings(t *testing.T) {
 func TestHumanUnits(t *testing.T) {
 	bytes := map[uint64]string{0: "0 B", 1023: "1023 B", 1024: "1.0 KiB", 50 << 20: "50.0 MiB", 3 << 30: "3.0 GiB"}
 	for n, want := range bytes {
-		if got := humanBytes(n); got != want {
-			t.Errorf("humanBytes(%d) = %q, want %q", n, got, want)
+		if got := HumanBytes(n); got != want {
+			t.Errorf("HumanBytes(%d) = %q, want %q", n, got, want)
 		}
 	}
 	ages := map[time.Duration]string{
@@ -55,8 +55,8 @@ func TestHumanUnits(t *testing.T) {
 		50 * time.Hour: "2d02h",
 	}
 	for d, want := range ages {
-		if got := humanAge(d); got != want {
-			t.Errorf("humanAge(%v) = %q, want %q", d, got, want)
+		if got := HumanAge(d); got != want {
+			t.Errorf("HumanAge(%v) = %q, want %q", d, got, want)
 		}
 	}
 }

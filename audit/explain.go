@@ -52,7 +52,7 @@ func (e *Explanation) WriteTable(w io.Writer) error {
 		user = "uid " + strconv.FormatInt(e.UID, 10)
 	}
 	ew.printf("pid %d · %s · %s old · %s · policy: %s\n  %s\n", e.PID, Printable(user),
-		humanAge(time.Duration(e.AgeSeconds)*time.Second), humanBytes(e.RSSBytes), e.Policy, clip(Printable(e.Cmdline)))
+		HumanAge(time.Duration(e.AgeSeconds)*time.Second), HumanBytes(e.RSSBytes), e.Policy, clip(Printable(e.Cmdline)))
 	if len(e.Ancestors) > 0 {
 		ew.printf("\nAncestors:\n")
 		for _, a := range e.Ancestors {
@@ -65,7 +65,7 @@ func (e *Explanation) WriteTable(w io.Writer) error {
 	}
 	ew.printf("\n%s: %s\n", e.Verdict, Printable(e.Why))
 	if f := e.Finding; f != nil {
-		ew.printf("\nIts tree: root %d · %s · %s · %s\n", f.RootPID, f.Kind, Plural(len(f.PIDs), "process"), humanBytes(f.RSSBytes))
+		ew.printf("\nIts tree: root %d · %s · %s · %s\n", f.RootPID, f.Kind, Plural(len(f.PIDs), "process"), HumanBytes(f.RSSBytes))
 		ew.printf("  reasons: %s\n", strings.Join(f.Reasons, ", "))
 		for _, ev := range f.Evidence {
 			ew.printf("    - %s\n", Printable(ev))

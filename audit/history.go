@@ -198,7 +198,7 @@ func (h *History) WriteTable(w io.Writer) error {
 				user = strconv.FormatInt(*r.UID, 10)
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", when, r.Outcome, Printable(r.Rule), Printable(user), r.RootPID,
-				humanBytes(r.RSSBytes), clip(Printable(r.Cmdline)))
+				HumanBytes(r.RSSBytes), clip(Printable(r.Cmdline)))
 		}
 		if err := tw.Flush(); err != nil && ew.err == nil {
 			ew.err = err
@@ -215,7 +215,7 @@ func (h *History) WriteTable(w io.Writer) error {
 		sum += ": " + strings.Join(parts, ", ")
 	}
 	if h.Totals.KilledBytes > 0 {
-		sum += " · " + humanBytes(h.Totals.KilledBytes) + " in the trees killed"
+		sum += " · " + HumanBytes(h.Totals.KilledBytes) + " in the trees killed"
 	}
 	if h.Totals.Signals > 0 {
 		sum += " · " + Plural(h.Totals.Signals, "signal")

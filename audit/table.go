@@ -40,14 +40,14 @@ func (r *Report) WriteTable(w io.Writer) error {
 				who = "(not visible)"
 			}
 			ew.printf("  %s under %d, oldest %s: %s\n", Plural(z.Count, "zombie"), z.ParentPID,
-				humanAge(time.Duration(z.OldestAgeSecond)*time.Second), who)
+				HumanAge(time.Duration(z.OldestAgeSecond)*time.Second), who)
 		}
 	}
 	if len(r.UnmatchedTrees) > 0 {
 		ew.printf("\nReparented trees no rule matched (--all):\n")
 		for _, u := range r.UnmatchedTrees {
 			ew.printf("  %d · %s · %s · %s\n    %s\n    why not: %s\n", u.RootPID, u.Kind, strings.Join(u.Reasons, ", "),
-				humanBytes(u.RSSBytes), clip(Printable(u.Cmdline)), Printable(u.WhyNot))
+				HumanBytes(u.RSSBytes), clip(Printable(u.Cmdline)), Printable(u.WhyNot))
 		}
 	}
 	if len(r.Advice) > 0 {
@@ -93,7 +93,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 	}
 	ew.printf("\n%s · %s · %s reclaimable · %s · %s%s\n",
 		Plural(r.Totals.Findings, "finding"), Plural(r.Totals.Processes, "process"),
-		humanBytes(r.Totals.ReclaimableBytes), Plural(len(r.Zombies), "zombie"), r.ptyLine(), unmatched)
+		HumanBytes(r.Totals.ReclaimableBytes), Plural(len(r.Zombies), "zombie"), r.ptyLine(), unmatched)
 	return ew.err
 }
 
@@ -174,8 +174,8 @@ func (r *Report) writeFinding(ew *errWriter, f *Finding) {
 			}
 			open = append(open[:m.Depth], !last[i])
 		}
-		fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t  %s%s\n", m.PID, userColumn(m), humanAge(time.Duration(m.AgeSeconds)*time.Second),
-			humanBytes(m.RSSBytes), prefix, clip(Printable(m.Cmdline)))
+		fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t  %s%s\n", m.PID, userColumn(m), HumanAge(time.Duration(m.AgeSeconds)*time.Second),
+			HumanBytes(m.RSSBytes), prefix, clip(Printable(m.Cmdline)))
 	}
 	if err := tw.Flush(); err != nil && ew.err == nil {
 		ew.err = err
@@ -269,8 +269,8 @@ func Plural(n int, word string) string {
 	return strconv.Itoa(n) + " " + word + "s"
 }
 
-// humanAge formats an age the way ps's etime reads, but shorter.
-func humanAge(d time.Duration) string {
+// HumanAge formats an age the way ps's etime reads, but shorter.
+func HumanAge(d time.Duration) string {
 	d = d.Truncate(time.Second)
 	switch {
 	case d < time.Minute:
@@ -283,8 +283,8 @@ func humanAge(d time.Duration) string {
 	return fmt.Sprintf("%dd%02dh", int(d.Hours())/24, int(d.Hours())%24)
 }
 
-// humanBytes formats a size in binary units.
-func humanBytes(n uint64) string {
+// HumanBytes formats a size in binary units.
+func HumanBytes(n uint64) string {
 	const unit = 1024
 	if n < unit {
 		return fmt.Sprintf("%d B", n)
@@ -365,7 +365,7 @@ func (r *Report) WriteQuiet(w io.Writer) error {
 			continue
 		}
 		fmt.Fprintf(&b, "reaper %s: tree %d %s (%s, rule %s, %s, %s): %s", r.Mode, f.RootPID, outcomeWords(&f), f.Kind, f.Rule,
-			Plural(len(f.PIDs), "process"), humanBytes(f.RSSBytes), clip(f.Cmdline))
+			Plural(len(f.PIDs), "process"), HumanBytes(f.RSSBytes), clip(f.Cmdline))
 		if f.Detail != "" {
 			fmt.Fprintf(&b, " — %s", f.Detail)
 		}

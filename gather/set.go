@@ -44,6 +44,16 @@ type Set struct {
 	// owner are not their dir owner's word).
 	Problems []Problem
 	Warnings []string
+	// Read is every discovered state dir a reader went through, and what
+	// came of it (reaper doctor lists them).
+	Read []DirRead
+}
+
+// DirRead is one discovered state dir and its read: Err is empty when its
+// reader, running as the dir's owner, read it and its client judged it.
+type DirRead struct {
+	Dir
+	Err string
 }
 
 // Problem is state that could not be read, and the doubt it casts.
@@ -279,6 +289,7 @@ func (s *Set) merge(o *Set) {
 	s.Add(o.Evidence)
 	s.Problems = append(s.Problems, o.Problems...)
 	s.Warnings = append(s.Warnings, o.Warnings...)
+	s.Read = append(s.Read, o.Read...)
 }
 
 // addRead takes one discovered dir's read, judged by its client. Whatever
@@ -290,9 +301,11 @@ func (s *Set) addRead(r readResult, snap *platform.Snapshot) {
 	switch {
 	case r.err != nil:
 		s.Problems = append(s.Problems, Problem{fmt.Sprintf("%s: %v", r.dir.Path, r.err), doubt})
+		s.Read = append(s.Read, DirRead{r.dir, r.err.Error()})
 		return
 	case c == nil:
 		s.Problems = append(s.Problems, Problem{fmt.Sprintf("%s: no client %q", r.dir.Path, r.dir.Client), doubt})
+		s.Read = append(s.Read, DirRead{r.dir, "no such client"})
 		return
 	}
 	ev, problems, warnings := c.Judge(r.read, r.dir.Path, r.dir.UID, snap)
@@ -300,6 +313,14 @@ func (s *Set) addRead(r readResult, snap *platform.Snapshot) {
 	for _, err := range problems {
 		s.Problems = append(s.Problems, Problem{err.Error(), doubt})
 	}
+	read := DirRead{Dir: r.dir}
+	if len(problems) > 0 {
+		read.Err = problems[0].Error()
+		if len(problems) > 1 {
+			read.Err += fmt.Sprintf(" (and %d more)", len(problems)-1)
+		}
+	}
+	s.Read = append(s.Read, read)
 	s.Add(ev)
 }
 

@@ -252,3 +252,9 @@ func DirOwnerNoLinks(path string) (uint32, error) {
 	}
 	return st.Uid, nil
 }
+
+// Writable reports, as access(2) does for the real uid, whether this
+// process may create files in dir.
+func Writable(dir string) error {
+	return unix.Access(dir, unix.W_OK)
+}

@@ -85,6 +85,7 @@ command line cannot be opened, 77 lacking privilege for a planned action,
 		newPtyCommand(g),
 		newHistoryCommand(g),
 		newExplainCommand(g),
+		newDoctorCommand(g),
 		newVersionCommand(g),
 		newCompletionCommand(g),
 	)

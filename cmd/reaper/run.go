@@ -74,6 +74,7 @@ type scanRun struct {
 	result   *scan.Result
 	problems []string       // state that could not be read
 	doubts   []policy.Doubt // and the trees it could speak for
+	dirs     []gather.DirRead
 }
 
 // collect takes the snapshot, scans it, and applies the ledgers, within
@@ -165,7 +166,7 @@ func collectWith(ctx context.Context, pol *policy.Policy, procRoot string, ledge
 	for _, ig := range res.Ignored {
 		snap.Warnings = append(snap.Warnings, ig.String())
 	}
-	return &scanRun{snap: snap, result: res, problems: set.Messages(), doubts: set.Doubts()}, nil
+	return &scanRun{snap: snap, result: res, problems: set.Messages(), doubts: set.Doubts(), dirs: set.Read}, nil
 }
 
 // emit writes the report to stdout, the audit log and the metrics file.

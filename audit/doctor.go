@@ -1,0 +1,124 @@
+package audit
+
+import (
+	"io"
+	"strconv"
+	"strings"
+)
+
+// Diagnosis is what `reaper doctor` found: one check for each thing the
+// reaper needs of this host — the process table, pidfds, cgroup v2, its
+// policy, the users' state, its lock, the timer that runs it, journald.
+type Diagnosis struct {
+	SchemaVersion int     `json:"schema_version"`
+	Version       string  `json:"version"`
+	Platform      string  `json:"platform"` // GOOS/GOARCH
+	UID           int64   `json:"uid"`
+	User          string  `json:"user"`
+	Checks        []Check `json:"checks"`
+}
+
+// The statuses of a check. A failed check is one the reaper cannot do its
+// job with as it stands (doctor exits 1); a warning is a job done less
+// well, or not done at all by design, which an operator should know of.
+const (
+	CheckOK   = "ok"
+	CheckInfo = "info" // neither good nor bad: not applicable here, or a fact
+	CheckWarn = "warn"
+	CheckFail = "fail"
+)
+
+// Check is one thing doctor looked at.
+type Check struct {
+	// Name is short and fixed ("cgroup v2", "timer"): scripts select by it.
+	Name   string `json:"name"`
+	Status string `json:"status"`
+	// Summary is what was found, in a line.
+	Summary string `json:"summary"`
+	// Details are the facts behind it, one per line.
+	Details []string `json:"details,omitempty"`
+	// Fix is what to do about a warning or failure.
+	Fix string `json:"fix,omitempty"`
+}
+
+// doctorWidth is the terminal width the table is wrapped to.
+const doctorWidth = 80
+
+// WriteTable writes one block per check — status, name, summary, then the
+// details and the fix indented below — and a count at the end, wrapped to
+// 80 columns.
+func (d *Diagnosis) WriteTable(w io.Writer) error {
+	ew := &errWriter{w: w}
+	who := "uid " + strconv.FormatInt(d.UID, 10)
+	if d.User != "" {
+		who = d.User + " (" + who + ")"
+	}
+	ew.printf("reaper %s (%s), running as %s\n\n", d.Version, d.Platform, who)
+	const nameWidth = 15
+	indent := strings.Repeat(" ", 6+nameWidth)
+	count := map[string]int{}
+	for _, c := range d.Checks {
+		count[c.Status]++
+		head := padRight(c.Status, 6) + padRight(c.Name, nameWidth)
+		for i, line := range wrap(c.Summary, doctorWidth-len(indent)) {
+			if i == 0 {
+				ew.printf("%s%s\n", head, line)
+			} else {
+				ew.printf("%s%s\n", indent, line)
+			}
+		}
+		for _, detail := range c.Details {
+			for i, line := range wrap(detail, doctorWidth-len(indent)-2) {
+				lead := "- "
+				if i > 0 {
+					lead = "  "
+				}
+				ew.printf("%s%s%s\n", indent, lead, line)
+			}
+		}
+		if c.Fix != "" {
+			for i, line := range wrap("fix: "+c.Fix, doctorWidth-len(indent)) {
+				if i > 0 {
+					line = "     " + line
+				}
+				ew.printf("%s%s\n", indent, line)
+			}
+		}
+	}
+	ew.printf("\n%s: %d ok, %s, %d failed\n", Plural(len(d.Checks), "check"), count[CheckOK],
+		Plural(count[CheckWarn], "warning"), count[CheckFail])
+	return ew.err
+}
+
+func padRight(s string, n int) string {
+	if len(s) >= n {
+		return s + " "
+	}
+	return s + strings.Repeat(" ", n-len(s))
+}
+
+// wrap breaks text into lines of at most width runes at spaces; a word
+// longer than width (a path) gets a line of its own.
+func wrap(text string, width int) []string {
+	var lines []string
+	var line strings.Builder
+	n := 0
+	for _, word := range strings.Fields(text) {
+		wn := len([]rune(word))
+		if n > 0 && n+1+wn > width {
+			lines = append(lines, line.String())
+			line.Reset()
+			n = 0
+		}
+		if n > 0 {
+			line.WriteByte(' ')
+			n++
+		}
+		line.WriteString(word)
+		n += wn
+	}
+	if n > 0 || len(lines) == 0 {
+		lines = append(lines, line.String())
+	}
+	return lines
+}

@@ -1,0 +1,60 @@
+package audit
+
+import (
+	"strings"
+	"testing"
+)
+
+// The table: status, name and summary on the first line, details and the
+// fix below, everything within 80 columns, and the count.
+func TestDiagnosisTable(t *testing.T) {
+	d := &Diagnosis{Version: "1.2.3", Platform: "linux/amd64", UID: 0, User: "root", Checks: []Check{
+		{Name: "pidfd", Status: CheckOK, Summary: "every signal goes through a pidfd"},
+		{Name: "lock", Status: CheckFail, Summary: "/nonexistent/.cache/reaper/reaper.lock cannot be made: / is not writable (permission denied), so reap cannot take its lock",
+			Fix: "pass --lock-file in a directory this user can write"},
+		{Name: "state dirs", Status: CheckWarn, Summary: "1 of 2 state dirs could not be read",
+			Details: []string{"openclaw /home/alice/.openclaw of alice (uid 1000): acpx/process-leases.json: permission denied"}},
+	}}
+	var b strings.Builder
+	if err := d.WriteTable(&b); err != nil {
+		t.Fatal(err)
+	}
+	want := `reaper 1.2.3 (linux/amd64), running as root (uid 0)
+
+ok    pidfd          every signal goes through a pidfd
+fail  lock           /nonexistent/.cache/reaper/reaper.lock cannot be made: / is
+                     not writable (permission denied), so reap cannot take its
+                     lock
+                     fix: pass --lock-file in a directory this user can write
+warn  state dirs     1 of 2 state dirs could not be read
+                     - openclaw /home/alice/.openclaw of alice (uid 1000):
+                       acpx/process-leases.json: permission denied
+
+3 checks: 1 ok, 1 warning, 1 failed
+`
+	if got := b.String(); got != want {
+		t.Errorf("table:\n%s\nwant:\n%s", got, want)
+	}
+	for _, line := range strings.Split(b.String(), "\n") {
+		if len([]rune(line)) > 80 {
+			t.Errorf("%d columns: %q", len([]rune(line)), line)
+		}
+	}
+}
+
+func TestWrap(t *testing.T) {
+	for _, tt := range []struct {
+		text  string
+		width int
+		want  []string
+	}{
+		{"", 10, []string{""}},
+		{"a b c", 3, []string{"a b", "c"}},
+		{"short /a/very/long/path/indeed end", 10, []string{"short", "/a/very/long/path/indeed", "end"}},
+		{"été à côté", 6, []string{"été à", "côté"}},
+	} {
+		if got := wrap(tt.text, tt.width); strings.Join(got, "|") != strings.Join(tt.want, "|") {
+			t.Errorf("wrap(%q, %d) = %q, want %q", tt.text, tt.width, got, tt.want)
+		}
+	}
+}

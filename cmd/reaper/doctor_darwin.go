@@ -1,0 +1,43 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/orphanreaper/reaper/audit"
+	"github.com/orphanreaper/reaper/platform"
+)
+
+// platformChecks are macOS's: it has neither pidfds nor cgroups.
+func platformChecks() []audit.Check {
+	c := []audit.Check{{Name: "pidfd", Status: audit.CheckInfo,
+		Summary: "macOS has no pidfds: each kill(2) is by pid, after the start time is read again; min_age guards the rest"}}
+	if euid() == 0 {
+		c = append(c, audit.Check{Name: "privileges", Status: audit.CheckOK, Summary: "root: every user's processes and state are in reach"})
+	} else {
+		c = append(c, audit.Check{Name: "privileges", Status: audit.CheckInfo,
+			Summary: fmt.Sprintf("not root: this reaper acts only on uid %d's processes and reads only its own state", euid())})
+	}
+	return c
+}
+
+// scheduleCheck asks launchd about reaper's job: the shipped daemon as
+// root; the shipped agent, else Homebrew's service, otherwise.
+func scheduleCheck(ctx context.Context) (audit.Check, []string) {
+	targets := []string{"system/dev.orphanreaper.reaper"}
+	if euid() != 0 {
+		domain := fmt.Sprintf("gui/%d/", euid())
+		targets = []string{domain + "dev.orphanreaper.reaper.agent", domain + "homebrew.mxcl.reaper"}
+	}
+	for _, target := range targets {
+		if out, found := platform.LaunchdPrint(ctx, target); found {
+			return launchdCheck(target, true, out), launchdArgs(out)
+		}
+	}
+	return launchdCheck(targets[0], false, ""), nil
+}
+
+func journalCheck() audit.Check {
+	return audit.Check{Name: "journal", Status: audit.CheckInfo,
+		Summary: "macOS has no journald: the audit log (--audit-log) is the record of what reap did"}
+}

@@ -1,0 +1,145 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/orphanreaper/reaper/audit"
+	"github.com/orphanreaper/reaper/platform"
+)
+
+// platformChecks are Linux's: pidfds, cgroup v2, and root's capabilities.
+func platformChecks() []audit.Check {
+	return []audit.Check{pidfdCheck(), cgroupCheck(), privilegeCheck()}
+}
+
+func pidfdCheck() audit.Check {
+	c := audit.Check{Name: "pidfd"}
+	pidfd, pidfs := platform.PidfdSupported()
+	if !pidfd {
+		c.Status = audit.CheckWarn
+		c.Summary = "no pidfds (Linux before 5.3): each kill(2) is by pid, after the start time is read again; min_age guards the rest"
+		c.Fix = "a kernel of 5.3 or later closes the pid-reuse window"
+		return c
+	}
+	c.Status = audit.CheckOK
+	c.Summary = "every signal goes through a pidfd (pidfd_open, pidfd_send_signal)"
+	if pidfs {
+		c.Details = []string{"pidfs (Linux 6.9+): a pidfd's inode names one process for the life of the boot"}
+	}
+	return c
+}
+
+// cgroupCheck finds out whether a dying tree can be killed as a unit the
+// way reap does it: by making an empty cgroup below reaper's own, with
+// cgroup.kill, and removing it again.
+func cgroupCheck() audit.Check {
+	c := audit.Check{Name: "cgroup v2"}
+	root := platform.Cgroup2Root()
+	switch {
+	case euid() != 0:
+		c.Status = audit.CheckInfo
+		c.Summary = "needs root: a user's reaper follows a dying tree by its sessions and process groups"
+		return c
+	case root == "":
+		c.Status = audit.CheckWarn
+		c.Summary = "no cgroup v2 hierarchy: a dying tree is followed by its sessions and process groups, and a child that calls setsid as it dies can escape"
+		c.Fix = "boot with the unified hierarchy (systemd.unified_cgroup_hierarchy=1), or mount cgroup2"
+		return c
+	}
+	conf, err := platform.NewGuard(nil).Confine("reaper-doctor-" + strconv.Itoa(os.Getpid()))
+	if err != nil {
+		c.Status = audit.CheckWarn
+		c.Summary = "a dying tree cannot be killed as a unit here: it is followed by its sessions and process groups"
+		c.Details = []string{err.Error(), "mounted at " + root}
+		c.Fix = "the timer's unit needs Delegate=yes and ProtectControlGroups=no (the shipped one has both); by hand, reaper's own cgroup must be writable"
+		return c
+	}
+	removed := conf.Remove()
+	c.Status = audit.CheckOK
+	c.Summary = "a dying tree is moved into a cgroup of its own and killed as a unit (cgroup.kill)"
+	c.Details = []string{fmt.Sprintf("made and removed %s%s to find out", root, conf.Path)}
+	if !removed {
+		c.Details = append(c.Details, "it could not be removed again: remove it by hand (rmdir)")
+	}
+	return c
+}
+
+// The capabilities a root reaper uses (capabilities(7); the unit's
+// CapabilityBoundingSet): bit, name, and what for.
+var rootCaps = []struct {
+	bit  uint
+	name string
+	use  string
+}{
+	{5, "CAP_KILL", "signal other users' processes"},
+	{19, "CAP_SYS_PTRACE", "read their environ and fd links"},
+	{2, "CAP_DAC_READ_SEARCH", "list their homes"},
+	{7, "CAP_SETUID", "read each user's state as that user"},
+	{6, "CAP_SETGID", "read each user's state as that user"},
+}
+
+func privilegeCheck() audit.Check {
+	c := audit.Check{Name: "privileges"}
+	if euid() != 0 {
+		c.Status = audit.CheckInfo
+		c.Summary = fmt.Sprintf("not root: this reaper acts only on uid %d's processes and reads only its own state", euid())
+		return c
+	}
+	eff, err := platform.EffectiveCaps()
+	if err != nil {
+		c.Status = audit.CheckWarn
+		c.Summary = "root, but its capabilities could not be read: " + err.Error()
+		return c
+	}
+	var missing []string
+	for _, cp := range rootCaps {
+		if eff&(1<<cp.bit) == 0 {
+			missing = append(missing, fmt.Sprintf("%s (to %s)", cp.name, cp.use))
+		}
+	}
+	if len(missing) > 0 {
+		c.Status = audit.CheckWarn
+		c.Summary = "root without " + strings.Join(missing, ", ")
+		c.Fix = "a container may drop them: give it these capabilities, or run reaper on the host"
+		return c
+	}
+	c.Status = audit.CheckOK
+	c.Summary = "root, with the capabilities reap uses (CAP_KILL, CAP_SYS_PTRACE, CAP_DAC_READ_SEARCH, CAP_SETUID, CAP_SETGID)"
+	return c
+}
+
+// scheduleCheck asks systemd about reaper.timer and reaper.service — the
+// system's as root, the user's otherwise — and returns the service's
+// command line.
+func scheduleCheck(ctx context.Context) (audit.Check, []string) {
+	if !platform.SystemdBooted() {
+		return audit.Check{Name: "timer", Status: audit.CheckWarn,
+			Summary: "systemd is not this host's init: no reaper.timer runs reaper",
+			Fix:     "run 'reaper reap --quiet' every minute from what this host has (cron, the container's supervisor)"}, nil
+	}
+	user := euid() != 0
+	timer, err := platform.UnitProps(ctx, user, "reaper.timer", []string{"LoadState", "UnitFileState", "ActiveState", "LastTriggerUSec"})
+	if err != nil {
+		return audit.Check{Name: "timer", Status: audit.CheckWarn, Summary: "systemd could not be asked: " + err.Error()}, nil
+	}
+	service, err := platform.UnitProps(ctx, user, "reaper.service", []string{"LoadState", "Result", "ExecMainStatus", "ExecMainExitTimestamp", "ExecStart"})
+	if err != nil {
+		return audit.Check{Name: "timer", Status: audit.CheckWarn, Summary: "systemd could not be asked: " + err.Error()}, nil
+	}
+	sp := parseProps(service)
+	return systemdCheck(user, parseProps(timer), sp, time.Now()), execArgv(sp["ExecStart"])
+}
+
+func journalCheck() audit.Check {
+	if platform.JournalEnabled() {
+		return audit.Check{Name: "journal", Status: audit.CheckOK,
+			Summary: "journald is listening: reap records each decision there ('journalctl -t reaper')"}
+	}
+	return audit.Check{Name: "journal", Status: audit.CheckInfo,
+		Summary: "no journald here: the audit log (--audit-log) is the only record of what reap did"}
+}

@@ -1,0 +1,249 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/orphanreaper/reaper/audit"
+)
+
+// doctor runs `reaper doctor -o json` with args and returns its checks by
+// name, with the run.
+func doctor(t *testing.T, env []string, args ...string) (map[string]audit.Check, *audit.Diagnosis, result) {
+	t.Helper()
+	r := runReaper(t, env, append([]string{"doctor", "-o", "json"}, args...)...)
+	var d audit.Diagnosis
+	if err := json.Unmarshal([]byte(r.stdout), &d); err != nil {
+		t.Fatalf("doctor's JSON: %v\n%s\nstderr: %s", err, r.stdout, r.stderr)
+	}
+	byName := map[string]audit.Check{}
+	for _, c := range d.Checks {
+		byName[c.Name] = c
+	}
+	return byName, &d, r
+}
+
+// Every check is there, in order, and the exit status is 1 exactly when
+// one failed, naming it.
+func TestDoctorChecks(t *testing.T) {
+	lock := filepath.Join(t.TempDir(), "reaper.lock")
+	checks, d, r := doctor(t, nil, "--lock-file", lock)
+	var names []string
+	var failed []string
+	for _, c := range d.Checks {
+		names = append(names, c.Name)
+		if c.Status == audit.CheckFail {
+			failed = append(failed, c.Name)
+		}
+		switch c.Status {
+		case audit.CheckOK, audit.CheckInfo, audit.CheckWarn, audit.CheckFail:
+		default:
+			t.Errorf("check %q: status %q", c.Name, c.Status)
+		}
+		if c.Summary == "" {
+			t.Errorf("check %q has no summary", c.Name)
+		}
+		if (c.Status == audit.CheckWarn || c.Status == audit.CheckFail) && c.Fix == "" && len(c.Details) == 0 {
+			t.Errorf("check %q is %s with neither fix nor details", c.Name, c.Status)
+		}
+	}
+	want := []string{"process table", "pidfd", "cgroup v2", "privileges", "policy", "state dirs", "findings", "lock", "timer", "records", "journal"}
+	if !reflect.DeepEqual(names, want) {
+		t.Errorf("checks %q, want %q", names, want)
+	}
+	if (r.code == 1) != (len(failed) > 0) || (r.code != 0 && r.code != 1) {
+		t.Errorf("exit %d with failed checks %q; stderr %s", r.code, failed, r.stderr)
+	}
+	if len(failed) > 0 && !strings.Contains(r.stderr, strings.Join(failed, ", ")) {
+		t.Errorf("stderr %q does not name the failed checks %q", r.stderr, failed)
+	}
+	if n, _, _ := strings.Cut(checks["process table"].Summary, " "); n == "0" || n == "" {
+		t.Errorf("process table: %q", checks["process table"].Summary)
+	}
+	if got := checks["lock"].Summary; got != lock+" is not there yet: the first reap makes it" {
+		t.Errorf("lock: %q", got)
+	}
+	if got := checks["policy"]; got.Status != audit.CheckInfo || !strings.Contains(got.Summary, "embedded default") {
+		t.Errorf("policy with no file: %+v", got)
+	}
+	if os.Geteuid() == 0 {
+		if got := checks["privileges"].Summary; !strings.HasPrefix(got, "root") {
+			t.Errorf("privileges as root: %q", got)
+		}
+	} else if got := checks["cgroup v2"]; got.Status != audit.CheckInfo {
+		t.Errorf("cgroup v2 as a user: %+v", got)
+	}
+
+	// The table: every line within 80 columns, and the count.
+	tr := runReaper(t, nil, "doctor", "--lock-file", lock)
+	for _, line := range strings.Split(tr.stdout, "\n") {
+		if n := len([]rune(line)); n > 80 && !strings.Contains(line, "/") {
+			t.Errorf("line of %d columns: %q", n, line)
+		}
+	}
+	if !strings.Contains(tr.stdout, "11 checks: ") {
+		t.Errorf("no count in:\n%s", tr.stdout)
+	}
+}
+
+// The policy in force: one that is invalid fails the check and the run
+// (exit 1), naming file and line; a valid one is named with what its
+// rules do.
+func TestDoctorPolicy(t *testing.T) {
+	dir := t.TempDir()
+	lock := filepath.Join(dir, "reaper.lock")
+	bad := filepath.Join(dir, "bad.toml")
+	os.WriteFile(bad, []byte("version = 1\n[defaults]\naction = \"report\"\n\n[[rule]]\nname = \"x\"\nwhen = [\"reparented\"]\naction = \"explode\"\n"), 0o644)
+	checks, _, r := doctor(t, nil, "--policy", bad, "--lock-file", lock)
+	if c := checks["policy"]; c.Status != audit.CheckFail || !strings.Contains(strings.Join(c.Details, "\n"), bad+":") {
+		t.Errorf("invalid policy: %+v", c)
+	}
+	if r.code != 1 || !strings.Contains(r.stderr, "failed: policy") {
+		t.Errorf("invalid policy: exit %d, stderr %q", r.code, r.stderr)
+	}
+	if c := checks["findings"]; !strings.Contains(strings.Join(c.Details, "\n"), "embedded default") {
+		t.Errorf("findings with an invalid policy do not say what they were planned with: %+v", c)
+	}
+
+	good := filepath.Join(dir, "good.toml")
+	os.WriteFile(good, []byte("version = 1\n[defaults]\naction = \"report\"\ngrace = \"7s\"\n\n[[rule]]\nname = \"t\"\nwhen = [\"reparented\"]\ncmdline = \"reaper-doctor-test-"+strconv.Itoa(os.Getpid())+"\"\naction = \"terminate\"\n\n[[rule]]\nname = \"r\"\nwhen = [\"reparented\"]\naction = \"report\"\n"), 0o644)
+	checks, _, r = doctor(t, nil, "--policy", good, "--lock-file", lock)
+	c := checks["policy"]
+	if c.Status != audit.CheckOK || !strings.Contains(c.Summary, good+" (--policy), 2 rules: 1 terminate, 1 report") {
+		t.Errorf("valid policy: %+v (stderr %s)", c, r.stderr)
+	}
+	if !strings.Contains(strings.Join(c.Details, "\n"), "grace 7s") {
+		t.Errorf("valid policy's defaults: %+v", c.Details)
+	}
+}
+
+// The lock: free, held (by this test, named by pid), and where reap could
+// not make it.
+func TestDoctorLock(t *testing.T) {
+	dir := t.TempDir()
+	lock := filepath.Join(dir, "reaper.lock")
+	release, err := acquireLock(lock, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(release)
+	checks, _, _ := doctor(t, nil, "--lock-file", lock)
+	if got, want := checks["lock"].Summary, "is held by pid "+strconv.Itoa(os.Getpid()); !strings.Contains(got, want) {
+		t.Errorf("held: %q, want %q", got, want)
+	}
+	release()
+	checks, _, _ = doctor(t, nil, "--lock-file", lock)
+	if got := checks["lock"]; got.Status != audit.CheckOK || got.Summary != lock+" is free" {
+		t.Errorf("released: %+v", got)
+	}
+
+	file := filepath.Join(dir, "file")
+	os.WriteFile(file, nil, 0o600)
+	checks, _, r := doctor(t, nil, "--lock-file", filepath.Join(file, "sub", "reaper.lock"))
+	if got := checks["lock"]; got.Status != audit.CheckFail || !strings.Contains(got.Summary, "not a directory") {
+		t.Errorf("below a file: %+v", got)
+	}
+	if r.code != 1 {
+		t.Errorf("below a file: exit %d", r.code)
+	}
+	// What the check predicts is what reap meets.
+	empty := filepath.Join(dir, "empty.toml")
+	os.WriteFile(empty, []byte("version = 1\n[defaults]\naction = \"report\"\n"), 0o644)
+	if rr := runReaper(t, nil, "reap", "--dry-run", "--policy", empty, "--lock-file", filepath.Join(file, "sub", "reaper.lock")); rr.code != 1 || !strings.Contains(rr.stderr, "lock") {
+		t.Errorf("reap below a file: exit %d, %s", rr.code, rr.stderr)
+	}
+
+	if os.Geteuid() != 0 {
+		return
+	}
+	theirs := filepath.Join(dir, "theirs.lock")
+	os.WriteFile(theirs, nil, 0o600)
+	os.Chown(theirs, 65534, 65534)
+	checks, _, _ = doctor(t, nil, "--lock-file", theirs)
+	if got := checks["lock"]; got.Status != audit.CheckFail || !strings.Contains(got.Summary, "owned by uid 65534") {
+		t.Errorf("another user's lock: %+v", got)
+	}
+}
+
+// A user's state dir that its owner cannot read is listed with what went
+// wrong, and the check warns whose trees are held back; the same dir that
+// its owner can read is listed as read (the control).
+func TestDoctorStateDirs(t *testing.T) {
+	requireRoot(t)
+	base, err := os.MkdirTemp("", "reaper-doctor-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	os.Chmod(base, 0o755)
+	state := filepath.Join(base, "openclaw")
+	acpx := filepath.Join(state, "acpx")
+	os.MkdirAll(acpx, 0o755)
+	lease := filepath.Join(acpx, "process-leases.json")
+	os.WriteFile(lease, []byte(`{"version":1,"leases":[]}`), 0o644)
+	for _, p := range []string{state, acpx, lease} {
+		os.Chown(p, 65534, 65534)
+	}
+	env := []string{"OPENCLAW_STATE_DIR=" + state}
+	lock := filepath.Join(base, "reaper.lock")
+	line := func(checks map[string]audit.Check) string {
+		for _, d := range checks["state dirs"].Details {
+			if strings.Contains(d, state) {
+				return d
+			}
+		}
+		t.Fatalf("%s not listed: %+v", state, checks["state dirs"])
+		return ""
+	}
+	checks, _, _ := doctor(t, env, "--lock-file", lock)
+	if got := line(checks); !strings.HasSuffix(got, ": read") || !strings.Contains(got, "uid 65534") {
+		t.Errorf("readable: %q", got)
+	}
+	os.Chown(acpx, 0, 0)
+	os.Chmod(acpx, 0o700)
+	checks, _, _ = doctor(t, env, "--lock-file", lock)
+	if got := line(checks); strings.HasSuffix(got, ": read") || !strings.Contains(got, "permission") {
+		t.Errorf("unreadable by its owner: %q", got)
+	}
+	if c := checks["state dirs"]; c.Status != audit.CheckWarn || !strings.Contains(c.Summary, "uid 65534") || !strings.Contains(c.Summary, "held back") {
+		t.Errorf("unreadable by its owner: %+v", c)
+	}
+}
+
+// The records the timer's command line names: their size and age, and a
+// metrics file the timer has stopped writing.
+func TestRecordsCheck(t *testing.T) {
+	now := time.Now()
+	dir := t.TempDir()
+	log, prom := filepath.Join(dir, "audit.jsonl"), filepath.Join(dir, "reaper.prom")
+	argv := []string{"/usr/bin/reaper", "reap", "--audit-log", log, "--metrics", prom}
+	running := audit.Check{Status: audit.CheckOK}
+
+	if c := recordsCheck(nil, running, now); c.Status != audit.CheckInfo {
+		t.Errorf("no command line: %+v", c)
+	}
+	c := recordsCheck(argv, running, now)
+	if c.Status != audit.CheckWarn || !strings.Contains(c.Summary, "audit log not written yet") || !strings.Contains(c.Summary, "metrics not written yet") {
+		t.Errorf("neither written: %+v", c)
+	}
+	os.WriteFile(log, []byte(strings.Repeat("x", 2048)), 0o644)
+	os.WriteFile(prom, []byte("reaper_findings 0\n"), 0o644)
+	c = recordsCheck(argv, running, now)
+	if !strings.Contains(c.Summary, "audit log 2.0 KiB") || !strings.Contains(c.Summary, "metrics written") {
+		t.Errorf("both written: %+v", c)
+	}
+	os.Chtimes(prom, now.Add(-10*time.Minute), now.Add(-10*time.Minute))
+	c = recordsCheck(argv, running, now)
+	if c.Status != audit.CheckWarn || !strings.Contains(strings.Join(c.Details, "\n"), "older than 5 minutes") {
+		t.Errorf("stale metrics: %+v", c)
+	}
+	if c := recordsCheck(argv, audit.Check{Status: audit.CheckWarn}, now); strings.Contains(strings.Join(c.Details, "\n"), "older than 5 minutes") {
+		t.Errorf("stale metrics with no timer running are not the timer's fault: %+v", c)
+	}
+}

@@ -1,0 +1,236 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/orphanreaper/reaper/audit"
+)
+
+// This file judges how the host runs reaper on its own — a systemd timer
+// or a launchd job — from what systemctl and launchctl print. It is pure,
+// so that the judgement is tested on any platform; doctor_linux.go and
+// doctor_darwin.go run the commands.
+
+// parseProps reads `systemctl show` output: one Key=Value per line.
+func parseProps(out string) map[string]string {
+	props := map[string]string{}
+	sc := bufio.NewScanner(strings.NewReader(out))
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		if k, v, ok := strings.Cut(sc.Text(), "="); ok {
+			props[k] = v
+		}
+	}
+	return props
+}
+
+// exitMeaning says what one of reaper's exit statuses means.
+func exitMeaning(code int) string {
+	switch code {
+	case exitOK:
+		return "success"
+	case exitError:
+		return "a runtime error"
+	case exitUsage:
+		return "a usage error in the unit's command line"
+	case exitPartial:
+		return "a planned action was refused or failed"
+	case exitNoInput:
+		return "a policy or ledger the command line names cannot be opened"
+	case exitPermission:
+		return "lacking the privilege for a planned action"
+	case exitConfig:
+		return "invalid policy or ledger: nothing was signalled"
+	}
+	return "not one of reaper's exit statuses"
+}
+
+// systemdTime reads a timestamp of `systemctl show --timestamp=unix`
+// ("@1764000000"); ok is false for "", "n/a" and "0" (never).
+func systemdTime(v string) (time.Time, bool) {
+	sec, err := strconv.ParseInt(strings.TrimPrefix(v, "@"), 10, 64)
+	if !strings.HasPrefix(v, "@") || err != nil || sec <= 0 {
+		return time.Time{}, false
+	}
+	return time.Unix(sec, 0), true
+}
+
+// execArgv is the command line of a unit's ExecStart property:
+// "{ path=/usr/bin/reaper ; argv[]=/usr/bin/reaper reap --quiet ; … }".
+func execArgv(execStart string) []string {
+	_, rest, ok := strings.Cut(execStart, "argv[]=")
+	if !ok {
+		return nil
+	}
+	argv, _, _ := strings.Cut(rest, " ;")
+	return strings.Fields(argv)
+}
+
+// flagValue is the value of --name in argv ("--name V" or "--name=V").
+func flagValue(argv []string, name string) string {
+	for i, a := range argv {
+		if a == "--"+name && i+1 < len(argv) {
+			return argv[i+1]
+		}
+		if v, ok := strings.CutPrefix(a, "--"+name+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// systemdCheck judges reaper.timer and the reaper.service it starts, of
+// the system manager (user false) or the user's (true), from their
+// properties.
+func systemdCheck(user bool, timer, service map[string]string, now time.Time) audit.Check {
+	c := audit.Check{Name: "timer", Status: audit.CheckOK}
+	ctl, unitDir, userDir := "systemctl", "/etc/systemd/system", ""
+	if user {
+		ctl, unitDir, userDir = "systemctl --user", "~/.config/systemd/user", "user/"
+	}
+	switch {
+	case timer["LoadState"] != "loaded":
+		c.Status = audit.CheckWarn
+		c.Summary = "reaper.timer is not installed: nothing runs reaper on its own"
+		c.Fix = fmt.Sprintf("install reaper's .deb or .rpm, which ship the timer; from a release archive, copy its packaging/systemd/%sreaper.service and reaper.timer to %s, then '%s enable --now reaper.timer'", userDir, unitDir, ctl)
+		return c
+	case timer["UnitFileState"] != "enabled":
+		c.Status = audit.CheckWarn
+		c.Summary = fmt.Sprintf("reaper.timer is installed but %s: it does not start at boot", orNA(timer["UnitFileState"]))
+		c.Fix = fmt.Sprintf("'%s enable --now reaper.timer'", ctl)
+	case timer["ActiveState"] != "active":
+		c.Status = audit.CheckWarn
+		c.Summary = fmt.Sprintf("reaper.timer is enabled but %s: it starts at the next boot", orNA(timer["ActiveState"]))
+		c.Fix = fmt.Sprintf("'%s start reaper.timer'", ctl)
+	default:
+		c.Summary = "reaper.timer is enabled and active"
+	}
+	if argv := execArgv(service["ExecStart"]); len(argv) > 0 {
+		c.Details = append(c.Details, "runs: "+strings.Join(argv, " "))
+	}
+	exited, ran := systemdTime(service["ExecMainExitTimestamp"])
+	if !ran {
+		if t, ok := systemdTime(timer["LastTriggerUSec"]); ok {
+			c.Details = append(c.Details, fmt.Sprintf("last started %s ago; no exit recorded yet", audit.HumanAge(now.Sub(t))))
+		} else {
+			c.Details = append(c.Details, "reaper.service has not run since boot")
+		}
+		return c
+	}
+	status, _ := strconv.Atoi(service["ExecMainStatus"])
+	ago := audit.HumanAge(now.Sub(exited))
+	result := service["Result"]
+	switch {
+	case result == "success" || result == "":
+		c.Details = append(c.Details, fmt.Sprintf("last run ended %s ago: exit %d (%s)", ago, status, exitMeaning(status)))
+		return c
+	case result == "exit-code":
+		c.Details = append(c.Details, fmt.Sprintf("last run ended %s ago: exit %d (%s)", ago, status, exitMeaning(status)))
+	default: // signal, timeout, core-dump, oom-kill, …
+		c.Details = append(c.Details, fmt.Sprintf("last run ended %s ago: %s", ago, result))
+	}
+	if result == "exit-code" && status == exitPartial {
+		c.Status = worse(c.Status, audit.CheckWarn) // the reaper works; one tree was not dealt with
+	} else {
+		c.Status = audit.CheckFail
+	}
+	journal := "journalctl -u reaper.service -n 50"
+	if user {
+		journal = "journalctl --user -u reaper.service -n 50"
+	}
+	c.Fix = joinFix(c.Fix, "'"+journal+"' shows the last run's errors")
+	return c
+}
+
+// launchdArgs is the job's command line in `launchctl print` output: the
+// lines of its "arguments = {" block.
+func launchdArgs(out string) []string {
+	var args []string
+	inArgs := false
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		switch {
+		case inArgs && line == "}":
+			return args
+		case inArgs:
+			args = append(args, line)
+		case line == "arguments = {":
+			inArgs = true
+		}
+	}
+	return args
+}
+
+// launchdCheck judges a launchd job from `launchctl print DOMAIN/LABEL`:
+// out is its output, found false when launchctl knows no such job.
+func launchdCheck(target string, found bool, out string) audit.Check {
+	c := audit.Check{Name: "timer", Status: audit.CheckOK}
+	if !found {
+		c.Status = audit.CheckWarn
+		c.Summary = "no launchd job runs reaper (" + target + " is not loaded)"
+		c.Fix = "'brew services start reaper', or 'launchctl bootstrap' a plist of packaging/launchd (its header says how)"
+		return c
+	}
+	c.Summary = "launchd job " + target + " is loaded"
+	props := map[string]string{}
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for sc.Scan() {
+		if k, v, ok := strings.Cut(strings.TrimSpace(sc.Text()), " = "); ok {
+			if _, dup := props[k]; !dup { // the job's own, before any nested block's
+				props[k] = v
+			}
+		}
+	}
+	if args := launchdArgs(out); len(args) > 0 {
+		c.Details = append(c.Details, "runs: "+strings.Join(args, " "))
+	}
+	runs := props["runs"]
+	code, err := strconv.Atoi(props["last exit code"])
+	switch {
+	case runs == "" || runs == "0":
+		c.Details = append(c.Details, "it has not run since it was loaded")
+	case err != nil:
+		c.Details = append(c.Details, fmt.Sprintf("%s runs; last exit: %s", runs, orNA(props["last exit code"])))
+	default:
+		c.Details = append(c.Details, fmt.Sprintf("%s runs; last exit %d (%s)", runs, code, exitMeaning(code)))
+		switch code {
+		case exitOK:
+		case exitPartial:
+			c.Status = audit.CheckWarn
+		default:
+			c.Status = audit.CheckFail
+		}
+		if code != exitOK {
+			c.Fix = "the job's StandardErrorPath (/var/log/reaper/reaper.err for the shipped daemon) has the last run's errors"
+		}
+	}
+	return c
+}
+
+// worse is the more serious of two statuses.
+func worse(a, b string) string {
+	rank := map[string]int{audit.CheckOK: 0, audit.CheckInfo: 0, audit.CheckWarn: 1, audit.CheckFail: 2}
+	if rank[b] > rank[a] {
+		return b
+	}
+	return a
+}
+
+func joinFix(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; then " + b
+}
+
+func orNA(s string) string {
+	if s == "" {
+		return "n/a"
+	}
+	return s
+}

@@ -1,0 +1,142 @@
+package main
+
+import (
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/orphanreaper/reaper/audit"
+)
+
+const unitExecStart = "{ path=/usr/bin/reaper ; argv[]=/usr/bin/reaper reap --quiet --audit-log /var/log/reaper/audit.jsonl --metrics=/var/lib/prometheus/node-exporter/reaper.prom ; ignore_errors=no ; start_time=[n/a] ; stop_time=[n/a] ; pid=0 ; code=(null) ; status=0/0 }"
+
+func TestExecArgv(t *testing.T) {
+	argv := execArgv(unitExecStart)
+	want := []string{"/usr/bin/reaper", "reap", "--quiet", "--audit-log", "/var/log/reaper/audit.jsonl", "--metrics=/var/lib/prometheus/node-exporter/reaper.prom"}
+	if !reflect.DeepEqual(argv, want) {
+		t.Fatalf("argv %q, want %q", argv, want)
+	}
+	if got := flagValue(argv, "audit-log"); got != "/var/log/reaper/audit.jsonl" {
+		t.Errorf("--audit-log %q", got)
+	}
+	if got := flagValue(argv, "metrics"); got != "/var/lib/prometheus/node-exporter/reaper.prom" {
+		t.Errorf("--metrics= %q", got)
+	}
+	if got := flagValue(argv, "policy"); got != "" {
+		t.Errorf("--policy %q, want none", got)
+	}
+	if got := execArgv(""); got != nil {
+		t.Errorf("no ExecStart: %q", got)
+	}
+}
+
+// The timer's state and its last run, each as systemctl show prints it,
+// and what doctor makes of them.
+func TestSystemdCheck(t *testing.T) {
+	now := time.Unix(1764000000, 0)
+	at := func(ago time.Duration) string { return "@" + strconv.Itoa(int(now.Add(-ago).Unix())) }
+	enabled := "LoadState=loaded\nUnitFileState=enabled\nActiveState=active\nLastTriggerUSec=" + at(40*time.Second) + "\n"
+	ran := func(result string, status int) string {
+		return "LoadState=loaded\nResult=" + result + "\nExecMainStatus=" + strconv.Itoa(status) +
+			"\nExecMainExitTimestamp=" + at(38*time.Second) + "\nExecStart=" + unitExecStart + "\n"
+	}
+	for _, tt := range []struct {
+		name           string
+		user           bool
+		timer, service string
+		status         string
+		want           []string // in the summary, details or fix
+	}{
+		{"not installed", false, "LoadState=not-found\nUnitFileState=\nActiveState=inactive\nLastTriggerUSec=n/a\n", "LoadState=not-found\n",
+			audit.CheckWarn, []string{"not installed", "systemctl enable --now reaper.timer", "/etc/systemd/system"}},
+		{"not installed, user", true, "LoadState=not-found\n", "LoadState=not-found\n",
+			audit.CheckWarn, []string{"systemctl --user enable --now reaper.timer", "packaging/systemd/user/reaper.service"}},
+		{"disabled", false, strings.Replace(enabled, "enabled", "disabled", 1), ran("success", 0),
+			audit.CheckWarn, []string{"installed but disabled", "systemctl enable --now reaper.timer", "exit 0 (success)"}},
+		{"stopped", false, strings.Replace(enabled, "=active", "=inactive", 1), ran("success", 0),
+			audit.CheckWarn, []string{"enabled but inactive", "systemctl start reaper.timer"}},
+		{"never ran", false, "LoadState=loaded\nUnitFileState=enabled\nActiveState=active\nLastTriggerUSec=n/a\n", "LoadState=loaded\nResult=success\nExecMainStatus=0\nExecMainExitTimestamp=n/a\n",
+			audit.CheckOK, []string{"has not run since boot"}},
+		{"ran", false, enabled, ran("success", 0),
+			audit.CheckOK, []string{"enabled and active", "last run ended 38s ago: exit 0 (success)", "runs: /usr/bin/reaper reap --quiet"}},
+		{"invalid policy", false, enabled, ran("exit-code", 78),
+			audit.CheckFail, []string{"exit 78 (invalid policy or ledger: nothing was signalled)", "journalctl -u reaper.service"}},
+		{"refused", false, enabled, ran("exit-code", 3),
+			audit.CheckWarn, []string{"exit 3 (a planned action was refused or failed)"}},
+		{"killed", true, enabled, ran("timeout", 0),
+			audit.CheckFail, []string{"ended 38s ago: timeout", "journalctl --user -u reaper.service"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := systemdCheck(tt.user, parseProps(tt.timer), parseProps(tt.service), now)
+			if c.Status != tt.status {
+				t.Errorf("status %s, want %s: %+v", c.Status, tt.status, c)
+			}
+			text := c.Summary + "\n" + strings.Join(c.Details, "\n") + "\n" + c.Fix
+			for _, w := range tt.want {
+				if !strings.Contains(text, w) {
+					t.Errorf("no %q in:\n%s", w, text)
+				}
+			}
+		})
+	}
+}
+
+// launchctl print of a loaded job, abridged from macOS 14.
+const launchctlPrint = `system/dev.orphanreaper.reaper = {
+	active count = 0
+	path = /Library/LaunchDaemons/dev.orphanreaper.reaper.plist
+	type = LaunchDaemon
+	state = not running
+
+	program = /usr/local/bin/reaper
+	arguments = {
+		/usr/local/bin/reaper
+		reap
+		--quiet
+		--audit-log
+		/var/log/reaper/audit.jsonl
+	}
+
+	stdout path = /var/log/reaper/reaper.out
+	stderr path = /var/log/reaper/reaper.err
+	runs = 12
+	last exit code = LAST
+	event triggers = {
+		runs = 99
+	}
+}
+`
+
+func TestLaunchdCheck(t *testing.T) {
+	for _, tt := range []struct {
+		name, last string
+		found      bool
+		status     string
+		want       []string
+	}{
+		{"not loaded", "", false, audit.CheckWarn, []string{"no launchd job", "brew services start reaper"}},
+		{"ran", "0", true, audit.CheckOK, []string{"is loaded", "12 runs; last exit 0 (success)", "runs: /usr/local/bin/reaper reap --quiet --audit-log"}},
+		{"never exited", "(never exited)", true, audit.CheckOK, []string{"last exit: (never exited)"}},
+		{"invalid policy", "78", true, audit.CheckFail, []string{"last exit 78 (invalid policy", "StandardErrorPath"}},
+		{"refused", "3", true, audit.CheckWarn, []string{"last exit 3"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			out := strings.Replace(launchctlPrint, "LAST", tt.last, 1)
+			c := launchdCheck("system/dev.orphanreaper.reaper", tt.found, out)
+			if c.Status != tt.status {
+				t.Errorf("status %s, want %s: %+v", c.Status, tt.status, c)
+			}
+			text := c.Summary + "\n" + strings.Join(c.Details, "\n") + "\n" + c.Fix
+			for _, w := range tt.want {
+				if !strings.Contains(text, w) {
+					t.Errorf("no %q in:\n%s", w, text)
+				}
+			}
+		})
+	}
+	if got := launchdArgs(launchctlPrint); flagValue(got, "audit-log") != "/var/log/reaper/audit.jsonl" {
+		t.Errorf("launchd args %q", got)
+	}
+}
