@@ -131,3 +131,28 @@ func TestAggregateWarnings(t *testing.T) {
 		t.Errorf("aggregate:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// What ended each killed tree, and for one killed as a unit, which
+// cgroups: from the signal records alone.
+func TestSetEndings(t *testing.T) {
+	r := &Report{Findings: []Finding{{RootPID: 10, Outcome: "killed"}, {RootPID: 20, Outcome: "killed"}, {RootPID: 30, Outcome: "killed"}, {RootPID: 40, Outcome: "failed"}}}
+	r.SetEndings([]Record{
+		{RootPID: 10, PID: 10, Signal: "SIGTERM", Result: "ok"},
+		{RootPID: 20, PID: 20, Signal: "SIGTERM", Result: "ok"},
+		{RootPID: 20, PID: 21, Signal: "SIGKILL", Result: "ok"},
+		{RootPID: 30, PID: 30, Signal: "SIGTERM", Result: "ok"},
+		{RootPID: 30, PID: 30, Signal: "SIGKILL", Via: "cgroup.kill /a/reaper-1", Result: "ok"},
+		{RootPID: 30, PID: 31, Signal: "SIGKILL", Via: "cgroup.kill /a/reaper-1", Result: "ok"},
+		{RootPID: 30, PID: 32, Signal: "SIGKILL", Via: "cgroup.kill /b/own.scope", Result: "ok"},
+		{RootPID: 40, PID: 40, Signal: "SIGKILL", Via: "cgroup.kill /c", Result: "ok"},
+	})
+	for i, want := range []struct {
+		ended   string
+		cgroups []string
+	}{{"SIGTERM", nil}, {"SIGKILL", nil}, {"cgroup.kill", []string{"/a/reaper-1", "/b/own.scope"}}, {"", nil}} {
+		f := r.Findings[i]
+		if f.Ended != want.ended || !reflect.DeepEqual(f.Cgroups, want.cgroups) {
+			t.Errorf("tree %d: ended %q, cgroups %q; want %q, %q", f.RootPID, f.Ended, f.Cgroups, want.ended, want.cgroups)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -110,6 +111,9 @@ type Finding struct {
 	// Ended, for a tree the reap removed, is what ended it: "SIGTERM" (it
 	// left within the grace), "SIGKILL" (after the grace), "cgroup.kill".
 	Ended string `json:"ended,omitempty"`
+	// Cgroups, for a tree killed as a unit, are the cgroup v2 paths whose
+	// cgroup.kill ended it: its confinement, or a cgroup it owned.
+	Cgroups []string `json:"cgroups,omitempty"`
 	// Activity, for run-done findings, says whether the tree kept working
 	// after the run's end.
 	Activity *Activity `json:"activity,omitempty"`
@@ -269,14 +273,19 @@ func (r *Report) SetOutcomes(plan *policy.Plan, covered map[int][]int) {
 
 // SetEndings says, of each tree the reap killed, what ended it, from the
 // signals sent (each record's RootPID, Signal, Via and Result): SIGTERM
-// when no SIGKILL was needed.
+// when no SIGKILL was needed; and of a tree killed as a unit, which
+// cgroups.
 func (r *Report) SetEndings(signals []Record) {
 	ended := map[int]string{}
+	cgroups := map[int][]string{}
 	for _, s := range signals {
 		switch {
 		case s.Result != "ok":
 		case s.Via != "":
 			ended[s.RootPID] = "cgroup.kill"
+			if path, ok := strings.CutPrefix(s.Via, "cgroup.kill "); ok && !slices.Contains(cgroups[s.RootPID], path) {
+				cgroups[s.RootPID] = append(cgroups[s.RootPID], path)
+			}
 		case s.Signal == "SIGKILL" && ended[s.RootPID] != "cgroup.kill":
 			ended[s.RootPID] = "SIGKILL"
 		case s.Signal == "SIGTERM" && ended[s.RootPID] == "":
@@ -285,7 +294,7 @@ func (r *Report) SetEndings(signals []Record) {
 	}
 	for i := range r.Findings {
 		if f := &r.Findings[i]; f.Outcome == string(policy.Killed) {
-			f.Ended = ended[f.RootPID]
+			f.Ended, f.Cgroups = ended[f.RootPID], cgroups[f.RootPID]
 		}
 	}
 }

@@ -33,7 +33,7 @@ func (t *tree) killUnits(left []*platform.Handle) (*units, string) {
 		} else {
 			u.paths = append(u.paths, t.conf.Path)
 			t.unitEvents(u, targets, t.conf.Path)
-			notes = append(notes, unitNote(t.conf.Path, len(targets)))
+			notes = append(notes, unitNote(true, len(targets)))
 		}
 	}
 	var rest []*platform.Handle
@@ -102,7 +102,7 @@ func (t *tree) killCgroups(left []*platform.Handle) (*units, string) {
 		}
 		u.paths = append(u.paths, path)
 		t.unitEvents(u, targets, path)
-		notes = append(notes, unitNote(path, len(targets)))
+		notes = append(notes, unitNote(false, len(targets)))
 	}
 	return u, strings.Join(notes, "; ")
 }
@@ -128,14 +128,24 @@ func (u *units) populated(d time.Duration) []string {
 	}
 }
 
-// unitNote says what a cgroup.kill did: how many processes it ended, or
-// that the tree had already left the cgroup.
-func unitNote(path string, n int) string {
-	switch n {
-	case 0:
-		return fmt.Sprintf("cgroup %s was empty when killed: the tree had already gone", path)
-	case 1:
-		return fmt.Sprintf("cgroup %s killed as a unit (1 process)", path)
+// unitNote says what a cgroup.kill did — how many processes it ended, or
+// that the tree had already left the cgroup — in words: which cgroup is in
+// the report's JSON (cgroups) and the audit log's signal records.
+func unitNote(confinement bool, n int) string {
+	what := "a cgroup the tree owned"
+	if confinement {
+		what = "its confinement"
 	}
-	return fmt.Sprintf("cgroup %s killed as a unit (%d processes)", path, n)
+	if n == 0 {
+		return what + " was empty when killed: the tree had already gone"
+	}
+	return fmt.Sprintf("%s killed as a unit (cgroup.kill, %s)", what, plural(n, "process", "processes"))
+}
+
+// plural is n with the word for one or for many.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }

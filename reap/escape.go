@@ -54,7 +54,7 @@ func (t *tree) confineTree() string {
 		return joinNotes(append(notes, "no member could be moved into a confinement: forks followed by session and process group")...)
 	}
 	t.conf = c
-	return joinNotes(append([]string{fmt.Sprintf("confined in cgroup %s (%d processes)", c.Path, moved)}, notes...)...)
+	return joinNotes(append([]string{fmt.Sprintf("confined in a cgroup of its own (%s)", plural(moved, "process", "processes"))}, notes...)...)
 }
 
 // ownGroups returns the sessions and process groups that only the tree's

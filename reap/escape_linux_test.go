@@ -86,7 +86,7 @@ func TestForkOnTermKilled(t *testing.T) {
 		if res[0].Outcome != policy.Killed {
 			t.Fatalf("outcome %s (%s), want killed", res[0].Outcome, res[0].Detail)
 		}
-		if got := strings.Contains(res[0].Detail, "confined in cgroup"); got != confined {
+		if got := strings.Contains(res[0].Detail, "confined in a cgroup of its own"); got != confined {
 			t.Errorf("detail %q: confined %v, want %v", res[0].Detail, got, confined)
 		}
 		waitGroupEmpty(t, pgid)
@@ -127,6 +127,9 @@ func TestForkerConfined(t *testing.T) {
 	opt := options(rec)
 	opt.Grace = 300 * time.Millisecond
 	res := Execute(context.Background(), plan, s, opt)
+	if strings.Contains(res[0].Detail, "/reaper-") {
+		t.Errorf("the detail names the confinement's path, which is the JSON's: %q", res[0].Detail)
+	}
 	if res[0].Outcome != policy.Killed || !strings.Contains(res[0].Detail, "killed as a unit") {
 		t.Fatalf("outcome %s (%s), want killed through the confinement", res[0].Outcome, res[0].Detail)
 	}

@@ -44,6 +44,10 @@ type Options struct {
 	Admit func(s *platform.Snapshot, p *platform.Process, it *policy.Item) string
 	// OnSignal is called for every signal sent, with its result.
 	OnSignal func(Event)
+	// OnProgress, when set, is told what the reap is doing to each tree,
+	// for a person watching: when SIGTERM has been sent, about once a
+	// second through the grace, and when the tree is done.
+	OnProgress func(Progress)
 
 	// send is the signal seam, replaceable in tests to simulate a process
 	// that cannot die; killCgroup is its unit form; confine makes the
@@ -62,6 +66,18 @@ type Event struct {
 	Signal  string
 	Via     string // "cgroup.kill PATH" when the signal went to a cgroup as a unit
 	Result  string // "ok", "gone", or why not
+}
+
+// Progress is what a reap is doing to one tree.
+type Progress struct {
+	RootPID int
+	// Step is "grace" (SIGTERM sent, waiting for the tree to exit) or
+	// "done" (Outcome says how it ended).
+	Step    string
+	Outcome policy.Outcome
+	// Left of Total processes are alive, with Remaining of the grace.
+	Left, Total int
+	Remaining   time.Duration
 }
 
 // Result is what became of one plan item.
@@ -118,6 +134,9 @@ func Execute(ctx context.Context, plan *policy.Plan, snap *platform.Snapshot, op
 		}
 		t := &tree{opt: &opt, snap: snap, item: &plan.Items[i], root: it.Finding.Root.PID, kill: it.Action == policy.Kill}
 		out[i] = t.reap(ctx, it.Finding)
+		if opt.OnProgress != nil {
+			opt.OnProgress(Progress{RootPID: t.root, Step: "done", Outcome: out[i].Outcome, Total: len(out[i].PIDs)})
+		}
 	}
 	return out
 }
@@ -229,7 +248,7 @@ func (t *tree) reap(ctx context.Context, f *scan.Finding) Result {
 			}
 			t.send(h, syscall.SIGCONT) // a stopped process acts on SIGTERM only once continued
 		}
-		t.wait(ctx, t.opt.Grace)
+		t.wait(ctx, t.opt.Grace, t.opt.OnProgress)
 		if ctx.Err() != nil {
 			t.release()
 			return Result{Outcome: policy.Failed, Detail: joinNotes(stopped(ctx)+" during grace: SIGTERM sent, the tree continued, not confirmed gone", note, t.releaseNote), PIDs: t.pids()}
@@ -254,7 +273,7 @@ func (t *tree) reap(ctx context.Context, f *scan.Finding) Result {
 			t.send(h, syscall.SIGKILL)
 		}
 	}
-	t.wait(context.Background(), t.opt.KillWait)
+	t.wait(context.Background(), t.opt.KillWait, nil)
 	if left := t.alive(); len(left) > 0 {
 		detail := ""
 		for _, h := range left {

@@ -16,11 +16,26 @@ func (t *tree) admit(s *platform.Snapshot, p *platform.Process) string {
 
 // wait waits up to d, and not past the run's deadline nor once ctx is
 // done, for every handle's process to be gone and the confinement, if
-// any, to be empty (what the tree forked while dying is in it).
-func (t *tree) wait(ctx context.Context, d time.Duration) {
+// any, to be empty (what the tree forked while dying is in it). progress,
+// when set, hears at the start and about once a second how many are left.
+func (t *tree) wait(ctx context.Context, d time.Duration, progress func(Progress)) {
 	deadline := time.Now().Add(d)
 	if !t.opt.Deadline.IsZero() && t.opt.Deadline.Before(deadline) {
 		deadline = t.opt.Deadline
+	}
+	var told time.Time
+	tell := func() {
+		if progress == nil || time.Since(told) < time.Second {
+			return
+		}
+		told = time.Now()
+		left := 0
+		for _, h := range t.handles {
+			if !h.WaitGone(0) {
+				left++
+			}
+		}
+		progress(Progress{RootPID: t.root, Step: "grace", Left: left, Total: len(t.handles), Remaining: time.Until(deadline)})
 	}
 	const slice = 50 * time.Millisecond // how often ctx is looked at
 	for _, h := range t.handles {
@@ -28,10 +43,12 @@ func (t *tree) wait(ctx context.Context, d time.Duration) {
 			if ctx.Err() != nil || !time.Now().Before(deadline) {
 				return
 			}
+			tell()
 		}
 	}
 	for t.conf != nil && t.conf.Populated() && ctx.Err() == nil && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
+		tell()
 	}
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -62,7 +63,9 @@ speak for: its user's, and those naming its state dir.
 
 One reaper runs at a time per host and user (a lock file); a second one
 waits up to --lock-timeout, then exits 1. The whole run ends by --timeout;
-SIGINT and SIGTERM end it early, continuing whatever it had stopped.
+SIGINT and SIGTERM end it early, continuing whatever it had stopped. On
+a terminal, a line on stderr says which tree it is waiting on through the
+grace, and how many of its processes are left.
 
 --dry-run sends only signal 0 and prints the plan: outcome "planned".
 --proc is refused: reap acts only on the live process table.
@@ -147,14 +150,18 @@ func runReap(ctx context.Context, opts *reapOptions, g *globalOptions) error {
 	run.snap.DropDetails(func(p *platform.Process) bool { return acted[p] })
 
 	var events []reap.Event
-	results := reap.Execute(ctx, plan, run.snap, reap.Options{
+	ropts := reap.Options{
 		Grace:    pol.Defaults.Grace,
 		DryRun:   opts.dryRun,
 		ProcRoot: platform.DefaultProcRoot,
 		Deadline: started.Add(timeout),
 		Guard:    platform.NewGuard(plan.Gate.Deny(plan)),
 		OnSignal: func(e reap.Event) { events = append(events, e) },
-	})
+	}
+	if f, ok := g.stderr.(*os.File); ok && !g.quiet && !opts.dryRun && platform.IsTerminal(f) {
+		ropts.OnProgress = (&progress{w: f}).show
+	}
+	results := reap.Execute(ctx, plan, run.snap, ropts)
 	covered := map[int][]int{} // root → every pid the action covered, rescans included
 	for i, r := range results {
 		plan.Items[i].Outcome, plan.Items[i].Detail = r.Outcome, r.Detail

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -690,5 +691,66 @@ func TestReapJSONMatchesSchema(t *testing.T) {
 	errs, err := schematest.Validate(schema, []byte(r.stdout))
 	if err != nil || len(errs) > 0 {
 		t.Errorf("the reap's JSON against the schema: %v\n%s", err, strings.Join(errs, "\n"))
+	}
+}
+
+// On a terminal, reap says what it is doing while it waits out a tree's
+// grace: a line on stderr, rewritten in place and cleared when the tree
+// is done. Off a terminal — a pipe, as under a timer (the control) — it
+// says nothing while it works.
+func TestReapProgressOnTerminal(t *testing.T) {
+	becomeSubreaper(t)
+	mark := "progmark" + strings.ReplaceAll(suiteMark, "-", "x")
+	policyText := fmt.Sprintf("version = 1\n[defaults]\nmin_age = \"0s\"\ngrace = \"3s\"\n%s\n[[rule]]\nname = \"marked\"\nwhen = [\"reparented\"]\ncmdline = '%s'\naction = \"terminate\"\n", selfSubreaper(t), mark)
+	pol := writePolicy(t, policyText)
+	lock := filepath.Join(t.TempDir(), "lock")
+
+	stubborn := adopt(t, "npm exec progress-mcp "+mark, "trap '' TERM; sleep 60; exit 0", nil)
+	master, slave, err := openPTY()
+	if err != nil {
+		t.Fatalf("pty: %v", err)
+	}
+	t.Cleanup(func() { master.Close() })
+	var stdout bytes.Buffer
+	cmd := exec.Command(reaperBin, "reap", "--policy", pol, "--lock-file", lock)
+	cmd.Stdout, cmd.Stderr = &stdout, slave
+	read := make(chan string)
+	go func() {
+		var b bytes.Buffer
+		buf := make([]byte, 4096)
+		for {
+			n, err := master.Read(buf)
+			b.Write(buf[:n])
+			if err != nil {
+				read <- b.String()
+				return
+			}
+		}
+	}()
+	runErr := cmd.Run()
+	slave.Close()
+	var onTerminal string
+	select {
+	case onTerminal = <-read:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the terminal's output did not end")
+	}
+	if runErr != nil {
+		t.Fatalf("reap: %v\n%s\n%q", runErr, stdout.String(), onTerminal)
+	}
+	if want := fmt.Sprintf("reaper: tree %d: SIGTERM sent; 2 of 2 processes left, ", stubborn); !strings.Contains(onTerminal, want) || !strings.Contains(onTerminal, "of the grace to go") {
+		t.Errorf("stderr on a terminal: %q; want %q … of the grace to go", onTerminal, want)
+	}
+	if !strings.HasSuffix(onTerminal, "\r\x1b[K") {
+		t.Errorf("stderr on a terminal: %q; want the line cleared when the tree is done", onTerminal)
+	}
+	if !strings.Contains(stdout.String(), "killed") {
+		t.Errorf("stdout: %q; want the report", stdout.String())
+	}
+
+	again := adopt(t, "npm exec progress-mcp "+mark, "trap '' TERM; sleep 60; exit 0", nil)
+	r := runReaper(t, nil, "reap", "--policy", pol, "--lock-file", lock)
+	if r.code != 0 || strings.Contains(r.stderr, "SIGTERM sent") || !strings.Contains(r.stdout, strconv.Itoa(again)) {
+		t.Errorf("control, stderr a pipe: exit %d, stderr %q, stdout %q", r.code, r.stderr, r.stdout)
 	}
 }

@@ -1,0 +1,8 @@
+//go:build !linux && !darwin && !freebsd
+
+package platform
+
+import "os"
+
+// IsTerminal: not known on this platform; no.
+func IsTerminal(f *os.File) bool { return false }
