@@ -55,17 +55,38 @@ type PTYState struct {
 	Masters []*platform.Process
 	Slaves  []*platform.Process
 	// Dead: its processes can no longer be reached through it. Why says
-	// which way: the master was closed (the slave's link is deleted), no
-	// scanned process holds the master, or only findings hold it; or, not
-	// dead, that its master is not visible from here.
+	// which way — the master was closed (the slave's link is deleted), or
+	// only findings hold it — or, not dead, where its master is when no
+	// process read holds it.
 	Dead bool
 	Why  string
 }
 
-// PTYStates groups holds by terminal and finds the dead ones. complete
-// says holds covers every process on the host: only then does "no process
-// holds the master" mean what it says. inFinding tells finding members.
-func PTYStates(holds map[*platform.Process][]platform.PTYHold, complete bool, inFinding func(pid int) bool) []PTYState {
+// PTYScope is whose fds a PTYStates call was given: what it means that no
+// process read holds a terminal's master.
+type PTYScope int
+
+const (
+	// FindingsOnly: the findings' processes' fds (scan and reap read no
+	// others).
+	FindingsOnly PTYScope = iota
+	// Incomplete: every process's, but some could not be read, or the
+	// table is not the host's PID namespace (a container: the terminal
+	// one types in has its master outside).
+	Incomplete
+	// AllProcesses: every process on the host.
+	AllProcesses
+)
+
+// PTYStates groups holds by terminal and finds the dead ones, the same
+// way whatever scope the holds cover: a terminal is dead when its master
+// was closed, or when only findings hold it. A slave whose link is not
+// "(deleted)" has an open master — devpts removes the slave's node when
+// the last master fd closes (drivers/tty/pty.c, pty_close →
+// devpts_pty_kill) — so a master no process read holds is somewhere
+// else, never proof of death; scope says where, in Why. inFinding tells
+// finding members.
+func PTYStates(holds map[*platform.Process][]platform.PTYHold, scope PTYScope, inFinding func(pid int) bool) []PTYState {
 	byPTS := map[int]*PTYState{}
 	hungUp := map[int]bool{}
 	for p, hs := range holds {
@@ -98,10 +119,14 @@ func PTYStates(holds map[*platform.Process][]platform.PTYHold, complete bool, in
 		case len(st.Slaves) == 0:
 		case hungUp[n]:
 			st.Dead, st.Why = true, "its master was closed: the holder died or let go, the slave is hung up"
-		case complete && len(st.Masters) == 0:
-			st.Dead, st.Why = true, "no live process holds its master"
+		case len(st.Masters) == 0 && scope == FindingsOnly:
+			st.Why = "its master is open, held outside the findings ('reaper pty' names who holds it)"
+		case len(st.Masters) == 0 && scope == Incomplete:
+			st.Why = "master not visible: it is open, held by a process this run cannot see (another PID namespace, or fds it could not read)"
 		case len(st.Masters) == 0:
-			st.Why = "master not visible: no process this scan can see holds it (another PID namespace, or fds it could not read); not known to be dead"
+			st.Why = "its master is open but no process holds it: a descriptor in flight over a unix socket"
+		case onlyFindings && scope == FindingsOnly:
+			st.Dead, st.Why = true, "only findings hold its master (of the findings' fds; 'reaper pty' reads every process's)"
 		case onlyFindings:
 			st.Dead, st.Why = true, "only findings hold its master"
 		}

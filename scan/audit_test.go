@@ -62,29 +62,42 @@ func TestPTYStates(t *testing.T) {
 		proc(50): {{PTS: 7, Master: true}},  // master without slave holders: in use, not dead
 	}
 	inFinding := func(pid int) bool { return pid == 20 }
-	got := map[int]string{}
-	for _, st := range PTYStates(holds, true, inFinding) {
-		if st.Dead {
-			got[st.PTS] = st.Why
-		} else {
-			got[st.PTS] = "alive"
+	states := func(scope PTYScope) map[int]string {
+		got := map[int]string{}
+		for _, st := range PTYStates(holds, scope, inFinding) {
+			if st.Dead {
+				got[st.PTS] = "dead: " + st.Why
+			} else {
+				got[st.PTS] = "alive: " + st.Why
+			}
 		}
+		return got
 	}
+	// Every process's fds: a master that none holds is open somewhere (the
+	// slave is not hung up), never proof of death.
 	want := map[int]string{
-		1: "alive", 2: "alive", 4: "alive", 7: "alive",
-		3: "only findings hold its master",
-		5: "its master was closed: the holder died or let go, the slave is hung up",
-		6: "no live process holds its master",
+		1: "alive: ", 2: "alive: ", 4: "alive: ", 7: "alive: ",
+		3: "dead: only findings hold its master",
+		5: "dead: its master was closed: the holder died or let go, the slave is hung up",
+		6: "alive: its master is open but no process holds it: a descriptor in flight over a unix socket",
 	}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("states\n%v\nwant\n%v", got, want)
+	if got := states(AllProcesses); !reflect.DeepEqual(got, want) {
+		t.Errorf("every process's fds:\n%v\nwant\n%v", got, want)
 	}
-	// Without every process's holds (unreadable fds, or a PID namespace
-	// that is not the host's: the terminal one types in has its master
-	// outside), a missing master holder proves nothing, and says so.
-	for _, st := range PTYStates(holds, false, inFinding) {
-		if st.PTS == 6 && (st.Dead || !strings.HasPrefix(st.Why, "master not visible")) {
-			t.Errorf("incomplete holds: pts 6 %v %q, want alive and its master not visible", st.Dead, st.Why)
+	// The same terminals judged from what scan reads, or from a container:
+	// dead and alive agree; only where the master is differs.
+	for _, scope := range []PTYScope{FindingsOnly, Incomplete} {
+		got := states(scope)
+		for pts, w := range want {
+			if strings.HasPrefix(got[pts], "dead") != strings.HasPrefix(w, "dead") {
+				t.Errorf("scope %d: pts %d %q, want as with every fd: %q", scope, pts, got[pts], w)
+			}
+		}
+		if scope == Incomplete && !strings.HasPrefix(got[6], "alive: master not visible") {
+			t.Errorf("incomplete holds: pts 6 %q, want alive and its master not visible", got[6])
+		}
+		if scope == FindingsOnly && !strings.Contains(got[6], "held outside the findings") {
+			t.Errorf("findings' fds only: pts 6 %q, want its master held outside the findings", got[6])
 		}
 	}
 }

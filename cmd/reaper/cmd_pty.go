@@ -27,8 +27,11 @@ func newPtyCommand(g *globalOptions) *cobra.Command {
 that does: it costs a directory read per process) and lists each
 pseudo-terminal with the processes holding its master (/dev/ptmx) and its
 slave (/dev/pts/N). A PTY is dead when processes hold its slave but its
-master was closed (the holder died: the slave is hung up), no live process
-holds the master, or only findings of the policy hold it. Against
+master was closed (the holder died: the slave is hung up), or only
+findings of the policy hold the master; scan judges the PTYs its findings
+hold the same way. A slave that is not hung up has an open master: one no
+process here holds is "not visible" (another PID namespace, or fds that
+could not be read), never dead. Against
 kernel.pty.max, leftovers that hold PTYs eventually stop new shells.
 
 Reading other users' fds needs root (CAP_SYS_PTRACE); without it their
@@ -83,7 +86,11 @@ func runPty(opts *ptyOptions, g *globalOptions) error {
 	}
 	// Every holder is seen only when every process's fds were read, in the
 	// host's PID namespace.
-	states := scan.PTYStates(holds, unreadable == 0 && platform.HostPIDNamespace(), func(pid int) bool { return member[pid] })
+	scope := scan.AllProcesses
+	if unreadable > 0 || !platform.HostPIDNamespace() {
+		scope = scan.Incomplete
+	}
+	states := scan.PTYStates(holds, scope, func(pid int) bool { return member[pid] })
 	out := &audit.PTYView{SchemaVersion: 1, InUse: s.PTY.InUse, Max: s.PTY.Max, PTYs: []audit.PTYEntry{}, Dead: []int{},
 		Unreadable: unreadable, AsRoot: os.Geteuid() == 0}
 	toHolders := func(ps []*platform.Process) []audit.PTYHolder {

@@ -47,7 +47,7 @@ func inspect(run *scanRun, plan *policy.Plan) *inspection {
 		}
 	}
 	in := &inspection{holds: holds, activity: map[int]*audit.Activity{},
-		states: scan.PTYStates(holds, false, func(pid int) bool { return member[pid] })}
+		states: scan.PTYStates(holds, scan.FindingsOnly, func(pid int) bool { return member[pid] })}
 
 	var done []*scan.Finding
 	for _, it := range plan.Items {

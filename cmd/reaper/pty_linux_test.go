@@ -233,3 +233,92 @@ func childrenOf(pid int) []int {
 	}
 	return out
 }
+
+// scan and pty judge a finding's terminal alike. An orphan keeps a live
+// terminal on its stdio — its master held by this test, alive and no
+// finding (the detached `setsid -f` of a tmux shell) — and neither calls
+// it dead, nor when the master is in flight over a unix socket (held by
+// no process, still open); once the master is closed, both do, for the
+// same reason.
+func TestPTYJudgedAlike(t *testing.T) {
+	becomeSubreaper(t)
+	master, slave, err := openPTY()
+	if err != nil {
+		t.Fatalf("pty: %v", err)
+	}
+	t.Cleanup(func() { master.Close() })
+	link, _ := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", slave.Fd()))
+	slave.Close()
+	mark := "ptyalike" + strings.ReplaceAll(suiteMark, "-", "x")
+	pid := adopt(t, "npm exec alike-mcp "+mark, fmt.Sprintf("exec <%s >%s 2>&1; sleep 60; exit 0", link, link), nil)
+	waitFor(t, func() bool {
+		l, _ := os.Readlink(fmt.Sprintf("/proc/%d/fd/0", pid))
+		return l == link
+	}, "the orphan to take the terminal as its stdio")
+	n := ptsOf(t, pid)
+	pol := writePolicy(t, fmt.Sprintf("version = 1\n[defaults]\nmin_age = \"0s\"\n%s\n[[rule]]\nname = \"marked\"\nwhen = [\"reparented\"]\ncmdline = '%s'\naction = \"report\"\n", selfSubreaper(t), mark))
+
+	judge := func() (ptyDead bool, ptyWhy string, scanDead bool, scanWhy string) {
+		t.Helper()
+		for _, p := range ptyJSON(t).PTYs {
+			if p.PTS == n {
+				ptyDead, ptyWhy = p.Dead, p.Why
+			}
+		}
+		r := runReaper(t, nil, "scan", "--policy", pol, "-o", "json")
+		var rep struct {
+			PTY struct {
+				Dead []struct {
+					PTS int    `json:"pts"`
+					Why string `json:"why"`
+				} `json:"dead"`
+			} `json:"pty"`
+			Findings []struct {
+				RootPID int `json:"root_pid"`
+			} `json:"findings"`
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+			t.Fatalf("scan: %v\n%s\n%s", err, r.stdout, r.stderr)
+		}
+		found := false
+		for _, f := range rep.Findings {
+			found = found || f.RootPID == pid
+		}
+		if !found {
+			t.Fatalf("scan: no finding for %d:\n%s", pid, r.stdout)
+		}
+		for _, d := range rep.PTY.Dead {
+			if d.PTS == n {
+				scanDead, scanWhy = true, d.Why
+			}
+		}
+		return
+	}
+	if pd, pw, sd, sw := judge(); pd || sd {
+		t.Errorf("master held by a live process: pty dead %v (%s), scan dead %v (%s); want neither", pd, pw, sd, sw)
+	}
+	// The master in flight: sent over a unix socket and closed here, so
+	// that no process holds it while it is still open. No process holding
+	// the master is not death: the slave is not hung up.
+	sock, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Sendmsg(sock[0], []byte{0}, syscall.UnixRights(int(master.Fd())), nil, 0); err != nil {
+		t.Fatal(err)
+	}
+	master.Close()
+	if pd, pw, sd, sw := judge(); pd || sd || !strings.Contains(pw, "in flight") {
+		t.Errorf("master in flight: pty dead %v (%s), scan dead %v (%s); want neither, in flight", pd, pw, sd, sw)
+	}
+	syscall.Close(sock[0])
+	syscall.Close(sock[1]) // the message, and the master with it, is dropped
+	waitFor(t, func() bool {
+		l, _ := os.Readlink(fmt.Sprintf("/proc/%d/fd/0", pid))
+		return strings.HasSuffix(l, " (deleted)")
+	}, "the slave to be hung up")
+	pd, pw, sd, sw := judge()
+	if !pd || !sd || !strings.Contains(pw, "master was closed") || !strings.Contains(sw, "master was closed") {
+		t.Errorf("master closed: pty dead %v (%s), scan dead %v (%s); want both dead, its master closed", pd, pw, sd, sw)
+	}
+}
