@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os/user"
 	"regexp"
+	"regexp/syntax"
 	"slices"
 	"sort"
 	"strconv"
@@ -129,7 +130,9 @@ func (l *loader) document(doc map[string]any) {
 		l.unknownKeys(t, a, []string{"comm", "cmdline"})
 		re := l.regex(t, a, "cmdline")
 		if re == nil {
-			l.fail(a, "[[subreaper]] needs a cmdline")
+			if _, given := t["cmdline"]; !given { // a bad one has its own error
+				l.fail(a, "[[subreaper]] needs a cmdline")
+			}
 			continue
 		}
 		l.p.Subreapers = append(l.p.Subreapers, Subreaper{scan.Subreaper{Comm: l.regex(t, a, "comm"), Cmdline: re}, l.lines.line("subreaper", i, "")})
@@ -180,7 +183,7 @@ func (l *loader) owner(t map[string]any, a at) {
 	o := Owner{Line: l.lines.line(a.table, a.index, "")}
 	o.Name = l.name(t, a, "owner")
 	o.Cmdline = l.regex(t, a, "cmdline")
-	if o.Cmdline == nil {
+	if _, given := t["cmdline"]; !given { // a bad one has its own error
 		l.fail(a, "[[owner]] %q needs a cmdline: it is how a live owner is recognised", o.Name)
 	}
 	if s, ok := l.str(t, a, "pid_env"); ok {
@@ -271,8 +274,8 @@ func (l *loader) protect(t map[string]any, a at) {
 	pr := Protect{Line: l.lines.line(a.table, a.index, "")}
 	pr.Name = l.name(t, a, "protect")
 	pr.Matchers = l.matchers(t, a, false)
-	m := pr.Matchers
-	if m.Cmdline == nil && m.Env == nil && m.Cgroup == nil && m.UIDs == nil {
+	given := func(key string) bool { _, ok := t[key]; return ok } // a bad value has its own error
+	if !given("cmdline") && !given("env") && !given("cgroup") && !given("user") {
 		l.fail(a, "[[protect]] %q matches nothing: give cmdline, env, cgroup or user", pr.Name)
 	}
 	l.p.Protect = append(l.p.Protect, pr)
@@ -299,7 +302,7 @@ func (l *loader) matchers(t map[string]any, a at, rule bool) Matchers {
 		if hasValue {
 			re, err := regexp.Compile(value)
 			if err != nil {
-				l.fail(at{a.table, a.index, "env"}, "env %q: bad regex: %v", e, err)
+				l.fail(at{a.table, a.index, "env"}, "env %q: bad regex: %s", e, regexWhy(err))
 				continue
 			}
 			em.Value = re
@@ -318,7 +321,11 @@ func (l *loader) matchers(t map[string]any, a at, rule bool) Matchers {
 			}
 			uid, err := lookupUID(u)
 			if err != nil {
-				l.p.Warnings = append(l.p.Warnings, fmt.Sprintf("%s:%d: user %q: %v; it matches nothing", l.file, l.lines.line(a.table, a.index, "user"), u, err))
+				why := err.Error()
+				if errors.As(err, new(user.UnknownUserError)) {
+					why = "no such user on this host"
+				}
+				l.p.Warnings = append(l.p.Warnings, fmt.Sprintf("%s:%d: user %q: %s; it matches nothing", l.file, l.lines.line(a.table, a.index, "user"), u, why))
 				continue
 			}
 			m.UIDs = append(m.UIDs, uid)
@@ -435,7 +442,7 @@ func (l *loader) regex(t map[string]any, a at, key string) *regexp.Regexp {
 	}
 	re, err := regexp.Compile(s)
 	if err != nil {
-		l.fail(at{a.table, a.index, key}, "%s: bad regex: %v", key, err)
+		l.fail(at{a.table, a.index, key}, "%s %q: bad regex: %s", key, s, regexWhy(err))
 		return nil
 	}
 	return re
@@ -454,6 +461,25 @@ func (l *loader) duration(t map[string]any, a at, key string) (time.Duration, bo
 	return d, true
 }
 
+// regexWhy is what is wrong with a regex, without the package's prefix:
+// "missing closing ]: `[a-z`".
+func regexWhy(err error) string {
+	var se *syntax.Error
+	if errors.As(err, &se) {
+		return fmt.Sprintf("%s: `%s`", se.Code, se.Expr)
+	}
+	return err.Error()
+}
+
+// quoted is a value as the policy wrote it: a string in quotes, else as
+// is.
+func quoted(v any) string {
+	if s, ok := v.(string); ok {
+		return strconv.Quote(s)
+	}
+	return fmt.Sprint(v)
+}
+
 func (l *loader) size(t map[string]any, a at, key string) (uint64, bool) {
 	v, ok := t[key]
 	if !ok {
@@ -465,7 +491,7 @@ func (l *loader) size(t map[string]any, a at, key string) (uint64, bool) {
 	s, _ := v.(string)
 	n, err := ParseSize(s)
 	if err != nil {
-		l.fail(at{a.table, a.index, key}, "%s %v is not a size: write it like \"50MiB\", \"1GiB\" or a number of bytes", key, v)
+		l.fail(at{a.table, a.index, key}, "%s %s is not a size: write it like \"50MiB\", \"1GiB\" or a number of bytes", key, quoted(v))
 		return 0, false
 	}
 	return n, true

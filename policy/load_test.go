@@ -125,12 +125,12 @@ func TestParseErrors(t *testing.T) {
 		{"unknown action", "version = 1\n[[rule]]\nname = \"a\"\nwhen = [\"reparented\"]\naction = \"nuke\"\n", `5: unknown action "nuke"`},
 		{"unknown owner", "version = 1\n[[rule]]\nname = \"a\"\nwhen = [\"owner-dead\"]\nowner = [\"openclaw\"]\n", `5: unknown owner "openclaw" in rule "a"; owners are openclaw-gateway, codex-app-server`},
 		{"bad default action", "version = 1\n[defaults]\naction = \"stop\"\n", `3: unknown action "stop"`},
-		{"bad regex", "version = 1\n[[rule]]\nname = \"a\"\nwhen = [\"reparented\"]\ncmdline = 'mcp(('\n", "5: cmdline: bad regex"},
+		{"bad regex", "version = 1\n[[rule]]\nname = \"a\"\nwhen = [\"reparented\"]\ncmdline = 'mcp(('\n", "5: cmdline \"mcp((\": bad regex: missing closing ): `mcp((`"},
 		{"bad env regex", "version = 1\n[[rule]]\nname = \"a\"\nwhen = [\"reparented\"]\nenv = ['X=(']\n", `5: env "X=(": bad regex`},
 		{"bad env name", "version = 1\n[[rule]]\nname = \"a\"\nwhen = [\"reparented\"]\nenv = ['1X']\n", `5: env "1X": want NAME`},
 		{"bad duration", "version = 1\n[[rule]]\nname = \"a\"\nwhen = [\"reparented\"]\nmin_age = \"2 minutes\"\n", `5: min_age "2 minutes" is not a duration`},
 		{"bad grace", "version = 1\n[defaults]\ngrace = \"0s\"\n", "3: grace 0s"},
-		{"bad size", "version = 1\n[[rule]]\nname = \"a\"\nwhen = [\"reparented\"]\nmin_rss = \"50 megs\"\n", "5: min_rss 50 megs is not a size"},
+		{"bad size", "version = 1\n[[rule]]\nname = \"a\"\nwhen = [\"reparented\"]\nmin_rss = \"50 megs\"\n", "5: min_rss \"50 megs\" is not a size"},
 		{"negative max_actions", "version = 1\n[defaults]\nmax_actions = -1\n", "3: max_actions must be a whole number"},
 		{"when is a string", "version = 1\n[[rule]]\nname = \"a\"\nwhen = \"reparented\"\n", "4: when must be a list of strings"},
 		{"rule without when", "version = 1\n[[rule]]\nname = \"a\"\n", `2: rule "a" needs when`},
@@ -179,13 +179,29 @@ func TestParseReportsEveryError(t *testing.T) {
 	}
 }
 
+// A bad regex where a cmdline is required is one error, the regex's: not
+// a second saying the cmdline is missing.
+func TestBadRequiredRegexIsOneError(t *testing.T) {
+	for _, src := range []string{
+		"version = 1\n[[owner]]\nname = \"gw\"\ncmdline = '([a-z'\n",
+		"version = 1\n[[subreaper]]\ncmdline = '([a-z'\n",
+		"version = 1\n[[protect]]\nname = \"p\"\ncmdline = '([a-z'\n",
+	} {
+		_, err := Parse("p.toml", []byte(src))
+		var es Errors
+		if !errors.As(err, &es) || len(es) != 1 || !strings.Contains(es[0].Error(), "bad regex") {
+			t.Errorf("%q: %v; want one error, the bad regex", src, err)
+		}
+	}
+}
+
 func TestUnknownUserWarns(t *testing.T) {
 	src := "version = 1\n[[rule]]\nname = \"a\"\nwhen = [\"reparented\"]\nuser = [\"no-such-user-xyz\", \"1234\"]\n"
 	p, err := Parse("p.toml", []byte(src))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(p.Warnings) != 1 || !strings.Contains(p.Warnings[0], "p.toml:5:") {
+	if len(p.Warnings) != 1 || p.Warnings[0] != `p.toml:5: user "no-such-user-xyz": no such user on this host; it matches nothing` {
 		t.Errorf("warnings %q", p.Warnings)
 	}
 	if uids := p.Rules[0].UIDs; len(uids) != 1 || uids[0] != 1234 {
