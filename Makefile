@@ -16,7 +16,7 @@ build:
 # Man pages and completions come from the command tree itself.
 docs:
 	rm -rf dist/man dist/man5 dist/completions
-	go run -tags docs -ldflags "-X main.version=$(VERSION)" ./cmd/reaper gen-docs --man dist/man --completions dist/completions
+	SOURCE_DATE_EPOCH=$$(git log -1 --format=%ct 2>/dev/null || date +%s) go run -tags docs -ldflags "-X main.version=$(VERSION)" ./cmd/reaper gen-docs --man dist/man --completions dist/completions
 	gzip -9n dist/man/*.1
 	mkdir -p dist/man5 && gzip -9nc packaging/man/reaper.toml.5 >dist/man5/reaper.toml.5.gz
 

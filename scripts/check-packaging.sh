@@ -85,9 +85,14 @@ dpkg -x "$deb" "$root"
 XDG_CONFIG_HOME="$root/etc" "$root/usr/bin/reaper" scan --policy "$root/usr/share/doc/reaper/policy.example.toml" >/dev/null \
 	|| fail "the packaged binary's scan failed"
 "$root/usr/bin/reaper" policy check "$root/usr/share/doc/reaper/policy.example.toml"
-for page in reaper reaper-scan reaper-reap reaper-ledger reaper-policy; do
+for page in reaper reaper-scan reaper-reap reaper-ledger reaper-policy reaper-doctor reaper-explain reaper-history; do
 	[ -s "$root/usr/share/man/man1/$page.1.gz" ] || fail "man page $page.1.gz missing"
 done
+zcat "$root/usr/share/man/man1/reaper.1.gz" | grep -q '^\.SH FILES' || fail "reaper(1) has no FILES section"
+# A flag whose default depends on the run names its value, never a zero.
+if zcat "$root"/usr/share/man/man1/*.1.gz | grep -E '^\\fB--(timeout|lock-file)\\fP=(0s|"")$'; then
+	fail "a man page shows a run-dependent default as a zero value"
+fi
 [ -s "$root/usr/share/bash-completion/completions/reaper" ] || fail "bash completion missing"
 [ -s "$root/usr/share/man/man5/reaper.toml.5.gz" ] || fail "man page reaper.toml.5.gz missing"
 out=$(zcat "$root/usr/share/man/man5/reaper.toml.5.gz" | groff -man -ww -z 2>&1) || true

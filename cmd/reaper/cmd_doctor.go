@@ -65,18 +65,18 @@ reaper cannot do its job as this host runs it.`,
   reaper doctor -o json | jq '.checks[] | select(.status != "ok")'`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runDoctor(cmd.Context(), cmd.Flags().Changed("lock-file"), &opts, g)
+			return runDoctor(cmd.Context(), &opts, g)
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&opts.policyFile, "policy", "", "check this policy `FILE` (default: the one the timer's command line names, else the one scan uses)")
-	f.StringVar(&opts.lockFile, "lock-file", lockPath(), "the lock `FILE` to look at (default: the timer's, else this one)")
+	f.StringVar(&opts.lockFile, "lock-file", "", "the lock `FILE` to look at (default: the timer's --lock-file, else reap's default)")
 	f.StringVarP(&opts.output, "output", "o", "table", "output format: table or json")
 	f.DurationVar(&opts.timeout, "timeout", 0, "bound on the scan (default 60s)")
 	return cmd
 }
 
-func runDoctor(ctx context.Context, lockGiven bool, opts *doctorOptions, g *globalOptions) error {
+func runDoctor(ctx context.Context, opts *doctorOptions, g *globalOptions) error {
 	if err := validateOutput(&opts.output); err != nil {
 		return err
 	}
@@ -94,8 +94,10 @@ func runDoctor(ctx context.Context, lockGiven bool, opts *doctorOptions, g *glob
 		}
 	}
 	lockFile := opts.lockFile
-	if v := flagValue(argv, "lock-file"); v != "" && !lockGiven {
-		lockFile = v
+	if lockFile == "" {
+		if lockFile = flagValue(argv, "lock-file"); lockFile == "" {
+			lockFile = lockPath()
+		}
 	}
 
 	pol, polCheck := policyCheck(policyFile, from)

@@ -32,7 +32,7 @@ type reapOptions struct {
 func (o *reapOptions) AddFlags(f *pflag.FlagSet) {
 	o.scanOptions.AddFlags(f)
 	f.BoolVar(&o.dryRun, "dry-run", false, "print the plan and send only signal 0, to check each action would be permitted")
-	f.StringVar(&o.lockFile, "lock-file", lockPath(), "the one-reaper-at-a-time lock `FILE`")
+	f.StringVar(&o.lockFile, "lock-file", "", "the one-reaper-at-a-time lock `FILE` (default /run/reaper.lock as root, else $XDG_RUNTIME_DIR/reaper.lock)")
 	f.DurationVar(&o.lockTimeout, "lock-timeout", 30*time.Second, "how long to wait for another reaper to finish")
 	f.BoolVar(&o.logRepeats, "log-repeats", false, "record a report-only finding in the audit log and journal on every run, not only when first seen or changed")
 }
@@ -76,7 +76,7 @@ is not a failure), 66 a named policy or ledger cannot be opened, 77
 lacking the privilege for a planned action, 78 invalid policy or ledger
 (nothing signalled).`,
 		Example: `  reaper reap --dry-run
-  reaper reap --policy /etc/reaper/policy.toml --audit-log /var/log/reaper.jsonl
+  reaper reap --policy /etc/reaper/policy.toml --audit-log /var/log/reaper/audit.jsonl
   reaper reap --ledger ~/.openclaw --output json`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -115,6 +115,9 @@ func runReap(ctx context.Context, opts *reapOptions, g *globalOptions) error {
 	}
 	ctx, cancel := context.WithDeadline(ctx, started.Add(timeout))
 	defer cancel()
+	if opts.lockFile == "" {
+		opts.lockFile = lockPath()
+	}
 	release, err := acquireLock(opts.lockFile, opts.lockTimeout)
 	if err != nil {
 		return err

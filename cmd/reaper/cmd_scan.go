@@ -87,7 +87,7 @@ for that user's processes.
 scan never sends a signal, whatever the policy's actions say.`,
 		Example: `  reaper scan
   reaper scan --output json | jq '.findings[] | {root_pid, rule, reasons}'
-  reaper scan --policy ./policy.toml --metrics /var/lib/node_exporter/reaper.prom`,
+  reaper scan --policy ./policy.toml --metrics /var/lib/prometheus/node-exporter/reaper.prom`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runScan(cmd.Context(), &opts, g)
