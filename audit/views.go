@@ -28,6 +28,19 @@ func Write(w io.Writer, v Tabular, format string) error {
 type LedgerView struct {
 	Ledgers       []ShownLedger `json:"ledgers"`
 	SchemaVersion int           `json:"schema_version"`
+	// StateDirs, when no path was named, are the agent clients' state dirs
+	// found as scan finds them, each read as its owner.
+	StateDirs []ShownDir `json:"state_dirs,omitempty"`
+	// Discovered: no path was named; the ledgers are those found.
+	Discovered bool `json:"discovered,omitempty"`
+}
+
+// ShownDir is one state dir read, and what went wrong, if anything.
+type ShownDir struct {
+	Client string `json:"client"`
+	Path   string `json:"path"`
+	UID    uint32 `json:"uid"`
+	Error  string `json:"error,omitempty"`
 }
 
 // ShownLedger is one ledger of a LedgerView.
@@ -53,6 +66,17 @@ type ShownRun struct {
 // WriteTable writes the ledgers for a person.
 func (v *LedgerView) WriteTable(w io.Writer) error {
 	ew := &errWriter{w: w}
+	if len(v.StateDirs) > 0 {
+		ew.printf("state dirs read, each as its owner:\n")
+		for _, d := range v.StateDirs {
+			status := "read"
+			if d.Error != "" {
+				status = Printable(d.Error)
+			}
+			ew.printf("  %s %s (uid %d): %s\n", d.Client, Printable(d.Path), d.UID, status)
+		}
+		ew.printf("\n")
+	}
 	for _, l := range v.Ledgers {
 		ew.printf("%s\n  owner %s pid %d: %s (%s)\n", Printable(l.Source), Printable(l.Owner.Name), l.Owner.PID, l.OwnerStatus, Printable(l.OwnerDetail))
 		for _, sess := range l.Sessions {
@@ -70,7 +94,7 @@ func (v *LedgerView) WriteTable(w io.Writer) error {
 				now += " (" + r.Info + ")"
 			}
 			if len(r.Reasons) > 0 {
-				now += ": " + fmt.Sprint(r.Reasons)
+				now += ": " + strings.Join(r.Reasons, ", ")
 			}
 			command := r.Cmdline
 			if command == "" {
@@ -81,7 +105,12 @@ func (v *LedgerView) WriteTable(w io.Writer) error {
 		tw.Flush()
 		ew.printf("\n")
 	}
-	if len(v.Ledgers) == 0 {
+	switch {
+	case len(v.Ledgers) == 0 && v.Discovered && len(v.StateDirs) > 0:
+		ew.printf("No ledger: the state dirs above record no run, and the policy's [[owner]] entries name no ledger.\n")
+	case len(v.Ledgers) == 0 && v.Discovered:
+		ew.printf("No ledger found: no agent client's state dir here, and no [[owner]] ledger in the policy. Name one: reaper ledger show PATH\n")
+	case len(v.Ledgers) == 0:
 		ew.printf("No runs in these ledgers.\n")
 	}
 	return ew.err

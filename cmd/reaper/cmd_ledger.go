@@ -89,18 +89,19 @@ type ledgerShowOptions struct {
 func newLedgerShowCommand(g *globalOptions) *cobra.Command {
 	var opts ledgerShowOptions
 	cmd := &cobra.Command{
-		Use:   "show PATH...",
+		Use:   "show [PATH...]",
 		Short: "Show the owners, runs and sessions of ledgers and what each maps to in the process table now",
 		Long: `show reads each PATH (a v1 ledger file or an OpenClaw state dir), takes a
 snapshot of the process table, and says for the owner whether it is alive,
 and for each run whether its process is alive (and the same process: its
 start identity matches), gone, pid-reused, orphaned (part of a finding) or
-unverified (the run records no identity).`,
-		Example: "  reaper ledger show ~/.openclaw\n  reaper ledger show --output json ./ledger.json",
+unverified (the run records no identity).
+
+With no PATH it shows what scan reads: the agent clients' state dirs it
+finds (every home's as root, each read as its owner) and the ledgers the
+policy's [[owner]] entries name.`,
+		Example: "  reaper ledger show\n  reaper ledger show ~/.openclaw\n  reaper ledger show --output json ./ledger.json",
 		Args: func(cmd *cobra.Command, args []string) error {
-			if err := someArgs("PATH")(cmd, args); err != nil {
-				return err
-			}
 			return validateOutput(&opts.output)
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -118,7 +119,12 @@ func runLedgerShow(cmd *cobra.Command, paths []string, opts *ledgerShowOptions, 
 	if err != nil {
 		return err
 	}
-	run, err := collectOnly(pol, opts.procRoot, paths)
+	var run *scanRun
+	if len(paths) == 0 {
+		run, err = collectWith(context.Background(), pol, opts.procRoot, nil, true, false)
+	} else {
+		run, err = collectOnly(pol, opts.procRoot, paths)
+	}
 	if err != nil {
 		return err
 	}
@@ -133,7 +139,7 @@ func runLedgerShow(cmd *cobra.Command, paths []string, opts *ledgerShowOptions, 
 			}
 		}
 	}
-	var out []audit.ShownLedger
+	out := []audit.ShownLedger{}
 	index := map[*ledger.Ledger]int{}
 	for _, lr := range res.Ledger {
 		k, ok := index[lr.Ledger]
@@ -159,7 +165,14 @@ func runLedgerShow(cmd *cobra.Command, paths []string, opts *ledgerShowOptions, 
 		}
 		out[k].Runs = append(out[k].Runs, sr)
 	}
-	return audit.Write(g.stdout, &audit.LedgerView{Ledgers: out, SchemaVersion: 1}, opts.output)
+	view := &audit.LedgerView{Ledgers: out, SchemaVersion: 1, Discovered: len(paths) == 0}
+	for _, d := range run.dirs {
+		view.StateDirs = append(view.StateDirs, audit.ShownDir{Client: d.Client, Path: d.Path, UID: d.UID, Error: d.Err})
+	}
+	for _, p := range run.problems {
+		fmt.Fprintln(g.stderr, "reaper:", p)
+	}
+	return audit.Write(g.stdout, view, opts.output)
 }
 
 // collectOnly scans and applies only the named ledgers: show is about them.

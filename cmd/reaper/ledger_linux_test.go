@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -493,3 +494,62 @@ type nsReapResult struct {
 }
 
 type reapOutcome struct{ Outcome, Detail string }
+
+// ledger show with no path shows what scan reads: the clients' state dirs
+// it finds, each read as its owner, and their ledgers. The control: with
+// no state dir in reach, it says there is none and names the way to give
+// one.
+func TestLedgerShowDiscovers(t *testing.T) {
+	sleeper := exec.Command("sleep", "60")
+	if err := sleeper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sleeper.Process.Kill(); sleeper.Wait() })
+	state := t.TempDir()
+	os.MkdirAll(filepath.Join(state, "acpx"), 0o700)
+	leases, _ := json.Marshal(map[string]any{"version": 1, "leases": []any{map[string]any{
+		"leaseId": "lease-show", "gatewayInstanceId": "gw", "sessionKey": "agent:codex:acp:1",
+		"wrapperRoot": state + "/acpx", "wrapperPath": state + "/acpx/w.mjs",
+		"rootPid": sleeper.Process.Pid, "commandHash": "h", "startedAt": time.Now().UnixMilli(), "state": "open"}}})
+	os.WriteFile(filepath.Join(state, "acpx", "process-leases.json"), leases, 0o600)
+	home := t.TempDir()
+	env := []string{"HOME=" + home, "XDG_CONFIG_HOME=" + home, "OPENCLAW_STATE_DIR=" + state}
+
+	r := runReaper(t, env, "ledger", "show", "-o", "json")
+	var view struct {
+		Ledgers []struct {
+			Source string `json:"source"`
+			Runs   []struct {
+				ID string `json:"id"`
+			} `json:"runs"`
+		} `json:"ledgers"`
+		StateDirs []struct {
+			Path  string `json:"path"`
+			Error string `json:"error"`
+		} `json:"state_dirs"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &view); err != nil || r.code != 0 {
+		t.Fatalf("ledger show: exit %d, %v\n%s\n%s", r.code, err, r.stdout, r.stderr)
+	}
+	listed := false
+	for _, d := range view.StateDirs {
+		listed = listed || d.Path == state && d.Error == ""
+	}
+	found := false
+	for _, l := range view.Ledgers {
+		for _, run := range l.Runs {
+			found = found || run.ID == "lease-show" && strings.HasPrefix(l.Source, state)
+		}
+	}
+	if !listed || !found {
+		t.Errorf("ledger show, no path: state dir listed and read %v, lease found %v\n%s", listed, found, r.stdout)
+	}
+
+	if os.Geteuid() == 0 {
+		return // root reads every home's state: this host's may hold some
+	}
+	r = runReaper(t, []string{"HOME=" + home, "XDG_CONFIG_HOME=" + home, "OPENCLAW_STATE_DIR="}, "ledger", "show")
+	if r.code != 0 || !strings.Contains(r.stdout, "No ledger found") || !strings.Contains(r.stdout, "reaper ledger show PATH") {
+		t.Errorf("control, no state: exit %d\n%s", r.code, r.stdout)
+	}
+}
