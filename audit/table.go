@@ -19,8 +19,8 @@ func (r *Report) WriteTable(w io.Writer) error {
 		r.glyphs = unicodeGlyphs // a report decoded from JSON
 	}
 	ew := &errWriter{w: w}
-	ew.printf("reaper %s · %s · policy: %s · %d processes\n",
-		r.Mode, r.Time.Format("2006-01-02 15:04:05 MST"), r.Policy, r.Processes)
+	ew.printf("%s\n", joinWrapped(doctorWidth, "reaper "+string(r.Mode), r.Time.Format("2006-01-02 15:04:05 MST"),
+		"policy: "+r.Policy, Plural(r.Processes, "process")))
 	if len(r.Findings) == 0 {
 		ew.printf("\nNo orphaned trees found.\n")
 	}
@@ -87,13 +87,12 @@ func (r *Report) WriteTable(w io.Writer) error {
 	if len(r.Warnings) > 0 {
 		ew.printf("\n")
 	}
-	unmatched := ""
+	summary := []string{Plural(r.Totals.Findings, "finding"), Plural(r.Totals.Processes, "process"),
+		HumanBytes(r.Totals.ReclaimableBytes) + " reclaimable", Plural(len(r.Zombies), "zombie"), r.ptyLine()}
 	if n := r.Totals.Unmatched; n > 0 && len(r.UnmatchedTrees) == 0 {
-		unmatched = fmt.Sprintf(" · %d reparented %s no rule matched (--all lists them)", n, map[bool]string{true: "tree", false: "trees"}[n == 1])
+		summary = append(summary, fmt.Sprintf("%s no rule matched (--all lists them)", Plural(n, "reparented tree")))
 	}
-	ew.printf("\n%s · %s · %s reclaimable · %s · %s%s\n",
-		Plural(r.Totals.Findings, "finding"), Plural(r.Totals.Processes, "process"),
-		HumanBytes(r.Totals.ReclaimableBytes), Plural(len(r.Zombies), "zombie"), r.ptyLine(), unmatched)
+	ew.printf("\n%s\n", joinWrapped(doctorWidth, summary...))
 	return ew.err
 }
 
@@ -235,6 +234,29 @@ func lastSiblings(ms []Member) []bool {
 		}
 	}
 	return last
+}
+
+// joinWrapped joins parts with " · ", starting a new line where the next
+// part would pass width columns: the header and summary of a report fit
+// an 80-column terminal without the terminal breaking words.
+func joinWrapped(width int, parts ...string) string {
+	var b strings.Builder
+	n := 0
+	for i, p := range parts {
+		pn := len([]rune(p))
+		switch {
+		case i == 0:
+		case n+3+pn > width:
+			b.WriteString("\n")
+			n = 0
+		default:
+			b.WriteString(" · ")
+			n += 3
+		}
+		b.WriteString(p)
+		n += pn
+	}
+	return b.String()
 }
 
 func (r *Report) ptyLine() string {

@@ -149,43 +149,46 @@ type PTYHolder struct {
 // WriteTable writes the terminals for a person.
 func (v *PTYView) WriteTable(w io.Writer) error {
 	ew := &errWriter{w: w}
-	ew.printf("PTYs: %d in use of %d (kernel.pty.nr / kernel.pty.max); %d dead\n\n", v.InUse, v.Max, len(v.Dead))
-	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "PTY\tSTATE\tMASTER HELD BY\tSLAVE HELD BY\n")
-	names := func(hs []PTYHolder) string {
-		var parts []string
-		for _, h := range hs {
-			mark := ""
-			if h.InFinding {
-				mark = "*"
-			}
-			parts = append(parts, fmt.Sprintf("%d%s %s", h.PID, mark, clipRunes(h.Cmdline)))
-		}
-		if len(parts) == 0 {
-			return "—"
-		}
-		return strings.Join(parts, "; ")
-	}
+	ew.printf("PTYs: %d in use of %d (kernel.pty.nr / kernel.pty.max); %d dead\n", v.InUse, v.Max, len(v.Dead))
+	// One block per terminal, one holder per line, within 80 columns: the
+	// state, why when it is not plainly in use, then each end's holders.
 	starred := false
+	holder := func(end string, h PTYHolder) {
+		mark := ""
+		if h.InFinding {
+			mark, starred = "*", true
+		}
+		ew.printf("  %s\n", clipWidth(fmt.Sprintf("%-6s %d%s %s", end, h.PID, mark, Printable(h.Cmdline)), doctorWidth-2))
+	}
 	for _, e := range v.PTYs {
 		state := "in use"
 		if e.Dead {
-			state = "DEAD: " + Printable(e.Why)
+			state = "DEAD"
 		}
-		fmt.Fprintf(tw, "/dev/pts/%d\t%s\t%s\t%s\n", e.PTS, state, names(e.Masters), names(e.Slaves))
-		for _, h := range append(append([]PTYHolder{}, e.Masters...), e.Slaves...) {
-			starred = starred || h.InFinding
+		ew.printf("\n/dev/pts/%d  %s\n", e.PTS, state)
+		if e.Why != "" {
+			for _, line := range wrap(Printable(e.Why), doctorWidth-4) {
+				ew.printf("    %s\n", line)
+			}
+		}
+		for _, h := range e.Masters {
+			holder("master", h)
+		}
+		if len(e.Masters) == 0 {
+			ew.printf("  master —\n")
+		}
+		for _, h := range e.Slaves {
+			holder("slave", h)
 		}
 	}
-	tw.Flush()
 	if len(v.PTYs) == 0 {
-		ew.printf("No process holds a pseudo-terminal.\n")
+		ew.printf("\nNo process holds a pseudo-terminal.\n")
 	}
 	if starred {
 		ew.printf("\n* part of a finding of the policy\n")
 	}
 	if !v.AsRoot {
-		ew.printf("not root: other users' file descriptors were not read; their terminals are not shown\n")
+		ew.printf("not root: other users' fds were not read; their terminals are not shown\n")
 	}
 	if v.Unreadable > 0 {
 		what := "processes' fds"
@@ -199,6 +202,14 @@ func (v *PTYView) WriteTable(w io.Writer) error {
 
 // clipRunes escapes control characters (a command line may hold newlines)
 // and shortens s to 100 characters for a narrow table.
+// clipWidth cuts s to n runes, the last an ellipsis when cut.
+func clipWidth(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
 func clipRunes(s string) string {
 	s = Printable(s)
 	if r := []rune(s); len(r) > 100 {

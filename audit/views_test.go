@@ -21,14 +21,19 @@ func TestPTYViewTable(t *testing.T) {
 	got := table.String()
 	for _, want := range []string{
 		"PTYs: 2 in use of 4096 (kernel.pty.nr / kernel.pty.max); 1 dead",
-		"/dev/pts/3  in use           10 tmux         11* bash\\nrm -rf /",
-		"/dev/pts/5  DEAD: no master",
+		"/dev/pts/3  in use\n  master 10 tmux\n  slave  11* bash\\nrm -rf /\n",
+		"/dev/pts/5  DEAD\n    no master\n  master —\n  slave  20 sleep 600\n",
 		"* part of a finding of the policy",
-		"not root: other users' file descriptors were not read",
+		"not root: other users' fds were not read",
 		"1 process's fds could not be read",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("table lacks %q:\n%s", want, got)
+		}
+	}
+	for _, line := range strings.Split(got, "\n") {
+		if n := len([]rune(line)); n > 80 {
+			t.Errorf("%d columns: %q", n, line)
 		}
 	}
 	var js strings.Builder
