@@ -156,3 +156,21 @@ func TestSetEndings(t *testing.T) {
 		}
 	}
 }
+
+// What a finding's exit would free: each member's PSS where read, its RSS
+// otherwise; the finding's own pss_bytes only when every member's was read.
+func TestSetPSS(t *testing.T) {
+	r := &Report{Findings: []Finding{
+		{RootPID: 10, Members: []Member{{PID: 10, RSSBytes: 100}, {PID: 11, RSSBytes: 50}}},
+		{RootPID: 20, Members: []Member{{PID: 20, RSSBytes: 300}, {PID: 21, RSSBytes: 200}}},
+	}}
+	r.Totals.ReclaimableBytes = 650 // the RSS of all
+	r.SetPSS(10, map[int]uint64{10: 40, 11: 20})
+	r.SetPSS(20, map[int]uint64{20: 120}) // 21 unreadable: its RSS stands
+	if r.Totals.ReclaimableBytes != 40+20+120+200 {
+		t.Errorf("reclaimable %d, want %d", r.Totals.ReclaimableBytes, 40+20+120+200)
+	}
+	if r.Findings[0].PSSBytes != 60 || r.Findings[1].PSSBytes != 0 {
+		t.Errorf("pss_bytes %d, %d; want 60, and none for a tree not read whole", r.Findings[0].PSSBytes, r.Findings[1].PSSBytes)
+	}
+}

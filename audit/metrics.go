@@ -49,7 +49,7 @@ func WriteMetrics(path string, r *Report, signals []Record, took time.Duration) 
 
 	gauge("reaper_finding_processes", "Processes in the trees of the last run's findings.")
 	fmt.Fprintf(&b, "reaper_finding_processes %d\n", r.Totals.Processes)
-	gauge("reaper_reclaimable_bytes", "Resident memory held by the last run's findings.")
+	gauge("reaper_reclaimable_bytes", "Memory the last run's findings hold: each process's PSS where readable (shared pages counted once), else its RSS.")
 	fmt.Fprintf(&b, "reaper_reclaimable_bytes %d\n", r.Totals.ReclaimableBytes)
 	gauge("reaper_processes", "Processes in the process table at the last run.")
 	fmt.Fprintf(&b, "reaper_processes %d\n", r.Processes)

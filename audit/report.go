@@ -79,19 +79,24 @@ func (r *Report) AddUnmatched(pol *policy.Policy, res *scan.Result, plan *policy
 
 // Finding is one tree that matched a rule.
 type Finding struct {
-	RootPID    int      `json:"root_pid"`
-	PIDs       []int    `json:"pids"`
-	Kind       string   `json:"kind"`
-	Reasons    []string `json:"reasons"`
-	Owner      string   `json:"owner"`
-	RunID      string   `json:"run_id"`
-	Rule       string   `json:"rule"`
-	Action     string   `json:"action"`
-	Outcome    string   `json:"outcome"`
-	Detail     string   `json:"detail"`
-	RSSBytes   uint64   `json:"rss_bytes"`
-	AgeSeconds int64    `json:"age_seconds"`
-	Cmdline    string   `json:"cmdline"`
+	RootPID  int      `json:"root_pid"`
+	PIDs     []int    `json:"pids"`
+	Kind     string   `json:"kind"`
+	Reasons  []string `json:"reasons"`
+	Owner    string   `json:"owner"`
+	RunID    string   `json:"run_id"`
+	Rule     string   `json:"rule"`
+	Action   string   `json:"action"`
+	Outcome  string   `json:"outcome"`
+	Detail   string   `json:"detail"`
+	RSSBytes uint64   `json:"rss_bytes"`
+	// PSSBytes is the tree's proportional set size — shared pages divided
+	// among the processes that map them — when every member's was read
+	// (smaps_rollup, Linux, as root or the same user): what its exit would
+	// free, which RSS overstates.
+	PSSBytes   uint64 `json:"pss_bytes,omitempty"`
+	AgeSeconds int64  `json:"age_seconds"`
+	Cmdline    string `json:"cmdline"`
 	// UID is the root's real uid (-1: it could not be read), User its
 	// name on this host ("" when the host has none, or the table is a
 	// fixture's, whose users are another machine's).
@@ -267,6 +272,35 @@ func (r *Report) SetOutcomes(plan *policy.Plan, covered map[int][]int) {
 		f.Deferred = it.Outcome == policy.Refused && it.Benign
 		if pids := covered[f.RootPID]; len(pids) > 0 {
 			f.PIDs = pids
+		}
+	}
+}
+
+// SetPSS counts, for the finding rooted at root, what its exit would free
+// in the reclaimable total: each member's PSS where it was read (pss, by
+// pid), its RSS otherwise. The finding's PSSBytes is set when every
+// member's was read.
+func (r *Report) SetPSS(root int, pss map[int]uint64) {
+	for i := range r.Findings {
+		f := &r.Findings[i]
+		if f.RootPID != root {
+			continue
+		}
+		var rss, reclaim, sum uint64
+		all := len(f.Members) > 0
+		for _, m := range f.Members {
+			rss += m.RSSBytes
+			if v, ok := pss[m.PID]; ok {
+				reclaim += v
+				sum += v
+			} else {
+				reclaim += m.RSSBytes
+				all = false
+			}
+		}
+		r.Totals.ReclaimableBytes += reclaim - rss
+		if all {
+			f.PSSBytes = sum
 		}
 	}
 }

@@ -102,6 +102,9 @@ func (r *Report) writeFinding(ew *errWriter, f *Finding) {
 		ew.printf("  %s\n", Printable(f.Detail))
 	}
 	ew.printf("  reasons: %s\n", strings.Join(f.Reasons, ", "))
+	if f.PSSBytes > 0 {
+		ew.printf("  memory: its exit frees about %s (PSS; the members' RSS below adds up to %s)\n", HumanBytes(f.PSSBytes), HumanBytes(f.RSSBytes))
+	}
 	for _, e := range f.Evidence {
 		ew.printf("    - %s\n", Printable(e))
 	}

@@ -26,6 +26,11 @@ func (s *Snapshot) SampleProcess(p *Process) (Sample, error) {
 	return Sample{}, fmt.Errorf("sampling on %s: %w", runtime.GOOS, errors.ErrUnsupported)
 }
 
+// PSS is not implemented on this platform: reclaimable memory is RSS.
+func (s *Snapshot) PSS(p *Process) (uint64, error) {
+	return 0, fmt.Errorf("pss on %s: %w", runtime.GOOS, errors.ErrUnsupported)
+}
+
 // Cgroup: there are no cgroups on this platform.
 func (h *Handle) Cgroup() (string, error) {
 	return "", fmt.Errorf("cgroups on %s: %w", runtime.GOOS, errors.ErrUnsupported)

@@ -226,3 +226,24 @@ func cutByte(b []byte, sep byte) (head, rest []byte) {
 	}
 	return b, nil
 }
+
+// ParsePSS reads the "Pss:" line of smaps_rollup ("Pss:  1234 kB"), in
+// bytes.
+func ParsePSS(b []byte) (uint64, error) {
+	for _, line := range strings.Split(string(b), "\n") {
+		rest, ok := strings.CutPrefix(line, "Pss:")
+		if !ok {
+			continue
+		}
+		f := strings.Fields(rest)
+		if len(f) != 2 || f[1] != "kB" {
+			break
+		}
+		kb, err := strconv.ParseUint(f[0], 10, 64)
+		if err != nil || kb > 1<<44 {
+			break
+		}
+		return kb << 10, nil
+	}
+	return 0, fmt.Errorf("smaps_rollup: no Pss line")
+}

@@ -294,3 +294,15 @@ func FuzzParseStatusUID(f *testing.F) {
 		}
 	})
 }
+
+func TestParsePSS(t *testing.T) {
+	rollup := "55d0c0a5e000-7ffd2b7f2000 ---p 00000000 00:00 0                          [rollup]\nRss:                3840 kB\nPss:                1061 kB\nPss_Dirty:           312 kB\nShared_Clean:       2940 kB\n"
+	if got, err := ParsePSS([]byte(rollup)); err != nil || got != 1061<<10 {
+		t.Errorf("ParsePSS = %d, %v; want %d", got, err, 1061<<10)
+	}
+	for _, bad := range []string{"", "Rss: 1 kB\n", "Pss: x kB\n", "Pss: 12 MB\n", "Pss:\n"} {
+		if _, err := ParsePSS([]byte(bad)); err == nil {
+			t.Errorf("ParsePSS(%q): no error", bad)
+		}
+	}
+}

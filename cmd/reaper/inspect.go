@@ -21,10 +21,14 @@ type inspection struct {
 	holds    map[*platform.Process][]platform.PTYHold
 	states   []scan.PTYState
 	activity map[int]*audit.Activity
+	pss      map[int]map[int]uint64 // root → member pid → PSS, where read
 }
 
 func (in *inspection) apply(rep *audit.Report) {
 	rep.SetPTYs(in.holds, in.states)
+	for root, pss := range in.pss {
+		rep.SetPSS(root, pss)
+	}
 	for root, a := range in.activity {
 		rep.SetActivity(root, a)
 	}
@@ -38,15 +42,21 @@ func inspect(run *scanRun, plan *policy.Plan) *inspection {
 	s := run.snap
 	holds := map[*platform.Process][]platform.PTYHold{}
 	member := map[int]bool{}
+	pss := map[int]map[int]uint64{}
 	for _, it := range plan.Items {
+		root := it.Finding.Root.PID
+		pss[root] = map[int]uint64{}
 		for _, m := range it.Finding.Members {
 			member[m.Proc.PID] = true
 			if h, err := s.PTYHolds(m.Proc); err == nil && len(h) > 0 {
 				holds[m.Proc] = h
 			}
+			if v, err := s.PSS(m.Proc); err == nil {
+				pss[root][m.Proc.PID] = v
+			}
 		}
 	}
-	in := &inspection{holds: holds, activity: map[int]*audit.Activity{},
+	in := &inspection{holds: holds, activity: map[int]*audit.Activity{}, pss: pss,
 		states: scan.PTYStates(holds, scan.FindingsOnly, func(pid int) bool { return member[pid] })}
 
 	var done []*scan.Finding

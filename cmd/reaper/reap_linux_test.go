@@ -754,3 +754,37 @@ func TestReapProgressOnTerminal(t *testing.T) {
 		t.Errorf("control, stderr a pipe: exit %d, stderr %q, stdout %q", r.code, r.stderr, r.stdout)
 	}
 }
+
+// A live finding's memory is its PSS: read from each member's
+// smaps_rollup, never more than its RSS, and the reclaimable total is
+// made of it. The control is the RSS the same report gives.
+func TestReclaimableIsPSS(t *testing.T) {
+	becomeSubreaper(t)
+	mark := "pssmark" + strings.ReplaceAll(suiteMark, "-", "x")
+	pid := adopt(t, "npm exec pss-mcp "+mark, "sleep 60 & sleep 60; exit 0", nil)
+	pol := writePolicy(t, fmt.Sprintf("version = 1\n[defaults]\nmin_age = \"0s\"\n%s\n[[rule]]\nname = \"marked\"\nwhen = [\"reparented\"]\ncmdline = '%s'\naction = \"report\"\n", selfSubreaper(t), mark))
+	r := runReaper(t, nil, "scan", "--policy", pol, "-o", "json")
+	var rep struct {
+		Findings []struct {
+			RootPID  int    `json:"root_pid"`
+			RSSBytes uint64 `json:"rss_bytes"`
+			PSSBytes uint64 `json:"pss_bytes"`
+		} `json:"findings"`
+		Totals struct {
+			Reclaimable uint64 `json:"reclaimable_bytes"`
+		} `json:"totals"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatalf("%v\n%s", err, r.stdout)
+	}
+	if len(rep.Findings) != 1 || rep.Findings[0].RootPID != pid {
+		t.Fatalf("findings %+v, want the one rooted at %d", rep.Findings, pid)
+	}
+	f := rep.Findings[0]
+	if f.PSSBytes == 0 || f.PSSBytes > f.RSSBytes {
+		t.Errorf("pss %d, rss %d: want 0 < pss ≤ rss", f.PSSBytes, f.RSSBytes)
+	}
+	if rep.Totals.Reclaimable != f.PSSBytes {
+		t.Errorf("reclaimable %d, want the finding's pss %d (its rss is %d)", rep.Totals.Reclaimable, f.PSSBytes, f.RSSBytes)
+	}
+}
