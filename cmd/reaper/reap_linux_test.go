@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -750,7 +749,7 @@ func TestReapProgressOnTerminal(t *testing.T) {
 
 	again := adopt(t, "npm exec progress-mcp "+mark, "trap '' TERM; sleep 60; exit 0", nil)
 	r := runReaper(t, nil, "reap", "--policy", pol, "--lock-file", lock)
-	if r.code != 0 || strings.Contains(r.stderr, "SIGTERM sent") || !strings.Contains(r.stdout, strconv.Itoa(again)) {
+	if r.code != 0 || strings.Contains(r.stderr, "SIGTERM sent") || !strings.Contains(r.stdout, fmt.Sprint(again)) {
 		t.Errorf("control, stderr a pipe: exit %d, stderr %q, stdout %q", r.code, r.stderr, r.stdout)
 	}
 }
