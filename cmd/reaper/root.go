@@ -43,6 +43,10 @@ The embedded default policy knows OpenClaw and only reports. To act, write
 a policy (see 'reaper policy show') to /etc/reaper/policy.toml (root) or
 ~/.config/reaper/policy.toml, and check it with 'reaper policy check FILE'.
 
+When something seems off: 'reaper doctor' checks the host and how reaper
+is run on it; 'reaper explain PID' says why a process is, or is not, a
+finding; 'reaper history' says what reaper did.
+
 Exit status: 0 success (found or not), 1 runtime error, 2 usage error,
 3 partial (a planned action was refused or failed), 66 a file named on the
 command line cannot be opened, 77 lacking privilege for a planned action,
