@@ -164,9 +164,8 @@ func TestSetPSS(t *testing.T) {
 		{RootPID: 10, Members: []Member{{PID: 10, RSSBytes: 100}, {PID: 11, RSSBytes: 50}}},
 		{RootPID: 20, Members: []Member{{PID: 20, RSSBytes: 300}, {PID: 21, RSSBytes: 200}}},
 	}}
-	r.Totals.ReclaimableBytes = 650 // the RSS of all
-	r.SetPSS(10, map[int]uint64{10: 40, 11: 20})
-	r.SetPSS(20, map[int]uint64{20: 120}) // 21 unreadable: its RSS stands
+	r.Totals.ReclaimableBytes = 650                   // the RSS of all
+	r.SetPSS(map[int]uint64{10: 40, 11: 20, 20: 120}) // 21 unreadable: its RSS stands
 	if r.Totals.ReclaimableBytes != 40+20+120+200 {
 		t.Errorf("reclaimable %d, want %d", r.Totals.ReclaimableBytes, 40+20+120+200)
 	}

@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"fmt"
 	"io"
 	"strconv"
 	"strings"
@@ -41,8 +42,8 @@ type Check struct {
 	Fix string `json:"fix,omitempty"`
 }
 
-// doctorWidth is the terminal width the table is wrapped to.
-const doctorWidth = 80
+// termWidth is the terminal width the tables are made to fit.
+const termWidth = 80
 
 // WriteTable writes one block per check — status, name, summary, then the
 // details and the fix indented below — and a count at the end, wrapped to
@@ -59,8 +60,10 @@ func (d *Diagnosis) WriteTable(w io.Writer) error {
 	count := map[string]int{}
 	for _, c := range d.Checks {
 		count[c.Status]++
-		head := padRight(c.Status, 6) + padRight(c.Name, nameWidth)
-		for i, line := range wrap(c.Summary, doctorWidth-len(indent)) {
+		head := fmt.Sprintf("%-6s%-*s", c.Status, nameWidth, c.Name)
+		// What a check says can carry a user's words (a state dir's path,
+		// a process's command line): escaped, as every table escapes them.
+		for i, line := range wrap(Printable(c.Summary), termWidth-len(indent)) {
 			if i == 0 {
 				ew.printf("%s%s\n", head, line)
 			} else {
@@ -68,7 +71,7 @@ func (d *Diagnosis) WriteTable(w io.Writer) error {
 			}
 		}
 		for _, detail := range c.Details {
-			for i, line := range wrap(detail, doctorWidth-len(indent)-2) {
+			for i, line := range wrap(Printable(detail), termWidth-len(indent)-2) {
 				lead := "- "
 				if i > 0 {
 					lead = "  "
@@ -77,7 +80,7 @@ func (d *Diagnosis) WriteTable(w io.Writer) error {
 			}
 		}
 		if c.Fix != "" {
-			for i, line := range wrap("fix: "+c.Fix, doctorWidth-len(indent)) {
+			for i, line := range wrap("fix: "+Printable(c.Fix), termWidth-len(indent)) {
 				if i > 0 {
 					line = "     " + line
 				}
@@ -88,13 +91,6 @@ func (d *Diagnosis) WriteTable(w io.Writer) error {
 	ew.printf("\n%s: %d ok, %s, %d failed\n", Plural(len(d.Checks), "check"), count[CheckOK],
 		Plural(count[CheckWarn], "warning"), count[CheckFail])
 	return ew.err
-}
-
-func padRight(s string, n int) string {
-	if len(s) >= n {
-		return s + " "
-	}
-	return s + strings.Repeat(" ", n-len(s))
 }
 
 // wrap breaks text into lines of at most width runes at spaces; a word

@@ -42,6 +42,18 @@ warn  state dirs     1 of 2 state dirs could not be read
 	}
 }
 
+// A user's words in a check (a state dir's name) cannot write to the
+// operator's terminal.
+func TestDiagnosisEscapes(t *testing.T) {
+	d := &Diagnosis{Checks: []Check{{Name: "state dirs", Status: CheckWarn, Summary: "x",
+		Details: []string{"openclaw /home/eve/.openclaw\x1b[2J: read"}}}}
+	var b strings.Builder
+	d.WriteTable(&b)
+	if strings.Contains(b.String(), "\x1b") {
+		t.Errorf("an escape sequence reached the table: %q", b.String())
+	}
+}
+
 func TestWrap(t *testing.T) {
 	for _, tt := range []struct {
 		text  string

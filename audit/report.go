@@ -276,16 +276,13 @@ func (r *Report) SetOutcomes(plan *policy.Plan, covered map[int][]int) {
 	}
 }
 
-// SetPSS counts, for the finding rooted at root, what its exit would free
-// in the reclaimable total: each member's PSS where it was read (pss, by
-// pid), its RSS otherwise. The finding's PSSBytes is set when every
-// member's was read.
-func (r *Report) SetPSS(root int, pss map[int]uint64) {
+// SetPSS counts, for each finding, what its exit would free in the
+// reclaimable total: each member's PSS where it was read (pss, by pid),
+// its RSS otherwise. A finding's PSSBytes is set when every member's was
+// read.
+func (r *Report) SetPSS(pss map[int]uint64) {
 	for i := range r.Findings {
 		f := &r.Findings[i]
-		if f.RootPID != root {
-			continue
-		}
 		var rss, reclaim, sum uint64
 		all := len(f.Members) > 0
 		for _, m := range f.Members {

@@ -19,7 +19,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 		r.glyphs = unicodeGlyphs // a report decoded from JSON
 	}
 	ew := &errWriter{w: w}
-	ew.printf("%s\n", joinWrapped(doctorWidth, "reaper "+string(r.Mode), r.Time.Format("2006-01-02 15:04:05 MST"),
+	ew.printf("%s\n", joinWrapped(termWidth, "reaper "+string(r.Mode), r.Time.Format("2006-01-02 15:04:05 MST"),
 		"policy: "+r.Policy, Plural(r.Processes, "process")))
 	if len(r.Findings) == 0 {
 		ew.printf("\nNo orphaned trees found.\n")
@@ -92,7 +92,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 	if n := r.Totals.Unmatched; n > 0 && len(r.UnmatchedTrees) == 0 {
 		summary = append(summary, fmt.Sprintf("%s no rule matched (--all lists them)", Plural(n, "reparented tree")))
 	}
-	ew.printf("\n%s\n", joinWrapped(doctorWidth, summary...))
+	ew.printf("\n%s\n", joinWrapped(termWidth, summary...))
 	return ew.err
 }
 

@@ -158,7 +158,7 @@ func (v *PTYView) WriteTable(w io.Writer) error {
 		if h.InFinding {
 			mark, starred = "*", true
 		}
-		ew.printf("  %s\n", clipWidth(fmt.Sprintf("%-6s %d%s %s", end, h.PID, mark, Printable(h.Cmdline)), doctorWidth-2))
+		ew.printf("  %s\n", clipWidth(fmt.Sprintf("%-6s %d%s %s", end, h.PID, mark, Printable(h.Cmdline)), termWidth-2))
 	}
 	for _, e := range v.PTYs {
 		state := "in use"
@@ -167,7 +167,7 @@ func (v *PTYView) WriteTable(w io.Writer) error {
 		}
 		ew.printf("\n/dev/pts/%d  %s\n", e.PTS, state)
 		if e.Why != "" {
-			for _, line := range wrap(Printable(e.Why), doctorWidth-4) {
+			for _, line := range wrap(Printable(e.Why), termWidth-4) {
 				ew.printf("    %s\n", line)
 			}
 		}
@@ -210,10 +210,5 @@ func clipWidth(s string, n int) string {
 	return s
 }
 
-func clipRunes(s string) string {
-	s = Printable(s)
-	if r := []rune(s); len(r) > 100 {
-		return string(r[:100]) + "…"
-	}
-	return s
-}
+// clipRunes escapes s and cuts it to 100 runes and an ellipsis.
+func clipRunes(s string) string { return clipWidth(Printable(s), 101) }

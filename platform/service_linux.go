@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"strconv"
 	"strings"
 	"time"
 
@@ -65,19 +64,4 @@ func runTool(ctx context.Context, name string, args ...string) (string, error) {
 		return "", fmt.Errorf("%s %s: %w", path, strings.Join(args, " "), err)
 	}
 	return string(out), nil
-}
-
-// EffectiveCaps is this process's effective capability set (CapEff in
-// /proc/self/status, proc(5)), one bit per capability number.
-func EffectiveCaps() (uint64, error) {
-	b, err := os.ReadFile(DefaultProcRoot + "/self/status")
-	if err != nil {
-		return 0, err
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "CapEff:"); ok {
-			return strconv.ParseUint(strings.TrimSpace(v), 16, 64)
-		}
-	}
-	return 0, fmt.Errorf("no CapEff in /proc/self/status")
 }

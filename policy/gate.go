@@ -95,7 +95,7 @@ func (g *Gate) User(s *platform.Snapshot, p *platform.Process, rule *Rule, f *sc
 	case rule != nil && rule.UIDs != nil && rule.reaches(uid, f):
 		return ""
 	case rule == nil:
-		return fmt.Sprintf("pid %d belongs to %s; only a rule's user list reaches other users", p.PID, userText(uid))
+		return fmt.Sprintf("pid %d belongs to %s; only a rule's user list reaches other users", p.PID, UserText(uid))
 	}
 	reach := "has no user list"
 	switch {
@@ -105,12 +105,12 @@ func (g *Gate) User(s *platform.Snapshot, p *platform.Process, rule *Rule, f *sc
 		reach = "does not list that user"
 	}
 	return fmt.Sprintf("pid %d belongs to %s, not the reaper's %s, and rule %q %s: add %q to its user list, or %q for the users whose own state proves their trees",
-		p.PID, userText(uid), userText(g.uid), rule.Name, reach, userName(uid), EvidenceUser)
+		p.PID, UserText(uid), UserText(g.uid), rule.Name, reach, userName(uid), EvidenceUser)
 }
 
-// userText is a uid with its name where the host knows one: "uid 1001
+// UserText is a uid with its name where the host knows one: "uid 1001
 // (alice)".
-func userText(uid uint32) string {
+func UserText(uid uint32) string {
 	if name := UserName(uid); name != "" {
 		return fmt.Sprintf("uid %d (%s)", uid, name)
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -105,10 +106,7 @@ func runDoctor(ctx context.Context, opts *doctorOptions, g *globalOptions) error
 	if scanPol == nil {
 		scanPol = policy.Default()
 	}
-	timeout := defaultScanTimeout
-	if opts.timeout > 0 {
-		timeout = opts.timeout
-	}
+	timeout := scanBound(opts.timeout)
 	sctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	started := time.Now()
@@ -161,9 +159,9 @@ func policyCheck(file, from string) (*policy.Policy, audit.Check) {
 	for _, r := range pol.Rules {
 		acts[r.Action]++
 	}
-	what := fmt.Sprintf("%s: %s", ruleCount(len(pol.Rules)), actionCounts(acts))
+	what := fmt.Sprintf("%s: %s", audit.Plural(len(pol.Rules), "rule"), actionCounts(acts))
 	switch {
-	case pol.Source == policy.Default().Source:
+	case pol.Source == policy.DefaultSource:
 		c.Status = audit.CheckInfo
 		c.Summary = "the embedded default: it knows the agent clients, and only reports"
 		where := "~/.config/reaper/policy.toml"
@@ -184,8 +182,6 @@ func policyCheck(file, from string) (*policy.Policy, audit.Check) {
 	}
 	return pol, c
 }
-
-func ruleCount(n int) string { return audit.Plural(n, "rule") }
 
 // actionCounts is "2 terminate, 1 report", in the actions' order.
 func actionCounts(acts map[policy.Action]int) string {
@@ -242,10 +238,10 @@ func stateDirsCheck(dirs []gather.DirRead, uid uint32) audit.Check {
 	var failed []string
 	for _, r := range dirs {
 		users[r.UID] = true
-		line := fmt.Sprintf("%s %s of %s: read", r.Client, r.Path, userText(r.UID))
+		line := fmt.Sprintf("%s %s of %s: read", r.Client, r.Path, policy.UserText(r.UID))
 		if r.Err != "" {
-			line = fmt.Sprintf("%s %s of %s: %s", r.Client, r.Path, userText(r.UID), r.Err)
-			failed = append(failed, userText(r.UID))
+			line = fmt.Sprintf("%s %s of %s: %s", r.Client, r.Path, policy.UserText(r.UID), r.Err)
+			failed = append(failed, policy.UserText(r.UID))
 		}
 		c.Details = append(c.Details, line)
 	}
@@ -253,27 +249,10 @@ func stateDirsCheck(dirs []gather.DirRead, uid uint32) audit.Check {
 	if len(failed) > 0 {
 		c.Status = audit.CheckWarn
 		c.Summary = fmt.Sprintf("%d of %s could not be read: the trees of %s are held back (never signalled) while so",
-			len(failed), audit.Plural(len(dirs), "state dir"), strings.Join(dedupe(failed), ", "))
+			len(failed), audit.Plural(len(dirs), "state dir"), strings.Join(slices.Compact(failed), ", "))
 		c.Fix = "the detail says what went wrong; a state dir its owner cannot read (a file of another owner, a broken database) is that user's to repair"
 	}
 	return c
-}
-
-func userText(uid uint32) string {
-	if name := policy.UserName(uid); name != "" {
-		return fmt.Sprintf("%s (uid %d)", name, uid)
-	}
-	return fmt.Sprintf("uid %d", uid)
-}
-
-func dedupe(ss []string) []string {
-	var out []string
-	for _, s := range ss {
-		if len(out) == 0 || out[len(out)-1] != s {
-			out = append(out, s)
-		}
-	}
-	return out
 }
 
 // findingsCheck says what a reap would do now, as reap --dry-run plans

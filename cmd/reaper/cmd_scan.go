@@ -102,9 +102,13 @@ scan never sends a signal, whatever the policy's actions say.`,
 const defaultScanTimeout = 60 * time.Second
 
 // scanTimeout is the run's bound: --timeout, else defaultScanTimeout.
-func (o *scanOptions) scanTimeout() time.Duration {
-	if o.timeout > 0 {
-		return o.timeout
+func (o *scanOptions) scanTimeout() time.Duration { return scanBound(o.timeout) }
+
+// scanBound is a scan's bound: timeout where given, else
+// defaultScanTimeout.
+func scanBound(timeout time.Duration) time.Duration {
+	if timeout > 0 {
+		return timeout
 	}
 	return defaultScanTimeout
 }

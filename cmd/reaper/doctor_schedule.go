@@ -28,27 +28,6 @@ func parseProps(out string) map[string]string {
 	return props
 }
 
-// exitMeaning says what one of reaper's exit statuses means.
-func exitMeaning(code int) string {
-	switch code {
-	case exitOK:
-		return "success"
-	case exitError:
-		return "a runtime error"
-	case exitUsage:
-		return "a usage error in the unit's command line"
-	case exitPartial:
-		return "a planned action was refused or failed"
-	case exitNoInput:
-		return "a policy or ledger the command line names cannot be opened"
-	case exitPermission:
-		return "lacking the privilege for a planned action"
-	case exitConfig:
-		return "invalid policy or ledger: nothing was signalled"
-	}
-	return "not one of reaper's exit statuses"
-}
-
 // systemdTime reads a timestamp of `systemctl show --timestamp=unix`
 // ("@1764000000"); ok is false for "", "n/a" and "0" (never).
 func systemdTime(v string) (time.Time, bool) {
@@ -134,7 +113,7 @@ func systemdCheck(user bool, timer, service map[string]string, now time.Time) au
 		c.Details = append(c.Details, fmt.Sprintf("last run ended %s ago: %s", ago, result))
 	}
 	if result == "exit-code" && status == exitPartial {
-		c.Status = worse(c.Status, audit.CheckWarn) // the reaper works; one tree was not dealt with
+		c.Status = audit.CheckWarn // the reaper works; one tree was not dealt with
 	} else {
 		c.Status = audit.CheckFail
 	}
@@ -210,15 +189,6 @@ func launchdCheck(target string, found bool, out string) audit.Check {
 		}
 	}
 	return c
-}
-
-// worse is the more serious of two statuses.
-func worse(a, b string) string {
-	rank := map[string]int{audit.CheckOK: 0, audit.CheckInfo: 0, audit.CheckWarn: 1, audit.CheckFail: 2}
-	if rank[b] > rank[a] {
-		return b
-	}
-	return a
 }
 
 func joinFix(a, b string) string {

@@ -70,15 +70,7 @@ func TestSystemdCheck(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			c := systemdCheck(tt.user, parseProps(tt.timer), parseProps(tt.service), now)
-			if c.Status != tt.status {
-				t.Errorf("status %s, want %s: %+v", c.Status, tt.status, c)
-			}
-			text := c.Summary + "\n" + strings.Join(c.Details, "\n") + "\n" + c.Fix
-			for _, w := range tt.want {
-				if !strings.Contains(text, w) {
-					t.Errorf("no %q in:\n%s", w, text)
-				}
-			}
+			checkSays(t, c, tt.status, tt.want)
 		})
 	}
 }
@@ -125,18 +117,25 @@ func TestLaunchdCheck(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			out := strings.Replace(launchctlPrint, "LAST", tt.last, 1)
 			c := launchdCheck("system/dev.orphanreaper.reaper", tt.found, out)
-			if c.Status != tt.status {
-				t.Errorf("status %s, want %s: %+v", c.Status, tt.status, c)
-			}
-			text := c.Summary + "\n" + strings.Join(c.Details, "\n") + "\n" + c.Fix
-			for _, w := range tt.want {
-				if !strings.Contains(text, w) {
-					t.Errorf("no %q in:\n%s", w, text)
-				}
-			}
+			checkSays(t, c, tt.status, tt.want)
 		})
 	}
 	if got := launchdArgs(launchctlPrint); flagValue(got, "audit-log") != "/var/log/reaper/audit.jsonl" {
 		t.Errorf("launchd args %q", got)
+	}
+}
+
+// checkSays fails t unless c has status and says every one of want in
+// its summary, details or fix.
+func checkSays(t *testing.T, c audit.Check, status string, want []string) {
+	t.Helper()
+	if c.Status != status {
+		t.Errorf("status %s, want %s: %+v", c.Status, status, c)
+	}
+	text := c.Summary + "\n" + strings.Join(c.Details, "\n") + "\n" + c.Fix
+	for _, w := range want {
+		if !strings.Contains(text, w) {
+			t.Errorf("no %q in:\n%s", w, text)
+		}
 	}
 }

@@ -23,6 +23,27 @@ const (
 	exitConfig     = 78 // invalid policy or ledger; nothing was signalled (EX_CONFIG)
 )
 
+// exitMeaning says what one of reaper's exit statuses means.
+func exitMeaning(code int) string {
+	switch code {
+	case exitOK:
+		return "success"
+	case exitError:
+		return "a runtime error"
+	case exitUsage:
+		return "a usage error in the unit's command line"
+	case exitPartial:
+		return "a planned action was refused or failed"
+	case exitNoInput:
+		return "a policy or ledger the command line names cannot be opened"
+	case exitPermission:
+		return "lacking the privilege for a planned action"
+	case exitConfig:
+		return "invalid policy or ledger: nothing was signalled"
+	}
+	return "not one of reaper's exit statuses"
+}
+
 // configError is an invalid policy or ledger whose details were printed.
 type configError struct{ err error }
 

@@ -21,14 +21,12 @@ type inspection struct {
 	holds    map[*platform.Process][]platform.PTYHold
 	states   []scan.PTYState
 	activity map[int]*audit.Activity
-	pss      map[int]map[int]uint64 // root → member pid → PSS, where read
+	pss      map[int]uint64 // member pid → PSS, where read
 }
 
 func (in *inspection) apply(rep *audit.Report) {
 	rep.SetPTYs(in.holds, in.states)
-	for root, pss := range in.pss {
-		rep.SetPSS(root, pss)
-	}
+	rep.SetPSS(in.pss)
 	for root, a := range in.activity {
 		rep.SetActivity(root, a)
 	}
@@ -42,17 +40,15 @@ func inspect(run *scanRun, plan *policy.Plan) *inspection {
 	s := run.snap
 	holds := map[*platform.Process][]platform.PTYHold{}
 	member := map[int]bool{}
-	pss := map[int]map[int]uint64{}
+	pss := map[int]uint64{}
 	for _, it := range plan.Items {
-		root := it.Finding.Root.PID
-		pss[root] = map[int]uint64{}
 		for _, m := range it.Finding.Members {
 			member[m.Proc.PID] = true
 			if h, err := s.PTYHolds(m.Proc); err == nil && len(h) > 0 {
 				holds[m.Proc] = h
 			}
 			if v, err := s.PSS(m.Proc); err == nil {
-				pss[root][m.Proc.PID] = v
+				pss[m.Proc.PID] = v
 			}
 		}
 	}
