@@ -47,20 +47,22 @@ const termWidth = 80
 
 // WriteTable writes one block per check — status, name, summary, then the
 // details and the fix indented below — and a count at the end, wrapped to
-// 80 columns.
-func (d *Diagnosis) WriteTable(w io.Writer) error {
+// 80 columns. st.NoHeaders leaves out the title line and the count.
+func (d *Diagnosis) WriteTable(w io.Writer, st Style) error {
 	ew := &errWriter{w: w}
 	who := "uid " + strconv.FormatInt(d.UID, 10)
 	if d.User != "" {
 		who = d.User + " (" + who + ")"
 	}
-	ew.printf("reaper %s (%s), running as %s\n\n", d.Version, d.Platform, who)
+	if !st.NoHeaders {
+		ew.printf("reaper %s (%s), running as %s\n\n", d.Version, d.Platform, who)
+	}
 	const nameWidth = 15
 	indent := strings.Repeat(" ", 6+nameWidth)
 	count := map[string]int{}
 	for _, c := range d.Checks {
 		count[c.Status]++
-		head := fmt.Sprintf("%-6s%-*s", c.Status, nameWidth, c.Name)
+		head := st.paint(statusColor(c.Status), fmt.Sprintf("%-6s", c.Status)) + fmt.Sprintf("%-*s", nameWidth, c.Name)
 		// What a check says can carry a user's words (a state dir's path,
 		// a process's command line): escaped, as every table escapes them.
 		for i, line := range wrap(Printable(c.Summary), termWidth-len(indent)) {
@@ -88,8 +90,10 @@ func (d *Diagnosis) WriteTable(w io.Writer) error {
 			}
 		}
 	}
-	ew.printf("\n%s: %d ok, %s, %d failed\n", Plural(len(d.Checks), "check"), count[CheckOK],
-		Plural(count[CheckWarn], "warning"), count[CheckFail])
+	if !st.NoHeaders {
+		ew.printf("\n%s: %d ok, %s, %d failed\n", Plural(len(d.Checks), "check"), count[CheckOK],
+			Plural(count[CheckWarn], "warning"), count[CheckFail])
+	}
 	return ew.err
 }
 

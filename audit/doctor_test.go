@@ -16,7 +16,7 @@ func TestDiagnosisTable(t *testing.T) {
 			Details: []string{"openclaw /home/alice/.openclaw of alice (uid 1000): acpx/process-leases.json: permission denied"}},
 	}}
 	var b strings.Builder
-	if err := d.WriteTable(&b); err != nil {
+	if err := d.WriteTable(&b, Style{}); err != nil {
 		t.Fatal(err)
 	}
 	want := `reaper 1.2.3 (linux/amd64), running as root (uid 0)
@@ -48,7 +48,7 @@ func TestDiagnosisEscapes(t *testing.T) {
 	d := &Diagnosis{Checks: []Check{{Name: "state dirs", Status: CheckWarn, Summary: "x",
 		Details: []string{"openclaw /home/eve/.openclaw\x1b[2J: read"}}}}
 	var b strings.Builder
-	d.WriteTable(&b)
+	d.WriteTable(&b, Style{})
 	if strings.Contains(b.String(), "\x1b") {
 		t.Errorf("an escape sequence reached the table: %q", b.String())
 	}

@@ -45,7 +45,7 @@ type Ancestor struct {
 }
 
 // WriteTable writes the explanation for a person.
-func (e *Explanation) WriteTable(w io.Writer) error {
+func (e *Explanation) WriteTable(w io.Writer, st Style) error {
 	ew := &errWriter{w: w}
 	user := e.User
 	if user == "" {
@@ -63,7 +63,7 @@ func (e *Explanation) WriteTable(w io.Writer) error {
 			ew.printf("  %d%s  %s\n", a.PID, role, clip(Printable(a.Cmdline)))
 		}
 	}
-	ew.printf("\n%s: %s\n", e.Verdict, Printable(e.Why))
+	ew.printf("\n%s: %s\n", st.paint(sgrBold, e.Verdict), Printable(e.Why))
 	if f := e.Finding; f != nil {
 		ew.printf("\nIts tree: root %d · %s · %s · %s\n", f.RootPID, f.Kind, Plural(len(f.PIDs), "process"), HumanBytes(f.RSSBytes))
 		ew.printf("  reasons: %s\n", strings.Join(f.Reasons, ", "))
@@ -74,7 +74,7 @@ func (e *Explanation) WriteTable(w io.Writer) error {
 			ew.printf("  owner: %s\n", Printable(f.Owner))
 		}
 		if f.Rule != "" {
-			ew.printf("  rule %s: %s → %s", f.Rule, f.Action, outcomeWords(f))
+			ew.printf("  rule %s: %s → %s", f.Rule, f.Action, st.paint(outcomeColor(f.Outcome, f.Deferred), outcomeWords(f)))
 			if f.Detail != "" {
 				ew.printf(" (%s)", Printable(f.Detail))
 			}

@@ -167,8 +167,8 @@ func (h *History) add(r Record) {
 }
 
 // WriteTable writes the history for a person: a line per record, then
-// the sums.
-func (h *History) WriteTable(w io.Writer) error {
+// the sums; with st.NoHeaders, the lines only.
+func (h *History) WriteTable(w io.Writer, st Style) error {
 	ew := &errWriter{w: w}
 	const stamp = "2006-01-02 15:04:05 MST"
 	span := "from the start of the log"
@@ -178,11 +178,15 @@ func (h *History) WriteTable(w io.Writer) error {
 	if h.Until != nil {
 		span += ", until " + h.Until.Local().Format(stamp)
 	}
-	if len(h.Records) == 0 {
+	switch {
+	case len(h.Records) == 0 && !st.NoHeaders:
 		ew.printf("Nothing recorded %s.\n", span)
-	} else {
+	case len(h.Records) > 0:
 		tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
-		fmt.Fprintf(tw, "TIME\tOUTCOME\tRULE\tUSER\tPID\tRSS\tCOMMAND\n")
+		if !st.NoHeaders {
+			// Painted like the cells below it: the same bytes more.
+			fmt.Fprintf(tw, "TIME\t%s\tRULE\tUSER\tPID\tRSS\tCOMMAND\n", st.paint(sgrPlain, "OUTCOME"))
+		}
 		for _, r := range h.Records {
 			when := r.Time.Local().Format("2006-01-02 15:04:05")
 			if r.Event == "signal" {
@@ -190,14 +194,14 @@ func (h *History) WriteTable(w io.Writer) error {
 				if r.Via != "" {
 					what += " by " + r.Via
 				}
-				fmt.Fprintf(tw, "%s\tsignal\t\t\t%d\t\t%s: %s\n", when, r.RootPID, Printable(what), Printable(r.Result))
+				fmt.Fprintf(tw, "%s\t%s\t\t\t%d\t\t%s: %s\n", when, st.paint(sgrPlain, "signal"), r.RootPID, Printable(what), Printable(r.Result))
 				continue
 			}
 			user := r.User
 			if user == "" && r.UID != nil && *r.UID >= 0 {
 				user = strconv.FormatInt(*r.UID, 10)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", when, r.Outcome, Printable(r.Rule), Printable(user), r.RootPID,
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", when, st.paint(outcomeColor(r.Outcome, false), Printable(r.Outcome)), Printable(r.Rule), Printable(user), r.RootPID,
 				HumanBytes(r.RSSBytes), clip(Printable(r.Cmdline)))
 		}
 		if err := tw.Flush(); err != nil && ew.err == nil {
@@ -220,14 +224,20 @@ func (h *History) WriteTable(w io.Writer) error {
 	if h.Totals.Signals > 0 {
 		sum += " · " + Plural(h.Totals.Signals, "signal")
 	}
-	if len(h.Records) > 0 {
+	if len(h.Records) > 0 && !st.NoHeaders {
 		ew.printf("\n%s, %s.\n", sum, span)
 	}
-	switch {
-	case h.Skipped == 1:
-		ew.printf("1 line of the audit log was not a record: skipped.\n")
-	case h.Skipped > 1:
-		ew.printf("%d lines of the audit log were not records: skipped.\n", h.Skipped)
+	if h.Skipped > 0 && !st.NoHeaders {
+		ew.printf("%s.\n", h.SkippedNote())
 	}
 	return ew.err
+}
+
+// SkippedNote says how many lines of the log were not records; a table
+// without headers leaves it to the caller (stderr), to keep its rows only.
+func (h *History) SkippedNote() string {
+	if h.Skipped == 1 {
+		return "1 line of the audit log was not a record: skipped"
+	}
+	return fmt.Sprintf("%d lines of the audit log were not records: skipped", h.Skipped)
 }

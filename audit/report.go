@@ -46,8 +46,6 @@ type Report struct {
 	Advice []scan.Advice `json:"advice"`
 	// UnmatchedTrees are the trees no rule matched, with why (scan --all).
 	UnmatchedTrees []UnmatchedTree `json:"unmatched_trees,omitempty"`
-
-	glyphs treeGlyphs // how the table draws trees (UseASCII)
 }
 
 // UnmatchedTree is a finding no rule matched: what it is, and what kept
@@ -205,7 +203,6 @@ func NewReport(pol *policy.Policy, res *scan.Result, plan *policy.Plan) *Report 
 		PTY:           PTY{InUse: s.PTY.InUse, Max: s.PTY.Max, Dead: []DeadPTY{}},
 		ZombieGroups:  zombieGroups(s, res.ZombieGroups()),
 		Advice:        append([]scan.Advice{}, res.Advice...),
-		glyphs:        unicodeGlyphs,
 	}
 	ptys := map[int]bool{}
 	for _, it := range plan.Items {

@@ -13,19 +13,19 @@ import (
 const maxCommand = 160
 
 // WriteTable writes r for a person: a tree per finding with pid, age, RSS,
-// command and reasons, then the totals. It needs nothing but the report.
-func (r *Report) WriteTable(w io.Writer) error {
-	if r.glyphs == (treeGlyphs{}) {
-		r.glyphs = unicodeGlyphs // a report decoded from JSON
-	}
+// command and reasons, then the totals (not with st.NoHeaders). It needs
+// nothing but the report.
+func (r *Report) WriteTable(w io.Writer, st Style) error {
 	ew := &errWriter{w: w}
-	ew.printf("%s\n", joinWrapped(termWidth, "reaper "+string(r.Mode), r.Time.Format("2006-01-02 15:04:05 MST"),
-		"policy: "+r.Policy, Plural(r.Processes, "process")))
-	if len(r.Findings) == 0 {
+	if !st.NoHeaders {
+		ew.printf("%s\n", joinWrapped(termWidth, "reaper "+string(r.Mode), r.Time.Format("2006-01-02 15:04:05 MST"),
+			"policy: "+r.Policy, Plural(r.Processes, "process")))
+	}
+	if len(r.Findings) == 0 && !st.NoHeaders {
 		ew.printf("\nNo orphaned trees found.\n")
 	}
 	for i := range r.Findings {
-		r.writeFinding(ew, &r.Findings[i])
+		r.writeFinding(ew, &r.Findings[i], st)
 	}
 	if len(r.ZombieGroups) > 0 {
 		ew.printf("\nZombies by parent (only the parent can clear them; never signalled):\n")
@@ -57,7 +57,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 		}
 	}
 	for _, d := range r.PTY.Dead {
-		ew.printf("\ndead PTY /dev/pts/%d: %s (slave held by %s; master held by %s)", d.PTS, d.Why, pidList(d.Slaves), pidList(d.Masters))
+		ew.printf("\n%s /dev/pts/%d: %s (slave held by %s; master held by %s)", st.paint(sgrRed, "dead PTY"), d.PTS, d.Why, pidList(d.Slaves), pidList(d.Masters))
 	}
 	if len(r.PTY.Dead) > 0 {
 		ew.printf("\n")
@@ -73,7 +73,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 		}
 	}
 	if len(r.Errors) > 0 {
-		ew.printf("\nErrors (nothing is signalled on the evidence of what could not be read):\n")
+		ew.printf("\n%s (nothing is signalled on the evidence of what could not be read):\n", st.paint(sgrRed, "Errors"))
 		for _, e := range r.Errors {
 			ew.printf("  %s\n", Printable(e))
 		}
@@ -82,7 +82,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 		ew.printf("\n%d processes have a parent this scan cannot see (hidepid or another PID namespace); none is treated as an orphan.\n", len(r.Unknown))
 	}
 	for _, msg := range r.Warnings {
-		ew.printf("\nwarning: %s", Printable(msg))
+		ew.printf("\n%s %s", st.paint(sgrYellow, "warning:"), Printable(msg))
 	}
 	if len(r.Warnings) > 0 {
 		ew.printf("\n")
@@ -92,12 +92,14 @@ func (r *Report) WriteTable(w io.Writer) error {
 	if n := r.Totals.Unmatched; n > 0 && len(r.UnmatchedTrees) == 0 {
 		summary = append(summary, fmt.Sprintf("%s no rule matched (--all lists them)", Plural(n, "reparented tree")))
 	}
-	ew.printf("\n%s\n", joinWrapped(termWidth, summary...))
+	if !st.NoHeaders {
+		ew.printf("\n%s\n", joinWrapped(termWidth, summary...))
+	}
 	return ew.err
 }
 
-func (r *Report) writeFinding(ew *errWriter, f *Finding) {
-	ew.printf("\n%s · %s · %s → %s\n", f.Rule, f.Kind, f.Action, outcomeWords(f))
+func (r *Report) writeFinding(ew *errWriter, f *Finding, st Style) {
+	ew.printf("\n%s · %s · %s → %s\n", st.paint(sgrBold, f.Rule), f.Kind, f.Action, st.paint(outcomeColor(f.Outcome, f.Deferred), outcomeWords(f)))
 	if f.Detail != "" {
 		ew.printf("  %s\n", Printable(f.Detail))
 	}
@@ -151,8 +153,14 @@ func (r *Report) writeFinding(ew *errWriter, f *Finding) {
 		}
 		ew.printf("  kept working after its run ended (%s)? %s\n", a.EndedAt.Format("2006-01-02 15:04:05 MST"), Printable(verdict))
 	}
+	glyphs := unicodeGlyphs
+	if st.ASCII {
+		glyphs = asciiGlyphs
+	}
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "  PID\tUSER\tAGE\tRSS\t  COMMAND\n")
+	if !st.NoHeaders {
+		fmt.Fprintf(tw, "  PID\tUSER\tAGE\tRSS\t  COMMAND\n")
+	}
 	last := lastSiblings(f.Members)
 	var open []bool // per depth: is there a later sibling, so a │ continues
 	for i, m := range f.Members {
@@ -164,15 +172,15 @@ func (r *Report) writeFinding(ew *errWriter, f *Finding) {
 			open = open[:m.Depth]
 			for d := 1; d < m.Depth; d++ {
 				if open[d] {
-					prefix += r.glyphs.pipe
+					prefix += glyphs.pipe
 				} else {
 					prefix += "   "
 				}
 			}
 			if last[i] {
-				prefix += r.glyphs.last
+				prefix += glyphs.last
 			} else {
-				prefix += r.glyphs.branch
+				prefix += glyphs.branch
 			}
 			open = append(open[:m.Depth], !last[i])
 		}
@@ -340,7 +348,7 @@ func (e *errWriter) Write(p []byte) (int, error) {
 func (e *errWriter) printf(format string, args ...any) { fmt.Fprintf(e, format, args...) }
 
 // treeGlyphs draw a finding's tree: box-drawing characters, or ASCII where
-// the terminal's locale is not UTF-8.
+// the terminal's locale is not UTF-8 (Style.ASCII).
 type treeGlyphs struct{ pipe, last, branch string }
 
 var (
@@ -348,23 +356,6 @@ var (
 	asciiGlyphs   = treeGlyphs{"|  ", "`- ", "|- "}
 )
 
-// UseASCII draws the table's trees with ASCII characters, for a terminal
-// whose locale is not UTF-8 (the caller decides, from LC_ALL, LC_CTYPE,
-// LANG).
-func (r *Report) UseASCII(ascii bool) {
-	if ascii {
-		r.glyphs = asciiGlyphs
-	} else {
-		r.glyphs = unicodeGlyphs
-	}
-}
-
-// WriteQuiet is the report as --quiet shows it: one line for each finding
-// something was done to or that needs a look — killed, gone, failed, or
-// refused — and one for each error; nothing at all when there is none, so
-// a timer's journal gets a line only when the run did or could not do
-// something. What was only reported is in the audit log, the metrics and
-// `reaper scan`.
 // outcomeWords says what happened to a finding's tree in an operator's
 // words: how a killed tree ended, and a refusal by design as deferred.
 func outcomeWords(f *Finding) string {
@@ -383,6 +374,12 @@ func outcomeWords(f *Finding) string {
 	return "killed"
 }
 
+// WriteQuiet is the report as --quiet shows it: one line for each finding
+// something was done to or that needs a look — killed, gone, failed, or
+// refused — and one for each error; nothing at all when there is none, so
+// a timer's journal gets a line only when the run did or could not do
+// something. What was only reported is in the audit log, the metrics and
+// `reaper scan`.
 func (r *Report) WriteQuiet(w io.Writer) error {
 	var b strings.Builder
 	for _, f := range r.Findings {

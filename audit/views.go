@@ -12,15 +12,15 @@ import (
 // Tabular is every command's output: one JSON object for scripts, a table
 // for people, both from the same model.
 type Tabular interface {
-	WriteTable(w io.Writer) error
+	WriteTable(w io.Writer, st Style) error
 }
 
-// Write writes v in format: "json", else its table.
-func Write(w io.Writer, v Tabular, format string) error {
+// Write writes v in format: "json", else its table drawn in st.
+func Write(w io.Writer, v Tabular, format string, st Style) error {
 	if format == "json" {
 		return WriteJSON(w, v)
 	}
-	return v.WriteTable(w)
+	return v.WriteTable(w, st)
 }
 
 // LedgerView is `reaper ledger show`: each ledger, its owner's state, and
@@ -64,7 +64,7 @@ type ShownRun struct {
 }
 
 // WriteTable writes the ledgers for a person.
-func (v *LedgerView) WriteTable(w io.Writer) error {
+func (v *LedgerView) WriteTable(w io.Writer, st Style) error {
 	ew := &errWriter{w: w}
 	if len(v.StateDirs) > 0 {
 		ew.printf("state dirs read, each as its owner:\n")
@@ -87,7 +87,9 @@ func (v *LedgerView) WriteTable(w io.Writer) error {
 			ew.printf("  session %s%s: %s\n", Printable(sess.Key), parent, sess.State)
 		}
 		tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
-		fmt.Fprintf(tw, "  RUN\tKIND\tPID\tSTATE\tSESSION\tNOW\tCOMMAND\n")
+		if !st.NoHeaders {
+			fmt.Fprintf(tw, "  RUN\tKIND\tPID\tSTATE\tSESSION\tNOW\tCOMMAND\n")
+		}
 		for _, r := range l.Runs {
 			now := r.Status
 			if r.Info != "" && r.Info != r.Status {
@@ -147,9 +149,11 @@ type PTYHolder struct {
 }
 
 // WriteTable writes the terminals for a person.
-func (v *PTYView) WriteTable(w io.Writer) error {
+func (v *PTYView) WriteTable(w io.Writer, st Style) error {
 	ew := &errWriter{w: w}
-	ew.printf("PTYs: %d in use of %d (kernel.pty.nr / kernel.pty.max); %d dead\n", v.InUse, v.Max, len(v.Dead))
+	if !st.NoHeaders {
+		ew.printf("PTYs: %d in use of %d (kernel.pty.nr / kernel.pty.max); %d dead\n", v.InUse, v.Max, len(v.Dead))
+	}
 	// One block per terminal, one holder per line, within 80 columns: the
 	// state, why when it is not plainly in use, then each end's holders.
 	starred := false
@@ -163,7 +167,7 @@ func (v *PTYView) WriteTable(w io.Writer) error {
 	for _, e := range v.PTYs {
 		state := "in use"
 		if e.Dead {
-			state = "DEAD"
+			state = st.paint(sgrRed, "DEAD")
 		}
 		ew.printf("\n/dev/pts/%d  %s\n", e.PTS, state)
 		if e.Why != "" {

@@ -15,7 +15,7 @@ func TestPTYViewTable(t *testing.T) {
 		{PTS: 5, Dead: true, Why: "no master", Slaves: []PTYHolder{{PID: 20, Cmdline: "sleep 600"}}},
 	}}
 	var table strings.Builder
-	if err := Write(&table, v, "table"); err != nil {
+	if err := Write(&table, v, "table", Style{}); err != nil {
 		t.Fatal(err)
 	}
 	got := table.String()
@@ -37,7 +37,7 @@ func TestPTYViewTable(t *testing.T) {
 		}
 	}
 	var js strings.Builder
-	if err := Write(&js, v, "json"); err != nil {
+	if err := Write(&js, v, "json", Style{Color: true}); err != nil {
 		t.Fatal(err)
 	}
 	var back PTYView
@@ -45,13 +45,13 @@ func TestPTYViewTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	var again strings.Builder
-	back.WriteTable(&again)
+	back.WriteTable(&again, Style{})
 	if again.String() != got {
 		t.Errorf("the table from the JSON differs:\n%s\nwant\n%s", again.String(), got)
 	}
 	v.AsRoot, v.PTYs[0].Slaves[0].InFinding = true, false
 	table.Reset()
-	v.WriteTable(&table)
+	v.WriteTable(&table, Style{})
 	if strings.Contains(table.String(), "part of a finding") || strings.Contains(table.String(), "not root") {
 		t.Errorf("legend or caveat with nothing starred, as root:\n%s", table.String())
 	}

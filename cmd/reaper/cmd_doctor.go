@@ -128,7 +128,7 @@ func runDoctor(ctx context.Context, opts *doctorOptions, g *globalOptions) error
 		d.Checks = append(d.Checks, stateDirsCheck(run.dirs, uid), findingsCheck(run, scanPol, pol == nil))
 	}
 	d.Checks = append(d.Checks, lockCheck(lockFile), timer, recordsCheck(argv, timer, time.Now()), journalCheck())
-	if err := audit.Write(g.stdout, d, opts.output); err != nil {
+	if err := g.write(d, opts.output); err != nil {
 		return err
 	}
 	var failed []string

@@ -109,7 +109,7 @@ func runExplain(ctx context.Context, pid int, opts *scanOptions, g *globalOption
 	if e.Verdict == "" {
 		e.Verdict, e.Why = "not-orphaned", notOrphaned(run.result, i)
 	}
-	return audit.Write(g.stdout, e, opts.output)
+	return g.write(e, opts.output)
 }
 
 // ancestors lists the processes above index i, each with its role.

@@ -94,7 +94,10 @@ func runHistory(opts *historyOptions, g *globalOptions, now time.Time) error {
 	if err != nil {
 		return err
 	}
-	return audit.Write(g.stdout, h, opts.output)
+	if h.Skipped > 0 && g.noHeaders && opts.output != "json" {
+		fmt.Fprintf(g.stderr, "warning: %s\n", h.SkippedNote())
+	}
+	return g.write(h, opts.output)
 }
 
 // parseWhen reads a point in time as --since and --until take it.

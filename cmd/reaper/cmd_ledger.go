@@ -172,7 +172,7 @@ func runLedgerShow(cmd *cobra.Command, paths []string, opts *ledgerShowOptions, 
 	for _, p := range run.problems {
 		fmt.Fprintln(g.stderr, "reaper:", p)
 	}
-	return audit.Write(g.stdout, view, opts.output)
+	return g.write(view, opts.output)
 }
 
 // collectOnly scans and applies only the named ledgers: show is about them.

@@ -106,5 +106,5 @@ func runPty(opts *ptyOptions, g *globalOptions) error {
 			out.Dead = append(out.Dead, st.PTS)
 		}
 	}
-	return audit.Write(g.stdout, out, opts.output)
+	return g.write(out, opts.output)
 }

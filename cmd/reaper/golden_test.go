@@ -130,10 +130,20 @@ func TestGoldenHistory(t *testing.T) {
 		{"history-alice-killed.txt", []string{"--since", "2026-11-21", "--user", "alice", "--outcome", "killed"}},
 		{"history-uid-rule.txt", []string{"--since", "2026-11-21", "--until", "2026-11-24T08:00", "--user", "1002", "--rule", "agent-client-mcp"}},
 		{"history-nothing.txt", []string{"--since", "2026-11-24T08:00", "--until", "2026-11-24T09:00"}},
+		{"history-rows.txt", []string{"--since", "2026-01-01", "--signals", "--no-headers"}},
+		{"history-color.txt", []string{"--since", "2026-01-01", "--signals", "--color", "always"}},
 	} {
 		t.Run(tt.golden, func(t *testing.T) {
 			compareGolden(t, tt.golden, runReaper(t, env, append([]string{"history", "--audit-log", log}, tt.args...)...))
 		})
+	}
+	// Its rows alone keep stdout for awk; what was skipped is on stderr.
+	rows := runReaper(t, env, "history", "--audit-log", log, "--since", "2026-01-01", "--no-headers")
+	if !strings.Contains(rows.stderr, "warning: 2 lines of the audit log were not records: skipped") || strings.Contains(rows.stdout, "skipped") {
+		t.Errorf("--no-headers: stderr %q; want the skipped lines said there, not in the rows:\n%s", rows.stderr, rows.stdout)
+	}
+	if r := runReaper(t, env, "history", "--audit-log", log, "--color", "sometimes"); r.code != exitUsage || !strings.Contains(r.stderr, `--color "sometimes"`) {
+		t.Errorf("a bad --color: exit %d, %q; want 2 and the value named", r.code, r.stderr)
 	}
 	r := runReaper(t, env, "history", "--audit-log", log, "--since", "someday")
 	if r.code != exitUsage || !strings.Contains(r.stderr, `--since "someday"`) {
@@ -173,7 +183,7 @@ func TestTableFromJSON(t *testing.T) {
 			t.Fatalf("no findings or members in the JSON: %s", js.stdout)
 		}
 		var rebuilt strings.Builder
-		if err := rep.WriteTable(&rebuilt); err != nil {
+		if err := rep.WriteTable(&rebuilt, audit.Style{}); err != nil {
 			t.Fatal(err)
 		}
 		// The two runs are seconds apart at most: ages may differ by one.

@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -16,6 +17,9 @@ type globalOptions struct {
 	stderr io.Writer
 	log    *slog.Logger
 	quiet  bool
+
+	color     string // --color: auto, always or never
+	noHeaders bool   // --no-headers
 }
 
 func newGlobalOptions() *globalOptions {
@@ -58,7 +62,10 @@ command line cannot be opened, 77 lacking privilege for a planned action,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return cmd.Help()
 		},
-		PersistentPreRun: func(cmd *cobra.Command, args []string) {
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			if !slices.Contains(colorWhens, g.color) {
+				return usagef("--color %q: want auto, always or never", g.color)
+			}
 			level := slog.LevelInfo
 			if g.quiet {
 				level = slog.LevelError
@@ -72,6 +79,7 @@ command line cannot be opened, 77 lacking privilege for a planned action,
 					return a
 				},
 			}))
+			return nil
 		},
 	}
 	cmd.DisableAutoGenTag = true  // reproducible man pages: no date stamp
@@ -81,6 +89,9 @@ command line cannot be opened, 77 lacking privilege for a planned action,
 	cmd.SetErr(g.stderr)
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
 	cmd.PersistentFlags().BoolVarP(&g.quiet, "quiet", "q", false, "print nothing on success: only what was acted on, refused or failed, and errors (a table's lines; JSON is unchanged)")
+	cmd.PersistentFlags().StringVar(&g.color, "color", "auto", "colour a table's outcomes and statuses: `WHEN` — auto (on a terminal, unless NO_COLOR is set or TERM is dumb), always, never")
+	cmd.PersistentFlags().BoolVar(&g.noHeaders, "no-headers", false, "leave out a table's title line, column headings and sums: its rows only, for grep and awk (JSON is unchanged)")
+	cmd.RegisterFlagCompletionFunc("color", cobra.FixedCompletions(colorWhens, cobra.ShellCompDirectiveNoFileComp))
 	cmd.AddCommand(
 		newScanCommand(g),
 		newReapCommand(g),

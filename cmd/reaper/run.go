@@ -218,14 +218,13 @@ func record(rep, logged *audit.Report, signals []audit.Record, opts *scanOptions
 
 // writeReport prints the report on stdout, as a table or JSON.
 func writeReport(rep *audit.Report, run *scanRun, opts *scanOptions, g *globalOptions) error {
-	rep.UseASCII(!utf8Locale())
 	if g.quiet && opts.output != "json" {
 		if err := rep.WriteQuiet(g.stdout); err != nil {
 			return fmt.Errorf("write report: %w", err)
 		}
 		return nil
 	}
-	if err := audit.Write(g.stdout, rep, opts.output); err != nil {
+	if err := g.write(rep, opts.output); err != nil {
 		return fmt.Errorf("write report: %w", err)
 	}
 	return nil
