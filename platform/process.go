@@ -51,8 +51,15 @@ const pfKthread = 0x00200000
 
 // KernelThread reports whether p is a kernel thread. They have no user
 // memory, no command line, and are never signalled.
+//
+// The flag alone says so: the kernel sets it on every kernel thread,
+// kthreadd (pid 2 of the host's PID namespace) included, and shows it in
+// /proc/PID/stat (do_task_stat prints task->flags). Pid 2, or a parent
+// of 2, is no sign of one: in a container's PID namespace, where no
+// kernel thread is visible, pid 2 is an ordinary process — perhaps an
+// orphan the policy names.
 func (p *Process) KernelThread() bool {
-	return p.Flags&pfKthread != 0 || p.PID == 2 || p.PPID == 2
+	return p.Flags&pfKthread != 0
 }
 
 // Zombie reports whether p has exited and waits for its parent to reap it.

@@ -119,7 +119,11 @@ func TestKernelThreadZombieLeader(t *testing.T) {
 		pts                     int
 	}{
 		{"kthread by flag", Process{PID: 50, PPID: 2, Flags: pfKthread}, true, false, false, -1},
-		{"kthreadd", Process{PID: 2}, true, false, false, -1},
+		{"kthreadd", Process{PID: 2, Flags: pfKthread}, true, false, false, -1},
+		// A container's PID namespace sees no kernel thread: its pid 2,
+		// and the children of pid 2, are ordinary processes.
+		{"pid 2 in a container", Process{PID: 2, PPID: 1, SID: 2}, false, false, true, -1},
+		{"a child of pid 2 in a container", Process{PID: 7, PPID: 2, SID: 2}, false, false, false, -1},
 		{"user process", Process{PID: 51, PPID: 1, SID: 51}, false, false, true, -1},
 		{"zombie", Process{PID: 52, PPID: 1, State: 'Z'}, false, true, false, -1},
 		{"dead", Process{PID: 53, PPID: 1, State: 'X'}, false, true, false, -1},

@@ -71,6 +71,9 @@ func runHelperIfAsked() {
 	if dir := os.Getenv(envNSService); dir != "" {
 		runNSServiceHelper(dir)
 	}
+	if dir := os.Getenv(envNSPid2); dir != "" {
+		runPID2Helper(dir)
+	}
 	raw := os.Getenv(envSpec)
 	if raw == "" {
 		return
