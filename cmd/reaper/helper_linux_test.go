@@ -124,6 +124,29 @@ func runHelperIfAsked() {
 	os.Exit(0)
 }
 
+// inPIDNamespace runs this test binary as PID 1 of a new PID and mount
+// namespace, env added to the test's (env names the helper it becomes),
+// and decodes the JSON of the last line it prints into res; it returns
+// all it printed. The namespace, and every process in it, ends with its
+// PID 1, and PID 1 with the test (Pdeathsig).
+func inPIDNamespace(t *testing.T, res any, env ...string) []byte {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := execHelper(self, env...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWPID | syscall.CLONE_NEWNS, Pdeathsig: syscall.SIGKILL}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("namespace helper: %v\n%s", err, out)
+	}
+	if err := json.Unmarshal(lastLine(out), res); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	return out
+}
+
 // execHelper is an exec.Cmd for path with env added to the test's.
 func execHelper(path string, env ...string) *exec.Cmd {
 	cmd := exec.Command(path)

@@ -262,21 +262,8 @@ func TestLedgerSessionEnded(t *testing.T) {
 // refusal is the identity check's doing.
 func TestLedgerPIDReused(t *testing.T) {
 	requireRoot(t)
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	cmd := execHelper(self, envNSTest+"="+dir, envReaperBin+"="+reaperBin)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWPID | syscall.CLONE_NEWNS, Pdeathsig: syscall.SIGKILL}
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("namespace helper: %v\n%s", err, out)
-	}
 	var res nsResult
-	if err := json.Unmarshal(lastLine(out), &res); err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
+	inPIDNamespace(t, &res, envNSTest+"="+t.TempDir(), envReaperBin+"="+reaperBin)
 	t.Logf("in the namespace: A and B both had pid %d (A started %s, B %s)", res.PID, res.StartA, res.StartB)
 	if res.StartA == res.StartB {
 		t.Fatalf("A and B have the same start identity %s: the reuse cannot be told apart (same clock tick)", res.StartA)
@@ -460,20 +447,8 @@ func TestOpenClawStateDiscovered(t *testing.T) {
 // control, a plan made for B, kills B.
 func TestReapPIDReusedBetweenScanAndSignal(t *testing.T) {
 	requireRoot(t)
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := execHelper(self, envNSReap+"=1")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWPID | syscall.CLONE_NEWNS, Pdeathsig: syscall.SIGKILL}
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("namespace helper: %v\n%s", err, out)
-	}
 	var res nsReapResult
-	if err := json.Unmarshal(lastLine(out), &res); err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
+	inPIDNamespace(t, &res, envNSReap+"=1")
 	t.Logf("%+v", res)
 	if res.Reused.Outcome != "refused" || !strings.Contains(res.Reused.Detail, "pid-reused") || !res.BAliveAfter || res.SignalsToB != 0 {
 		t.Errorf("plan for A, pid now B: %+v; want refused (pid-reused), no signal, B alive", res)

@@ -22,28 +22,13 @@ const envNSPid2 = "REAPER_TEST_NSPID2"
 // the host's namespace alone).
 func TestPID2InANamespaceIsAProcess(t *testing.T) {
 	requireRoot(t)
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
 	mark := "pid2mark" + suiteMark
-	policy := fmt.Sprintf("version = 1\n[defaults]\nmin_age = \"0s\"\ngrace = \"2s\"\n[[rule]]\nname = \"marked\"\nwhen = [\"reparented\"]\ncmdline = '%s'\naction = \"terminate\"\n", mark)
-	if err := os.WriteFile(filepath.Join(dir, "policy.toml"), []byte(policy), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := execHelper(self, envNSPid2+"="+dir, envReaperBin+"="+reaperBin, "REAPER_TEST_PID2MARK="+mark)
+	// The helper reads policy.toml, and keeps its lock, in the policy's dir.
+	dir := filepath.Dir(writePolicy(t, fmt.Sprintf("version = 1\n[defaults]\nmin_age = \"0s\"\ngrace = \"2s\"\n[[rule]]\nname = \"marked\"\nwhen = [\"reparented\"]\ncmdline = '%s'\naction = \"terminate\"\n", mark)))
 	// Its PID 1 dies with the test, and every process of its namespace
 	// with it: nothing is left behind whatever happens.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWPID | syscall.CLONE_NEWNS, Pdeathsig: syscall.SIGKILL}
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("namespace helper: %v\n%s", err, out)
-	}
 	var got pid2Result
-	if err := json.Unmarshal(lastLine(out), &got); err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
+	out := inPIDNamespace(t, &got, envNSPid2+"="+dir, envReaperBin+"="+reaperBin, "REAPER_TEST_PID2MARK="+mark)
 	t.Logf("in the namespace: %+v", got)
 	if got.Root != 2 || got.Child <= 2 {
 		t.Fatalf("the tree is pids %d and %d, want 2 and its child:\n%s", got.Root, got.Child, out)
@@ -93,12 +78,12 @@ exec "$REAPER_TEST_SELF"`
 	res := pid2Result{Root: 2}
 	for i := 0; i < 100 && res.Child == 0; i++ {
 		time.Sleep(10 * time.Millisecond)
-		if b, err := os.ReadFile("/proc/2/task/2/children"); err == nil {
-			fmt.Sscan(string(b), &res.Child)
+		if c := childrenOf(2); len(c) > 0 {
+			res.Child = c[0]
 		}
 	}
-	if b, _ := os.ReadFile("/proc/2/cmdline"); !strings.Contains(string(b), os.Getenv("REAPER_TEST_PID2MARK")) {
-		nsFail("pid 2 is not the marked server: %q", b)
+	if cmdline := cmdlineOf(2); !strings.Contains(cmdline, os.Getenv("REAPER_TEST_PID2MARK")) {
+		nsFail("pid 2 is not the marked server: %q", cmdline)
 	}
 	time.Sleep(time.Second)
 	res.ControlAlive = alive(res.Root) && res.Child > 0 && alive(res.Child)
@@ -134,12 +119,6 @@ exec "$REAPER_TEST_SELF"`
 // alive: pid is a process of this namespace that has not exited (a zombie
 // has).
 func alive(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	// The state follows the command's closing parenthesis (proc_pid_stat(5)).
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i > 0 && i+2 < len(s) && s[i+2] != 'Z' && s[i+2] != 'X'
+	st := stateOf(pid)
+	return st != "" && st != "Z" && st != "X"
 }

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -195,17 +194,8 @@ func checkSentinels() []string {
 // can fail.
 func TestUnconfinedPolicyReapsUnmarkedOrphan(t *testing.T) {
 	requireRoot(t)
-	self, _ := os.Executable()
-	cmd := execHelper(self, envNSControl+"=1", envReaperBin+"="+reaperBin)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWPID | syscall.CLONE_NEWNS}
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("namespace helper: %v\n%s", err, out)
-	}
 	var got struct{ MarkedAlive, UnmarkedKilled bool }
-	if err := json.Unmarshal(lastLine(out), &got); err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
+	out := inPIDNamespace(t, &got, envNSControl+"=1", envReaperBin+"="+reaperBin)
 	if !got.MarkedAlive {
 		t.Errorf("the marked policy reaped an unmarked orphan:\n%s", out)
 	}

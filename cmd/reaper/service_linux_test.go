@@ -41,17 +41,8 @@ func TestServiceProcessIsNotAnOrphan(t *testing.T) {
 			}
 		}
 	})
-	self, _ := os.Executable()
-	cmd := execHelper(self, envNSService+"="+base, envReaperBin+"="+reaperBin)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWPID | syscall.CLONE_NEWNS}
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("namespace helper: %v\n%s", err, out)
-	}
 	var got struct{ ServiceFound, ScopeFound bool }
-	if err := json.Unmarshal(lastLine(out), &got); err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
+	out := inPIDNamespace(t, &got, envNSService+"="+base, envReaperBin+"="+reaperBin)
 	if got.ServiceFound {
 		t.Errorf("the service's own process is a finding:\n%s", out)
 	}
