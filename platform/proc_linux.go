@@ -307,12 +307,27 @@ func (pr *procReader) read(pid int, what detail) ([]byte, error) {
 	if pr.big == nil {
 		pr.big = make([]byte, 16<<10)
 	}
+	// A command line or environment is read up to one byte past
+	// MaxDetail, enough for the snapshot to know it was longer: the rest
+	// is never read (each page of another process's memory is a copy in
+	// the kernel, access_remote_vm).
+	limit := -1
+	if what == detailCmdline || what == detailEnviron {
+		limit = MaxDetail + 1
+	}
 	total := 0
 	for {
+		if total == limit {
+			return pr.big[:total], nil
+		}
 		if total == len(pr.big) {
 			pr.big = append(pr.big, make([]byte, len(pr.big))...)
 		}
-		n, err := unix.Read(fd, pr.big[total:])
+		buf := pr.big[total:]
+		if limit > 0 && len(buf) > limit-total {
+			buf = buf[:limit-total]
+		}
+		n, err := unix.Read(fd, buf)
 		if err == unix.EINTR {
 			continue
 		}

@@ -1,6 +1,7 @@
 package platform
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"strings"
@@ -212,5 +213,73 @@ func TestDropDetails(t *testing.T) {
 	}
 	if v, ok := s.Getenv(other, "REAPER_KEEP_A"); !ok || v != "kept" {
 		t.Errorf("the dropped environment read again: %q %v", v, ok)
+	}
+}
+
+// A command line or environment of any size is read up to MaxDetail and
+// no further: the process says it was read in part, an environment keeps
+// only its whole entries (a marker after the cut is not taken cut short),
+// and the lookups past the bound find nothing. The control: the same
+// process shape under the bound is read whole and says nothing.
+func TestDetailsReadUpToTheBound(t *testing.T) {
+	big := strings.Repeat("a", 100<<10) // one argument under MAX_ARG_STRLEN (128 KiB)
+	for _, tt := range []struct {
+		name    string
+		args    []string
+		env     []string
+		inPart  string
+		marker  bool // REAPER_MARK is readable
+		cmdline int  // the most of the command line read, in bytes
+	}{
+		{"small (control)", []string{"60"}, []string{"REAPER_MARK=12345"}, "", true, 100},
+		{"huge command line", []string{"60", big, big}, []string{"REAPER_MARK=12345"}, "its command line is longer than 64 KiB and was read in part", true, MaxDetail},
+		{"huge environment", []string{"60"}, []string{"PAD=" + big, "REAPER_MARK=12345"}, "its environment is longer than 64 KiB and was read in part", false, 100},
+		{"both", []string{"60", big}, []string{"PAD=" + big[:MaxDetail-20], "REAPER_MARK=12345"}, "its command line and environment are longer than 64 KiB and were read in part", false, MaxDetail},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			// A shell that waits: its extra arguments are $0, $1, ….
+			child := exec.Command("sh", append([]string{"-c", "sleep 60; :"}, tt.args...)...)
+			child.Env = tt.env
+			if err := child.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { child.Process.Kill(); child.Wait() })
+			s, err := ReadSnapshot(DefaultProcRoot)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			p := s.Get(child.Process.Pid)
+			if p == nil {
+				t.Fatal("the child is not in the table")
+			}
+			if got := s.ReadInPart(p); got != tt.inPart {
+				t.Errorf("ReadInPart = %q, want %q", got, tt.inPart)
+			}
+			if n := len(s.CommandLine(p)); n > tt.cmdline {
+				t.Errorf("the command line read is %d bytes, want at most %d", n, tt.cmdline)
+			}
+			v, ok := s.Getenv(p, "REAPER_MARK")
+			if ok != tt.marker || ok && v != "12345" {
+				t.Errorf("REAPER_MARK = %q %v, want found %v (whole, never cut short)", v, ok, tt.marker)
+			}
+		})
+	}
+}
+
+// capDetail cuts an environment at its last whole entry, a command line at
+// the bound.
+func TestCapDetail(t *testing.T) {
+	env := []byte(strings.Repeat("A=b\x00", MaxDetail/4) + "MARK=123456\x00")
+	got, cut := capDetail(env, detailEnviron)
+	if !cut || len(got) > MaxDetail || got[len(got)-1] != 0 || bytes.Contains(got, []byte("MARK=")) {
+		t.Errorf("environment: cut %v, %d bytes, ends %q", cut, len(got), got[max(0, len(got)-8):])
+	}
+	got, cut = capDetail(env, detailCmdline)
+	if !cut || len(got) != MaxDetail {
+		t.Errorf("command line: cut %v, %d bytes", cut, len(got))
+	}
+	if got, cut := capDetail([]byte("a\x00b\x00"), detailEnviron); cut || string(got) != "a\x00b\x00" {
+		t.Errorf("a small environment: %q cut %v", got, cut)
 	}
 }

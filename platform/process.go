@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"errors"
+	"fmt"
 	"io/fs"
 	"slices"
 	"sort"
@@ -116,7 +117,50 @@ const (
 	// environDenied marks an environment that exists but could not be
 	// read (another user's process, without privilege).
 	environDenied
+	// cmdlineInPart and environInPart mark a command line or environment
+	// longer than MaxDetail, of which only the first MaxDetail bytes were
+	// read (ReadInPart).
+	cmdlineInPart
+	environInPart
 )
+
+// MaxDetail bounds what is read of one process's command line or
+// environment. Both are the process's owner's to make as large as their
+// stack limit allows (execve(2): a quarter of RLIMIT_STACK, which an
+// ordinary user may raise to unlimited on common distributions), and a
+// root reaper reads the candidates of every user: 12 orphans with 5 MB
+// command lines once took each run to its deadline. Real command lines
+// and environments of agent clients and their servers are a few KiB; what
+// is past the bound is not read, the process says so (ReadInPart), and
+// the gate never acts on a process it could not read whole.
+const MaxDetail = 64 << 10
+
+// capDetail cuts a raw command line or environment read beyond MaxDetail
+// and reports whether it did. An environment is cut at the end of its
+// last whole entry, so that no value is taken cut short
+// (OPENCLAW_GATEWAY_SERVICE_PID=12 of =12345); a command line keeps the
+// first MaxDetail bytes, for the report to show.
+func capDetail(b []byte, d detail) ([]byte, bool) {
+	if len(b) <= MaxDetail {
+		return b, false
+	}
+	b = b[:MaxDetail]
+	if d == detailEnviron {
+		b = b[:bytes.LastIndexByte(b, 0)+1]
+	}
+	return b, true
+}
+
+// inPart is the bit that marks d read in part.
+func inPart(d detail) detail {
+	switch d {
+	case detailCmdline:
+		return cmdlineInPart
+	case detailEnviron:
+		return environInPart
+	}
+	return 0
+}
 
 type detailData struct {
 	cmdline []string
@@ -330,6 +374,16 @@ func NewWallSnapshot(procs []Process, bootID string, boot, taken time.Time) *Sna
 // boot (Linux): what a client recorded of a start is compared accordingly.
 func (s *Snapshot) WallClockStarts() bool { return s.wallStart }
 
+// TakenTicks is the start a process started as the snapshot was taken
+// would carry, in StartTicks' unit: a process whose StartTicks are below
+// it was running before the snapshot.
+func (s *Snapshot) TakenTicks() uint64 {
+	if s.wallStart {
+		return uint64(s.Taken.UnixMicro())
+	}
+	return uint64(s.Uptime/time.Second)*s.ClockTicks + uint64(s.Uptime%time.Second)*s.ClockTicks/uint64(time.Second)
+}
+
 // Started is when p started: to the microsecond on macOS, to the clock
 // tick after this boot's start on Linux.
 func (s *Snapshot) Started(p *Process) time.Time { return s.Taken.Add(-s.Age(p)) }
@@ -345,7 +399,7 @@ func (s *Snapshot) DropDetails(keep func(p *Process) bool) {
 			continue
 		}
 		p.details = nil
-		p.loaded &^= detailCmdline | detailEnviron | detailCgroup | detailStdio | environDenied
+		p.loaded &^= detailCmdline | detailEnviron | detailCgroup | detailStdio | environDenied | cmdlineInPart | environInPart
 	}
 }
 
@@ -439,6 +493,7 @@ func (s *Snapshot) Getenv(p *Process, name string) (string, bool) {
 		if err != nil {
 			return "", false
 		}
+		b, _ = capDetail(b, detailEnviron)
 		return LookupEnv(string(b), name)
 	}
 	return LookupEnv(s.environ(p), name)
@@ -449,6 +504,7 @@ func (s *Snapshot) environ(p *Process) string {
 		b, err := s.reader.read(p.PID, detailEnviron)
 		switch {
 		case err == nil:
+			b = p.capped(b, detailEnviron)
 			if s.env == nil {
 				s.env = s.newEnvKeeper()
 			}
@@ -589,6 +645,7 @@ func (s *Snapshot) Prefetch(procs []*Process) {
 						continue
 					}
 					b, err := r.read(p.PID, d)
+					b = p.capped(b, d)
 					if err != nil && !isGone(err) {
 						warnings[w] = append(warnings[w], err.Error())
 						if d == detailEnviron {
@@ -631,7 +688,36 @@ func (s *Snapshot) raw(p *Process, d detail) []byte {
 		}
 		return nil
 	}
+	return p.capped(b, d)
+}
+
+// capped is b cut to MaxDetail (capDetail), marking p's detail d read in
+// part when it was cut.
+func (p *Process) capped(b []byte, d detail) []byte {
+	b, cut := capDetail(b, d)
+	if cut {
+		p.loaded |= inPart(d)
+	}
 	return b
+}
+
+// ReadInPart says what of p was too large to read whole — its command
+// line, its environment — or "" when nothing was: its details are read
+// now if they were not. What was past MaxDetail could have matched a
+// rule, a [[protect]] entry or an owner's marker, so nothing is decided
+// about p from what was read alone but that it is there.
+func (s *Snapshot) ReadInPart(p *Process) string {
+	s.Cmdline(p)
+	s.environ(p)
+	switch p.loaded & (cmdlineInPart | environInPart) {
+	case cmdlineInPart:
+		return fmt.Sprintf("its command line is longer than %d KiB and was read in part", MaxDetail>>10)
+	case environInPart:
+		return fmt.Sprintf("its environment is longer than %d KiB and was read in part", MaxDetail>>10)
+	case cmdlineInPart | environInPart:
+		return fmt.Sprintf("its command line and environment are longer than %d KiB and were read in part", MaxDetail>>10)
+	}
+	return ""
 }
 
 // sortProcs orders processes by pid; getdents lists /proc in pid order on

@@ -137,13 +137,20 @@ func (g *Gate) Doubtful(s *platform.Snapshot, p *platform.Process) string {
 }
 
 // Admit returns why the reaper may not signal p for rule, or "" when it
-// may: the structural refusals, the user check and doubt, in that order.
+// may: the structural refusals, the user check, a process too large to
+// read whole, and doubt, in that order.
 func (g *Gate) Admit(s *platform.Snapshot, p *platform.Process, rule *Rule, f *scan.Finding) string {
 	if why := g.Structural(s, p); why != "" {
 		return why
 	}
 	if why := g.User(s, p, rule, f); why != "" {
 		return why
+	}
+	if why := s.ReadInPart(p); why != "" {
+		// What was not read could have matched a [[protect]] entry, a
+		// rule or an owner's marker: the process's owner made it too
+		// large to read, and it is their doubt.
+		return fmt.Sprintf("pid %d: %s, and is not acted on", p.PID, why)
 	}
 	return g.Doubtful(s, p)
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/orphanreaper/reaper/platform"
 )
@@ -247,6 +248,9 @@ func (r *Result) finding(root int, adoption string) Finding {
 			f.Evidence = append(f.Evidence, "its environment could not be read (another user's process; run as root): an owner's marker there was not checked")
 		}
 	}
+	if why := s.ReadInPart(p); why != "" {
+		f.Evidence = append(f.Evidence, why+": only what was read was matched")
+	}
 	f.Kind = r.cfg.Classify(s, p)
 	r.members(&f, root)
 	r.supervised(&f)
@@ -299,7 +303,7 @@ func (r *Result) attribute(f *Finding) {
 					f.Evidence = append(f.Evidence, fmt.Sprintf("%s=%q is not a pid", o.PIDEnv, v))
 				} else {
 					f.OwnerPID = pid
-					if why, alive := r.ownerAlive(pid, k); !alive {
+					if why, alive := r.ownerAlive(pid, k, f.Root); !alive {
 						dead = true
 						f.Evidence = append(f.Evidence, fmt.Sprintf("%s=%d: %s", o.PIDEnv, pid, why))
 					}
@@ -310,7 +314,7 @@ func (r *Result) attribute(f *Finding) {
 			cg := s.Cgroup(f.Root).Path()
 			if cg != "" && o.Cgroup.MatchString(cg) {
 				f.Owner = o.Name
-				if !r.cgroupHasOwner(cg, k) {
+				if !r.cgroupHasOwner(cg, k, f.Root) {
 					dead = true
 					f.Evidence = append(f.Evidence, fmt.Sprintf("cgroup %s has no live %s", cg, o.Name))
 				}
@@ -328,9 +332,14 @@ func (r *Result) attribute(f *Finding) {
 	}
 }
 
-// ownerAlive reports whether pid is a live process that is owner k, and if
-// not, why not.
-func (r *Result) ownerAlive(pid, k int) (string, bool) {
+// ownerAlive reports whether pid, which marked names as its owner, is a
+// live process that is owner k, and if not, why not. A process at that
+// pid proves the owner alive only when it can be the one that marked
+// marked: of marked's user or root — a user can take any free pid (pid
+// reuse) and title a process like the owner, and that must not shield
+// another user's orphan — and started no later than marked, which its
+// owner spawned (or whose ancestor it spawned).
+func (r *Result) ownerAlive(pid, k int, marked *platform.Process) (string, bool) {
 	s := r.Tree.Snap
 	i := s.Index(pid)
 	if i < 0 {
@@ -343,14 +352,36 @@ func (r *Result) ownerAlive(pid, k int) (string, bool) {
 	if r.ownerOf(i) != k {
 		return fmt.Sprintf("pid now belongs to %q, not %s", s.CommandLine(q), r.cfg.Owners[k].Name), false
 	}
+	if why := r.notItsOwner(q, marked, true); why != "" {
+		return why, false
+	}
 	return "", true
 }
 
-// cgroupHasOwner reports whether a live owner k sits in cgroup path.
-func (r *Result) cgroupHasOwner(path string, k int) bool {
+// notItsOwner says why q, a live process that looks like an owner, cannot
+// be the owner that spawned marked, or "": another user's (but root's),
+// or — by a pid, which any process may come to hold — younger than
+// marked.
+func (r *Result) notItsOwner(q, marked *platform.Process, byPID bool) string {
+	s := r.Tree.Snap
+	if uid, own := s.UID(q), s.UID(marked); uid != 0 && uid != own {
+		return fmt.Sprintf("pid now belongs to a process of uid %s, not of uid %s whose process the marker is on (pid reuse)", uidText(uid), uidText(own))
+	}
+	if byPID && q.StartTicks > marked.StartTicks {
+		return fmt.Sprintf("pid now belongs to %q, which started %s after the process the marker is on (pid reuse)", clip(s.CommandLine(q), 80),
+			(s.Age(marked) - s.Age(q)).Round(time.Second))
+	}
+	return ""
+}
+
+// cgroupHasOwner reports whether a live owner k sits in cgroup path that
+// can be the owner of marked: of its user or root (notItsOwner; a unit's
+// cgroup is no pid that any process may take, so a gateway restarted in
+// its unit is still its owner, as before).
+func (r *Result) cgroupHasOwner(path string, k int, marked *platform.Process) bool {
 	s := r.Tree.Snap
 	for _, pid := range s.CgroupMembers(path) {
-		if i := s.Index(pid); i >= 0 && r.ownerOf(i) == k {
+		if i := s.Index(pid); i >= 0 && r.ownerOf(i) == k && r.notItsOwner(&s.Procs[i], marked, false) == "" {
 			return true
 		}
 	}
