@@ -115,8 +115,9 @@ func clip(s string, n int) string {
 
 // tieFor finds the first tie f's root carries, and the marker that ties it
 // as the evidence shows it. A tie by a named value (a state dir, a session
-// id) that is another user's is dropped and counted (speaks); a tie by a
-// default place considers only its speaker's own processes.
+// id) that is another user's is dropped and counted (speaks), and the
+// next candidate is asked; a tie by a default place considers only its
+// speaker's own processes.
 func (r *Result) tieFor(f *Finding, ties []Tie, idx *tieIndex) (*Tie, string) {
 	s := r.Tree.Snap
 	for _, i := range idx.candidates(s, f.Root) {
@@ -146,7 +147,11 @@ func (r *Result) tieFor(f *Finding, ties []Tie, idx *tieIndex) (*Tie, string) {
 			marker = fmt.Sprintf("%s holds %s", t.Env, t.Value)
 		}
 		if t.Value != "" && !r.speaks(t.Speaker, f.Root, t.Proof) {
-			return nil, ""
+			// Another user's claim is no answer: it is dropped and
+			// counted, and the ties after it are still asked (user A's
+			// session file carrying B's session id once hid B's tie
+			// whenever A's home was listed first).
+			continue
 		}
 		if t.Strong == t.Env {
 			return t, marker
@@ -171,23 +176,26 @@ func (r *Result) tieFor(f *Finding, ties []Tie, idx *tieIndex) (*Tie, string) {
 type tieIndex struct {
 	names []string                    // the variables, each once
 	exact map[string]map[string][]int // variable → value → ties, in order
-	dirs  map[string]map[string][]int // variable → a list entry's leading directory → ties (InList)
+	dirs  map[string]*dirTrie         // variable → the directories a list entry may begin with (InList)
 	other map[string][]int            // variable → ties by any value
 	buf   []int
 }
 
 func indexTies(ties []Tie) *tieIndex {
-	idx := &tieIndex{exact: map[string]map[string][]int{}, dirs: map[string]map[string][]int{}, other: map[string][]int{}}
+	idx := &tieIndex{exact: map[string]map[string][]int{}, dirs: map[string]*dirTrie{}, other: map[string][]int{}}
 	for i, t := range ties {
 		if _, seen := idx.exact[t.Env]; !seen {
 			idx.names = append(idx.names, t.Env)
-			idx.exact[t.Env], idx.dirs[t.Env] = map[string][]int{}, map[string][]int{}
+			idx.exact[t.Env] = map[string][]int{}
 		}
 		switch {
 		case t.Value == "":
 			idx.other[t.Env] = append(idx.other[t.Env], i)
 		case t.InList:
-			idx.dirs[t.Env][t.Value] = append(idx.dirs[t.Env][t.Value], i)
+			if idx.dirs[t.Env] == nil {
+				idx.dirs[t.Env] = &dirTrie{}
+			}
+			idx.dirs[t.Env].add(t.Value, i)
 		default:
 			idx.exact[t.Env][t.Value] = append(idx.exact[t.Env][t.Value], i)
 		}
@@ -208,16 +216,16 @@ func (idx *tieIndex) candidates(s *platform.Snapshot, p *platform.Process) []int
 		if c := filepath.Clean(v); c != v {
 			out = append(out, idx.exact[name][c]...)
 		}
-		if dirs := idx.dirs[name]; len(dirs) > 0 {
-			// Each entry's leading directories, looked up: a cost of the
-			// entry's depth, whatever the number of ties (20 users' ties
-			// each scanned for in every root's PATH was a tenth of a scan).
+		if dirs := idx.dirs[name]; dirs != nil {
+			// Each entry walked once through the directories the ties
+			// name: a cost of the entry's length, whatever the number of
+			// ties (20 users' ties each scanned for in every root's PATH
+			// was a tenth of a scan) and whatever the entry holds (a
+			// lookup of each of its leading directories hashed every
+			// prefix: a user's 130 KB PATH of /a/a/… took every run to
+			// its deadline).
 			for entry := range strings.SplitSeq(v, ":") {
-				for j := 0; j < len(entry); j++ {
-					if entry[j] == '/' {
-						out = append(out, dirs[entry[:j+1]]...)
-					}
-				}
+				out = dirs.match(entry, out)
 			}
 		}
 		out = append(out, idx.other[name]...)
@@ -225,6 +233,57 @@ func (idx *tieIndex) candidates(s *platform.Snapshot, p *platform.Process) []int
 	slices.Sort(out)
 	idx.buf = out
 	return slices.Compact(out)
+}
+
+// dirTrie holds directories ("/home/a/.codex/", ending in '/') by their
+// components: a path is walked one component at a time, each looked up
+// once, so matching an entry costs its length.
+type dirTrie struct {
+	next map[string]*dirTrie // the component after this directory → its node
+	ties []int               // the ties of the directory that ends here
+}
+
+// add files tie i under dir, a directory as a tie names it, ending in
+// '/' (what a list entry must begin with). A value without the '/' names
+// no directory and matches nothing.
+func (d *dirTrie) add(dir string, i int) {
+	if !strings.HasSuffix(dir, "/") {
+		return
+	}
+	n := d
+	for {
+		j := strings.IndexByte(dir, '/')
+		if j < 0 {
+			break
+		}
+		c := dir[:j]
+		dir = dir[j+1:]
+		if n.next == nil {
+			n.next = map[string]*dirTrie{}
+		}
+		if n.next[c] == nil {
+			n.next[c] = &dirTrie{}
+		}
+		n = n.next[c]
+	}
+	n.ties = append(n.ties, i)
+}
+
+// match appends to out the ties of every directory entry begins with —
+// at every '/' of entry, the ties of the directory that ends there.
+func (d *dirTrie) match(entry string, out []int) []int {
+	n := d
+	for {
+		j := strings.IndexByte(entry, '/')
+		if j < 0 {
+			return out
+		}
+		if n = n.next[entry[:j]]; n == nil {
+			return out
+		}
+		out = append(out, n.ties...)
+		entry = entry[j+1:]
+	}
 }
 
 // inList reports whether an entry of the ':'-separated list v begins with
