@@ -136,19 +136,32 @@ func readAll(ctx context.Context, dirs []Dir, asRoot bool, accts []account) []re
 	out := make([]readResult, len(dirs))
 	ready := make(chan struct{})
 	close(ready)
-	startReads(ctx, dirs, asRoot, accts, ready, func(k int, r readResult) { out[k] = r }).Wait()
+	rd := &readers{asRoot: asRoot, accts: accts}
+	if asRoot {
+		rd.budget = newBudget(ctx, accts)
+	}
+	startReads(ctx, dirs, rd, ready, func(k int, r readResult) { out[k] = r }).Wait()
 	return out
 }
 
+// readers is how a run reads users' state: as root in reader children,
+// within one budget for the run (budget), each as the account's group;
+// otherwise in this process.
+type readers struct {
+	asRoot bool
+	accts  []account
+	budget *readBudget
+}
+
 // startReads reads the dirs — as root, one child per uid (at most
-// maxChildren at once, each within ChildDeadline and ctx) running as that
-// uid; as anyone else, in this process (it reads only what its own user
-// may) — and hands each dir's read to fn (k is its index in dirs) once
-// ready is closed, one call at a time. A child's output is read into one of
-// maxChildren buffers used again and again and decoded at once; what it
-// said waits for ready, and is let go of once fn has had it (fn keeps what
-// it judges worth keeping).
-func startReads(ctx context.Context, dirs []Dir, asRoot bool, accts []account, ready <-chan struct{}, fn func(k int, r readResult)) *sync.WaitGroup {
+// maxChildren at once, each within ChildDeadline and ctx, in the turns and
+// the shares of the run's budget) running as that uid; as anyone else, in
+// this process (it reads only what its own user may) — and hands each
+// dir's read to fn (k is its index in dirs) once ready is closed, one call
+// at a time. A child's output is read into one of maxChildren buffers used
+// again and again and decoded at once; what it said waits for ready, and
+// is let go of once fn has had it (fn keeps what it judges worth keeping).
+func startReads(ctx context.Context, dirs []Dir, rd *readers, ready <-chan struct{}, fn func(k int, r readResult)) *sync.WaitGroup {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	hand := func(k int, r readResult) {
@@ -162,7 +175,7 @@ func startReads(ctx context.Context, dirs []Dir, asRoot bool, accts []account, r
 		defer mu.Unlock()
 		fn(k, r)
 	}
-	if !asRoot {
+	if !rd.asRoot {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -187,7 +200,7 @@ func startReads(ctx context.Context, dirs []Dir, asRoot bool, accts []account, r
 		index[d] = k
 		g := byUID[d.UID]
 		if g == nil {
-			g = &group{uid: d.UID, gid: gidOf(accts, d.UID)}
+			g = &group{uid: d.UID, gid: gidOf(rd.accts, d.UID)}
 			byUID[d.UID] = g
 			groups = append(groups, g)
 		}
@@ -197,47 +210,76 @@ func startReads(ctx context.Context, dirs []Dir, asRoot bool, accts []account, r
 	for range maxChildren {
 		slots <- make([]byte, 0, 64<<10) // a user's state is tens of KiB: grown rarely
 	}
+	groups = rd.budget.order(groups)
 	for _, g := range groups {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			buf := <-slots
-			buf, g.err = readAs(ctx, g, buf)
-			if g.err == nil {
-				g.reads, g.err = decode(g, buf)
-			}
-			// Each dir's read is decoded now, while the table is scanned;
-			// only its judging waits for the table.
-			reads := make([]readResult, len(g.dirs))
-			for i, d := range g.dirs {
-				reads[i] = readResult{dir: d, err: g.err}
-				switch c := client.ByName(d.Client); {
-				case g.err != nil:
-				case c == nil:
-					reads[i].err = fmt.Errorf("no client %q", d.Client)
-				default:
-					reads[i].read = c.Decode(g.reads[i], d.Path, g.uid)
-				}
-			}
-			// The reads were slices of buf: it goes to the next child only
-			// now, when they are decoded (Decode copies what it keeps).
-			g.reads = nil
-			slots <- buf // the next child may run while this one waits for the table
-			for i, d := range g.dirs {
-				hand(index[d], reads[i])
-			}
-		}()
+		g.err = rd.budget.admit(g.uid)
 	}
+	// The children start in the budget's order: a slot is taken before
+	// each is started, so a user's many uids wait behind everyone's first.
+	wg.Add(len(groups))
+	go func() {
+		for _, g := range groups {
+			buf := <-slots
+			go func() {
+				defer wg.Done()
+				buf = readGroup(ctx, g, buf, rd.budget)
+				// Each dir's read is decoded now, while the table is
+				// scanned; only its judging waits for the table.
+				reads := make([]readResult, len(g.dirs))
+				for i, d := range g.dirs {
+					reads[i] = readResult{dir: d, err: g.err}
+					switch c := client.ByName(d.Client); {
+					case g.err != nil:
+					case c == nil:
+						reads[i].err = fmt.Errorf("no client %q", d.Client)
+					default:
+						reads[i].read = c.Decode(g.reads[i], d.Path, g.uid)
+					}
+				}
+				// The reads were slices of buf: it goes to the next child
+				// only now, when they are decoded (Decode copies what it
+				// keeps).
+				g.reads = nil
+				slots <- buf // the next child may run while this one waits for the table
+				for i, d := range g.dirs {
+					hand(index[d], reads[i])
+				}
+			}()
+		}
+	}()
 	return &wg
 }
 
+// readGroup runs g's reader child, if its budget admitted it and it is
+// still within its time, and splits what it printed into g.reads (or sets
+// g.err); it returns buf, for the next child.
+func readGroup(ctx context.Context, g *group, buf []byte, b *readBudget) []byte {
+	if g.err != nil {
+		return buf
+	}
+	deadline, err := b.start(g.uid)
+	if err != nil {
+		g.err = fmt.Errorf("reader as uid %d: %w", g.uid, err)
+		return buf
+	}
+	out, err := readAs(ctx, g, buf, deadline)
+	if g.err = err; err == nil {
+		g.reads, g.err = decode(g, out)
+	}
+	if out != nil {
+		return out
+	}
+	return buf
+}
+
 // readAs runs one reader child as g's uid and returns what it printed,
-// read into buf.
-func readAs(ctx context.Context, g *group, buf []byte) ([]byte, error) {
+// read into buf; the child is killed at deadline (its uid's, within the
+// run's budget).
+func readAs(ctx context.Context, g *group, buf []byte, deadline time.Time) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("not read: the run's deadline passed first")
 	}
-	ctx, cancel := context.WithTimeoutCause(ctx, ChildDeadline, fmt.Errorf("not read within %s", ChildDeadline))
+	ctx, cancel := context.WithDeadlineCause(ctx, deadline, fmt.Errorf("not read within its time (%s a uid, within the run's %s for users' state)", ChildDeadline, maxReadTime))
 	defer cancel()
 	args := []string{ChildCommand, "--"}
 	for _, d := range g.dirs {

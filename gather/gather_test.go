@@ -112,7 +112,7 @@ func TestPasswd(t *testing.T) {
 	os.WriteFile(path, []byte("root:x:0:0:root:/root:/bin/bash\nbin:x:2:2:bin:/:/usr/sbin/nologin\n"+
 		"alice:x:1001:100::/home/alice/:/bin/sh\nbad:x:x:1::/home/bad:/bin/sh\nshort:x:3\nrel:x:4:4::home/rel:/bin/sh\n"), 0o644)
 	got := passwd(path)
-	want := []account{{0, 0, "/root"}, {1001, 100, "/home/alice"}}
+	want := []account{{0, 0, "/root", "root"}, {1001, 100, "/home/alice", "alice"}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("accounts %+v, want %+v", got, want)
 	}
@@ -209,7 +209,7 @@ func TestDirAccounts(t *testing.T) {
 	os.Chown(filepath.Join(root, "Shared"), 65534, 65534)
 	os.WriteFile(filepath.Join(root, "file"), nil, 0o644)
 	got := dirAccounts(root)
-	want := []account{{65534, 65533, filepath.Join(root, "alice")}}
+	want := []account{{65534, 65533, filepath.Join(root, "alice"), ""}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("accounts %+v, want %+v", got, want)
 	}
@@ -252,7 +252,7 @@ func TestLoadJudgesAfterTheTable(t *testing.T) {
 		return ""
 	}}
 	p := Begin(context.Background(), opts)
-	p.asRoot = false // read in-process: reader children do not run under -race, and this is about the judging
+	p.readers.asRoot = false // read in-process: reader children do not run under -race, and this is about the judging
 	set, err := Load(context.Background(), opts, p, snap, nil, roots)
 	if err != nil {
 		t.Fatal(err)

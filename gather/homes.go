@@ -17,6 +17,7 @@ import (
 type account struct {
 	UID, GID uint32
 	Home     string
+	Name     string // empty where the accounts are not named (macOS's homes)
 }
 
 // maxPasswd bounds the account database read.
@@ -42,7 +43,7 @@ func passwd(path string) []account {
 		if err1 != nil || err2 != nil {
 			continue
 		}
-		out = append(out, account{UID: uint32(uid), GID: uint32(gid), Home: filepath.Clean(f[5])})
+		out = append(out, account{UID: uint32(uid), GID: uint32(gid), Home: filepath.Clean(f[5]), Name: f[0]})
 	}
 	return out
 }

@@ -67,11 +67,10 @@ type Problem struct {
 // table is read and started (Start) once it has been, so that their
 // readers run while it is scanned.
 type Pending struct {
-	list   dirList
-	first  int // list.dirs[first:] are read by Begin
-	reads  *sync.WaitGroup
-	asRoot bool
-	accts  []account
+	list    dirList
+	first   int // list.dirs[first:] are read by Begin
+	reads   *sync.WaitGroup
+	readers readers
 	// ready is closed by Load once the table is known (snap and boot), and
 	// each dir's read is then judged into parts[k], k its index in
 	// list.dirs[first:].
@@ -85,9 +84,10 @@ type Pending struct {
 // of reaper's own environment, to be read once Start is called. With
 // Discover off it lists nothing.
 func Begin(ctx context.Context, opts Options) *Pending {
-	p := &Pending{asRoot: os.Geteuid() == 0, ready: make(chan struct{})}
-	if p.asRoot {
-		p.accts = accounts()
+	p := &Pending{readers: readers{asRoot: os.Geteuid() == 0}, ready: make(chan struct{})}
+	if p.readers.asRoot {
+		p.readers.accts = accounts()
+		p.readers.budget = newBudget(ctx, p.readers.accts)
 	}
 	if !opts.Discover {
 		return p
@@ -117,7 +117,7 @@ func Begin(ctx context.Context, opts Options) *Pending {
 	if home, err := os.UserHomeDir(); err == nil {
 		homes = append(homes, account{Home: home, UID: uint32(os.Geteuid())})
 	}
-	homes = append(homes, p.accts...)
+	homes = append(homes, p.readers.accts...)
 	listed := map[string]bool{}
 	for _, h := range homes {
 		if listed[h.Home] {
@@ -168,7 +168,7 @@ func (p *Pending) Abandon() {
 func (p *Pending) start(ctx context.Context, dirs []Dir, offset int) *sync.WaitGroup {
 	p.parts = append(p.parts, make([]*Set, len(dirs))...)
 	parts := p.parts // the slice start's reads write into
-	return startReads(ctx, dirs, p.asRoot, p.accts, p.ready, func(k int, r readResult) {
+	return startReads(ctx, dirs, &p.readers, p.ready, func(k int, r readResult) {
 		if p.snap == nil {
 			return // abandoned: there is no table to judge it against
 		}
@@ -193,7 +193,7 @@ func Load(ctx context.Context, opts Options, pending *Pending, snap *platform.Sn
 	for _, path := range opts.Named {
 		path = filepath.Clean(path)
 		seen[path] = true
-		ev, errs, warnings := readPath(ctx, path, snap, pending.asRoot, pending.accts)
+		ev, errs, warnings := readPath(ctx, path, snap, pending.readers.asRoot, pending.readers.accts)
 		if len(errs) > 0 {
 			return nil, errs[0]
 		}
