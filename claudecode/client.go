@@ -101,7 +101,12 @@ func (Client) Judge(v any, dir string, uid uint32, snap *platform.Snapshot) (ev 
 	ev.Servers = raw.ServersOf(uid)
 	warnings = raw.Warnings()
 	here := domain()
+	var errs []error
 	for _, s := range raw.Sessions {
+		if why := s.check(); why != "" {
+			errs = append(errs, fmt.Errorf("%s: not a Claude Code session file: %s", s.File, why))
+			continue
+		}
 		if s.PIDDomain != "" && here != "" && s.PIDDomain != here {
 			warnings = append(warnings, fmt.Sprintf("%s: pid %d is of pid namespace %s, not this one (%s): not used", s.File, s.PID, s.PIDDomain, here))
 			continue
@@ -112,7 +117,7 @@ func (Client) Judge(v any, dir string, uid uint32, snap *platform.Snapshot) (ev 
 		ev.Ties = append(ev.Ties, scan.Tie{Env: EnvSessionID, Value: s.SessionID, Strong: EnvSessionID,
 			Owner: owner, Speaker: uid, Where: "claude session " + s.SessionID, Proof: "the session file " + s.File, Noun: "claude"})
 	}
-	return ev, raw.Errors(), warnings
+	return ev, append(raw.Errors(), errs...), warnings
 }
 
 // owner is the claude a session file names: its pid, with its start time

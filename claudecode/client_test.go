@@ -211,3 +211,30 @@ func TestMacSessionStart(t *testing.T) {
 		}
 	}
 }
+
+// A session id is tens of bytes: one of 118 KiB (user A's 120 such files
+// once cost root's run 6 s, 145 MB and a 14 MB report) is not a session
+// file, in the reader — whose output stays small — and again in Judge,
+// which trusts no reader. The control: the same file with a real id is
+// read and ties its claude's survivors.
+func TestSessionIDBounded(t *testing.T) {
+	huge := strings.Repeat("x", 118<<10)
+	h := home(t, Session{PID: 500, SessionID: huge, StartedAt: 36000 * 1000, ProcStart: "50000"},
+		Session{PID: 501, SessionID: "s-real", StartedAt: 36000 * 1000, ProcStart: "50000"})
+	raw := ReadRaw(filepath.Join(h, ".claude"))
+	if len(raw.Sessions) != 1 || raw.Sessions[0].SessionID != "s-real" {
+		t.Errorf("sessions read: %d, want the real one alone", len(raw.Sessions))
+	}
+	if errs := raw.Errors(); len(errs) != 1 || !strings.Contains(errs[0].Error(), "sessionId is 120832 bytes") {
+		t.Errorf("problems %v, want the huge id named", errs)
+	}
+	// A reader that let a long one through: Judge refuses it all the same
+	// (one past MaxValue fails the whole read, statedir.TestDecodeBoundsValues).
+	raw.Sessions = append(raw.Sessions, Session{File: "/h/.claude/sessions/500.json", PID: 500, SessionID: strings.Repeat("x", 1<<10)})
+	raw.Problems = nil
+	b, _ := json.Marshal(raw)
+	ev, problems, _ := Client{}.Judge(Client{}.Decode(b, raw.Dir, raw.UID), raw.Dir, raw.UID, nil)
+	if len(ev.Ties) != 1 || ev.Ties[0].Value != "s-real" || len(problems) != 1 {
+		t.Errorf("judged: %d ties, problems %v; want the real session's tie alone and the huge one a problem", len(ev.Ties), problems)
+	}
+}

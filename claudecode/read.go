@@ -50,6 +50,18 @@ type Session struct {
 	PIDDomain string `json:"pidDomain,omitempty"`
 }
 
+// check says why s is not a session file Claude Code writes, or "": its
+// identifiers are tens of bytes (statedir.MaxID). Asked in the reader, so
+// that its output stays small, and again by Judge, which trusts no reader.
+func (s *Session) check() string {
+	for _, f := range []struct{ name, v string }{{"sessionId", s.SessionID}, {"procStart", s.ProcStart}, {"kind", s.Kind}, {"pidDomain", s.PIDDomain}} {
+		if why := statedir.CheckID(f.name, f.v); why != "" {
+			return why
+		}
+	}
+	return ""
+}
+
 // ReadRaw reads the config dir's session files and its global config's
 // MCP servers, as the calling process may: as root that is the child
 // running as the dir's owner.
@@ -111,6 +123,10 @@ func (raw *Raw) readSessions(sd statedir.Dir) {
 		}
 		if want, _ := strconv.Atoi(n[:len(n)-len(".json")]); s.PID != want || s.SessionID == "" {
 			raw.Problem(&ledger.Error{File: path, Msg: fmt.Sprintf("not a Claude Code session file: want pid %d and a sessionId", want)})
+			continue
+		}
+		if why := s.check(); why != "" {
+			raw.Problem(&ledger.Error{File: path, Msg: "not a Claude Code session file: " + why})
 			continue
 		}
 		s.File = path

@@ -120,6 +120,10 @@ func (Client) Read(dir string) any {
 			raw.Problem(&ledger.Error{File: path, Msg: "not a Codex daemon pid file: want {\"pid\": N, …}"})
 			continue
 		}
+		if why := statedir.CheckID("processStartTime", rec.ProcessStartTime); why != "" || len(rec.ProcessIdentity) > 4*statedir.MaxID {
+			raw.Problem(&ledger.Error{File: path, Msg: "not a Codex daemon pid file: its processStartTime or processIdentity is longer than any Codex writes"})
+			continue
+		}
 		rec.File, rec.Role = path, f.role
 		raw.Daemons = append(raw.Daemons, rec)
 	}

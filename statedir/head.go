@@ -50,13 +50,16 @@ func (h *Head) Finish(sd Dir) {
 }
 
 // Decode is the first step of every adapter's Judge: b, what the reader
-// printed for dir, into raw (whose Head is head), then whether it can be
-// judged as uid's word. It returns the problems that end the judging, or
+// printed for dir, into raw (whose Head is head), no value in it longer
+// than MaxValue, then whether it can be judged as uid's word. It returns the problems that end the judging, or
 // nil: a dir the reader could not read, or read as another uid's, says
 // nothing, and its owner's trees are in doubt.
 func Decode(b []byte, raw any, head *Head, dir string, uid uint32, client string) []error {
 	if err := json.Unmarshal(b, raw); err != nil {
 		return []error{fmt.Errorf("%s: the reader's output is not %s state: %w", dir, client, err)}
+	}
+	if err := checkValues(raw); err != nil {
+		return []error{fmt.Errorf("%s: the reader's output holds %w", dir, err)}
 	}
 	switch {
 	case head.Dir != dir:
