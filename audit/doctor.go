@@ -55,14 +55,14 @@ func (d *Diagnosis) WriteTable(w io.Writer, st Style) error {
 		who = d.User + " (" + who + ")"
 	}
 	if !st.NoHeaders {
-		ew.printf("reaper %s (%s), running as %s\n\n", d.Version, d.Platform, who)
+		ew.printf("reaper %s (%s), running as %s\n\n", Printable(d.Version), Printable(d.Platform), Printable(who))
 	}
 	const nameWidth = 15
 	indent := strings.Repeat(" ", 6+nameWidth)
 	count := map[string]int{}
 	for _, c := range d.Checks {
 		count[c.Status]++
-		head := st.paint(statusColor(c.Status), fmt.Sprintf("%-6s", c.Status)) + fmt.Sprintf("%-*s", nameWidth, c.Name)
+		head := st.paint(statusColor(c.Status), fmt.Sprintf("%-6s", Printable(c.Status))) + fmt.Sprintf("%-*s", nameWidth, Printable(c.Name))
 		// What a check says can carry a user's words (a state dir's path,
 		// a process's command line): escaped, as every table escapes them.
 		for i, line := range wrap(Printable(c.Summary), termWidth-len(indent)) {

@@ -52,21 +52,21 @@ func (e *Explanation) WriteTable(w io.Writer, st Style) error {
 		user = "uid " + strconv.FormatInt(e.UID, 10)
 	}
 	ew.printf("pid %d · %s · %s old · %s · policy: %s\n  %s\n", e.PID, Printable(user),
-		HumanAge(time.Duration(e.AgeSeconds)*time.Second), HumanBytes(e.RSSBytes), e.Policy, clip(Printable(e.Cmdline)))
+		HumanAge(time.Duration(e.AgeSeconds)*time.Second), HumanBytes(e.RSSBytes), Printable(e.Policy), clip(Printable(e.Cmdline)))
 	if len(e.Ancestors) > 0 {
 		ew.printf("\nAncestors:\n")
 		for _, a := range e.Ancestors {
 			role := ""
 			if a.Role != "" {
-				role = " (" + a.Role + ")"
+				role = " (" + Printable(a.Role) + ")"
 			}
 			ew.printf("  %d%s  %s\n", a.PID, role, clip(Printable(a.Cmdline)))
 		}
 	}
-	ew.printf("\n%s: %s\n", st.paint(sgrBold, e.Verdict), Printable(e.Why))
+	ew.printf("\n%s: %s\n", st.paint(sgrBold, Printable(e.Verdict)), Printable(e.Why))
 	if f := e.Finding; f != nil {
-		ew.printf("\nIts tree: root %d · %s · %s · %s\n", f.RootPID, f.Kind, Plural(len(f.PIDs), "process"), HumanBytes(f.RSSBytes))
-		ew.printf("  reasons: %s\n", strings.Join(f.Reasons, ", "))
+		ew.printf("\nIts tree: root %d · %s · %s · %s\n", f.RootPID, Printable(f.Kind), Plural(len(f.PIDs), "process"), HumanBytes(f.RSSBytes))
+		ew.printf("  reasons: %s\n", Printable(strings.Join(f.Reasons, ", ")))
 		for _, ev := range f.Evidence {
 			ew.printf("    - %s\n", Printable(ev))
 		}
@@ -74,7 +74,7 @@ func (e *Explanation) WriteTable(w io.Writer, st Style) error {
 			ew.printf("  owner: %s\n", Printable(f.Owner))
 		}
 		if f.Rule != "" {
-			ew.printf("  rule %s: %s → %s", f.Rule, f.Action, st.paint(outcomeColor(f.Outcome, f.Deferred), outcomeWords(f)))
+			ew.printf("  rule %s: %s → %s", Printable(f.Rule), Printable(f.Action), st.paint(outcomeColor(f.Outcome, f.Deferred), Printable(outcomeWords(f))))
 			if f.Detail != "" {
 				ew.printf(" (%s)", Printable(f.Detail))
 			}
@@ -88,7 +88,7 @@ func (e *Explanation) WriteTable(w io.Writer, st Style) error {
 			if r.Decides {
 				mark = "* "
 			}
-			ew.printf("  %s%s: %s\n", mark, r.Rule, Printable(r.Why))
+			ew.printf("  %s%s: %s\n", mark, Printable(r.Rule), Printable(r.Why))
 		}
 	}
 	return ew.err

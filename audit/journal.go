@@ -29,6 +29,29 @@ func Journal(r *Report, signals []Record) (bool, error) {
 	if !platform.JournalEnabled() {
 		return false, nil
 	}
+	for _, e := range journalEntries(r, signals) {
+		if err := platform.JournalSend(e.msg, e.pri, e.fields); err != nil {
+			return true, fmt.Errorf("journald: %w", err)
+		}
+	}
+	return true, nil
+}
+
+// journalEntry is one record for journald: its MESSAGE, priority and
+// fields.
+type journalEntry struct {
+	msg    string
+	pri    int
+	fields map[string]string
+}
+
+// journalEntries are the records of r and its signals. The MESSAGE, what
+// journalctl shows as the line, is escaped (Printable): no word in it can
+// start a line of its own or reach a terminal as a control sequence. The
+// REAPER_* fields are sent whole, as binary-safe fields of the native
+// protocol.
+func journalEntries(r *Report, signals []Record) []journalEntry {
+	var out []journalEntry
 	for _, s := range signals {
 		fields := map[string]string{
 			"SYSLOG_IDENTIFIER": "reaper",
@@ -45,9 +68,7 @@ func Journal(r *Report, signals []Record) (bool, error) {
 			fields["REAPER_VIA"] = s.Via
 			msg = fmt.Sprintf("%s to pid %d by %s: %s", s.Signal, s.PID, s.Via, s.Result)
 		}
-		if err := platform.JournalSend(msg, priNotice, fields); err != nil {
-			return true, fmt.Errorf("journald: %w", err)
-		}
+		out = append(out, journalEntry{clipText(Printable(msg)), priNotice, fields})
 	}
 	for _, f := range r.Findings {
 		pri := priInfo
@@ -77,11 +98,9 @@ func Journal(r *Report, signals []Record) (bool, error) {
 			"REAPER_CMDLINE":    f.Cmdline,
 		}
 		msg := fmt.Sprintf("%s %s tree of pid %d (%s): %s", f.Rule, f.Kind, f.RootPID, strings.Join(f.Reasons, ", "), f.Outcome)
-		if err := platform.JournalSend(msg, pri, fields); err != nil {
-			return true, fmt.Errorf("journald: %w", err)
-		}
+		out = append(out, journalEntry{clipText(Printable(msg)), pri, fields})
 	}
-	return true, nil
+	return out
 }
 
 func joinInts(xs []int) string {

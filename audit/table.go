@@ -18,8 +18,8 @@ const maxCommand = 160
 func (r *Report) WriteTable(w io.Writer, st Style) error {
 	ew := &errWriter{w: w}
 	if !st.NoHeaders {
-		ew.printf("%s\n", joinWrapped(termWidth, "reaper "+string(r.Mode), r.Time.Format("2006-01-02 15:04:05 MST"),
-			"policy: "+r.Policy, Plural(r.Processes, "process")))
+		ew.printf("%s\n", joinWrapped(termWidth, "reaper "+Printable(r.Mode), r.Time.Format("2006-01-02 15:04:05 MST"),
+			"policy: "+Printable(r.Policy), Plural(r.Processes, "process")))
 	}
 	if len(r.Findings) == 0 && !st.NoHeaders {
 		ew.printf("\nNo orphaned trees found.\n")
@@ -46,18 +46,18 @@ func (r *Report) WriteTable(w io.Writer, st Style) error {
 	if len(r.UnmatchedTrees) > 0 {
 		ew.printf("\nReparented trees no rule matched (--all):\n")
 		for _, u := range r.UnmatchedTrees {
-			ew.printf("  %d · %s · %s · %s\n    %s\n    why not: %s\n", u.RootPID, u.Kind, strings.Join(u.Reasons, ", "),
+			ew.printf("  %d · %s · %s · %s\n    %s\n    why not: %s\n", u.RootPID, Printable(u.Kind), Printable(strings.Join(u.Reasons, ", ")),
 				HumanBytes(u.RSSBytes), clip(Printable(u.Cmdline)), Printable(u.WhyNot))
 		}
 	}
 	if len(r.Advice) > 0 {
 		ew.printf("\nAdvice:\n")
 		for _, a := range r.Advice {
-			ew.printf("  [%s] %s: %s\n    setting: %s\n", a.Severity, a.ID, Printable(a.Evidence), Printable(a.Setting))
+			ew.printf("  [%s] %s: %s\n    setting: %s\n", Printable(a.Severity), Printable(a.ID), clipText(Printable(a.Evidence)), Printable(a.Setting))
 		}
 	}
 	for _, d := range r.PTY.Dead {
-		ew.printf("\n%s /dev/pts/%d: %s (slave held by %s; master held by %s)", st.paint(sgrRed, "dead PTY"), d.PTS, d.Why, pidList(d.Slaves), pidList(d.Masters))
+		ew.printf("\n%s /dev/pts/%d: %s (slave held by %s; master held by %s)", st.paint(sgrRed, "dead PTY"), d.PTS, Printable(d.Why), pidList(d.Slaves), pidList(d.Masters))
 	}
 	if len(r.PTY.Dead) > 0 {
 		ew.printf("\n")
@@ -69,20 +69,20 @@ func (r *Report) WriteTable(w io.Writer, st Style) error {
 			if e.Info != "" && e.Info != e.Status {
 				info = " (" + e.Info + ")"
 			}
-			ew.printf("  %s  run %s  pid %d  %s%s\n", Printable(e.Ledger), Printable(e.RunID), e.PID, e.Status, info)
+			ew.printf("  %s  run %s  pid %d  %s%s\n", Printable(e.Ledger), Printable(e.RunID), e.PID, Printable(e.Status), Printable(info))
 		}
 	}
 	if len(r.Errors) > 0 {
 		ew.printf("\n%s (nothing is signalled on the evidence of what could not be read):\n", st.paint(sgrRed, "Errors"))
 		for _, e := range r.Errors {
-			ew.printf("  %s\n", Printable(e))
+			ew.printf("  %s\n", clipText(Printable(e)))
 		}
 	}
 	if len(r.Unknown) > 0 {
 		ew.printf("\n%d processes have a parent this scan cannot see (hidepid or another PID namespace); none is treated as an orphan.\n", len(r.Unknown))
 	}
 	for _, msg := range r.Warnings {
-		ew.printf("\n%s %s", st.paint(sgrYellow, "warning:"), Printable(msg))
+		ew.printf("\n%s %s", st.paint(sgrYellow, "warning:"), clipText(Printable(msg)))
 	}
 	if len(r.Warnings) > 0 {
 		ew.printf("\n")
@@ -99,16 +99,16 @@ func (r *Report) WriteTable(w io.Writer, st Style) error {
 }
 
 func (r *Report) writeFinding(ew *errWriter, f *Finding, st Style) {
-	ew.printf("\n%s · %s · %s → %s\n", st.paint(sgrBold, f.Rule), f.Kind, f.Action, st.paint(outcomeColor(f.Outcome, f.Deferred), outcomeWords(f)))
+	ew.printf("\n%s · %s · %s → %s\n", st.paint(sgrBold, Printable(f.Rule)), Printable(f.Kind), Printable(f.Action), st.paint(outcomeColor(f.Outcome, f.Deferred), Printable(outcomeWords(f))))
 	if f.Detail != "" {
-		ew.printf("  %s\n", Printable(f.Detail))
+		ew.printf("  %s\n", clipText(Printable(f.Detail)))
 	}
-	ew.printf("  reasons: %s\n", strings.Join(f.Reasons, ", "))
+	ew.printf("  reasons: %s\n", Printable(strings.Join(f.Reasons, ", ")))
 	if f.PSSBytes > 0 {
 		ew.printf("  memory: its exit frees about %s (PSS; the members' RSS below adds up to %s)\n", HumanBytes(f.PSSBytes), HumanBytes(f.RSSBytes))
 	}
 	for _, e := range f.Evidence {
-		ew.printf("    - %s\n", Printable(e))
+		ew.printf("    - %s\n", clipText(Printable(e)))
 	}
 	if f.Owner != "" {
 		owner := f.Owner
@@ -118,7 +118,7 @@ func (r *Report) writeFinding(ew *errWriter, f *Finding, st Style) {
 		if f.RunID != "" {
 			owner += ", run " + f.RunID
 		}
-		ew.printf("  owner: %s\n", owner)
+		ew.printf("  owner: %s\n", clipText(Printable(owner)))
 	}
 	// One line per terminal and role, with every pid that holds it.
 	type hold struct {
@@ -144,7 +144,7 @@ func (r *Report) writeFinding(ew *errWriter, f *Finding, st Style) {
 		if len(pids[h]) > 1 {
 			who = "pids " + strings.Join(pids[h], ", ")
 		}
-		ew.printf("  holds /dev/pts/%d (%s, %s%s)\n", h.pts, h.role, who, state)
+		ew.printf("  holds /dev/pts/%d (%s, %s%s)\n", h.pts, Printable(h.role), who, state)
 	}
 	if a := f.Activity; a != nil {
 		verdict := "no sign of it"
@@ -290,6 +290,24 @@ func clip(s string) string {
 
 func utf8Start(b byte) bool { return b&0xc0 != 0x80 }
 
+// maxText is how much of one line of evidence, a detail, an error or a
+// warning the table and --quiet show: each is reaper's words around what a
+// user's files and processes said (a path is at most 4 KiB), and the JSON
+// report has them whole.
+const maxText = 4 << 10
+
+// clipText cuts s to maxText bytes, at a character, marking the cut.
+func clipText(s string) string {
+	if len(s) <= maxText {
+		return s
+	}
+	cut := maxText
+	for cut > 0 && !utf8Start(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
 // Plural is n with word, in the plural unless n is 1 ("1 process", "2
 // processes").
 func Plural(n int, word string) string {
@@ -386,15 +404,18 @@ func (r *Report) WriteQuiet(w io.Writer) error {
 		if f.Outcome == "reported" || f.Outcome == "planned" || f.Deferred {
 			continue
 		}
-		fmt.Fprintf(&b, "reaper %s: tree %d %s (%s, rule %s, %s, %s): %s", r.Mode, f.RootPID, outcomeWords(&f), f.Kind, f.Rule,
-			Plural(len(f.PIDs), "process"), HumanBytes(f.RSSBytes), clip(f.Cmdline))
+		// One line each, which a journal takes as one entry: every word
+		// of a user's (the command, a detail naming their file) escaped,
+		// so that none can start a line of its own.
+		fmt.Fprintf(&b, "reaper %s: tree %d %s (%s, rule %s, %s, %s): %s", Printable(r.Mode), f.RootPID, Printable(outcomeWords(&f)), Printable(f.Kind), Printable(f.Rule),
+			Plural(len(f.PIDs), "process"), HumanBytes(f.RSSBytes), clip(Printable(f.Cmdline)))
 		if f.Detail != "" {
-			fmt.Fprintf(&b, " — %s", f.Detail)
+			fmt.Fprintf(&b, " — %s", clipText(Printable(f.Detail)))
 		}
 		b.WriteByte('\n')
 	}
 	for _, e := range r.Errors {
-		fmt.Fprintf(&b, "reaper %s: error: %s\n", r.Mode, e)
+		fmt.Fprintf(&b, "reaper %s: error: %s\n", Printable(r.Mode), clipText(Printable(e)))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -73,18 +73,18 @@ func (v *LedgerView) WriteTable(w io.Writer, st Style) error {
 			if d.Error != "" {
 				status = Printable(d.Error)
 			}
-			ew.printf("  %s %s (uid %d): %s\n", d.Client, Printable(d.Path), d.UID, status)
+			ew.printf("  %s %s (uid %d): %s\n", Printable(d.Client), Printable(d.Path), d.UID, status)
 		}
 		ew.printf("\n")
 	}
 	for _, l := range v.Ledgers {
-		ew.printf("%s\n  owner %s pid %d: %s (%s)\n", Printable(l.Source), Printable(l.Owner.Name), l.Owner.PID, l.OwnerStatus, Printable(l.OwnerDetail))
+		ew.printf("%s\n  owner %s pid %d: %s (%s)\n", Printable(l.Source), Printable(l.Owner.Name), l.Owner.PID, Printable(l.OwnerStatus), Printable(l.OwnerDetail))
 		for _, sess := range l.Sessions {
 			parent := ""
 			if sess.Parent != "" {
 				parent = " (parent " + Printable(sess.Parent) + ")"
 			}
-			ew.printf("  session %s%s: %s\n", Printable(sess.Key), parent, sess.State)
+			ew.printf("  session %s%s: %s\n", Printable(sess.Key), parent, Printable(string(sess.State)))
 		}
 		tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
 		if !st.NoHeaders {
@@ -102,7 +102,7 @@ func (v *LedgerView) WriteTable(w io.Writer, st Style) error {
 			if command == "" {
 				command = r.Detail
 			}
-			fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\t%s\t%s\t%s\n", Printable(r.ID), r.Kind, r.PID, r.State, Printable(r.Session), now, clipRunes(command))
+			fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\t%s\t%s\t%s\n", Printable(r.ID), Printable(string(r.Kind)), r.PID, Printable(string(r.State)), Printable(r.Session), Printable(now), clipRunes(command))
 		}
 		tw.Flush()
 		ew.printf("\n")

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"strings"
 
+	"github.com/orphanreaper/reaper/audit"
 	"github.com/orphanreaper/reaper/ledger"
 	"github.com/orphanreaper/reaper/platform"
 	"github.com/orphanreaper/reaper/policy"
@@ -76,8 +77,10 @@ func exitCode(err error, stderr io.Writer, cmdPath ...string) int {
 	if err == nil {
 		return exitOK
 	}
+	// Each line escaped: an error can name what a user named (a path, a
+	// command), and under a unit stderr is the journal.
 	for _, line := range strings.Split(strings.TrimRight(err.Error(), "\n"), "\n") {
-		fmt.Fprintf(stderr, "reaper: %s\n", line)
+		fmt.Fprintf(stderr, "reaper: %s\n", audit.Printable(line))
 	}
 	var oe *outcomeError
 	if errors.As(err, &oe) {
