@@ -114,7 +114,12 @@ func (t *tree) escapees() (string, bool) {
 		case p.Zombie() || p.KernelThread() || t.isApart(p):
 		case t.groups[p.SID] || t.groups[p.PGID]:
 			found = append(found, p)
-		case p.PPID == t.adopter && t.adopter > 0 && t.adopted != nil && t.adopted[p.PID] != p.StartTicks && !t.member(p) && s.UID(p) == t.uid:
+		case p.PPID == t.adopter && t.adopter > 0 && t.adopted != nil && t.adopted[p.PID] != p.StartTicks && !t.member(p) &&
+			p.StartTicks >= t.began && s.UID(p) == t.uid:
+			// Adopted since the first rescan and started since the scan:
+			// perhaps the tree's fork. One that started before (an
+			// unrelated process of the same user whose parent happened to
+			// die meanwhile) cannot be.
 			born = append(born, p)
 		}
 	}

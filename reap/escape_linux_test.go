@@ -3,7 +3,9 @@ package reap
 import (
 	"context"
 	"os"
+	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -219,4 +221,92 @@ func TestForkerContinuedIsKilledWhole(t *testing.T) {
 		}
 		t.Logf("%s: %s", res[0].Outcome, res[0].Detail)
 	})
+}
+
+// startOrphan starts script as an orphan of its own session (setsid),
+// adopted by this process's nearest subreaper, and returns its pid.
+func startOrphan(t *testing.T, script string) int {
+	t.Helper()
+	file := t.TempDir() + "/pid"
+	cmd := exec.Command("sh", "-c", `setsid -f sh -c 'echo $$ > "$0"; `+script+`' "$1" </dev/null >/dev/null 2>&1`, "sh", file)
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	return waitPIDFile(t, file)
+}
+
+// waitPIDFile polls for a pid written to file, and kills that pid when the
+// test ends.
+func waitPIDFile(t *testing.T, file string) int {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if b, err := os.ReadFile(file); err == nil && len(b) > 1 {
+			pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+			if err == nil {
+				t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
+				return pid
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no pid in %s", file)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// A process of the tree's user that its adopter adopts during the reap is
+// named as a possible fork of the tree (the finding failed) only when it
+// started after the reap began: one that was running before — an unrelated
+// process whose parent happened to exit meanwhile — cannot be the tree's,
+// and once made such a finding failed (exit 3) for nothing. The control:
+// the same process started after the scan is named, and the finding fails.
+func TestAdoptedBeforeTheReapIsNotAnEscapee(t *testing.T) {
+	for _, tt := range []struct {
+		name         string
+		startedAfter bool
+		want         policy.Outcome
+	}{
+		{"started before the scan", false, policy.Killed},
+		{"control: started after the scan", true, policy.Failed},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			root := startOrphan(t, `trap "" TERM HUP; exec sleep 60`)
+			bystander := func() int {
+				// Its parent exits 1.5 s from now, well inside the grace:
+				// the adopter adopts it after the reap's first rescan.
+				file := t.TempDir() + "/pid"
+				cmd := exec.Command("sh", "-c", `sleep 60 & echo $! > "$0"; sleep 1.5`, file)
+				cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+				if err := cmd.Start(); err != nil {
+					t.Fatal(err)
+				}
+				go cmd.Wait()
+				return waitPIDFile(t, file)
+			}
+			var other int
+			if !tt.startedAfter {
+				other = bystander()
+				time.Sleep(20 * time.Millisecond) // a clock tick (USER_HZ 100) before the scan
+			}
+			plan, s := planFor(t, root, policy.Terminate)
+			if tt.startedAfter {
+				time.Sleep(20 * time.Millisecond)
+				other = bystander()
+			}
+			opt := options(&recorder{})
+			opt.Grace = 3 * time.Second
+			opt.confine = noConfine
+			res := Execute(context.Background(), plan, s, opt)
+			if res[0].Outcome != tt.want {
+				t.Errorf("outcome %s (%s), want %s", res[0].Outcome, res[0].Detail, tt.want)
+			}
+			if tt.want == policy.Failed && !strings.Contains(res[0].Detail, "pid "+itoa(other)) {
+				t.Errorf("the detail does not name pid %d: %s", other, res[0].Detail)
+			}
+			if syscall.Kill(other, 0) != nil {
+				t.Errorf("the bystander %d was signalled", other)
+			}
+		})
+	}
 }

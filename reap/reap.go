@@ -170,9 +170,13 @@ type tree struct {
 	// user, and adopted the adopter's children at the first rescan: one of
 	// that user adopted since may have been forked by the tree in a way no
 	// group shows (setsid), and is named if it lives.
-	adopter     int
-	uid         uint32
-	adopted     map[int]uint64
+	adopter int
+	uid     uint32
+	adopted map[int]uint64
+	// began is the start (StartTicks) of a process that started as the
+	// scan's table was taken: only one that started since can have been
+	// forked by the tree during its reap.
+	began       uint64
 	conf        *platform.Confinement
 	releaseNote string // why a confinement given up was not fully released
 	// apart are the processes below the root the scan found not the
@@ -185,7 +189,7 @@ func (t *tree) reap(ctx context.Context, f *scan.Finding) Result {
 	defer t.close()
 	t.ids = map[int]string{}
 	t.starts = map[int]uint64{}
-	t.adopter, t.uid = f.Root.PPID, t.snap.UID(f.Root)
+	t.adopter, t.uid, t.began = f.Root.PPID, t.snap.UID(f.Root), t.snap.TakenTicks()
 	t.apart = map[int]uint64{}
 	for _, p := range f.Apart {
 		t.apart[p.PID] = p.StartTicks
