@@ -111,7 +111,7 @@ func zombieGroups(s *platform.Snapshot, gs []scan.ZombieGroup) []ZombieGroupEntr
 			Count: len(g.Zombies), OldestAgeSecond: int64(g.Oldest / time.Second), PIDs: pids(g.Zombies)}
 		if g.Parent != nil {
 			e.ParentStart = s.Identity(g.Parent)
-			e.ParentCmdline = s.CommandLine(g.Parent)
+			e.ParentCmdline = commandLine(s, g.Parent)
 		}
 		out = append(out, e)
 	}

@@ -70,7 +70,7 @@ func (r *Report) AddUnmatched(pol *policy.Policy, res *scan.Result, plan *policy
 		r.UnmatchedTrees = append(r.UnmatchedTrees, UnmatchedTree{
 			RootPID: f.Root.PID, PIDs: f.PIDs(), Kind: string(f.Kind), Reasons: reasonStrings(f.Reasons),
 			Evidence: append([]string{}, f.Evidence...), RSSBytes: f.RSS, AgeSeconds: int64(s.Age(f.Root).Seconds()),
-			Cmdline: s.CommandLine(f.Root), WhyNot: pol.WhyNot(s, f),
+			Cmdline: commandLine(s, f.Root), WhyNot: pol.WhyNot(s, f),
 		})
 	}
 }
@@ -231,7 +231,7 @@ func NewReport(pol *policy.Policy, res *scan.Result, plan *policy.Plan) *Report 
 	for _, z := range res.Zombies {
 		e := Zombie{PID: z.Proc.PID, PPID: z.Proc.PPID}
 		if z.Parent != nil {
-			e.ParentCmdline = s.CommandLine(z.Parent)
+			e.ParentCmdline = commandLine(s, z.Parent)
 		}
 		r.Zombies = append(r.Zombies, e)
 	}
@@ -346,6 +346,18 @@ func WriteJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
+// maxCmdline is how much of a command line the report keeps: the first
+// 4 KiB of the 64 KiB the snapshot reads (platform.MaxDetail), so that a
+// user's processes add at most that much each to every report, audit
+// record and journal entry.
+const maxCmdline = 4 << 10
+
+// commandLine is p's command line as the report keeps it, cut at
+// maxCmdline with "…" where it was longer.
+func commandLine(s *platform.Snapshot, p *platform.Process) string {
+	return clipAt(s.CommandLine(p), maxCmdline)
+}
+
 // Printable escapes control characters, so that a hostile comm or argv
 // ("foo\nbar", terminal escapes) cannot forge lines of the table.
 func Printable(s string) string {
@@ -429,7 +441,7 @@ func (u userNames) findingOf(s *platform.Snapshot, f *scan.Finding) Finding {
 		RunID:      f.RunID,
 		RSSBytes:   f.RSS,
 		AgeSeconds: int64(s.Age(f.Root) / time.Second),
-		Cmdline:    s.CommandLine(f.Root),
+		Cmdline:    commandLine(s, f.Root),
 		Evidence:   f.Evidence,
 		Start:      s.Identity(f.Root),
 		OwnerPID:   f.OwnerPID,
@@ -440,7 +452,7 @@ func (u userNames) findingOf(s *platform.Snapshot, f *scan.Finding) Finding {
 	for _, m := range f.Members {
 		uid, user := u.of(s, m.Proc)
 		fd.Members = append(fd.Members, Member{PID: m.Proc.PID, PPID: m.Proc.PPID, UID: uid, User: user, Depth: m.Depth,
-			AgeSeconds: int64(s.Age(m.Proc) / time.Second), RSSBytes: m.Proc.RSS, Cmdline: s.CommandLine(m.Proc)})
+			AgeSeconds: int64(s.Age(m.Proc) / time.Second), RSSBytes: m.Proc.RSS, Cmdline: commandLine(s, m.Proc)})
 	}
 	return fd
 }

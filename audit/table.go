@@ -277,16 +277,7 @@ func (r *Report) ptyLine() string {
 	return fmt.Sprintf("PTYs %d/%d in use, %d held by findings, %d dead", r.PTY.InUse, r.PTY.Max, r.PTY.HeldByFindings, len(r.PTY.Dead))
 }
 
-func clip(s string) string {
-	if len(s) <= maxCommand {
-		return s
-	}
-	cut := maxCommand
-	for cut > 0 && !utf8Start(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
-}
+func clip(s string) string { return clipAt(s, maxCommand) }
 
 func utf8Start(b byte) bool { return b&0xc0 != 0x80 }
 
@@ -297,11 +288,14 @@ func utf8Start(b byte) bool { return b&0xc0 != 0x80 }
 const maxText = 4 << 10
 
 // clipText cuts s to maxText bytes, at a character, marking the cut.
-func clipText(s string) string {
-	if len(s) <= maxText {
+func clipText(s string) string { return clipAt(s, maxText) }
+
+// clipAt cuts s to n bytes, at a character, marking the cut.
+func clipAt(s string, n int) string {
+	if len(s) <= n {
 		return s
 	}
-	cut := maxText
+	cut := n
 	for cut > 0 && !utf8Start(s[cut]) {
 		cut--
 	}

@@ -78,6 +78,16 @@ func (b *readBudget) order(groups []*group) []*group {
 	return out
 }
 
+// unreadError is why a uid's reader did not run, or ran out of its time,
+// within the run's budget: that uid's doubt. The report says it once per
+// user (Set.Messages), however many of the user's ids it holds back.
+type unreadError struct {
+	user uint32 // whose budget it was
+	msg  string
+}
+
+func (e *unreadError) Error() string { return e.msg }
+
 // admit says whether uid gets a reader (taking a place in its user's
 // share), and if not, why not: the doubt of that uid.
 func (b *readBudget) admit(uid uint32) error {
@@ -89,9 +99,9 @@ func (b *readBudget) admit(uid uint32) error {
 	}
 	if len(b.uids[u]) >= maxUIDsPerUser {
 		if u == uid {
-			return fmt.Errorf("not read: uid %d's subordinate ids (/etc/subuid) took its share of readers (%d uids a run)", uid, maxUIDsPerUser)
+			return &unreadError{u, fmt.Sprintf("not read: uid %d's subordinate ids (/etc/subuid) took its share of readers (%d uids a run)", uid, maxUIDsPerUser)}
 		}
-		return fmt.Errorf("not read: uid %d is a subordinate id of uid %d (/etc/subuid), whose share of readers (%d uids a run) is taken", uid, u, maxUIDsPerUser)
+		return &unreadError{u, fmt.Sprintf("not read: uid %d is a subordinate id of uid %d (/etc/subuid), whose share of readers (%d uids a run) is taken", uid, u, maxUIDsPerUser)}
 	}
 	b.uids[u] = append(b.uids[u], uid)
 	return nil
@@ -111,9 +121,9 @@ func (b *readBudget) start(uid uint32) (time.Time, error) {
 	}
 	switch {
 	case !now.Before(b.end):
-		return d, fmt.Errorf("not read: the run's time for reading users' state was spent")
+		return d, &unreadError{b.user(uid), "not read: the run's time for reading users' state was spent"}
 	case !now.Before(d):
-		return d, fmt.Errorf("not read: uid %d's readers already took %s this run", uid, ChildDeadline)
+		return d, &unreadError{b.user(uid), fmt.Sprintf("not read: uid %d's readers already took %s this run", uid, ChildDeadline)}
 	}
 	if b.end.Before(d) {
 		d = b.end

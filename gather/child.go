@@ -259,7 +259,7 @@ func readGroup(ctx context.Context, g *group, buf []byte, b *readBudget) []byte 
 	}
 	deadline, err := b.start(g.uid)
 	if err != nil {
-		g.err = fmt.Errorf("reader as uid %d: %w", g.uid, err)
+		g.err = err
 		return buf
 	}
 	out, err := readAs(ctx, g, buf, deadline)

@@ -60,6 +60,9 @@ type DirRead struct {
 type Problem struct {
 	Msg   string
 	Doubt policy.Doubt
+	// user, for a dir the run's budget left unread, is whose budget it
+	// was (+1; 0 for any other problem): Messages says those once per user.
+	user uint64
 }
 
 // Pending is the reading of the state dirs found without the process
@@ -222,7 +225,7 @@ func Load(ctx context.Context, opts Options, pending *Pending, snap *platform.Sn
 			if uid, ok := fileUID(fi); ok && uid != 0 {
 				d = policy.Doubt{UID: uid}
 			}
-			set.Problems = append(set.Problems, Problem{err.Error(), d})
+			set.Problems = append(set.Problems, Problem{Msg: err.Error(), Doubt: d})
 			continue
 		}
 		set.Ledgers = append(set.Ledgers, l)
@@ -298,20 +301,25 @@ func (s *Set) merge(o *Set) {
 func (s *Set) addRead(r readResult, snap *platform.Snapshot) {
 	doubt := policy.Doubt{UID: r.dir.UID}
 	c := client.ByName(r.dir.Client)
+	var unread *unreadError
 	switch {
+	case errors.As(r.err, &unread):
+		s.Problems = append(s.Problems, Problem{Msg: fmt.Sprintf("%s (uid %d): %v", r.dir.Path, r.dir.UID, r.err), Doubt: doubt, user: uint64(unread.user) + 1})
+		s.Read = append(s.Read, DirRead{r.dir, r.err.Error()})
+		return
 	case r.err != nil:
-		s.Problems = append(s.Problems, Problem{fmt.Sprintf("%s: %v", r.dir.Path, r.err), doubt})
+		s.Problems = append(s.Problems, Problem{Msg: fmt.Sprintf("%s: %v", r.dir.Path, r.err), Doubt: doubt})
 		s.Read = append(s.Read, DirRead{r.dir, r.err.Error()})
 		return
 	case c == nil:
-		s.Problems = append(s.Problems, Problem{fmt.Sprintf("%s: no client %q", r.dir.Path, r.dir.Client), doubt})
+		s.Problems = append(s.Problems, Problem{Msg: fmt.Sprintf("%s: no client %q", r.dir.Path, r.dir.Client), Doubt: doubt})
 		s.Read = append(s.Read, DirRead{r.dir, "no such client"})
 		return
 	}
 	ev, problems, warnings := c.Judge(r.read, r.dir.Path, r.dir.UID, snap)
 	s.Warnings = append(s.Warnings, warnings...)
 	for _, err := range problems {
-		s.Problems = append(s.Problems, Problem{err.Error(), doubt})
+		s.Problems = append(s.Problems, Problem{Msg: err.Error(), Doubt: doubt})
 	}
 	read := DirRead{Dir: r.dir}
 	if len(problems) > 0 {
@@ -429,11 +437,27 @@ func (s *Set) Doubts() []policy.Doubt {
 	return out
 }
 
-// Messages are the problems' texts, for the report's errors.
+// Messages are the problems' texts, for the report's errors: the dirs the
+// run's budget left unread once per user, with how many more there were
+// (a user with a subordinate range can name thousands).
 func (s *Set) Messages() []string {
-	out := make([]string, len(s.Problems))
-	for i, p := range s.Problems {
-		out[i] = p.Msg
+	var out []string
+	first := map[uint64]int{} // user+1 → its message in out
+	more := map[uint64]int{}
+	for _, p := range s.Problems {
+		if p.user == 0 {
+			out = append(out, p.Msg)
+			continue
+		}
+		if _, seen := first[p.user]; seen {
+			more[p.user]++
+			continue
+		}
+		first[p.user] = len(out)
+		out = append(out, p.Msg)
+	}
+	for u, n := range more {
+		out[first[u]] += fmt.Sprintf(" (and %d more state dirs of uid %d's left unread like it: the uids' doubt)", n, u-1)
 	}
 	return out
 }

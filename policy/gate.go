@@ -22,6 +22,12 @@ type Gate struct {
 	self   map[int]bool
 	owned  []*scan.Result // whose OwnedRun counts: the scan, then re-reads
 	doubts []Doubt
+	// all is the first doubt that holds back every tree, byUID the first
+	// of each uid, each by its place in doubts (-1: none): a user with many
+	// ids (a subordinate range) casts one doubt per id, and a member is
+	// asked in constant time.
+	all   int
+	byUID map[uint32]int
 }
 
 // Doubt is state that could not be read (a corrupt ledger, an OpenClaw
@@ -43,7 +49,16 @@ type Doubt struct {
 // from, uid the reaper's effective uid (by default only its own processes
 // are acted on), doubts the state that could not be read.
 func (p *Policy) NewGate(res *scan.Result, uid uint32, doubts []Doubt) *Gate {
-	return &Gate{pol: p, cfg: p.ScanConfig(), uid: uid, self: ancestry(res), owned: []*scan.Result{res}, doubts: doubts}
+	g := &Gate{pol: p, cfg: p.ScanConfig(), uid: uid, self: ancestry(res), owned: []*scan.Result{res}, doubts: doubts, all: -1, byUID: map[uint32]int{}}
+	for i, d := range doubts {
+		switch _, seen := g.byUID[d.UID]; {
+		case d.All && g.all < 0:
+			g.all = i
+		case !d.All && !seen:
+			g.byUID[d.UID] = i
+		}
+	}
+	return g
 }
 
 // AlsoOwned adds the runs a later re-read of the ledgers shows as owned
@@ -128,10 +143,12 @@ func userName(uid uint32) string {
 
 // Doubtful returns why unreadable state holds back a tree holding p, or "".
 func (g *Gate) Doubtful(s *platform.Snapshot, p *platform.Process) string {
-	for _, d := range g.doubts {
-		if d.All || s.UID(p) == d.UID {
-			return d.Reason
-		}
+	i, ok := g.byUID[s.UID(p)]
+	switch {
+	case g.all >= 0 && (!ok || g.all < i):
+		return g.doubts[g.all].Reason
+	case ok:
+		return g.doubts[i].Reason
 	}
 	return ""
 }

@@ -65,6 +65,7 @@ type reapReport struct {
 		Status string `json:"status"`
 		Detail string `json:"detail"`
 	} `json:"ledger"`
+	Errors []string `json:"errors"`
 }
 
 // finding returns the finding rooted at pid, or nil.
