@@ -11,8 +11,11 @@
 // data (what the dir's client's Read returns) on stdout; the parent reads a capped amount of it
 // within a deadline and judges it as the word of the uid it ran the child
 // as. A child that fails, is killed or prints garbage is doubt for its uid
-// only. Root never parses what a user wrote, and no user's files can make
-// the run slower or larger than its bounds.
+// only. The children of a run share one budget (budget.go): in turns, a
+// share per user (their subordinate ids included), a deadline per uid and
+// one for the run; a uid left out is its own doubt. Root never parses what
+// a user wrote, and no user's files or ids can make the run slower or
+// larger than its bounds.
 //
 // gather reads, never writes and never signals.
 package gather
