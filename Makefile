@@ -1,5 +1,7 @@
-# reaper's build: the binary, its man pages and completions, its packages.
-# The tests are `go test -count=1 ./...` (see README); CI is .ci/run.
+# reaper's build: the binary, its man pages and completions, its packages;
+# and the checks a contributor runs before sending a change (CONTRIBUTING.md).
+# The tests are `go test -count=1 ./...` (see README); CI is .ci/run, which
+# calls `make check` and `make fuzz` too.
 
 VERSION ?= $(shell scripts/version.sh 2>/dev/null || echo 0.0.0)
 ARCH    ?= amd64
@@ -7,7 +9,36 @@ ARCH    ?= amd64
 # accepts and whose modules the proxy serves in full.
 GORELEASER := github.com/goreleaser/goreleaser/v2@v2.16.0
 
-.PHONY: build docs packages release clean
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+
+.PHONY: build check test fuzz docs packages release clean
+
+# The quick checks, for any user: formatting, vet and staticcheck on Linux
+# and darwin, the darwin and freebsd builds (no cgo), the darwin test
+# binaries compiled, and the library packages' tests (those that need root
+# skip without it; cmd/reaper's, which build and run the binary, are in
+# `make test`).
+check:
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt would change: $$unformatted"; exit 1; fi
+	go vet ./...
+	GOOS=darwin GOARCH=amd64 go vet ./...
+	GOOS=darwin GOARCH=arm64 go vet ./...
+	CGO_ENABLED=0 go build -o /dev/null ./cmd/reaper
+	for arch in amd64 arm64; do CGO_ENABLED=0 GOOS=darwin GOARCH=$$arch go build ./... || exit 1; \
+		CGO_ENABLED=0 GOOS=darwin GOARCH=$$arch go test -exec=true -count=1 ./... >/dev/null || exit 1; done
+	CGO_ENABLED=0 GOOS=freebsd GOARCH=amd64 go build ./...
+	GOOS= GOARCH= go install $(STATICCHECK)
+	"$$(go env GOPATH)/bin/staticcheck" ./...
+	GOOS=darwin "$$(go env GOPATH)/bin/staticcheck" ./...
+	go test -count=1 $$(go list ./... | grep -v '/cmd/')
+
+# Every test: as root also the other-user, cgroup and PID-namespace ones.
+test:
+	go test -count=1 ./...
+
+# Every fuzz target, found by `go test -list` (scripts/fuzz.sh).
+fuzz:
+	scripts/fuzz.sh
 
 build:
 	mkdir -p dist

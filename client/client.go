@@ -1,100 +1,244 @@
 package client
 
 import (
-	"github.com/orphanreaper/reaper/claudecode"
-	"github.com/orphanreaper/reaper/codex"
-	"github.com/orphanreaper/reaper/gemini"
-	"github.com/orphanreaper/reaper/openclaw"
-	"github.com/orphanreaper/reaper/opencode"
+	"encoding/json"
+	"slices"
+
+	"github.com/orphanreaper/reaper/client/statedir"
 	"github.com/orphanreaper/reaper/platform"
 	"github.com/orphanreaper/reaper/scan"
 )
 
-// Client is one agent client's adapter.
-type Client interface {
+// Info is what a client is, fixed when reaper is built: facts, no
+// behaviour.
+type Info struct {
 	// Name names the client in messages and in the reader's protocol: a
 	// short word without ':' (openclaw).
-	Name() string
+	Name string
+	// Title is the client as people call it (Claude Code), in messages
+	// about its files.
+	Title string
+	// EnvNames are the variables scan must be able to look up on
+	// processes (its markers).
+	EnvNames []string
+	// Owners are the owner names its evidence attributes findings to, for
+	// a policy rule's owner matcher.
+	Owners []string
+	// Marks are the kinds, supervisors and leaders its processes show.
+	Marks scan.Marks
+	// Comms are the titles of the client's own processes as the kernel
+	// keeps them (comm: at most 15 bytes, "openclaw-gatewa"): such a
+	// process names its state dir in its environment wherever it runs.
+	Comms []string
+}
+
+// Places says where a client keeps its state.
+type Places interface {
 	// HomeDirs lists the client's state dirs in one account's home that
 	// exist and are that account's (uid).
 	HomeDirs(home string, uid int) []string
 	// OwnDirs lists the state dirs reaper's own environment names (getenv
-	// reads it). NamedDir is the state dir a process's environment names
-	// (env looks a variable up), and the variable it came from: read from
-	// the live owners, the processes IsOwner recognises by their comm, and
-	// the roots of orphaned trees (a dead owner's survivors lead to its
-	// state). gather checks every such dir before it is read.
+	// reads it).
 	OwnDirs(getenv func(string) string) []string
+	// NamedDir is the state dir a process's environment names (env looks
+	// a variable up), and the variable it came from: read from the live
+	// owners, the processes of the client's Comms, and the roots of
+	// orphaned trees (a dead owner's survivors lead to its state). gather
+	// checks every such dir before it is read.
 	NamedDir(env func(string) (string, bool)) (dir, from string)
-	IsOwner(comm string) bool
-	// EnvNames are the variables scan must be able to look up on processes
-	// (its markers).
-	EnvNames() []string
 	// IsStateDir reports whether a directory an operator names is this
 	// client's state.
 	IsStateDir(dir string) bool
+}
+
+// Adapter is what one client's package implements, typed by its read R:
+// plain data that crosses the reader child's boundary as JSON. An adapter
+// proves it at compile time (var _ client.Adapter[Raw] = Adapter{}) and
+// is erased to a Client once, by New.
+type Adapter[R any] interface {
+	Info() Info
+	Places
 	// Read reads one state dir — in the reader child, as the dir's owner,
-	// under the kernel's limits — and returns plain data that survives a
-	// round trip through JSON. It must not fail: what could not be read is
-	// in the data, for Judge.
-	Read(dir string) any
-	// Decode decodes what Read returned for dir, as JSON, as the read of
-	// uid — whom the reader ran as, never what the data says of itself. It
-	// needs no table: it runs as soon as a reader's output is in, while the
-	// table is still scanned.
-	Decode(raw []byte, dir string, uid uint32) any
-	// Judge turns what Decode returned into evidence spoken by uid, judged
-	// against snap (nil: no table; what needs one is left out). problems
-	// cast doubt on uid's trees; warnings do not.
-	Judge(decoded any, dir string, uid uint32, snap *platform.Snapshot) (ev scan.Evidence, problems []error, warnings []string)
-	// Marks are the kinds and supervisors the client's processes show.
-	Marks() scan.Marks
-	// Owners are the owner names its evidence attributes findings to, for
-	// a policy rule's owner matcher.
-	Owners() []string
+	// under the kernel's limits. It must not fail: what could not be read
+	// is in the data, for Judge.
+	Read(dir string) *R
+	// Judge turns a read into evidence spoken by uid (whom the reader ran
+	// as), judged against snap (nil: no table; what needs one is left
+	// out). problems cast doubt on uid's trees; warnings do not.
+	Judge(r *R, uid uint32, snap *platform.Snapshot) (ev scan.Evidence, problems []error, warnings []string)
 }
 
-// all is every client reaper knows: an adapter is one package and one line
-// here.
-var all = []Client{
-	openclaw.Client{},
-	claudecode.Client{},
-	codex.Client{},
-	gemini.Client{},
-	opencode.Client{},
+// Raw is what a read's pointer has: the head every state dir's read
+// begins with (statedir.Head, embedded), and what the read says without
+// casting doubt.
+type Raw interface {
+	StateHead() *statedir.Head
+	Warnings() []string
 }
 
-// All returns the clients, in a fixed order.
-func All() []Client { return all }
+// Client is an adapter as the rest of reaper handles it: its read erased
+// to JSON here, once, and decoded back to its own type by its own Decode.
+type Client interface {
+	Info() Info
+	Places
+	// Read is the adapter's Read of dir as one line of JSON: what a reader
+	// child prints.
+	Read(dir string) []byte
+	// Decode decodes what Read printed for dir as the read of uid — whom
+	// the reader ran as, never what the data says of itself — checked to
+	// be that dir's, bounded (statedir.Decode). It needs no table: it runs
+	// as soon as a reader's output is in, while the table is still read.
+	Decode(wire []byte, dir string, uid uint32) Decoded
+}
+
+// Decoded is one dir's read, decoded: judging it needs the table.
+type Decoded interface {
+	// Judge is the adapter's Judge of the read — or, when Decode found it
+	// wrong, those problems — with every claim in it spoken by the read's
+	// uid, whatever the adapter set.
+	Judge(snap *platform.Snapshot) (ev scan.Evidence, problems []error, warnings []string)
+	// Wire is the decoded read as Read would print it: the same bytes when
+	// the trip through JSON lost nothing (the contract suite checks it).
+	Wire() []byte
+}
+
+// New erases a to a Client. P is *R (inferred: client.New[Raw](Adapter{})).
+func New[R any, P interface {
+	*R
+	Raw
+}](a Adapter[R]) Client {
+	return port[R, P]{a}
+}
+
+// port is an Adapter[R] behind the Client seam.
+type port[R any, P interface {
+	*R
+	Raw
+}] struct {
+	Adapter[R]
+}
+
+// Read implements Client: the adapter's read, marshalled. A read is plain
+// data; were it not, "null" fails its Decode, which is that uid's doubt.
+func (p port[R, P]) Read(dir string) []byte {
+	b, err := json.Marshal(p.Adapter.Read(dir))
+	if err != nil {
+		return []byte("null")
+	}
+	return b
+}
+
+// Decode implements Client.
+func (p port[R, P]) Decode(wire []byte, dir string, uid uint32) Decoded {
+	r := new(R)
+	errs := statedir.Decode(wire, r, P(r).StateHead(), dir, uid, p.Info().Title)
+	return &decoded[R, P]{a: p.Adapter, r: r, uid: uid, errs: errs}
+}
+
+// decoded is one read of an Adapter[R].
+type decoded[R any, P interface {
+	*R
+	Raw
+}] struct {
+	a    Adapter[R]
+	r    *R
+	uid  uint32
+	errs []error
+}
+
+// Judge implements Decoded.
+func (d *decoded[R, P]) Judge(snap *platform.Snapshot) (scan.Evidence, []error, []string) {
+	if d.errs != nil {
+		return scan.Evidence{}, d.errs, P(d.r).Warnings()
+	}
+	ev, problems, warnings := d.a.Judge(d.r, d.uid, snap)
+	Speak(&ev, d.uid)
+	return ev, problems, warnings
+}
+
+// Wire implements Decoded.
+func (d *decoded[R, P]) Wire() []byte {
+	b, err := json.Marshal(d.r)
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+// Speak makes uid the speaker of every claim in ev: what a user's state
+// dir says is that user's word (scan's speaker gate takes it from here).
+func Speak(ev *scan.Evidence, uid uint32) {
+	for _, l := range ev.Ledgers {
+		l.Speaker = uid
+	}
+	for i := range ev.Ties {
+		ev.Ties[i].Speaker = uid
+	}
+	for i := range ev.Servers {
+		ev.Servers[i].UID = uid
+	}
+}
+
+// Set is the clients a run knows: cmd hands down client/all's, and every
+// package below receives it as a value — none reaches for a list — so a
+// test can run with a chosen set.
+type Set struct{ list []Client }
+
+// NewSet is a set of the clients given, in that order.
+func NewSet(cs ...Client) Set { return Set{list: cs} }
+
+// All returns the clients, in the set's order.
+func (s Set) All() []Client { return s.list }
 
 // ByName returns the client called name, or nil.
-func ByName(name string) Client {
-	for _, c := range all {
-		if c.Name() == name {
+func (s Set) ByName(name string) Client {
+	for _, c := range s.list {
+		if c.Info().Name == name {
 			return c
 		}
 	}
 	return nil
 }
 
-// Marks are every client's marks, for scan.Config.
-func Marks() scan.Marks {
+// Marks are every client's marks, merged (scan.Marks.Add), for
+// scan.Config.
+func (s Set) Marks() scan.Marks {
 	var m scan.Marks
-	for _, c := range all {
-		cm := c.Marks()
-		m.Env = append(m.Env, cm.Env...)
-		m.Commands = append(m.Commands, cm.Commands...)
-		m.Supervisors = append(m.Supervisors, cm.Supervisors...)
-		m.Leaders = append(m.Leaders, cm.Leaders...)
+	for _, c := range s.list {
+		m.Add(c.Info().Marks)
 	}
 	return m
 }
 
 // EnvNames are every client's marker variables.
-func EnvNames() []string {
+func (s Set) EnvNames() []string {
 	var out []string
-	for _, c := range all {
-		out = append(out, c.EnvNames()...)
+	for _, c := range s.list {
+		out = append(out, c.Info().EnvNames...)
 	}
 	return out
+}
+
+// Owners are the owner names every client's evidence uses, for a policy
+// rule's owner matcher.
+func (s Set) Owners() []string {
+	var out []string
+	for _, c := range s.list {
+		out = append(out, c.Info().Owners...)
+	}
+	return out
+}
+
+// Names are the clients' names, in order.
+func (s Set) Names() []string {
+	var out []string
+	for _, c := range s.list {
+		out = append(out, c.Info().Name)
+	}
+	return out
+}
+
+// IsOwnProcess reports whether comm is the title of c's own processes.
+func IsOwnProcess(c Client, comm string) bool {
+	return comm != "" && slices.Contains(c.Info().Comms, comm)
 }

@@ -75,10 +75,10 @@ const (
 )
 
 // ChildMain is the reader child: it sets its limits before anything else,
-// then reads each state dir named after "--" (as CLIENT:DIR) with its
-// client's Read and prints what they returned as one JSON document. It
-// returns the exit status.
-func ChildMain(args []string, stdout, stderr io.Writer) int {
+// then reads each state dir named after "--" (as CLIENT:DIR) with the Read
+// of its client in cs and prints what they returned as one JSON document.
+// It returns the exit status.
+func ChildMain(args []string, stdout, stderr io.Writer, cs client.Set) int {
 	if err := platform.LimitSelf(childLimits); err != nil {
 		fmt.Fprintln(stderr, "reader:", err)
 		return 70 // EX_SOFTWARE: it must not read unbounded
@@ -99,15 +99,16 @@ func ChildMain(args []string, stdout, stderr io.Writer) int {
 	}
 	for _, arg := range args[1:] {
 		name, dir, _ := strings.Cut(arg, ":")
-		c := client.ByName(name)
+		c := cs.ByName(name)
 		if c == nil {
 			return fail(64, fmt.Errorf("no client %q", name))
 		}
 		if err := enc.Encode(childState{Client: name, Dir: dir}); err != nil {
 			return fail(74, err)
 		}
-		if err := enc.Encode(c.Read(dir)); err != nil {
-			return fail(70, err)
+		// One line: encoding/json writes no newline inside a value.
+		if _, err := stdout.Write(append(c.Read(dir), '\n')); err != nil {
+			return fail(74, err)
 		}
 	}
 	return 0
@@ -127,30 +128,38 @@ type group struct {
 // Decode made it, or why it could not be read.
 type readResult struct {
 	dir  Dir
-	read any
+	read client.Decoded
 	err  error
 }
 
 // readAll reads the dirs and returns each one's read, in order.
-func readAll(ctx context.Context, dirs []Dir, asRoot bool, accts []account) []readResult {
+func readAll(ctx context.Context, dirs []Dir, rd *readers) []readResult {
 	out := make([]readResult, len(dirs))
 	ready := make(chan struct{})
 	close(ready)
-	rd := &readers{asRoot: asRoot, accts: accts}
-	if asRoot {
-		rd.budget = newBudget(ctx, accts)
-	}
 	startReads(ctx, dirs, rd, ready, func(k int, r readResult) { out[k] = r }).Wait()
 	return out
 }
 
-// readers is how a run reads users' state: as root in reader children,
-// within one budget for the run (budget), each as the account's group;
-// otherwise in this process.
+// readers is how a run reads users' state with the clients it knows: as
+// root in reader children, within one budget for the run (budget), each
+// as the account's group; otherwise in this process.
 type readers struct {
-	asRoot bool
-	accts  []account
-	budget *readBudget
+	clients client.Set
+	asRoot  bool
+	accts   []account
+	budget  *readBudget
+}
+
+// newReaders is how a run of this process, with clients cs, reads users'
+// state (the accounts and the budget only as root).
+func newReaders(ctx context.Context, cs client.Set) readers {
+	rd := readers{clients: cs, asRoot: os.Geteuid() == 0}
+	if rd.asRoot {
+		rd.accts = accounts()
+		rd.budget = newBudget(ctx, rd.accts)
+	}
+	return rd
 }
 
 // startReads reads the dirs — as root, one child per uid (at most
@@ -181,12 +190,10 @@ func startReads(ctx context.Context, dirs []Dir, rd *readers, ready <-chan struc
 			defer wg.Done()
 			for k, d := range dirs {
 				r := readResult{dir: d}
-				if c := client.ByName(d.Client); c == nil {
+				if c := rd.clients.ByName(d.Client); c == nil {
 					r.err = fmt.Errorf("no client %q", d.Client)
-				} else if raw, err := json.Marshal(c.Read(d.Path)); err != nil {
-					r.err = err
 				} else {
-					r.read = c.Decode(raw, d.Path, d.UID)
+					r.read = c.Decode(c.Read(d.Path), d.Path, d.UID)
 				}
 				hand(k, r)
 			}
@@ -228,7 +235,7 @@ func startReads(ctx context.Context, dirs []Dir, rd *readers, ready <-chan struc
 				reads := make([]readResult, len(g.dirs))
 				for i, d := range g.dirs {
 					reads[i] = readResult{dir: d, err: g.err}
-					switch c := client.ByName(d.Client); {
+					switch c := rd.clients.ByName(d.Client); {
 					case g.err != nil:
 					case c == nil:
 						reads[i].err = fmt.Errorf("no client %q", d.Client)

@@ -3,7 +3,9 @@ package gather
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -11,18 +13,33 @@ import (
 	"testing"
 	"time"
 
+	"github.com/orphanreaper/reaper/client"
+	"github.com/orphanreaper/reaper/client/claudecode"
+	"github.com/orphanreaper/reaper/client/openclaw"
 	"github.com/orphanreaper/reaper/internal/skips"
-	"github.com/orphanreaper/reaper/openclaw"
 	"github.com/orphanreaper/reaper/platform"
-	"github.com/orphanreaper/reaper/statedir"
 
 	_ "modernc.org/sqlite"
 )
 
+// testClients are the clients these tests read the state of: gather is
+// given a set, and knows none by name.
+var testClients = client.NewSet(openclaw.Client, claudecode.Client)
+
+// testReaders reads as root (in reader children, within a fresh budget)
+// or in this process.
+func testReaders(asRoot bool) *readers {
+	rd := &readers{clients: testClients, asRoot: asRoot}
+	if asRoot {
+		rd.budget = newBudget(context.Background(), nil)
+	}
+	return rd
+}
+
 // This test binary is also the reader child the tests start.
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == ChildCommand {
-		os.Exit(ChildMain(os.Args[2:], os.Stdout, os.Stderr))
+		os.Exit(ChildMain(os.Args[2:], os.Stdout, os.Stderr, testClients))
 	}
 	os.Exit(skips.Main(m))
 }
@@ -151,15 +168,15 @@ func TestReaderRunsAsTheUser(t *testing.T) {
 	os.Chmod(filepath.Join(dir, "acpx"), 0o700)
 	os.Chown(filepath.Join(dir, "acpx"), 0, 0)
 	d := []Dir{{Path: dir, UID: 65534, Client: "openclaw"}}
-	got := readAll(context.Background(), d, true, nil)
+	got := readAll(context.Background(), d, testReaders(true))
 	if got[0].err != nil || got[0].read == nil {
 		t.Fatalf("read: %+v (%v)", got[0], got[0].err)
 	}
-	if p := rawOf(t, got[0]).Problems; len(p) != 1 || p[0].Cause != "permission" {
+	if p := problemsOf(got[0]); len(p) != 1 || !errors.Is(p[0], fs.ErrPermission) {
 		t.Errorf("as uid 65534: problems %+v, want the lease file's permission denied", p)
 	}
-	inProcess := readAll(context.Background(), d, false, nil)
-	if p := rawOf(t, inProcess[0]).Problems; len(p) != 0 {
+	inProcess := readAll(context.Background(), d, testReaders(false))
+	if p := problemsOf(inProcess[0]); len(p) != 0 {
 		t.Errorf("control, root in-process: problems %+v, want none", p)
 	}
 }
@@ -173,8 +190,8 @@ func TestFailedReaderIsItsUsersDoubt(t *testing.T) {
 	t.Cleanup(func() { ChildDeadline = old })
 	a, b := userState(t, 65534), userState(t, 65533)
 	set := &Set{}
-	for _, r := range readAll(context.Background(), []Dir{{Path: a, UID: 65534, Client: "openclaw"}, {Path: b, UID: 65533, Client: "openclaw"}}, true, nil) {
-		set.addRead(r, nil)
+	for _, r := range readAll(context.Background(), []Dir{{Path: a, UID: 65534, Client: "openclaw"}, {Path: b, UID: 65533, Client: "openclaw"}}, testReaders(true)) {
+		set.addRead(r, nil, testClients)
 	}
 	var uids []uint32
 	for _, d := range set.Doubts() {
@@ -188,8 +205,8 @@ func TestFailedReaderIsItsUsersDoubt(t *testing.T) {
 	}
 	ChildDeadline = old
 	set = &Set{}
-	for _, r := range readAll(context.Background(), []Dir{{Path: a, UID: 65534, Client: "openclaw"}}, true, nil) {
-		set.addRead(r, platform.NewSnapshot(nil, "boot", time.Hour, time.Now()))
+	for _, r := range readAll(context.Background(), []Dir{{Path: a, UID: 65534, Client: "openclaw"}}, testReaders(true)) {
+		set.addRead(r, platform.NewSnapshot(nil, "boot", time.Hour, time.Now()), testClients)
 	}
 	if len(set.Problems) != 0 {
 		t.Errorf("control, in time: problems %+v", set.Problems)
@@ -245,7 +262,7 @@ func TestLoadJudgesAfterTheTable(t *testing.T) {
 	for i := range snap.Procs {
 		roots = append(roots, &snap.Procs[i])
 	}
-	opts := Options{Discover: true, Getenv: func(k string) string {
+	opts := Options{Discover: true, Clients: testClients, Getenv: func(k string) string {
 		if k == "OPENCLAW_STATE_DIR" {
 			return dir
 		}
@@ -266,15 +283,9 @@ func TestLoadJudgesAfterTheTable(t *testing.T) {
 	}
 }
 
-// rawOf decodes what an OpenClaw dir's reader printed.
-func rawOf(t *testing.T, r readResult) *openclaw.Raw {
-	t.Helper()
-	d, err := statedir.Judging[openclaw.Raw](r.read, r.dir.Path, "OpenClaw")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d.Errs != nil {
-		t.Fatalf("%s: %v", r.dir.Path, d.Errs)
-	}
-	return &d.Raw
+// problemsOf are the problems of what a dir's reader printed, judged
+// without a table.
+func problemsOf(r readResult) []error {
+	_, problems, _ := r.read.Judge(nil)
+	return problems
 }

@@ -28,9 +28,11 @@ type Options struct {
 	// Discover: the snapshot is this machine's live table, so its state
 	// dirs are looked for (never for a fixture's).
 	Discover bool
-	// Getenv reads reaper's own environment, where each client's OwnEnv
+	// Getenv reads reaper's own environment, where each client's OwnDirs
 	// may name a state dir (nil: os.Getenv).
 	Getenv func(string) string
+	// Clients are the agent clients whose state is read.
+	Clients client.Set
 }
 
 // Set is what a run read besides the process table.
@@ -87,11 +89,7 @@ type Pending struct {
 // of reaper's own environment, to be read once Start is called. With
 // Discover off it lists nothing.
 func Begin(ctx context.Context, opts Options) *Pending {
-	p := &Pending{readers: readers{asRoot: os.Geteuid() == 0}, ready: make(chan struct{})}
-	if p.readers.asRoot {
-		p.readers.accts = accounts()
-		p.readers.budget = newBudget(ctx, p.readers.accts)
-	}
+	p := &Pending{readers: newReaders(ctx, opts.Clients), ready: make(chan struct{})}
 	if !opts.Discover {
 		return p
 	}
@@ -103,7 +101,7 @@ func Begin(ctx context.Context, opts Options) *Pending {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	for _, c := range client.All() {
+	for _, c := range opts.Clients.All() {
 		for _, dir := range c.OwnDirs(getenv) {
 			if dir == "" {
 				continue
@@ -111,7 +109,7 @@ func Begin(ctx context.Context, opts Options) *Pending {
 			dir = filepath.Clean(dir)
 			if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
 				if uid, ok := fileUID(fi); ok {
-					p.list.add(Dir{Path: dir, UID: uid, From: "reaper's environment", Client: c.Name()})
+					p.list.add(Dir{Path: dir, UID: uid, From: "reaper's environment", Client: c.Info().Name})
 				}
 			}
 		}
@@ -127,10 +125,10 @@ func Begin(ctx context.Context, opts Options) *Pending {
 			continue
 		}
 		listed[h.Home] = true
-		for _, c := range client.All() {
+		for _, c := range opts.Clients.All() {
 			for _, dir := range c.HomeDirs(h.Home, int(h.UID)) {
 				if uid, err := platform.DirOwner(dir); err == nil {
-					p.list.add(Dir{Path: dir, UID: uint32(uid), From: "a home", Client: c.Name()})
+					p.list.add(Dir{Path: dir, UID: uint32(uid), From: "a home", Client: c.Info().Name})
 				}
 			}
 		}
@@ -176,7 +174,7 @@ func (p *Pending) start(ctx context.Context, dirs []Dir, offset int) *sync.WaitG
 			return // abandoned: there is no table to judge it against
 		}
 		s := &Set{}
-		s.addRead(r, p.snap)
+		s.addRead(r, p.snap, p.readers.clients)
 		parts[offset+k] = s
 	})
 }
@@ -196,7 +194,7 @@ func Load(ctx context.Context, opts Options, pending *Pending, snap *platform.Sn
 	for _, path := range opts.Named {
 		path = filepath.Clean(path)
 		seen[path] = true
-		ev, errs, warnings := readPath(ctx, path, snap, pending.readers.asRoot, pending.readers.accts)
+		ev, errs, warnings := readPath(ctx, path, snap, &pending.readers)
 		if len(errs) > 0 {
 			return nil, errs[0]
 		}
@@ -246,20 +244,20 @@ func Load(ctx context.Context, opts Options, pending *Pending, snap *platform.Sn
 	// client: 10,000 of them at 2,000 orphans.
 	var asked *platform.Process
 	getenv := func(name string) (string, bool) { return snap.Getenv(asked, name) }
-	for _, c := range client.All() {
+	for _, c := range opts.Clients.All() {
 		nameDirs := func(p *platform.Process, what string) {
 			asked = p
 			dir, from := c.NamedDir(getenv)
 			if dir != "" {
-				list.addNamed(c.Name(), dir, snap.UID(p), fmt.Sprintf("%s pid %d's %s", what, p.PID, from))
+				list.addNamed(c.Info().Name, dir, snap.UID(p), fmt.Sprintf("%s pid %d's %s", what, p.PID, from))
 			}
 		}
 		for _, p := range liveOwners {
 			nameDirs(p, "live owner")
 		}
 		for i := range snap.Procs {
-			if p := &snap.Procs[i]; c.IsOwner(p.Comm) && !p.Zombie() {
-				nameDirs(p, c.Name())
+			if p := &snap.Procs[i]; client.IsOwnProcess(c, p.Comm) && !p.Zombie() {
+				nameDirs(p, c.Info().Name)
 			}
 		}
 		for _, p := range roots {
@@ -298,9 +296,9 @@ func (s *Set) merge(o *Set) {
 // addRead takes one discovered dir's read, judged by its client. Whatever
 // went wrong is doubt for the uid that owned the dir when it was listed,
 // and nobody else.
-func (s *Set) addRead(r readResult, snap *platform.Snapshot) {
+func (s *Set) addRead(r readResult, snap *platform.Snapshot, cs client.Set) {
 	doubt := policy.Doubt{UID: r.dir.UID}
-	c := client.ByName(r.dir.Client)
+	c := cs.ByName(r.dir.Client)
 	var unread *unreadError
 	switch {
 	case errors.As(r.err, &unread):
@@ -316,7 +314,7 @@ func (s *Set) addRead(r readResult, snap *platform.Snapshot) {
 		s.Read = append(s.Read, DirRead{r.dir, "no such client"})
 		return
 	}
-	ev, problems, warnings := c.Judge(r.read, r.dir.Path, r.dir.UID, snap)
+	ev, problems, warnings := r.read.Judge(snap)
 	s.Warnings = append(s.Warnings, warnings...)
 	for _, err := range problems {
 		s.Problems = append(s.Problems, Problem{Msg: err.Error(), Doubt: doubt})
@@ -335,20 +333,16 @@ func (s *Set) addRead(r readResult, snap *platform.Snapshot) {
 // ReadPath reads one path the operator names: a v1 ledger file, or a
 // client's state dir (as its owner, in a reader child, when root), and
 // returns the ledgers it holds.
-func ReadPath(ctx context.Context, path string) ([]*ledger.Ledger, []error) {
-	asRoot := os.Geteuid() == 0
-	var accts []account
-	if asRoot {
-		accts = accounts()
-	}
-	ev, errs, _ := readPath(ctx, filepath.Clean(path), nil, asRoot, accts)
+func ReadPath(ctx context.Context, path string, cs client.Set) ([]*ledger.Ledger, []error) {
+	rd := newReaders(ctx, cs)
+	ev, errs, _ := readPath(ctx, filepath.Clean(path), nil, &rd)
 	return ev.Ledgers, errs
 }
 
 // readPath is ReadPath's evidence, judged against snap (nil: none), with
 // the warnings of a state dir: its config, which only classifies, and
 // files of another owner, which are not read.
-func readPath(ctx context.Context, path string, snap *platform.Snapshot, asRoot bool, accts []account) (scan.Evidence, []error, []string) {
+func readPath(ctx context.Context, path string, snap *platform.Snapshot, rd *readers) (scan.Evidence, []error, []string) {
 	var ev scan.Evidence
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -363,7 +357,7 @@ func readPath(ctx context.Context, path string, snap *platform.Snapshot, asRoot 
 		return ev, nil, nil
 	}
 	var c client.Client
-	for _, k := range client.All() {
+	for _, k := range rd.clients.All() {
 		if k.IsStateDir(path) {
 			c = k
 			break
@@ -371,17 +365,17 @@ func readPath(ctx context.Context, path string, snap *platform.Snapshot, asRoot 
 	}
 	if c == nil {
 		var names []string
-		for _, k := range client.All() {
-			names = append(names, k.Name())
+		for _, k := range rd.clients.All() {
+			names = append(names, k.Info().Name)
 		}
 		return ev, []error{&ledger.Error{File: path, Msg: fmt.Sprintf("a directory that is no known agent client's state dir (%s): name a ledger file", strings.Join(names, ", "))}}, nil
 	}
 	uid, _ := fileUID(fi)
-	r := readAll(ctx, []Dir{{Path: path, UID: uid, From: "the command line", Client: c.Name()}}, asRoot, accts)[0]
+	r := readAll(ctx, []Dir{{Path: path, UID: uid, From: "the command line", Client: c.Info().Name}}, rd)[0]
 	if r.err != nil {
 		return ev, []error{&ledger.Error{File: path, Msg: r.err.Error()}}, nil
 	}
-	return c.Judge(r.read, path, uid, snap)
+	return r.read.Judge(snap)
 }
 
 // fileUID is the owner of a file Stat described.

@@ -37,7 +37,7 @@ action = "terminate"
 // orphaned, but not uid 1001's tree that only looks like one. A rule with
 // no user list refuses the proven tree, naming the fix.
 func TestEvidenceUser(t *testing.T) {
-	pol, err := Parse("evidence.toml", []byte(evidencePolicy))
+	pol, err := Parse("evidence.toml", []byte(evidencePolicy), testClients)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +62,7 @@ func TestEvidenceUser(t *testing.T) {
 
 	// The control: without "@evidence", the same proven tree is another
 	// user's, refused with the fix named.
-	noList, err := Parse("evidence.toml", []byte(strings.Replace(evidencePolicy, `user = ["@evidence"]`+"\naction = \"terminate\"\n\n[[rule]]\nname = \"shape\"", "action = \"terminate\"\n\n[[rule]]\nname = \"shape\"", 1)))
+	noList, err := Parse("evidence.toml", []byte(strings.Replace(evidencePolicy, `user = ["@evidence"]`+"\naction = \"terminate\"\n\n[[rule]]\nname = \"shape\"", "action = \"terminate\"\n\n[[rule]]\nname = \"shape\"", 1)), testClients)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +73,7 @@ func TestEvidenceUser(t *testing.T) {
 // "@evidence" is for rules: a protect entry names processes, with no
 // finding whose evidence could speak.
 func TestEvidenceUserOnlyInRules(t *testing.T) {
-	_, err := Parse("p.toml", []byte("version = 1\n[[protect]]\nname = \"x\"\nuser = [\"@evidence\"]\n"))
+	_, err := Parse("p.toml", []byte("version = 1\n[[protect]]\nname = \"x\"\nuser = [\"@evidence\"]\n"), testClients)
 	if err == nil || !strings.Contains(err.Error(), "only a rule can name the users its evidence speaks for") {
 		t.Fatalf("err %v", err)
 	}

@@ -35,7 +35,7 @@ cmdline = '^-bash$'
 // returns the gate and the snapshot.
 func gateFor(t *testing.T, doubts []Doubt, procs ...platform.Process) (*Gate, *Policy, *platform.Snapshot) {
 	t.Helper()
-	pol, err := Parse("gate.toml", []byte(gatePolicy))
+	pol, err := Parse("gate.toml", []byte(gatePolicy), testClients)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +142,7 @@ func TestPlanSpareOwned(t *testing.T) {
 			proc(101, 1, []string{"gateway"}, nil, "/", 1000),
 		}
 	}
-	pol, err := Parse("gate.toml", []byte(gatePolicy))
+	pol, err := Parse("gate.toml", []byte(gatePolicy), testClients)
 	if err != nil {
 		t.Fatal(err)
 	}

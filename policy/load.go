@@ -16,7 +16,6 @@ import (
 
 	"github.com/BurntSushi/toml"
 
-	"github.com/orphanreaper/reaper/client"
 	"github.com/orphanreaper/reaper/platform"
 	"github.com/orphanreaper/reaper/scan"
 )
@@ -27,10 +26,10 @@ var defaultPolicy string
 // DefaultSource is the Source of the embedded default policy.
 const DefaultSource = "embedded default"
 
-// Default returns the embedded default policy: it knows OpenClaw and only
-// reports.
-func Default() *Policy {
-	p, err := Parse(DefaultSource, []byte(defaultPolicy))
+// Default returns the embedded default policy, for the clients c: it
+// only reports.
+func Default(c Clients) *Policy {
+	p, err := Parse(DefaultSource, []byte(defaultPolicy), c)
 	if err != nil {
 		panic("embedded default policy is invalid: " + err.Error())
 	}
@@ -45,10 +44,10 @@ func DefaultText() string { return defaultPolicy }
 // from taking the reaper's memory (the TOML decoder holds several copies).
 const MaxSize = 1 << 20
 
-// Load reads and validates the policy file at path. The file is read as
-// platform.ReadFile reads: a regular file (a FIFO or a device is refused,
-// never waited on), at most MaxSize bytes.
-func Load(path string) (*Policy, error) {
+// Load reads and validates the policy file at path, for the clients c.
+// The file is read as platform.ReadFile reads: a regular file (a FIFO or a
+// device is refused, never waited on), at most MaxSize bytes.
+func Load(path string, c Clients) (*Policy, error) {
 	b, err := platform.ReadFile(path, MaxSize)
 	if err != nil {
 		msg := err.Error()
@@ -58,12 +57,13 @@ func Load(path string) (*Policy, error) {
 		}
 		return nil, &Error{File: path, Msg: msg, Err: err}
 	}
-	return Parse(path, b)
+	return Parse(path, b, c)
 }
 
-// Parse validates a policy. name is used in error messages. The error, if
-// any, is an Errors listing every problem found.
-func Parse(name string, data []byte) (*Policy, error) {
+// Parse validates a policy for the clients c (the owner names a rule may
+// name; the marks its scan applies). name is used in error messages. The
+// error, if any, is an Errors listing every problem found.
+func Parse(name string, data []byte, c Clients) (*Policy, error) {
 	var doc map[string]any
 	if _, err := toml.Decode(string(data), &doc); err != nil {
 		var pe toml.ParseError
@@ -72,7 +72,7 @@ func Parse(name string, data []byte) (*Policy, error) {
 		}
 		return nil, Errors{{File: name, Msg: err.Error()}}
 	}
-	l := &loader{file: name, lines: indexLines(string(data)), p: &Policy{Source: name}}
+	l := &loader{file: name, lines: indexLines(string(data)), p: &Policy{Source: name, marks: c.Marks}, clients: c}
 	l.document(doc)
 	if len(l.errs) > 0 {
 		sort.SliceStable(l.errs, func(i, j int) bool { return l.errs[i].Line < l.errs[j].Line })
@@ -93,10 +93,11 @@ func errorLine(data []byte, pos toml.Position) int {
 
 // loader validates one document, collecting every error.
 type loader struct {
-	file  string
-	lines lineIndex
-	p     *Policy
-	errs  Errors
+	file    string
+	lines   lineIndex
+	p       *Policy
+	errs    Errors
+	clients Clients
 }
 
 // at names a place in the document: a table (with its index in an array of
@@ -261,10 +262,7 @@ func (l *loader) ownerNames() []string {
 	for _, o := range l.p.Owners {
 		out = append(out, o.Name)
 	}
-	for _, c := range client.All() {
-		out = append(out, c.Owners()...)
-	}
-	return out
+	return append(out, l.clients.Owners...)
 }
 
 func (l *loader) knownOwner(name string) bool { return slices.Contains(l.ownerNames(), name) }

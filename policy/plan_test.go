@@ -71,7 +71,7 @@ func proc(pid, ppid int, argv []string, env []string, cg string, start uint64) p
 
 func planFor(t *testing.T, mode Mode, self int, procs ...platform.Process) *Plan {
 	t.Helper()
-	pol, err := Parse("plan.toml", []byte(planPolicy))
+	pol, err := Parse("plan.toml", []byte(planPolicy), testClients)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +162,7 @@ func TestPlanOwnerMatcher(t *testing.T) {
 	}
 	// The same finding, owner-dead, attributed to gw, to another owner,
 	// and to none: only the first is the rule's, and WhyNot says why not.
-	pol, _ := Parse("plan.toml", []byte(planPolicy))
+	pol, _ := Parse("plan.toml", []byte(planPolicy), testClients)
 	s := platform.NewSnapshot([]platform.Process{proc(1, 0, []string{"/sbin/init"}, nil, "/", 1), proc(300, 1, []string{"gw-tool"}, nil, "/", 1000)},
 		"boot", 1000*time.Second, time.Unix(0, 0))
 	for _, tc := range []struct {

@@ -4,7 +4,6 @@ import (
 	"regexp"
 	"time"
 
-	"github.com/orphanreaper/reaper/client"
 	"github.com/orphanreaper/reaper/scan"
 )
 
@@ -34,6 +33,19 @@ type Policy struct {
 	// Warnings are things that are not errors but an operator should see,
 	// such as a user name this host does not know.
 	Warnings []string
+	// marks are the clients' marks, which the scan applies whatever the
+	// policy says (Clients).
+	marks scan.Marks
+}
+
+// Clients is what a policy knows of the agent clients, given by whoever
+// loads it (cmd hands down client/all's; a test, the clients it chooses):
+// the owner names their evidence attributes findings to, which a rule's
+// owner matcher may name, and their marks, which the scan applies whatever
+// the policy says. The policy package imports no client.
+type Clients struct {
+	Owners []string
+	Marks  scan.Marks
 }
 
 // Defaults apply where a rule says nothing.
@@ -135,10 +147,9 @@ func (p *Policy) matchers() []*Matchers {
 }
 
 // ScanConfig is what the scan needs: the policy's owners and subreapers,
-// and the agent clients' marks (package client), which no policy turns
-// off.
+// and the agent clients' marks (Clients), which no policy turns off.
 func (p *Policy) ScanConfig() scan.Config {
-	cfg := scan.Config{Marks: client.Marks()}
+	cfg := scan.Config{Marks: p.marks}
 	for _, o := range p.Owners {
 		cfg.Owners = append(cfg.Owners, o.Owner)
 	}

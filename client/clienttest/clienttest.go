@@ -6,17 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/orphanreaper/reaper/client"
 	"github.com/orphanreaper/reaper/platform"
 	"github.com/orphanreaper/reaper/scan"
 )
-
-// Adapter is the part of client.Client a scan needs.
-type Adapter interface {
-	Read(dir string) any
-	Decode(raw []byte, dir string, uid uint32) any
-	Judge(decoded any, dir string, uid uint32, snap *platform.Snapshot) (scan.Evidence, []error, []string)
-	Marks() scan.Marks
-}
 
 // Proc is a process of uid in process group pgid, started at tick pid×100:
 // in the session of a login shell, pid 400, as a client run from a
@@ -37,13 +30,13 @@ const Boot = "boot"
 // Taken is when the made-up table was read.
 var Taken = time.Unix(36000, 0)
 
-// Scan scans procs (under init) with a's marks and what a judges of dir,
-// read here and taken as uid's (the test's files stand for that user's).
-// What a judges as a problem fails the test.
-func Scan(t *testing.T, a Adapter, dir string, uid uint32, procs ...platform.Process) *scan.Result {
+// Scan scans procs (under init) with c's marks and what c judges of dir,
+// read here as its reader prints it and taken as uid's (the test's files
+// stand for that user's). What c judges as a problem fails the test.
+func Scan(t *testing.T, c client.Client, dir string, uid uint32, procs ...platform.Process) *scan.Result {
 	t.Helper()
 	base := []platform.Process{Proc(1, 0, 0, 0, []string{"/sbin/init"}, nil)}
-	return ScanSnapshot(t, a, dir, uid, platform.NewSnapshot(append(base, procs...), Boot, 10*time.Hour, Taken))
+	return ScanSnapshot(t, c, dir, uid, platform.NewSnapshot(append(base, procs...), Boot, 10*time.Hour, Taken))
 }
 
 // MacSnapshot is a macOS-shaped table of procs under launchd, read at
@@ -59,26 +52,29 @@ func MacSnapshot(procs ...platform.Process) *platform.Snapshot {
 func MacStart(t time.Time) uint64 { return uint64(t.UnixMicro()) }
 
 // ScanSnapshot is Scan over a table made by the caller.
-func ScanSnapshot(t *testing.T, a Adapter, dir string, uid uint32, snap *platform.Snapshot) *scan.Result {
+func ScanSnapshot(t *testing.T, c client.Client, dir string, uid uint32, snap *platform.Snapshot) *scan.Result {
 	t.Helper()
-	b, err := json.Marshal(a.Read(dir))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var head map[string]any
-	json.Unmarshal(b, &head)
-	head["uid"] = uid
-	b, _ = json.Marshal(head)
-	ev, problems, _ := a.Judge(a.Decode(b, dir, uid), dir, uid, snap)
+	ev, problems, _ := Judge(c, dir, uid, snap)
 	if len(problems) > 0 {
 		t.Fatalf("problems %v", problems)
 	}
-	cfg := scan.Config{Marks: a.Marks()}
+	cfg := scan.Config{Marks: c.Info().Marks}
 	r, err := scan.Scan(snap, cfg, func(_, _ []*platform.Process) (scan.Evidence, error) { return ev, nil })
 	if err != nil {
 		t.Fatal(err)
 	}
 	return r
+}
+
+// Judge is c's judgement of dir against snap, read here as its reader
+// prints it (Read), taken as uid's read whoever owns the test's files
+// (the head's uid set to uid), and decoded (Decode).
+func Judge(c client.Client, dir string, uid uint32, snap *platform.Snapshot) (scan.Evidence, []error, []string) {
+	var head map[string]any
+	json.Unmarshal(c.Read(dir), &head)
+	head["uid"] = uid
+	b, _ := json.Marshal(head)
+	return c.Decode(b, dir, uid).Judge(snap)
 }
 
 // Finding is r's finding rooted at pid, or nil.

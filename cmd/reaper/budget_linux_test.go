@@ -1,15 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -96,7 +93,7 @@ func (a *attackRun) run(t *testing.T, args ...string) (*reapReport, result, time
 	for _, uid := range a.order {
 		name := map[uint32]string{65534: "attacker", 65533: "userb"}[uid]
 		if name == "" {
-			name = "u" + strconv.Itoa(int(uid))
+			name = fmt.Sprint("u", uid)
 		}
 		fmt.Fprintf(&lines, "%s:x:%d:%d::%s:/bin/sh\n", name, uid, uid, a.home[uid])
 	}
@@ -117,27 +114,16 @@ func (a *attackRun) run(t *testing.T, args ...string) (*reapReport, result, time
 		args = []string{"--output", "json"}
 	}
 	args = append([]string{"reap", "--journal", "off", "--timeout", "20s", "--policy", pol, "--lock-file", filepath.Join(t.TempDir(), "lock")}, args...)
-	cmd := exec.Command("unshare", append([]string{"--mount", "--propagation", "private", "sh", "-c", `mount --bind "$0" /etc && exec "$@"`, etc, reaperBin}, args...)...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()
-	err = cmd.Run()
+	r := runReaperBound(t, etc, "/etc", nil, args...)
 	took := time.Since(start)
-	r := result{stdout.String(), stderr.String(), 0}
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		r.code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("run reaper: %v", err)
-	}
 	var rep reapReport
 	if args[len(args)-1] == "json" {
-		if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
 			t.Fatalf("reap: exit %d after %s, %v\n%s", r.code, took, err, r.stderr)
 		}
 	}
-	t.Logf("the run took %s, exit %d, %d KiB of output, peak RSS %d MiB (with its children)", took.Round(time.Millisecond), r.code,
-		stdout.Len()>>10, cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss>>10)
+	t.Logf("the run took %s, exit %d, %d KiB of output", took.Round(time.Millisecond), r.code, len(r.stdout)>>10)
 	return &rep, r, took
 }
 
@@ -313,7 +299,7 @@ func manyUIDs(t *testing.T, first, n int) {
 	var script strings.Builder
 	for i := range n {
 		uid := first + i
-		dir := filepath.Join(root, strconv.Itoa(uid))
+		dir := filepath.Join(root, fmt.Sprint(uid))
 		if err := os.Mkdir(dir, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -376,7 +362,7 @@ func TestAttackManyUIDs(t *testing.T) {
 			share := 0
 			for _, e := range rep.Errors {
 				if m := unread.FindStringSubmatch(e); m != nil {
-					share, _ = strconv.Atoi(m[1])
+					fmt.Sscan(m[1], &share)
 					share++
 				}
 			}

@@ -104,7 +104,7 @@ func runDoctor(ctx context.Context, opts *doctorOptions, g *globalOptions) error
 	pol, polCheck := policyCheck(policyFile, from)
 	scanPol := pol
 	if scanPol == nil {
-		scanPol = policy.Default()
+		scanPol = policy.Default(policyClients())
 	}
 	timeout := scanBound(opts.timeout)
 	sctx, cancel := context.WithTimeout(ctx, timeout)

@@ -49,7 +49,7 @@ no process.`,
 func runLedgerValidate(paths []string, g *globalOptions) error {
 	invalid, unopened := 0, []error(nil)
 	for _, path := range paths {
-		ls, errs := gather.ReadPath(context.Background(), path)
+		ls, errs := gather.ReadPath(context.Background(), path, clients)
 		for _, err := range errs {
 			fmt.Fprintln(g.stderr, err)
 		}

@@ -38,7 +38,7 @@ means invalid.`,
 }
 
 func runPolicyCheck(path string, g *globalOptions) error {
-	p, err := policy.Load(path)
+	p, err := policy.Load(path, policyClients())
 	if err != nil {
 		return err
 	}

@@ -28,6 +28,6 @@ func main() {
 // runs before anything else: the child sets its limits first thing.
 func runReaderIfAsked() {
 	if len(os.Args) > 1 && os.Args[1] == gather.ChildCommand {
-		os.Exit(gather.ChildMain(os.Args[2:], os.Stdout, os.Stderr))
+		os.Exit(gather.ChildMain(os.Args[2:], os.Stdout, os.Stderr, clients))
 	}
 }

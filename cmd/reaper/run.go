@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/orphanreaper/reaper/audit"
-	"github.com/orphanreaper/reaper/client"
+	"github.com/orphanreaper/reaper/client/all"
 	"github.com/orphanreaper/reaper/gather"
 	"github.com/orphanreaper/reaper/platform"
 	"github.com/orphanreaper/reaper/policy"
@@ -22,23 +22,32 @@ import (
 // systemPolicy is the policy a root reaper reads by default.
 const systemPolicy = "/etc/reaper/policy.toml"
 
+// clients are the agent clients reaper knows, handed down to every
+// package below: the one place the list is named.
+var clients = all.Clients
+
+// policyClients is what a policy is told of the clients.
+func policyClients() policy.Clients {
+	return policy.Clients{Owners: clients.Owners(), Marks: clients.Marks()}
+}
+
 // resolvePolicy loads the policy named on the command line, else the first
 // default location that exists, else the embedded default. A default file
 // that exists but can't be read is an error, not a reason to fall back.
 func resolvePolicy(flag string) (*policy.Policy, error) {
 	if flag != "" {
-		return policy.Load(flag)
+		return policy.Load(flag, policyClients())
 	}
 	for _, path := range defaultPolicyPaths() {
 		_, err := os.Stat(path)
 		if err == nil {
-			return policy.Load(path)
+			return policy.Load(path, policyClients())
 		}
 		if !errors.Is(err, fs.ErrNotExist) {
 			return nil, &policy.Error{File: path, Msg: err.Error()}
 		}
 	}
-	return policy.Default(), nil
+	return policy.Default(policyClients()), nil
 }
 
 func defaultPolicyPaths() []string {
@@ -130,7 +139,7 @@ func collectWith(ctx context.Context, pol *policy.Policy, procRoot string, ledge
 	if procRoot == "" {
 		procRoot = platform.DefaultProcRoot
 	}
-	opts := gather.Options{Named: ledgers, Discover: discover && procRoot == platform.DefaultProcRoot}
+	opts := gather.Options{Named: ledgers, Discover: discover && procRoot == platform.DefaultProcRoot, Clients: clients}
 	for _, o := range pol.Owners {
 		for _, path := range o.Ledger {
 			opts.OwnerLedgers = append(opts.OwnerLedgers, gather.ExpandHome(path))
@@ -147,7 +156,7 @@ func collectWith(ctx context.Context, pol *policy.Policy, procRoot string, ledge
 	pending.Start()
 	// Of the environments read, keep what the policy, the scan and the
 	// clients' adapters look up.
-	snap.KeepEnv(append(pol.EnvNames(), client.EnvNames()...))
+	snap.KeepEnv(append(pol.EnvNames(), clients.EnvNames()...))
 	var set *gather.Set
 	res, err := scan.Scan(snap, pol.ScanConfig(), func(owners, roots []*platform.Process) (scan.Evidence, error) {
 		var err error

@@ -323,11 +323,18 @@ func runReaperWithAccounts(t *testing.T, lines []string, env []string, args ...s
 	}
 	passwd := filepath.Join(t.TempDir(), "passwd")
 	os.WriteFile(passwd, append(host, []byte(strings.Join(lines, "\n")+"\n")...), 0o644)
-	cmd := exec.Command("unshare", append([]string{"--mount", "--propagation", "private", "sh", "-c", `mount --bind "$0" /etc/passwd && exec "$@"`, passwd, reaperBin}, args...)...)
+	return runReaperBound(t, passwd, "/etc/passwd", env, args...)
+}
+
+// runReaperBound runs the reaper binary in a private mount namespace in
+// which src is bind-mounted on dst (a file on a file, a dir on a dir).
+func runReaperBound(t *testing.T, src, dst string, env []string, args ...string) result {
+	t.Helper()
+	cmd := exec.Command("unshare", append([]string{"--mount", "--propagation", "private", "sh", "-c", `mount --bind "$0" "$1" && shift && exec "$@"`, src, dst, reaperBin}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err = cmd.Run()
+	err := cmd.Run()
 	code := 0
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {

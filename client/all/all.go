@@ -1,0 +1,19 @@
+package all
+
+import (
+	"github.com/orphanreaper/reaper/client"
+	"github.com/orphanreaper/reaper/client/claudecode"
+	"github.com/orphanreaper/reaper/client/codex"
+	"github.com/orphanreaper/reaper/client/gemini"
+	"github.com/orphanreaper/reaper/client/openclaw"
+	"github.com/orphanreaper/reaper/client/opencode"
+)
+
+// Clients is every client, in a fixed order.
+var Clients = client.NewSet(
+	openclaw.Client,
+	claudecode.Client,
+	codex.Client,
+	gemini.Client,
+	opencode.Client,
+)

@@ -1,0 +1,157 @@
+package claudecode
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/orphanreaper/reaper/client"
+	"github.com/orphanreaper/reaper/client/statedir"
+	"github.com/orphanreaper/reaper/ledger"
+	"github.com/orphanreaper/reaper/platform"
+	"github.com/orphanreaper/reaper/scan"
+)
+
+// OwnerName is the owner Claude Code's evidence attributes findings to.
+const OwnerName = "claude-code"
+
+// The variables Claude Code sets on what it spawns (its MCP servers, its
+// Bash tool) and the one that moves its config dir.
+const (
+	EnvMarker    = "CLAUDECODE"
+	EnvSessionID = "CLAUDE_CODE_SESSION_ID"
+	EnvConfigDir = "CLAUDE_CONFIG_DIR"
+)
+
+// Adapter is Claude Code's adapter; Client is it on the client seam
+// (client/all lists it).
+type Adapter struct{}
+
+var _ client.Adapter[Raw] = Adapter{}
+
+// Client is the adapter as the rest of reaper handles it.
+var Client = client.New[Raw](Adapter{})
+
+// Info: a claude process names its config dir wherever it runs; its
+// markers and the owner name its evidence uses.
+func (Adapter) Info() client.Info {
+	return client.Info{Name: OwnerName, Title: "Claude Code", EnvNames: []string{EnvMarker, EnvSessionID, EnvConfigDir},
+		Owners: []string{OwnerName}, Marks: marks, Comms: []string{"claude"}}
+}
+
+// HomeDirs lists ~/.claude when it is the account's.
+func (Adapter) HomeDirs(home string, uid int) []string { return statedir.HomeDir(home, ".claude", uid) }
+
+// OwnDirs: CLAUDE_CONFIG_DIR in reaper's environment.
+func (Adapter) OwnDirs(getenv func(string) string) []string {
+	return []string{getenv(EnvConfigDir)}
+}
+
+// NamedDir: what claude spawns carries its CLAUDE_CONFIG_DIR when one is
+// set.
+func (Adapter) NamedDir(env func(string) (string, bool)) (string, string) {
+	dir, _ := env(EnvConfigDir)
+	return dir, EnvConfigDir
+}
+
+// IsStateDir reports whether dir is a Claude Code config dir.
+func (Adapter) IsStateDir(dir string) bool {
+	for _, name := range []string{"sessions", ".claude.json", "settings.json", "shell-snapshots"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// bashTool matches the Bash tool's shell: Claude Code sources a snapshot of
+// the user's shell, then evals the command
+// (/bin/bash -c -l source ~/.claude/shell-snapshots/snapshot-bash-….sh && … eval '…').
+var bashTool = regexp.MustCompile(`/shell-snapshots/snapshot-[a-z]+-[^ ]*\.sh`)
+
+// marks: the Bash tool's shell is an exec; what carries CLAUDECODE is
+// Claude Code's, by the process group it kept.
+var marks = scan.Marks{
+	Commands: []scan.CommandMark{{Cmdline: bashTool, Kind: ledger.KindExec}},
+	Leaders:  []scan.LeaderMark{{Env: EnvMarker, Owner: OwnerName}},
+}
+
+// Read reads one config dir, in the reader child as its owner.
+func (Adapter) Read(dir string) *Raw { return ReadRaw(dir) }
+
+// Judge turns a config dir's read into evidence spoken by uid: each
+// session file a ledger whose owner and one run are its claude (a live
+// claude is owned, whatever its place in the tree), and a tie from its
+// session id to that claude; the config's servers.
+func (Adapter) Judge(raw *Raw, uid uint32, snap *platform.Snapshot) (ev scan.Evidence, problems []error, warnings []string) {
+	ev.Servers = raw.ServersOf(uid)
+	warnings = raw.Warnings()
+	here := domain()
+	var errs []error
+	for _, s := range raw.Sessions {
+		if why := s.check(); why != "" {
+			errs = append(errs, fmt.Errorf("%s: not a Claude Code session file: %s", s.File, why))
+			continue
+		}
+		if s.PIDDomain != "" && here != "" && s.PIDDomain != here {
+			warnings = append(warnings, fmt.Sprintf("%s: pid %d is of pid namespace %s, not this one (%s): not used", s.File, s.PID, s.PIDDomain, here))
+			continue
+		}
+		owner := s.owner(snap)
+		ev.Ledgers = append(ev.Ledgers, &ledger.Ledger{Version: ledger.Version, Source: s.File, Speaker: uid, Owner: owner,
+			Runs: []ledger.Run{{ID: "claude session " + s.SessionID, Kind: ledger.KindACP, PID: s.PID, Start: owner.Start, State: ledger.RunRunning}}})
+		ev.Ties = append(ev.Ties, scan.Tie{Env: EnvSessionID, Value: s.SessionID, Strong: EnvSessionID,
+			Owner: owner, Speaker: uid, Where: "claude session " + s.SessionID, Proof: "the session file " + s.File, Noun: "claude"})
+	}
+	return ev, append(raw.Errors(), errs...), warnings
+}
+
+// owner is the claude a session file names: its pid, with its start time
+// when the file records one of this boot (Linux: clock ticks since boot,
+// the kernel's own field); gone outright when it started before this boot.
+func (s *Session) owner(snap *platform.Snapshot) ledger.Owner {
+	o := ledger.Owner{Name: OwnerName, PID: s.PID}
+	if snap == nil {
+		return o
+	}
+	started := time.UnixMilli(s.StartedAt)
+	if boot := snap.Taken.Add(-snap.Uptime); s.StartedAt > 0 && started.Before(boot.Add(-time.Second)) {
+		o.Gone = fmt.Sprintf("claude session %s, pid %d, started %s, before this boot", s.SessionID, s.PID, started.UTC().Format(time.RFC3339))
+		return o
+	}
+	recorded := strings.TrimSpace(s.ProcStart)
+	if ticks, err := strconv.ParseUint(recorded, 10, 64); err == nil {
+		// Linux: clock ticks after boot, the kernel's own field; the scan
+		// compares it with the live pid's.
+		if snap.BootID != "" && !snap.WallClockStarts() {
+			o.Start = platform.FormatIdentity(snap.BootID, ticks)
+		}
+		return o
+	}
+	at, err := time.Parse(lstart, recorded)
+	q := snap.Get(s.PID)
+	if err != nil || q == nil || q.Zombie() {
+		return o // no start to compare, or the pid is gone: the scan says so
+	}
+	// Elsewhere (macOS): `ps -o lstart=` run with LC_ALL=C TZ=UTC, to the
+	// second. The live pid is the session's claude when it started within
+	// that second; a margin either side keeps a clock's rounding from ever
+	// making a live claude look gone.
+	if d := snap.Started(q).Sub(at); d > -lstartMargin && d < time.Second+lstartMargin {
+		o.Start = snap.Identity(q)
+	} else {
+		o.Gone = fmt.Sprintf("claude session %s, pid %d, started %s; pid %d now is a process started %s",
+			s.SessionID, s.PID, at.Format(time.RFC3339), s.PID, snap.Started(q).UTC().Format(time.RFC3339))
+	}
+	return o
+}
+
+// lstart is how `ps -o lstart=` prints a start under LC_ALL=C and TZ=UTC,
+// which is how Claude Code runs it outside Linux.
+const lstart = "Mon Jan _2 15:04:05 2006"
+
+const lstartMargin = 2 * time.Second

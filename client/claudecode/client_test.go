@@ -1,0 +1,240 @@
+package claudecode
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/orphanreaper/reaper/client/clienttest"
+	"github.com/orphanreaper/reaper/platform"
+	"github.com/orphanreaper/reaper/scan"
+)
+
+// home makes a home with ~/.claude: a session file per session given
+// (pid, session id, procStart), and ~/.claude.json declaring servers.
+func home(t *testing.T, sessions ...Session) string {
+	t.Helper()
+	h := t.TempDir()
+	dir := filepath.Join(h, ".claude", "sessions")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range sessions {
+		b, _ := json.Marshal(map[string]any{"pid": s.PID, "sessionId": s.SessionID, "cwd": "/w", "startedAt": s.StartedAt,
+			"procStart": s.ProcStart, "version": "2.1.197", "kind": "interactive", "entrypoint": "cli"})
+		os.WriteFile(filepath.Join(dir, fmt.Sprintf("%d.json", s.PID)), b, 0o600)
+	}
+	os.WriteFile(filepath.Join(h, ".claude.json"), []byte(`{
+  "hasCompletedOnboarding": true,
+  "mcpServers": {
+    "stubborn": {"type": "stdio", "command": "/opt/srv/stubborn", "args": ["--quiet"]},
+    "remote": {"type": "http", "url": "https://example.com/mcp"}
+  },
+  "projects": {"/w": {"mcpServers": {"docs": {"command": "npx", "args": ["-y", "docs-server"]}}}}
+}`), 0o600)
+	return h
+}
+
+// TestReadRaw: the session files and the stdio servers of the global
+// config and its projects are read; an http server is not a process; a
+// file that is not a session file is a problem, and a name that is not a
+// pid is not read at all.
+func TestReadRaw(t *testing.T) {
+	h := home(t, Session{PID: 4242, SessionID: "s-1", StartedAt: 1, ProcStart: "900"})
+	sessions := filepath.Join(h, ".claude", "sessions")
+	os.WriteFile(filepath.Join(sessions, "77.json"), []byte(`{"pid": 78}`), 0o600)
+	os.WriteFile(filepath.Join(sessions, "notes.json"), []byte(`garbage`), 0o600)
+	raw := ReadRaw(filepath.Join(h, ".claude"))
+	if raw.Missing || len(raw.Sessions) != 1 || raw.Sessions[0].SessionID != "s-1" || raw.Sessions[0].ProcStart != "900" {
+		t.Errorf("sessions %+v (missing %v)", raw.Sessions, raw.Missing)
+	}
+	if len(raw.Problems) != 1 || !strings.Contains(raw.Problems[0].Msg, "want pid 77") {
+		t.Errorf("problems %+v, want 77.json's", raw.Problems)
+	}
+	var names []string
+	for _, s := range raw.Servers {
+		names = append(names, s.Name+"="+s.Command)
+	}
+	if want := []string{"stubborn=/opt/srv/stubborn", "docs=npx"}; !reflect.DeepEqual(names, want) {
+		t.Errorf("servers %v, want %v", names, want)
+	}
+}
+
+// TestDeadSessionsServers: a claude SIGKILLed leaves its session file and
+// its stubborn servers, which carry its session id: owner-dead, the file
+// and the pid named, kind mcp from the config. Controls: the same server
+// while its claude lives is that claude's leak, not owner-dead; with the
+// pid taken by another process (another start time) it is owner-dead too.
+func TestDeadSessionsServers(t *testing.T) {
+	const uid = 1000
+	h := home(t, Session{PID: 500, SessionID: "s-dead", StartedAt: 36000 * 1000, ProcStart: "49999"})
+	dir := filepath.Join(h, ".claude")
+	server := clienttest.Proc(600, 1, 500, uid, []string{"/opt/srv/stubborn", "--quiet"}, []string{"CLAUDECODE=1", "CLAUDE_CODE_SESSION_ID=s-dead"})
+	for _, tc := range []struct {
+		name     string
+		procs    []platform.Process
+		reasons  []scan.Reason
+		evidence string
+	}{
+		{"its claude is gone", nil, []scan.Reason{scan.Reparented, scan.OwnerDead}, "the session file " + filepath.Join(dir, "sessions", "500.json") + " names pid 500: owner pid 500 is gone"},
+		{"another process has its pid", []platform.Process{clienttest.Proc(500, 1, 500, uid, []string{"bash"}, nil)}, []scan.Reason{scan.Reparented, scan.OwnerDead}, "is another process now"},
+		{"control: its claude lives", []platform.Process{clienttest.Proc(500, 1, 500, uid, []string{"claude"}, nil)}, []scan.Reason{scan.Reparented}, "left behind by the live claude pid 500"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			procs := append(tc.procs, server)
+			if tc.name == "control: its claude lives" {
+				procs[0].StartTicks = 49999 // the session file's procStart: the same claude
+			}
+			r := clienttest.Scan(t, Client, dir, uid, procs...)
+			f := clienttest.Finding(r, 600)
+			if f == nil || !reflect.DeepEqual(f.Reasons, tc.reasons) || f.Kind != scan.KindMCP || f.Owner != OwnerName ||
+				!strings.Contains(strings.Join(f.Evidence, "; "), tc.evidence) {
+				t.Fatalf("finding %+v, want reasons %v, kind mcp, owner %s, evidence %q", f, tc.reasons, OwnerName, tc.evidence)
+			}
+		})
+	}
+}
+
+// TestLiveDetachedSessionIsOwned: `nohup claude -p … &` from a closed
+// terminal is reparented, and its session file proves it live: no finding,
+// and the gate's owned runs hold it. The control: without the session
+// file it is a finding (kind acp, reparented).
+func TestLiveDetachedSessionIsOwned(t *testing.T) {
+	const uid = 1000
+	claude := clienttest.Proc(500, 1, 500, uid, []string{"claude", "-p", "summarise"}, nil)
+	claude.StartTicks = 50000
+	for _, tc := range []struct {
+		name     string
+		sessions []Session
+		want     bool
+	}{
+		{"its session file", []Session{{PID: 500, SessionID: "s-live", StartedAt: 36000 * 1000, ProcStart: "50000"}}, false},
+		{"control: no session file", nil, true},
+	} {
+		r := clienttest.Scan(t, Client, filepath.Join(home(t, tc.sessions...), ".claude"), uid, claude)
+		if got := clienttest.Finding(r, 500) != nil; got != tc.want {
+			t.Errorf("%s: a finding: %v, want %v", tc.name, got, tc.want)
+		}
+		if _, owned := r.OwnedRun(500); owned == tc.want {
+			t.Errorf("%s: owned %v", tc.name, owned)
+		}
+	}
+}
+
+// TestSessionFileSpeaksForItsOwner: a user's session file naming a root
+// process (its pid and start time) ties nothing of root's and owns
+// nothing: the root process's tree stays as the scan found it, and the
+// claim is counted as ignored. The control: the user's own process is
+// tied.
+func TestSessionFileSpeaksForItsOwner(t *testing.T) {
+	const user = 1001
+	h := home(t, Session{PID: 500, SessionID: "s-x", StartedAt: 36000 * 1000, ProcStart: "50000"})
+	for _, tc := range []struct {
+		uid     uint32
+		reasons []scan.Reason
+	}{
+		{0, []scan.Reason{scan.Reparented, scan.Untracked}},    // root's: the user's file says nothing of it
+		{user, []scan.Reason{scan.Reparented, scan.OwnerDead}}, // the control
+	} {
+		victim := clienttest.Proc(600, 1, 600, tc.uid, []string{"/usr/sbin/daemon"}, []string{"CLAUDE_CODE_SESSION_ID=s-x"})
+		r := clienttest.Scan(t, Client, filepath.Join(h, ".claude"), user, victim)
+		f := clienttest.Finding(r, 600)
+		if f == nil || !reflect.DeepEqual(f.Reasons, tc.reasons) {
+			t.Errorf("uid %d: finding %+v, want reasons %v", tc.uid, f, tc.reasons)
+		}
+		if tc.uid == 0 && len(r.Ignored) == 0 {
+			t.Errorf("uid 0: the user's claim was not counted as ignored")
+		}
+	}
+}
+
+// A session file of another boot names a claude that is gone, whatever
+// process has its pid now.
+func TestSessionOfAnotherBoot(t *testing.T) {
+	s := Session{PID: 500, SessionID: "old", StartedAt: 1000, ProcStart: "50000"}
+	snap := platform.NewSnapshot(nil, "boot", time.Hour, time.Unix(36000, 0))
+	if o := s.owner(snap); o.Gone == "" || !strings.Contains(o.Gone, "before this boot") {
+		t.Errorf("owner %+v, want gone: before this boot", o)
+	}
+	s.StartedAt = 35000 * 1000 // the control: during this boot
+	if o := s.owner(snap); o.Gone != "" || o.Start != platform.FormatIdentity("boot", 50000) {
+		t.Errorf("owner %+v, want pid 500 with its start", o)
+	}
+}
+
+// On macOS Claude Code records procStart as `ps -o lstart=` in UTC, to the
+// second. A live claude that started within that second (or a clock's
+// rounding of it) is the session's: owned, no finding. The same pid
+// started later is another process: the session's claude is gone, and
+// what carries its session id is owner-dead, both starts named. The
+// control: without the session file the live claude is a finding.
+func TestMacSessionStart(t *testing.T) {
+	const uid = 501
+	recorded := clienttest.Taken.Add(-time.Hour) // 09:00:00 UTC, 1 January 1970
+	const lstart = "Thu Jan  1 09:00:00 1970"    // what ps prints for it
+	claude := func(at time.Time) platform.Process {
+		p := clienttest.Proc(500, 1, 500, uid, []string{"claude", "-p", "summarise"}, nil)
+		p.StartTicks = clienttest.MacStart(at)
+		return p
+	}
+	server := clienttest.Proc(510, 1, 500, uid, []string{"/opt/srv/stubborn", "--quiet"}, []string{"CLAUDECODE=1", "CLAUDE_CODE_SESSION_ID=s-mac"})
+	server.StartTicks = clienttest.MacStart(recorded.Add(time.Second))
+	session := Session{PID: 500, SessionID: "s-mac", StartedAt: recorded.UnixMilli(), ProcStart: lstart}
+	for _, tc := range []struct {
+		name     string
+		sessions []Session
+		started  time.Time
+		owned    bool // the claude is owned; else the server is owner-dead
+	}{
+		{"started in the recorded second", []Session{session}, recorded.Add(300 * time.Millisecond), true},
+		{"a rounding later", []Session{session}, recorded.Add(1500 * time.Millisecond), true},
+		{"the pid started again later", []Session{session}, recorded.Add(30 * time.Minute), false},
+		{"control: no session file", nil, recorded.Add(300 * time.Millisecond), false},
+	} {
+		r := clienttest.ScanSnapshot(t, Client, filepath.Join(home(t, tc.sessions...), ".claude"), uid,
+			clienttest.MacSnapshot(claude(tc.started), server))
+		if got := clienttest.Finding(r, 500) == nil; got != tc.owned {
+			t.Errorf("%s: claude owned %v, want %v", tc.name, got, tc.owned)
+		}
+		f := clienttest.Finding(r, 510)
+		dead := f != nil && f.Has(scan.OwnerDead)
+		if want := !tc.owned && tc.sessions != nil; dead != want {
+			t.Errorf("%s: server owner-dead %v, want %v (%+v)", tc.name, dead, want, f)
+		}
+		if dead && !strings.Contains(strings.Join(f.Evidence, "; "), "pid 500 now is a process started 1970-01-01T09:30:00Z") {
+			t.Errorf("%s: evidence %q does not name both starts", tc.name, f.Evidence)
+		}
+	}
+}
+
+// A session id is tens of bytes: one of 118 KiB (user A's 120 such files
+// once cost root's run 6 s, 145 MB and a 14 MB report) is not a session
+// file, in the reader — whose output stays small — and again in Judge,
+// which trusts no reader. The control: the same file with a real id is
+// read and ties its claude's survivors.
+func TestSessionIDBounded(t *testing.T) {
+	huge := strings.Repeat("x", 118<<10)
+	h := home(t, Session{PID: 500, SessionID: huge, StartedAt: 36000 * 1000, ProcStart: "50000"},
+		Session{PID: 501, SessionID: "s-real", StartedAt: 36000 * 1000, ProcStart: "50000"})
+	raw := ReadRaw(filepath.Join(h, ".claude"))
+	if len(raw.Sessions) != 1 || raw.Sessions[0].SessionID != "s-real" {
+		t.Errorf("sessions read: %d, want the real one alone", len(raw.Sessions))
+	}
+	if errs := raw.Errors(); len(errs) != 1 || !strings.Contains(errs[0].Error(), "sessionId is 120832 bytes") {
+		t.Errorf("problems %v, want the huge id named", errs)
+	}
+	// A reader that let a long one through: Judge refuses it all the same
+	// (one past MaxValue fails the whole read, statedir.TestDecodeBoundsValues).
+	raw.Sessions = append(raw.Sessions, Session{File: "/h/.claude/sessions/500.json", PID: 500, SessionID: strings.Repeat("x", 1<<10)})
+	raw.Problems = nil
+	b, _ := json.Marshal(raw)
+	ev, problems, _ := Client.Decode(b, raw.Dir, raw.UID).Judge(nil)
+	if len(ev.Ties) != 1 || ev.Ties[0].Value != "s-real" || len(problems) != 1 {
+		t.Errorf("judged: %d ties, problems %v; want the real session's tie alone and the huge one a problem", len(ev.Ties), problems)
+	}
+}

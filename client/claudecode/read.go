@@ -1,0 +1,175 @@
+package claudecode
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+
+	"github.com/orphanreaper/reaper/client/statedir"
+	"github.com/orphanreaper/reaper/ledger"
+)
+
+// maxSessions bounds the session files read from one config dir: one per
+// running claude, so more is a user filling the dir.
+const maxSessions = 256
+
+// sessionName is the name Claude Code gives a session file: its pid.
+var sessionName = regexp.MustCompile(`^[1-9][0-9]{0,9}\.json$`)
+
+// Raw is what one config dir's files say, read and bounded but not judged:
+// plain data that crosses the reader child's boundary as JSON.
+type Raw struct {
+	// Config is the dir, its owner, what could not be read, and the stdio
+	// MCP servers the global config declares.
+	statedir.Config
+	// Sessions are the session files, by pid.
+	Sessions []Session `json:"sessions,omitempty"`
+}
+
+// Session is one session file as Claude Code writes it.
+type Session struct {
+	File      string `json:"file"`
+	PID       int    `json:"pid"`
+	SessionID string `json:"sessionId"`
+	StartedAt int64  `json:"startedAt"` // ms since the epoch
+	// ProcStart is the pid's start time as Claude Code read it: on Linux
+	// field 22 of /proc/PID/stat, in clock ticks since boot; elsewhere
+	// `ps -o lstart=` under LC_ALL=C TZ=UTC ("Mon Nov 24 08:00:00 2026",
+	// to the second; both read from the 2.1.197 binary).
+	ProcStart string `json:"procStart,omitempty"`
+	Kind      string `json:"kind,omitempty"`
+	// PIDDomain (2.1.330+) names the pid namespace the pid is of:
+	// linux:<machine-id>:pid:[<inode>].
+	PIDDomain string `json:"pidDomain,omitempty"`
+}
+
+// check says why s is not a session file Claude Code writes, or "": its
+// identifiers are tens of bytes (statedir.MaxID). Asked in the reader, so
+// that its output stays small, and again by Judge, which trusts no reader.
+func (s *Session) check() string {
+	for _, f := range []struct{ name, v string }{{"sessionId", s.SessionID}, {"procStart", s.ProcStart}, {"kind", s.Kind}, {"pidDomain", s.PIDDomain}} {
+		if why := statedir.CheckID(f.name, f.v); why != "" {
+			return why
+		}
+	}
+	return ""
+}
+
+// ReadRaw reads the config dir's session files and its global config's
+// MCP servers, as the calling process may: as root that is the child
+// running as the dir's owner.
+func ReadRaw(dir string) *Raw {
+	head, sd, ok := statedir.Start(dir)
+	raw := &Raw{Config: statedir.Config{Head: head}}
+	if !ok {
+		return raw
+	}
+	raw.readSessions(sd)
+	raw.readConfig(sd)
+	raw.Finish(sd)
+	return raw
+}
+
+// readSessions reads <dir>/sessions/<pid>.json, at most maxSessions of
+// them (more is an error: the owner's doubt).
+func (raw *Raw) readSessions(sd statedir.Dir) {
+	f, err := os.Open(filepath.Join(sd.Path, "sessions"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return
+	}
+	if err != nil {
+		raw.ReadError(filepath.Join(sd.Path, "sessions"), err)
+		return
+	}
+	names, err := f.Readdirnames(4 * maxSessions)
+	f.Close()
+	if err != nil && !errors.Is(err, io.EOF) {
+		raw.ReadError(filepath.Join(sd.Path, "sessions"), err)
+		return
+	}
+	var files []string
+	for _, n := range names {
+		if sessionName.MatchString(n) {
+			files = append(files, n)
+		}
+	}
+	if len(files) > maxSessions {
+		raw.Problem(&ledger.Error{File: filepath.Join(sd.Path, "sessions"), Msg: fmt.Sprintf("%d session files: more than %d, none read", len(files), maxSessions)})
+		return
+	}
+	sort.Strings(files)
+	for _, n := range files {
+		rel := filepath.Join("sessions", n)
+		path := filepath.Join(sd.Path, rel)
+		b, err := sd.Read(rel)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // its claude ended while the dir was read
+		}
+		if err != nil {
+			raw.ReadError(path, err)
+			continue
+		}
+		var s Session
+		if err := json.Unmarshal(b, &s); err != nil {
+			raw.Problem(&ledger.Error{File: path, Line: statedir.JSONErrLine(b, err), Msg: "not a Claude Code session file: " + statedir.JSONProblem(err)})
+			continue
+		}
+		if want, _ := strconv.Atoi(n[:len(n)-len(".json")]); s.PID != want || s.SessionID == "" {
+			raw.Problem(&ledger.Error{File: path, Msg: fmt.Sprintf("not a Claude Code session file: want pid %d and a sessionId", want)})
+			continue
+		}
+		if why := s.check(); why != "" {
+			raw.Problem(&ledger.Error{File: path, Msg: "not a Claude Code session file: " + why})
+			continue
+		}
+		s.File = path
+		raw.Sessions = append(raw.Sessions, s)
+	}
+}
+
+// readConfig reads the global config's stdio MCP servers: mcpServers and
+// every project's. The config of ~/.claude is ~/.claude.json, beside it;
+// of any other config dir (CLAUDE_CONFIG_DIR), <dir>/.claude.json.
+func (raw *Raw) readConfig(sd statedir.Dir) {
+	base, rel := sd.Path, ".claude.json"
+	if filepath.Base(sd.Path) == ".claude" {
+		base = filepath.Dir(sd.Path)
+	}
+	file := filepath.Join(base, rel)
+	b := raw.ReadFile(statedir.Dir{Path: base, Owner: sd.Owner}, rel)
+	if b == nil {
+		return
+	}
+	var cfg struct {
+		MCPServers map[string]json.RawMessage `json:"mcpServers"`
+		Projects   map[string]struct {
+			MCPServers map[string]json.RawMessage `json:"mcpServers"`
+		} `json:"projects"`
+	}
+	if err := json.Unmarshal(b, &cfg); err != nil {
+		raw.ConfigProblems = append(raw.ConfigProblems, (&ledger.Error{File: file, Line: statedir.JSONErrLine(b, err), Msg: "not a Claude Code config: " + statedir.JSONProblem(err)}).Error())
+		return
+	}
+	srv, bad := statedir.StdioServers(file, "mcpServers", cfg.MCPServers)
+	raw.Servers, raw.ConfigProblems = append(raw.Servers, srv...), append(raw.ConfigProblems, bad...)
+	dirs := make([]string, 0, len(cfg.Projects))
+	for d := range cfg.Projects {
+		dirs = append(dirs, d)
+	}
+	sort.Strings(dirs)
+	for _, d := range dirs {
+		srv, bad := statedir.StdioServers(file, "projects["+statedir.KeyName(d)+"].mcpServers", cfg.Projects[d].MCPServers)
+		raw.Servers, raw.ConfigProblems = append(raw.Servers, srv...), append(raw.ConfigProblems, bad...)
+		if len(raw.Servers) > 4*maxSessions {
+			raw.ConfigProblems = append(raw.ConfigProblems, fmt.Sprintf("%s: more than %d MCP servers: the rest not read", file, 4*maxSessions))
+			break
+		}
+	}
+}

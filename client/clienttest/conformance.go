@@ -1,0 +1,225 @@
+package clienttest
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/orphanreaper/reaper/client"
+	"github.com/orphanreaper/reaper/platform"
+	"github.com/orphanreaper/reaper/scan"
+)
+
+// Fixture is a client's state as the client writes it, for the contract
+// suite: where the state dir is in a home, and the files an adapter reads,
+// relative to the home (a dir's own files, and any beside it, as Claude
+// Code's ~/.claude.json), each with content the client writes.
+type Fixture struct {
+	Dir   string
+	Files map[string]string
+}
+
+// Make writes f's files below home and returns the state dir.
+func (f Fixture) Make(t testing.TB, home string) string {
+	t.Helper()
+	for _, rel := range f.names() {
+		path := filepath.Join(home, rel)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(f.Files[rel]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := filepath.Join(home, f.Dir)
+	os.MkdirAll(dir, 0o755)
+	return dir
+}
+
+// names are f's files, in order.
+func (f Fixture) names() []string {
+	var out []string
+	for n := range f.Files {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// readBound is how long one Read may take on a hostile dir: it opens
+// every file without blocking and reads within caps, so a FIFO or an
+// endless file costs it nothing.
+const readBound = 10 * time.Second
+
+// Conformance is the client seam's contract, checked for c with its state
+// as fx writes it. A new adapter that breaks it fails here, not in a
+// user's run:
+//
+//   - Info: a name without ':', a title; its marks survive a Set's merge;
+//   - HomeDirs returns only the dirs the uid owns;
+//   - Read never fails and never hangs, on the client's own state and on
+//     each of its files made hostile (a FIFO, a link out of the dir,
+//     garbage, 17 MiB, a directory, gone), and prints one line of JSON;
+//   - the trip through JSON loses nothing (Decoded.Wire is the wire);
+//   - Decode takes the read as the reader's uid, whatever the data says:
+//     a read that says another uid or dir is a problem, never evidence;
+//   - Judge's every claim is spoken by that uid.
+func Conformance(t *testing.T, c client.Client, fx Fixture) {
+	t.Helper()
+	info := c.Info()
+	t.Run("info", func(t *testing.T) {
+		if info.Name == "" || strings.ContainsRune(info.Name, ':') || info.Title == "" {
+			t.Errorf("Info: name %q, title %q: want a name without ':' and a title", info.Name, info.Title)
+		}
+		if got := client.NewSet(c).Marks(); !reflect.DeepEqual(got, info.Marks) {
+			t.Errorf("the marks do not survive a Set's merge:\n%+v\nwant\n%+v", got, info.Marks)
+		}
+	})
+	uid := uint32(os.Geteuid())
+	t.Run("home dirs", func(t *testing.T) {
+		home := t.TempDir()
+		dir := fx.Make(t, home)
+		if got := c.HomeDirs(home, int(uid)); !reflect.DeepEqual(got, []string{dir}) {
+			t.Errorf("HomeDirs of a home holding %s: %q", fx.Dir, got)
+		}
+		if got := c.HomeDirs(home, int(uid)+1); len(got) != 0 {
+			t.Errorf("HomeDirs for another uid: %q; want none (the dir is not that uid's)", got)
+		}
+	})
+	t.Run("round trip", func(t *testing.T) {
+		dir := fx.Make(t, t.TempDir())
+		wire := c.Read(dir)
+		if bytes.ContainsRune(wire, '\n') || !json.Valid(wire) {
+			t.Fatalf("Read printed %.200q: want one line of JSON", wire)
+		}
+		d := c.Decode(wire, dir, uid)
+		if got := d.Wire(); !bytes.Equal(got, wire) {
+			t.Errorf("the read lost something through JSON:\n%s\nwant\n%s", got, wire)
+		}
+		ev, problems, _ := d.Judge(nil)
+		if len(problems) > 0 {
+			t.Errorf("the client's own state: problems %v", problems)
+		}
+		checkSpeaker(t, ev, uid)
+		other := bytes.Replace(wire, []byte(`"uid":`+itoa(uid)), []byte(`"uid":`+itoa(uid+1)), 1)
+		for what, w := range map[string][]byte{"another uid": other, "garbage": []byte("garbage"), "null": []byte("null")} {
+			ev, problems, _ := c.Decode(w, dir, uid).Judge(nil)
+			if len(problems) == 0 || len(ev.Ledgers)+len(ev.Ties)+len(ev.Servers) > 0 {
+				t.Errorf("a read of %s: evidence %+v, problems %v; want a problem and no evidence", what, ev, problems)
+			}
+		}
+		if ev, problems, _ := c.Decode(wire, dir+"x", uid).Judge(nil); len(problems) == 0 || len(ev.Ledgers) > 0 {
+			t.Errorf("a read of another dir: problems %v; want one", problems)
+		}
+	})
+	for _, rel := range fx.names() {
+		for _, h := range hostile {
+			t.Run(rel+": "+h.name, func(t *testing.T) {
+				home := t.TempDir()
+				dir := fx.Make(t, home)
+				path := filepath.Join(home, rel)
+				os.Remove(path)
+				if err := h.make(path); err != nil {
+					t.Skipf("cannot make %s here: %v", h.name, err)
+				}
+				judgeBounded(t, c, dir, uid)
+			})
+		}
+	}
+	t.Run("the dir gone", func(t *testing.T) {
+		dir := filepath.Join(t.TempDir(), fx.Dir)
+		if _, problems, _ := c.Decode(c.Read(dir), dir, uid).Judge(nil); len(problems) == 0 {
+			t.Errorf("a dir that is not there: no problem")
+		}
+	})
+}
+
+// hostile are what a user can put where a client's file is.
+var hostile = []struct {
+	name string
+	make func(path string) error
+}{
+	{"a FIFO", func(p string) error { return syscall.Mkfifo(p, 0o644) }},
+	{"a link out of the dir", func(p string) error { return os.Symlink("/etc/passwd", p) }},
+	{"garbage", func(p string) error { return os.WriteFile(p, []byte("\x00{\"garbage\": [1, 2,\xff"), 0o644) }},
+	{"17 MiB", func(p string) error {
+		f, err := os.Create(p)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		return f.Truncate(17 << 20)
+	}},
+	{"a directory", func(p string) error { return os.Mkdir(p, 0o755) }},
+	{"gone", func(string) error { return nil }},
+}
+
+// judgeBounded reads dir within readBound, decodes it as uid's and
+// judges it: whatever the files hold, no panic, no hang, one line of
+// JSON, every claim uid's.
+func judgeBounded(t *testing.T, c client.Client, dir string, uid uint32) {
+	t.Helper()
+	done := make(chan []byte, 1)
+	go func() { done <- c.Read(dir) }()
+	var wire []byte
+	select {
+	case wire = <-done:
+	case <-time.After(readBound):
+		t.Fatalf("Read did not return within %s", readBound)
+	}
+	if bytes.ContainsRune(wire, '\n') || !json.Valid(wire) {
+		t.Fatalf("Read printed %.200q: want one line of JSON", wire)
+	}
+	ev, _, _ := c.Decode(wire, dir, uid).Judge(platform.NewSnapshot(nil, Boot, 10*time.Hour, Taken))
+	checkSpeaker(t, ev, uid)
+}
+
+// checkSpeaker fails unless every claim in ev is uid's.
+func checkSpeaker(t *testing.T, ev scan.Evidence, uid uint32) {
+	t.Helper()
+	for _, l := range ev.Ledgers {
+		if l.Speaker != uid {
+			t.Errorf("ledger %s spoken by %d, want %d", l.Source, l.Speaker, uid)
+		}
+	}
+	for _, tie := range ev.Ties {
+		if tie.Speaker != uid {
+			t.Errorf("tie %s spoken by %d, want %d", tie.Where, tie.Speaker, uid)
+		}
+	}
+	for _, s := range ev.Servers {
+		if s.UID != uid {
+			t.Errorf("server %s spoken by %d, want %d", s.Name, s.UID, uid)
+		}
+	}
+}
+
+func itoa(u uint32) string { b, _ := json.Marshal(u); return string(b) }
+
+// FuzzRead fuzzes c's Read, Decode and Judge with fx's files, one of them
+// (which) replaced by the fuzzer's bytes: whatever a user writes there,
+// no panic, one line of JSON, every claim the reader's uid's. Seeded with
+// fx's own content.
+func FuzzRead(f *testing.F, c client.Client, fx Fixture) {
+	names := fx.names()
+	for i, n := range names {
+		f.Add(uint8(i), []byte(fx.Files[n]))
+	}
+	// One home for the run, its files written afresh each time: a
+	// directory made and removed per input was most of the cost.
+	home := f.TempDir()
+	f.Fuzz(func(t *testing.T, which uint8, b []byte) {
+		dir := fx.Make(t, home)
+		if err := os.WriteFile(filepath.Join(home, names[int(which)%len(names)]), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		judgeBounded(t, c, dir, uint32(os.Geteuid()))
+	})
+}

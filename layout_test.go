@@ -1,0 +1,115 @@
+// Package reaper_test holds the repository's structural rules, checked
+// over every package from the module's root.
+package reaper_test
+
+import (
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const (
+	module = "github.com/orphanreaper/reaper/"
+	// list is the one package that lists the agent clients' adapters.
+	list = "client/all"
+)
+
+// adapters are the agent clients' adapter packages, as the list imports
+// them: every package under client/ that client/all imports.
+func adapters(t *testing.T) map[string]bool {
+	t.Helper()
+	f, err := parser.ParseFile(token.NewFileSet(), filepath.Join(list, "all.go"), nil, parser.ImportsOnly)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]bool{}
+	for _, imp := range f.Imports {
+		p, _ := strconv.Unquote(imp.Path.Value)
+		if a, ok := strings.CutPrefix(p, module+"client/"); ok {
+			out["client/"+a] = true
+		}
+	}
+	if len(out) == 0 {
+		t.Fatalf("%s lists no adapter", list)
+	}
+	return out
+}
+
+// The repository's structural rules, enforced rather than hoped:
+// one doc.go with the package comment per package; only platform talks to
+// the OS through x/sys, gopsutil and go-systemd (the measuring tools in
+// scripts/ aside); only the list (client/all) imports an agent client's
+// adapter, and only cmd imports the list; policy imports no client;
+// nothing shells out but doctor's questions to the service manager, in
+// platform.
+func TestLayout(t *testing.T) {
+	root := "."
+	adapters := adapters(t)
+	osOnly := []string{"golang.org/x/sys", "github.com/shirou/gopsutil", "github.com/coreos/go-systemd"}
+	dirs := map[string][]string{} // package dir → its non-test Go files
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") && path != root || d.Name() == "testdata" || d.Name() == "node_modules") {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && strings.HasSuffix(path, ".go") && !strings.HasSuffix(path, "_test.go") {
+			dirs[filepath.Dir(path)] = append(dirs[filepath.Dir(path)], path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	for dir, files := range dirs {
+		rel, _ := filepath.Rel(root, dir)
+		docs := 0
+		for _, path := range files {
+			f, err := parser.ParseFile(fset, path, nil, parser.ParseComments|parser.ImportsOnly)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f.Doc != nil && strings.HasPrefix(f.Doc.Text(), "Package ") || f.Doc != nil && strings.HasPrefix(f.Doc.Text(), "Command ") {
+				docs++
+				if filepath.Base(path) != "doc.go" && f.Name.Name != "main" {
+					t.Errorf("%s: the package comment belongs in doc.go", path)
+				}
+			}
+			for _, imp := range f.Imports {
+				p, _ := strconv.Unquote(imp.Path.Value)
+				for _, o := range osOnly {
+					// scripts/ holds the tools that measure reaper (the
+					// stat-only floor), not reaper.
+					if strings.HasPrefix(p, o) && rel != "platform" && !strings.HasPrefix(rel, "scripts"+string(filepath.Separator)) {
+						t.Errorf("%s imports %s: only platform talks to the OS", path, p)
+					}
+				}
+				// The client seam: only the list imports an agent client's
+				// adapter, only cmd the list, and policy no client at all.
+				a, ours := strings.CutPrefix(p, module)
+				switch {
+				case ours && adapters[a] && rel != list:
+					t.Errorf("%s imports the adapter %s: only %s lists adapters; scan, gather and the rest know no client by name", path, a, list)
+				case ours && a == list && !strings.HasPrefix(rel, "cmd"+string(filepath.Separator)):
+					t.Errorf("%s imports %s: only cmd does; every package below receives a client.Set", path, list)
+				case ours && strings.HasPrefix(a, "client") && rel == "policy":
+					t.Errorf("%s imports %s: policy is given the clients' owner names and marks as values", path, a)
+				}
+				// platform's service files run systemctl or launchctl, for
+				// reaper doctor alone (platform.UnitProps).
+				if p == "os/exec" && !(rel == "platform" && strings.HasPrefix(filepath.Base(path), "service_")) {
+					t.Errorf("%s imports os/exec: reaper reads state, it never shells out", path)
+				}
+			}
+		}
+		if docs != 1 {
+			t.Errorf("package %s has %d package comments, want exactly one", rel, docs)
+		}
+	}
+}
