@@ -12,6 +12,7 @@ import (
 
 	"github.com/orphanreaper/reaper/audit"
 	"github.com/orphanreaper/reaper/policy"
+	"github.com/orphanreaper/reaper/run"
 	"github.com/orphanreaper/reaper/scan"
 )
 
@@ -58,24 +59,24 @@ func runExplain(ctx context.Context, pid int, opts *scanOptions, g *globalOption
 	timeout := opts.scanTimeout()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	run, err := collect(ctx, pol, opts.procRoot, opts.ledgers, timeout, false)
+	t, err := collect(ctx, pol, opts.procRoot, opts.ledgers, timeout, true)
 	if err != nil {
 		return err
 	}
-	defer run.snap.Close()
-	s := run.snap
+	defer t.Snap.Close()
+	s := t.Snap
 	i := s.Index(pid)
 	if i < 0 {
 		return noInputError{fmt.Errorf("no process %d in the process table", pid)}
 	}
 	p := &s.Procs[i]
-	plan := pol.Plan(run.result, policy.PlanOptions{Mode: policy.ModeScan, UID: judgeAs(s), Doubts: run.doubts})
-	rep := newReport(run, pol, plan, opts)
+	plan := pol.Plan(t.Result, policy.PlanOptions{Mode: policy.ModeScan, UID: t.UID(), Doubts: t.Doubts})
+	rep := run.Report(t, pol, plan, opts.all)
 
 	e := &audit.Explanation{SchemaVersion: audit.SchemaVersion, Policy: rep.Policy, PID: pid,
 		Cmdline: s.CommandLine(p), AgeSeconds: int64(s.Age(p) / time.Second), RSSBytes: p.RSS, Rules: []policy.RuleVerdict{}}
 	e.UID, e.User = audit.ProcessUser(s, p)
-	e.Ancestors = ancestors(run.result, i)
+	e.Ancestors = ancestors(t.Result, i)
 
 	switch {
 	case p.KernelThread():
@@ -107,7 +108,7 @@ func runExplain(ctx context.Context, pid int, opts *scanOptions, g *globalOption
 		}
 	}
 	if e.Verdict == "" {
-		e.Verdict, e.Why = "not-orphaned", notOrphaned(run.result, i)
+		e.Verdict, e.Why = "not-orphaned", notOrphaned(t.Result, i)
 	}
 	return g.write(e, opts.output)
 }

@@ -7,9 +7,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/orphanreaper/reaper/audit"
-	"github.com/orphanreaper/reaper/gather"
 	"github.com/orphanreaper/reaper/ledger"
 	"github.com/orphanreaper/reaper/policy"
+	"github.com/orphanreaper/reaper/run"
+	"github.com/orphanreaper/reaper/run/gather"
 	"github.com/orphanreaper/reaper/scan"
 )
 
@@ -119,18 +120,18 @@ func runLedgerShow(cmd *cobra.Command, paths []string, opts *ledgerShowOptions, 
 	if err != nil {
 		return err
 	}
-	var run *scanRun
+	var t *run.Table
 	if len(paths) == 0 {
-		run, err = collectWith(context.Background(), pol, opts.procRoot, nil, true, false)
+		t, err = collect(context.Background(), pol, opts.procRoot, nil, 0, true)
 	} else {
-		run, err = collectOnly(pol, opts.procRoot, paths)
+		t, err = collectOnly(pol, opts.procRoot, paths)
 	}
 	if err != nil {
 		return err
 	}
-	defer run.snap.Close()
-	s := run.snap
-	res := run.result
+	defer t.Snap.Close()
+	s := t.Snap
+	res := t.Result
 	reasons := map[int][]string{}
 	for _, f := range res.Findings {
 		for _, m := range f.Members {
@@ -166,22 +167,22 @@ func runLedgerShow(cmd *cobra.Command, paths []string, opts *ledgerShowOptions, 
 		out[k].Runs = append(out[k].Runs, sr)
 	}
 	view := &audit.LedgerView{Ledgers: out, SchemaVersion: 1, Discovered: len(paths) == 0}
-	for _, d := range run.dirs {
+	for _, d := range t.Dirs {
 		view.StateDirs = append(view.StateDirs, audit.ShownDir{Client: d.Client, Path: d.Path, UID: d.UID, Error: d.Err})
 	}
-	for _, p := range run.problems {
+	for _, p := range t.Problems {
 		fmt.Fprintln(g.stderr, "reaper:", p)
 	}
 	return g.write(view, opts.output)
 }
 
 // collectOnly scans and applies only the named ledgers: show is about them.
-func collectOnly(pol *policy.Policy, procRoot string, paths []string) (*scanRun, error) {
+func collectOnly(pol *policy.Policy, procRoot string, paths []string) (*run.Table, error) {
 	none := *pol
 	none.Owners = nil
 	for _, o := range pol.Owners {
 		o.Ledger = nil // the policy's ledgers are not what was asked about
 		none.Owners = append(none.Owners, o)
 	}
-	return collectWith(context.Background(), &none, procRoot, paths, false, false)
+	return collect(context.Background(), &none, procRoot, paths, 0, false)
 }

@@ -55,13 +55,13 @@ func runPty(opts *ptyOptions, g *globalOptions) error {
 	if err != nil {
 		return err
 	}
-	run, err := collectWith(context.Background(), pol, "", nil, true, false)
+	t, err := collect(context.Background(), pol, "", nil, 0, true)
 	if err != nil {
 		return err
 	}
-	defer run.snap.Close()
-	s := run.snap
-	plan := pol.Plan(run.result, policy.PlanOptions{Mode: policy.ModeScan, UID: judgeAs(run.snap)})
+	defer t.Snap.Close()
+	s := t.Snap
+	plan := pol.Plan(t.Result, policy.PlanOptions{Mode: policy.ModeScan, UID: t.UID()})
 	member := map[int]bool{}
 	for _, it := range plan.Items {
 		for _, m := range it.Finding.Members {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -12,8 +11,7 @@ import (
 
 	"github.com/orphanreaper/reaper/audit"
 	"github.com/orphanreaper/reaper/platform"
-	"github.com/orphanreaper/reaper/policy"
-	"github.com/orphanreaper/reaper/reap"
+	"github.com/orphanreaper/reaper/run"
 )
 
 // reapOptions are the flags of `reaper reap`: those of scan, and more.
@@ -115,89 +113,28 @@ func runReap(ctx context.Context, opts *reapOptions, g *globalOptions) error {
 	}
 	ctx, cancel := context.WithDeadline(ctx, started.Add(timeout))
 	defer cancel()
-	if opts.lockFile == "" {
-		opts.lockFile = lockPath()
-	}
-	release, err := acquireLock(opts.lockFile, opts.lockTimeout)
-	if err != nil {
-		return err
-	}
-	defer release()
-
-	run, err := collect(ctx, pol, opts.procRoot, opts.ledgers, timeout, true)
-	if err != nil {
-		return err
-	}
-	defer run.snap.Close()
-	mode := policy.ModeReap
-	if opts.dryRun {
-		mode = policy.ModeDryRun
-	}
-	plan := pol.Plan(run.result, policy.PlanOptions{Mode: mode, UID: euid(), Doubts: run.doubts})
-	if opts.beforeAct != nil {
-		opts.beforeAct()
-	}
-	if err := spareNewlyOwned(ctx, pol, opts, plan, timeout); err != nil {
-		return err
-	}
-	// The report names each process and says what it holds: it is made
-	// now, while the processes still exist; the outcomes come after.
-	rep := newReport(run, pol, plan, &opts.scanOptions)
-	// From here on only the planned trees are looked at.
-	acted := map[*platform.Process]bool{}
-	for _, it := range plan.Items {
-		for _, m := range it.Finding.Members {
-			acted[m.Proc] = true
-		}
-	}
-	run.snap.DropDetails(func(p *platform.Process) bool { return acted[p] })
-
-	var events []reap.Event
-	ropts := reap.Options{
-		Grace:    pol.Defaults.Grace,
-		DryRun:   opts.dryRun,
-		ProcRoot: platform.DefaultProcRoot,
-		Deadline: started.Add(timeout),
-		Guard:    platform.NewGuard(plan.Gate.Deny(plan)),
-		OnSignal: func(e reap.Event) { events = append(events, e) },
-	}
+	cfg := run.ReapConfig{Config: opts.config(pol, timeout, true), Started: started, Deadline: started.Add(timeout),
+		DryRun: opts.dryRun, LockFile: opts.lockFile, LockWait: opts.lockTimeout, LogRepeats: opts.logRepeats,
+		All: opts.all, Records: opts.records(g), BeforeAct: opts.beforeAct}
 	if f, ok := g.stderr.(*os.File); ok && !g.quiet && !opts.dryRun && platform.IsTerminal(f) {
-		ropts.OnProgress = (&progress{w: f}).show
+		cfg.OnProgress = (&progress{w: f}).show
 	}
-	results := reap.Execute(ctx, plan, run.snap, ropts)
-	covered := map[int][]int{} // root → every pid the action covered, rescans included
-	for i, r := range results {
-		plan.Items[i].Outcome, plan.Items[i].Detail = r.Outcome, r.Detail
-		covered[plan.Items[i].Finding.Root.PID] = r.PIDs
-	}
-	signals := signalRecords(events)
-	rep.SetOutcomes(plan, covered)
-	rep.SetEndings(signals)
-	rep.SetWarnings(pol, run.snap)
-	if err := emitReap(rep, run, signals, opts, g, time.Since(started)); err != nil {
+	done, err := run.Reap(ctx, cfg)
+	if err != nil {
 		return err
 	}
-	return outcome(plan, results)
+	if err := writeReport(done.Report, &opts.scanOptions, g); err != nil {
+		return err
+	}
+	return outcome(done.Failures())
 }
 
 // outcome is the reap's exit status (README, "Command line and exit
-// status"): 3 when anything the plan meant to signal was refused, failed, or could not be confirmed gone
-// — refusals for unreadable state included; 77 when what failed was only
-// the kernel refusing a signal (EPERM); nil when every planned action was
-// done. Refusals by design (younger than min_age, spared because it became
-// owned) are not failures.
-func outcome(plan *policy.Plan, results []reap.Result) error {
-	partial, permission := 0, 0
-	for i, r := range results {
-		it := &plan.Items[i]
-		switch {
-		case !it.Signals() || it.Benign:
-		case r.Permission:
-			permission++
-		case r.Outcome == policy.Failed, r.Outcome == policy.Refused:
-			partial++
-		}
-	}
+// status") from what it failed to do (run.Reaped.Failures): 3 when
+// anything the plan meant to signal was refused, failed, or could not be
+// confirmed gone; 77 when what failed was only the kernel refusing a
+// signal (EPERM); nil when every planned action was done.
+func outcome(partial, permission int) error {
 	switch {
 	case partial > 0:
 		n := partial + permission
@@ -210,67 +147,4 @@ func outcome(plan *policy.Plan, results []reap.Result) error {
 		return &outcomeError{exitPermission, "lacking the privilege for a planned action (run as the processes' user, or as root)"}
 	}
 	return nil
-}
-
-// spareNewlyOwned re-reads the ledgers with a fresh snapshot just before
-// acting (docs/safety.md) and lets the plan spare what became owned
-// (policy.Plan.SpareOwned).
-func spareNewlyOwned(ctx context.Context, pol *policy.Policy, opts *reapOptions, plan *policy.Plan, timeout time.Duration) error {
-	if !plannedAny(plan) {
-		return nil
-	}
-	now, err := collect(ctx, pol, opts.procRoot, opts.ledgers, timeout, false)
-	if err != nil {
-		return err
-	}
-	defer now.snap.Close()
-	plan.SpareOwned(now.result)
-	return nil
-}
-
-func plannedAny(plan *policy.Plan) bool {
-	for _, it := range plan.Items {
-		if it.Outcome == policy.Planned {
-			return true
-		}
-	}
-	return false
-}
-
-// emitReap writes the report, the audit log (decisions and signals) and
-// the metrics. A real reap records a report-only finding in the audit log
-// and the journal when it is first seen or has changed (audit.Seen), kept
-// beside the lock: in /run for root, so a reboot, which ends every
-// process a finding names, forgets them too.
-func emitReap(rep *audit.Report, run *scanRun, signals []audit.Record, opts *reapOptions, g *globalOptions, took time.Duration) error {
-	logged := rep
-	var seen *audit.Seen
-	if rep.Mode == string(policy.ModeReap) && !opts.logRepeats {
-		seen = audit.LoadSeen(seenPath(opts.lockFile))
-		logged = seen.Filter(rep)
-	}
-	if err := record(rep, logged, signals, &opts.scanOptions, g, took); err != nil {
-		return err
-	}
-	if seen != nil {
-		if err := seen.Save(); err != nil && g.log != nil {
-			g.log.Warn("the findings already recorded were not remembered: the next run records them again", "err", err)
-		}
-	}
-	return writeReport(rep, run, &opts.scanOptions, g)
-}
-
-// seenPath is where a reap remembers the report-only findings it has
-// recorded: beside its lock file.
-func seenPath(lockFile string) string {
-	return strings.TrimSuffix(lockFile, ".lock") + ".seen"
-}
-
-func signalRecords(events []reap.Event) []audit.Record {
-	recs := make([]audit.Record, len(events))
-	for i, e := range events {
-		recs[i] = audit.Record{Time: e.Time, Event: "signal", RootPID: e.RootPID, PID: e.PID, Start: e.Start,
-			Signal: e.Signal, Via: e.Via, Result: e.Result}
-	}
-	return recs
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/orphanreaper/reaper/policy"
+	"github.com/orphanreaper/reaper/run"
 )
 
 // scanOptions are the flags of `reaper scan` (and, later, `reaper reap`).
@@ -125,11 +127,14 @@ func runScan(ctx context.Context, opts *scanOptions, g *globalOptions) error {
 	timeout := opts.scanTimeout()
 	ctx, cancel := context.WithDeadline(ctx, started.Add(timeout))
 	defer cancel()
-	run, err := collect(ctx, pol, opts.procRoot, opts.ledgers, timeout, true)
+	t, err := run.Collect(ctx, opts.config(pol, timeout, true))
+	if errors.Is(err, run.ErrProcFlag) {
+		return usagef("%v", err)
+	}
 	if err != nil {
 		return err
 	}
-	defer run.snap.Close()
-	plan := pol.Plan(run.result, policy.PlanOptions{Mode: policy.ModeScan, UID: judgeAs(run.snap), Doubts: run.doubts})
-	return emit(run, pol, plan, opts, g, time.Since(started))
+	defer t.Close()
+	plan := pol.Plan(t.Result, policy.PlanOptions{Mode: policy.ModeScan, UID: t.UID(), Doubts: t.Doubts})
+	return emit(t, pol, plan, opts, g, time.Since(started))
 }

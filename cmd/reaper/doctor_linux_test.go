@@ -8,14 +8,14 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/orphanreaper/reaper/audit"
+	"github.com/orphanreaper/reaper/run"
 )
 
 // doctor runs `reaper doctor -o json` with args and returns its checks by
 // name, with the run.
-func doctor(t *testing.T, env []string, args ...string) (map[string]audit.Check, *audit.Diagnosis, result) {
+func doctorJSON(t *testing.T, env []string, args ...string) (map[string]audit.Check, *audit.Diagnosis, result) {
 	t.Helper()
 	r := runReaper(t, env, append([]string{"doctor", "-o", "json"}, args...)...)
 	var d audit.Diagnosis
@@ -33,7 +33,7 @@ func doctor(t *testing.T, env []string, args ...string) (map[string]audit.Check,
 // one failed, naming it.
 func TestDoctorChecks(t *testing.T) {
 	lock := filepath.Join(t.TempDir(), "reaper.lock")
-	checks, d, r := doctor(t, nil, "--lock-file", lock)
+	checks, d, r := doctorJSON(t, nil, "--lock-file", lock)
 	var names []string
 	var failed []string
 	for _, c := range d.Checks {
@@ -100,7 +100,7 @@ func TestDoctorPolicy(t *testing.T) {
 	lock := filepath.Join(dir, "reaper.lock")
 	bad := filepath.Join(dir, "bad.toml")
 	os.WriteFile(bad, []byte("version = 1\n[defaults]\naction = \"report\"\n\n[[rule]]\nname = \"x\"\nwhen = [\"reparented\"]\naction = \"explode\"\n"), 0o644)
-	checks, _, r := doctor(t, nil, "--policy", bad, "--lock-file", lock)
+	checks, _, r := doctorJSON(t, nil, "--policy", bad, "--lock-file", lock)
 	if c := checks["policy"]; c.Status != audit.CheckFail || !strings.Contains(strings.Join(c.Details, "\n"), bad+":") {
 		t.Errorf("invalid policy: %+v", c)
 	}
@@ -113,7 +113,7 @@ func TestDoctorPolicy(t *testing.T) {
 
 	good := filepath.Join(dir, "good.toml")
 	os.WriteFile(good, []byte("version = 1\n[defaults]\naction = \"report\"\ngrace = \"7s\"\n\n[[rule]]\nname = \"t\"\nwhen = [\"reparented\"]\ncmdline = \"reaper-doctor-test-"+strconv.Itoa(os.Getpid())+"\"\naction = \"terminate\"\n\n[[rule]]\nname = \"r\"\nwhen = [\"reparented\"]\naction = \"report\"\n"), 0o644)
-	checks, _, r = doctor(t, nil, "--policy", good, "--lock-file", lock)
+	checks, _, r = doctorJSON(t, nil, "--policy", good, "--lock-file", lock)
 	c := checks["policy"]
 	if c.Status != audit.CheckOK || !strings.Contains(c.Summary, good+" (--policy), 2 rules: 1 terminate, 1 report") {
 		t.Errorf("valid policy: %+v (stderr %s)", c, r.stderr)
@@ -128,24 +128,24 @@ func TestDoctorPolicy(t *testing.T) {
 func TestDoctorLock(t *testing.T) {
 	dir := t.TempDir()
 	lock := filepath.Join(dir, "reaper.lock")
-	release, err := acquireLock(lock, 0)
+	release, err := run.Lock(lock, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(release)
-	checks, _, _ := doctor(t, nil, "--lock-file", lock)
+	checks, _, _ := doctorJSON(t, nil, "--lock-file", lock)
 	if got, want := checks["lock"].Summary, "is held by pid "+strconv.Itoa(os.Getpid()); !strings.Contains(got, want) {
 		t.Errorf("held: %q, want %q", got, want)
 	}
 	release()
-	checks, _, _ = doctor(t, nil, "--lock-file", lock)
+	checks, _, _ = doctorJSON(t, nil, "--lock-file", lock)
 	if got := checks["lock"]; got.Status != audit.CheckOK || got.Summary != lock+" is free" {
 		t.Errorf("released: %+v", got)
 	}
 
 	file := filepath.Join(dir, "file")
 	os.WriteFile(file, nil, 0o600)
-	checks, _, r := doctor(t, nil, "--lock-file", filepath.Join(file, "sub", "reaper.lock"))
+	checks, _, r := doctorJSON(t, nil, "--lock-file", filepath.Join(file, "sub", "reaper.lock"))
 	if got := checks["lock"]; got.Status != audit.CheckFail || !strings.Contains(got.Summary, "not a directory") {
 		t.Errorf("below a file: %+v", got)
 	}
@@ -165,7 +165,7 @@ func TestDoctorLock(t *testing.T) {
 	theirs := filepath.Join(dir, "theirs.lock")
 	os.WriteFile(theirs, nil, 0o600)
 	os.Chown(theirs, 65534, 65534)
-	checks, _, _ = doctor(t, nil, "--lock-file", theirs)
+	checks, _, _ = doctorJSON(t, nil, "--lock-file", theirs)
 	if got := checks["lock"]; got.Status != audit.CheckFail || !strings.Contains(got.Summary, "owned by uid 65534") {
 		t.Errorf("another user's lock: %+v", got)
 	}
@@ -201,49 +201,17 @@ func TestDoctorStateDirs(t *testing.T) {
 		t.Fatalf("%s not listed: %+v", state, checks["state dirs"])
 		return ""
 	}
-	checks, _, _ := doctor(t, env, "--lock-file", lock)
+	checks, _, _ := doctorJSON(t, env, "--lock-file", lock)
 	if got := line(checks); !strings.HasSuffix(got, ": read") || !strings.Contains(got, "uid 65534") {
 		t.Errorf("readable: %q", got)
 	}
 	os.Chown(acpx, 0, 0)
 	os.Chmod(acpx, 0o700)
-	checks, _, _ = doctor(t, env, "--lock-file", lock)
+	checks, _, _ = doctorJSON(t, env, "--lock-file", lock)
 	if got := line(checks); strings.HasSuffix(got, ": read") || !strings.Contains(got, "permission") {
 		t.Errorf("unreadable by its owner: %q", got)
 	}
 	if c := checks["state dirs"]; c.Status != audit.CheckWarn || !strings.Contains(c.Summary, "uid 65534") || !strings.Contains(c.Summary, "held back") {
 		t.Errorf("unreadable by its owner: %+v", c)
-	}
-}
-
-// The records the timer's command line names: their size and age, and a
-// metrics file the timer has stopped writing.
-func TestRecordsCheck(t *testing.T) {
-	now := time.Now()
-	dir := t.TempDir()
-	log, prom := filepath.Join(dir, "audit.jsonl"), filepath.Join(dir, "reaper.prom")
-	argv := []string{"/usr/bin/reaper", "reap", "--audit-log", log, "--metrics", prom}
-	running := audit.Check{Status: audit.CheckOK}
-
-	if c := recordsCheck(nil, running, now); c.Status != audit.CheckInfo {
-		t.Errorf("no command line: %+v", c)
-	}
-	c := recordsCheck(argv, running, now)
-	if c.Status != audit.CheckWarn || !strings.Contains(c.Summary, "audit log not written yet") || !strings.Contains(c.Summary, "metrics not written yet") {
-		t.Errorf("neither written: %+v", c)
-	}
-	os.WriteFile(log, []byte(strings.Repeat("x", 2048)), 0o644)
-	os.WriteFile(prom, []byte("reaper_findings 0\n"), 0o644)
-	c = recordsCheck(argv, running, now)
-	if !strings.Contains(c.Summary, "audit log 2.0 KiB") || !strings.Contains(c.Summary, "metrics written") {
-		t.Errorf("both written: %+v", c)
-	}
-	os.Chtimes(prom, now.Add(-10*time.Minute), now.Add(-10*time.Minute))
-	c = recordsCheck(argv, running, now)
-	if c.Status != audit.CheckWarn || !strings.Contains(strings.Join(c.Details, "\n"), "older than 5 minutes") {
-		t.Errorf("stale metrics: %+v", c)
-	}
-	if c := recordsCheck(argv, audit.Check{Status: audit.CheckWarn}, now); strings.Contains(strings.Join(c.Details, "\n"), "older than 5 minutes") {
-		t.Errorf("stale metrics with no timer running are not the timer's fault: %+v", c)
 	}
 }

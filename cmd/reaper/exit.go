@@ -11,39 +11,19 @@ import (
 	"github.com/orphanreaper/reaper/ledger"
 	"github.com/orphanreaper/reaper/platform"
 	"github.com/orphanreaper/reaper/policy"
+	"github.com/orphanreaper/reaper/run"
 )
 
-// The exit codes (README, "Command line and exit status").
+// The exit codes (run/exit.go; README, "Command line and exit status").
 const (
-	exitOK         = 0
-	exitError      = 1  // runtime error
-	exitUsage      = 2  // bad command line
-	exitPartial    = 3  // a planned action was refused or failed, or a process survived SIGKILL
-	exitNoInput    = 66 // a policy or ledger named on the command line can't be opened (EX_NOINPUT)
-	exitPermission = 77 // lacks the privilege for a planned action (EX_NOPERM)
-	exitConfig     = 78 // invalid policy or ledger; nothing was signalled (EX_CONFIG)
+	exitOK         = run.ExitOK
+	exitError      = run.ExitError
+	exitUsage      = run.ExitUsage
+	exitPartial    = run.ExitPartial
+	exitNoInput    = run.ExitNoInput
+	exitPermission = run.ExitPermission
+	exitConfig     = run.ExitConfig
 )
-
-// exitMeaning says what one of reaper's exit statuses means.
-func exitMeaning(code int) string {
-	switch code {
-	case exitOK:
-		return "success"
-	case exitError:
-		return "a runtime error"
-	case exitUsage:
-		return "a usage error in the unit's command line"
-	case exitPartial:
-		return "a planned action was refused or failed"
-	case exitNoInput:
-		return "a policy or ledger the command line names cannot be opened"
-	case exitPermission:
-		return "lacking the privilege for a planned action"
-	case exitConfig:
-		return "invalid policy or ledger: nothing was signalled"
-	}
-	return "not one of reaper's exit statuses"
-}
 
 // configError is an invalid policy or ledger whose details were printed.
 type configError struct{ err error }

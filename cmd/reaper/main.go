@@ -8,7 +8,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/orphanreaper/reaper/gather"
+	"github.com/orphanreaper/reaper/run/gather"
 )
 
 func main() {

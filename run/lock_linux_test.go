@@ -1,4 +1,4 @@
-package main
+package run
 
 import (
 	"errors"
@@ -13,11 +13,11 @@ import (
 // line, from /proc/locks. The control: once released, the lock is taken.
 func TestLockNamesItsHolder(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "reaper.lock")
-	release, err := acquireLock(path, 0)
+	release, err := Lock(path, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = acquireLock(path, 0)
+	_, err = Lock(path, 0)
 	var le *lockError
 	if !errors.As(err, &le) {
 		t.Fatalf("second lock: %v, want a lockError", err)
@@ -26,7 +26,7 @@ func TestLockNamesItsHolder(t *testing.T) {
 		t.Errorf("holder %d: %q; want this test's pid %d, with its command line", le.holder, err, os.Getpid())
 	}
 	release()
-	again, err := acquireLock(path, 0)
+	again, err := Lock(path, 0)
 	if err != nil {
 		t.Fatalf("control: the released lock: %v", err)
 	}

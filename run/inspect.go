@@ -1,4 +1,4 @@
-package main
+package run
 
 import (
 	"fmt"
@@ -36,8 +36,8 @@ func (in *inspection) apply(rep *audit.Report) {
 // for run-done findings, whether they kept working after the run's end.
 // It reads files only for findings' processes: the scan's cost for the
 // rest of the table does not change.
-func inspect(run *scanRun, plan *policy.Plan) *inspection {
-	s := run.snap
+func inspect(t *Table, plan *policy.Plan) *inspection {
+	s := t.Snap
 	holds := map[*platform.Process][]platform.PTYHold{}
 	member := map[int]bool{}
 	pss := map[int]uint64{}
@@ -105,7 +105,7 @@ func activityOf(s *platform.Snapshot, f *scan.Finding, first map[int]platform.Sa
 		}
 	}
 	if a.StartedSinceDone > 0 {
-		a.Evidence = append(a.Evidence, countOf(a.StartedSinceDone, "process")+" started after the run ended")
+		a.Evidence = append(a.Evidence, audit.Plural(a.StartedSinceDone, "process")+" started after the run ended")
 	}
 	if a.CPUTicksDelta > 0 {
 		a.Evidence = append(a.Evidence, fmt.Sprintf("%d ticks of CPU in %d ms", a.CPUTicksDelta, a.SampleMillis))

@@ -1,4 +1,4 @@
-package main
+package run
 
 import (
 	"errors"
@@ -12,14 +12,14 @@ import (
 	"github.com/orphanreaper/reaper/platform"
 )
 
-// lockPath is the one-reaper-at-a-time lock of this host and user: in
+// LockPath is the one-reaper-at-a-time lock of this host and user: in
 // /run for root, in $XDG_RUNTIME_DIR otherwise (a directory only its user
 // can write, runtime-dir(7)), else in the user's cache dir. Never in a
 // directory every user can write, such as /tmp: another user who created
 // the file first would hold the lock, or own the file, and stop this
 // user's reaper on every run.
-func lockPath() string {
-	if euid() == 0 {
+func LockPath() string {
+	if EUID() == 0 {
 		return "/run/reaper.lock"
 	}
 	if dir := os.Getenv("XDG_RUNTIME_DIR"); dir != "" {
@@ -28,7 +28,7 @@ func lockPath() string {
 	if dir, err := os.UserCacheDir(); err == nil {
 		return filepath.Join(dir, "reaper", "reaper.lock")
 	}
-	return filepath.Join(os.TempDir(), "reaper-"+strconv.Itoa(int(euid()))+".lock") // refused below if another user's
+	return filepath.Join(os.TempDir(), "reaper-"+strconv.Itoa(int(EUID()))+".lock") // refused below if another user's
 }
 
 // lockError says another reaper holds the lock, and which, where the
@@ -52,22 +52,22 @@ func (e *lockError) Error() string {
 	return fmt.Sprintf("%s holds %s; gave up after waiting %s: one reaper runs at a time (--lock-timeout waits longer)", who, e.path, e.wait)
 }
 
-// acquireLock takes an exclusive flock(2) on path, waiting up to wait. The
+// Lock takes an exclusive flock(2) on path, waiting up to wait. The
 // lock goes with the process: a reaper that dies releases it. It returns
 // the release function.
 //
 // The file must be the reaper's own: a link is not followed, and a file
 // another user owns (made first in a directory they can write) is refused
 // with an error naming its owner rather than waited on.
-func acquireLock(path string, wait time.Duration) (func(), error) {
+func Lock(path string, wait time.Duration) (func(), error) {
 	if dir := filepath.Dir(path); dir != "" {
 		os.MkdirAll(dir, 0o700) // the user's cache dir may not exist yet
 	}
 	notOurs := func(uid uint32) error {
-		return fmt.Errorf("lock %s is owned by uid %d, not by this reaper's uid %d: not used (pass --lock-file in a directory only you can write)", path, uid, euid())
+		return fmt.Errorf("lock %s is owned by uid %d, not by this reaper's uid %d: not used (pass --lock-file in a directory only you can write)", path, uid, EUID())
 	}
 	if fi, err := os.Lstat(path); err == nil {
-		if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Uid != euid() {
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Uid != EUID() {
 			return nil, notOurs(st.Uid) // said before an open it may not make
 		}
 	}
@@ -80,7 +80,7 @@ func acquireLock(path string, wait time.Duration) (func(), error) {
 	if fi, err := f.Stat(); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("lock %s: %w", path, err)
-	} else if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Uid != euid() {
+	} else if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Uid != EUID() {
 		f.Close()
 		return nil, notOurs(st.Uid)
 	}

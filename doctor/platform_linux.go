@@ -1,4 +1,4 @@
-package main
+package doctor
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/orphanreaper/reaper/audit"
 	"github.com/orphanreaper/reaper/platform"
+	"github.com/orphanreaper/reaper/run"
 )
 
 // platformChecks are Linux's: pidfds, cgroup v2, and root's capabilities.
@@ -41,7 +42,7 @@ func cgroupCheck() audit.Check {
 	c := audit.Check{Name: "cgroup v2"}
 	root := platform.Cgroup2Root()
 	switch {
-	case euid() != 0:
+	case run.EUID() != 0:
 		c.Status = audit.CheckInfo
 		c.Summary = "needs root: a user's reaper follows a dying tree by its sessions and process groups"
 		return c
@@ -85,9 +86,9 @@ var rootCaps = []struct {
 
 func privilegeCheck() audit.Check {
 	c := audit.Check{Name: "privileges"}
-	if euid() != 0 {
+	if run.EUID() != 0 {
 		c.Status = audit.CheckInfo
-		c.Summary = fmt.Sprintf("not root: this reaper acts only on uid %d's processes and reads only its own state", euid())
+		c.Summary = fmt.Sprintf("not root: this reaper acts only on uid %d's processes and reads only its own state", run.EUID())
 		return c
 	}
 	eff, err := platform.EffectiveCaps()
@@ -122,7 +123,7 @@ func scheduleCheck(ctx context.Context) (audit.Check, []string) {
 			Summary: "systemd is not this host's init: no reaper.timer runs reaper",
 			Fix:     "run 'reaper reap --quiet' every minute from what this host has (cron, the container's supervisor)"}, nil
 	}
-	user := euid() != 0
+	user := run.EUID() != 0
 	timer, err := platform.UnitProps(ctx, user, "reaper.timer", []string{"LoadState", "UnitFileState", "ActiveState", "LastTriggerUSec"})
 	if err != nil {
 		return audit.Check{Name: "timer", Status: audit.CheckWarn, Summary: "systemd could not be asked: " + err.Error()}, nil

@@ -1,4 +1,4 @@
-package main
+package doctor
 
 import (
 	"context"
@@ -6,17 +6,18 @@ import (
 
 	"github.com/orphanreaper/reaper/audit"
 	"github.com/orphanreaper/reaper/platform"
+	"github.com/orphanreaper/reaper/run"
 )
 
 // platformChecks are macOS's: it has neither pidfds nor cgroups.
 func platformChecks() []audit.Check {
 	c := []audit.Check{{Name: "pidfd", Status: audit.CheckInfo,
 		Summary: "macOS has no pidfds: each kill(2) is by pid, after the start time is read again; min_age guards the rest"}}
-	if euid() == 0 {
+	if run.EUID() == 0 {
 		c = append(c, audit.Check{Name: "privileges", Status: audit.CheckOK, Summary: "root: every user's processes and state are in reach"})
 	} else {
 		c = append(c, audit.Check{Name: "privileges", Status: audit.CheckInfo,
-			Summary: fmt.Sprintf("not root: this reaper acts only on uid %d's processes and reads only its own state", euid())})
+			Summary: fmt.Sprintf("not root: this reaper acts only on uid %d's processes and reads only its own state", run.EUID())})
 	}
 	return c
 }
@@ -25,8 +26,8 @@ func platformChecks() []audit.Check {
 // root; the shipped agent, else Homebrew's service, otherwise.
 func scheduleCheck(ctx context.Context) (audit.Check, []string) {
 	targets := []string{"system/dev.orphanreaper.reaper"}
-	if euid() != 0 {
-		domain := fmt.Sprintf("gui/%d/", euid())
+	if run.EUID() != 0 {
+		domain := fmt.Sprintf("gui/%d/", run.EUID())
 		targets = []string{domain + "dev.orphanreaper.reaper.agent", domain + "homebrew.mxcl.reaper"}
 	}
 	for _, target := range targets {

@@ -1,0 +1,275 @@
+package doctor
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/orphanreaper/reaper/audit"
+	"github.com/orphanreaper/reaper/platform"
+	"github.com/orphanreaper/reaper/policy"
+	"github.com/orphanreaper/reaper/run"
+	"github.com/orphanreaper/reaper/run/gather"
+)
+
+// policyCheck loads the policy in force and says what it does; nil and a
+// failed check when it is invalid.
+func policyCheck(cfg Config, file, from string) (*policy.Policy, audit.Check) {
+	c := audit.Check{Name: "policy", Status: audit.CheckOK}
+	pol, err := cfg.LoadPolicy(file)
+	if err != nil {
+		c.Status = audit.CheckFail
+		c.Summary = "invalid: nothing would be signalled (reap exits 78)"
+		c.Details = strings.Split(strings.TrimRight(err.Error(), "\n"), "\n")
+		c.Fix = "correct it; 'reaper policy check FILE' says what is wrong, with file and line"
+		return nil, c
+	}
+	acts := map[policy.Action]int{}
+	for _, r := range pol.Rules {
+		acts[r.Action]++
+	}
+	what := fmt.Sprintf("%s: %s", audit.Plural(len(pol.Rules), "rule"), actionCounts(acts))
+	switch {
+	case pol.Source == policy.DefaultSource:
+		c.Status = audit.CheckInfo
+		c.Summary = "the embedded default: it knows the agent clients, and only reports"
+		c.Fix = fmt.Sprintf("to act, write a policy to %s ('reaper policy show' prints one to start from)", cfg.PolicyPath)
+	case file != "":
+		c.Summary = fmt.Sprintf("%s (%s), %s", pol.Source, from, what)
+	default:
+		c.Summary = fmt.Sprintf("%s, %s", pol.Source, what)
+	}
+	c.Details = append(c.Details, fmt.Sprintf("defaults: grace %s, min_age %s, at most %s a run",
+		audit.HumanAge(pol.Defaults.Grace), audit.HumanAge(pol.Defaults.MinAge), audit.Plural(pol.Defaults.MaxActions, "action")))
+	if len(pol.Warnings) > 0 {
+		c.Status = audit.CheckWarn
+		c.Details = append(c.Details, pol.Warnings...)
+	}
+	return pol, c
+}
+
+// actionCounts is "2 terminate, 1 report", in the actions' order.
+func actionCounts(acts map[policy.Action]int) string {
+	var parts []string
+	for _, a := range []policy.Action{policy.Kill, policy.Terminate, policy.Report} {
+		if n := acts[a]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, a))
+		}
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// tableCheck says what the scan read.
+func tableCheck(t *run.Table, took time.Duration) audit.Check {
+	s := t.Snap
+	c := audit.Check{Name: "process table", Status: audit.CheckOK,
+		Summary: fmt.Sprintf("%s, read and scanned in %s", audit.Plural(len(s.Procs), "process"), took.Round(time.Millisecond))}
+	if !platform.HostPIDNamespace() {
+		c.Status = audit.CheckWarn
+		c.Details = append(c.Details, "this is not the host's PID namespace (a container, or unshare --pid): processes outside it are not seen, so only the trees inside it are judged")
+		c.Fix = "run reaper on the host, or in the container whose leftovers it is to reap"
+	} else if runtime.GOOS == "linux" {
+		c.Details = append(c.Details, "the host's PID namespace")
+	}
+	for i, w := range s.Warnings {
+		if i == 3 {
+			c.Details = append(c.Details, fmt.Sprintf("and %d more warnings ('reaper scan' lists them)", len(s.Warnings)-3))
+			break
+		}
+		c.Details = append(c.Details, w)
+	}
+	return c
+}
+
+// stateDirsCheck lists the clients' state dirs the scan read, each as its
+// owner, and those that could not be read.
+func stateDirsCheck(dirs []gather.DirRead, uid uint32) audit.Check {
+	c := audit.Check{Name: "state dirs", Status: audit.CheckOK}
+	if len(dirs) == 0 {
+		c.Status = audit.CheckInfo
+		c.Summary = "no agent client's state dir found: findings rest on the process table alone"
+		where := "in any home"
+		if uid != 0 {
+			where = "in this user's home (a user's reaper reads no other)"
+		}
+		c.Details = []string{"looked for ~/.openclaw*, ~/.claude, ~/.codex, ~/.gemini and ~/.config/opencode " + where + ", and the dirs live clients name"}
+		return c
+	}
+	sort.SliceStable(dirs, func(i, j int) bool { return dirs[i].UID < dirs[j].UID })
+	users := map[uint32]bool{}
+	var failed []string
+	for _, r := range dirs {
+		users[r.UID] = true
+		line := fmt.Sprintf("%s %s of %s: read", r.Client, r.Path, policy.UserText(r.UID))
+		if r.Err != "" {
+			line = fmt.Sprintf("%s %s of %s: %s", r.Client, r.Path, policy.UserText(r.UID), r.Err)
+			failed = append(failed, policy.UserText(r.UID))
+		}
+		c.Details = append(c.Details, line)
+	}
+	c.Summary = fmt.Sprintf("%s of %s, each read as its owner", audit.Plural(len(dirs), "state dir"), audit.Plural(len(users), "user"))
+	if len(failed) > 0 {
+		c.Status = audit.CheckWarn
+		c.Summary = fmt.Sprintf("%d of %s could not be read: the trees of %s are held back (never signalled) while so",
+			len(failed), audit.Plural(len(dirs), "state dir"), strings.Join(slices.Compact(failed), ", "))
+		c.Fix = "the detail says what went wrong; a state dir its owner cannot read (a file of another owner, a broken database) is that user's to repair"
+	}
+	return c
+}
+
+// findingsCheck says what a reap would do now, as reap --dry-run plans
+// it: a warning when a rule would act but is refused for something other
+// than by design (another user's tree, doubt).
+func findingsCheck(t *run.Table, pol *policy.Policy, embedded bool) audit.Check {
+	plan := pol.Plan(t.Result, policy.PlanOptions{Mode: policy.ModeDryRun, UID: t.UID(), Doubts: t.Doubts})
+	c := audit.Check{Name: "findings", Status: audit.CheckOK}
+	var planned, reported, deferred, refused int
+	var firstRefusal string
+	for _, it := range plan.Items {
+		switch {
+		case it.Outcome == policy.Planned:
+			planned++
+		case it.Outcome == policy.Refused && it.Benign:
+			deferred++
+		case it.Outcome == policy.Refused:
+			refused++
+			if firstRefusal == "" {
+				firstRefusal = fmt.Sprintf("tree %d (rule %q): %s", it.Finding.Root.PID, it.Rule.Name, it.Detail)
+			}
+		default:
+			reported++
+		}
+	}
+	if len(plan.Items) == 0 {
+		c.Summary = "no finding now"
+	} else {
+		c.Summary = fmt.Sprintf("%s now: %d to signal, %d to report, %d deferred, %d refused",
+			audit.Plural(len(plan.Items), "finding"), planned, reported, deferred, refused)
+	}
+	if embedded {
+		c.Details = append(c.Details, "planned with the embedded default policy, since the policy in force is invalid")
+	}
+	if plan.Unmatched > 0 {
+		c.Details = append(c.Details, fmt.Sprintf("%s no rule matches ('reaper scan --all' lists them)", audit.Plural(plan.Unmatched, "orphaned tree")))
+	}
+	if refused > 0 {
+		c.Status = audit.CheckWarn
+		c.Details = append(c.Details, "first refused: "+firstRefusal)
+		c.Fix = "'reaper reap --dry-run' shows each refusal and its fix; 'reaper explain PID' tells one tree's story"
+	}
+	return c
+}
+
+// lockCheck looks at the lock without taking it: whether it is there,
+// whose it is, and which process holds it.
+func lockCheck(path string) audit.Check {
+	c := audit.Check{Name: "lock", Status: audit.CheckOK}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		// reap makes the file, and its directory: the nearest directory
+		// that exists must be writable.
+		dir := filepath.Dir(path)
+		var fi os.FileInfo
+		for {
+			if fi, err = os.Stat(dir); err == nil || dir == filepath.Dir(dir) {
+				break
+			}
+			dir = filepath.Dir(dir)
+		}
+		if err == nil && !fi.IsDir() {
+			err = fmt.Errorf("not a directory")
+		} else if err == nil {
+			err = platform.Writable(dir)
+		}
+		if err != nil {
+			c.Status = audit.CheckFail
+			c.Summary = fmt.Sprintf("%s cannot be made: %s is not writable (%v), so reap cannot take its lock", path, dir, err)
+			c.Fix = "pass --lock-file in a directory this user can write (its $XDG_RUNTIME_DIR is one)"
+			return c
+		}
+		c.Summary = path + " is not there yet: the first reap makes it"
+		return c
+	case err != nil:
+		c.Status = audit.CheckFail
+		c.Summary = fmt.Sprintf("%s cannot be opened: %v", path, err)
+		c.Fix = "reap cannot take its lock here: remove what is at that path, or pass --lock-file"
+		return c
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err == nil {
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Uid != run.EUID() {
+			c.Status = audit.CheckFail
+			c.Summary = fmt.Sprintf("%s is owned by uid %d, not by this reaper's uid %d: reap refuses it", path, st.Uid, run.EUID())
+			c.Fix = "remove it, or pass --lock-file in a directory only this user can write"
+			return c
+		}
+	}
+	if pid, cmd := platform.LockHolder(f); pid > 0 {
+		c.Summary = fmt.Sprintf("%s is held by pid %d (%s): a reap is running now", path, pid, cmd)
+		return c
+	}
+	c.Summary = path + " is free"
+	return c
+}
+
+// recordsCheck looks at the audit log and metrics file the timer's
+// command line names.
+func recordsCheck(argv []string, timer audit.Check, now time.Time) audit.Check {
+	c := audit.Check{Name: "records", Status: audit.CheckOK}
+	auditLog, metrics := flagValue(argv, "audit-log"), flagValue(argv, "metrics")
+	if len(argv) == 0 {
+		c.Status = audit.CheckInfo
+		c.Summary = "no timer's command line to read: what a reap run by hand records is what its flags say"
+		return c
+	}
+	var parts []string
+	if auditLog == "" {
+		parts = append(parts, "no audit log (--audit-log)")
+	} else if fi, err := os.Stat(auditLog); err != nil {
+		c.Status = audit.CheckWarn
+		parts = append(parts, "audit log not written yet")
+		c.Details = append(c.Details, fmt.Sprintf("%s: %v", auditLog, errors.Unwrap(err)))
+	} else {
+		parts = append(parts, "audit log "+audit.HumanBytes(uint64(fi.Size())))
+		c.Details = append(c.Details, fmt.Sprintf("%s: %s, last written %s ago ('reaper history' reads it)", auditLog, audit.HumanBytes(uint64(fi.Size())), audit.HumanAge(now.Sub(fi.ModTime()))))
+		if runtime.GOOS == "linux" {
+			if _, err := os.Stat("/etc/logrotate.d/reaper"); err == nil {
+				c.Details = append(c.Details, "rotated by /etc/logrotate.d/reaper")
+			} else {
+				c.Status = audit.CheckWarn
+				c.Details = append(c.Details, "no /etc/logrotate.d/reaper: nothing rotates it")
+				c.Fix = "install the package's logrotate file (packaging/logrotate/reaper in a release archive) as /etc/logrotate.d/reaper"
+			}
+		}
+	}
+	if metrics == "" {
+		parts = append(parts, "no metrics (--metrics)")
+	} else if fi, err := os.Stat(metrics); err != nil {
+		c.Status = audit.CheckWarn
+		parts = append(parts, "metrics not written yet")
+		c.Details = append(c.Details, fmt.Sprintf("%s: %v", metrics, errors.Unwrap(err)))
+	} else {
+		age := now.Sub(fi.ModTime())
+		parts = append(parts, "metrics written "+audit.HumanAge(age)+" ago")
+		c.Details = append(c.Details, fmt.Sprintf("%s: written %s ago", metrics, audit.HumanAge(age)))
+		if age > 5*time.Minute && timer.Status == audit.CheckOK {
+			c.Status = audit.CheckWarn
+			c.Details = append(c.Details, "older than 5 minutes, though the timer runs every minute: the ReaperNotRunning alert fires")
+			c.Fix = joinFix(c.Fix, "the timer's last runs ended before writing them: see its journal")
+		}
+	}
+	c.Summary = strings.Join(parts, "; ")
+	return c
+}

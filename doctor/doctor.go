@@ -1,0 +1,86 @@
+package doctor
+
+import (
+	"context"
+	"runtime"
+	"time"
+
+	"github.com/orphanreaper/reaper/audit"
+	"github.com/orphanreaper/reaper/client"
+	"github.com/orphanreaper/reaper/platform"
+	"github.com/orphanreaper/reaper/policy"
+	"github.com/orphanreaper/reaper/run"
+)
+
+// Config is what doctor is asked: the flags cmd maps, and what only cmd
+// knows (how it resolves a policy, the clients, its version).
+type Config struct {
+	Version string
+	// PolicyFile and LockFile are what the command line names: "" is the
+	// one the timer's command line names, else the default.
+	PolicyFile, LockFile string
+	// Timeout bounds the scan.
+	Timeout time.Duration
+	Clients client.Set
+	// LoadPolicy resolves a policy file as every command does ("" the
+	// default file, else the embedded policy).
+	LoadPolicy func(file string) (*policy.Policy, error)
+	// PolicyPath is where this user's policy would be written, for the fix.
+	PolicyPath string
+	// ReadTable reads the process table (nil: platform.ReadSnapshot).
+	ReadTable func(root string) (*platform.Snapshot, error)
+}
+
+// Diagnose runs every check, in the order a person reads them: the
+// process table, the platform, the policy, the state dirs, what a reap
+// would do now, the lock, the schedule, the records and the journal. It
+// scans as scan does and sends no signal. The error is an interrupt's.
+func Diagnose(ctx context.Context, cfg Config) (*audit.Diagnosis, error) {
+	uid := run.EUID()
+	d := &audit.Diagnosis{SchemaVersion: audit.SchemaVersion, Version: cfg.Version,
+		Platform: runtime.GOOS + "/" + runtime.GOARCH, UID: int64(uid), User: policy.UserName(uid)}
+
+	// The timer's command line says which policy, lock and records are the
+	// ones in force: read it first.
+	timer, argv := scheduleCheck(ctx)
+	policyFile, from := cfg.PolicyFile, "--policy"
+	if policyFile == "" {
+		if policyFile = flagValue(argv, "policy"); policyFile != "" {
+			from = "the timer's --policy"
+		}
+	}
+	lockFile := cfg.LockFile
+	if lockFile == "" {
+		if lockFile = flagValue(argv, "lock-file"); lockFile == "" {
+			lockFile = run.LockPath()
+		}
+	}
+
+	pol, polCheck := policyCheck(cfg, policyFile, from)
+	scanPol := pol
+	if scanPol == nil {
+		scanPol = policy.Default(policy.Clients{Owners: cfg.Clients.Owners(), Marks: cfg.Clients.Marks()})
+	}
+	sctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+	defer cancel()
+	started := time.Now()
+	t, err := run.Collect(sctx, run.Config{Policy: scanPol, Clients: cfg.Clients, Discover: true, Timeout: cfg.Timeout, ReadTable: cfg.ReadTable})
+	took := time.Since(started)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, err // interrupted
+		}
+		d.Checks = append(d.Checks, audit.Check{Name: "process table", Status: audit.CheckFail,
+			Summary: "the scan failed: " + err.Error()})
+	} else {
+		defer t.Close()
+		d.Checks = append(d.Checks, tableCheck(t, took))
+	}
+	d.Checks = append(d.Checks, platformChecks()...)
+	d.Checks = append(d.Checks, polCheck)
+	if t != nil {
+		d.Checks = append(d.Checks, stateDirsCheck(t.Dirs, uid), findingsCheck(t, scanPol, pol == nil))
+	}
+	d.Checks = append(d.Checks, lockCheck(lockFile), timer, recordsCheck(argv, timer, time.Now()), journalCheck())
+	return d, nil
+}

@@ -1,0 +1,193 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"time"
+
+	"github.com/orphanreaper/reaper/client"
+	"github.com/orphanreaper/reaper/platform"
+	"github.com/orphanreaper/reaper/policy"
+	"github.com/orphanreaper/reaper/run/gather"
+	"github.com/orphanreaper/reaper/scan"
+)
+
+// Config is what one run is made of: what cmd maps its flags to.
+type Config struct {
+	Policy  *policy.Policy
+	Clients client.Set
+	// ProcRoot is the process table to read: "" is the live /proc; a
+	// fixture's directory is for scan alone.
+	ProcRoot string
+	// Ledgers are the ledger files and state dirs named on the command
+	// line: one that cannot be read fails the run.
+	Ledgers []string
+	// Discover: read the clients' state dirs found (on the live table).
+	Discover bool
+	// Advise: the report shows advice, and the scan takes its second's
+	// look at the MCP pools of live gateways for it.
+	Advise bool
+	// Timeout is the run's bound, for the words of its error; the context
+	// carries the deadline.
+	Timeout time.Duration
+	// ReadTable reads the process table (nil: platform.ReadSnapshot): a
+	// seam for tests that make it slow.
+	ReadTable func(root string) (*platform.Snapshot, error)
+}
+
+// Table is one read of the process table and what the scan made of it.
+type Table struct {
+	Snap   *platform.Snapshot
+	Result *scan.Result
+	// Problems are the state that could not be read, Doubts the trees it
+	// could speak for; Dirs every discovered state dir and its read.
+	Problems []string
+	Doubts   []policy.Doubt
+	Dirs     []gather.DirRead
+}
+
+// Close releases what the table holds open.
+func (t *Table) Close() error { return t.Snap.Close() }
+
+// UID is the uid a plan of t is made for: the reaper's own, or for a
+// fixture's table the uid of the reaper that took it (its self/status),
+// so that a fixture reads the same whoever scans it.
+func (t *Table) UID() uint32 {
+	if t.Snap.Self == 0 && t.Snap.FixtureUID != platform.NoUID {
+		return t.Snap.FixtureUID
+	}
+	return EUID()
+}
+
+// EUID is the reaper's effective uid.
+func EUID() uint32 { return uint32(os.Geteuid()) }
+
+// Collect takes the table, scans it, and applies the ledgers and the
+// clients' state, within ctx: the run's deadline and an interrupt end it.
+// Every file is read without blocking (platform.ReadFile), so the bound is
+// for what is slow rather than stuck — a loaded host's /proc, a state
+// database its gateway holds. A read cut off goes on until the process
+// exits; it holds no lock and sends no signal.
+func Collect(ctx context.Context, cfg Config) (*Table, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, cutShort(ctx, cfg.Timeout, "before reading the process table")
+	}
+	type result struct {
+		t   *Table
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		t, err := collect(ctx, cfg)
+		done <- result{t, err}
+	}()
+	select {
+	case r := <-done:
+		return r.t, r.err
+	case <-ctx.Done():
+		go func() {
+			if r := <-done; r.t != nil {
+				r.t.Close()
+			}
+		}()
+		return nil, cutShort(ctx, cfg.Timeout, "while reading the process table and ledgers")
+	}
+}
+
+// cutShort is the error of a run that ctx ended: nothing was signalled.
+func cutShort(ctx context.Context, timeout time.Duration, when string) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("the run's deadline (--timeout %s) passed %s: nothing was signalled", timeout, when)
+	}
+	return fmt.Errorf("interrupted %s: nothing was signalled", when)
+}
+
+// ErrProcFlag is a --proc given off Linux.
+var ErrProcFlag = errors.New("--proc is Linux only")
+
+// collect is Collect's work, on its own goroutine.
+func collect(ctx context.Context, cfg Config) (*Table, error) {
+	procRoot := cfg.ProcRoot
+	if procRoot != "" && runtime.GOOS != "linux" {
+		return nil, ErrProcFlag
+	}
+	if procRoot == "" {
+		procRoot = platform.DefaultProcRoot
+	}
+	pol := cfg.Policy
+	opts := gather.Options{Named: cfg.Ledgers, Discover: cfg.Discover && procRoot == platform.DefaultProcRoot, Clients: cfg.Clients}
+	for _, o := range pol.Owners {
+		for _, path := range o.Ledger {
+			opts.OwnerLedgers = append(opts.OwnerLedgers, gather.ExpandHome(path))
+		}
+	}
+	pending := gather.Begin(ctx, opts)
+	read := cfg.ReadTable
+	if read == nil {
+		read = platform.ReadSnapshot
+	}
+	snap, err := read(procRoot)
+	if err != nil {
+		pending.Abandon()
+		return nil, err
+	}
+	// The homes' state does not depend on the table: read it while the
+	// table is scanned.
+	pending.Start()
+	// Of the environments read, keep what the policy, the scan and the
+	// clients' adapters look up.
+	snap.KeepEnv(append(pol.EnvNames(), cfg.Clients.EnvNames()...))
+	var set *gather.Set
+	res, err := scan.Scan(snap, pol.ScanConfig(), func(owners, roots []*platform.Process) (scan.Evidence, error) {
+		var err error
+		if set, err = gather.Load(ctx, opts, pending, snap, owners, roots); err != nil {
+			return scan.Evidence{}, err
+		}
+		ev := set.Evidence
+		ev.Advise, ev.Sample = cfg.Advise, sampleActivity(snap)
+		return ev, nil
+	})
+	if err != nil {
+		snap.Close()
+		return nil, err
+	}
+	snap.Warnings = append(snap.Warnings, set.Warnings...)
+	for _, ig := range res.Ignored {
+		snap.Warnings = append(snap.Warnings, ig.String())
+	}
+	return &Table{Snap: snap, Result: res, Problems: set.Messages(), Doubts: set.Doubts(), Dirs: set.Read}, nil
+}
+
+// poolWindow is how long MCP pools are watched to tell the ones in use
+// from the idle ones; it is spent only when a live gateway holds some.
+const poolWindow = time.Second
+
+// sampleActivity samples processes twice, poolWindow apart, and
+// returns what each moved and how often it woke in between (poolWindow).
+func sampleActivity(snap *platform.Snapshot) scan.Sampler {
+	return func(procs []*platform.Process) map[int]scan.Activity {
+		before := map[int]platform.Sample{}
+		for _, p := range procs {
+			if sm, err := snap.SampleProcess(p); err == nil {
+				before[p.PID] = sm
+			}
+		}
+		time.Sleep(poolWindow)
+		out := map[int]scan.Activity{}
+		for _, p := range procs {
+			b, ok := before[p.PID]
+			a, err := snap.SampleProcess(p)
+			if !ok || err != nil || !a.IOKnown || !b.IOKnown {
+				continue
+			}
+			out[p.PID] = scan.Activity{
+				Bytes:    a.IO.RChar + a.IO.WChar - b.IO.RChar - b.IO.WChar,
+				Switches: a.VoluntarySwitches - b.VoluntarySwitches,
+			}
+		}
+		return out
+	}
+}

@@ -1,0 +1,203 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/orphanreaper/reaper/audit"
+	"github.com/orphanreaper/reaper/platform"
+	"github.com/orphanreaper/reaper/policy"
+	"github.com/orphanreaper/reaper/reap"
+)
+
+// ReapConfig is one `reaper reap`: a run that acts.
+type ReapConfig struct {
+	Config
+	// Started is when the run began (its metrics say how long it took);
+	// Deadline ends it: what it stopped is continued.
+	Started, Deadline time.Time
+	// DryRun sends only signal 0, to check each action would be permitted.
+	DryRun bool
+	// LockFile is the one-reaper-at-a-time lock ("": LockPath()), waited
+	// on up to LockWait.
+	LockFile string
+	LockWait time.Duration
+	// LogRepeats records a report-only finding on every run, not only
+	// when first seen or changed (audit.Seen).
+	LogRepeats bool
+	// All lists the trees no rule matched in the report too.
+	All     bool
+	Records Records
+	// OnProgress is told what the reap is doing to each tree (a terminal's
+	// progress line); nil: nothing.
+	OnProgress func(reap.Progress)
+	// BeforeAct runs between planning and the ledger re-read: a seam for
+	// tests that change the world in that window.
+	BeforeAct func()
+}
+
+// ErrReapFixture refuses a reap of a fixture's table: its pids are not
+// this machine's processes.
+var ErrReapFixture = errors.New("--proc is for scan only: reap acts on the live process table, never on a fixture's facts")
+
+// Reaped is what a reap did: its report (outcomes in), its plan with each
+// item's outcome, and the signals it sent.
+type Reaped struct {
+	Report  *audit.Report
+	Plan    *policy.Plan
+	Results []reap.Result
+	Signals []audit.Record
+}
+
+// Reap is one reap, in order: take the lock, collect, plan, re-read the
+// ledgers with a fresh table and spare what became owned, make the report
+// (every process it names read while it still exists), let go of the
+// details of every process the plan does not act on, execute, fill in
+// each item's outcome, record. ctx carries the deadline.
+func Reap(ctx context.Context, cfg ReapConfig) (*Reaped, error) {
+	if cfg.ProcRoot != "" {
+		return nil, ErrReapFixture
+	}
+	if cfg.LockFile == "" {
+		cfg.LockFile = LockPath()
+	}
+	release, err := Lock(cfg.LockFile, cfg.LockWait)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+
+	t, err := Collect(ctx, cfg.Config)
+	if err != nil {
+		return nil, err
+	}
+	defer t.Close()
+	pol := cfg.Policy
+	mode := policy.ModeReap
+	if cfg.DryRun {
+		mode = policy.ModeDryRun
+	}
+	plan := pol.Plan(t.Result, policy.PlanOptions{Mode: mode, UID: EUID(), Doubts: t.Doubts})
+	if cfg.BeforeAct != nil {
+		cfg.BeforeAct()
+	}
+	if err := spareNewlyOwned(ctx, cfg.Config, plan); err != nil {
+		return nil, err
+	}
+	rep := Report(t, pol, plan, cfg.All)
+	acted := map[*platform.Process]bool{}
+	for _, it := range plan.Items {
+		for _, m := range it.Finding.Members {
+			acted[m.Proc] = true
+		}
+	}
+	t.Snap.DropDetails(func(p *platform.Process) bool { return acted[p] })
+
+	var events []reap.Event
+	results := reap.Execute(ctx, plan, t.Snap, reap.Options{
+		Grace:      pol.Defaults.Grace,
+		DryRun:     cfg.DryRun,
+		ProcRoot:   platform.DefaultProcRoot,
+		Deadline:   cfg.Deadline,
+		Guard:      platform.NewGuard(plan.Gate.Deny(plan)),
+		OnSignal:   func(e reap.Event) { events = append(events, e) },
+		OnProgress: cfg.OnProgress,
+	})
+	out := &Reaped{Report: rep, Plan: plan, Results: results, Signals: signalRecords(events)}
+	out.fillIn(pol, t)
+	if err := out.record(cfg); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// fillIn puts the outcomes in the plan's items and the report: each
+// item's outcome and detail, every pid its action covered (rescans
+// included), how each tree ended, and the warnings the reap added.
+func (r *Reaped) fillIn(pol *policy.Policy, t *Table) {
+	covered := map[int][]int{}
+	for i, res := range r.Results {
+		r.Plan.Items[i].Outcome, r.Plan.Items[i].Detail = res.Outcome, res.Detail
+		covered[r.Plan.Items[i].Finding.Root.PID] = res.PIDs
+	}
+	r.Report.SetOutcomes(r.Plan, covered)
+	r.Report.SetEndings(r.Signals)
+	r.Report.SetWarnings(pol, t.Snap)
+}
+
+// record leaves the reap's traces. A real reap records a report-only
+// finding in the audit log and the journal when it is first seen or has
+// changed (audit.Seen), remembered beside the lock.
+func (r *Reaped) record(cfg ReapConfig) error {
+	logged := r.Report
+	var seen *audit.Seen
+	if r.Report.Mode == string(policy.ModeReap) && !cfg.LogRepeats {
+		seen = audit.LoadSeen(SeenPath(cfg.LockFile))
+		logged = seen.Filter(r.Report)
+	}
+	if err := cfg.Records.Record(r.Report, logged, r.Signals, time.Since(cfg.Started)); err != nil {
+		return err
+	}
+	if seen != nil {
+		if err := seen.Save(); err != nil && cfg.Records.Log != nil {
+			cfg.Records.Log.Warn("the findings already recorded were not remembered: the next run records them again", "err", err)
+		}
+	}
+	return nil
+}
+
+// Failures counts what the plan meant to signal and did not: refused,
+// failed or not confirmed gone (refusals for unreadable state included),
+// and apart, what failed only for the kernel refusing a signal (EPERM).
+// Refusals by design (younger than min_age, spared because it became
+// owned) are neither.
+func (r *Reaped) Failures() (partial, permission int) {
+	for i, res := range r.Results {
+		it := &r.Plan.Items[i]
+		switch {
+		case !it.Signals() || it.Benign:
+		case res.Permission:
+			permission++
+		case res.Outcome == policy.Failed, res.Outcome == policy.Refused:
+			partial++
+		}
+	}
+	return partial, permission
+}
+
+// spareNewlyOwned re-reads the ledgers with a fresh table just before
+// acting (docs/safety.md) and lets the plan spare what became owned
+// (policy.Plan.SpareOwned).
+func spareNewlyOwned(ctx context.Context, cfg Config, plan *policy.Plan) error {
+	if !plannedAny(plan) {
+		return nil
+	}
+	cfg.Advise = false
+	now, err := Collect(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer now.Close()
+	plan.SpareOwned(now.Result)
+	return nil
+}
+
+func plannedAny(plan *policy.Plan) bool {
+	for _, it := range plan.Items {
+		if it.Outcome == policy.Planned {
+			return true
+		}
+	}
+	return false
+}
+
+// signalRecords are the audit log's records of the signals sent.
+func signalRecords(events []reap.Event) []audit.Record {
+	recs := make([]audit.Record, len(events))
+	for i, e := range events {
+		recs[i] = audit.Record{Time: e.Time, Event: "signal", RootPID: e.RootPID, PID: e.PID, Start: e.Start,
+			Signal: e.Signal, Via: e.Via, Result: e.Result}
+	}
+	return recs
+}

@@ -1,0 +1,67 @@
+package run
+
+import (
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/orphanreaper/reaper/audit"
+	"github.com/orphanreaper/reaper/policy"
+)
+
+// Report makes the report of a plan of t: every process it names is read
+// now — command lines, terminals held, activity — so that nothing is read
+// after (a reap makes it before it acts, and only records the outcomes
+// later). all lists the trees no rule matched too (scan --all).
+func Report(t *Table, pol *policy.Policy, plan *policy.Plan, all bool) *audit.Report {
+	rep := audit.NewReport(pol, t.Result, plan)
+	rep.Errors = append(rep.Errors, t.Problems...)
+	inspect(t, plan).apply(rep)
+	if all {
+		rep.AddUnmatched(pol, t.Result, plan)
+	}
+	rep.SetWarnings(pol, t.Snap) // with what those reads added
+	return rep
+}
+
+// Records are the traces a run leaves besides its report: the audit log,
+// journald and the metrics file.
+type Records struct {
+	// AuditLog and Metrics are files ("": none).
+	AuditLog, Metrics string
+	// Journal is when journald gets records: "auto" (a reap's, when
+	// journald is there), "on" (every mode) or "off".
+	Journal string
+	// Log takes the warnings of what is best effort (nil: none).
+	Log *slog.Logger
+}
+
+// Record leaves the run's traces: the audit log and journald of the
+// findings in logged (rep's, or those of them worth recording again), the
+// metrics of all of rep. journald is best effort: where it is not
+// running, nothing is sent and the audit log is the record.
+func (r Records) Record(rep, logged *audit.Report, signals []audit.Record, took time.Duration) error {
+	if r.AuditLog != "" {
+		if err := audit.AppendLog(r.AuditLog, logged, signals); err != nil {
+			return err
+		}
+	}
+	if r.Journal == "on" || r.Journal == "auto" && rep.Mode == string(policy.ModeReap) {
+		if _, err := audit.Journal(logged, signals); err != nil && r.Log != nil {
+			r.Log.Warn("journald records not written", "err", err)
+		}
+	}
+	if r.Metrics != "" {
+		if err := audit.WriteMetrics(r.Metrics, rep, signals, took); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// SeenPath is where a reap remembers the report-only findings it has
+// recorded: beside its lock file (in /run for root, so that a reboot,
+// which ends every process a finding names, forgets them too).
+func SeenPath(lockFile string) string {
+	return strings.TrimSuffix(lockFile, ".lock") + ".seen"
+}
