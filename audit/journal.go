@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/orphanreaper/reaper/platform"
+	"github.com/orphanreaper/reaper/platform/host"
 )
 
 // The MESSAGE_ID of each record type, fixed so that journalctl can select
@@ -26,11 +26,11 @@ const (
 // journald is there; otherwise it does nothing and returns false (the
 // audit log, if asked for, still has everything).
 func Journal(r *Report, signals []Record) (bool, error) {
-	if !platform.JournalEnabled() {
+	if !host.JournalEnabled() {
 		return false, nil
 	}
 	for _, e := range journalEntries(r, signals) {
-		if err := platform.JournalSend(e.msg, e.pri, e.fields); err != nil {
+		if err := host.JournalSend(e.msg, e.pri, e.fields); err != nil {
 			return true, fmt.Errorf("journald: %w", err)
 		}
 	}

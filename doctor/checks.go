@@ -15,6 +15,7 @@ import (
 
 	"github.com/orphanreaper/reaper/audit"
 	"github.com/orphanreaper/reaper/platform"
+	"github.com/orphanreaper/reaper/platform/host"
 	"github.com/orphanreaper/reaper/policy"
 	"github.com/orphanreaper/reaper/run"
 	"github.com/orphanreaper/reaper/run/gather"
@@ -75,7 +76,7 @@ func tableCheck(t *run.Table, took time.Duration) audit.Check {
 	s := t.Snap
 	c := audit.Check{Name: "process table", Status: audit.CheckOK,
 		Summary: fmt.Sprintf("%s, read and scanned in %s", audit.Plural(len(s.Procs), "process"), took.Round(time.Millisecond))}
-	if !platform.HostPIDNamespace() {
+	if !host.HostPIDNamespace() {
 		c.Status = audit.CheckWarn
 		c.Details = append(c.Details, "this is not the host's PID namespace (a container, or unshare --pid): processes outside it are not seen, so only the trees inside it are judged")
 		c.Fix = "run reaper on the host, or in the container whose leftovers it is to reap"
@@ -216,7 +217,7 @@ func lockCheck(path string) audit.Check {
 			return c
 		}
 	}
-	if pid, cmd := platform.LockHolder(f); pid > 0 {
+	if pid, cmd := host.LockHolder(f); pid > 0 {
 		c.Summary = fmt.Sprintf("%s is held by pid %d (%s): a reap is running now", path, pid, cmd)
 		return c
 	}

@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/orphanreaper/reaper/audit"
-	"github.com/orphanreaper/reaper/platform"
+	"github.com/orphanreaper/reaper/platform/host"
 	"github.com/orphanreaper/reaper/run"
 )
 
@@ -31,7 +31,7 @@ func scheduleCheck(ctx context.Context) (audit.Check, []string) {
 		targets = []string{domain + "dev.orphanreaper.reaper.agent", domain + "homebrew.mxcl.reaper"}
 	}
 	for _, target := range targets {
-		if out, found := platform.LaunchdPrint(ctx, target); found {
+		if out, found := host.LaunchdPrint(ctx, target); found {
 			return launchdCheck(target, true, out), launchdArgs(out)
 		}
 	}

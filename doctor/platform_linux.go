@@ -9,7 +9,8 @@ import (
 	"time"
 
 	"github.com/orphanreaper/reaper/audit"
-	"github.com/orphanreaper/reaper/platform"
+	"github.com/orphanreaper/reaper/platform/host"
+	"github.com/orphanreaper/reaper/platform/kill"
 	"github.com/orphanreaper/reaper/run"
 )
 
@@ -20,7 +21,7 @@ func platformChecks() []audit.Check {
 
 func pidfdCheck() audit.Check {
 	c := audit.Check{Name: "pidfd"}
-	pidfd, pidfs := platform.PidfdSupported()
+	pidfd, pidfs := kill.PidfdSupported()
 	if !pidfd {
 		c.Status = audit.CheckWarn
 		c.Summary = "no pidfds (Linux before 5.3): each kill(2) is by pid, after the start time is read again; min_age guards the rest"
@@ -40,7 +41,7 @@ func pidfdCheck() audit.Check {
 // cgroup.kill, and removing it again.
 func cgroupCheck() audit.Check {
 	c := audit.Check{Name: "cgroup v2"}
-	root := platform.Cgroup2Root()
+	root := kill.Cgroup2Root()
 	switch {
 	case run.EUID() != 0:
 		c.Status = audit.CheckInfo
@@ -52,7 +53,7 @@ func cgroupCheck() audit.Check {
 		c.Fix = "boot with the unified hierarchy (systemd.unified_cgroup_hierarchy=1), or mount cgroup2"
 		return c
 	}
-	conf, err := platform.NewGuard(nil).Confine("reaper-doctor-" + strconv.Itoa(os.Getpid()))
+	conf, err := kill.NewGuard(nil).Confine("reaper-doctor-" + strconv.Itoa(os.Getpid()))
 	if err != nil {
 		c.Status = audit.CheckWarn
 		c.Summary = "a dying tree cannot be killed as a unit here: it is followed by its sessions and process groups"
@@ -91,7 +92,7 @@ func privilegeCheck() audit.Check {
 		c.Summary = fmt.Sprintf("not root: this reaper acts only on uid %d's processes and reads only its own state", run.EUID())
 		return c
 	}
-	eff, err := platform.EffectiveCaps()
+	eff, err := host.EffectiveCaps()
 	if err != nil {
 		c.Status = audit.CheckWarn
 		c.Summary = "root, but its capabilities could not be read: " + err.Error()
@@ -118,17 +119,17 @@ func privilegeCheck() audit.Check {
 // system's as root, the user's otherwise — and returns the service's
 // command line.
 func scheduleCheck(ctx context.Context) (audit.Check, []string) {
-	if !platform.SystemdBooted() {
+	if !host.SystemdBooted() {
 		return audit.Check{Name: "timer", Status: audit.CheckWarn,
 			Summary: "systemd is not this host's init: no reaper.timer runs reaper",
 			Fix:     "run 'reaper reap --quiet' every minute from what this host has (cron, the container's supervisor)"}, nil
 	}
 	user := run.EUID() != 0
-	timer, err := platform.UnitProps(ctx, user, "reaper.timer", []string{"LoadState", "UnitFileState", "ActiveState", "LastTriggerUSec"})
+	timer, err := host.UnitProps(ctx, user, "reaper.timer", []string{"LoadState", "UnitFileState", "ActiveState", "LastTriggerUSec"})
 	if err != nil {
 		return audit.Check{Name: "timer", Status: audit.CheckWarn, Summary: "systemd could not be asked: " + err.Error()}, nil
 	}
-	service, err := platform.UnitProps(ctx, user, "reaper.service", []string{"LoadState", "Result", "ExecMainStatus", "ExecMainExitTimestamp", "ExecStart"})
+	service, err := host.UnitProps(ctx, user, "reaper.service", []string{"LoadState", "Result", "ExecMainStatus", "ExecMainExitTimestamp", "ExecStart"})
 	if err != nil {
 		return audit.Check{Name: "timer", Status: audit.CheckWarn, Summary: "systemd could not be asked: " + err.Error()}, nil
 	}
@@ -137,7 +138,7 @@ func scheduleCheck(ctx context.Context) (audit.Check, []string) {
 }
 
 func journalCheck() audit.Check {
-	if platform.JournalEnabled() {
+	if host.JournalEnabled() {
 		return audit.Check{Name: "journal", Status: audit.CheckOK,
 			Summary: "journald is listening: reap records each decision there ('journalctl -t reaper')"}
 	}

@@ -64,7 +64,7 @@ func (s *Snapshot) PTYHolds(p *Process) ([]PTYHold, error) {
 // SampleProcess reads p's CPU time, I/O counters and terminal mtime now,
 // if it is still the process the snapshot saw.
 func (s *Snapshot) SampleProcess(p *Process) (Sample, error) {
-	now, err := readStat(p.PID)
+	now, err := ReadStat(p.PID)
 	if err != nil || now.StartTicks != p.StartTicks {
 		return Sample{}, fmt.Errorf("pid %d: %w", p.PID, ErrGone)
 	}
@@ -122,7 +122,7 @@ func (s *Snapshot) PSS(p *Process) (uint64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("pss of %d: %w", p.PID, err)
 	}
-	if now, err := readStat(p.PID); err != nil || now.StartTicks != p.StartTicks {
+	if now, err := ReadStat(p.PID); err != nil || now.StartTicks != p.StartTicks {
 		return 0, fmt.Errorf("pid %d: %w", p.PID, ErrGone)
 	}
 	return ParsePSS(b)

@@ -15,7 +15,7 @@ func StartIdentity(pid int) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("start identity of %d: %w", pid, err)
 	}
-	stat, err := os.ReadFile(procPath(pid, "stat"))
+	stat, err := os.ReadFile(ProcPath(pid, "stat"))
 	if err != nil {
 		return "", fmt.Errorf("start identity of %d: %w", pid, err)
 	}

@@ -8,14 +8,6 @@ import (
 	"runtime"
 )
 
-// JournalEnabled: there is no journald here.
-func JournalEnabled() bool { return false }
-
-// JournalSend is not implemented on this platform.
-func JournalSend(message string, priority int, fields map[string]string) error {
-	return fmt.Errorf("journald on %s: %w", runtime.GOOS, errors.ErrUnsupported)
-}
-
 // PTYHolds is not implemented on this platform.
 func (s *Snapshot) PTYHolds(p *Process) ([]PTYHold, error) {
 	return nil, fmt.Errorf("pty holds on %s: %w", runtime.GOOS, errors.ErrUnsupported)
@@ -30,59 +22,3 @@ func (s *Snapshot) SampleProcess(p *Process) (Sample, error) {
 func (s *Snapshot) PSS(p *Process) (uint64, error) {
 	return 0, fmt.Errorf("pss on %s: %w", runtime.GOOS, errors.ErrUnsupported)
 }
-
-// Cgroup: there are no cgroups on this platform.
-func (h *Handle) Cgroup() (string, error) {
-	return "", fmt.Errorf("cgroups on %s: %w", runtime.GOOS, errors.ErrUnsupported)
-}
-
-// KillCgroup: there are no cgroups on this platform.
-func (g *Guard) KillCgroup(path string, members []*Handle) ([]Target, error) {
-	return nil, fmt.Errorf("cgroups on %s: %w", runtime.GOOS, errors.ErrUnsupported)
-}
-
-// Cgroup2Root: there are no cgroups on this platform.
-func Cgroup2Root() string { return "" }
-
-// CgroupPopulated: there are no cgroups on this platform.
-func CgroupPopulated(path string) (bool, error) {
-	return false, fmt.Errorf("cgroups on %s: %w", runtime.GOOS, errors.ErrUnsupported)
-}
-
-// Confinement: there are no cgroups on this platform.
-type Confinement struct{ Path string }
-
-// Confine: there are no cgroups on this platform; the reaper follows the
-// dying tree's sessions and process groups instead.
-func (g *Guard) Confine(name string) (*Confinement, error) {
-	return nil, fmt.Errorf("cgroups on %s: %w", runtime.GOOS, errors.ErrUnsupported)
-}
-
-// Move: there are no cgroups on this platform.
-func (c *Confinement) Move(h *Handle) error {
-	return fmt.Errorf("cgroups on %s: %w", runtime.GOOS, errors.ErrUnsupported)
-}
-
-// Moved: nothing is ever moved here.
-func (c *Confinement) Moved(pid int) bool { return false }
-
-// Kill: there are no cgroups on this platform.
-func (c *Confinement) Kill() ([]Target, error) {
-	return nil, fmt.Errorf("cgroups on %s: %w", runtime.GOOS, errors.ErrUnsupported)
-}
-
-// Populated: nothing is ever in one here.
-func (c *Confinement) Populated() bool { return false }
-
-// Procs: nothing is ever in one here.
-func (c *Confinement) Procs() []int { return nil }
-
-// Remove: there is nothing to remove here.
-func (c *Confinement) Remove() bool { return true }
-
-// Release: there is nothing to release here.
-func (c *Confinement) Release() error { return nil }
-
-// HostPIDNamespace: there are no PID namespaces here; the table is the
-// host's.
-func HostPIDNamespace() bool { return true }

@@ -41,6 +41,10 @@ func ReadSnapshot(root string) (*Snapshot, error) {
 	return s, nil
 }
 
+// ProcArgs is kern.procargs2 of one pid now: its argv and environment,
+// as ParseProcArgs2 reads them.
+func ProcArgs(pid int) ([]byte, error) { return procargs2(pid) }
+
 func procargs2(pid int) ([]byte, error) {
 	b, err := unix.SysctlRaw("kern.procargs2", pid)
 	if err != nil {
@@ -76,6 +80,9 @@ func residentSize(pid int) uint64 {
 	}
 	return *(*uint64)(unsafe.Pointer(&buf[8]))
 }
+
+// ProcessOf reads the kinfo_proc of one pid now.
+func ProcessOf(pid int) (*Process, error) { return kinfoOf(pid) }
 
 // kinfoOf reads the kinfo_proc of one pid now.
 func kinfoOf(pid int) (*Process, error) {

@@ -453,3 +453,20 @@ func atoiPid(b []byte) (int, bool) {
 	}
 	return n, n > 0
 }
+
+// ReadStat reads /proc/PID/stat of the live system, alone: the one process
+// the kill path re-proves, or a sample's.
+func ReadStat(pid int) (*Process, error) {
+	b, err := os.ReadFile(procPath(pid, "stat"))
+	if err != nil {
+		return nil, err
+	}
+	var p Process
+	if err := ParseStat(b, uint64(os.Getpagesize()), &p); err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+// ProcPath is the path of one of pid's files in the live /proc.
+func ProcPath(pid int, file string) string { return procPath(pid, file) }

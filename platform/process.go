@@ -198,6 +198,21 @@ func (p *Process) view() *detailData {
 
 var noDetails detailData
 
+// Errors of the kill path (platform/kill) and of the reads of one live
+// process. Callers match them with errors.Is.
+var (
+	// ErrGone: the process no longer exists (ESRCH, or only its zombie).
+	// For a reaper, gone is success.
+	ErrGone = errors.New("process gone")
+	// ErrIdentity: the pid now names another process than the one scanned
+	// (pid reuse). Nothing is signalled.
+	ErrIdentity = errors.New("pid names another process now")
+	// ErrRefused: the seam refuses to signal this process at all.
+	ErrRefused = errors.New("refused")
+	// ErrPermission: the kernel says the reaper may not signal it (EPERM).
+	ErrPermission = errors.New("no permission to signal")
+)
+
 // NoUID is the uid of a process whose owner could not be read: (uid_t)-1,
 // which no account has (setresuid(2) reserves it for "unchanged"), so it
 // matches no user list and is nobody's own process.

@@ -3,8 +3,8 @@ package platform
 import "time"
 
 // The platform seam: what each operating system implements, in files
-// named for it (proc_linux.go, signal_darwin.go, …), and what the files
-// without a build tag share. To add an OS, implement:
+// named for it (proc_linux.go, kill/signal_darwin.go, …), and what the
+// files without a build tag share. To add an OS, implement:
 //
 //	Reading the table (proc_GOOS.go):
 //	  ReadSnapshot(root string) (*Snapshot, error) — every process's
@@ -12,20 +12,21 @@ import "time"
 //	    environment, cgroup, stdio and status of the few read later
 //	  StartIdentity(pid int) (string, error) — "what process is this pid
 //	    now", comparable with Snapshot.Identity
-//	Signalling (signal_GOOS.go), the one way a signal leaves reaper:
+//	Evidence (fd_GOOS.go): Snapshot.PTYHolds, Snapshot.SampleProcess,
+//	  Snapshot.PSS — or nolinux.go's errors.ErrUnsupported
+//	Signalling (kill/signal_GOOS.go), the one way a signal leaves reaper:
 //	  Handle, Open(Target, *Guard), PidfdSupported, parentPID, and the
-//	    Handle's Pidfd, Close, Signal, WaitGone, State
-//	Containing a tree (cgroupkill_GOOS.go, confine_GOOS.go):
+//	  Handle's Pidfd, Close, Signal, WaitGone, State
+//	Containing a tree (kill/cgroupkill_GOOS.go, kill/confine_GOOS.go):
 //	  Handle.Cgroup, Guard.KillCgroup, Cgroup2Root, CgroupPopulated,
-//	  Confinement and Guard.Confine — or nolinux.go's refusals, which make
-//	  reap follow sessions and process groups instead
-//	Evidence (fd_GOOS.go, journal_GOOS.go):
-//	  Snapshot.PTYHolds, Snapshot.SampleProcess, JournalEnabled,
-//	  JournalSend — or nolinux.go's errors.ErrUnsupported
+//	  Confinement and Guard.Confine — or kill/nolinux.go's refusals, which
+//	  make reap follow sessions and process groups instead
+//	The host (host/): journald, the service manager, capabilities, PID
+//	  namespaces, lock holders; the reader child (child/)
 //
-// An OS without an implementation builds from unsupported.go, whose every
-// entry point returns an error wrapping errors.ErrUnsupported: a missing
-// platform is never a silent no-op.
+// An OS without an implementation builds from the unsupported.go files,
+// whose every entry point returns an error wrapping errors.ErrUnsupported:
+// a missing platform is never a silent no-op.
 
 // PTYHold is one pseudo-terminal a process holds open.
 type PTYHold struct {

@@ -172,7 +172,7 @@ func (g *Gate) Admit(s *platform.Snapshot, p *platform.Process, rule *Rule, f *s
 	return g.Doubtful(s, p)
 }
 
-// Deny is the seam's deny list for a plan (platform.Guard): every live
+// Deny is the seam's deny list for a plan (kill.Guard): every live
 // owner the scan saw, every run a live owner's ledger holds, and every
 // member of the plan's trees a [[protect]] entry names. The plan refuses
 // such trees already; the seam refuses them again, by pid.

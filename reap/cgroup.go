@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/orphanreaper/reaper/platform"
+	"github.com/orphanreaper/reaper/platform/kill"
 )
 
 // units are the cgroups a tree's last step killed as a whole, and the
@@ -23,7 +24,7 @@ func (u *units) covers(pid int) bool { return u != nil && u.covered[pid] }
 // confinement first (everything the tree is and forked since it was
 // moved), then the cgroups the tree owns among those of the survivors that
 // were not moved (killCgroups).
-func (t *tree) killUnits(left []*platform.Handle) (*units, string) {
+func (t *tree) killUnits(left []*kill.Handle) (*units, string) {
 	u := &units{covered: map[int]bool{}}
 	var notes []string
 	if t.conf != nil {
@@ -36,7 +37,7 @@ func (t *tree) killUnits(left []*platform.Handle) (*units, string) {
 			notes = append(notes, unitNote(true, len(targets)))
 		}
 	}
-	var rest []*platform.Handle
+	var rest []*kill.Handle
 	for _, h := range left {
 		if !u.covers(h.PID) && (t.conf == nil || !t.conf.Moved(h.PID) || len(u.paths) == 0) {
 			rest = append(rest, h)
@@ -53,7 +54,7 @@ func (t *tree) killUnits(left []*platform.Handle) (*units, string) {
 }
 
 // unitEvents records the processes one cgroup.kill covered.
-func (t *tree) unitEvents(u *units, targets []platform.Target, path string) {
+func (t *tree) unitEvents(u *units, targets []kill.Target, path string) {
 	now := time.Now().UTC()
 	for _, tg := range targets {
 		u.covered[tg.PID] = true
@@ -73,7 +74,7 @@ func (t *tree) unitEvents(u *units, targets []platform.Target, path string) {
 // otherwise; the survivors of a refused cgroup get per-pid SIGKILL, and the
 // note says why. Processes in the root cgroup, or on a host without
 // cgroup v2, take the per-pid path silently.
-func (t *tree) killCgroups(left []*platform.Handle) (*units, string) {
+func (t *tree) killCgroups(left []*kill.Handle) (*units, string) {
 	if len(left) == 0 {
 		return nil, ""
 	}
@@ -117,7 +118,7 @@ func (u *units) populated(d time.Duration) []string {
 	for {
 		var still []string
 		for _, path := range u.paths {
-			if busy, err := platform.CgroupPopulated(path); err == nil && busy {
+			if busy, err := kill.CgroupPopulated(path); err == nil && busy {
 				still = append(still, path)
 			}
 		}

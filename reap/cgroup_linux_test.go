@@ -15,6 +15,7 @@ import (
 
 	"github.com/orphanreaper/reaper/internal/skips"
 	"github.com/orphanreaper/reaper/platform"
+	"github.com/orphanreaper/reaper/platform/kill"
 	"github.com/orphanreaper/reaper/policy"
 )
 
@@ -24,12 +25,12 @@ import (
 const forkerScript = "trap '' TERM; while :; do sleep 60 & sleep 0.01; done"
 
 // noConfine takes the confinement away, so the tree stays where it is.
-func noConfine(*platform.Guard, string) (*platform.Confinement, error) {
+func noConfine(*kill.Guard, string) (*kill.Confinement, error) {
 	return nil, errors.ErrUnsupported
 }
 
 // noCgroupKill takes the unit path away, so the per-pid path is what runs.
-func noCgroupKill(*platform.Guard, string, []*platform.Handle) ([]platform.Target, error) {
+func noCgroupKill(*kill.Guard, string, []*kill.Handle) ([]kill.Target, error) {
 	return nil, errors.ErrUnsupported
 }
 
@@ -96,7 +97,7 @@ func testCgroup(t *testing.T) (path, dir string) {
 	if os.Geteuid() != 0 {
 		skips.Skip(t, "needs root: creates a cgroup (CI runs as root)")
 	}
-	root := platform.Cgroup2Root()
+	root := kill.Cgroup2Root()
 	if root == "" {
 		skips.Skip(t, "no cgroup v2 hierarchy mounted")
 	}
@@ -228,7 +229,7 @@ func TestCgroupKillSharedCgroupRefused(t *testing.T) {
 // process that is no member, an empty cgroup.
 func TestKillCgroupSeam(t *testing.T) {
 	path, dir := testCgroup(t)
-	g := platform.NewGuard(nil)
+	g := kill.NewGuard(nil)
 	if _, err := g.KillCgroup("/", nil); !errors.Is(err, platform.ErrRefused) {
 		t.Errorf("root cgroup: %v, want refused", err)
 	}
@@ -245,7 +246,7 @@ func TestKillCgroupSeam(t *testing.T) {
 	}
 	stillAlive(t, []int{lone.Process.Pid})
 	// The same process as a verified member: the unit is the tree's.
-	h, err := platform.Open(platform.Target{PID: lone.Process.Pid, StartTicks: startTicks(t, lone.Process.Pid)}, g)
+	h, err := kill.Open(kill.Target{PID: lone.Process.Pid, StartTicks: startTicks(t, lone.Process.Pid)}, g)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,12 +255,12 @@ func TestKillCgroupSeam(t *testing.T) {
 		t.Fatalf("handle's cgroup %q, %v; want %s", got, err, path)
 	}
 	// Denied by the guard (a live owner, say): refused even as a member.
-	deny := platform.NewGuard(map[int]string{lone.Process.Pid: "a live owner"})
-	if _, err := deny.KillCgroup(path, []*platform.Handle{h}); !errors.Is(err, platform.ErrRefused) {
+	deny := kill.NewGuard(map[int]string{lone.Process.Pid: "a live owner"})
+	if _, err := deny.KillCgroup(path, []*kill.Handle{h}); !errors.Is(err, platform.ErrRefused) {
 		t.Errorf("denied member: %v, want refused", err)
 	}
 	stillAlive(t, []int{lone.Process.Pid})
-	covered, err := g.KillCgroup(path, []*platform.Handle{h})
+	covered, err := g.KillCgroup(path, []*kill.Handle{h})
 	if err != nil || len(covered) != 1 || covered[0].PID != lone.Process.Pid {
 		t.Fatalf("owned cgroup: covered %v, %v", covered, err)
 	}

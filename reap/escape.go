@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/orphanreaper/reaper/platform"
+	"github.com/orphanreaper/reaper/platform/kill"
 	"github.com/orphanreaper/reaper/scan"
 )
 
@@ -18,7 +19,7 @@ import (
 //
 //   - Where the reaper is root on a writable cgroup v2 hierarchy, the
 //     stopped tree is moved into a cgroup of its own before SIGTERM
-//     (platform.Confinement). Whatever it forks is born inside; the last
+//     (kill.Confinement). Whatever it forks is born inside; the last
 //     step is cgroup.kill, confirmed by "populated 0".
 //   - Elsewhere (not root, cgroup v1 only, a read-only /sys/fs/cgroup,
 //     macOS), the sessions and process groups the tree held whole when it
@@ -124,7 +125,7 @@ func (t *tree) escapees() (string, bool) {
 		}
 	}
 	var refused []string
-	var opened []*platform.Handle
+	var opened []*kill.Handle
 	for _, p := range found {
 		if why := t.admit(s, p); why != "" {
 			refused = append(refused, fmt.Sprintf("pid %d (%s): %s", p.PID, s.CommandLine(p), why))

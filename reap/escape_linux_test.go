@@ -13,6 +13,7 @@ import (
 
 	"github.com/orphanreaper/reaper/internal/skips"
 	"github.com/orphanreaper/reaper/platform"
+	"github.com/orphanreaper/reaper/platform/kill"
 	"github.com/orphanreaper/reaper/policy"
 )
 
@@ -172,7 +173,7 @@ func TestEscapeeRefusedIsNamed(t *testing.T) {
 
 // canConfine reports whether this test process could make a confinement.
 func canConfine() bool {
-	c, err := platform.NewGuard(nil).Confine("reaper-probe-" + itoa(os.Getpid()))
+	c, err := kill.NewGuard(nil).Confine("reaper-probe-" + itoa(os.Getpid()))
 	if err != nil {
 		return false
 	}

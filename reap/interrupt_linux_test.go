@@ -10,6 +10,7 @@ import (
 
 	"github.com/orphanreaper/reaper/internal/skips"
 	"github.com/orphanreaper/reaper/platform"
+	"github.com/orphanreaper/reaper/platform/kill"
 	"github.com/orphanreaper/reaper/policy"
 )
 
@@ -48,7 +49,7 @@ func TestInterruptBeforeTerm(t *testing.T) {
 	defer cancel()
 	rec := &recorder{}
 	opt := options(rec)
-	opt.send = func(h *platform.Handle, sig syscall.Signal) error {
+	opt.send = func(h *kill.Handle, sig syscall.Signal) error {
 		err := h.Signal(sig)
 		if sig == syscall.SIGSTOP {
 			cancel() // Ctrl-C, as the first member stops
@@ -86,7 +87,7 @@ func TestInterruptDuringGraceReleasesConfinement(t *testing.T) {
 	opt := options(&recorder{})
 	opt.Grace = 30 * time.Second
 	var confined string
-	opt.send = func(h *platform.Handle, sig syscall.Signal) error {
+	opt.send = func(h *kill.Handle, sig syscall.Signal) error {
 		err := h.Signal(sig)
 		if sig == syscall.SIGTERM && confined == "" {
 			confined = cgroupOf(t, h.PID)
@@ -110,7 +111,7 @@ func TestInterruptDuringGraceReleasesConfinement(t *testing.T) {
 			t.Errorf("pid %d is in %s after the interrupt, want %s", pid, got, before)
 		}
 	}
-	if _, err := os.Stat(platform.Cgroup2Root() + confined); err == nil {
+	if _, err := os.Stat(kill.Cgroup2Root() + confined); err == nil {
 		t.Errorf("confinement %s left behind", confined)
 	}
 	notStopped(t, pids)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/orphanreaper/reaper/platform"
+	"github.com/orphanreaper/reaper/platform/kill"
 	"github.com/orphanreaper/reaper/policy"
 	"github.com/orphanreaper/reaper/scan"
 )
@@ -35,7 +36,7 @@ type Options struct {
 	// Deadline bounds the whole run.
 	Deadline time.Time
 	// Guard is the seam's guard: live owners, protected processes.
-	Guard *platform.Guard
+	Guard *kill.Guard
 	// Admit decides whether a process may be signalled for a plan item
 	// ("" allows it). Every process is asked once it is stopped, with what
 	// a fresh read of the process table says of it: the planned members
@@ -52,9 +53,9 @@ type Options struct {
 	// send is the signal seam, replaceable in tests to simulate a process
 	// that cannot die; killCgroup is its unit form; confine makes the
 	// cgroup a stopped tree is moved into (nil result: per-pid path).
-	send       func(h *platform.Handle, sig syscall.Signal) error
-	killCgroup func(g *platform.Guard, path string, members []*platform.Handle) ([]platform.Target, error)
-	confine    func(g *platform.Guard, name string) (*platform.Confinement, error)
+	send       func(h *kill.Handle, sig syscall.Signal) error
+	killCgroup func(g *kill.Guard, path string, members []*kill.Handle) ([]kill.Target, error)
+	confine    func(g *kill.Guard, name string) (*kill.Confinement, error)
 }
 
 // Event is one signal sent, for the audit log.
@@ -96,13 +97,13 @@ type Result struct {
 // with plan.Items.
 func Execute(ctx context.Context, plan *policy.Plan, snap *platform.Snapshot, opt Options) []Result {
 	if opt.send == nil {
-		opt.send = (*platform.Handle).Signal
+		opt.send = (*kill.Handle).Signal
 	}
 	if opt.killCgroup == nil {
-		opt.killCgroup = (*platform.Guard).KillCgroup
+		opt.killCgroup = (*kill.Guard).KillCgroup
 	}
 	if opt.confine == nil {
-		opt.confine = (*platform.Guard).Confine
+		opt.confine = (*kill.Guard).Confine
 	}
 	if opt.Admit == nil && plan.Gate != nil {
 		opt.Admit = func(s *platform.Snapshot, p *platform.Process, it *policy.Item) string {
@@ -156,7 +157,7 @@ type tree struct {
 	item      *policy.Item
 	root      int
 	kill      bool // SIGKILL straight away, no SIGTERM
-	handles   []*platform.Handle
+	handles   []*kill.Handle
 	starts    map[int]uint64 // pid → start ticks of every handle
 	gone      []int
 	ids       map[int]string // pid → start identity, for the audit log
@@ -177,7 +178,7 @@ type tree struct {
 	// scan's table was taken: only one that started since can have been
 	// forked by the tree during its reap.
 	began       uint64
-	conf        *platform.Confinement
+	conf        *kill.Confinement
 	releaseNote string // why a confinement given up was not fully released
 	// apart are the processes below the root the scan found not the
 	// tree's (scan.Finding.Apart), pid → start: never members, never
@@ -305,7 +306,7 @@ func (t *tree) reap(ctx context.Context, f *scan.Finding) Result {
 // open opens a verified handle on p. A process that is gone is noted; one
 // that is another process now is left alone; a refusal stops the tree.
 func (t *tree) open(s *platform.Snapshot, p *platform.Process) (Result, bool) {
-	h, err := platform.Open(platform.Target{PID: p.PID, StartTicks: p.StartTicks}, t.opt.Guard)
+	h, err := kill.Open(kill.Target{PID: p.PID, StartTicks: p.StartTicks}, t.opt.Guard)
 	t.ids[p.PID] = s.Identity(p)
 	switch {
 	case err == nil:
@@ -327,9 +328,9 @@ func (t *tree) open(s *platform.Snapshot, p *platform.Process) (Result, bool) {
 
 // send signals through the seam, records the event, and says whether the
 // tree must stop here (a refusal or no permission).
-func (t *tree) send(h *platform.Handle, sig syscall.Signal) (Result, bool) {
+func (t *tree) send(h *kill.Handle, sig syscall.Signal) (Result, bool) {
 	err := t.opt.send(h, sig)
-	ev := Event{Time: time.Now().UTC(), RootPID: t.root, PID: h.PID, Start: t.ids[h.PID], Signal: platform.SignalName(sig), Result: "ok"}
+	ev := Event{Time: time.Now().UTC(), RootPID: t.root, PID: h.PID, Start: t.ids[h.PID], Signal: kill.SignalName(sig), Result: "ok"}
 	defer func() { t.emit(ev) }()
 	switch {
 	case err == nil:
@@ -364,7 +365,7 @@ func (t *tree) emit(ev Event) {
 // command line. It returns a note when the bound was reached, or a
 // refusal when a member may not be touched, or a failure when the run is
 // interrupted (the caller continues what was stopped).
-func (t *tree) stopAndRescan(ctx context.Context, members []*platform.Handle) (string, *Result) {
+func (t *tree) stopAndRescan(ctx context.Context, members []*kill.Handle) (string, *Result) {
 	toStop := members
 	for round := 0; ; round++ {
 		for _, h := range toStop {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/orphanreaper/reaper/platform"
+	"github.com/orphanreaper/reaper/platform/kill"
 	"github.com/orphanreaper/reaper/policy"
 	"github.com/orphanreaper/reaper/scan"
 )
@@ -54,7 +55,7 @@ func killTree(t *testing.T, pid int) {
 	}
 	scan.NewTree(s).Walk(i, func(k, _ int) {
 		p := &s.Procs[k]
-		if h, err := platform.Open(platform.Target{PID: p.PID, StartTicks: p.StartTicks}, platform.NewGuard(nil)); err == nil {
+		if h, err := kill.Open(kill.Target{PID: p.PID, StartTicks: p.StartTicks}, kill.NewGuard(nil)); err == nil {
 			h.Signal(syscall.SIGKILL)
 			h.Close()
 		}
@@ -137,7 +138,7 @@ func (r *recorder) signals(sig string) int {
 }
 
 func options(rec *recorder) Options {
-	return Options{Grace: time.Second, ProcRoot: "/proc", Guard: platform.NewGuard(nil), OnSignal: rec.add,
+	return Options{Grace: time.Second, ProcRoot: "/proc", Guard: kill.NewGuard(nil), OnSignal: rec.add,
 		Deadline: time.Now().Add(30 * time.Second), Admit: admitAll}
 }
 
@@ -217,7 +218,7 @@ func TestExitsBeforeSignal(t *testing.T) {
 	waitMembers(t, cmd.Process.Pid, 1)
 	plan, s := planFor(t, cmd.Process.Pid, policy.Terminate)
 	opt := options(&recorder{})
-	opt.send = func(h *platform.Handle, sig syscall.Signal) error {
+	opt.send = func(h *kill.Handle, sig syscall.Signal) error {
 		if sig == syscall.SIGSTOP {
 			cmd.Process.Kill()
 			cmd.Wait() // reaped: the pid is free
@@ -287,7 +288,7 @@ func TestCannotDie(t *testing.T) {
 	opt.KillWait = 500 * time.Millisecond
 	opt.killCgroup = noCgroupKill // the simulation is of the per-pid seam
 	opt.confine = noConfine
-	opt.send = func(h *platform.Handle, sig syscall.Signal) error {
+	opt.send = func(h *kill.Handle, sig syscall.Signal) error {
 		if sig == syscall.SIGTERM || sig == syscall.SIGKILL {
 			return nil // as for a process in uninterruptible sleep
 		}

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/orphanreaper/reaper/platform"
+	"github.com/orphanreaper/reaper/platform/kill"
 	"github.com/orphanreaper/reaper/policy"
 	"github.com/orphanreaper/reaper/scan"
 )
@@ -25,7 +25,7 @@ func settleNote(f *scan.Finding) string {
 // with what is left (a supervisor still alive after the wait is stuck),
 // and the result's Detail says so.
 func (t *tree) settle(ctx context.Context, f *scan.Finding) (Result, bool) {
-	var root *platform.Handle
+	var root *kill.Handle
 	for _, h := range t.handles {
 		if h.PID == f.Root.PID {
 			root = h

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/orphanreaper/reaper/platform"
+	"github.com/orphanreaper/reaper/platform/kill"
 )
 
 // admit asks the gate whether p may be signalled for this tree's item.
@@ -54,11 +55,11 @@ func (t *tree) wait(ctx context.Context, d time.Duration, progress func(Progress
 
 // unconfined returns the handles whose process was not moved into the
 // tree's confinement.
-func (t *tree) unconfined(hs []*platform.Handle) []*platform.Handle {
+func (t *tree) unconfined(hs []*kill.Handle) []*kill.Handle {
 	if t.conf == nil {
 		return hs
 	}
-	var out []*platform.Handle
+	var out []*kill.Handle
 	for _, h := range hs {
 		if !t.conf.Moved(h.PID) {
 			out = append(out, h)
@@ -68,8 +69,8 @@ func (t *tree) unconfined(hs []*platform.Handle) []*platform.Handle {
 }
 
 // alive returns the handles whose process has not exited.
-func (t *tree) alive() []*platform.Handle {
-	var out []*platform.Handle
+func (t *tree) alive() []*kill.Handle {
+	var out []*kill.Handle
 	for _, h := range t.handles {
 		if !h.WaitGone(0) {
 			out = append(out, h)

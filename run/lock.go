@@ -9,7 +9,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/orphanreaper/reaper/platform"
+	"github.com/orphanreaper/reaper/platform/host"
 )
 
 // LockPath is the one-reaper-at-a-time lock of this host and user: in
@@ -96,7 +96,7 @@ func Lock(path string, wait time.Duration) (func(), error) {
 		}
 		if time.Now().After(deadline) {
 			e := &lockError{path: path, wait: wait}
-			e.holder, e.cmd = platform.LockHolder(f)
+			e.holder, e.cmd = host.LockHolder(f)
 			f.Close()
 			return nil, e
 		}

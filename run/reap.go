@@ -7,6 +7,7 @@ import (
 
 	"github.com/orphanreaper/reaper/audit"
 	"github.com/orphanreaper/reaper/platform"
+	"github.com/orphanreaper/reaper/platform/kill"
 	"github.com/orphanreaper/reaper/policy"
 	"github.com/orphanreaper/reaper/reap"
 )
@@ -100,7 +101,7 @@ func Reap(ctx context.Context, cfg ReapConfig) (*Reaped, error) {
 		DryRun:     cfg.DryRun,
 		ProcRoot:   platform.DefaultProcRoot,
 		Deadline:   cfg.Deadline,
-		Guard:      platform.NewGuard(plan.Gate.Deny(plan)),
+		Guard:      kill.NewGuard(plan.Gate.Deny(plan)),
 		OnSignal:   func(e reap.Event) { events = append(events, e) },
 		OnProgress: cfg.OnProgress,
 	})

@@ -8,6 +8,7 @@ import (
 
 	"github.com/orphanreaper/reaper/audit"
 	"github.com/orphanreaper/reaper/platform"
+	"github.com/orphanreaper/reaper/platform/host"
 	"github.com/orphanreaper/reaper/policy"
 	"github.com/orphanreaper/reaper/scan"
 )
@@ -87,7 +88,7 @@ func runPty(opts *ptyOptions, g *globalOptions) error {
 	// Every holder is seen only when every process's fds were read, in the
 	// host's PID namespace.
 	scope := scan.AllProcesses
-	if unreadable > 0 || !platform.HostPIDNamespace() {
+	if unreadable > 0 || !host.HostPIDNamespace() {
 		scope = scan.Incomplete
 	}
 	states := scan.PTYStates(holds, scope, func(pid int) bool { return member[pid] })

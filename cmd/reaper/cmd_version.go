@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/orphanreaper/reaper/platform"
+	"github.com/orphanreaper/reaper/platform/kill"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -19,7 +19,7 @@ func newVersionCommand(g *globalOptions) *cobra.Command {
 		Short: "Print the version",
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			pidfd, pidfs := platform.PidfdSupported()
+			pidfd, pidfs := kill.PidfdSupported()
 			_, err := fmt.Fprintf(g.stdout, "reaper %s %s/%s %s\nsignals through pidfd: %s; pidfs inodes: %s\n",
 				versionString(), runtime.GOOS, runtime.GOARCH, runtime.Version(), yesNo(pidfd), yesNo(pidfs))
 			return err

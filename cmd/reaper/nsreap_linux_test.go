@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/orphanreaper/reaper/platform"
+	"github.com/orphanreaper/reaper/platform/kill"
 	"github.com/orphanreaper/reaper/policy"
 	"github.com/orphanreaper/reaper/reap"
 	"github.com/orphanreaper/reaper/scan"
@@ -45,7 +46,7 @@ func runPIDNamespaceReapHelper() {
 	execute := func(plan *policy.Plan, s *platform.Snapshot, pid int) (reap.Result, int) {
 		ok := 0
 		res := reap.Execute(context.Background(), plan, s, reap.Options{Grace: time.Second, ProcRoot: "/proc",
-			Guard: platform.NewGuard(nil), Deadline: time.Now().Add(10 * time.Second),
+			Guard: kill.NewGuard(nil), Deadline: time.Now().Add(10 * time.Second),
 			Admit: func(*platform.Snapshot, *platform.Process, *policy.Item) string { return "" },
 			OnSignal: func(e reap.Event) {
 				if e.PID == pid && e.Result == "ok" {

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/orphanreaper/reaper/ledger"
-	"github.com/orphanreaper/reaper/platform"
+	"github.com/orphanreaper/reaper/platform/host"
 )
 
 // ptsOf reads N of the /dev/pts/N on pid's stdin.
@@ -311,7 +311,7 @@ func TestPTYJudgedAlike(t *testing.T) {
 	master.Close()
 	// Only a reaper that read every fd on the host can say where the master
 	// is not; as another user, or in a PID namespace, it is "not visible".
-	everyFd := os.Geteuid() == 0 && platform.HostPIDNamespace()
+	everyFd := os.Geteuid() == 0 && host.HostPIDNamespace()
 	if pd, pw, sd, sw := judge(); pd || sd || everyFd && !strings.Contains(pw, "in flight") || !everyFd && !strings.Contains(pw, "not visible") {
 		t.Errorf("master in flight: pty dead %v (%s), scan dead %v (%s); want neither, and where the master is", pd, pw, sd, sw)
 	}

@@ -13,7 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/orphanreaper/reaper/internal/skips"
-	"github.com/orphanreaper/reaper/platform"
+	"github.com/orphanreaper/reaper/platform/kill"
 )
 
 const envNSService = "REAPER_TEST_NSSERVICE"
@@ -25,7 +25,7 @@ const envNSService = "REAPER_TEST_NSSERVICE"
 // the control, is reparented.
 func TestServiceProcessIsNotAnOrphan(t *testing.T) {
 	requireRoot(t)
-	root := platform.Cgroup2Root()
+	root := kill.Cgroup2Root()
 	if root == "" {
 		skips.Skip(t, "no cgroup v2 hierarchy")
 	}

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/orphanreaper/reaper/client"
-	"github.com/orphanreaper/reaper/platform"
+	"github.com/orphanreaper/reaper/platform/child"
 )
 
 // ChildCommand is the hidden first argument that makes reaper's binary a
@@ -60,7 +60,7 @@ func childArg(d Dir) string { return d.Client + ":" + d.Path }
 // child with "out of memory" at the limit rather than growing the parent.
 // A child reads every state dir of one user, all within its deadline.
 var (
-	childLimits = platform.Limits{Data: 384 << 20, CPU: 10, Files: 64, Memory: 256 << 20}
+	childLimits = child.Limits{Data: 384 << 20, CPU: 10, Files: 64, Memory: 256 << 20}
 	// ChildDeadline bounds one child's wall time (a variable for tests).
 	ChildDeadline = 5 * time.Second
 )
@@ -79,7 +79,7 @@ const (
 // of its client in cs and prints what they returned as one JSON document.
 // It returns the exit status.
 func ChildMain(args []string, stdout, stderr io.Writer, cs client.Set) int {
-	if err := platform.LimitSelf(childLimits); err != nil {
+	if err := child.LimitSelf(childLimits); err != nil {
 		fmt.Fprintln(stderr, "reader:", err)
 		return 70 // EX_SOFTWARE: it must not read unbounded
 	}
@@ -292,7 +292,7 @@ func readAs(ctx context.Context, g *group, buf []byte, deadline time.Time) ([]by
 	for _, d := range g.dirs {
 		args = append(args, childArg(d))
 	}
-	spec := platform.ChildSpec{
+	spec := child.ChildSpec{
 		Args: args,
 		// Nothing of the parent's environment but the temp dir, where
 		// OpenClaw's older lock dirs are: no GODEBUG, GOTRACEBACK or
@@ -308,7 +308,7 @@ func readAs(ctx context.Context, g *group, buf []byte, deadline time.Time) ([]by
 		MaxOut: maxChildOut, MaxErr: maxChildErr,
 		Buf: buf,
 	}
-	out, err := platform.RunChild(ctx, spec)
+	out, err := child.RunChild(ctx, spec)
 	if err != nil {
 		return out, fmt.Errorf("reader as uid %d: %w", g.uid, err)
 	}

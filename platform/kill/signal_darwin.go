@@ -1,4 +1,4 @@
-package platform
+package kill
 
 import (
 	"errors"
@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/orphanreaper/reaper/platform"
 )
 
 // Handle is a checked handle on one process. macOS has no pidfd: a pid can
@@ -24,7 +26,7 @@ type Handle struct {
 
 // parentPID reads pid's parent from its kinfo_proc.
 func parentPID(pid int) (int, error) {
-	p, err := kinfoOf(pid)
+	p, err := platform.ProcessOf(pid)
 	if err != nil {
 		return 0, err
 	}
@@ -46,15 +48,15 @@ func Open(t Target, g *Guard) (*Handle, error) {
 		return nil, err
 	}
 	h.uid = p.UID
-	if b, err := procargs2(t.PID); err == nil {
-		h.argv, _, _ = ParseProcArgs2(b)
+	if b, err := platform.ProcArgs(t.PID); err == nil {
+		h.argv, _, _ = platform.ParseProcArgs2(b)
 	}
 	return h, nil
 }
 
 // current reads the process now and checks it is still the one opened.
-func (h *Handle) current() (*Process, error) {
-	p, err := kinfoOf(h.PID)
+func (h *Handle) current() (*platform.Process, error) {
+	p, err := platform.ProcessOf(h.PID)
 	switch {
 	case err != nil:
 		return nil, fmt.Errorf("pid %d: %w", h.PID, ErrGone)
@@ -62,7 +64,7 @@ func (h *Handle) current() (*Process, error) {
 		return nil, fmt.Errorf("pid %d is a zombie: %w", h.PID, ErrGone)
 	case p.StartTicks != h.start:
 		return nil, fmt.Errorf("pid %d started %s, the scan saw %s: %w", h.PID,
-			FormatDarwinIdentity(p.StartTicks), FormatDarwinIdentity(h.start), ErrIdentity)
+			platform.FormatDarwinIdentity(p.StartTicks), platform.FormatDarwinIdentity(h.start), ErrIdentity)
 	}
 	return p, nil
 }
@@ -87,8 +89,8 @@ func (h *Handle) Signal(sig syscall.Signal) error {
 		return fmt.Errorf("pid %d changed uid %d → %d: %w", h.PID, h.uid, p.UID, ErrIdentity)
 	}
 	if h.argv != nil {
-		b, err := procargs2(h.PID)
-		argv, _, perr := ParseProcArgs2(b)
+		b, err := platform.ProcArgs(h.PID)
+		argv, _, perr := platform.ParseProcArgs2(b)
 		if err != nil || perr != nil || !slices.Equal(argv, h.argv) {
 			return fmt.Errorf("pid %d: argv changed or unreadable: %w", h.PID, ErrIdentity)
 		}

@@ -1,4 +1,4 @@
-package platform
+package kill
 
 import (
 	"errors"
@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/orphanreaper/reaper/platform"
 )
 
 // Confinement is a cgroup v2 the reaper made for one tree it is about to
@@ -171,7 +173,7 @@ func (c *Confinement) Kill() ([]Target, error) {
 		if err := c.guard.check(pid); err != nil {
 			return nil, err
 		}
-		p, err := readStat(pid)
+		p, err := platform.ReadStat(pid)
 		if err != nil || p.Zombie() {
 			continue // gone
 		}

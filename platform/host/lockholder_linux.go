@@ -1,4 +1,4 @@
-package platform
+package host
 
 import (
 	"bufio"
@@ -9,6 +9,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/orphanreaper/reaper/platform"
 )
 
 // LockHolder finds the process holding an flock(2) on f in /proc/locks
@@ -40,7 +42,7 @@ func LockHolder(f *os.File) (int, string) {
 			continue
 		}
 		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-		cmd := []rune(strings.Join(ParseCmdline(b), " "))
+		cmd := []rune(strings.Join(platform.ParseCmdline(b), " "))
 		if len(cmd) > 80 {
 			cmd = append(cmd[:80], '…')
 		}

@@ -1,4 +1,4 @@
-package platform
+package host
 
 import (
 	"github.com/coreos/go-systemd/v22/journal"

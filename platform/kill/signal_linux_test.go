@@ -1,4 +1,4 @@
-package platform
+package kill
 
 import (
 	"errors"
@@ -7,6 +7,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/orphanreaper/reaper/platform"
+	"github.com/orphanreaper/reaper/platform/host"
 )
 
 // child starts a sleep this test owns; cleanup kills and reaps it through
@@ -18,7 +21,7 @@ func child(t *testing.T) (*exec.Cmd, Target) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	p, err := readStat(cmd.Process.Pid)
+	p, err := platform.ReadStat(cmd.Process.Pid)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,14 +29,14 @@ func child(t *testing.T) (*exec.Cmd, Target) {
 }
 
 func alive(pid int) bool {
-	p, err := readStat(pid)
+	p, err := platform.ReadStat(pid)
 	return err == nil && !p.Zombie()
 }
 
 func TestSeamRefusals(t *testing.T) {
 	cmd, protected := child(t)
 	g := NewGuard(map[int]string{protected.PID: "protected by \"test\""})
-	self, err := readStat(os.Getpid())
+	self, err := platform.ReadStat(os.Getpid())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,13 +54,13 @@ func TestSeamRefusals(t *testing.T) {
 	// Inside a PID namespace of its own (a container's CI) the parent may
 	// be outside it (ppid 0) and no kernel thread is visible: those two
 	// cases need the host's namespace.
-	if parent, err := readStat(os.Getppid()); err == nil && os.Getppid() > 0 {
+	if parent, err := platform.ReadStat(os.Getppid()); err == nil && os.Getppid() > 0 {
 		tests = append(tests, refusal{"the reaper's parent", Target{PID: os.Getppid(), StartTicks: parent.StartTicks}})
 	} else {
 		t.Logf("the parent is not visible in this PID namespace: its case is left out")
 	}
-	if HostPIDNamespace() {
-		kthreadd, err := readStat(2)
+	if host.HostPIDNamespace() {
+		kthreadd, err := platform.ReadStat(2)
 		if err != nil || !kthreadd.KernelThread() {
 			t.Fatalf("pid 2 is not kthreadd in the host's PID namespace: %v", err)
 		}

@@ -1,4 +1,4 @@
-package platform
+package kill
 
 import (
 	"errors"
@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/orphanreaper/reaper/platform"
 )
 
 // pidfsMagic is PIDFS_MAGIC (include/uapi/linux/magic.h): since Linux 6.9 a
@@ -31,7 +33,7 @@ type Handle struct {
 
 // parentPID reads pid's parent from /proc.
 func parentPID(pid int) (int, error) {
-	p, err := readStat(pid)
+	p, err := platform.ReadStat(pid)
 	if err != nil {
 		return 0, err
 	}
@@ -83,9 +85,9 @@ func Open(t Target, g *Guard) (*Handle, error) {
 
 // verify re-reads the process's stat and compares its identity.
 func (h *Handle) verify() error {
-	p, err := readStat(h.PID)
+	p, err := platform.ReadStat(h.PID)
 	if err != nil {
-		if isGone(err) {
+		if gone(err) {
 			return fmt.Errorf("pid %d: %w", h.PID, ErrGone)
 		}
 		return err
@@ -172,22 +174,9 @@ func (h *Handle) WaitGone(d time.Duration) bool {
 
 // State reads the process's state letter now (R, S, D, T, Z …), "" if gone.
 func (h *Handle) State() string {
-	p, err := readStat(h.PID)
+	p, err := platform.ReadStat(h.PID)
 	if err != nil || p.StartTicks != h.start {
 		return ""
 	}
 	return string(p.State)
-}
-
-// readStat reads /proc/PID/stat of the live system.
-func readStat(pid int) (*Process, error) {
-	b, err := os.ReadFile(procPath(pid, "stat"))
-	if err != nil {
-		return nil, err
-	}
-	var p Process
-	if err := ParseStat(b, uint64(os.Getpagesize()), &p); err != nil {
-		return nil, err
-	}
-	return &p, nil
 }

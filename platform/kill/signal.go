@@ -1,24 +1,21 @@
-package platform
+package kill
 
 import (
 	"errors"
 	"fmt"
 	"os"
 	"syscall"
+
+	"github.com/orphanreaper/reaper/platform"
 )
 
-// Errors of the signal path. Callers match them with errors.Is.
+// Errors of the signal path. Callers match them with errors.Is; they are
+// platform's, which the table's reads return too.
 var (
-	// ErrGone: the process no longer exists (ESRCH, or only its zombie).
-	// For a reaper, gone is success.
-	ErrGone = errors.New("process gone")
-	// ErrIdentity: the pid now names another process than the one scanned
-	// (pid reuse). Nothing is signalled.
-	ErrIdentity = errors.New("pid names another process now")
-	// ErrRefused: the seam refuses to signal this process at all.
-	ErrRefused = errors.New("refused")
-	// ErrPermission: the kernel says the reaper may not signal it (EPERM).
-	ErrPermission = errors.New("no permission to signal")
+	ErrGone       = platform.ErrGone
+	ErrIdentity   = platform.ErrIdentity
+	ErrRefused    = platform.ErrRefused
+	ErrPermission = platform.ErrPermission
 )
 
 // Target is a process as the scan saw it: what a signal must still find.

@@ -1,5 +1,5 @@
 //go:build !race
 
-package platform
+package child
 
 const raceEnabled = false

@@ -1,6 +1,6 @@
 //go:build linux || darwin
 
-package platform
+package child
 
 import (
 	"bytes"

@@ -1,16 +1,18 @@
-package platform
+package host
 
 import (
 	"fmt"
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/orphanreaper/reaper/platform"
 )
 
 // EffectiveCaps is this process's effective capability set (CapEff in
 // /proc/self/status, proc(5)), one bit per capability number.
 func EffectiveCaps() (uint64, error) {
-	b, err := os.ReadFile(DefaultProcRoot + "/self/status")
+	b, err := os.ReadFile(platform.DefaultProcRoot + "/self/status")
 	if err != nil {
 		return 0, err
 	}

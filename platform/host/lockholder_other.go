@@ -1,6 +1,6 @@
 //go:build !linux
 
-package platform
+package host
 
 import "os"
 

@@ -1,4 +1,4 @@
-package platform
+package kill
 
 import (
 	"errors"
@@ -8,8 +8,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/orphanreaper/reaper/platform"
 )
 
 // cgroup2Magic is CGROUP2_SUPER_MAGIC (include/uapi/linux/magic.h).
@@ -19,7 +22,7 @@ const cgroup2Magic = 0x63677270
 // a unified host, /sys/fs/cgroup/unified on a hybrid one; "" on a v1-only
 // host, where there is no cgroup.kill.
 func Cgroup2Root() string {
-	for _, mnt := range cgroup2Mounts {
+	for _, mnt := range platform.Cgroup2Mounts {
 		var st unix.Statfs_t
 		if unix.Statfs(mnt, &st) == nil && st.Type == cgroup2Magic {
 			return mnt
@@ -36,9 +39,9 @@ const maxCgroupProcs = 4096
 // proves afterwards that the pid still names the process the handle was
 // opened on (systemd's pidref_verify after cg_pidref_get_path).
 func (h *Handle) Cgroup() (string, error) {
-	b, err := os.ReadFile(procPath(h.PID, "cgroup"))
+	b, err := os.ReadFile(platform.ProcPath(h.PID, "cgroup"))
 	if err != nil {
-		if isGone(err) {
+		if gone(err) {
 			return "", fmt.Errorf("pid %d: %w", h.PID, ErrGone)
 		}
 		return "", err
@@ -46,7 +49,7 @@ func (h *Handle) Cgroup() (string, error) {
 	if err := h.verify(); err != nil {
 		return "", err
 	}
-	cg := ParseCgroup(b)
+	cg := platform.ParseCgroup(b)
 	if cg.Unified == "" {
 		return "", fmt.Errorf("pid %d: no cgroup v2 entry: %w", h.PID, errors.ErrUnsupported)
 	}
@@ -135,9 +138,9 @@ func (g *Guard) ofTree(pid int, byPID map[int]*Handle) (Target, error) {
 	if err := g.check(pid); err != nil {
 		return Target{}, err
 	}
-	p, err := readStat(pid)
+	p, err := platform.ReadStat(pid)
 	if err != nil {
-		if isGone(err) {
+		if gone(err) {
 			return Target{}, ErrGone
 		}
 		return Target{}, err
@@ -158,7 +161,7 @@ func (g *Guard) ofTree(pid int, byPID map[int]*Handle) (Target, error) {
 		if err := g.check(cur.PPID); err != nil {
 			return Target{}, &RefusalError{pid, fmt.Sprintf("the cgroup holds it and it is not of this tree (ancestor %d refused: %v)", cur.PPID, err)}
 		}
-		parent, err := readStat(cur.PPID)
+		parent, err := platform.ReadStat(cur.PPID)
 		if err != nil {
 			break
 		}
@@ -168,7 +171,7 @@ func (g *Guard) ofTree(pid int, byPID map[int]*Handle) (Target, error) {
 			}
 			// The child's identity is read once more: it must still be
 			// the process whose parent chain was walked.
-			if again, err := readStat(pid); err != nil || again.StartTicks != p.StartTicks {
+			if again, err := platform.ReadStat(pid); err != nil || again.StartTicks != p.StartTicks {
 				return Target{}, ErrGone
 			}
 			return t, nil
@@ -203,7 +206,7 @@ func subtreeProcs(dir string) ([]int, error) {
 		case err != nil:
 			return err
 		}
-		more, err := parseCgroupProcs(b)
+		more, err := platform.ParseCgroupProcs(b)
 		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
@@ -225,11 +228,11 @@ func subtreeProcs(dir string) ([]int, error) {
 
 // selfCgroup is the reaper's own cgroup v2 path.
 func selfCgroup() (string, error) {
-	b, err := os.ReadFile(DefaultProcRoot + "/self/cgroup")
+	b, err := os.ReadFile(platform.DefaultProcRoot + "/self/cgroup")
 	if err != nil {
 		return "", err
 	}
-	cg := ParseCgroup(b)
+	cg := platform.ParseCgroup(b)
 	if cg.Unified == "" {
 		return "", errors.New("no cgroup v2 entry in /proc/self/cgroup")
 	}
@@ -257,4 +260,11 @@ func CgroupPopulated(path string) (bool, error) {
 		}
 	}
 	return false, fmt.Errorf("cgroup %s: no populated line in cgroup.events", path)
+}
+
+// gone reports whether err says the process no longer exists: procfs
+// answers ENOENT for a vanished /proc/PID and ESRCH for a task that died
+// while its file was open.
+func gone(err error) bool {
+	return errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ESRCH)
 }

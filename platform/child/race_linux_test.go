@@ -1,6 +1,6 @@
 //go:build race
 
-package platform
+package child
 
 // raceEnabled: ThreadSanitizer's shadow memory does not fit in the
 // RLIMIT_DATA a reader child sets on itself, so TestLimitSelf skips under

@@ -1,0 +1,36 @@
+//go:build !linux && !darwin
+
+package child
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+)
+
+// ChildSpec is a reader child; none run on this platform.
+type ChildSpec struct {
+	Args           []string
+	Env            []string
+	Drop           bool
+	UID, GID       uint32
+	MaxOut, MaxErr int
+	Buf            []byte
+}
+
+// RunChild is not implemented on this platform.
+func RunChild(ctx context.Context, spec ChildSpec) ([]byte, error) {
+	return nil, fmt.Errorf("reader child on %s: %w", runtime.GOOS, errors.ErrUnsupported)
+}
+
+// Limits are a reader child's limits.
+type Limits struct {
+	Data, CPU, Files uint64
+	Memory           int64
+}
+
+// LimitSelf is not implemented on this platform.
+func LimitSelf(l Limits) error {
+	return fmt.Errorf("resource limits on %s: %w", runtime.GOOS, errors.ErrUnsupported)
+}
