@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/orphanreaper/reaper/client/all"
 )
 
 const (
@@ -116,6 +118,36 @@ func TestLayout(t *testing.T) {
 		}
 		if docs != 1 {
 			t.Errorf("package %s has %d package comments, want exactly one", rel, docs)
+		}
+	}
+}
+
+// scan and reap know no client by name: not in their code, not in their
+// comments. The names are the listed clients' own (their Info), so a new
+// client of the list is held here the day it lands.
+func TestScanAndReapNameNoClient(t *testing.T) {
+	var words []string
+	for _, c := range all.Clients.All() {
+		in := c.Info()
+		first, _, _ := strings.Cut(in.Title, " ")
+		words = append(words, strings.ToLower(in.Name), strings.ToLower(in.Title), strings.ToLower(first))
+	}
+	for _, dir := range []string{"scan", "reap"} {
+		files, _ := filepath.Glob(filepath.Join(dir, "*.go"))
+		for _, f := range files {
+			if strings.HasSuffix(f, "_test.go") {
+				continue
+			}
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			text := strings.ToLower(string(b))
+			for _, w := range words {
+				if strings.Contains(text, w) {
+					t.Errorf("%s names the client %q: scan and reap know none", f, w)
+				}
+			}
 		}
 	}
 }

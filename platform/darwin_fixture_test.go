@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -96,7 +97,9 @@ func linuxSnapshot() *platform.Snapshot {
 
 // summary is what must be the same on both platforms.
 func summary(s *platform.Snapshot) []string {
-	pol := policy.Default(policy.Clients{}) // no client: the fixture is read alike on both platforms
+	// OpenClaw's ACP wrapper is acp, as its adapter's mark says; the
+	// fixture is read alike on both platforms.
+	pol := policy.Default(policy.Clients{Marks: scan.Marks{Commands: []scan.CommandMark{{Cmdline: regexp.MustCompile(`-acp-wrapper\.mjs`), Kind: scan.KindACP}}}})
 	res, _ := scan.Scan(s, pol.ScanConfig(), nil)
 	plan := pol.Plan(res, policy.PlanOptions{Mode: policy.ModeScan, UID: 501})
 	var out []string

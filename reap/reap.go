@@ -28,10 +28,11 @@ type Options struct {
 	// KillWait is how long a process has to die after SIGKILL before it is
 	// reported failed (a process in uninterruptible sleep, state D).
 	KillWait time.Duration
-	// SettleWait is how long a tree rooted at one of OpenClaw's supervisor
-	// processes is left to finish its own cleanup before the reaper acts
-	// (default 6 s: OpenClaw's broker, relay and anchor kill what they
-	// track within about 5 s of losing their gateway).
+	// SettleWait is how long a tree rooted at one of a client's supervisor
+	// processes (scan.Finding.Supervisor) is left to finish its own
+	// cleanup before the reaper acts (default 6 s: the supervisors the
+	// adapters mark kill what they track within about 5 s of losing their
+	// owner).
 	SettleWait time.Duration
 	// Deadline bounds the whole run.
 	Deadline time.Time
@@ -188,6 +189,29 @@ type tree struct {
 
 func (t *tree) reap(ctx context.Context, f *scan.Finding) Result {
 	defer t.close()
+	t.begin(f)
+	if r := t.openAll(f); r != nil {
+		return *r
+	}
+	if t.opt.DryRun {
+		return t.dryRun(f)
+	}
+	note, r := t.stop(ctx, f)
+	if r != nil {
+		return *r
+	}
+	if !t.kill {
+		if note, r = t.terminate(ctx, note); r != nil {
+			return *r
+		}
+	}
+	return t.finish(note)
+}
+
+// begin records what the reap starts from: the root's adopter and user,
+// when the scan's table was taken, and the processes below the root that
+// the scan found not the tree's.
+func (t *tree) begin(f *scan.Finding) {
 	t.ids = map[int]string{}
 	t.starts = map[int]uint64{}
 	t.adopter, t.uid, t.began = f.Root.PPID, t.snap.UID(f.Root), t.snap.TakenTicks()
@@ -195,27 +219,45 @@ func (t *tree) reap(ctx context.Context, f *scan.Finding) Result {
 	for _, p := range f.Apart {
 		t.apart[p.PID] = p.StartTicks
 	}
+}
+
+// openAll opens a proven handle on every member. A refusal ends the reap;
+// a tree that has already exited is gone.
+func (t *tree) openAll(f *scan.Finding) *Result {
 	for _, m := range f.Members {
 		if r, stop := t.open(t.snap, m.Proc); stop {
-			return r
+			return &r
 		}
 	}
 	if len(t.handles) == 0 {
-		return Result{Outcome: policy.Gone, Detail: "every process had exited already", PIDs: t.gone}
+		return &Result{Outcome: policy.Gone, Detail: "every process had exited already", PIDs: t.gone}
 	}
-	if t.opt.DryRun {
-		for _, h := range t.handles {
-			if r, stop := t.send(h, 0); stop {
-				return r
-			}
+	return nil
+}
+
+// dryRun sends signal 0 to every member: would each signal be permitted.
+func (t *tree) dryRun(f *scan.Finding) Result {
+	for _, h := range t.handles {
+		if r, stop := t.send(h, 0); stop {
+			return r
 		}
-		return Result{Outcome: policy.Planned, Detail: joinNotes(settleNote(f), t.pidfdNote()), PIDs: t.pids()}
 	}
+	return Result{Outcome: policy.Planned, Detail: joinNotes(settleNote(f), t.pidfdNote()), PIDs: t.pids()}
+}
+
+// stop lets a client's supervisor settle first, stops the tree and
+// rescans it until nothing new appears, then confines it where the kernel
+// lets the reaper — and takes in what it forked between its last rescan
+// and the move (a process SIGCONTed by someone else may have run; once
+// inside, what a process forks is born inside). It returns the notes so
+// far, or the result that ends the reap, with everything stopped
+// continued.
+func (t *tree) stop(ctx context.Context, f *scan.Finding) (string, *Result) {
 	settled := ""
 	if f.Supervisor != "" {
 		r, done := t.settle(ctx, f)
 		if done {
-			return r
+			return "", &r
 		}
 		settled = r.Detail
 	}
@@ -223,18 +265,15 @@ func (t *tree) reap(ctx context.Context, f *scan.Finding) Result {
 	note = joinNotes(settled, note)
 	if refused != nil {
 		t.resume()
-		return *refused
+		return "", refused
 	}
 	note = joinNotes(note, t.confineTree())
 	if t.conf != nil {
-		// What the tree forked between its last rescan and the move is
-		// outside: take it in (a process SIGCONTed by someone else may
-		// have run). Once inside, what a process forks is born inside.
 		before := len(t.handles)
 		again, refused := t.stopAndRescan(ctx, nil)
 		if refused != nil {
 			t.resume()
-			return *refused
+			return "", refused
 		}
 		for _, h := range t.handles[before:] {
 			t.conf.Move(h)
@@ -243,33 +282,45 @@ func (t *tree) reap(ctx context.Context, f *scan.Finding) Result {
 	}
 	if ctx.Err() != nil {
 		t.resume()
-		return Result{Outcome: policy.Failed, Detail: joinNotes(stopped(ctx)+" before SIGTERM: the stopped processes were continued", note, t.releaseNote), PIDs: t.pids()}
+		return "", &Result{Outcome: policy.Failed, Detail: joinNotes(stopped(ctx)+" before SIGTERM: the stopped processes were continued", note, t.releaseNote), PIDs: t.pids()}
 	}
-	if !t.kill {
-		for _, h := range t.handles {
-			if r, stop := t.send(h, syscall.SIGTERM); stop {
-				t.resume()
-				return r
-			}
-			t.send(h, syscall.SIGCONT) // a stopped process acts on SIGTERM only once continued
+	return note, nil
+}
+
+// terminate sends SIGTERM and SIGCONT to every member (a stopped process
+// acts on SIGTERM only once continued) and waits out the grace. What
+// outlived it outside a confinement ran during the grace and may have
+// forked: it is stopped again and its new children taken in before
+// SIGKILL (inside one, its forks are there already).
+func (t *tree) terminate(ctx context.Context, note string) (string, *Result) {
+	for _, h := range t.handles {
+		if r, stop := t.send(h, syscall.SIGTERM); stop {
+			t.resume()
+			return "", &r
 		}
-		t.wait(ctx, t.opt.Grace, t.opt.OnProgress)
-		if ctx.Err() != nil {
-			t.release()
-			return Result{Outcome: policy.Failed, Detail: joinNotes(stopped(ctx)+" during grace: SIGTERM sent, the tree continued, not confirmed gone", note, t.releaseNote), PIDs: t.pids()}
-		}
-		if left := t.unconfined(t.alive()); len(left) > 0 {
-			// What outlived SIGTERM outside a confinement ran during grace
-			// and may have forked: stop it again and take in its new
-			// children before SIGKILL. Inside one, its forks are there.
-			again, refused := t.stopAndRescan(ctx, left)
-			if refused != nil {
-				t.resume()
-				return *refused
-			}
-			note = joinNotes(note, again)
-		}
+		t.send(h, syscall.SIGCONT)
 	}
+	t.wait(ctx, t.opt.Grace, t.opt.OnProgress)
+	if ctx.Err() != nil {
+		t.release()
+		return "", &Result{Outcome: policy.Failed, Detail: joinNotes(stopped(ctx)+" during grace: SIGTERM sent, the tree continued, not confirmed gone", note, t.releaseNote), PIDs: t.pids()}
+	}
+	if left := t.unconfined(t.alive()); len(left) > 0 {
+		again, refused := t.stopAndRescan(ctx, left)
+		if refused != nil {
+			t.resume()
+			return "", refused
+		}
+		note = joinNotes(note, again)
+	}
+	return note, nil
+}
+
+// finish SIGKILLs what is left — a cgroup the tree fills alone as a unit —
+// confirms every member gone and every unit empty, looks for what the
+// tree may have forked while dying, and says how the tree ended: killed
+// only when all of it is confirmed gone.
+func (t *tree) finish(note string) Result {
 	left := t.alive()
 	units, cgNote := t.killUnits(left)
 	note = joinNotes(note, cgNote)

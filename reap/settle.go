@@ -10,7 +10,7 @@ import (
 	"github.com/orphanreaper/reaper/scan"
 )
 
-// settleNote is what a dry run says of a tree under an OpenClaw supervisor.
+// settleNote is what a dry run says of a tree under a client's supervisor.
 func settleNote(f *scan.Finding) string {
 	if f.Supervisor == "" {
 		return ""
@@ -18,7 +18,7 @@ func settleNote(f *scan.Finding) string {
 	return fmt.Sprintf("the root is the %s: a reap first gives it up to the settle wait to finish its own cleanup", f.Supervisor)
 }
 
-// settle lets an OpenClaw supervisor at the tree's root finish its own
+// settle lets a client's supervisor at the tree's root finish its own
 // cleanup: it waits, bounded by SettleWait, the run's deadline and ctx, for
 // the root to exit. When the whole tree went with it, the result is
 // gone and done is set: nothing was signalled. Otherwise the reap goes on

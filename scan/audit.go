@@ -14,7 +14,7 @@ type ZombieGroup struct {
 	Zombies   []*platform.Process
 	Oldest    time.Duration
 	// ParentIsOwner: the parent is a live owner (a gateway not reaping its
-	// children — OpenClaw's scoped-child-reaper issue).
+	// children).
 	ParentIsOwner bool
 	// Init: the parent is PID 1, which should reap at once; zombies piling
 	// up under it mean a non-reaping init (a container's PID 1 often).

@@ -28,13 +28,10 @@ const (
 var Kinds = ledger.Kinds
 
 var (
-	// acpCommand matches the Agent Client Protocol's adapters as any client
-	// launches them (@agentclientprotocol/claude-agent-acp,
-	// @zed-industries/codex-acp, the acpx CLI) and the agent CLIs they drive
-	// (claude, codex app-server). A client's own wrappers are its Marks.
-	acpCommand = regexp.MustCompile(`claude-agent-acp|claude-code-acp|codex-acp|` +
-		`@agentclientprotocol/|/acpx/dist/|(^|/)acpx( |$)|` +
-		`(^|/)(claude|codex)( |$)`)
+	// acpCommand matches the Agent Client Protocol's own packages: what
+	// any client launches from the protocol's npm scope. A client's own
+	// command lines — its CLI, its adapters and wrappers — are its Marks.
+	acpCommand = regexp.MustCompile(`@agentclientprotocol/`)
 	// mcpCommand matches MCP servers and their wrappers: the SDK's packages,
 	// mcp-remote, and the naming convention *-mcp, mcp-server-*, *_mcp.
 	mcpCommand = regexp.MustCompile(`(?i)modelcontextprotocol|mcp-remote|mcp[-_]server|` +

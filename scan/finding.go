@@ -36,7 +36,7 @@ type Owner struct {
 	// Cmdline matches the owner's argv, joined with spaces.
 	Cmdline *regexp.Regexp
 	// PIDEnv names an environment variable the owner puts on its children
-	// holding its own pid (OpenClaw: OPENCLAW_GATEWAY_SERVICE_PID).
+	// holding its own pid (a policy's [[owner]] pid_env).
 	PIDEnv string
 	// Cgroup matches the cgroup path of the owner's service unit; children
 	// stay in it after they are reparented.
@@ -102,12 +102,12 @@ type Finding struct {
 	// Apart are processes below the root that are not the tree's, each
 	// with everything below it: a live owner's running run that leads a
 	// session of its own (a daemon the tree started and setsid made its
-	// own, as Codex's TUI starts the managed app-server its records
+	// own, as a client's CLI starts a managed daemon its records
 	// verify). They are not members; the reap neither signals nor follows
 	// them, and does not count them as escaped.
 	Apart []*platform.Process
-	// Supervisor names a client's supervisor process at the root (OpenClaw's
-	// spawn broker, service-child relay, group anchor), when there is one: it
+	// Supervisor names a client's supervisor process at the root (a
+	// SupervisorMark's role), when there is one: it
 	// kills what it tracks within seconds of losing its owner, so the
 	// reaper lets it finish before acting (reap.Options.SettleWait).
 	Supervisor string

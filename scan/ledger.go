@@ -120,8 +120,8 @@ func (r *Result) verifyRuns(ls []*ledger.Ledger) []provenRun {
 			}
 			if len(p.reasons) == 0 {
 				if ownerUnknown(l) || !spoken {
-					// Nobody can check an owner without a pid (OpenClaw
-					// state with no gateway lock): it proves nothing either
+					// Nobody can check an owner without a pid (a client's
+					// state with no lock naming it): it proves nothing either
 					// way, and the process-table reasons apply.
 					r.Ledger[p.lr].Detail = "its owner is unknown (no pid, no lock): neither owned nor owner-dead"
 					continue
@@ -147,7 +147,7 @@ func (r *Result) dropOwned() {
 // setApart takes out of each finding the owned runs below its root that
 // lead a session of their own without a terminal, with what they hold
 // (Finding.Apart). Such a process was made to outlive its parent — a
-// daemon, setsid, as Codex's managed app-server is (its stdio /dev/null
+// daemon, setsid, as a client's managed daemon is (its stdio /dev/null
 // and a log file) — and the record that owns it verifies its pid and
 // start: the tree that started it may be reaped without it. Any other
 // owned run stays a member, and the gate refuses the tree that holds it:

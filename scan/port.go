@@ -57,8 +57,8 @@ func (r *Result) apply(ev Evidence) {
 }
 
 // Tie is a client's claim, read from its state, that the orphaned trees
-// whose root carries its marker are an owner's: OpenClaw's gateway lock
-// for the processes that name its state dir; a session file for the
+// whose root carries its marker are an owner's: a gateway's lock for the
+// processes that name its state dir; a session file for the
 // processes that carry its session id.
 type Tie struct {
 	// Env=Value in the root's environment ties it. An empty Value ties any
@@ -107,7 +107,7 @@ type Server struct {
 // own helpers look, as each client's adapter declares them.
 type Marks struct {
 	// Env: a variable with a value that gives a tree its kind
-	// (OPENCLAW_SHELL=exec).
+	// (a client's SHELL=exec marker).
 	Env []EnvMark
 	// Commands: command lines that give a kind (a client's ACP wrapper).
 	Commands []CommandMark
@@ -138,13 +138,13 @@ func (m *Marks) Add(o Marks) {
 // sid: kernel/pid.c), so the group's leader pid is the same process for as
 // long as the orphan lives. Its leader gone proves the client gone only
 // when the leader is shown to be the client: Env's value is the leader's
-// pid (PIDEnv: OPENCODE_PID), or the group is not its session's — a client
+// pid (PIDEnv), or the group is not its session's — a client
 // run from a shell leads a job's group inside the shell's session, while a
 // group that is its session's was made by setsid (Node's detached: true, a
 // cron job), whose leader may be a helper that ended on purpose.
 type LeaderMark struct {
 	Env    string
-	Owner  string // the owner name findings are attributed to (claude-code)
+	Owner  string // the owner name findings are attributed to (the client's)
 	PIDEnv bool
 }
 
@@ -161,7 +161,7 @@ type CommandMark struct {
 }
 
 // SupervisorMark recognises one of a client's supervisor processes by its
-// command line: Role names it ("OpenClaw group anchor"), Note says what it
+// command line: Role names it (as people know it), Note says what it
 // does once its owner is gone.
 type SupervisorMark struct {
 	Cmdline    *regexp.Regexp

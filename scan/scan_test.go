@@ -47,15 +47,19 @@ var testConfig = Config{
 	Marks:      testMarks,
 }
 
-// testMarks are a client's marks as its adapter declares them: OpenClaw's,
-// written out here (scan's tests cannot import an adapter, which imports
-// scan).
+// testMarks are clients' marks as their adapters declare them: OpenClaw's,
+// and the agent CLIs' (claude, codex) that every client launches, written
+// out here (scan's tests cannot import an adapter, which imports scan).
 var testMarks = Marks{
 	Env: []EnvMark{
 		{Env: "OPENCLAW_SHELL", Value: "acp", Kind: KindACP},
 		{Env: "OPENCLAW_SHELL", Value: "exec", Kind: KindExec},
 	},
-	Commands: []CommandMark{{Cmdline: regexp.MustCompile(`-acp-wrapper\.mjs|--openclaw-acpx-lease-id`), Kind: KindACP}},
+	Commands: []CommandMark{
+		{Cmdline: regexp.MustCompile(`-acp-wrapper\.mjs|--openclaw-acpx-lease-id|/acpx/dist/|(^|/)acpx( |$)`), Kind: KindACP},
+		{Cmdline: regexp.MustCompile(`claude-agent-acp|claude-code-acp|(^|/)claude( |$)`), Kind: KindACP},
+		{Cmdline: regexp.MustCompile(`codex-acp|(^|/)codex( |$)`), Kind: KindACP},
+	},
 	Supervisors: []SupervisorMark{
 		{Cmdline: regexp.MustCompile(`/process/spawn-broker/worker\.js( |$)`), Role: "OpenClaw spawn broker", Note: "it cleans up"},
 		{Cmdline: regexp.MustCompile(`/process/supervisor/service-child-relay\.js( |$)`), Role: "OpenClaw service-child relay", Note: "it cleans up"},

@@ -8,7 +8,7 @@ import (
 
 // Users speak only for themselves. Every piece of evidence read from a file
 // has a speaker, the uid that owns the file (ledger.Ledger.Speaker, the
-// owner of an OpenClaw state dir): root's word is about any process, any
+// owner of a client's state dir): root's word is about any process, any
 // other uid's only about processes whose real uid is that uid. A user can
 // write anything in their own files — a lease naming a root daemon, a
 // registry row whose "parent" is a dead pid and whose "child" is

@@ -12,12 +12,12 @@ import (
 )
 
 // ApplyTies attributes to their owners the findings no stronger marker or
-// ledger claimed and whose root carries a tie's marker. OpenClaw's gateway
-// run in the foreground, for one, puts no pid marker on its children, so
-// after a SIGKILL its survivors — a PTY shell that ignores SIGHUP, a
-// double-forked daemon, an ACP adapter and the claude it runs — would be
-// merely reparented and untracked; their OPENCLAW_STATE_DIR names the state
-// dir whose lock names the gateway. When the owner a tie names is gone (its
+// ledger claimed and whose root carries a tie's marker. A gateway run in
+// the foreground, for one, may put no pid marker on its children, so after
+// a SIGKILL its survivors — a PTY shell that ignores SIGHUP, a
+// double-forked daemon, an ACP adapter and the agent CLI it runs — would be
+// merely reparented and untracked; the state dir they name holds the lock
+// that names the gateway. When the owner a tie names is gone (its
 // pid gone, another process now, of another boot) the finding is
 // owner-dead with the tie's proof as evidence; when it lives, the tree is
 // its leak, attributed to it. A tie speaks only for its speaker's
@@ -235,7 +235,7 @@ func (idx *tieIndex) candidates(s *platform.Snapshot, p *platform.Process) []int
 	return slices.Compact(out)
 }
 
-// dirTrie holds directories ("/home/a/.codex/", ending in '/') by their
+// dirTrie holds directories ("/home/a/.client/", ending in '/') by their
 // components: a path is walked one component at a time, each looked up
 // once, so matching an entry costs its length.
 type dirTrie struct {

@@ -73,10 +73,15 @@ func (Adapter) IsStateDir(dir string) bool {
 // (/bin/bash -c -l source ~/.claude/shell-snapshots/snapshot-bash-….sh && … eval '…').
 var bashTool = regexp.MustCompile(`/shell-snapshots/snapshot-[a-z]+-[^ ]*\.sh`)
 
-// marks: the Bash tool's shell is an exec; what carries CLAUDECODE is
+// cli matches claude and its ACP adapters (claude-agent-acp, as
+// @agentclientprotocol publishes it, and the older claude-code-acp): an
+// agent CLI, kind acp.
+var cli = regexp.MustCompile(`claude-agent-acp|claude-code-acp|(^|/)claude( |$)`)
+
+// marks: the Bash tool's shell is an exec, the CLI acp; what carries CLAUDECODE is
 // Claude Code's, by the process group it kept.
 var marks = scan.Marks{
-	Commands: []scan.CommandMark{{Cmdline: bashTool, Kind: ledger.KindExec}},
+	Commands: []scan.CommandMark{{Cmdline: bashTool, Kind: ledger.KindExec}, {Cmdline: cli, Kind: ledger.KindACP}},
 	Leaders:  []scan.LeaderMark{{Env: EnvMarker, Owner: OwnerName}},
 }
 

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/BurntSushi/toml"
@@ -75,8 +76,16 @@ func (Adapter) IsStateDir(dir string) bool {
 	return false
 }
 
-// marks: what the npm wrapper started is Codex's, by the group it kept.
-var marks = scan.Marks{Leaders: []scan.LeaderMark{{Env: EnvByNPM, Owner: OwnerName}}}
+// cli matches codex (app-server, exec, its TUI) and its ACP adapter
+// (@zed-industries/codex-acp): an agent CLI, kind acp.
+var cli = regexp.MustCompile(`codex-acp|(^|/)codex( |$)`)
+
+// marks: the CLI is acp; what the npm wrapper started is Codex's, by the
+// group it kept.
+var marks = scan.Marks{
+	Commands: []scan.CommandMark{{Cmdline: cli, Kind: ledger.KindACP}},
+	Leaders:  []scan.LeaderMark{{Env: EnvByNPM, Owner: OwnerName}},
+}
 
 // Raw is what one CODEX_HOME says: its daemon records and its config.
 type Raw struct {

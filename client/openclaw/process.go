@@ -58,7 +58,8 @@ func SupervisorRole(cmd string) string {
 // marks are OpenClaw's conventions as scan applies them: OPENCLAW_SHELL
 // says what an exec child is (acp, acp-client, exec); its ACP wrapper and
 // lease flag name ACP adapters (extensions/acpx:
-// <state>/acpx/*-acp-wrapper.mjs with the lease flags); its supervisors.
+// <state>/acpx/*-acp-wrapper.mjs with the lease flags), and so does its
+// acpx CLI; its supervisors.
 var marks = scan.Marks{
 	Env: []scan.EnvMark{
 		{Env: EnvShell, Value: "acp", Kind: ledger.KindACP},
@@ -66,7 +67,7 @@ var marks = scan.Marks{
 		{Env: EnvShell, Value: "exec", Kind: ledger.KindExec},
 	},
 	Commands: []scan.CommandMark{
-		{Cmdline: regexp.MustCompile(`-acp-wrapper\.mjs|--openclaw-acpx-lease-id`), Kind: ledger.KindACP},
+		{Cmdline: regexp.MustCompile(`-acp-wrapper\.mjs|--openclaw-acpx-lease-id|/acpx/dist/|(^|/)acpx( |$)`), Kind: ledger.KindACP},
 	},
 	Supervisors: supervisors,
 }
