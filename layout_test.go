@@ -111,7 +111,12 @@ func TestLayout(t *testing.T) {
 				}
 				// platform/host's service files run systemctl or launchctl,
 				// for reaper doctor alone (host.UnitProps).
-				if p == "os/exec" && !(rel == filepath.Join("platform", "host") && strings.HasPrefix(filepath.Base(path), "service_")) {
+				// internal/ is test support, which no product code imports.
+				test := strings.HasPrefix(rel, "internal"+string(filepath.Separator))
+				if ours && strings.HasPrefix(a, "internal/") && !test {
+					t.Errorf("%s imports %s: internal/ is for the tests", path, a)
+				}
+				if p == "os/exec" && !test && !(rel == filepath.Join("platform", "host") && strings.HasPrefix(filepath.Base(path), "service_")) {
 					t.Errorf("%s imports os/exec: reaper reads state, it never shells out", path)
 				}
 			}

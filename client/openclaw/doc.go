@@ -10,6 +10,6 @@
 // A user's state dir is read as that user's: below the dir, through no
 // symbolic link, only files the dir's owner owns, each bounded in size and
 // never blocking (platform.ReadBeneath); errors never quote a file.
-// openclaw reads, never writes, and never signals. A second gateway adapter
-// is a copy of this package, not edits across others.
+// openclaw reads, never writes, and never signals. Another gateway is an
+// adapter of its own beside it (CONTRIBUTING.md, "Adding a client").
 package openclaw

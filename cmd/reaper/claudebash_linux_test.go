@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/orphanreaper/reaper/internal/realclients"
 )
 
 // bashToolCall is an Anthropic Messages event stream whose one content
@@ -46,34 +48,34 @@ func TestRealClaudeCodeBashTool(t *testing.T) {
 	mods := requireClients(t)
 	becomeSubreaper(t)
 	mark := "cbmark" + strings.ReplaceAll(suiteMark, "-", "x")
-	model := startClientModel(t)
+	model := realclients.StartModel(t)
 	var once sync.Once
-	model.answer = func(body []byte) string {
+	model.Answer(func(body []byte) string {
 		out := ""
 		if bytes.Contains(body, []byte(`"Bash"`)) && bytes.Contains(body, []byte(mark)) {
 			once.Do(func() { out = bashToolCall("sleep 300 # " + mark + "-tool") })
 		}
 		return out
-	}
+	})
 	home, work := t.TempDir(), t.TempDir()
-	env, cfgDir := claudeSetup(home, work, model.addr, mark)
-	claude, log := startDetached(t, work, env, filepath.Join(mods, "@anthropic-ai", "claude-code-linux-x64", "claude"),
+	env, cfgDir := realclients.ClaudeSetup(home, work, model.Addr, mark)
+	claude, log := realclients.StartDetached(t, work, env, filepath.Join(mods, "@anthropic-ai", "claude-code-linux-x64", "claude"),
 		"-p", "say hello "+mark, "--allowedTools=Bash")
-	t.Cleanup(func() { killOurs(mark) })
+	t.Cleanup(func() { realclients.KillOurs(mark) })
 	waitMarked(t, mark, 3, model, log) // claude and two servers; then the tool's shell (its sleep is not marked: the mark is a comment)
 	var tool []int
 	for deadline := time.Now().Add(60 * time.Second); len(tool) == 0 && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		for _, pid := range markedPIDs(mark) {
+		for _, pid := range realclients.MarkedPIDs(mark) {
 			if strings.Contains(cmdlineOf(pid), mark+"-tool") {
 				tool = append(tool, pid)
 			}
 		}
 	}
 	sessions, _ := filepath.Glob(filepath.Join(cfgDir, "sessions", "*.json"))
-	t.Logf("claude -p with the Bash tool: pid %d, the tool's processes %v, session files %v, requests %q", claude, tool, sessions, model.requests())
+	t.Logf("claude -p with the Bash tool: pid %d, the tool's processes %v, session files %v, requests %q", claude, tool, sessions, model.Requests())
 	if len(tool) == 0 {
 		b, _ := os.ReadFile(log)
-		t.Fatalf("the Bash tool ran nothing marked: marked %v\n%s", markedPIDs(mark), tail(b, 2000))
+		t.Fatalf("the Bash tool ran nothing marked: marked %v\n%s", realclients.MarkedPIDs(mark), tail(b, 2000))
 	}
 	reapLive(t, mark, "claude -p, its Bash tool running")
 	// What the tool runs is not marked (the mark is a comment): its

@@ -3,18 +3,15 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/orphanreaper/reaper/internal/realclients"
 )
 
 // The published agent clients, run offline against a model stand-in:
@@ -29,177 +26,6 @@ func requireClients(t *testing.T) string {
 	return filepath.Join(requireInstalled(t, envClients, "the real agent clients", "scripts/install-npm.sh clients", "node_modules"), "node_modules")
 }
 
-// clientModel is the model stand-in the clients talk to: it takes every
-// request (Anthropic Messages, OpenAI Responses and chat, Gemini) and
-// holds it open — streaming headers sent, no answer — until the test
-// ends: a turn in flight, the moment users kill a client in.
-type clientModel struct {
-	addr string
-	mu   sync.Mutex
-	seen []string // "METHOD PATH" of each request
-	done chan struct{}
-	// answer, when set, may answer a request instead of holding it: it
-	// returns the event stream to send, or "" to hold the request.
-	answer func(body []byte) string
-}
-
-func startClientModel(t *testing.T) *clientModel {
-	t.Helper()
-	m := &clientModel{done: make(chan struct{})}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m.addr = ln.Addr().String()
-	srv := &http.Server{Handler: m}
-	go srv.Serve(ln)
-	t.Cleanup(func() { close(m.done); srv.Close() })
-	return m
-}
-
-func (m *clientModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	body, _ := io.ReadAll(io.LimitReader(r.Body, 16<<20))
-	m.mu.Lock()
-	m.seen = append(m.seen, r.Method+" "+r.URL.Path)
-	answer := m.answer
-	m.mu.Unlock()
-	if r.Method != http.MethodPost {
-		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, "{}")
-		return
-	}
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.WriteHeader(http.StatusOK)
-	if answer != nil {
-		if events := answer(body); events != "" {
-			io.WriteString(w, events)
-			return
-		}
-	}
-	if f, ok := w.(http.Flusher); ok {
-		f.Flush()
-	}
-	select {
-	case <-m.done:
-	case <-r.Context().Done():
-	}
-}
-
-// turns is how many model requests have arrived.
-func (m *clientModel) turns() int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	n := 0
-	for _, s := range m.seen {
-		if strings.HasPrefix(s, "POST ") {
-			n++
-		}
-	}
-	return n
-}
-
-func (m *clientModel) requests() string {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return strings.Join(m.seen, ", ")
-}
-
-// geminiSetup writes Gemini CLI's settings under home (the two stubborn
-// servers) and returns its environment, the model stand-in at addr.
-func geminiSetup(home, addr, mark string) []string {
-	writeGeminiSettings(home, mark)
-	return clientEnv(home, "GEMINI_API_KEY=test-key", "GOOGLE_GEMINI_BASE_URL=http://"+addr, "GEMINI_CLI_TRUST_WORKSPACE=true")
-}
-
-// codexRecord is the pid a Codex daemon record names in codexHome
-// (app-server-daemon/NAME), or 0 when there is none.
-func codexRecord(codexHome, name string) int {
-	var rec struct {
-		PID int `json:"pid"`
-	}
-	b, _ := os.ReadFile(filepath.Join(codexHome, "app-server-daemon", name))
-	if json.Unmarshal(b, &rec) != nil {
-		return 0
-	}
-	return rec.PID
-}
-
-// stubbornServers are the two MCP servers each client is given: one with
-// "mcp" in its argv, one without (a helper of 9 MiB), both ignoring TERM,
-// HUP and the end of stdin.
-func stubbornServers(mark string) map[string][]string {
-	script, _ := filepath.Abs("../../testdata/clients/stubborn-mcp.mjs")
-	return map[string][]string{
-		"stubborn": {"node", script, "--mcp-stubborn", mark},
-		"helper":   {"node", script, "--helper", mark},
-	}
-}
-
-// markedPIDs lists the live processes whose command line holds mark.
-func markedPIDs(mark string) []int {
-	var out []int
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		var pid int
-		if _, err := fmt.Sscan(e.Name(), &pid); err != nil || pid == os.Getpid() {
-			continue
-		}
-		if s := stateOf(pid); s != "" && s != "Z" && strings.Contains(cmdlineOf(pid), mark) {
-			out = append(out, pid)
-		}
-	}
-	sort.Ints(out)
-	return out
-}
-
-// killOurs SIGKILLs what the test started and left: the processes holding
-// mark that descend from this test (the subreaper every orphan of its
-// clients comes back to), and nothing else that may hold the same text.
-func killOurs(mark string) {
-	for _, pid := range markedPIDs(mark) {
-		for q, hops := parentOf(pid), 0; q > 1 && hops < 64; q, hops = parentOf(q), hops+1 {
-			if q == os.Getpid() {
-				syscall.Kill(pid, syscall.SIGKILL)
-				break
-			}
-		}
-	}
-}
-
-// clientEnv is the environment every client runs with: a home of its own,
-// PATH with Debian's node, and no proxy.
-func clientEnv(home string, extra ...string) []string {
-	return append([]string{"HOME=" + home, "PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8", "TERM=dumb", "NO_COLOR=1"}, extra...)
-}
-
-// startDetached starts argv the way `nohup CMD &` in a terminal that is then
-// closed leaves it: a job of its own (bash with job control gives it its
-// own process group, in this
-// test's session), whose shell has exited, so it is reparented to this
-// test (the subreaper). It returns the pid, and SIGKILLs that group when
-// the test ends.
-func startDetached(t *testing.T, dir string, env []string, argv ...string) (int, string) {
-	t.Helper()
-	log := filepath.Join(t.TempDir(), "client.log")
-	sh := exec.Command("bash", append([]string{"-c", `set -m; "$@" </dev/null >"$LOG" 2>&1 & echo $!`, "bash"}, argv...)...)
-	sh.Dir, sh.Env = dir, append(env, "LOG="+log)
-	out, err := sh.Output()
-	if err != nil {
-		t.Fatalf("start %v: %v", argv, err)
-	}
-	var pid int
-	fmt.Sscan(string(out), &pid)
-	if pid <= 0 {
-		t.Fatalf("start %v: no pid in %q", argv, out)
-	}
-	t.Cleanup(func() {
-		syscall.Kill(-pid, syscall.SIGKILL)
-		var ws syscall.WaitStatus
-		syscall.Wait4(pid, &ws, 0, nil)
-	})
-	return pid, log
-}
-
 // TestRealClaudeCode: Claude Code 2.1.197 as a detached one-shot job
 // (`nohup claude -p … &`, its terminal closed), with two stubborn stdio
 // MCP servers, its turn in flight. While it lives, `reaper reap` with the
@@ -211,20 +37,20 @@ func TestRealClaudeCode(t *testing.T) {
 	mods := requireClients(t)
 	becomeSubreaper(t)
 	mark := "ccmark" + strings.ReplaceAll(suiteMark, "-", "x")
-	model := startClientModel(t)
+	model := realclients.StartModel(t)
 	home, work := t.TempDir(), t.TempDir()
-	env, cfgDir := claudeSetup(home, work, model.addr, mark)
-	claude, log := startDetached(t, work, env, filepath.Join(mods, "@anthropic-ai", "claude-code-linux-x64", "claude"), "-p", "say hello "+mark)
-	t.Cleanup(func() { killOurs(mark) })
+	env, cfgDir := realclients.ClaudeSetup(home, work, model.Addr, mark)
+	claude, log := realclients.StartDetached(t, work, env, filepath.Join(mods, "@anthropic-ai", "claude-code-linux-x64", "claude"), "-p", "say hello "+mark)
+	t.Cleanup(func() { realclients.KillOurs(mark) })
 	waitMarked(t, mark, 3, model, log) // claude (its prompt holds the mark) and two servers
 	var servers0 []int
-	for _, pid := range markedPIDs(mark) {
+	for _, pid := range realclients.MarkedPIDs(mark) {
 		if pid != claude {
 			servers0 = append(servers0, pid)
 		}
 	}
 	sessions, _ := filepath.Glob(filepath.Join(cfgDir, "sessions", "*.json"))
-	t.Logf("claude -p, detached: pid %d (parent %d), servers %v, session files %v, model requests %q", claude, parentOf(claude), servers0, sessions, model.requests())
+	t.Logf("claude -p, detached: pid %d (parent %d), servers %v, session files %v, model requests %q", claude, parentOf(claude), servers0, sessions, model.Requests())
 
 	reapLive(t, mark, "claude -p")
 
@@ -242,53 +68,6 @@ func TestRealClaudeCode(t *testing.T) {
 	reapLeftovers(t, mark, left)
 }
 
-// claudeSetup writes Claude Code's config under home for a session in
-// work — onboarded, its key approved, work trusted, the two stubborn
-// servers — and returns its environment (the model stand-in at addr) and
-// its config dir.
-func claudeSetup(home, work, addr, mark string) ([]string, string) {
-	cfgDir := filepath.Join(home, "claude-config")
-	os.MkdirAll(cfgDir, 0o700)
-	const key = "sk-ant-test-0123456789abcdefghijklmnopqrstuvwxyz"
-	servers := map[string]any{}
-	for name, argv := range stubbornServers(mark) {
-		servers[name] = map[string]any{"type": "stdio", "command": argv[0], "args": argv[1:]}
-	}
-	cfg, _ := json.Marshal(map[string]any{
-		"hasCompletedOnboarding": true,
-		"customApiKeyResponses":  map[string]any{"approved": []string{key[len(key)-20:]}, "rejected": []string{}},
-		"projects":               map[string]any{work: map[string]any{"hasTrustDialogAccepted": true, "mcpServers": servers}},
-	})
-	os.WriteFile(filepath.Join(cfgDir, ".claude.json"), cfg, 0o600)
-	return clientEnv(home, "CLAUDE_CONFIG_DIR="+cfgDir, "ANTHROPIC_BASE_URL=http://"+addr, "ANTHROPIC_API_KEY="+key,
-		"DISABLE_AUTOUPDATER=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "IS_SANDBOX=1"), cfgDir
-}
-
-// openCodeSetup writes OpenCode's config under home — the model stand-in
-// at addr as an OpenAI-compatible provider, the two stubborn servers —
-// and returns its environment.
-func openCodeSetup(home, addr, mark string) []string {
-	mcp := map[string]any{}
-	for name, argv := range stubbornServers(mark) {
-		mcp[name] = map[string]any{"type": "local", "command": argv, "enabled": true}
-	}
-	cfg, _ := json.Marshal(map[string]any{
-		"$schema": "https://opencode.ai/config.json",
-		"provider": map[string]any{"mock": map[string]any{"npm": "@ai-sdk/openai-compatible", "name": "mock",
-			"options": map[string]any{"baseURL": "http://" + addr + "/v1", "apiKey": "test-key"},
-			"models":  map[string]any{"m": map[string]any{"name": "m"}}}},
-		"model":      "mock/m",
-		"autoupdate": false,
-		"share":      "disabled",
-		"mcp":        mcp,
-	})
-	dir := filepath.Join(home, ".config", "opencode")
-	os.MkdirAll(dir, 0o700)
-	os.WriteFile(filepath.Join(dir, "opencode.json"), cfg, 0o600)
-	return clientEnv(home, "OPENCODE_DISABLE_AUTOUPDATE=1", "OPENCODE_DISABLE_MODELS_FETCH=1", "OPENCODE_DISABLE_DEFAULT_PLUGINS=1",
-		"OPENCODE_DISABLE_SHARE=1", "OPENCODE_DISABLE_CLAUDE_CODE=1", "XDG_CONFIG_HOME="+filepath.Join(home, ".config"))
-}
-
 // killClient SIGKILLs the client the test started as pid, collects it,
 // and returns what holds mark two seconds later: what outlived it.
 func killClient(pid int, mark string) []int {
@@ -296,7 +75,7 @@ func killClient(pid int, mark string) []int {
 	var ws syscall.WaitStatus
 	syscall.Wait4(pid, &ws, 0, nil)
 	time.Sleep(2 * time.Second)
-	return markedPIDs(mark)
+	return realclients.MarkedPIDs(mark)
 }
 
 // reapLive runs `reaper reap` with the shipped example policy, confined to
@@ -304,7 +83,7 @@ func killClient(pid int, mark string) []int {
 // processes, and none may be signalled.
 func reapLive(t *testing.T, mark, what string) {
 	t.Helper()
-	before := markedPIDs(mark)
+	before := realclients.MarkedPIDs(mark)
 	cmds := map[int]string{}
 	for _, pid := range before {
 		cmds[pid] = cmdlineOf(pid)
@@ -317,7 +96,7 @@ func reapLive(t *testing.T, mark, what string) {
 			}
 		}
 	}
-	after := markedPIDs(mark)
+	after := realclients.MarkedPIDs(mark)
 	var lost []int
 	for _, pid := range before {
 		if !slicesHas(after, pid) {
@@ -340,13 +119,13 @@ func reapLive(t *testing.T, mark, what string) {
 
 // waitMarked waits up to 60 s for n live processes holding mark and a
 // model request.
-func waitMarked(t *testing.T, mark string, n int, model *clientModel, log string) {
+func waitMarked(t *testing.T, mark string, n int, model *realclients.Model, log string) {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
-	for len(markedPIDs(mark)) < n || model.turns() == 0 {
+	for len(realclients.MarkedPIDs(mark)) < n || model.Turns() == 0 {
 		if time.Now().After(deadline) {
 			b, _ := os.ReadFile(log)
-			t.Fatalf("the client did not start %d marked processes and a turn within 60 s: marked %v, requests %q\n%s", n, markedPIDs(mark), model.requests(), tail(b, 3000))
+			t.Fatalf("the client did not start %d marked processes and a turn within 60 s: marked %v, requests %q\n%s", n, realclients.MarkedPIDs(mark), model.Requests(), tail(b, 3000))
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -395,7 +174,7 @@ func reapRoots(t *testing.T, mark string, roots []int, want string, ok func(*rea
 			t.Errorf("%d: %s by %q, kind %s, reasons %v, evidence %q; want %s", pid, f.Outcome, f.Rule, f.Kind, f.Reasons, f.Evidence, want)
 		}
 	}
-	still := markedPIDs(mark)
+	still := realclients.MarkedPIDs(mark)
 	t.Logf("after reaper reap: %d marked processes alive", len(still))
 	if len(still) > 0 {
 		t.Errorf("after reaper reap: %v alive", still)
@@ -429,20 +208,20 @@ func TestRealGeminiCLI(t *testing.T) {
 	mods := requireClients(t)
 	becomeSubreaper(t)
 	mark := "gmmark" + strings.ReplaceAll(suiteMark, "-", "x")
-	model := startClientModel(t)
+	model := realclients.StartModel(t)
 	home, work := t.TempDir(), t.TempDir()
-	env := geminiSetup(home, model.addr, mark)
-	outer, log := startDetached(t, work, env, "node", filepath.Join(mods, "@google", "gemini-cli", "bundle", "gemini.js"), "-p", "say hello "+mark)
-	t.Cleanup(func() { killOurs(mark) })
+	env := realclients.GeminiSetup(home, model.Addr, mark)
+	outer, log := realclients.StartDetached(t, work, env, "node", filepath.Join(mods, "@google", "gemini-cli", "bundle", "gemini.js"), "-p", "say hello "+mark)
+	t.Cleanup(func() { realclients.KillOurs(mark) })
 	waitMarked(t, mark, 4, model, log) // the outer node, the relaunched one, two servers
-	marked := markedPIDs(mark)
+	marked := realclients.MarkedPIDs(mark)
 	var inner int
 	for _, pid := range marked {
 		if parentOf(pid) == outer {
 			inner = pid
 		}
 	}
-	t.Logf("gemini -p, detached: outer node %d, relaunched node %d, marked %v, model requests %q", outer, inner, marked, model.requests())
+	t.Logf("gemini -p, detached: outer node %d, relaunched node %d, marked %v, model requests %q", outer, inner, marked, model.Requests())
 	if inner == 0 {
 		t.Fatalf("no relaunched node under %d: marked %v", outer, marked)
 	}
@@ -469,24 +248,6 @@ func TestRealGeminiCLI(t *testing.T) {
 	reapLeftovers(t, mark, []int{inner})
 }
 
-// writeGeminiSettings writes the ~/.gemini/settings.json the Gemini CLI
-// tests run with: the API-key auth, no folder trust, no update checks, and
-// the stubborn servers.
-func writeGeminiSettings(home, mark string) {
-	servers := map[string]any{}
-	for name, argv := range stubbornServers(mark) {
-		servers[name] = map[string]any{"command": argv[0], "args": argv[1:], "trust": true}
-	}
-	settings, _ := json.Marshal(map[string]any{
-		"security":   map[string]any{"auth": map[string]any{"selectedType": "gemini-api-key"}, "folderTrust": map[string]any{"enabled": false}},
-		"general":    map[string]any{"disableAutoUpdate": true, "disableUpdateNag": true},
-		"privacy":    map[string]any{"usageStatisticsEnabled": false},
-		"mcpServers": servers,
-	})
-	os.MkdirAll(filepath.Join(home, ".gemini"), 0o700)
-	os.WriteFile(filepath.Join(home, ".gemini", "settings.json"), settings, 0o600)
-}
-
 // TestRealOpenCode: OpenCode 1.18.33 (`opencode run`, detached) with two
 // stubborn stdio MCP servers, its turn in flight, SIGKILLed. Both servers
 // outlive it (the control), reparented; they carry OPENCODE_PID, which
@@ -496,19 +257,19 @@ func TestRealOpenCode(t *testing.T) {
 	mods := requireClients(t)
 	becomeSubreaper(t)
 	mark := "ocmark" + strings.ReplaceAll(suiteMark, "-", "x")
-	model := startClientModel(t)
+	model := realclients.StartModel(t)
 	home, work := t.TempDir(), t.TempDir()
-	env := openCodeSetup(home, model.addr, mark)
-	oc, log := startDetached(t, work, env, filepath.Join(mods, "opencode-linux-x64", "bin", "opencode"), "run", "say hello "+mark)
-	t.Cleanup(func() { killOurs(mark) })
+	env := realclients.OpenCodeSetup(home, model.Addr, mark)
+	oc, log := realclients.StartDetached(t, work, env, filepath.Join(mods, "opencode-linux-x64", "bin", "opencode"), "run", "say hello "+mark)
+	t.Cleanup(func() { realclients.KillOurs(mark) })
 	waitMarked(t, mark, 3, model, log) // opencode (its prompt holds the mark) and two servers
 	var servers []int
-	for _, pid := range markedPIDs(mark) {
+	for _, pid := range realclients.MarkedPIDs(mark) {
 		if pid != oc {
 			servers = append(servers, pid)
 		}
 	}
-	t.Logf("opencode run, detached: pid %d, servers %v, model requests %q", oc, servers, model.requests())
+	t.Logf("opencode run, detached: pid %d, servers %v, model requests %q", oc, servers, model.Requests())
 	reapLive(t, mark, "opencode run")
 	left := killClient(oc, mark)
 	t.Logf("opencode SIGKILLed, no reaper: %d of %d servers alive", len(left), len(servers))
@@ -528,22 +289,22 @@ func TestRealCodexExec(t *testing.T) {
 	mods := requireClients(t)
 	becomeSubreaper(t)
 	mark := "cxmark" + strings.ReplaceAll(suiteMark, "-", "x")
-	model := startClientModel(t)
+	model := realclients.StartModel(t)
 	home, work := t.TempDir(), t.TempDir()
 	codexHome := filepath.Join(home, ".codex")
-	writeCodexConfig(codexHome, work, model.addr, mark)
-	env := clientEnv(home, "CODEX_HOME="+codexHome, "OPENAI_API_KEY=test-key")
-	wrapper, log := startDetached(t, work, env, "node", filepath.Join(mods, "@openai", "codex", "bin", "codex.js"), "exec", "--skip-git-repo-check", "say hello "+mark)
-	t.Cleanup(func() { killOurs(mark) })
+	realclients.WriteCodexConfig(codexHome, work, model.Addr, mark)
+	env := realclients.Env(home, "CODEX_HOME="+codexHome, "OPENAI_API_KEY=test-key")
+	wrapper, log := realclients.StartDetached(t, work, env, "node", filepath.Join(mods, "@openai", "codex", "bin", "codex.js"), "exec", "--skip-git-repo-check", "say hello "+mark)
+	t.Cleanup(func() { realclients.KillOurs(mark) })
 	waitMarked(t, mark, 4, model, log) // the wrapper and the native codex (the prompt holds the mark), two servers
-	marked := markedPIDs(mark)
+	marked := realclients.MarkedPIDs(mark)
 	native := 0
 	for _, pid := range marked {
 		if parentOf(pid) == wrapper {
 			native = pid
 		}
 	}
-	t.Logf("codex exec, detached: wrapper %d, native %d, marked %v, model requests %q", wrapper, native, marked, model.requests())
+	t.Logf("codex exec, detached: wrapper %d, native %d, marked %v, model requests %q", wrapper, native, marked, model.Requests())
 	if native == 0 {
 		t.Fatalf("no native codex under the wrapper %d: marked %v", wrapper, marked)
 	}
@@ -572,25 +333,25 @@ func TestRealCodexDaemon(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { killOurs(mark); os.RemoveAll(home) })
+	t.Cleanup(func() { realclients.KillOurs(mark); os.RemoveAll(home) })
 	codexHome := filepath.Join(home, ".codex")
 	os.MkdirAll(codexHome, 0o700)
 	os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte("model = \"m\"\nmodel_provider = \"mock\"\n[model_providers.mock]\nname = \"mock\"\nbase_url = \"http://127.0.0.1:9/v1\"\nwire_api = \"responses\"\nenv_key = \"OPENAI_API_KEY\"\n"), 0o600)
 	cmd := exec.Command("node", filepath.Join(mods, "@openai", "codex", "bin", "codex.js"), "app-server", "daemon", "start")
-	cmd.Dir, cmd.Env = home, clientEnv(home, "CODEX_HOME="+codexHome, "OPENAI_API_KEY=test-key")
+	cmd.Dir, cmd.Env = home, realclients.Env(home, "CODEX_HOME="+codexHome, "OPENAI_API_KEY=test-key")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("codex app-server daemon start: %v\n%s", err, tail(out, 3000))
 	}
 	records := map[string]int{}
 	for _, name := range []string{"daemon.pid", "daemon-updater.pid"} {
-		pid := codexRecord(codexHome, name)
+		pid := realclients.CodexRecord(codexHome, name)
 		if pid <= 0 || stateOf(pid) == "" {
 			t.Fatalf("%s names no live process (pid %d)\n%s", name, pid, tail(out, 3000))
 		}
 		records[name] = pid
 	}
-	marked := markedPIDs(mark)
+	marked := realclients.MarkedPIDs(mark)
 	t.Logf("codex app-server daemon start: daemon %d (parent %d), updater %d (parent %d); marked %v",
 		records["daemon.pid"], parentOf(records["daemon.pid"]), records["daemon-updater.pid"], parentOf(records["daemon-updater.pid"]), marked)
 	reapLive(t, mark, "codex managed daemon")

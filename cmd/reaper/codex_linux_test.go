@@ -66,7 +66,7 @@ func TestRealOpenClawCodex(t *testing.T) {
   plugins: { entries: { codex: { enabled: true, config: { discovery: { enabled: false },
     appServer: { args: ["app-server", "--listen", "stdio://", "-c", "openai_base_url=\"http://%s/v1\""] } } } } },
 }
-`, freePort(t), node, mcp, mark, model.addr)
+`, freePort(t), node, mcp, mark, model.Addr)
 	g := newRealGateway(t, pkg, t.TempDir(), config, mark, false)
 	g.env = append(g.env, "OPENAI_API_KEY=sk-reaper-e2e")
 	began := time.Now()

@@ -8,24 +8,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
-)
 
-// writeCodexConfig writes CODEX_HOME's config.toml: the model stand-in at
-// addr (OpenAI Responses), work trusted, and the two stubborn servers.
-func writeCodexConfig(codexHome, work, addr, mark string) {
-	os.MkdirAll(codexHome, 0o700)
-	var toml strings.Builder
-	fmt.Fprintf(&toml, "model = \"m\"\nmodel_provider = \"mock\"\n[model_providers.mock]\nname = \"mock\"\nbase_url = \"http://%s/v1\"\nwire_api = \"responses\"\nenv_key = \"OPENAI_API_KEY\"\n", addr)
-	fmt.Fprintf(&toml, "[projects.%q]\ntrust_level = \"trusted\"\n", work)
-	for name, argv := range stubbornServers(mark) {
-		q := make([]string, len(argv)-1)
-		for i, a := range argv[1:] {
-			q[i] = fmt.Sprintf("%q", a)
-		}
-		fmt.Fprintf(&toml, "[mcp_servers.%s]\ncommand = %q\nargs = [%s]\n", name, "/usr/bin/node", strings.Join(q, ", "))
-	}
-	os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(toml.String()), 0o600)
-}
+	"github.com/orphanreaper/reaper/internal/realclients"
+)
 
 // TestRealCodexTUI: Codex 0.169's interactive UI, two sessions on two
 // terminals (an interactive bash each, the client its foreground job),
@@ -42,17 +27,17 @@ func TestRealCodexTUI(t *testing.T) {
 	mods := requireClients(t)
 	becomeSubreaper(t)
 	mark := "cxtmark" + strings.ReplaceAll(suiteMark, "-", "x")
-	model := startClientModel(t)
+	model := realclients.StartModel(t)
 	home, err := os.MkdirTemp("", mark) // the daemon's argv holds its CODEX_HOME, so the mark
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { killOurs(mark); os.RemoveAll(home) })
+	t.Cleanup(func() { realclients.KillOurs(mark); os.RemoveAll(home) })
 	work := filepath.Join(home, "work")
 	os.MkdirAll(work, 0o700)
 	codexHome := filepath.Join(home, ".codex")
-	writeCodexConfig(codexHome, work, model.addr, mark)
-	env := onTerminal(clientEnv(home, "CODEX_HOME="+codexHome, "OPENAI_API_KEY=test-key"))
+	realclients.WriteCodexConfig(codexHome, work, model.Addr, mark)
+	env := onTerminal(realclients.Env(home, "CODEX_HOME="+codexHome, "OPENAI_API_KEY=test-key"))
 	codexJS := filepath.Join(mods, "@openai", "codex", "bin", "codex.js")
 
 	// session starts codex on a terminal of its own, from an interactive
@@ -62,11 +47,11 @@ func TestRealCodexTUI(t *testing.T) {
 		fmt.Fprintf(term.master, "node %s 'say hello %s'\n", codexJS, mark)
 		deadline := time.Now().Add(60 * time.Second)
 		for {
-			for _, pid := range markedPIDs(mark) {
+			for _, pid := range realclients.MarkedPIDs(mark) {
 				if parentOf(pid) != term.pid {
 					continue
 				}
-				for _, tui := range markedPIDs(mark) {
+				for _, tui := range realclients.MarkedPIDs(mark) {
 					if parentOf(tui) == pid {
 						return term, pid, tui
 					}
@@ -78,11 +63,11 @@ func TestRealCodexTUI(t *testing.T) {
 			time.Sleep(100 * time.Millisecond)
 		}
 	}
-	record := func(name string) int { return codexRecord(codexHome, name) }
+	record := func(name string) int { return realclients.CodexRecord(codexHome, name) }
 	// serversOf lists the daemon's servers: marked children of the daemon.
 	serversOf := func(daemon int) []int {
 		var out []int
-		for _, pid := range markedPIDs(mark) {
+		for _, pid := range realclients.MarkedPIDs(mark) {
 			if parentOf(pid) == daemon {
 				out = append(out, pid)
 			}
@@ -92,10 +77,10 @@ func TestRealCodexTUI(t *testing.T) {
 
 	term1, wrapper1, tui1 := session(1)
 	deadline := time.Now().Add(60 * time.Second)
-	for record("daemon.pid") == 0 || record("daemon-updater.pid") == 0 || len(serversOf(record("daemon.pid"))) < 2 || model.turns() == 0 {
+	for record("daemon.pid") == 0 || record("daemon-updater.pid") == 0 || len(serversOf(record("daemon.pid"))) < 2 || model.Turns() == 0 {
 		if time.Now().After(deadline) {
 			t.Fatalf("codex session 1: no daemon with two servers and a turn within 60 s: daemon %d, marked %v, requests %q; its screen:\n%s",
-				record("daemon.pid"), markedPIDs(mark), model.requests(), term1.screen(2000))
+				record("daemon.pid"), realclients.MarkedPIDs(mark), model.Requests(), term1.screen(2000))
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -105,7 +90,7 @@ func TestRealCodexTUI(t *testing.T) {
 	deadline = time.Now().Add(60 * time.Second)
 	for len(serversOf(daemon)) < 4 {
 		if time.Now().After(deadline) {
-			t.Fatalf("codex session 2: the daemon %d did not start its thread's two servers within 60 s: its servers %v, marked %v", daemon, serversOf(daemon), markedPIDs(mark))
+			t.Fatalf("codex session 2: the daemon %d did not start its thread's two servers within 60 s: its servers %v, marked %v", daemon, serversOf(daemon), realclients.MarkedPIDs(mark))
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -113,7 +98,7 @@ func TestRealCodexTUI(t *testing.T) {
 		t.Fatalf("session 2 started daemon %d; want it attached to session 1's %d", d, daemon)
 	}
 	t.Logf("session 1: wrapper %d, TUI %d (parent of daemon %d: %v, updater %d: %v); session 2: wrapper %d, TUI %d; the daemon's servers %v; requests %q",
-		wrapper1, tui1, daemon, parentOf(daemon) == tui1, updater, parentOf(updater) == tui1, wrapper2, tui2, serversOf(daemon), model.requests())
+		wrapper1, tui1, daemon, parentOf(daemon) == tui1, updater, parentOf(updater) == tui1, wrapper2, tui2, serversOf(daemon), model.Requests())
 	if parentOf(daemon) != tui1 {
 		t.Fatalf("daemon %d: parent %d, want session 1's TUI %d (the shape this test is about)", daemon, parentOf(daemon), tui1)
 	}
@@ -173,5 +158,5 @@ func TestRealCodexTUI(t *testing.T) {
 	t.Logf("session 2 quit: the daemon %d, its updater %d and its servers %v remain", daemon, updater, serversOf(daemon))
 	rep, _ = reapJSONEnv(t, nil, "--policy", examplePolicyForTest(t, mark))
 	checkSpared("session 2 quit", kept)
-	t.Logf("after the reap: %d findings; the daemon and what it holds alive: %v", len(rep.Findings), markedPIDs(mark))
+	t.Logf("after the reap: %d findings; the daemon and what it holds alive: %v", len(rep.Findings), realclients.MarkedPIDs(mark))
 }

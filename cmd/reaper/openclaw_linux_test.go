@@ -59,7 +59,7 @@ func requireInstalled(t *testing.T, env, what, script string, files ...string) s
 // text. It streams as OpenAI does (SSE chunks, then [DONE]).
 type modelStandIn struct {
 	calls []map[string]any
-	addr  string
+	Addr  string
 	mu    sync.Mutex
 	asked int
 }
@@ -71,7 +71,7 @@ func startModel(t *testing.T, calls []map[string]any) *modelStandIn {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m.addr = ln.Addr().String()
+	m.Addr = ln.Addr().String()
 	srv := &http.Server{Handler: m}
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
@@ -195,7 +195,7 @@ func startRealGateway(t *testing.T, pkg string, model *modelStandIn, mark string
   tools: { exec: { host: "gateway", mode: "full" } },
   mcp: { servers: { e2e: { command: %q, args: [%q, %q] } } },
 }
-`, freePort(t), model.addr, node, mcp, mark)
+`, freePort(t), model.Addr, node, mcp, mark)
 	g := newRealGateway(t, pkg, state, config, mark, service)
 	g.start(t)
 	return g

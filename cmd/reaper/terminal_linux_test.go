@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/orphanreaper/reaper/internal/realclients"
 )
 
 // terminal is a client running on a pseudo-terminal of the test's, as in a
@@ -95,19 +97,19 @@ func TestRealGeminiCLITerminalClosed(t *testing.T) {
 	mods := requireClients(t)
 	becomeSubreaper(t)
 	mark := "gtmark" + strings.ReplaceAll(suiteMark, "-", "x")
-	model := startClientModel(t)
+	model := realclients.StartModel(t)
 	home, work := t.TempDir(), t.TempDir()
-	env := onTerminal(geminiSetup(home, model.addr, mark))
+	env := onTerminal(realclients.GeminiSetup(home, model.Addr, mark))
 	term := startOnTerminal(t, work, env, "node", filepath.Join(mods, "@google", "gemini-cli", "bundle", "gemini.js"))
-	t.Cleanup(func() { killOurs(mark) })
+	t.Cleanup(func() { realclients.KillOurs(mark) })
 	deadline := time.Now().Add(60 * time.Second)
-	for len(markedPIDs(mark)) < 2 {
+	for len(realclients.MarkedPIDs(mark)) < 2 {
 		if time.Now().After(deadline) {
-			t.Fatalf("gemini on a terminal did not start its two servers within 60 s: marked %v; its screen:\n%s", markedPIDs(mark), term.screen(3000))
+			t.Fatalf("gemini on a terminal did not start its two servers within 60 s: marked %v; its screen:\n%s", realclients.MarkedPIDs(mark), term.screen(3000))
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	servers := markedPIDs(mark)
+	servers := realclients.MarkedPIDs(mark)
 	t.Logf("gemini on a terminal: session leader %d, servers %v (their group %d)", term.pid, servers, pgidOf(servers[0]))
 
 	reapLive(t, mark, "gemini on a terminal")
@@ -116,7 +118,7 @@ func TestRealGeminiCLITerminalClosed(t *testing.T) {
 	var ws syscall.WaitStatus
 	syscall.Wait4(term.pid, &ws, 0, nil)
 	time.Sleep(2 * time.Second)
-	left := markedPIDs(mark)
+	left := realclients.MarkedPIDs(mark)
 	t.Logf("terminal closed, no reaper: gemini %s; %d of %d servers alive, parents %v", waitText(ws), len(left), len(servers), parentsOf(left))
 	if len(left) != len(servers) {
 		t.Fatalf("control: the stubborn servers did not outlive the closed terminal: %v of %v", left, servers)
@@ -180,19 +182,19 @@ type termClient struct {
 
 var termClients = []termClient{
 	{"claude-code", func(mods, home, work, addr, mark string) ([]string, string) {
-		env, _ := claudeSetup(home, work, addr, mark)
+		env, _ := realclients.ClaudeSetup(home, work, addr, mark)
 		return env, fmt.Sprintf("%s 'say hello %s'", filepath.Join(mods, "@anthropic-ai", "claude-code-linux-x64", "claude"), mark)
 	}, []string{"/exit", "\r"}},
 	{"opencode", func(mods, home, _, addr, mark string) ([]string, string) {
-		return openCodeSetup(home, addr, mark), fmt.Sprintf("%s --prompt 'say hello %s'", filepath.Join(mods, "opencode-linux-x64", "bin", "opencode"), mark)
+		return realclients.OpenCodeSetup(home, addr, mark), fmt.Sprintf("%s --prompt 'say hello %s'", filepath.Join(mods, "opencode-linux-x64", "bin", "opencode"), mark)
 	}, []string{"/exit", "\r"}},
 	{"gemini-cli", func(mods, home, _, addr, mark string) ([]string, string) {
-		return geminiSetup(home, addr, mark), fmt.Sprintf("node %s -i 'say hello %s'", filepath.Join(mods, "@google", "gemini-cli", "bundle", "gemini.js"), mark)
+		return realclients.GeminiSetup(home, addr, mark), fmt.Sprintf("node %s -i 'say hello %s'", filepath.Join(mods, "@google", "gemini-cli", "bundle", "gemini.js"), mark)
 	}, []string{"\x03", "\x03", "\x03"}}, // "/quit" is not taken while a turn streams
 	{"codex", func(mods, home, work, addr, mark string) ([]string, string) {
 		codexHome := filepath.Join(home, ".codex")
-		writeCodexConfig(codexHome, work, addr, mark)
-		return clientEnv(home, "CODEX_HOME="+codexHome, "OPENAI_API_KEY=test-key"),
+		realclients.WriteCodexConfig(codexHome, work, addr, mark)
+		return realclients.Env(home, "CODEX_HOME="+codexHome, "OPENAI_API_KEY=test-key"),
 			fmt.Sprintf("node %s 'say hello %s'", filepath.Join(mods, "@openai", "codex", "bin", "codex.js"), mark)
 	}, []string{"/quit", "\r"}},
 }
@@ -251,20 +253,20 @@ func endOnTerminal(t *testing.T, c termClient, how termEnd) {
 	mods := requireClients(t)
 	becomeSubreaper(t)
 	mark := how.tag + strings.ReplaceAll(c.name, "-", "") + "mark" + strings.ReplaceAll(suiteMark, "-", "x")
-	model := startClientModel(t)
+	model := realclients.StartModel(t)
 	home, err := os.MkdirTemp("", mark) // Codex's daemon's argv holds its home, so the mark
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { killOurs(mark); os.RemoveAll(home) })
+	t.Cleanup(func() { realclients.KillOurs(mark); os.RemoveAll(home) })
 	work := filepath.Join(home, "work")
 	os.MkdirAll(work, 0o700)
-	env, line := c.start(mods, home, work, model.addr, mark)
+	env, line := c.start(mods, home, work, model.Addr, mark)
 	term := startOnTerminal(t, work, onTerminal(env), "bash", "--norc", "--noprofile", "-i")
 	fmt.Fprintln(term.master, line)
 	servers := func() []int {
 		var out []int
-		for _, pid := range markedPIDs(mark) {
+		for _, pid := range realclients.MarkedPIDs(mark) {
 			if strings.Contains(cmdlineOf(pid), "stubborn-mcp.mjs") {
 				out = append(out, pid)
 			}
@@ -272,27 +274,27 @@ func endOnTerminal(t *testing.T, c termClient, how termEnd) {
 		return out
 	}
 	deadline := time.Now().Add(60 * time.Second)
-	for len(servers()) < 2 || model.turns() == 0 {
+	for len(servers()) < 2 || model.Turns() == 0 {
 		if time.Now().After(deadline) {
-			t.Fatalf("%s on a terminal did not start its two servers and a turn within 60 s: marked %v, requests %q; its screen:\n%s", c.name, markedPIDs(mark), model.requests(), term.screen(3000))
+			t.Fatalf("%s on a terminal did not start its two servers and a turn within 60 s: marked %v, requests %q; its screen:\n%s", c.name, realclients.MarkedPIDs(mark), model.Requests(), term.screen(3000))
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	t.Logf("%s on a terminal: bash %d, marked %v, servers %v, requests %q", c.name, term.pid, markedPIDs(mark), servers(), model.requests())
+	t.Logf("%s on a terminal: bash %d, marked %v, servers %v, requests %q", c.name, term.pid, realclients.MarkedPIDs(mark), servers(), model.Requests())
 	reapLive(t, mark, c.name+" on a terminal")
 
 	// What a live record owns: Codex's daemon and updater, by their
 	// pid files, and the daemon's children.
 	owned := map[int]bool{}
 	for _, name := range []string{"daemon.pid", "daemon-updater.pid"} {
-		if pid := codexRecord(filepath.Join(home, ".codex"), name); pid > 0 {
+		if pid := realclients.CodexRecord(filepath.Join(home, ".codex"), name); pid > 0 {
 			owned[pid] = true
 		}
 	}
 	// The client's own processes: what the prompt marks, but the
 	// servers and what a record owns.
 	var own []int
-	for _, pid := range markedPIDs(mark) {
+	for _, pid := range realclients.MarkedPIDs(mark) {
 		if !strings.Contains(cmdlineOf(pid), "stubborn-mcp.mjs") && !owned[pid] {
 			own = append(own, pid)
 		}
@@ -316,7 +318,7 @@ func endOnTerminal(t *testing.T, c termClient, how termEnd) {
 	}
 	took := time.Since(since)
 	time.Sleep(2 * time.Second)
-	left := markedPIDs(mark)
+	left := realclients.MarkedPIDs(mark)
 	var kept, orphans []int
 	for _, pid := range left {
 		if owned[pid] || owned[parentOf(pid)] {

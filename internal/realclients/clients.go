@@ -1,0 +1,227 @@
+package realclients
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// root is the module's root, where testdata is: this file's folder's
+// grandparent, however the test that calls it was run.
+func root() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+// stateOf is pid's state letter, "" when it is gone.
+func stateOf(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+2:]))
+	return f[0]
+}
+
+// parentOf is pid's parent now, -1 when it is gone.
+func parentOf(pid int) int {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return -1
+	}
+	var ppid int
+	fmt.Sscan(strings.Fields(string(b[bytes.LastIndexByte(b, ')')+2:]))[1], &ppid)
+	return ppid
+}
+
+// cmdlineOf is pid's command line, its arguments joined by spaces.
+func cmdlineOf(pid int) string {
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	return strings.ReplaceAll(strings.TrimRight(string(b), "\x00"), "\x00", " ")
+}
+
+// GeminiSetup writes Gemini CLI's settings under home (the two stubborn
+// servers) and returns its environment, the model stand-in at addr.
+func GeminiSetup(home, addr, mark string) []string {
+	WriteGeminiSettings(home, mark)
+	return Env(home, "GEMINI_API_KEY=test-key", "GOOGLE_GEMINI_BASE_URL=http://"+addr, "GEMINI_CLI_TRUST_WORKSPACE=true")
+}
+
+// CodexRecord is the pid a Codex daemon record names in codexHome
+// (app-server-daemon/NAME), or 0 when there is none.
+func CodexRecord(codexHome, name string) int {
+	var rec struct {
+		PID int `json:"pid"`
+	}
+	b, _ := os.ReadFile(filepath.Join(codexHome, "app-server-daemon", name))
+	if json.Unmarshal(b, &rec) != nil {
+		return 0
+	}
+	return rec.PID
+}
+
+// StubbornServers are the two MCP servers each client is given: one with
+// "mcp" in its argv, one without (a helper of 9 MiB), both ignoring TERM,
+// HUP and the end of stdin.
+func StubbornServers(mark string) map[string][]string {
+	script := filepath.Join(root(), "testdata", "clients", "stubborn-mcp.mjs")
+	return map[string][]string{
+		"stubborn": {"node", script, "--mcp-stubborn", mark},
+		"helper":   {"node", script, "--helper", mark},
+	}
+}
+
+// MarkedPIDs lists the live processes whose command line holds mark.
+func MarkedPIDs(mark string) []int {
+	var out []int
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		var pid int
+		if _, err := fmt.Sscan(e.Name(), &pid); err != nil || pid == os.Getpid() {
+			continue
+		}
+		if s := stateOf(pid); s != "" && s != "Z" && strings.Contains(cmdlineOf(pid), mark) {
+			out = append(out, pid)
+		}
+	}
+	sort.Ints(out)
+	return out
+}
+
+// KillOurs SIGKILLs what the test started and left: the processes holding
+// mark that descend from this test (the subreaper every orphan of its
+// clients comes back to), and nothing else that may hold the same text.
+func KillOurs(mark string) {
+	for _, pid := range MarkedPIDs(mark) {
+		for q, hops := parentOf(pid), 0; q > 1 && hops < 64; q, hops = parentOf(q), hops+1 {
+			if q == os.Getpid() {
+				syscall.Kill(pid, syscall.SIGKILL)
+				break
+			}
+		}
+	}
+}
+
+// Env is the environment every client runs with: a home of its own,
+// PATH with Debian's node, and no proxy.
+func Env(home string, extra ...string) []string {
+	return append([]string{"HOME=" + home, "PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8", "TERM=dumb", "NO_COLOR=1"}, extra...)
+}
+
+// StartDetached starts argv the way `nohup CMD &` in a terminal that is then
+// closed leaves it: a job of its own (bash with job control gives it its
+// own process group, in this
+// test's session), whose shell has exited, so it is reparented to this
+// test (the subreaper). It returns the pid, and SIGKILLs that group when
+// the test ends.
+func StartDetached(t testing.TB, dir string, env []string, argv ...string) (int, string) {
+	t.Helper()
+	log := filepath.Join(t.TempDir(), "client.log")
+	sh := exec.Command("bash", append([]string{"-c", `set -m; "$@" </dev/null >"$LOG" 2>&1 & echo $!`, "bash"}, argv...)...)
+	sh.Dir, sh.Env = dir, append(env, "LOG="+log)
+	out, err := sh.Output()
+	if err != nil {
+		t.Fatalf("start %v: %v", argv, err)
+	}
+	var pid int
+	fmt.Sscan(string(out), &pid)
+	if pid <= 0 {
+		t.Fatalf("start %v: no pid in %q", argv, out)
+	}
+	t.Cleanup(func() {
+		syscall.Kill(-pid, syscall.SIGKILL)
+		var ws syscall.WaitStatus
+		syscall.Wait4(pid, &ws, 0, nil)
+	})
+	return pid, log
+}
+
+// ClaudeSetup writes Claude Code's config under home for a session in
+// work — onboarded, its key approved, work trusted, the two stubborn
+// servers — and returns its environment (the model stand-in at addr) and
+// its config dir.
+func ClaudeSetup(home, work, addr, mark string) ([]string, string) {
+	cfgDir := filepath.Join(home, "claude-config")
+	os.MkdirAll(cfgDir, 0o700)
+	const key = "sk-ant-test-0123456789abcdefghijklmnopqrstuvwxyz"
+	servers := map[string]any{}
+	for name, argv := range StubbornServers(mark) {
+		servers[name] = map[string]any{"type": "stdio", "command": argv[0], "args": argv[1:]}
+	}
+	cfg, _ := json.Marshal(map[string]any{
+		"hasCompletedOnboarding": true,
+		"customApiKeyResponses":  map[string]any{"approved": []string{key[len(key)-20:]}, "rejected": []string{}},
+		"projects":               map[string]any{work: map[string]any{"hasTrustDialogAccepted": true, "mcpServers": servers}},
+	})
+	os.WriteFile(filepath.Join(cfgDir, ".claude.json"), cfg, 0o600)
+	return Env(home, "CLAUDE_CONFIG_DIR="+cfgDir, "ANTHROPIC_BASE_URL=http://"+addr, "ANTHROPIC_API_KEY="+key,
+		"DISABLE_AUTOUPDATER=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "IS_SANDBOX=1"), cfgDir
+}
+
+// OpenCodeSetup writes OpenCode's config under home — the model stand-in
+// at addr as an OpenAI-compatible provider, the two stubborn servers —
+// and returns its environment.
+func OpenCodeSetup(home, addr, mark string) []string {
+	mcp := map[string]any{}
+	for name, argv := range StubbornServers(mark) {
+		mcp[name] = map[string]any{"type": "local", "command": argv, "enabled": true}
+	}
+	cfg, _ := json.Marshal(map[string]any{
+		"$schema": "https://opencode.ai/config.json",
+		"provider": map[string]any{"mock": map[string]any{"npm": "@ai-sdk/openai-compatible", "name": "mock",
+			"options": map[string]any{"baseURL": "http://" + addr + "/v1", "apiKey": "test-key"},
+			"models":  map[string]any{"m": map[string]any{"name": "m"}}}},
+		"model":      "mock/m",
+		"autoupdate": false,
+		"share":      "disabled",
+		"mcp":        mcp,
+	})
+	dir := filepath.Join(home, ".config", "opencode")
+	os.MkdirAll(dir, 0o700)
+	os.WriteFile(filepath.Join(dir, "opencode.json"), cfg, 0o600)
+	return Env(home, "OPENCODE_DISABLE_AUTOUPDATE=1", "OPENCODE_DISABLE_MODELS_FETCH=1", "OPENCODE_DISABLE_DEFAULT_PLUGINS=1",
+		"OPENCODE_DISABLE_SHARE=1", "OPENCODE_DISABLE_CLAUDE_CODE=1", "XDG_CONFIG_HOME="+filepath.Join(home, ".config"))
+}
+
+// WriteGeminiSettings writes the ~/.gemini/settings.json the Gemini CLI
+// tests run with: the API-key auth, no folder trust, no update checks, and
+// the stubborn servers.
+func WriteGeminiSettings(home, mark string) {
+	servers := map[string]any{}
+	for name, argv := range StubbornServers(mark) {
+		servers[name] = map[string]any{"command": argv[0], "args": argv[1:], "trust": true}
+	}
+	settings, _ := json.Marshal(map[string]any{
+		"security":   map[string]any{"auth": map[string]any{"selectedType": "gemini-api-key"}, "folderTrust": map[string]any{"enabled": false}},
+		"general":    map[string]any{"disableAutoUpdate": true, "disableUpdateNag": true},
+		"privacy":    map[string]any{"usageStatisticsEnabled": false},
+		"mcpServers": servers,
+	})
+	os.MkdirAll(filepath.Join(home, ".gemini"), 0o700)
+	os.WriteFile(filepath.Join(home, ".gemini", "settings.json"), settings, 0o600)
+}
+
+// WriteCodexConfig writes CODEX_HOME's config.toml: the model stand-in at
+// addr (OpenAI Responses), work trusted, and the two stubborn servers.
+func WriteCodexConfig(codexHome, work, addr, mark string) {
+	os.MkdirAll(codexHome, 0o700)
+	var toml strings.Builder
+	fmt.Fprintf(&toml, "model = \"m\"\nmodel_provider = \"mock\"\n[model_providers.mock]\nname = \"mock\"\nbase_url = \"http://%s/v1\"\nwire_api = \"responses\"\nenv_key = \"OPENAI_API_KEY\"\n", addr)
+	fmt.Fprintf(&toml, "[projects.%q]\ntrust_level = \"trusted\"\n", work)
+	for name, argv := range StubbornServers(mark) {
+		q := make([]string, len(argv)-1)
+		for i, a := range argv[1:] {
+			q[i] = fmt.Sprintf("%q", a)
+		}
+		fmt.Fprintf(&toml, "[mcp_servers.%s]\ncommand = %q\nargs = [%s]\n", name, "/usr/bin/node", strings.Join(q, ", "))
+	}
+	os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(toml.String()), 0o600)
+}
