@@ -8,6 +8,7 @@ import (
 	"github.com/orphanreaper/reaper/audit"
 	"github.com/orphanreaper/reaper/platform"
 	"github.com/orphanreaper/reaper/platform/kill"
+	"github.com/orphanreaper/reaper/platform/watch"
 	"github.com/orphanreaper/reaper/policy"
 	"github.com/orphanreaper/reaper/reap"
 )
@@ -49,6 +50,11 @@ type Reaped struct {
 	Plan    *policy.Plan
 	Results []reap.Result
 	Signals []audit.Record
+	// Watch are the live owners the pass's evidence named, whose exit is
+	// when their trees become orphans; Due is when the next tree the pass
+	// saw reaches a min_age (zero: none). A watch uses both.
+	Watch []watch.Target
+	Due   time.Time
 }
 
 // Reap is one reap, in order: take the lock, collect, plan, re-read the
@@ -105,7 +111,8 @@ func Reap(ctx context.Context, cfg ReapConfig) (*Reaped, error) {
 		OnSignal:   func(e reap.Event) { events = append(events, e) },
 		OnProgress: cfg.OnProgress,
 	})
-	out := &Reaped{Report: rep, Plan: plan, Results: results, Signals: signalRecords(events)}
+	out := &Reaped{Report: rep, Plan: plan, Results: results, Signals: signalRecords(events),
+		Watch: watchTargets(t, cfg.Clients), Due: nextDue(t, pol, time.Now())}
 	out.fillIn(pol, t)
 	if err := out.record(cfg); err != nil {
 		return nil, err

@@ -346,6 +346,7 @@ func manyUIDs(t *testing.T, first, n int) {
 // the run's time for reading (10 s at most) bounds them instead; root's
 // and B's orphans are killed either way.
 func TestAttackManyUIDs(t *testing.T) {
+	requireRoot(t)
 	const first, n = 200000, 1200
 	manyUIDs(t, first, n)
 	for _, mapped := range []bool{true, false} {
@@ -569,9 +570,9 @@ func TestAttackSessionIDBloat(t *testing.T) {
 // in the same run, which ends by itself well inside its deadline. The
 // control is each attack's own test above.
 func TestAttackEverythingAtOnce(t *testing.T) {
+	requireRoot(t)
 	const first, n = 300000, 1200
 	manyUIDs(t, first, n)
-	requireRoot(t)
 	becomeSubreaper(t)
 	a := &attackRun{mark: "all-" + suiteMark, home: map[uint32]string{}, want: map[int]string{}, when: `"owner-dead"`,
 		users: []string{"65533", "65534"}, policy: gatewayOwner, subuid: fmt.Sprintf("attacker:%d:65536\n", first)}

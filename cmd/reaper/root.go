@@ -95,6 +95,7 @@ command line cannot be opened, 77 lacking privilege for a planned action,
 	cmd.AddCommand(
 		newScanCommand(g),
 		newReapCommand(g),
+		newWatchCommand(g),
 		newPolicyCommand(g),
 		newLedgerCommand(g),
 		newPtyCommand(g),

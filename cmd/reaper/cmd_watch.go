@@ -1,0 +1,122 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/orphanreaper/reaper/platform/host"
+	"github.com/orphanreaper/reaper/policy"
+	"github.com/orphanreaper/reaper/run"
+)
+
+// watchOptions are the flags of `reaper watch`: reap's, and the backstop.
+type watchOptions struct {
+	reapOptions
+	backstop time.Duration
+}
+
+func newWatchCommand(g *globalOptions) *cobra.Command {
+	var opts watchOptions
+	cmd := &cobra.Command{
+		Use:   "watch",
+		Short: "Reap in the second an owner dies: passes on its exit, at min_age, and every --backstop",
+		Long: `watch runs until SIGTERM or SIGINT, making passes. Every pass is exactly the
+pass 'reaper reap' makes — the same lock, scan, evidence, identity checks,
+min_age, plan, execution and records — so the watch adds no second way to
+decide. What it adds is when:
+
+  at once, when it starts;
+  when an owner the last pass's evidence named exits (a live gateway, a
+    claude whose session file verifies, a verified codex daemon, the
+    group leader a client's marker names, a client's own process): the
+    kernel reparents an owner's children before it tells its pidfd
+    pollers, so the next pass already sees the orphans. Exits are
+    debounced: a pass follows 300 ms after the last one, and at most
+    1.5 s after the first;
+  when a tree the last pass saw reaches a min_age (the defaults' or a
+    rule's);
+  and every --backstop at the latest, so that a lost hint never loses
+    an orphan.
+
+An exit is a hint that a pass is due, never a reason to signal. Where
+pidfds cannot be had (a kernel before 5.3, macOS for now), every pass is
+the backstop's, and the log says so.
+
+SIGHUP reads the policy again; an invalid one is logged with its file and
+line, and the policy in force is kept. SIGTERM and SIGINT end the watch
+within seconds (exit 0): a pass in flight continues whatever it stopped.
+Each pass takes the one-reaper-at-a-time lock, so a 'reaper reap' by hand
+waits for the pass, or the pass for it.
+
+Under systemd (Type=notify) it says READY=1 after its first pass, a
+STATUS= line after each, WATCHDOG=1 when the unit sets WatchdogSec, and
+STOPPING=1. Each pass prints what --quiet prints: a line for each tree
+acted on, refused or failed, and each error.
+
+--dry-run makes it a watching audit: every pass plans and sends only
+signal 0.`,
+		Example: `  reaper watch --dry-run
+  reaper watch --policy /etc/reaper/policy.toml --audit-log /var/log/reaper/audit.jsonl
+  kill -HUP "$(pidof reaper)"    # read the policy again`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runWatch(cmd.Context(), &opts, g)
+		},
+	}
+	opts.AddFlags(cmd.Flags())
+	cmd.Flags().DurationVar(&opts.backstop, "backstop", time.Minute, "the longest time between two passes, whatever the hints say")
+	cmd.Flags().MarkHidden("proc")
+	cmd.Flags().MarkHidden("output") // a pass prints its --quiet lines
+	cmd.Flags().MarkHidden("all")
+	return cmd
+}
+
+func runWatch(ctx context.Context, opts *watchOptions, g *globalOptions) error {
+	if err := opts.validate(); err != nil {
+		return err
+	}
+	if opts.procRoot != "" {
+		return usagef("--proc is for scan only: watch acts on the live process table")
+	}
+	if opts.backstop < time.Second {
+		return usagef("--backstop %s: want a second or more", opts.backstop)
+	}
+	pol, err := resolvePolicy(opts.policyFile)
+	if err != nil {
+		return err
+	}
+	timeout := opts.timeout
+	if timeout <= 0 {
+		timeout = 3*pol.Defaults.Grace + 30*time.Second
+	}
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	cfg := run.WatchConfig{
+		ReapConfig: run.ReapConfig{Config: opts.config(pol, timeout, false), DryRun: opts.dryRun, LockFile: opts.lockFile,
+			LockWait: opts.lockTimeout, LogRepeats: opts.logRepeats, Records: opts.records(g)},
+		Backstop: opts.backstop,
+		Reload:   func() (*policy.Policy, error) { return resolvePolicy(opts.policyFile) },
+		Notify:   func(state string) { host.Notify(state) },
+		Watchdog: host.WatchdogInterval(),
+		Log:      g.log,
+		OnPass: func(r *run.Reaped, trigger string) {
+			if err := r.Report.WriteQuiet(g.stdout); err != nil && g.log != nil {
+				g.log.Warn("a pass's lines were not written", "err", err)
+			}
+			if g.log != nil {
+				g.log.Debug("pass", "trigger", trigger, "findings", len(r.Plan.Items))
+			}
+		},
+	}
+	if err := run.Watch(ctx, cfg, hup); err != nil {
+		return fmt.Errorf("watch: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,253 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// lockedBuffer is an output a running process writes while the test reads.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// watching is a `reaper watch` the test runs.
+type watching struct {
+	cmd            *exec.Cmd
+	stdout, stderr *lockedBuffer
+	lock           string
+}
+
+// startWatch runs `reaper watch` with the policy at pol and args, and
+// waits for its first pass (the seen file beside its lock); it is ended
+// when the test ends.
+func startWatch(t *testing.T, pol string, args ...string) *watching {
+	t.Helper()
+	w := &watching{stdout: &lockedBuffer{}, stderr: &lockedBuffer{}, lock: filepath.Join(t.TempDir(), "reaper.lock")}
+	w.cmd = exec.Command(reaperBin, append([]string{"watch", "--policy", pol, "--lock-file", w.lock, "--journal", "off"}, args...)...)
+	w.cmd.Stdout, w.cmd.Stderr = w.stdout, w.stderr
+	if err := w.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		w.cmd.Process.Kill()
+		w.cmd.Wait()
+	})
+	waitFor(t, func() bool {
+		_, err := os.Stat(strings.TrimSuffix(w.lock, ".lock") + ".seen")
+		return err == nil
+	}, "the watch's first pass")
+	return w
+}
+
+// watchPolicy terminates trees holding mark for the reasons when, with an
+// [[owner]] titled like a gateway and the defaults given.
+func watchPolicy(t *testing.T, path, mark, when, defaults string) string {
+	t.Helper()
+	text := fmt.Sprintf("version = 1\n[defaults]\ngrace = \"2s\"\n%s\n%s\n%s\n[[rule]]\nname = \"watched\"\nwhen = [%s]\ncmdline = '%s'\naction = \"terminate\"\n",
+		defaults, selfSubreaper(t), gatewayOwner, when, regexp.QuoteMeta(mark))
+	if path == "" {
+		return writePolicy(t, text)
+	}
+	if err := os.WriteFile(path, []byte(markRules(text)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// ownerWithChild adopts an owner titled like a gateway whose child (marked
+// with mark) carries the owner's pid, as a service-mode gateway's children
+// do, and returns both pids.
+func ownerWithChild(t *testing.T, mark string) (owner, child int) {
+	t.Helper()
+	owner = adopt(t, "openclaw-gateway", fmt.Sprintf(`export OPENCLAW_GATEWAY_SERVICE_PID=$$; (exec -a %q sleep 600) & wait`, "npm exec mcp-remote https://"+mark), nil)
+	child = childWith(t, owner, mark, "the owner's child")
+	t.Cleanup(func() { syscall.Kill(child, syscall.SIGKILL) })
+	return owner, child
+}
+
+// The watch reacts to an owner's death: it watches the live owner the
+// evidence names (the pid its child carries), and when the owner is
+// SIGKILLed its orphan is reaped, owner-dead, long before the backstop
+// (a minute). The control: with no watch running, the orphan lives on.
+func TestWatchOwnerDeath(t *testing.T) {
+	requireRoot(t)
+	becomeSubreaper(t)
+	mark := "watch-owner-" + suiteMark
+	pol := watchPolicy(t, "", mark, `"owner-dead"`, "min_age = \"0s\"")
+
+	t.Run("control: no watch", func(t *testing.T) {
+		owner, child := ownerWithChild(t, mark)
+		syscall.Kill(owner, syscall.SIGKILL)
+		time.Sleep(2 * time.Second)
+		if !alive(child) || parentOf(child) != os.Getpid() {
+			t.Fatalf("the orphan %d: alive %v, parent %d; want alive, reparented here", child, alive(child), parentOf(child))
+		}
+	})
+	t.Run("watch", func(t *testing.T) {
+		owner, child := ownerWithChild(t, mark)
+		w := startWatch(t, pol, "--backstop", "1m")
+		killed := time.Now()
+		syscall.Kill(owner, syscall.SIGKILL)
+		waitFor(t, func() bool { return !alive(child) }, "the orphan reaped by the watch")
+		t.Logf("owner SIGKILL → its orphan gone: %s (a SIGTERM that ends it at once; backstop 1m)", time.Since(killed).Round(time.Millisecond))
+		if !strings.Contains(w.stdout.String(), fmt.Sprintf("tree %d terminated", child)) {
+			t.Errorf("the watch's lines do not say it:\n%s\n%s", w.stdout, w.stderr)
+		}
+	})
+}
+
+// A lost hint loses nothing: an orphan that appears after a pass, with no
+// owner the watch could have watched, is reaped by the backstop.
+func TestWatchBackstop(t *testing.T) {
+	requireRoot(t)
+	becomeSubreaper(t)
+	mark := "watch-backstop-" + suiteMark
+	pol := watchPolicy(t, "", mark, `"reparented"`, "min_age = \"0s\"")
+	startWatch(t, pol, "--backstop", "2s")
+	orphan := adopt(t, "npm exec mcp-remote https://"+mark, "sleep 600; exit 0", nil)
+	if !alive(orphan) {
+		t.Fatal("the orphan is not alive")
+	}
+	start := time.Now()
+	waitFor(t, func() bool { return !alive(orphan) }, "the orphan reaped by the backstop")
+	t.Logf("reaped %s after it appeared (backstop 2s)", time.Since(start).Round(time.Millisecond))
+}
+
+// A tree younger than min_age is not reaped before it reaches it — and is
+// when it does, by the min_age clock, without waiting for the backstop.
+func TestWatchMinAge(t *testing.T) {
+	requireRoot(t)
+	becomeSubreaper(t)
+	mark := "watch-minage-" + suiteMark
+	pol := watchPolicy(t, "", mark, `"reparented"`, "min_age = \"4s\"")
+	orphan := adopt(t, "npm exec mcp-remote https://"+mark, "sleep 600; exit 0", nil)
+	born := time.Now()
+	startWatch(t, pol, "--backstop", "1m")
+	time.Sleep(time.Until(born.Add(2500 * time.Millisecond)))
+	if !alive(orphan) {
+		t.Fatalf("reaped %s after it started, before its min_age of 4s", time.Since(born).Round(time.Millisecond))
+	}
+	waitFor(t, func() bool { return !alive(orphan) }, "the orphan reaped at its min_age")
+	t.Logf("reaped %s after it started (min_age 4s, backstop 1m)", time.Since(born).Round(time.Millisecond))
+}
+
+// SIGHUP reads the policy again: an invalid file is logged with its file
+// and line and the policy in force kept (the report-only one: the orphan
+// lives); a valid one that terminates is applied at once. SIGTERM then
+// ends the watch, exit 0.
+func TestWatchReloadAndStop(t *testing.T) {
+	requireRoot(t)
+	becomeSubreaper(t)
+	mark := "watch-reload-" + suiteMark
+	path := filepath.Join(t.TempDir(), "policy.toml")
+	report := fmt.Sprintf("version = 1\n[defaults]\nmin_age = \"0s\"\n%s\n[[rule]]\nname = \"watched\"\nwhen = [\"reparented\"]\ncmdline = '%s'\naction = \"report\"\n",
+		selfSubreaper(t), regexp.QuoteMeta(mark))
+	os.WriteFile(path, []byte(markRules(report)), 0o644)
+	orphan := adopt(t, "npm exec mcp-remote https://"+mark, "sleep 600; exit 0", nil)
+	w := startWatch(t, path, "--backstop", "1m")
+
+	os.WriteFile(path, []byte("version = 1\n[[rule]]\nname = \"broken\"\naction = \"explode\"\n"), 0o644)
+	w.cmd.Process.Signal(syscall.SIGHUP)
+	waitFor(t, func() bool { return strings.Contains(w.stderr.String(), "not reloaded") }, "the reload's error")
+	if err := w.stderr.String(); !strings.Contains(err, path+":4") {
+		t.Errorf("the reload's error does not name the file and line:\n%s", err)
+	}
+	if !alive(orphan) || w.cmd.ProcessState != nil {
+		t.Fatalf("after an invalid reload: orphan alive %v, watch exited %v", alive(orphan), w.cmd.ProcessState != nil)
+	}
+
+	watchPolicy(t, path, mark, `"reparented"`, "min_age = \"0s\"")
+	w.cmd.Process.Signal(syscall.SIGHUP)
+	waitFor(t, func() bool { return !alive(orphan) }, "the orphan reaped under the reloaded policy")
+
+	w.cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- w.cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("the watch ended with %v after SIGTERM, want exit 0\n%s", err, w.stderr)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the watch did not end within 10 s of SIGTERM")
+	}
+}
+
+// The notify protocol, against a socket the test owns: READY=1 after the
+// first pass, a STATUS= line per pass, WATCHDOG=1 when the unit asks for
+// it (WATCHDOG_USEC), STOPPING=1 on SIGTERM. (The other watch tests run
+// with no NOTIFY_SOCKET: the watch runs all the same.)
+func TestWatchNotify(t *testing.T) {
+	requireRoot(t)
+	sock := filepath.Join(t.TempDir(), "notify")
+	conn, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: sock, Net: "unixgram"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	var mu sync.Mutex
+	var got []string
+	go func() {
+		buf := make([]byte, 4096)
+		for {
+			n, err := conn.Read(buf)
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			got = append(got, strings.Split(strings.TrimSpace(string(buf[:n])), "\n")...)
+			mu.Unlock()
+		}
+	}()
+	saw := func(prefix string) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, g := range got {
+			if strings.HasPrefix(g, prefix) {
+				return true
+			}
+		}
+		return false
+	}
+	pol := watchPolicy(t, "", "watch-notify-"+suiteMark, `"reparented"`, "min_age = \"0s\"")
+	cmd := exec.Command(reaperBin, "watch", "--policy", pol, "--lock-file", filepath.Join(t.TempDir(), "reaper.lock"), "--journal", "off", "--backstop", "1s")
+	cmd.Env = append(os.Environ(), "NOTIFY_SOCKET="+sock, "WATCHDOG_USEC=400000")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	for _, want := range []string{"READY=1", "STATUS=pass 1 (start)", "WATCHDOG=1", "STATUS=pass 2 (backstop)"} {
+		waitFor(t, func() bool { return saw(want) }, want)
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	waitFor(t, func() bool { return saw("STOPPING=1") }, "STOPPING=1")
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("exit after SIGTERM: %v, want 0", err)
+	}
+	mu.Lock()
+	t.Logf("the service manager was told: %q", got)
+	mu.Unlock()
+}

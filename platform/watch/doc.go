@@ -1,0 +1,9 @@
+// Package watch tells when a process exits, without polling: on Linux a
+// pidfd (pidfd_open(2), 5.3+) per watched process in one epoll set — a
+// pidfd becomes readable when its process exits, and the kernel reparents
+// the process's children before it wakes the pollers (exit_notify →
+// forget_original_parent), so the next read of /proc already shows the
+// orphans. Elsewhere New returns an error wrapping errors.ErrUnsupported,
+// and the caller polls instead. It never signals: an exit is a hint that
+// a pass is due, never an action.
+package watch

@@ -1,0 +1,8 @@
+package watch
+
+// Target is a process to watch: its pid and its start (StartTicks), so
+// that a pid reused since the scan is not watched in its place.
+type Target struct {
+	PID        int
+	StartTicks uint64
+}

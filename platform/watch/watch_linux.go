@@ -1,0 +1,175 @@
+package watch
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/orphanreaper/reaper/platform"
+)
+
+// Exits watches processes for their exit: one pidfd each, in one epoll
+// set, read by one goroutine that sends each exited pid on C.
+type Exits struct {
+	ep   int
+	wake int // an eventfd that ends the reading goroutine
+	c    chan int
+
+	mu    sync.Mutex
+	fds   map[Target]int // watched → its pidfd
+	pids  map[int]Target // pidfd → what it watches
+	close sync.Once
+	done  chan struct{}
+}
+
+// New starts watching nothing; Set says what. It fails where pidfds or
+// epoll are not to be had (an old kernel, a seccomp filter): the caller
+// polls then, and says so.
+func New() (*Exits, error) {
+	self, err := unix.PidfdOpen(unix.Getpid(), 0)
+	if err != nil {
+		return nil, fmt.Errorf("pidfd_open: %w", err)
+	}
+	unix.Close(self)
+	ep, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("epoll_create1: %w", err)
+	}
+	wake, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
+	if err != nil {
+		unix.Close(ep)
+		return nil, fmt.Errorf("eventfd: %w", err)
+	}
+	if err := unix.EpollCtl(ep, unix.EPOLL_CTL_ADD, wake, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(wake)}); err != nil {
+		unix.Close(ep)
+		unix.Close(wake)
+		return nil, fmt.Errorf("epoll_ctl: %w", err)
+	}
+	e := &Exits{ep: ep, wake: wake, c: make(chan int, 64), fds: map[Target]int{}, pids: map[int]Target{}, done: make(chan struct{})}
+	go e.read()
+	return e, nil
+}
+
+// C receives the pid of each watched process that exits.
+func (e *Exits) C() <-chan int { return e.c }
+
+// Len is how many processes are watched.
+func (e *Exits) Len() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.fds)
+}
+
+// Set makes targets the watched set: a pidfd is closed for each target
+// no longer named and opened for each new one, whose start is checked
+// after the open (the pidfd pins the process; the start proves it is the
+// one named). A target already gone is reported on C at once: its exit
+// may have come between the scan and the open. It returns how many could
+// not be watched for another reason.
+func (e *Exits) Set(targets []Target) int {
+	want := map[Target]bool{}
+	for _, t := range targets {
+		want[t] = true
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for t, fd := range e.fds {
+		if !want[t] {
+			e.drop(fd)
+		}
+	}
+	failed := 0
+	for t := range want {
+		if _, ok := e.fds[t]; ok {
+			continue
+		}
+		fd, err := unix.PidfdOpen(t.PID, 0)
+		if errors.Is(err, unix.ESRCH) {
+			e.exited(t.PID)
+			continue
+		}
+		if err != nil {
+			failed++
+			continue
+		}
+		if p, err := platform.ReadStat(t.PID); err != nil || p.StartTicks != t.StartTicks || p.Zombie() {
+			unix.Close(fd)
+			e.exited(t.PID) // gone, or another process now: what it left is due a look
+			continue
+		}
+		if err := unix.EpollCtl(e.ep, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(fd)}); err != nil {
+			unix.Close(fd)
+			failed++
+			continue
+		}
+		e.fds[t], e.pids[fd] = fd, t
+	}
+	return failed
+}
+
+// drop stops watching the pidfd fd (e.mu held).
+func (e *Exits) drop(fd int) {
+	unix.EpollCtl(e.ep, unix.EPOLL_CTL_DEL, fd, nil)
+	unix.Close(fd)
+	delete(e.fds, e.pids[fd])
+	delete(e.pids, fd)
+}
+
+// exited sends pid on C without waiting: a full channel already holds a
+// hint, and one is enough for a pass.
+func (e *Exits) exited(pid int) {
+	select {
+	case e.c <- pid:
+	default:
+	}
+}
+
+// read waits for exits until Close.
+func (e *Exits) read() {
+	defer close(e.done)
+	events := make([]unix.EpollEvent, 64)
+	for {
+		n, err := unix.EpollWait(e.ep, events, -1)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return
+		}
+		for _, ev := range events[:n] {
+			fd := int(ev.Fd)
+			if fd == e.wake {
+				return
+			}
+			e.mu.Lock()
+			t, ok := e.pids[fd]
+			if ok {
+				e.drop(fd)
+			}
+			e.mu.Unlock()
+			if ok {
+				e.exited(t.PID)
+			}
+		}
+	}
+}
+
+// Close stops watching and closes every pidfd.
+func (e *Exits) Close() error {
+	e.close.Do(func() {
+		var one = []byte{1, 0, 0, 0, 0, 0, 0, 0}
+		unix.Write(e.wake, one)
+		<-e.done
+		e.mu.Lock()
+		for fd := range e.pids {
+			unix.Close(fd)
+		}
+		e.fds, e.pids = map[Target]int{}, map[int]Target{}
+		e.mu.Unlock()
+		unix.Close(e.ep)
+		unix.Close(e.wake)
+	})
+	return nil
+}

@@ -1,0 +1,30 @@
+//go:build !linux
+
+package watch
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+)
+
+// Exits is not implemented on this platform: New fails, and the caller
+// polls. (macOS's kqueue EVFILT_PROC NOTE_EXIT would do it; not yet.)
+type Exits struct{}
+
+// New is not implemented on this platform.
+func New() (*Exits, error) {
+	return nil, fmt.Errorf("watching exits on %s: %w", runtime.GOOS, errors.ErrUnsupported)
+}
+
+// C is never sent on.
+func (e *Exits) C() <-chan int { return nil }
+
+// Len is 0.
+func (e *Exits) Len() int { return 0 }
+
+// Set watches nothing: every target fails.
+func (e *Exits) Set(targets []Target) int { return len(targets) }
+
+// Close does nothing.
+func (e *Exits) Close() error { return nil }

@@ -1,0 +1,304 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/orphanreaper/reaper/audit"
+	"github.com/orphanreaper/reaper/client"
+	"github.com/orphanreaper/reaper/platform/watch"
+	"github.com/orphanreaper/reaper/policy"
+)
+
+// WatchConfig is `reaper watch`: passes that are each exactly the reap
+// ReapConfig describes, made when something says one is due.
+type WatchConfig struct {
+	ReapConfig
+	// Backstop is the longest time between two passes, whatever the hints
+	// say: a lost hint can never lose an orphan (default 1m).
+	Backstop time.Duration
+	// Quiet is how long hints must stop before a pass (default 300 ms),
+	// Cap how long after the first hint a pass is made anyway (1.5 s).
+	Quiet, Cap time.Duration
+	// Reload reads the policy again (SIGHUP). An invalid file keeps the
+	// policy in force.
+	Reload func() (*policy.Policy, error)
+	// Notify tells the service manager (READY=1, STATUS=…, WATCHDOG=1,
+	// STOPPING=1); Watchdog is how often it wants WATCHDOG=1 (0: never).
+	Notify   func(state string)
+	Watchdog time.Duration
+	// Log says what the watch does: passes, reloads, what it cannot watch.
+	Log *slog.Logger
+	// OnPass is given each pass's outcome and what triggered it.
+	OnPass func(r *Reaped, trigger string)
+}
+
+// Trigger names why a pass was made.
+const (
+	TriggerStart    = "start"
+	TriggerHint     = "hint"
+	TriggerMinAge   = "min_age"
+	TriggerBackstop = "backstop"
+	TriggerReload   = "reload"
+)
+
+// Watch makes passes until ctx ends: one at once, then one whenever a hint
+// says one is due — the exit of an owner the last pass's evidence named
+// (a pidfd each), debounced — whenever a tree the last pass saw reaches
+// its min_age, and at least every Backstop. Hints only trigger passes;
+// every decision is the pass's. hup receives SIGHUP: the policy is read
+// again. It returns nil when ctx ends (SIGTERM, SIGINT): a pass in flight
+// continues whatever it stopped, as a reap does when interrupted.
+func Watch(ctx context.Context, cfg WatchConfig, hup <-chan os.Signal) error {
+	if cfg.Backstop <= 0 {
+		cfg.Backstop = time.Minute
+	}
+	if cfg.Quiet <= 0 {
+		cfg.Quiet = 300 * time.Millisecond
+	}
+	if cfg.Cap <= 0 {
+		cfg.Cap = 1500 * time.Millisecond
+	}
+	notify := cfg.Notify
+	if notify == nil {
+		notify = func(string) {}
+	}
+	log := cfg.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	exits, err := watch.New()
+	if err != nil {
+		log.Warn("owners' exits are not watched: every pass is the backstop's", "err", err)
+	} else {
+		defer exits.Close()
+	}
+	w := &watcher{cfg: cfg, exits: exits, log: log, notify: notify}
+
+	ready := false
+	timer := newTimers()
+	for {
+		due := w.pass(ctx)
+		if !ready {
+			notify("READY=1")
+			ready = true
+		}
+		timer.backstop.Reset(cfg.Backstop)
+		timer.minAge(due)
+		trigger, stop := w.wait(ctx, timer, hup)
+		if stop {
+			notify("STOPPING=1")
+			return nil
+		}
+		w.trigger = trigger
+	}
+}
+
+// watcher is the state of one watch between passes.
+type watcher struct {
+	cfg     WatchConfig
+	exits   *watch.Exits // nil: no pidfds, the backstop alone
+	log     *slog.Logger
+	notify  func(string)
+	trigger string
+	passes  int
+}
+
+// pass makes one pass, as reap makes it, with a deadline of its own, and
+// sets the watched owners from its evidence. It returns when the next
+// tree it saw reaches its min_age (zero: none).
+func (w *watcher) pass(ctx context.Context) time.Time {
+	trigger := w.trigger
+	if trigger == "" {
+		trigger = TriggerStart
+	}
+	w.passes++
+	rc := w.cfg.ReapConfig
+	rc.Started = time.Now()
+	rc.Deadline = rc.Started.Add(w.cfg.Timeout)
+	pctx, cancel := context.WithDeadline(ctx, rc.Deadline)
+	defer cancel()
+	r, err := Reap(pctx, rc)
+	if err != nil {
+		if ctx.Err() == nil {
+			w.log.Error("pass failed: the next hint or the backstop tries again", "trigger", trigger, "err", err)
+			w.notify(fmt.Sprintf("STATUS=pass %d (%s) failed: %v", w.passes, trigger, err))
+		}
+		return time.Time{}
+	}
+	watched := 0
+	if w.exits != nil {
+		if failed := w.exits.Set(r.Watch); failed > 0 {
+			w.log.Warn("some owners cannot be watched: the backstop covers them", "owners", failed)
+		}
+		watched = w.exits.Len()
+	}
+	if w.cfg.OnPass != nil {
+		w.cfg.OnPass(r, trigger)
+	}
+	acted := 0
+	for _, res := range r.Results {
+		if res.Outcome == policy.Killed || res.Outcome == policy.Gone {
+			acted++
+		}
+	}
+	w.notify(fmt.Sprintf("STATUS=pass %d (%s) at %s: %s, %d ended; watching %s",
+		w.passes, trigger, rc.Started.Format("15:04:05"), audit.Plural(len(r.Plan.Items), "finding"), acted, audit.Plural(watched, "owner")))
+	return r.Due
+}
+
+// timers are the watch's clocks: the backstop, the next min_age, the
+// debounce of hints and the service manager's watchdog.
+type timers struct {
+	backstop, due, debounce *time.Timer
+	watchdog                *time.Ticker
+	first                   time.Time // the first hint not yet passed on
+}
+
+func newTimers() *timers {
+	t := &timers{backstop: time.NewTimer(time.Hour), due: time.NewTimer(time.Hour), debounce: time.NewTimer(time.Hour)}
+	t.due.Stop()
+	t.debounce.Stop()
+	return t
+}
+
+// minAge sets the min_age clock to due (zero: off).
+func (t *timers) minAge(due time.Time) {
+	t.due.Stop()
+	if !due.IsZero() {
+		t.due.Reset(max(time.Until(due), 0) + 50*time.Millisecond) // past the tick the age is counted in
+	}
+}
+
+// wait waits for the next reason to pass — a debounced hint, a min_age,
+// the backstop, a reload — and returns it, or stop when ctx ends.
+func (w *watcher) wait(ctx context.Context, t *timers, hup <-chan os.Signal) (string, bool) {
+	var exits <-chan int
+	if w.exits != nil {
+		exits = w.exits.C()
+	}
+	var watchdog <-chan time.Time
+	if w.cfg.Watchdog > 0 {
+		if t.watchdog == nil {
+			t.watchdog = time.NewTicker(w.cfg.Watchdog)
+		}
+		watchdog = t.watchdog.C
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return "", true
+		case pid := <-exits:
+			w.log.Debug("an owner exited", "pid", pid)
+			now := time.Now()
+			if t.first.IsZero() {
+				t.first = now
+			}
+			t.debounce.Stop()
+			t.debounce.Reset(min(w.cfg.Quiet, max(t.first.Add(w.cfg.Cap).Sub(now), 0)))
+		case <-t.debounce.C:
+			t.first = time.Time{}
+			return TriggerHint, false
+		case <-t.due.C:
+			return TriggerMinAge, false
+		case <-t.backstop.C:
+			return TriggerBackstop, false
+		case <-hup:
+			w.reload()
+			return TriggerReload, false
+		case <-watchdog:
+			w.notify("WATCHDOG=1")
+		}
+	}
+}
+
+// reload reads the policy again; an invalid one is logged, with its file
+// and line, and the policy in force is kept.
+func (w *watcher) reload() {
+	if w.cfg.Reload == nil {
+		return
+	}
+	pol, err := w.cfg.Reload()
+	if err != nil {
+		var errs policy.Errors
+		msg := err.Error()
+		if errors.As(err, &errs) && len(errs) > 0 {
+			msg = errs.Error()
+		}
+		w.log.Error("the policy was not reloaded: the one in force is kept", "err", msg)
+		return
+	}
+	w.cfg.Policy = pol
+	w.log.Info("policy reloaded", "source", pol.Source, "rules", len(pol.Rules))
+}
+
+// watchTargets are the owners a pass's evidence names, alive: the live
+// owners the scan met (a policy's [[owner]]s), the owners of the ledgers'
+// runs (a session file's claude, a daemon record's daemon, a gateway's
+// lock) and of the findings (a tie's, a marker's group leader), and the
+// clients' own processes, by their comm. Their exit is when orphans
+// appear.
+func watchTargets(t *Table, cs client.Set) []watch.Target {
+	s := t.Snap
+	seen := map[int]bool{}
+	var out []watch.Target
+	add := func(pid int) {
+		if pid <= 1 || seen[pid] {
+			return
+		}
+		seen[pid] = true
+		if p := s.Get(pid); p != nil && !p.Zombie() && !p.KernelThread() {
+			out = append(out, watch.Target{PID: p.PID, StartTicks: p.StartTicks})
+		}
+	}
+	for _, p := range t.Result.LiveOwners() {
+		add(p.PID)
+	}
+	for _, lr := range t.Result.Ledger {
+		if gone, _ := t.Result.OwnerGone(lr.Ledger); !gone {
+			add(lr.Ledger.Owner.PID)
+		}
+	}
+	for i := range t.Result.Findings {
+		add(t.Result.Findings[i].OwnerPID)
+	}
+	comms := map[string]bool{}
+	for _, c := range cs.All() {
+		for _, comm := range c.Info().Comms {
+			comms[comm] = true
+		}
+	}
+	for i := range s.Procs {
+		if p := &s.Procs[i]; comms[p.Comm] {
+			add(p.PID)
+		}
+	}
+	return out
+}
+
+// nextDue is when the next of t's orphaned trees reaches an age a rule
+// or the defaults ask for (min_age), after now: a pass is due then, for
+// what was too young is not yet an orphan the policy acts on.
+func nextDue(t *Table, pol *policy.Policy, now time.Time) time.Time {
+	ages := []time.Duration{pol.Defaults.MinAge}
+	for _, r := range pol.Rules {
+		if r.MinAge > 0 {
+			ages = append(ages, r.MinAge)
+		}
+	}
+	var due time.Time
+	s := t.Snap
+	for i := range t.Result.Findings {
+		started := s.Started(t.Result.Findings[i].Root)
+		for _, a := range ages {
+			if at := started.Add(a); at.After(now) && (due.IsZero() || at.Before(due)) {
+				due = at
+			}
+		}
+	}
+	return due
+}
