@@ -106,6 +106,57 @@ type watcher struct {
 	notify  func(string)
 	trigger string
 	passes  int
+	hints   hintBudget
+}
+
+// What the exits of users' processes may cost: any user can title a
+// process like a client or a gateway and start and end such processes
+// without end, and each exit would be a pass. A uid's exits trigger at
+// most perUID passes in hintWindow, and all users' together at most one
+// pass per userGap; root's are not counted. Past the budget an exit is
+// ignored — the backstop still comes — so no user can make the watch
+// cost more than a pass every userGap.
+const (
+	perUID     = 3
+	hintWindow = 30 * time.Second
+	userGap    = 2 * time.Second
+)
+
+// hintBudget keeps, per uid, when its exits last triggered passes.
+type hintBudget struct {
+	byUID map[uint32][]time.Time
+	last  time.Time // the last pass a user's exit triggered
+}
+
+// allow reports whether an exit of uid's process may trigger a pass now,
+// and counts it when it may.
+func (b *hintBudget) allow(uid uint32, now time.Time) bool {
+	if uid == 0 {
+		return true
+	}
+	if b.byUID == nil {
+		b.byUID = map[uint32][]time.Time{}
+	}
+	recent := b.byUID[uid][:0]
+	for _, t := range b.byUID[uid] {
+		if now.Sub(t) < hintWindow {
+			recent = append(recent, t)
+		}
+	}
+	if len(recent) >= perUID || now.Sub(b.last) < userGap {
+		b.byUID[uid] = recent
+		return false
+	}
+	b.byUID[uid] = append(recent, now)
+	b.last = now
+	if len(b.byUID) > 4096 { // forget the oldest uids' counts: none of them is in its window's budget any more
+		for u, ts := range b.byUID {
+			if len(ts) == 0 || now.Sub(ts[len(ts)-1]) >= hintWindow {
+				delete(b.byUID, u)
+			}
+		}
+	}
+	return true
 }
 
 // pass makes one pass, as reap makes it, with a deadline of its own, and
@@ -177,7 +228,7 @@ func (t *timers) minAge(due time.Time) {
 // wait waits for the next reason to pass — a debounced hint, a min_age,
 // the backstop, a reload — and returns it, or stop when ctx ends.
 func (w *watcher) wait(ctx context.Context, t *timers, hup <-chan os.Signal) (string, bool) {
-	var exits <-chan int
+	var exits <-chan watch.Target
 	if w.exits != nil {
 		exits = w.exits.C()
 	}
@@ -192,9 +243,13 @@ func (w *watcher) wait(ctx context.Context, t *timers, hup <-chan os.Signal) (st
 		select {
 		case <-ctx.Done():
 			return "", true
-		case pid := <-exits:
-			w.log.Debug("an owner exited", "pid", pid)
+		case gone := <-exits:
 			now := time.Now()
+			if !w.hints.allow(gone.UID, now) {
+				w.log.Debug("an owner exited past its user's budget of hints: the backstop covers it", "pid", gone.PID, "uid", gone.UID)
+				continue
+			}
+			w.log.Debug("an owner exited", "pid", gone.PID, "uid", gone.UID)
 			if t.first.IsZero() {
 				t.first = now
 			}
@@ -252,7 +307,7 @@ func watchTargets(t *Table, cs client.Set) []watch.Target {
 		}
 		seen[pid] = true
 		if p := s.Get(pid); p != nil && !p.Zombie() && !p.KernelThread() {
-			out = append(out, watch.Target{PID: p.PID, StartTicks: p.StartTicks})
+			out = append(out, watch.Target{PID: p.PID, StartTicks: p.StartTicks, UID: s.UID(p)})
 		}
 	}
 	for _, p := range t.Result.LiveOwners() {

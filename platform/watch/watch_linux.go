@@ -15,7 +15,7 @@ import (
 type Exits struct {
 	ep   int
 	wake int // an eventfd that ends the reading goroutine
-	c    chan int
+	c    chan Target
 
 	mu    sync.Mutex
 	fds   map[Target]int // watched → its pidfd
@@ -47,13 +47,13 @@ func New() (*Exits, error) {
 		unix.Close(wake)
 		return nil, fmt.Errorf("epoll_ctl: %w", err)
 	}
-	e := &Exits{ep: ep, wake: wake, c: make(chan int, 64), fds: map[Target]int{}, pids: map[int]Target{}, done: make(chan struct{})}
+	e := &Exits{ep: ep, wake: wake, c: make(chan Target, 64), fds: map[Target]int{}, pids: map[int]Target{}, done: make(chan struct{})}
 	go e.read()
 	return e, nil
 }
 
-// C receives the pid of each watched process that exits.
-func (e *Exits) C() <-chan int { return e.c }
+// C receives each watched process that exits.
+func (e *Exits) C() <-chan Target { return e.c }
 
 // Len is how many processes are watched.
 func (e *Exits) Len() int {
@@ -87,7 +87,7 @@ func (e *Exits) Set(targets []Target) int {
 		}
 		fd, err := unix.PidfdOpen(t.PID, 0)
 		if errors.Is(err, unix.ESRCH) {
-			e.exited(t.PID)
+			e.exited(t)
 			continue
 		}
 		if err != nil {
@@ -96,7 +96,7 @@ func (e *Exits) Set(targets []Target) int {
 		}
 		if p, err := platform.ReadStat(t.PID); err != nil || p.StartTicks != t.StartTicks || p.Zombie() {
 			unix.Close(fd)
-			e.exited(t.PID) // gone, or another process now: what it left is due a look
+			e.exited(t) // gone, or another process now: what it left is due a look
 			continue
 		}
 		if err := unix.EpollCtl(e.ep, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(fd)}); err != nil {
@@ -117,11 +117,11 @@ func (e *Exits) drop(fd int) {
 	delete(e.pids, fd)
 }
 
-// exited sends pid on C without waiting: a full channel already holds a
-// hint, and one is enough for a pass.
-func (e *Exits) exited(pid int) {
+// exited sends t on C without waiting: a full channel already holds
+// hints enough for a pass.
+func (e *Exits) exited(t Target) {
 	select {
-	case e.c <- pid:
+	case e.c <- t:
 	default:
 	}
 }
@@ -150,7 +150,7 @@ func (e *Exits) read() {
 			}
 			e.mu.Unlock()
 			if ok {
-				e.exited(t.PID)
+				e.exited(t)
 			}
 		}
 	}

@@ -38,21 +38,21 @@ func TestExits(t *testing.T) {
 	if failed := e.Set([]Target{a, b, reused}); failed != 0 || e.Len() != 2 {
 		t.Fatalf("Set: %d failed, %d watched; want 0 and 2", failed, e.Len())
 	}
-	if pid := <-e.C(); pid != c.PID {
-		t.Errorf("the reused pid: told %d, want %d at once", pid, c.PID)
+	if got := <-e.C(); got.PID != c.PID {
+		t.Errorf("the reused pid: told %d, want %d at once", got.PID, c.PID)
 	}
 	select {
-	case pid := <-e.C():
-		t.Fatalf("told %d while every watched process lives", pid)
+	case got := <-e.C():
+		t.Fatalf("told %d while every watched process lives", got.PID)
 	case <-time.After(200 * time.Millisecond):
 	}
 	e.Set([]Target{a}) // b is dropped
 	syscall.Kill(b.PID, syscall.SIGKILL)
 	syscall.Kill(a.PID, syscall.SIGKILL)
 	select {
-	case pid := <-e.C():
-		if pid != a.PID {
-			t.Errorf("told %d, want %d (b was dropped)", pid, a.PID)
+	case got := <-e.C():
+		if got.PID != a.PID {
+			t.Errorf("told %d, want %d (b was dropped)", got.PID, a.PID)
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("the exit of a watched process was not told")

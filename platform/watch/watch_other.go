@@ -18,7 +18,7 @@ func New() (*Exits, error) {
 }
 
 // C is never sent on.
-func (e *Exits) C() <-chan int { return nil }
+func (e *Exits) C() <-chan Target { return nil }
 
 // Len is 0.
 func (e *Exits) Len() int { return 0 }
