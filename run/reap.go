@@ -3,6 +3,7 @@ package run
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/orphanreaper/reaper/audit"
@@ -11,6 +12,7 @@ import (
 	"github.com/orphanreaper/reaper/platform/watch"
 	"github.com/orphanreaper/reaper/policy"
 	"github.com/orphanreaper/reaper/reap"
+	"github.com/orphanreaper/reaper/scan"
 )
 
 // ReapConfig is one `reaper reap`: a run that acts.
@@ -37,6 +39,10 @@ type ReapConfig struct {
 	// BeforeAct runs between planning and the ledger re-read: a seam for
 	// tests that change the world in that window.
 	BeforeAct func()
+	// Only, when set, keeps the findings it accepts and drops the rest
+	// before planning: `reaper run` reaps what its command left, nothing
+	// else of the host's.
+	Only func(f *scan.Finding) bool
 }
 
 // ErrReapFixture refuses a reap of a fixture's table: its pids are not
@@ -80,6 +86,9 @@ func Reap(ctx context.Context, cfg ReapConfig) (*Reaped, error) {
 		return nil, err
 	}
 	defer t.Close()
+	if cfg.Only != nil {
+		t.Result.Findings = slices.DeleteFunc(t.Result.Findings, func(f scan.Finding) bool { return !cfg.Only(&f) })
+	}
 	pol := cfg.Policy
 	mode := policy.ModeReap
 	if cfg.DryRun {

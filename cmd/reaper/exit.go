@@ -57,6 +57,10 @@ func exitCode(err error, stderr io.Writer, cmdPath ...string) int {
 	if err == nil {
 		return exitOK
 	}
+	var es exitStatus
+	if errors.As(err, &es) {
+		return int(es) // reaper run passes its command's status on, said by the command itself
+	}
 	// Each line escaped: an error can name what a user named (a path, a
 	// command), and under a unit stderr is the journal.
 	for _, line := range strings.Split(strings.TrimRight(err.Error(), "\n"), "\n") {

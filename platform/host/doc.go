@@ -3,5 +3,7 @@
 // properties (systemctl show; launchctl print on macOS), journald, root's
 // effective capabilities, whether this is the host's PID namespace, and
 // which process holds a lock file. It is the only code that starts a
-// program (the service manager's own tool), and it never signals.
+// program: the service manager's own tool, and the user's command that
+// reaper run wraps (RunCommand), to which alone it passes on the signals
+// sent to reaper run. It sends no other signal.
 package host

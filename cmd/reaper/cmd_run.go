@@ -1,0 +1,139 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/orphanreaper/reaper/audit"
+	"github.com/orphanreaper/reaper/platform/host"
+	"github.com/orphanreaper/reaper/policy"
+	"github.com/orphanreaper/reaper/run"
+	"github.com/orphanreaper/reaper/scan"
+)
+
+// runOptions are the flags of `reaper run`.
+type runOptions struct {
+	policyFile string
+	auditLog   string
+	lockFile   string
+}
+
+func newRunCommand(g *globalOptions) *cobra.Command {
+	var opts runOptions
+	cmd := &cobra.Command{
+		Use:   "run [flags] -- CMD [ARG...]",
+		Short: "Run a client, and when it exits, reap what it left behind",
+		Long: `run starts CMD as its child, as a child subreaper (PR_SET_CHILD_SUBREAPER):
+whatever CMD's tree leaves when CMD exits — a server it started and lost, a
+job it put in the background, a double-forked or setsid'd process — is
+reparented to run instead of init. CMD runs as if started directly: same
+terminal and process group (job control, Ctrl-C and window size reach it
+from the terminal), SIGTERM and SIGHUP sent to run are passed on, and run
+exits with CMD's status (128+N when a signal N ended it).
+
+When CMD exits, run reaps what it adopted as 'reaper reap' reaps a tree:
+SIGTERM, the policy's grace, SIGKILL, each process proved and confirmed
+gone — unless evidence says a live owner still uses it (a shared daemon
+whose record another live session verifies, a run a live owner's ledger
+holds) or a [[protect]] entry names it. Its lines go to stderr, never to
+CMD's stdout.
+
+  alias claude='reaper run -- claude'
+
+If run itself is killed, what CMD leaves goes to init as before: 'reaper
+watch' or the timer is the backstop. On macOS (no subreapers) run only
+runs CMD, and says so.`,
+		Example: `  reaper run -- claude
+  reaper run --audit-log ~/.local/state/reaper/audit.jsonl -- codex`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.ArgsLenAtDash() != 0 {
+				return usagef("want: reaper run [flags] -- CMD [ARG...]")
+			}
+			return runRun(cmd.Context(), args, &opts, g)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.policyFile, "policy", "", "policy `FILE` for its grace, [[protect]] and [[owner]] entries (default as for reap)")
+	f.StringVar(&opts.auditLog, "audit-log", "", "append one JSON line per decision and signal to `FILE`")
+	f.StringVar(&opts.lockFile, "lock-file", "", "the one-reaper-at-a-time lock `FILE` (default as for reap)")
+	return cmd
+}
+
+// exitStatus is CMD's exit status, passed on as run's own.
+type exitStatus int
+
+func (e exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+
+func runRun(ctx context.Context, argv []string, opts *runOptions, g *globalOptions) error {
+	pol, err := resolvePolicy(opts.policyFile)
+	if err != nil {
+		return err
+	}
+	subreaper := host.BecomeSubreaper()
+	if subreaper != nil && g.log != nil {
+		g.log.Warn("what the command leaves cannot be reaped here: it goes to init (reaper watch or the timer is the backstop)", "err", subreaper)
+	}
+	code, err := host.RunCommand(argv)
+	var nf *host.NotStartedError
+	if errors.As(err, &nf) {
+		return noInputError{err}
+	}
+	if err != nil {
+		return err
+	}
+	if subreaper == nil {
+		if err := reapAdopted(pol, opts, g); err != nil && g.log != nil {
+			g.log.Error("what the command left was not reaped", "err", err)
+		}
+	}
+	if code != 0 {
+		return exitStatus(code)
+	}
+	return nil
+}
+
+// reapAdopted reaps the trees this process adopted — children that are
+// not its own — as a reap does, with one rule: terminate, at any age.
+// What a live owner's evidence owns and what [[protect]] names are spared
+// by the same gate as every reap's.
+func reapAdopted(base *policy.Policy, opts *runOptions, g *globalOptions) error {
+	pol := *base
+	pol.Defaults.MinAge = 0
+	self, err := regexp.Compile("^" + regexp.QuoteMeta(strings.Join(os.Args, " ")) + "$")
+	if err != nil {
+		return err
+	}
+	pol.Subreapers = append(append([]policy.Subreaper{}, base.Subreapers...), policy.Subreaper{Subreaper: scan.Subreaper{Cmdline: self}})
+	pol.Rules = []policy.Rule{{Name: "run-leftover", Action: policy.Terminate,
+		When: []scan.Reason{scan.Reparented, scan.OwnerDead, scan.RunDone, scan.SessionEnded, scan.Untracked}}}
+	timeout := 3*pol.Defaults.Grace + 30*time.Second
+	started := time.Now()
+	ctx, cancel := context.WithDeadline(context.Background(), started.Add(timeout))
+	defer cancel()
+	me := os.Getpid()
+	cfg := run.ReapConfig{Config: run.Config{Policy: &pol, Clients: clients, Discover: true, Timeout: timeout, ReadTable: readSnapshot},
+		Started: started, Deadline: started.Add(timeout), LockFile: opts.lockFile, LockWait: 30 * time.Second, LogRepeats: true,
+		Records: run.Records{AuditLog: opts.auditLog, Journal: "off", Log: g.log},
+		Only:    func(f *scan.Finding) bool { return f.Root.PPID == me }}
+	r, err := run.Reap(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	var b strings.Builder
+	if err := r.Report.WriteQuiet(&b); err != nil {
+		return err
+	}
+	fmt.Fprint(g.stderr, strings.ReplaceAll(b.String(), "reaper reap:", "reaper run:"))
+	if partial, permission := r.Failures(); partial+permission > 0 {
+		return fmt.Errorf("%s of what the command left not reaped (see the lines above)", audit.Plural(partial+permission, "tree"))
+	}
+	return nil
+}

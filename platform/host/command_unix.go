@@ -1,0 +1,70 @@
+//go:build unix
+
+package host
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"syscall"
+)
+
+// NotStartedError is a command that could not be started (not found, not
+// executable).
+type NotStartedError struct{ Err error }
+
+func (e *NotStartedError) Error() string { return e.Err.Error() }
+func (e *NotStartedError) Unwrap() error { return e.Err }
+
+// RunCommand runs argv as this process's child, in its process group and
+// on its terminal, passes on the signals sent to this process alone, and
+// returns the command's exit status (128+N when signal N ended it): what
+// `reaper run` wraps. It is the one place besides the service manager's
+// tool that reaper starts a program, and the program is the user's.
+func RunCommand(argv []string) (int, error) {
+	c := exec.Command(argv[0], argv[1:]...)
+	c.Stdin, c.Stdout, c.Stderr = os.Stdin, os.Stdout, os.Stderr
+	// Caught, not ignored: an ignored signal stays ignored across exec, and
+	// CMD must get the terminal's Ctrl-C as if run directly (the terminal
+	// sends it to the whole foreground group, CMD included).
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2)
+	defer signal.Stop(sigs)
+	if err := c.Start(); err != nil {
+		var ee *exec.Error
+		if errors.As(err, &ee) {
+			return 0, &NotStartedError{fmt.Errorf("run %s: %w", argv[0], ee.Err)}
+		}
+		return 0, fmt.Errorf("run %s: %w", argv[0], err)
+	}
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case s := <-sigs:
+				// The terminal's signals reach CMD already (its group);
+				// one sent to run alone is passed on.
+				if s != syscall.SIGINT && s != syscall.SIGQUIT {
+					c.Process.Signal(s)
+				}
+			case <-done:
+				return
+			}
+		}
+	}()
+	err := c.Wait()
+	close(done)
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return 0, nil
+	case errors.As(err, &ee):
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return 128 + int(ws.Signal()), nil
+		}
+		return ee.ExitCode(), nil
+	}
+	return 0, err
+}
