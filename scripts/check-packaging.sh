@@ -12,7 +12,8 @@
 #      root (with systemd's own units copied in); user units (systemd 252
 #      can't combine --user and --root) as copies whose ExecStart= names the
 #      scratch root's binary;
-#   4. systemd-analyze security --offline=true on the system service, failing
+#   4. systemd-analyze security --offline=true on the system services (reaper
+#      and reaper-watch), failing
 #      above an exposure of 2.5 (it scores 2.4: "OK"; 2.1 before CAP_SETUID and
 #      CAP_SETGID for the reader children, 1.9 before the cgroup
 #      hierarchy was made writable for the kill path). The user service is not
@@ -100,22 +101,28 @@ out=$(zcat "$root/usr/share/man/man5/reaper.toml.5.gz" | groff -man -ww -z 2>&1)
 
 echo "== systemd-analyze verify (any output fails)"
 cp -rn /usr/lib/systemd/system/. "$root/usr/lib/systemd/system/"
+# reaper-watch.service reloads with /bin/kill (procps, on every Debian host);
+# the scratch root holds only the package, so the host's is copied in.
+mkdir -p "$root/bin" && cp /bin/kill "$root/bin/kill"
 out=$(MANPATH="$root/usr/share/man" systemd-analyze verify --root="$root" \
-	"$root/usr/lib/systemd/system/reaper.service" "$root/usr/lib/systemd/system/reaper.timer" 2>&1) || true
+	"$root/usr/lib/systemd/system/reaper.service" "$root/usr/lib/systemd/system/reaper.timer" \
+	"$root/usr/lib/systemd/system/reaper-watch.service" 2>&1) || true
 [ -z "$out" ] || fail "system units: $out"
 user=$(mktemp -d)
-for f in "$root"/usr/lib/systemd/user/reaper.*; do
+for f in "$root"/usr/lib/systemd/user/reaper*; do
 	sed "s#/usr/bin/reaper#$root/usr/bin/reaper#" "$f" >"$user/$(basename "$f")"
 done
 mkdir -p "$user/xdg" && chmod 700 "$user/xdg"
 out=$(XDG_RUNTIME_DIR="$user/xdg" MANPATH="$root/usr/share/man" systemd-analyze verify --user \
-	"$user/reaper.service" "$user/reaper.timer" 2>&1) || true
+	"$user/reaper.service" "$user/reaper.timer" "$user/reaper-watch.service" 2>&1) || true
 rm -rf "$user"
 [ -z "$out" ] || fail "user units: $out"
 echo "units verified: no output"
 
 echo "== systemd-analyze security --offline=true (threshold 2.5: --threshold takes exposure x10)"
-systemd-analyze security --offline=true --threshold=25 "$root/usr/lib/systemd/system/reaper.service" | tail -1
+for unit in reaper.service reaper-watch.service; do
+	systemd-analyze security --offline=true --threshold=25 "$root/usr/lib/systemd/system/$unit" | tail -1
+done
 
 echo "== logrotate: the audit log's rotation, as logrotate reads it"
 [ -s "$root/etc/logrotate.d/reaper" ] || fail "the .deb does not ship /etc/logrotate.d/reaper"
