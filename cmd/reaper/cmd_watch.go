@@ -44,9 +44,10 @@ decide. What it adds is when:
   and every --backstop at the latest, so that a lost hint never loses
     an orphan.
 
-An exit is a hint that a pass is due, never a reason to signal. Where
-pidfds cannot be had (a kernel before 5.3, macOS for now), every pass is
-the backstop's, and the log says so.
+An exit is a hint that a pass is due, never a reason to signal. Exits are
+watched by pidfd on Linux and by kqueue on macOS; where neither can be had
+(a kernel before 5.3, a seccomp filter), every pass is the backstop's, and
+the log says so.
 
 SIGHUP reads the policy again; an invalid one is logged with its file and
 line, and the policy in force is kept. SIGTERM and SIGINT end the watch

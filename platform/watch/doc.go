@@ -3,7 +3,10 @@
 // pidfd becomes readable when its process exits, and the kernel reparents
 // the process's children before it wakes the pollers (exit_notify →
 // forget_original_parent), so the next read of /proc already shows the
-// orphans. Elsewhere New returns an error wrapping errors.ErrUnsupported,
+// orphans. On macOS a kqueue EVFILT_PROC NOTE_EXIT knote per watched
+// process (kqueue(2)); whether XNU reparents the children before the knote
+// fires is not checked here, and the caller's debounce of a few hundred
+// milliseconds covers either order. Elsewhere New returns an error wrapping errors.ErrUnsupported,
 // and the caller polls instead. It never signals: an exit is a hint that
 // a pass is due, never an action.
 package watch

@@ -1,4 +1,4 @@
-//go:build !linux
+//go:build !linux && !darwin
 
 package watch
 
@@ -9,7 +9,7 @@ import (
 )
 
 // Exits is not implemented on this platform: New fails, and the caller
-// polls. (macOS's kqueue EVFILT_PROC NOTE_EXIT would do it; not yet.)
+// polls.
 type Exits struct{}
 
 // New is not implemented on this platform.
