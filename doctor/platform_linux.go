@@ -115,9 +115,10 @@ func privilegeCheck() audit.Check {
 	return c
 }
 
-// scheduleCheck asks systemd about reaper.timer and reaper.service — the
-// system's as root, the user's otherwise — and returns the service's
-// command line.
+// scheduleCheck asks systemd about reaper-watch.service, and when it is
+// not in use about reaper.timer and reaper.service — the system's as
+// root, the user's otherwise — and returns the command line of the
+// service that runs reaper.
 func scheduleCheck(ctx context.Context) (audit.Check, []string) {
 	if !host.SystemdBooted() {
 		return audit.Check{Name: "timer", Status: audit.CheckWarn,
@@ -125,6 +126,13 @@ func scheduleCheck(ctx context.Context) (audit.Check, []string) {
 			Fix:     "run 'reaper reap --quiet' every minute from what this host has (cron, the container's supervisor)"}, nil
 	}
 	user := run.EUID() != 0
+	watch, err := host.UnitProps(ctx, user, "reaper-watch.service", []string{"LoadState", "UnitFileState", "ActiveState", "SubState", "Result", "StatusText", "NRestarts", "ExecStart"})
+	if err != nil {
+		return audit.Check{Name: "timer", Status: audit.CheckWarn, Summary: "systemd could not be asked: " + err.Error()}, nil
+	}
+	if wp := parseProps(watch); watchInUse(wp) {
+		return watchCheck(user, wp), execArgv(wp["ExecStart"])
+	}
 	timer, err := host.UnitProps(ctx, user, "reaper.timer", []string{"LoadState", "UnitFileState", "ActiveState", "LastTriggerUSec"})
 	if err != nil {
 		return audit.Check{Name: "timer", Status: audit.CheckWarn, Summary: "systemd could not be asked: " + err.Error()}, nil

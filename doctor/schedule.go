@@ -205,3 +205,46 @@ func orNA(s string) string {
 	}
 	return s
 }
+
+// watchInUse says whether reaper-watch.service, from its properties, is
+// how this host runs reaper: enabled, or running.
+func watchInUse(watch map[string]string) bool {
+	return watch["LoadState"] == "loaded" && (watch["UnitFileState"] == "enabled" || watch["ActiveState"] == "active")
+}
+
+// watchCheck judges reaper-watch.service, of the system manager (user
+// false) or the user's (true), from its properties: running and ready
+// (its STATUS= line shown), or why not. Named "timer" as the check of
+// what runs reaper on its own, so that scripts find one check either way.
+func watchCheck(user bool, watch map[string]string) audit.Check {
+	c := audit.Check{Name: "timer", Status: audit.CheckOK}
+	ctl, journal := "systemctl", "journalctl -u reaper-watch.service -n 50"
+	if user {
+		ctl, journal = "systemctl --user", "journalctl --user -u reaper-watch.service -n 50"
+	}
+	switch {
+	case watch["ActiveState"] == "active" && watch["SubState"] == "running":
+		c.Summary = "reaper-watch.service is running: a pass follows an owner's exit"
+	case watch["ActiveState"] == "activating" || watch["ActiveState"] == "reloading":
+		c.Status = audit.CheckInfo
+		c.Summary = fmt.Sprintf("reaper-watch.service is %s: its first pass has not ended", watch["ActiveState"])
+	case watch["ActiveState"] == "failed":
+		c.Status = audit.CheckFail
+		c.Summary = fmt.Sprintf("reaper-watch.service failed (%s): nothing runs reaper on its own", orNA(watch["Result"]))
+		c.Fix = "'" + journal + "' shows why; then '" + ctl + " restart reaper-watch.service'"
+	default:
+		c.Status = audit.CheckWarn
+		c.Summary = fmt.Sprintf("reaper-watch.service is enabled but %s: it starts at the next boot", orNA(watch["ActiveState"]))
+		c.Fix = "'" + ctl + " start reaper-watch.service'"
+	}
+	if s := watch["StatusText"]; s != "" {
+		c.Details = append(c.Details, "status: "+audit.Printable(s))
+	}
+	if n := watch["NRestarts"]; n != "" && n != "0" {
+		c.Details = append(c.Details, "restarted "+n+" times since it was started: '"+journal+"'")
+	}
+	if argv := execArgv(watch["ExecStart"]); len(argv) > 0 {
+		c.Details = append(c.Details, "runs: "+strings.Join(argv, " "))
+	}
+	return c
+}

@@ -139,3 +139,51 @@ func checkSays(t *testing.T, c audit.Check, status string, want []string) {
 		}
 	}
 }
+
+// reaper-watch.service's state, as systemctl show prints it, and what
+// doctor makes of it; a disabled, stopped watch is not in use, and the
+// timer is judged instead.
+func TestWatchCheck(t *testing.T) {
+	const execStart = "{ path=/usr/bin/reaper ; argv[]=/usr/bin/reaper watch --quiet --audit-log /var/log/reaper/audit.jsonl ; ignore_errors=no }"
+	running := "LoadState=loaded\nUnitFileState=enabled\nActiveState=active\nSubState=running\nResult=success\nNRestarts=0\n" +
+		"StatusText=last pass 2s ago (hint): 0 findings, 3 owners watched\nExecStart=" + execStart + "\n"
+	for _, tt := range []struct {
+		name   string
+		user   bool
+		props  string
+		inUse  bool
+		status string
+		want   []string
+	}{
+		{"not installed", false, "LoadState=not-found\nUnitFileState=\nActiveState=inactive\n", false, "", nil},
+		{"installed, not enabled", false, "LoadState=loaded\nUnitFileState=disabled\nActiveState=inactive\n", false, "", nil},
+		{"running", false, running, true, audit.CheckOK,
+			[]string{"is running", "status: last pass 2s ago (hint): 0 findings, 3 owners watched", "runs: /usr/bin/reaper watch --quiet"}},
+		{"started by hand, not enabled", true, strings.Replace(running, "UnitFileState=enabled", "UnitFileState=disabled", 1), true, audit.CheckOK, []string{"is running"}},
+		{"starting", false, strings.Replace(running, "=active", "=activating", 1), true, audit.CheckInfo, []string{"first pass has not ended"}},
+		{"failed", true, strings.NewReplacer("=active", "=failed", "Result=success", "Result=watchdog", "NRestarts=0", "NRestarts=4").Replace(running), true,
+			audit.CheckFail, []string{"failed (watchdog)", "journalctl --user -u reaper-watch.service", "restarted 4 times"}},
+		{"enabled, stopped", false, strings.Replace(running, "=active", "=inactive", 1), true, audit.CheckWarn, []string{"enabled but inactive", "'systemctl start reaper-watch.service'"}},
+		{"hostile status", false, strings.Replace(running, "StatusText=last", "StatusText=\x1b[2Jlast", 1), true, audit.CheckOK, []string{`status: \x1b[2Jlast`}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			props := parseProps(tt.props)
+			if got := watchInUse(props); got != tt.inUse {
+				t.Fatalf("in use %v, want %v", got, tt.inUse)
+			}
+			if !tt.inUse {
+				return
+			}
+			c := watchCheck(tt.user, props)
+			all := c.Summary + "\n" + strings.Join(c.Details, "\n") + "\n" + c.Fix
+			if c.Name != "timer" || c.Status != tt.status {
+				t.Errorf("check %q %s, want timer %s: %+v", c.Name, c.Status, tt.status, c)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(all, w) {
+					t.Errorf("%q not in %q", w, all)
+				}
+			}
+		})
+	}
+}

@@ -42,8 +42,10 @@ or fail, with the facts behind it and what to do:
                  owner, and which could not be
   findings       what a reap would do now (as reap --dry-run plans it)
   lock           the one-reaper-at-a-time lock, and who holds it
-  timer          reaper.timer (systemd) or the launchd job: enabled, and
-                 how its last run ended
+  timer          what runs reaper on its own: reaper-watch.service when it
+                 is enabled or running (running, its status line, its
+                 restarts), else reaper.timer (systemd) or the launchd
+                 job: enabled, and how its last run ended
   records        the audit log and metrics file the timer writes
   journal        whether journald takes reap's records
 
