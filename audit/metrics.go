@@ -14,7 +14,8 @@ import (
 // node_exporter's textfile collector. The file is replaced atomically (temp
 // file in the same directory, fsync, rename), so the collector never reads
 // half a file.
-func WriteMetrics(path string, r *Report, signals []Record, took time.Duration) error {
+// w is the watch's own figures (nil: a run of its own, which has none).
+func WriteMetrics(path string, r *Report, signals []Record, took time.Duration, w *WatchMetrics) error {
 	var b bytes.Buffer
 	gauge := func(name, help string) {
 		fmt.Fprintf(&b, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name)
@@ -77,6 +78,9 @@ func WriteMetrics(path string, r *Report, signals []Record, took time.Duration) 
 	fmt.Fprintf(&b, "reaper_run_duration_seconds %g\n", took.Seconds())
 	gauge("reaper_last_success_timestamp_seconds", "Unix time the last run finished.")
 	fmt.Fprintf(&b, "reaper_last_success_timestamp_seconds %d\n", time.Now().Unix())
+	if w != nil {
+		w.write(&b)
+	}
 	return platform.WriteFileAtomic(path, b.Bytes(), 0o644)
 }
 
@@ -99,4 +103,46 @@ func writeCounts(b *bytes.Buffer, name string, counts map[string]int) {
 	for _, k := range keys {
 		fmt.Fprintf(b, "%s%s %d\n", name, k, counts[k])
 	}
+}
+
+// WatchMetrics are what `reaper watch` adds to each pass's metrics: its
+// counts since it started (counters: Prometheus' rate() takes a restart
+// in its stride) and what it watches now.
+type WatchMetrics struct {
+	// Passes counts passes by trigger (start, hint, min_age, backstop,
+	// reload).
+	Passes map[string]uint64
+	// Owners is how many owners' exits are watched now; Unwatched how
+	// many the last pass named that could not be (the backstop covers
+	// them); Watching is false where exits cannot be watched at all.
+	Owners, Unwatched int
+	Watching          bool
+	// HintsIgnored counts owners' exits past their user's budget.
+	HintsIgnored uint64
+	// Reaction sums, over hint passes that ended a tree, the time from the
+	// first owner's exit they passed on to the pass's end; ReactionCount
+	// counts them.
+	Reaction      time.Duration
+	ReactionCount uint64
+}
+
+func (w *WatchMetrics) write(b *bytes.Buffer) {
+	counter := func(name, help string) {
+		fmt.Fprintf(b, "# HELP %s %s\n# TYPE %s counter\n", name, help, name)
+	}
+	counter("reaper_watch_passes_total", "Passes reaper watch made since it started, by what triggered them.")
+	passes := map[string]int{}
+	for trigger, n := range w.Passes {
+		passes[labels("trigger", trigger)] = int(n)
+	}
+	writeCounts(b, "reaper_watch_passes_total", passes)
+	counter("reaper_watch_hints_ignored_total", "Owners' exits past their user's budget of hints: the backstop covers them.")
+	fmt.Fprintf(b, "reaper_watch_hints_ignored_total %d\n", w.HintsIgnored)
+	fmt.Fprintf(b, "# HELP %s %s\n# TYPE %s gauge\n", "reaper_watch_owners", "Owners whose exit reaper watch is watching; watching=\"false\" where exits cannot be watched (every pass is the backstop's).", "reaper_watch_owners")
+	fmt.Fprintf(b, "reaper_watch_owners{watching=\"%t\"} %d\n", w.Watching, w.Owners)
+	fmt.Fprintf(b, "# HELP %s %s\n# TYPE %s gauge\n", "reaper_watch_unwatched_owners", "Owners the last pass named that could not be watched: the backstop covers them.", "reaper_watch_unwatched_owners")
+	fmt.Fprintf(b, "reaper_watch_unwatched_owners %d\n", w.Unwatched)
+	fmt.Fprintf(b, "# HELP %s %s\n# TYPE %s summary\n", "reaper_watch_reaction_seconds", "From an owner's exit to the end of the pass that ended a tree it left (hint passes).", "reaper_watch_reaction_seconds")
+	fmt.Fprintf(b, "reaper_watch_reaction_seconds_sum %g\n", w.Reaction.Seconds())
+	fmt.Fprintf(b, "reaper_watch_reaction_seconds_count %d\n", w.ReactionCount)
 }

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 )
@@ -14,7 +15,7 @@ import (
 func TestMonitoringNamesMetrics(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "reaper.prom")
 	rep := &Report{PTY: PTY{InUse: 3, Max: 4096}}
-	if err := WriteMetrics(path, rep, nil, time.Second); err != nil {
+	if err := WriteMetrics(path, rep, nil, time.Second, nil); err != nil {
 		t.Fatal(err)
 	}
 	text, err := os.ReadFile(path)
@@ -42,5 +43,33 @@ func TestMonitoringNamesMetrics(t *testing.T) {
 				t.Errorf("%s queries %s, which reaper does not write", file, name)
 			}
 		}
+	}
+}
+
+// A watch's figures follow the run's: counters by trigger, what it
+// watches, and the reaction summary; a run of its own writes none.
+func TestWatchMetrics(t *testing.T) {
+	dir := t.TempDir()
+	w := &WatchMetrics{Passes: map[string]uint64{"start": 1, "hint": 4, "backstop": 2}, Owners: 7, Unwatched: 1,
+		Watching: true, HintsIgnored: 3, Reaction: 1500 * time.Millisecond, ReactionCount: 4}
+	if err := WriteMetrics(filepath.Join(dir, "watch.prom"), &Report{}, nil, time.Second, w); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteMetrics(filepath.Join(dir, "run.prom"), &Report{}, nil, time.Second, nil); err != nil {
+		t.Fatal(err)
+	}
+	text, _ := os.ReadFile(filepath.Join(dir, "watch.prom"))
+	for _, line := range []string{
+		"# TYPE reaper_watch_passes_total counter",
+		`reaper_watch_passes_total{trigger="backstop"} 2` + "\n" + `reaper_watch_passes_total{trigger="hint"} 4` + "\n" + `reaper_watch_passes_total{trigger="start"} 1`,
+		"reaper_watch_hints_ignored_total 3", `reaper_watch_owners{watching="true"} 7`, "reaper_watch_unwatched_owners 1",
+		"# TYPE reaper_watch_reaction_seconds summary", "reaper_watch_reaction_seconds_sum 1.5", "reaper_watch_reaction_seconds_count 4",
+	} {
+		if !strings.Contains(string(text), line+"\n") {
+			t.Errorf("%q not in:\n%s", line, text)
+		}
+	}
+	if text, _ := os.ReadFile(filepath.Join(dir, "run.prom")); strings.Contains(string(text), "reaper_watch_") {
+		t.Errorf("a run's metrics hold a watch's:\n%s", text)
 	}
 }

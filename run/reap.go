@@ -43,6 +43,9 @@ type ReapConfig struct {
 	// before planning: `reaper run` reaps what its command left, nothing
 	// else of the host's.
 	Only func(f *scan.Finding) bool
+	// Metrics, when set, is asked at the end of the reap, with its
+	// outcomes in, for what the metrics file adds (a watch's counts).
+	Metrics func(r *Reaped) *audit.WatchMetrics
 }
 
 // ErrReapFixture refuses a reap of a fixture's table: its pids are not
@@ -153,7 +156,11 @@ func (r *Reaped) record(cfg ReapConfig) error {
 		seen = audit.LoadSeen(SeenPath(cfg.LockFile))
 		logged = seen.Filter(r.Report)
 	}
-	if err := cfg.Records.Record(r.Report, logged, r.Signals, time.Since(cfg.Started)); err != nil {
+	recs := cfg.Records
+	if cfg.Metrics != nil {
+		recs.Watch = cfg.Metrics(r)
+	}
+	if err := recs.Record(r.Report, logged, r.Signals, time.Since(cfg.Started)); err != nil {
 		return err
 	}
 	if seen != nil {

@@ -34,6 +34,8 @@ type Records struct {
 	Journal string
 	// Log takes the warnings of what is best effort (nil: none).
 	Log *slog.Logger
+	// Watch is what a watch adds to the metrics (nil: none).
+	Watch *audit.WatchMetrics
 }
 
 // Record leaves the run's traces: the audit log and journald of the
@@ -52,7 +54,7 @@ func (r Records) Record(rep, logged *audit.Report, signals []audit.Record, took 
 		}
 	}
 	if r.Metrics != "" {
-		if err := audit.WriteMetrics(r.Metrics, rep, signals, took); err != nil {
+		if err := audit.WriteMetrics(r.Metrics, rep, signals, took, r.Watch); err != nil {
 			return err
 		}
 	}

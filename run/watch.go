@@ -77,7 +77,8 @@ func Watch(ctx context.Context, cfg WatchConfig, hup <-chan os.Signal) error {
 	} else {
 		defer exits.Close()
 	}
-	w := &watcher{cfg: cfg, exits: exits, log: log, notify: notify}
+	w := &watcher{cfg: cfg, exits: exits, log: log, notify: notify,
+		metrics: audit.WatchMetrics{Passes: map[string]uint64{}, Watching: exits != nil}}
 
 	ready := false
 	timer := newTimers()
@@ -107,6 +108,9 @@ type watcher struct {
 	trigger string
 	passes  int
 	hints   hintBudget
+	// firstHint is when the first owner's exit a hint pass passes on came.
+	firstHint time.Time
+	metrics   audit.WatchMetrics
 }
 
 // What the exits of users' processes may cost: any user can title a
@@ -168,8 +172,26 @@ func (w *watcher) pass(ctx context.Context) time.Time {
 		trigger = TriggerStart
 	}
 	w.passes++
+	w.metrics.Passes[trigger]++
 	rc := w.cfg.ReapConfig
 	rc.Started = time.Now()
+	// Asked as the pass records, its outcomes in: the owners its evidence
+	// named are watched from here, and the metrics say so.
+	rc.Metrics = func(r *Reaped) *audit.WatchMetrics {
+		if trigger == TriggerHint && !w.firstHint.IsZero() && ended(r) > 0 {
+			w.metrics.Reaction += time.Since(w.firstHint)
+			w.metrics.ReactionCount++
+		}
+		if w.exits != nil {
+			failed := w.exits.Set(r.Watch)
+			if failed > 0 {
+				w.log.Warn("some owners cannot be watched: the backstop covers them", "owners", failed)
+			}
+			w.metrics.Owners, w.metrics.Unwatched = w.exits.Len(), failed
+		}
+		m := w.metrics
+		return &m
+	}
 	rc.Deadline = rc.Started.Add(w.cfg.Timeout)
 	pctx, cancel := context.WithDeadline(ctx, rc.Deadline)
 	defer cancel()
@@ -181,25 +203,24 @@ func (w *watcher) pass(ctx context.Context) time.Time {
 		}
 		return time.Time{}
 	}
-	watched := 0
-	if w.exits != nil {
-		if failed := w.exits.Set(r.Watch); failed > 0 {
-			w.log.Warn("some owners cannot be watched: the backstop covers them", "owners", failed)
-		}
-		watched = w.exits.Len()
-	}
 	if w.cfg.OnPass != nil {
 		w.cfg.OnPass(r, trigger)
 	}
-	acted := 0
+	acted := ended(r)
+	w.notify(fmt.Sprintf("STATUS=pass %d (%s) at %s: %s, %d ended; watching %s",
+		w.passes, trigger, rc.Started.Format("15:04:05"), audit.Plural(len(r.Plan.Items), "finding"), acted, audit.Plural(w.metrics.Owners, "owner")))
+	return r.Due
+}
+
+// ended counts the trees a pass ended: killed, or gone before a signal.
+func ended(r *Reaped) int {
+	n := 0
 	for _, res := range r.Results {
 		if res.Outcome == policy.Killed || res.Outcome == policy.Gone {
-			acted++
+			n++
 		}
 	}
-	w.notify(fmt.Sprintf("STATUS=pass %d (%s) at %s: %s, %d ended; watching %s",
-		w.passes, trigger, rc.Started.Format("15:04:05"), audit.Plural(len(r.Plan.Items), "finding"), acted, audit.Plural(watched, "owner")))
-	return r.Due
+	return n
 }
 
 // timers are the watch's clocks: the backstop, the next min_age, the
@@ -246,6 +267,7 @@ func (w *watcher) wait(ctx context.Context, t *timers, hup <-chan os.Signal) (st
 		case gone := <-exits:
 			now := time.Now()
 			if !w.hints.allow(gone.UID, now) {
+				w.metrics.HintsIgnored++
 				w.log.Debug("an owner exited past its user's budget of hints: the backstop covers it", "pid", gone.PID, "uid", gone.UID)
 				continue
 			}
@@ -256,7 +278,7 @@ func (w *watcher) wait(ctx context.Context, t *timers, hup <-chan os.Signal) (st
 			t.debounce.Stop()
 			t.debounce.Reset(min(w.cfg.Quiet, max(t.first.Add(w.cfg.Cap).Sub(now), 0)))
 		case <-t.debounce.C:
-			t.first = time.Time{}
+			w.firstHint, t.first = t.first, time.Time{}
 			return TriggerHint, false
 		case <-t.due.C:
 			return TriggerMinAge, false

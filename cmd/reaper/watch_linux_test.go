@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -108,13 +109,32 @@ func TestWatchOwnerDeath(t *testing.T) {
 	})
 	t.Run("watch", func(t *testing.T) {
 		owner, child := ownerWithChild(t, mark)
-		w := startWatch(t, pol, "--backstop", "1m")
+		prom := filepath.Join(t.TempDir(), "reaper.prom")
+		w := startWatch(t, pol, "--backstop", "1m", "--metrics", prom)
 		killed := time.Now()
 		syscall.Kill(owner, syscall.SIGKILL)
 		waitFor(t, func() bool { return !alive(child) }, "the orphan reaped by the watch")
 		t.Logf("owner SIGKILL → its orphan gone: %s (a SIGTERM that ends it at once; backstop 1m)", time.Since(killed).Round(time.Millisecond))
 		if !strings.Contains(w.stdout.String(), fmt.Sprintf("tree %d terminated", child)) {
 			t.Errorf("the watch's lines do not say it:\n%s\n%s", w.stdout, w.stderr)
+		}
+		// The metrics say what triggered the passes, and the reaction.
+		want := []string{`reaper_watch_passes_total{trigger="start"} 1`, `reaper_watch_passes_total{trigger="hint"} 1`,
+			"reaper_watch_reaction_seconds_count 1", `reaper_watch_owners{watching="true"}`}
+		var text []byte
+		waitFor(t, func() bool {
+			text, _ = os.ReadFile(prom)
+			for _, line := range want {
+				if !bytes.Contains(text, []byte(line)) {
+					return false
+				}
+			}
+			return true
+		}, "the hint pass's metrics")
+		if m := regexp.MustCompile(`reaper_watch_reaction_seconds_sum (\S+)`).FindSubmatch(text); m == nil {
+			t.Errorf("no reaction sum:\n%s", text)
+		} else if sec, err := strconv.ParseFloat(string(m[1]), 64); err != nil || sec <= 0 || sec > time.Since(killed).Seconds() {
+			t.Errorf("reaction %s s: not within the %s the test waited", m[1], time.Since(killed))
 		}
 	})
 }
