@@ -22,13 +22,14 @@ func platformChecks() []audit.Check {
 	return c
 }
 
-// scheduleCheck asks launchd about reaper's job: the shipped daemon as
-// root; the shipped agent, else Homebrew's service, otherwise.
+// scheduleCheck asks launchd about reaper's job: the shipped watching
+// daemon, else the shipped daemon, as root; the shipped watching agent,
+// else the shipped agent, else Homebrew's service, otherwise.
 func scheduleCheck(ctx context.Context) (audit.Check, []string) {
-	targets := []string{"system/dev.orphanreaper.reaper"}
+	targets := []string{"system/dev.orphanreaper.reaper-watch", "system/dev.orphanreaper.reaper"}
 	if run.EUID() != 0 {
 		domain := fmt.Sprintf("gui/%d/", run.EUID())
-		targets = []string{domain + "dev.orphanreaper.reaper.agent", domain + "homebrew.mxcl.reaper"}
+		targets = []string{domain + "dev.orphanreaper.reaper-watch.agent", domain + "dev.orphanreaper.reaper.agent", domain + "homebrew.mxcl.reaper"}
 	}
 	for _, target := range targets {
 		if out, found := host.LaunchdPrint(ctx, target); found {

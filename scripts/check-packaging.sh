@@ -139,12 +139,16 @@ echo "logrotate: ok"
 echo "== launchd plists"
 python3 - packaging/launchd/*.plist <<'PY'
 import plistlib, sys
-want = {"Label": str, "ProgramArguments": list, "StartInterval": int, "RunAtLoad": bool,
-        "ProcessType": str, "LowPriorityIO": bool, "Nice": int}
+common = {"Label": str, "ProgramArguments": list, "RunAtLoad": bool,
+          "ProcessType": str, "LowPriorityIO": bool, "Nice": int}
 optional = {"ExitTimeOut": int, "StandardOutPath": str, "StandardErrorPath": str}
 for path in sys.argv[1:]:
     with open(path, "rb") as f:
         p = plistlib.load(f)
+    # A reap every StartInterval, or a watch kept alive.
+    command = p.get("ProgramArguments", [None, None])[1]
+    assert command in ("reap", "watch"), f"{path}: runs {command}, want reap or watch"
+    want = dict(common, **({"StartInterval": int} if command == "reap" else {"KeepAlive": bool}))
     for key, typ in want.items():
         assert key in p, f"{path}: {key} missing"
         assert type(p[key]) is typ, f"{path}: {key} is {type(p[key]).__name__}, want {typ.__name__}"
@@ -153,12 +157,15 @@ for path in sys.argv[1:]:
         if key in optional:
             assert type(p[key]) is optional[key], f"{path}: {key} has the wrong type"
     args = p["ProgramArguments"]
-    assert all(isinstance(a, str) for a in args) and args[0].startswith("/") and args[1] == "reap", f"{path}: ProgramArguments {args}"
-    assert p["StartInterval"] >= 10, f"{path}: StartInterval below launchd's 10 s throttle"
+    assert all(isinstance(a, str) for a in args) and args[0].startswith("/"), f"{path}: ProgramArguments {args}"
+    if command == "reap":
+        assert p["StartInterval"] >= 10, f"{path}: StartInterval below launchd's 10 s throttle"
+    else:
+        assert p["KeepAlive"] is True and p.get("ExitTimeOut", 20) >= 60, f"{path}: a watch is kept alive and given time to finish a pass"
     assert p["ProcessType"] in ("Background", "Standard", "Adaptive", "Interactive"), f"{path}: ProcessType"
     for key in ("StandardOutPath", "StandardErrorPath"):
         assert key not in p or p[key].startswith("/"), f"{path}: {key} must be absolute"
-    print(f"{path}: ok ({p['Label']}, every {p['StartInterval']} s)")
+    print(f"{path}: ok ({p['Label']}, " + (f"every {p['StartInterval']} s)" if command == "reap" else "kept alive)"))
 PY
 
 echo "== promtool check metrics"
