@@ -10,23 +10,33 @@
 # Idle: with N extra processes, the watch's CPU over SECS seconds with
 # nothing to do (the default backstop, 1m), and the CPU of the polled
 # reaps over the same SECS, each per hour.
+# Storm: the same, while one shell starts and ends unrelated processes
+# (/bin/true) as fast as it can for STORM seconds: the watch's CPU over
+# the storm, beside the polled reaps' over a storm as long.
+# Passes (-p PASSES): BenchmarkWatchPasses (run/), PASSES passes of an
+# in-process watch (the embedded policy, dry-run: it signals nothing) with
+# churn beside it: its RSS after 100 passes and at the end.
 # Every rule is confined to this run's own processes (a tag in their
 # argv); teardown SIGKILLs the process groups the script made.
 #
-# usage: scripts/bench-watch.sh [-n N] [-r REPS] [-s SECS] [-b REAPER_BINARY]
+# usage: scripts/bench-watch.sh [-n N] [-r REPS] [-s SECS] [-t STORM] [-p PASSES] [-b REAPER_BINARY]
 set -euo pipefail
 
 N=1000
 REPS=10
 SECS=60
+STORM=20
+PASSES=0
 BIN=""
-while getopts "n:r:s:b:h" opt; do
+while getopts "n:r:s:t:p:b:h" opt; do
 	case $opt in
 	n) N=$OPTARG ;;
 	r) REPS=$OPTARG ;;
 	s) SECS=$OPTARG ;;
+	t) STORM=$OPTARG ;;
+	p) PASSES=$OPTARG ;;
 	b) BIN=$OPTARG ;;
-	*) sed -n '2,16p' "$0"; exit 2 ;;
+	*) sed -n '2,22p' "$0"; exit 2 ;;
 	esac
 done
 [ "$(id -u)" = 0 ] || { echo "bench-watch: run as root" >&2; exit 2; }
@@ -139,4 +149,39 @@ pcpu=$(awk -v a="$pcpu" -v s="$SECS" 'BEGIN {printf "%.1f", a * 3600 / s}')
 echo "  reaper watch, idle:                $wcpu s CPU per hour, RSS $((rss / 1024)) MiB"
 grep -v '^$' "$work/watch.out" | head -5 || true
 echo "  reaper reap every 2 s (baseline):  $pcpu s CPU per hour"
+
+# storm runs unrelated exits for STORM seconds, in a group of its own, and
+# leaves how many processes it ran in storm.n.
+storm() {
+	setsid bash -c "echo \$\$ > $work/storm; end=\$((SECONDS + $STORM)); n=0; while ((SECONDS < end)); do /bin/true; n=\$((n + 1)); done; echo \$n > $work/storm.n" </dev/null >/dev/null 2>&1 &
+	local s=$!
+	for _ in $(seq 1 200); do [ -s "$work/storm" ] && break; sleep 0.01; done
+	groups+=("$(cat "$work/storm")")
+	rm -f "$work/storm"
+	wait "$s" || true
+}
+echo "storm: one shell running /bin/true without pause, ${STORM}s each"
+"$BIN" watch --policy "$work/policy.toml" --lock-file "$lock" --journal off >"$work/watch.out" 2>&1 &
+watch=$!
+sleep 3
+c0=$(ticks "$watch")
+storm
+c1=$(ticks "$watch")
+ran=$(cat "$work/storm.n")
+kill -TERM "$watch"
+wait "$watch" || true
+wstorm=$(awk -v t=$((c1 - c0)) -v hz="$hz" 'BEGIN {printf "%.2f", t / hz}')
+( while :; do /usr/bin/time -a -o "$work/ptime" -f "%U %S" "$BIN" reap --quiet --policy "$work/policy.toml" --lock-file "$lock" --journal off >/dev/null 2>&1 || true; sleep 2; done ) &
+poll=$!
+storm
+kill "$poll" 2>/dev/null || true
+wait "$poll" 2>/dev/null || true
+pran=$(cat "$work/storm.n")
+pstorm=$(awk '/^[0-9.]+ [0-9.]+$/ {s += $1 + $2} END {printf "%.2f", s}' "$work/ptime")
+echo "  reaper watch:                      $wstorm s CPU over the storm ($ran processes, $((ran / STORM))/s)"
+echo "  reaper reap every 2 s (baseline):  $pstorm s CPU over the storm ($pran processes, $((pran / STORM))/s)"
+if [ "$PASSES" -gt 0 ]; then
+	echo "passes: $PASSES, with churn beside them (BenchmarkWatchPasses)"
+	(cd "$here" && go test ./run -run '^$' -bench '^BenchmarkWatchPasses$' -benchtime "${PASSES}x" -timeout 2h) | grep '^BenchmarkWatchPasses' | sed 's/^/  /'
+fi
 echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%d GiB", $2/1048576}' /proc/meminfo), kernel $(uname -r), $(date -u +%F)"

@@ -271,3 +271,61 @@ func TestWatchNotify(t *testing.T) {
 	t.Logf("the service manager was told: %q", got)
 	mu.Unlock()
 }
+
+// SIGTERM in the middle of a pass's grace ends the watch, exit 0, within
+// seconds, and leaves nothing it stopped stopped: the tree (which ignores
+// SIGTERM, so the pass is waiting out its grace) runs on, and the pass
+// says so. The control: with no watch, the tree lives on, running.
+func TestWatchStopMidGrace(t *testing.T) {
+	requireRoot(t)
+	becomeSubreaper(t)
+	mark := "watch-midgrace-" + suiteMark
+	tree := func(t *testing.T) (root, sleeper int) {
+		root = adopt(t, "npm exec mcp-remote https://"+mark, "trap '' TERM; sleep 600; exit 0", nil)
+		t.Cleanup(func() { syscall.Kill(root, syscall.SIGKILL) })
+		sleeper = childWith(t, root, "sleep 600", "the tree's sleep")
+		t.Cleanup(func() { syscall.Kill(sleeper, syscall.SIGKILL) })
+		return root, sleeper
+	}
+	t.Run("control: no watch", func(t *testing.T) {
+		root, sleeper := tree(t)
+		time.Sleep(time.Second)
+		if s, c := stateOf(root), stateOf(sleeper); s != "S" || c != "S" {
+			t.Fatalf("the tree: states %q %q, want both sleeping", s, c)
+		}
+	})
+	t.Run("watch", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "policy.toml")
+		os.WriteFile(path, []byte("version = 1\n"), 0o644) // nothing to reap at first
+		w := startWatch(t, path, "--backstop", "1m")
+		root, sleeper := tree(t)
+		watchPolicy(t, path, mark, `"reparented"`, "min_age = \"0s\"") // grace 2s
+		w.cmd.Process.Signal(syscall.SIGHUP)
+		waitFor(t, func() bool { return strings.Contains(w.stderr.String(), "policy reloaded") || stateOf(root) == "T" }, "the reload")
+		time.Sleep(800 * time.Millisecond) // inside the 2 s grace
+		if !alive(root) {
+			t.Fatalf("the tree ended before the watch was stopped: the pass was not in its grace\n%s", w.stderr)
+		}
+		stopped := time.Now()
+		w.cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan error, 1)
+		go func() { done <- w.cmd.Wait() }()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("the watch ended with %v after SIGTERM, want exit 0\n%s", err, w.stderr)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("the watch did not end within 10 s of SIGTERM")
+		}
+		for _, p := range []int{root, sleeper} {
+			if s := stateOf(p); s == "T" || s == "t" {
+				t.Errorf("pid %d left stopped after the watch ended\n%s", p, w.stderr)
+			}
+		}
+		if want := fmt.Sprintf("tree %d failed", root); !strings.Contains(w.stdout.String(), want) || !strings.Contains(w.stdout.String(), "interrupted during grace: SIGTERM sent, the tree continued") {
+			t.Errorf("the watch's lines do not say the pass was stopped in its grace and continued the tree:\n%s\n%s", w.stdout, w.stderr)
+		}
+		t.Logf("ended %s after SIGTERM; the tree: %q %q", time.Since(stopped).Round(time.Millisecond), stateOf(root), stateOf(sleeper))
+	})
+}
