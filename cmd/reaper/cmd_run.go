@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -42,7 +43,8 @@ When CMD exits, run reaps what it adopted as 'reaper reap' reaps a tree:
 SIGTERM, the policy's grace, SIGKILL, each process proved and confirmed
 gone — unless evidence says a live owner still uses it (a shared daemon
 whose record another live session verifies, a run a live owner's ledger
-holds) or a [[protect]] entry names it. Its lines go to stderr, never to
+holds, a process whose [[owner]] pid marker or unit names an owner that
+lives) or a [[protect]] entry names it. Its lines go to stderr, never to
 CMD's stdout.
 
   alias claude='reaper run -- claude'
@@ -103,7 +105,9 @@ func runRun(ctx context.Context, argv []string, opts *runOptions, g *globalOptio
 // reapAdopted reaps the trees this process adopted — children that are
 // not its own — as a reap does, with one rule: terminate, at any age.
 // What a live owner's evidence owns and what [[protect]] names are spared
-// by the same gate as every reap's.
+// by the same gate as every reap's; a tree whose [[owner]] marker or unit
+// names an owner that lives is that owner's, not the command's, and is
+// left too.
 func reapAdopted(base *policy.Policy, opts *runOptions, g *globalOptions) error {
 	pol := *base
 	pol.Defaults.MinAge = 0
@@ -122,7 +126,17 @@ func reapAdopted(base *policy.Policy, opts *runOptions, g *globalOptions) error 
 	cfg := run.ReapConfig{Config: run.Config{Policy: &pol, Clients: clients, Discover: true, Timeout: timeout, ReadTable: readSnapshot},
 		Started: started, Deadline: started.Add(timeout), LockFile: opts.lockFile, LockWait: 30 * time.Second, LogRepeats: true,
 		Records: run.Records{AuditLog: opts.auditLog, Journal: "off", Log: g.log},
-		Only:    func(f *scan.Finding) bool { return f.Root.PPID == me }}
+		Only: func(f *scan.Finding) bool {
+			if f.Root.PPID != me {
+				return false // not the command's: the host's, left to reap and watch
+			}
+			if ownerLives(f) {
+				fmt.Fprintf(g.stderr, "reaper run: left %d (%s): its %s, pid %d, is alive and may still use it\n",
+					f.Root.PID, audit.Printable(f.Root.Comm), f.Owner, f.OwnerPID)
+				return false
+			}
+			return true
+		}}
 	r, err := run.Reap(ctx, cfg)
 	if err != nil {
 		return err
@@ -136,4 +150,11 @@ func reapAdopted(base *policy.Policy, opts *runOptions, g *globalOptions) error 
 		return fmt.Errorf("%s of what the command left not reaped (see the lines above)", audit.Plural(partial+permission, "tree"))
 	}
 	return nil
+}
+
+// ownerLives reports whether f's root carries an [[owner]]'s pid marker
+// or sits in its unit, and that owner lives: the scan ties the owner and
+// adds owner-dead when it is gone.
+func ownerLives(f *scan.Finding) bool {
+	return f.Owner != "" && !slices.Contains(f.Reasons, scan.OwnerDead)
 }

@@ -56,6 +56,29 @@ func TestRunReapsWhatItsCommandLeft(t *testing.T) {
 			t.Errorf("the reap is not said:\n%s", out)
 		}
 	})
+	// A leftover that a live owner's evidence claims (the gateway pid it
+	// carries is alive) is that owner's, not the command's: spared, while
+	// an unclaimed one beside it is reaped.
+	t.Run("a live owner's process", func(t *testing.T) {
+		m := mark + "-owned"
+		owner := adopt(t, "openclaw-gateway", "sleep 300; exit 0", nil)
+		t.Cleanup(func() { syscall.Kill(owner, syscall.SIGKILL) })
+		owned := writePolicy(t, fmt.Sprintf("version = 1\n[defaults]\ngrace = \"2s\"\n%s", gatewayOwner))
+		script := fmt.Sprintf(`(OPENCLAW_GATEWAY_SERVICE_PID=%d bash -c 'exec -a %[2]s-claimed sleep 300' </dev/null >/dev/null 2>&1 &)
+(bash -c 'exec -a %[2]s-unclaimed sleep 300' </dev/null >/dev/null 2>&1 &)
+sleep 0.3`, owner, m)
+		out, err := exec.Command(reaperBin, "run", "--policy", owned, "--lock-file", t.TempDir()+"/lock", "--", "bash", "-c", script).CombinedOutput()
+		if err != nil {
+			t.Fatalf("reaper run: %v\n%s", err, out)
+		}
+		left := realclients.MarkedPIDs(m)
+		if len(left) != 1 || !strings.HasPrefix(cmdlineOf(left[0]), m+"-claimed") {
+			t.Errorf("left alive: %v, want the claimed one alone\n%s", left, out)
+		}
+		if want := "its openclaw-gateway, pid"; !strings.Contains(string(out), want) {
+			t.Errorf("the spared leftover is not said:\n%s", out)
+		}
+	})
 	t.Run("a signal's status", func(t *testing.T) {
 		out, err := exec.Command(reaperBin, "run", "--policy", pol, "--lock-file", t.TempDir()+"/lock", "--", "bash", "-c", "kill -TERM $$").CombinedOutput()
 		var ee *exec.ExitError
