@@ -21,6 +21,11 @@ type WatchConfig struct {
 	// Backstop is the longest time between two passes, whatever the hints
 	// say: a lost hint can never lose an orphan (default 1m).
 	Backstop time.Duration
+	// Poll is the backstop while some owner cannot be watched — no pidfds
+	// (an old kernel, a seccomp filter), or an owner whose watch failed —
+	// so that its orphans wait no longer than this (default 10s; never
+	// more than Backstop).
+	Poll time.Duration
 	// Quiet is how long hints must stop before a pass (default 300 ms),
 	// Cap how long after the first hint a pass is made anyway (1.5 s).
 	Quiet, Cap time.Duration
@@ -57,6 +62,9 @@ func Watch(ctx context.Context, cfg WatchConfig, hup <-chan os.Signal) error {
 	if cfg.Backstop <= 0 {
 		cfg.Backstop = time.Minute
 	}
+	if cfg.Poll <= 0 {
+		cfg.Poll = 10 * time.Second
+	}
 	if cfg.Quiet <= 0 {
 		cfg.Quiet = 300 * time.Millisecond
 	}
@@ -73,7 +81,7 @@ func Watch(ctx context.Context, cfg WatchConfig, hup <-chan os.Signal) error {
 	}
 	exits, err := watch.New()
 	if err != nil {
-		log.Warn("owners' exits are not watched: every pass is the backstop's", "err", err)
+		log.Warn("owners' exits are not watched: a pass every poll instead", "poll", min(cfg.Backstop, cfg.Poll), "err", err)
 	} else {
 		defer exits.Close()
 	}
@@ -88,7 +96,7 @@ func Watch(ctx context.Context, cfg WatchConfig, hup <-chan os.Signal) error {
 			notify("READY=1")
 			ready = true
 		}
-		timer.backstop.Reset(cfg.Backstop)
+		timer.backstop.Reset(w.backstop())
 		timer.minAge(due)
 		trigger, stop := w.wait(ctx, timer, hup)
 		if stop {
@@ -210,6 +218,17 @@ func (w *watcher) pass(ctx context.Context) time.Time {
 	w.notify(fmt.Sprintf("STATUS=pass %d (%s) at %s: %s, %d ended; watching %s",
 		w.passes, trigger, rc.Started.Format("15:04:05"), audit.Plural(len(r.Plan.Items), "finding"), acted, audit.Plural(w.metrics.Owners, "owner")))
 	return r.Due
+}
+
+// backstop is the longest wait before the next pass: Backstop while
+// every owner the last pass named is watched, Poll (if shorter) while
+// some cannot be — exits not to be watched at all, or a watch that
+// failed — since no hint will come for those.
+func (w *watcher) backstop() time.Duration {
+	if w.exits == nil || w.metrics.Unwatched > 0 {
+		return min(w.cfg.Backstop, w.cfg.Poll)
+	}
+	return w.cfg.Backstop
 }
 
 // ended counts the trees a pass ended: killed, or gone before a signal.

@@ -3,6 +3,9 @@ package run
 import (
 	"testing"
 	"time"
+
+	"github.com/orphanreaper/reaper/internal/skips"
+	"github.com/orphanreaper/reaper/platform/watch"
 )
 
 // A user's exits trigger at most three passes in 30 s, and all users'
@@ -38,5 +41,38 @@ func TestHintBudget(t *testing.T) {
 		if !b.allow(0, t0.Add(40*time.Second)) {
 			t.Fatal("control: root's exits were counted against a budget")
 		}
+	}
+}
+
+// While every owner named is watched, the backstop is the longest wait;
+// while some cannot be — no pidfds at all, or a watch that failed — the
+// shorter poll is, since no hint will come for them. The control: a
+// watch with all its owners watched waits the backstop.
+func TestBackstopPollsWhatItCannotWatch(t *testing.T) {
+	cfg := WatchConfig{Backstop: time.Minute, Poll: 10 * time.Second}
+	exits, err := watch.New()
+	if err != nil {
+		skips.Skip(t, "no watching of exits here (pidfd_open or epoll refused): "+err.Error())
+	}
+	defer exits.Close()
+	for _, tt := range []struct {
+		name      string
+		exits     *watch.Exits
+		unwatched int
+		want      time.Duration
+	}{
+		{"all watched (the control)", exits, 0, time.Minute},
+		{"one owner not watched", exits, 1, 10 * time.Second},
+		{"no pidfds", nil, 0, 10 * time.Second},
+	} {
+		w := &watcher{cfg: cfg, exits: tt.exits}
+		w.metrics.Unwatched = tt.unwatched
+		if got := w.backstop(); got != tt.want {
+			t.Errorf("%s: %s, want %s", tt.name, got, tt.want)
+		}
+	}
+	short := &watcher{cfg: WatchConfig{Backstop: 2 * time.Second, Poll: 10 * time.Second}}
+	if got := short.backstop(); got != 2*time.Second {
+		t.Errorf("a backstop under the poll: %s, want it kept", got)
 	}
 }

@@ -45,9 +45,11 @@ decide. What it adds is when:
     an orphan.
 
 An exit is a hint that a pass is due, never a reason to signal. Exits are
-watched by pidfd on Linux and by kqueue on macOS; where neither can be had
-(a kernel before 5.3, a seccomp filter), every pass is the backstop's, and
-the log says so.
+watched by pidfd on Linux and by kqueue on macOS; where they cannot be (a
+kernel before 5.3, a seccomp filter), or an owner's watch fails, a pass
+comes every 10 s instead of every --backstop, and the log and the metrics
+(reaper_watch_owners{watching="false"}, reaper_watch_unwatched_owners) say
+so.
 
 SIGHUP reads the policy again; an invalid one is logged with its file and
 line, and the policy in force is kept. SIGTERM and SIGINT end the watch
