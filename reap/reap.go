@@ -121,6 +121,23 @@ func Execute(ctx context.Context, plan *policy.Plan, snap *platform.Snapshot, op
 		opt.SettleWait = 6 * time.Second
 	}
 	out := make([]Result, len(plan.Items))
+	done := func(i int, t *tree, r Result) {
+		t.close()
+		out[i] = r
+		if opt.OnProgress != nil {
+			opt.OnProgress(Progress{RootPID: t.root, Step: "done", Outcome: r.Outcome, Total: len(r.PIDs)})
+		}
+	}
+	// The trees in their grace, in the order they were sent SIGTERM: the
+	// graces run side by side, so that n trees that ignore SIGTERM cost
+	// one grace, not n (each still gets its whole grace, from its own
+	// SIGTERM).
+	type inGrace struct {
+		i    int
+		t    *tree
+		note string
+	}
+	var graces []inGrace
 	for i, it := range plan.Items {
 		out[i] = Result{Outcome: it.Outcome, Detail: it.Detail, PIDs: it.Finding.PIDs()}
 		if it.Outcome != policy.Planned {
@@ -135,10 +152,15 @@ func Execute(ctx context.Context, plan *policy.Plan, snap *platform.Snapshot, op
 			continue
 		}
 		t := &tree{opt: &opt, snap: snap, item: &plan.Items[i], root: it.Finding.Root.PID, kill: it.Action == policy.Kill}
-		out[i] = t.reap(ctx, it.Finding)
-		if opt.OnProgress != nil {
-			opt.OnProgress(Progress{RootPID: t.root, Step: "done", Outcome: out[i].Outcome, Total: len(out[i].PIDs)})
+		r, note := t.start(ctx, it.Finding)
+		if r != nil {
+			done(i, t, *r)
+			continue
 		}
+		graces = append(graces, inGrace{i, t, note})
+	}
+	for _, g := range graces {
+		done(g.i, g.t, g.t.end(ctx, g.note))
 	}
 	return out
 }
@@ -179,6 +201,7 @@ type tree struct {
 	// scan's table was taken: only one that started since can have been
 	// forked by the tree during its reap.
 	began       uint64
+	termed      time.Time // when SIGTERM was sent: the grace runs from it
 	conf        *kill.Confinement
 	releaseNote string // why a confinement given up was not fully released
 	// apart are the processes below the root the scan found not the
@@ -187,23 +210,39 @@ type tree struct {
 	apart map[int]uint64
 }
 
-func (t *tree) reap(ctx context.Context, f *scan.Finding) Result {
-	defer t.close()
+// start reaps the tree up to its grace: proved handles on every member,
+// the tree stopped, rescanned and confined, then SIGTERM. It returns the
+// result when the reap ended before the grace (refused, gone, a dry run,
+// a kill without SIGTERM), else nil and the notes so far: the tree is in
+// its grace, and end finishes it. The caller closes the tree.
+func (t *tree) start(ctx context.Context, f *scan.Finding) (*Result, string) {
 	t.begin(f)
 	if r := t.openAll(f); r != nil {
-		return *r
+		return r, ""
 	}
 	if t.opt.DryRun {
-		return t.dryRun(f)
+		r := t.dryRun(f)
+		return &r, ""
 	}
 	note, r := t.stop(ctx, f)
 	if r != nil {
-		return *r
+		return r, ""
 	}
-	if !t.kill {
-		if note, r = t.terminate(ctx, note); r != nil {
-			return *r
-		}
+	if t.kill {
+		r := t.finish(note)
+		return &r, ""
+	}
+	if r := t.sigterm(); r != nil {
+		return r, ""
+	}
+	return nil, note
+}
+
+// end waits out what is left of the tree's grace, then finishes its reap.
+func (t *tree) end(ctx context.Context, note string) Result {
+	note, r := t.afterGrace(ctx, note)
+	if r != nil {
+		return *r
 	}
 	return t.finish(note)
 }
@@ -287,20 +326,26 @@ func (t *tree) stop(ctx context.Context, f *scan.Finding) (string, *Result) {
 	return note, nil
 }
 
-// terminate sends SIGTERM and SIGCONT to every member (a stopped process
-// acts on SIGTERM only once continued) and waits out the grace. What
-// outlived it outside a confinement ran during the grace and may have
-// forked: it is stopped again and its new children taken in before
-// SIGKILL (inside one, its forks are there already).
-func (t *tree) terminate(ctx context.Context, note string) (string, *Result) {
+// sigterm sends SIGTERM and SIGCONT to every member (a stopped process
+// acts on SIGTERM only once continued); the grace starts.
+func (t *tree) sigterm() *Result {
 	for _, h := range t.handles {
 		if r, stop := t.send(h, syscall.SIGTERM); stop {
 			t.resume()
-			return "", &r
+			return &r
 		}
 		t.send(h, syscall.SIGCONT)
 	}
-	t.wait(ctx, t.opt.Grace, t.opt.OnProgress)
+	t.termed = time.Now()
+	return nil
+}
+
+// afterGrace waits out what is left of the grace since sigterm. What
+// outlived it outside a confinement ran during the grace and may have
+// forked: it is stopped again and its new children taken in before
+// SIGKILL (inside one, its forks are there already).
+func (t *tree) afterGrace(ctx context.Context, note string) (string, *Result) {
+	t.wait(ctx, time.Until(t.termed.Add(t.opt.Grace)), t.opt.OnProgress)
 	if ctx.Err() != nil {
 		t.release()
 		return "", &Result{Outcome: policy.Failed, Detail: joinNotes(stopped(ctx)+" during grace: SIGTERM sent, the tree continued, not confirmed gone", note, t.releaseNote), PIDs: t.pids()}

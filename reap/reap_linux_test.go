@@ -434,3 +434,69 @@ func TestApartLeftAlone(t *testing.T) {
 	}
 	stillAlive(t, apart)
 }
+
+// Trees that ignore SIGTERM have their graces side by side: every tree is
+// sent SIGTERM before any is sent SIGKILL, so n such trees cost one grace,
+// not n — and each still gets its whole grace, from its own SIGTERM to its
+// first SIGKILL. The control: the three trees outlive a second without
+// the reaper.
+func TestGracesSideBySide(t *testing.T) {
+	var roots []int
+	for range 3 {
+		c := startTree(t, "trap '' TERM; sleep 60 & wait", true)
+		waitMembers(t, c.Process.Pid, 2)
+		roots = append(roots, c.Process.Pid)
+	}
+	stillAlive(t, roots)
+	plan := &policy.Plan{Mode: policy.ModeReap}
+	var s *platform.Snapshot
+	for _, root := range roots {
+		one, snap := planFor(t, root, policy.Terminate)
+		plan.Items = append(plan.Items, one.Items...)
+		s = snap // the last table holds every tree: they all started before it
+	}
+	for k := range plan.Items { // each item's processes as the one table has them
+		f := plan.Items[k].Finding
+		i := s.Index(f.Root.PID)
+		f.Root, f.Members = &s.Procs[i], nil
+		scan.NewTree(s).Walk(i, func(j, depth int) {
+			f.Members = append(f.Members, scan.Member{Proc: &s.Procs[j], Depth: depth})
+		})
+	}
+	rec := &recorder{}
+	res := Execute(context.Background(), plan, s, options(rec))
+	for k, r := range res {
+		if r.Outcome != policy.Killed {
+			t.Errorf("tree %d: %s (%s)", roots[k], r.Outcome, r.Detail)
+		}
+	}
+	lastTERM, firstKILL := -1, len(rec.events)
+	termAt, killAt := map[int]time.Time{}, map[int]time.Time{}
+	for k, e := range rec.events {
+		switch e.Signal {
+		case "SIGTERM":
+			lastTERM = k
+			if _, ok := termAt[e.RootPID]; !ok {
+				termAt[e.RootPID] = e.Time
+			}
+		case "SIGKILL":
+			firstKILL = min(firstKILL, k)
+			if _, ok := killAt[e.RootPID]; !ok {
+				killAt[e.RootPID] = e.Time
+			}
+		}
+	}
+	if lastTERM > firstKILL {
+		t.Errorf("a SIGKILL (event %d) came before the last SIGTERM (event %d): the graces ran one after another", firstKILL, lastTERM)
+	}
+	for _, root := range roots {
+		if g := killAt[root].Sub(termAt[root]); g < time.Second {
+			t.Errorf("tree %d: SIGKILL %s after its SIGTERM, within its 1 s grace", root, g)
+		}
+	}
+	for _, root := range roots {
+		if left := treeOf(t, root); len(left) > 0 {
+			t.Errorf("tree %d: alive after reaping: %v", root, left)
+		}
+	}
+}
