@@ -399,3 +399,58 @@ func TestRealCodexDaemon(t *testing.T) {
 		}
 	}
 }
+
+// TestRealWatchClaudeCode: `reaper watch` against the real Claude Code,
+// as TestRealClaudeCode runs it (detached, two stubborn stdio MCP
+// servers, its turn in flight), with the shipped example policy confined
+// to the test's mark and a backstop of ten minutes: the watch's first pass
+// names the live claude as an owner (its session file), and when claude is
+// SIGKILLed its servers are killed on that hint, owner-dead — long before
+// any backstop. The control: claude SIGKILLed with no watch leaves both
+// servers alive.
+func TestRealWatchClaudeCode(t *testing.T) {
+	mods := requireClients(t)
+	becomeSubreaper(t)
+	start := func(t *testing.T, mark string) (claude int, servers []int) {
+		model := realclients.StartModel(t)
+		home, work := t.TempDir(), t.TempDir()
+		env, _ := realclients.ClaudeSetup(home, work, model.Addr, mark)
+		claude, log := realclients.StartDetached(t, work, env, filepath.Join(mods, "@anthropic-ai", "claude-code-linux-x64", "claude"), "-p", "say hello "+mark)
+		t.Cleanup(func() { realclients.KillOurs(mark) })
+		waitMarked(t, mark, 3, model, log) // claude (its prompt holds the mark) and two servers
+		for _, pid := range realclients.MarkedPIDs(mark) {
+			if pid != claude {
+				servers = append(servers, pid)
+			}
+		}
+		return claude, servers
+	}
+	t.Run("control: no watch", func(t *testing.T) {
+		mark := "cwmark" + strings.ReplaceAll(suiteMark, "-", "x") + "c"
+		claude, servers := start(t, mark)
+		if left := killClient(claude, mark); len(left) != len(servers) {
+			t.Fatalf("control: the stubborn servers did not outlive claude: %v of %v", left, servers)
+		}
+	})
+	t.Run("watch", func(t *testing.T) {
+		mark := "cwmark" + strings.ReplaceAll(suiteMark, "-", "x") + "w"
+		claude, servers := start(t, mark)
+		w := startWatch(t, examplePolicyForTest(t, mark), "--backstop", "10m")
+		for _, pid := range servers {
+			if !alive(pid) {
+				t.Fatalf("the watch's first pass ended server %d of the live claude\n%s\n%s", pid, w.stdout, w.stderr)
+			}
+		}
+		killed := time.Now()
+		syscall.Kill(claude, syscall.SIGKILL)
+		var ws syscall.WaitStatus
+		syscall.Wait4(claude, &ws, 0, nil)
+		waitFor(t, func() bool { return len(realclients.MarkedPIDs(mark)) == 0 }, "claude's servers killed by the watch")
+		t.Logf("claude SIGKILL → its %d servers gone: %s (backstop 10m; the servers ignore SIGTERM, so the policy's grace is in it)", len(servers), time.Since(killed).Round(time.Millisecond))
+		for _, pid := range servers {
+			if !strings.Contains(w.stdout.String(), fmt.Sprintf("tree %d killed", pid)) && !strings.Contains(w.stdout.String(), fmt.Sprintf("tree %d terminated", pid)) {
+				t.Errorf("the watch's lines do not name server %d:\n%s\n%s", pid, w.stdout, w.stderr)
+			}
+		}
+	})
+}
