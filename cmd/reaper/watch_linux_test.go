@@ -115,9 +115,9 @@ func TestWatchOwnerDeath(t *testing.T) {
 		syscall.Kill(owner, syscall.SIGKILL)
 		waitFor(t, func() bool { return !alive(child) }, "the orphan reaped by the watch")
 		t.Logf("owner SIGKILL → its orphan gone: %s (a SIGTERM that ends it at once; backstop 1m)", time.Since(killed).Round(time.Millisecond))
-		if !strings.Contains(w.stdout.String(), fmt.Sprintf("tree %d terminated", child)) {
-			t.Errorf("the watch's lines do not say it:\n%s\n%s", w.stdout, w.stderr)
-		}
+		// The pass writes its line once the tree is confirmed gone, a
+		// moment after the orphan dies.
+		waitFor(t, func() bool { return strings.Contains(w.stdout.String(), fmt.Sprintf("tree %d terminated", child)) }, "the watch's line for the orphan")
 		// The metrics say what triggered the passes, and the reaction.
 		want := []string{`reaper_watch_passes_total{trigger="start"} 1`, `reaper_watch_passes_total{trigger="hint"} 1`,
 			"reaper_watch_reaction_seconds_count 1", `reaper_watch_owners{watching="true"}`}
