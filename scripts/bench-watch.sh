@@ -121,6 +121,7 @@ echo "  reaper reap every 2 s (baseline):  $(stats <"$work/poll.ms")"
 
 echo "idle: $N extra processes, ${SECS}s each"
 setsid sh -c "echo \$\$ > $work/pop; i=0; while [ \$i -lt $N ]; do sleep 3600 & i=\$((i+1)); done; wait" </dev/null >/dev/null 2>&1 &
+disown # teardown ends it: no "Killed" line
 for _ in $(seq 1 200); do [ -s "$work/pop" ] && break; sleep 0.01; done
 groups+=("$(cat "$work/pop")")
 sleep 3
