@@ -116,7 +116,7 @@ func (t *tree) escapees() (string, bool) {
 		case t.groups[p.SID] || t.groups[p.PGID]:
 			found = append(found, p)
 		case p.PPID == t.adopter && t.adopter > 0 && t.adopted != nil && t.adopted[p.PID] != p.StartTicks && !t.member(p) &&
-			p.StartTicks >= t.began && s.UID(p) == t.uid:
+			p.StartTicks >= t.began && s.UID(p) == t.uid && !t.anothersFork(p):
 			// Adopted since the first rescan and started since the scan:
 			// perhaps the tree's fork. One that started before (an
 			// unrelated process of the same user whose parent happened to
@@ -156,6 +156,22 @@ func (t *tree) escapees() (string, bool) {
 		return fmt.Sprintf("%d processes the tree forked while dying found in its sessions and process groups and killed", len(found)), false
 	}
 	return "", false
+}
+
+// anothersFork reports whether p is in a session or process group that
+// another tree of this reap holds whole: that tree's fork, which that
+// tree's own look for escapees deals with, not one this tree may have
+// left.
+func (t *tree) anothersFork(p *platform.Process) bool {
+	if t.reap == nil {
+		return false
+	}
+	for _, o := range *t.reap {
+		if o != t && (o.groups[p.SID] || o.groups[p.PGID]) {
+			return true
+		}
+	}
+	return false
 }
 
 // adoptedBy lists the adopter's children, as s shows them: those adopted

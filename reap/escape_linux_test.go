@@ -311,3 +311,71 @@ func TestAdoptedBeforeTheReapIsNotAnEscapee(t *testing.T) {
 		})
 	}
 }
+
+// With the graces of one reap side by side, one tree's fork while dying
+// is adopted by the adopter another tree shares while that other tree is
+// still being reaped. It is the forking tree's — in the session and group
+// that tree held whole — and that tree kills it; the other tree must not
+// name it as its own possible escapee (which failed it, exit 3, for
+// nothing). Both trees are killed. The control (one tree alone): the same
+// fork, adopted during the quiet tree's reap by the same adopter but in no
+// other tree's group, is named, and the quiet tree fails.
+func TestAnotherTreesForkIsNotAnEscapee(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		together bool
+		want     policy.Outcome
+	}{
+		{"both trees in one reap", true, policy.Killed},
+		{"control: the quiet tree alone", false, policy.Failed},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			quiet := startOrphan(t, `trap "" TERM HUP; exec sleep 60`)
+			forker := startOrphan(t, strings.ReplaceAll(forkOnTermScript, "'", `"`)) // startOrphan quotes with '
+			deadline := time.Now().Add(5 * time.Second)
+			for len(longLived(t, forker)) < 2 {
+				if time.Now().After(deadline) {
+					t.Fatalf("the tree of %d never ran sleep 60", forker)
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			if parentOf(t, quiet) != parentOf(t, forker) {
+				t.Fatalf("the two trees have different adopters: %d, %d", parentOf(t, quiet), parentOf(t, forker))
+			}
+			opt := options(&recorder{})
+			opt.Grace = 2 * time.Second
+			opt.confine = noConfine
+			if tt.together {
+				plan, s := planForAll(t, quiet, forker)
+				res := Execute(context.Background(), plan, s, opt)
+				for k, r := range res {
+					if r.Outcome != tt.want {
+						t.Errorf("tree %d: %s (%s), want %s", plan.Items[k].Finding.Root.PID, r.Outcome, r.Detail, tt.want)
+					}
+				}
+				waitGroupEmpty(t, forker) // its fork too, by the forker's own look
+				return
+			}
+			plan, s := planFor(t, quiet, policy.Terminate)
+			go func() { // the forker dies, forking, inside the quiet tree's grace
+				time.Sleep(500 * time.Millisecond)
+				syscall.Kill(forker, syscall.SIGTERM)
+			}()
+			res := Execute(context.Background(), plan, s, opt)
+			if res[0].Outcome != tt.want || !strings.Contains(res[0].Detail, "it may have been forked by the tree") {
+				t.Errorf("the quiet tree: %s (%s), want %s naming the fork", res[0].Outcome, res[0].Detail, tt.want)
+			}
+			syscall.Kill(-forker, syscall.SIGKILL) // the group the forker leads (setsid), its fork in it
+		})
+	}
+}
+
+// parentOf is pid's parent.
+func parentOf(t *testing.T, pid int) int {
+	t.Helper()
+	p, err := platform.ReadStat(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p.PPID
+}

@@ -138,6 +138,7 @@ func Execute(ctx context.Context, plan *policy.Plan, snap *platform.Snapshot, op
 		note string
 	}
 	var graces []inGrace
+	var trees []*tree // this reap's, each naming the others' forks as theirs
 	for i, it := range plan.Items {
 		out[i] = Result{Outcome: it.Outcome, Detail: it.Detail, PIDs: it.Finding.PIDs()}
 		if it.Outcome != policy.Planned {
@@ -151,7 +152,8 @@ func Execute(ctx context.Context, plan *policy.Plan, snap *platform.Snapshot, op
 			out[i] = Result{Outcome: policy.Failed, Detail: stopped(ctx) + " before this tree: nothing signalled", PIDs: out[i].PIDs}
 			continue
 		}
-		t := &tree{opt: &opt, snap: snap, item: &plan.Items[i], root: it.Finding.Root.PID, kill: it.Action == policy.Kill}
+		t := &tree{opt: &opt, snap: snap, item: &plan.Items[i], root: it.Finding.Root.PID, kill: it.Action == policy.Kill, reap: &trees}
+		trees = append(trees, t)
 		r, note := t.start(ctx, it.Finding)
 		if r != nil {
 			done(i, t, *r)
@@ -200,8 +202,12 @@ type tree struct {
 	// began is the start (StartTicks) of a process that started as the
 	// scan's table was taken: only one that started since can have been
 	// forked by the tree during its reap.
-	began       uint64
-	termed      time.Time // when SIGTERM was sent: the grace runs from it
+	began  uint64
+	termed time.Time // when SIGTERM was sent: the grace runs from it
+	// reap is every tree of this reap: with their graces side by side,
+	// another's fork while dying may be adopted by the same adopter in
+	// this tree's window, and its session or group says whose it is.
+	reap        *[]*tree
 	conf        *kill.Confinement
 	releaseNote string // why a confinement given up was not fully released
 	// apart are the processes below the root the scan found not the

@@ -120,6 +120,30 @@ func planFor(t *testing.T, pid int, action policy.Action) (*policy.Plan, *platfo
 		Action: action, Outcome: policy.Planned}}}, s
 }
 
+// planForAll makes a plan with one item per root, each terminating the
+// tree rooted there, from one table.
+func planForAll(t *testing.T, roots ...int) (*policy.Plan, *platform.Snapshot) {
+	t.Helper()
+	plan := &policy.Plan{Mode: policy.ModeReap}
+	var s *platform.Snapshot
+	for _, root := range roots {
+		one, snap := planFor(t, root, policy.Terminate)
+		plan.Items = append(plan.Items, one.Items...)
+		s = snap // the last table holds every tree: they all started before it
+	}
+	for k := range plan.Items { // each item's processes as the one table has them
+		f := plan.Items[k].Finding
+		i := s.Index(f.Root.PID)
+		f.Root, f.Members = &s.Procs[i], nil
+		scan.NewTree(s).Walk(i, func(j, depth int) {
+			if !s.Procs[j].Zombie() {
+				f.Members = append(f.Members, scan.Member{Proc: &s.Procs[j], Depth: depth})
+			}
+		})
+	}
+	return plan, s
+}
+
 type recorder struct {
 	mu     sync.Mutex
 	events []Event
@@ -448,21 +472,7 @@ func TestGracesSideBySide(t *testing.T) {
 		roots = append(roots, c.Process.Pid)
 	}
 	stillAlive(t, roots)
-	plan := &policy.Plan{Mode: policy.ModeReap}
-	var s *platform.Snapshot
-	for _, root := range roots {
-		one, snap := planFor(t, root, policy.Terminate)
-		plan.Items = append(plan.Items, one.Items...)
-		s = snap // the last table holds every tree: they all started before it
-	}
-	for k := range plan.Items { // each item's processes as the one table has them
-		f := plan.Items[k].Finding
-		i := s.Index(f.Root.PID)
-		f.Root, f.Members = &s.Procs[i], nil
-		scan.NewTree(s).Walk(i, func(j, depth int) {
-			f.Members = append(f.Members, scan.Member{Proc: &s.Procs[j], Depth: depth})
-		})
-	}
+	plan, s := planForAll(t, roots...)
 	rec := &recorder{}
 	res := Execute(context.Background(), plan, s, options(rec))
 	for k, r := range res {
