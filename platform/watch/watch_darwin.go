@@ -19,7 +19,7 @@ import (
 // vetted for darwin here; not yet run on a Mac.
 type Exits struct {
 	kq int
-	c  chan Target
+	exits
 
 	mu    sync.Mutex
 	pids  map[int]Target // watched pid → what it watches
@@ -42,13 +42,10 @@ func New() (*Exits, error) {
 		unix.Close(kq)
 		return nil, fmt.Errorf("kevent EVFILT_USER: %w", err)
 	}
-	e := &Exits{kq: kq, c: make(chan Target, 64), pids: map[int]Target{}, done: make(chan struct{})}
+	e := &Exits{kq: kq, exits: newExits(), pids: map[int]Target{}, done: make(chan struct{})}
 	go e.read()
 	return e, nil
 }
-
-// C receives each watched process that exits.
-func (e *Exits) C() <-chan Target { return e.c }
 
 // Len is how many processes are watched.
 func (e *Exits) Len() int {
@@ -62,10 +59,7 @@ func (e *Exits) Len() int {
 // checked after the add. A target already gone is reported on C at once.
 // It returns how many could not be watched for another reason.
 func (e *Exits) Set(targets []Target) int {
-	want := map[Target]bool{}
-	for _, t := range targets {
-		want[t] = true
-	}
+	want := wanted(targets)
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for pid, t := range e.pids {
@@ -112,15 +106,6 @@ func (e *Exits) delete(pid int) {
 func (e *Exits) drop(pid int) {
 	e.delete(pid)
 	delete(e.pids, pid)
-}
-
-// exited sends t on C without waiting: a full channel already holds
-// hints enough for a pass.
-func (e *Exits) exited(t Target) {
-	select {
-	case e.c <- t:
-	default:
-	}
 }
 
 // read waits for exits until Close.

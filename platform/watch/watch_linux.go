@@ -15,7 +15,7 @@ import (
 type Exits struct {
 	ep   int
 	wake int // an eventfd that ends the reading goroutine
-	c    chan Target
+	exits
 
 	mu    sync.Mutex
 	fds   map[Target]int // watched → its pidfd
@@ -47,13 +47,10 @@ func New() (*Exits, error) {
 		unix.Close(wake)
 		return nil, fmt.Errorf("epoll_ctl: %w", err)
 	}
-	e := &Exits{ep: ep, wake: wake, c: make(chan Target, 64), fds: map[Target]int{}, pids: map[int]Target{}, done: make(chan struct{})}
+	e := &Exits{ep: ep, wake: wake, exits: newExits(), fds: map[Target]int{}, pids: map[int]Target{}, done: make(chan struct{})}
 	go e.read()
 	return e, nil
 }
-
-// C receives each watched process that exits.
-func (e *Exits) C() <-chan Target { return e.c }
 
 // Len is how many processes are watched.
 func (e *Exits) Len() int {
@@ -69,10 +66,7 @@ func (e *Exits) Len() int {
 // may have come between the scan and the open. It returns how many could
 // not be watched for another reason.
 func (e *Exits) Set(targets []Target) int {
-	want := map[Target]bool{}
-	for _, t := range targets {
-		want[t] = true
-	}
+	want := wanted(targets)
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for t, fd := range e.fds {
@@ -115,15 +109,6 @@ func (e *Exits) drop(fd int) {
 	unix.Close(fd)
 	delete(e.fds, e.pids[fd])
 	delete(e.pids, fd)
-}
-
-// exited sends t on C without waiting: a full channel already holds
-// hints enough for a pass.
-func (e *Exits) exited(t Target) {
-	select {
-	case e.c <- t:
-	default:
-	}
 }
 
 // read waits for exits until Close.
