@@ -48,6 +48,13 @@ type ReapConfig struct {
 	Metrics func(r *Reaped) *audit.WatchMetrics
 }
 
+// DefaultTimeout bounds a reap under pol when no --timeout says: room for
+// its trees' graces (side by side, with their stops and rescans) and
+// their confirmation.
+func DefaultTimeout(pol *policy.Policy) time.Duration {
+	return 3*pol.Defaults.Grace + 30*time.Second
+}
+
 // ErrReapFixture refuses a reap of a fixture's table: its pids are not
 // this machine's processes.
 var ErrReapFixture = errors.New("--proc is for scan only: reap acts on the live process table, never on a fixture's facts")

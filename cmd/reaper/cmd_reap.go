@@ -109,7 +109,7 @@ func runReap(ctx context.Context, opts *reapOptions, g *globalOptions) error {
 	}
 	timeout := opts.timeout
 	if timeout <= 0 {
-		timeout = 3*pol.Defaults.Grace + 30*time.Second
+		timeout = run.DefaultTimeout(pol)
 	}
 	ctx, cancel := context.WithDeadline(ctx, started.Add(timeout))
 	defer cancel()

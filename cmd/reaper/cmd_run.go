@@ -118,7 +118,7 @@ func reapAdopted(base *policy.Policy, opts *runOptions, g *globalOptions) error 
 	pol.Subreapers = append(append([]policy.Subreaper{}, base.Subreapers...), policy.Subreaper{Subreaper: scan.Subreaper{Cmdline: self}})
 	pol.Rules = []policy.Rule{{Name: "run-leftover", Action: policy.Terminate,
 		When: []scan.Reason{scan.Reparented, scan.OwnerDead, scan.RunDone, scan.SessionEnded, scan.Untracked}}}
-	timeout := 3*pol.Defaults.Grace + 30*time.Second
+	timeout := run.DefaultTimeout(&pol)
 	started := time.Now()
 	ctx, cancel := context.WithDeadline(context.Background(), started.Add(timeout))
 	defer cancel()

@@ -96,7 +96,7 @@ func runWatch(ctx context.Context, opts *watchOptions, g *globalOptions) error {
 	}
 	timeout := opts.timeout
 	if timeout <= 0 {
-		timeout = 3*pol.Defaults.Grace + 30*time.Second
+		timeout = run.DefaultTimeout(pol)
 	}
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
