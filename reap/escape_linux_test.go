@@ -33,15 +33,20 @@ const forkOnTermScript = "trap '' HUP; trap '(exec sleep 60) & exit 0' TERM; (tr
 func startForkOnTerm(t *testing.T) int {
 	t.Helper()
 	cmd := startTree(t, forkOnTermScript, true)
-	pgid := cmd.Process.Pid
+	waitSleeping(t, cmd.Process.Pid)
+	return cmd.Process.Pid
+}
+
+// waitSleeping waits until the tree of pid runs "sleep 60".
+func waitSleeping(t *testing.T, pid int) {
+	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
-	for len(longLived(t, pgid)) < 2 {
+	for len(longLived(t, pid)) < 2 {
 		if time.Now().After(deadline) {
-			t.Fatalf("the tree of %d never ran sleep 60", pgid)
+			t.Fatalf("the tree of %d never ran sleep 60", pid)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	return pgid
 }
 
 // waitNewInGroup polls until the group holds a live process not in before.
@@ -332,13 +337,7 @@ func TestAnotherTreesForkIsNotAnEscapee(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			quiet := startOrphan(t, `trap "" TERM HUP; exec sleep 60`)
 			forker := startOrphan(t, strings.ReplaceAll(forkOnTermScript, "'", `"`)) // startOrphan quotes with '
-			deadline := time.Now().Add(5 * time.Second)
-			for len(longLived(t, forker)) < 2 {
-				if time.Now().After(deadline) {
-					t.Fatalf("the tree of %d never ran sleep 60", forker)
-				}
-				time.Sleep(5 * time.Millisecond)
-			}
+			waitSleeping(t, forker)
 			if parentOf(t, quiet) != parentOf(t, forker) {
 				t.Fatalf("the two trees have different adopters: %d, %d", parentOf(t, quiet), parentOf(t, forker))
 			}
