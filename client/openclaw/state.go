@@ -144,7 +144,7 @@ type gatewayLock struct {
 	CreatedAt time.Time `json:"createdAt"`
 	// StartTime is field 22 of the gateway's /proc/PID/stat (Linux only).
 	StartTime *uint64 `json:"startTime"`
-	StateDir  string  `json:"statedir.Dir"`
+	StateDir  string  `json:"stateDir"`
 	Role      string  `json:"role"`
 }
 

@@ -143,7 +143,7 @@ func TestReadOpenClawLocks(t *testing.T) {
 		locks := filepath.Join(dir, "tmp", "openclaw-"+strconv.Itoa(uid))
 		write := func(name string, pid int, created time.Time, start int) {
 			b, _ := json.Marshal(map[string]any{"pid": pid, "createdAt": created.Format(time.RFC3339Nano),
-				"configPath": dir + "/openclaw.json", "startTime": start, "role": "gateway", "statedir.Dir": dir})
+				"configPath": dir + "/openclaw.json", "startTime": start, "role": "gateway", "stateDir": dir})
 			os.MkdirAll(locks, 0o700)
 			// 2026.9.6 pads its locks with a long whitespace tail.
 			if err := os.WriteFile(filepath.Join(locks, name), append(b, []byte(strings.Repeat(" ", 4000)+"\n")...), 0o600); err != nil {
@@ -161,7 +161,7 @@ func TestReadOpenClawLocks(t *testing.T) {
 	t.Run("a lock of another state dir or role is not this dir's gateway", func(t *testing.T) {
 		dir := genB(t)
 		writeJSON(t, filepath.Join(dir, "gateway.1a2b3c4d.lock"), map[string]any{
-			"pid": 4242, "createdAt": lockTime.Format(time.RFC3339), "statedir.Dir": "/elsewhere"})
+			"pid": 4242, "createdAt": lockTime.Format(time.RFC3339), "stateDir": "/elsewhere"})
 		writeJSON(t, filepath.Join(dir, "state", "gateway.state.lock"), map[string]any{
 			"pid": 4343, "createdAt": lockTime.Format(time.RFC3339), "role": "sqlite-maintenance"})
 		ls, _ := Read(dir, boot)
@@ -243,7 +243,7 @@ func genC(t *testing.T, dir string) *sql.DB {
 func TestReadOpenClawGenCWhileOpen(t *testing.T) {
 	dir := t.TempDir()
 	writeJSON(t, filepath.Join(dir, "state", "gateway.state.lock"), map[string]any{
-		"pid": 4242, "createdAt": lockTime.Format(time.RFC3339), "startTime": 720000, "role": "gateway", "statedir.Dir": dir})
+		"pid": 4242, "createdAt": lockTime.Format(time.RFC3339), "startTime": 720000, "role": "gateway", "stateDir": dir})
 	db := genC(t, dir)
 	// The rows live only in the WAL: the writer is open and never checkpointed.
 	if fi, err := os.Stat(filepath.Join(dir, "state", "openclaw.sqlite-wal")); err != nil || fi.Size() == 0 {
