@@ -156,7 +156,11 @@ func (b *hintBudget) allow(uid uint32, now time.Time) bool {
 		}
 	}
 	if len(recent) >= perUID || now.Sub(b.last) < userGap {
-		b.byUID[uid] = recent
+		if len(recent) == 0 {
+			delete(b.byUID, uid) // a refused exit is not counted: no entry for it
+		} else {
+			b.byUID[uid] = recent
+		}
 		return false
 	}
 	b.byUID[uid] = append(recent, now)
