@@ -43,6 +43,10 @@ type ReapConfig struct {
 	// before planning: `reaper run` reaps what its command left, nothing
 	// else of the host's.
 	Only func(f *scan.Finding) bool
+	// Watching: the reap is a watch's pass, which wants the owners to
+	// watch and the next min_age (Reaped.Watch, Reaped.Due); a reap of its
+	// own does not look for them.
+	Watching bool
 	// Metrics, when set, is asked at the end of the reap, with its
 	// outcomes in, for what the metrics file adds (a watch's counts).
 	Metrics func(r *Reaped) *audit.WatchMetrics
@@ -68,7 +72,8 @@ type Reaped struct {
 	Signals []audit.Record
 	// Watch are the live owners the pass's evidence named, whose exit is
 	// when their trees become orphans; Due is when the next tree the pass
-	// saw reaches a min_age (zero: none). A watch uses both.
+	// saw reaches a min_age (zero: none). Set for a watch's pass alone
+	// (ReapConfig.Watching).
 	Watch []watch.Target
 	Due   time.Time
 }
@@ -130,8 +135,10 @@ func Reap(ctx context.Context, cfg ReapConfig) (*Reaped, error) {
 		OnSignal:   func(e reap.Event) { events = append(events, e) },
 		OnProgress: cfg.OnProgress,
 	})
-	out := &Reaped{Report: rep, Plan: plan, Results: results, Signals: signalRecords(events),
-		Watch: watchTargets(t, cfg.Clients), Due: nextDue(t, pol, time.Now())}
+	out := &Reaped{Report: rep, Plan: plan, Results: results, Signals: signalRecords(events)}
+	if cfg.Watching {
+		out.Watch, out.Due = watchTargets(t, cfg.Clients), nextDue(t, pol, time.Now())
+	}
 	out.fillIn(pol, t)
 	if err := out.record(cfg); err != nil {
 		return nil, err

@@ -186,6 +186,7 @@ func (w *watcher) pass(ctx context.Context) time.Time {
 	w.passes++
 	w.metrics.Passes[trigger]++
 	rc := w.cfg.ReapConfig
+	rc.Watching = true
 	rc.Started = time.Now()
 	// Asked as the pass records, its outcomes in: the owners its evidence
 	// named are watched from here, and the metrics say so.
