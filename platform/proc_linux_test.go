@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -153,16 +154,35 @@ func TestReadSnapshotMissingRoot(t *testing.T) {
 	}
 }
 
+// startExeced starts child and returns once its new image is laid out.
+// exec.Cmd.Start returns when execve has closed the close-on-exec pipe it
+// watches, which the kernel does before it writes the new argv and
+// environment (fs/binfmt_elf.c: begin_new_exec, then create_elf_tables);
+// a read in between finds both empty.
+func startExeced(t *testing.T, child *exec.Cmd) {
+	t.Helper()
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { child.Process.Kill(); child.Wait() })
+	path := DefaultProcRoot + "/" + strconv.Itoa(child.Process.Pid) + "/cmdline"
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		if b, err := os.ReadFile(path); err == nil && len(b) > 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("pid %d: no command line after 10 s", child.Process.Pid)
+		}
+	}
+}
+
 // KeepEnv keeps only the named variables of the environments read; a
 // lookup of another name reads the environment again and still answers
 // right. The control: without KeepEnv the whole environment is kept.
 func TestKeepEnv(t *testing.T) {
 	child := exec.Command("sleep", "60")
 	child.Env = []string{"REAPER_KEEP_A=kept", "REAPER_KEEP_B=not kept", "PATH=/usr/bin:/bin"}
-	if err := child.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { child.Process.Kill(); child.Wait() })
+	startExeced(t, child)
 	for _, keep := range []bool{false, true} {
 		s, err := ReadSnapshot(DefaultProcRoot)
 		if err != nil {
@@ -191,10 +211,7 @@ func TestKeepEnv(t *testing.T) {
 func TestDropDetails(t *testing.T) {
 	child := exec.Command("sleep", "60")
 	child.Env = []string{"REAPER_KEEP_A=kept"}
-	if err := child.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { child.Process.Kill(); child.Wait() })
+	startExeced(t, child)
 	s, err := ReadSnapshot(DefaultProcRoot)
 	if err != nil {
 		t.Fatal(err)
@@ -240,10 +257,7 @@ func TestDetailsReadUpToTheBound(t *testing.T) {
 			// A shell that waits: its extra arguments are $0, $1, ….
 			child := exec.Command("sh", append([]string{"-c", "sleep 60; :"}, tt.args...)...)
 			child.Env = tt.env
-			if err := child.Start(); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { child.Process.Kill(); child.Wait() })
+			startExeced(t, child)
 			s, err := ReadSnapshot(DefaultProcRoot)
 			if err != nil {
 				t.Fatal(err)
@@ -262,6 +276,41 @@ func TestDetailsReadUpToTheBound(t *testing.T) {
 			v, ok := s.Getenv(p, "REAPER_MARK")
 			if ok != tt.marker || ok && v != "12345" {
 				t.Errorf("REAPER_MARK = %q %v, want found %v (whole, never cut short)", v, ok, tt.marker)
+			}
+		})
+	}
+}
+
+// A process whose command line reads empty, and which is neither a kernel
+// thread nor a zombie, was caught in the middle of execve or while
+// exiting: nothing it holds was seen, and it says so. The controls: the
+// same process with its command line, and a zombie, say nothing.
+func TestEmptyCommandLineIsReadInPart(t *testing.T) {
+	root := t.TempDir()
+	if err := os.CopyFS(root, os.DirFS(fixtureRoot)); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name    string
+		pid     int
+		cmdline string
+		want    string
+	}{
+		{"mid-exec", 600, "", "its command line and environment read empty (it was in the middle of execve, or exiting)"},
+		{"whole (control)", 600, "/bin/bash\x00-c\x00npm test\x00", ""},
+		{"zombie (control)", 202, "", ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := os.WriteFile(root+"/"+strconv.Itoa(tt.pid)+"/cmdline", []byte(tt.cmdline), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			s, err := ReadSnapshot(root)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			if got := s.ReadInPart(s.Get(tt.pid)); got != tt.want {
+				t.Errorf("ReadInPart = %q, want %q", got, tt.want)
 			}
 		})
 	}

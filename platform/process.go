@@ -106,7 +106,7 @@ func (c Cgroup) Path() string {
 }
 
 // detail names one on-demand file.
-type detail uint8
+type detail uint16
 
 const (
 	detailCmdline detail = 1 << iota
@@ -122,6 +122,12 @@ const (
 	// read (ReadInPart).
 	cmdlineInPart
 	environInPart
+	// cmdlineEmpty marks a command line read whole and empty from a
+	// process that is neither a kernel thread nor a zombie: one between
+	// execve's point of no return and the new image's stack being laid out,
+	// or past exit_mm while it exits. Its environment read empty too, so
+	// nothing it holds was seen (ReadInPart).
+	cmdlineEmpty
 )
 
 // MaxDetail bounds what is read of one process's command line or
@@ -414,7 +420,7 @@ func (s *Snapshot) DropDetails(keep func(p *Process) bool) {
 			continue
 		}
 		p.details = nil
-		p.loaded &^= detailCmdline | detailEnviron | detailCgroup | detailStdio | environDenied | cmdlineInPart | environInPart
+		p.loaded &^= detailCmdline | detailEnviron | detailCgroup | detailStdio | environDenied | cmdlineInPart | environInPart | cmdlineEmpty
 	}
 }
 
@@ -660,7 +666,9 @@ func (s *Snapshot) Prefetch(procs []*Process) {
 						continue
 					}
 					b, err := r.read(p.PID, d)
-					b = p.capped(b, d)
+					if err == nil {
+						b = p.capped(b, d)
+					}
 					if err != nil && !isGone(err) {
 						warnings[w] = append(warnings[w], err.Error())
 						if d == detailEnviron {
@@ -707,11 +715,14 @@ func (s *Snapshot) raw(p *Process, d detail) []byte {
 }
 
 // capped is b cut to MaxDetail (capDetail), marking p's detail d read in
-// part when it was cut.
+// part when it was cut, and p's command line empty when it read so.
 func (p *Process) capped(b []byte, d detail) []byte {
 	b, cut := capDetail(b, d)
 	if cut {
 		p.loaded |= inPart(d)
+	}
+	if d == detailCmdline && len(b) == 0 {
+		p.loaded |= cmdlineEmpty
 	}
 	return b
 }
@@ -731,6 +742,13 @@ func (s *Snapshot) ReadInPart(p *Process) string {
 		return fmt.Sprintf("its environment is longer than %d KiB and was read in part", MaxDetail>>10)
 	case cmdlineInPart | environInPart:
 		return fmt.Sprintf("its command line and environment are longer than %d KiB and were read in part", MaxDetail>>10)
+	}
+	if p.loaded&cmdlineEmpty != 0 {
+		// The kernel lays out the new image's argv and environment after
+		// execve has closed the caller's close-on-exec files
+		// (fs/binfmt_elf.c: begin_new_exec, then create_elf_tables), and
+		// drops them at exit_mm: in between both read empty.
+		return "its command line and environment read empty (it was in the middle of execve, or exiting)"
 	}
 	return ""
 }

@@ -414,7 +414,12 @@ func exampleCalls(mark string) []map[string]any {
 	return []map[string]any{
 		{"command": "sleep 600; : bg-" + mark, "background": true},
 		{"command": "trap '' HUP; sleep 600; : pty-" + mark, "pty": true, "background": true},
-		{"command": "(setsid nohup bash -c 'sleep 600; : daemon-" + mark + "' >/dev/null 2>&1 &)"},
+		// The second after the fork lets setsid(1) leave the command's
+		// process group before the command ends: OpenClaw signals that
+		// group when a command ends, and a daemon still in it dies with it
+		// (twice in CI, service mode, where no shell snapshot is sourced
+		// first to give setsid the time).
+		{"command": "(setsid nohup bash -c 'sleep 600; : daemon-" + mark + "' >/dev/null 2>&1 &); sleep 1"},
 	}
 }
 
