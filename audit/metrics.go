@@ -124,6 +124,11 @@ type WatchMetrics struct {
 	// counts them.
 	Reaction      time.Duration
 	ReactionCount uint64
+	// StateReads counts the state dirs passes read, StateReused those a
+	// pass took as the previous one read them (gather.Cache).
+	StateReads, StateReused uint64
+	// Dirs is how many state dirs are watched for new owners' files.
+	Dirs int
 }
 
 func (w *WatchMetrics) write(b *bytes.Buffer) {
@@ -145,4 +150,8 @@ func (w *WatchMetrics) write(b *bytes.Buffer) {
 	fmt.Fprintf(b, "# HELP %s %s\n# TYPE %s summary\n", "reaper_watch_reaction_seconds", "From an owner's exit to the end of the pass that ended a tree it left (hint passes).", "reaper_watch_reaction_seconds")
 	fmt.Fprintf(b, "reaper_watch_reaction_seconds_sum %g\n", w.Reaction.Seconds())
 	fmt.Fprintf(b, "reaper_watch_reaction_seconds_count %d\n", w.ReactionCount)
+	fmt.Fprintf(b, "# HELP %s %s\n# TYPE %s gauge\n", "reaper_watch_dirs", "Clients' dirs reaper watch watches for a new owner's file (inotify; 0 where it cannot).", "reaper_watch_dirs")
+	fmt.Fprintf(b, "reaper_watch_dirs %d\n", w.Dirs)
+	counter("reaper_watch_state_dirs_total", "Clients' state dirs passes went through: read (a reader child as root, for another user's), or reused as an earlier pass read them (a user none of whose trees the pass could act on).")
+	writeCounts(b, "reaper_watch_state_dirs_total", map[string]int{labels("how", "read"): int(w.StateReads), labels("how", "reused"): int(w.StateReused)})
 }

@@ -30,6 +30,11 @@ type Info struct {
 	// keeps them (comm: at most 15 bytes, "openclaw-gatewa"): such a
 	// process names its state dir in its environment wherever it runs.
 	Comms []string
+	// Announce are the dirs below a state dir where the client makes a
+	// file when an owner starts (Claude Code's sessions/<pid>.json): a
+	// watch takes a new entry there as a hint that the user's state names
+	// a new owner to watch.
+	Announce []string
 }
 
 // Places says where a client keeps its state.

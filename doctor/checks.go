@@ -110,16 +110,24 @@ func stateDirsCheck(dirs []gather.DirRead, uid uint32) audit.Check {
 	sort.SliceStable(dirs, func(i, j int) bool { return dirs[i].UID < dirs[j].UID })
 	users := map[uint32]bool{}
 	var failed []string
+	skipped := 0
 	for _, r := range dirs {
 		users[r.UID] = true
 		line := fmt.Sprintf("%s %s of %s: read", r.Client, r.Path, policy.UserText(r.UID))
-		if r.Err != "" {
+		switch {
+		case r.Skipped != "":
+			line = fmt.Sprintf("%s %s of %s: %s", r.Client, r.Path, policy.UserText(r.UID), r.Skipped)
+			skipped++
+		case r.Err != "":
 			line = fmt.Sprintf("%s %s of %s: %s", r.Client, r.Path, policy.UserText(r.UID), r.Err)
 			failed = append(failed, policy.UserText(r.UID))
 		}
 		c.Details = append(c.Details, line)
 	}
 	c.Summary = fmt.Sprintf("%s of %s, each read as its owner", audit.Plural(len(dirs), "state dir"), audit.Plural(len(users), "user"))
+	if skipped > 0 {
+		c.Summary += fmt.Sprintf("; %d not read, their users owning no process", skipped)
+	}
 	if len(failed) > 0 {
 		c.Status = audit.CheckWarn
 		c.Summary = fmt.Sprintf("%d of %s could not be read: the trees of %s are held back (never signalled) while so",

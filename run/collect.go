@@ -27,6 +27,12 @@ type Config struct {
 	Ledgers []string
 	// Discover: read the clients' state dirs found (on the live table).
 	Discover bool
+	// EveryUser: read the state of users who own no process in the table
+	// too (gather.Options.EveryUser).
+	EveryUser bool
+	// Cache keeps the state dirs' reads between a watch's passes
+	// (gather.Cache); nil reads them all.
+	Cache *gather.Cache
 	// Advise: the report shows advice, and the scan takes its second's
 	// look at the MCP pools of live gateways for it.
 	Advise bool
@@ -118,7 +124,8 @@ func collect(ctx context.Context, cfg Config) (*Table, error) {
 		procRoot = platform.DefaultProcRoot
 	}
 	pol := cfg.Policy
-	opts := gather.Options{Named: cfg.Ledgers, Discover: cfg.Discover && procRoot == platform.DefaultProcRoot, Clients: cfg.Clients}
+	opts := gather.Options{Named: cfg.Ledgers, Discover: cfg.Discover && procRoot == platform.DefaultProcRoot, Clients: cfg.Clients,
+		EveryUser: cfg.EveryUser, Cache: cfg.Cache}
 	for _, o := range pol.Owners {
 		for _, path := range o.Ledger {
 			opts.OwnerLedgers = append(opts.OwnerLedgers, gather.ExpandHome(path))
@@ -136,7 +143,7 @@ func collect(ctx context.Context, cfg Config) (*Table, error) {
 	}
 	// The homes' state does not depend on the table: read it while the
 	// table is scanned.
-	pending.Start()
+	pending.Start(snap)
 	// Of the environments read, keep what the policy, the scan and the
 	// clients' adapters look up.
 	snap.KeepEnv(append(pol.EnvNames(), cfg.Clients.EnvNames()...))

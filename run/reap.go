@@ -76,6 +76,9 @@ type Reaped struct {
 	// (ReapConfig.Watching).
 	Watch []watch.Target
 	Due   time.Time
+	// WatchDirs are the dirs of the clients' state where a new entry
+	// announces a new owner (client.Info.Announce), for a watch's pass.
+	WatchDirs []watch.Dir
 }
 
 // Reap is one reap, in order: take the lock, collect, plan, re-read the
@@ -138,6 +141,7 @@ func Reap(ctx context.Context, cfg ReapConfig) (*Reaped, error) {
 	out := &Reaped{Report: rep, Plan: plan, Results: results, Signals: signalRecords(events)}
 	if cfg.Watching {
 		out.Watch, out.Due = watchTargets(t, cfg.Clients), nextDue(t, pol, time.Now())
+		out.WatchDirs = announceDirs(t, cfg.Clients)
 	}
 	out.fillIn(pol, t)
 	if err := out.record(cfg); err != nil {

@@ -6,12 +6,15 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/orphanreaper/reaper/audit"
 	"github.com/orphanreaper/reaper/client"
+	"github.com/orphanreaper/reaper/platform"
 	"github.com/orphanreaper/reaper/platform/watch"
 	"github.com/orphanreaper/reaper/policy"
+	"github.com/orphanreaper/reaper/run/gather"
 )
 
 // WatchConfig is `reaper watch`: passes that are each exactly the reap
@@ -85,7 +88,13 @@ func Watch(ctx context.Context, cfg WatchConfig, hup <-chan os.Signal) error {
 	} else {
 		defer exits.Close()
 	}
-	w := &watcher{cfg: cfg, exits: exits, log: log, notify: notify,
+	dirs, err := watch.NewDirs()
+	if err != nil {
+		log.Warn("clients' state dirs are not watched: a new session's owner is watched from the next pass", "err", err)
+	} else {
+		defer dirs.Close()
+	}
+	w := &watcher{cfg: cfg, exits: exits, dirs: dirs, log: log, notify: notify, state: gather.NewCache(),
 		metrics: audit.WatchMetrics{Passes: map[string]uint64{}, Watching: exits != nil}}
 
 	ready := false
@@ -111,6 +120,7 @@ func Watch(ctx context.Context, cfg WatchConfig, hup <-chan os.Signal) error {
 type watcher struct {
 	cfg     WatchConfig
 	exits   *watch.Exits // nil: no pidfds, the backstop alone
+	dirs    *watch.Dirs  // nil: no inotify, new owners from the next pass
 	log     *slog.Logger
 	notify  func(string)
 	trigger string
@@ -119,6 +129,8 @@ type watcher struct {
 	// firstHint is when the first owner's exit a hint pass passes on came.
 	firstHint time.Time
 	metrics   audit.WatchMetrics
+	// state keeps the state dirs' reads from pass to pass.
+	state *gather.Cache
 }
 
 // What the exits of users' processes may cost: any user can title a
@@ -185,8 +197,14 @@ func (w *watcher) pass(ctx context.Context) time.Time {
 	}
 	w.passes++
 	w.metrics.Passes[trigger]++
+	if trigger != TriggerHint && trigger != TriggerMinAge {
+		// The first pass, the backstop and a reload read every user's
+		// state: a change no hint announced is seen within a backstop.
+		w.state.Refresh()
+	}
 	rc := w.cfg.ReapConfig
 	rc.Watching = true
+	rc.Cache = w.state
 	rc.Started = time.Now()
 	// Asked as the pass records, its outcomes in: the owners its evidence
 	// named are watched from here, and the metrics say so.
@@ -202,6 +220,11 @@ func (w *watcher) pass(ctx context.Context) time.Time {
 			}
 			w.metrics.Owners, w.metrics.Unwatched = w.exits.Len(), failed
 		}
+		if w.dirs != nil {
+			w.dirs.Set(r.WatchDirs)
+			w.metrics.Dirs = w.dirs.Len()
+		}
+		w.metrics.StateReads, w.metrics.StateReused = w.state.Counts()
 		m := w.metrics
 		return &m
 	}
@@ -253,6 +276,7 @@ type timers struct {
 	backstop, due, debounce *time.Timer
 	watchdog                *time.Ticker
 	first                   time.Time // the first hint not yet passed on
+	firstExit               time.Time // the first owner's exit not yet passed on
 }
 
 func newTimers() *timers {
@@ -277,6 +301,19 @@ func (w *watcher) wait(ctx context.Context, t *timers, hup <-chan os.Signal) (st
 	if w.exits != nil {
 		exits = w.exits.C()
 	}
+	var dirs <-chan watch.Dir
+	if w.dirs != nil {
+		dirs = w.dirs.C()
+	}
+	// hint debounces a hint that came at now: a quiet period after the
+	// last, at most Cap after the first.
+	hint := func(now time.Time) {
+		if t.first.IsZero() {
+			t.first = now
+		}
+		t.debounce.Stop()
+		t.debounce.Reset(min(w.cfg.Quiet, max(t.first.Add(w.cfg.Cap).Sub(now), 0)))
+	}
 	var watchdog <-chan time.Time
 	if w.cfg.Watchdog > 0 {
 		if t.watchdog == nil {
@@ -296,13 +333,29 @@ func (w *watcher) wait(ctx context.Context, t *timers, hup <-chan os.Signal) (st
 				continue
 			}
 			w.log.Debug("an owner exited", "pid", gone.PID, "uid", gone.UID)
-			if t.first.IsZero() {
-				t.first = now
+			if t.firstExit.IsZero() {
+				t.firstExit = now
 			}
-			t.debounce.Stop()
-			t.debounce.Reset(min(w.cfg.Quiet, max(t.first.Add(w.cfg.Cap).Sub(now), 0)))
+			hint(now)
+		case d := <-dirs:
+			// A user's state dir has a new entry: the next pass reads
+			// that user's state again, and learns the owner it names.
+			// Lost events (no path) may be anyone's: every user's.
+			uid := d.UID
+			if d.Path == "" {
+				uid = platform.NoUID
+				w.state.Refresh()
+			} else {
+				w.state.Stale(d.UID)
+			}
+			if !w.hints.allow(uid, time.Now()) {
+				w.metrics.HintsIgnored++
+				continue
+			}
+			w.log.Debug("a state dir changed", "dir", audit.Printable(d.Path), "uid", d.UID)
+			hint(time.Now())
 		case <-t.debounce.C:
-			w.firstHint, t.first = t.first, time.Time{}
+			w.firstHint, t.first, t.firstExit = t.firstExit, time.Time{}, time.Time{}
 			return TriggerHint, false
 		case <-t.due.C:
 			return TriggerMinAge, false
@@ -376,6 +429,24 @@ func watchTargets(t *Table, cs client.Set) []watch.Target {
 	for i := range s.Procs {
 		if p := &s.Procs[i]; comms[p.Comm] {
 			add(p.PID)
+		}
+	}
+	return out
+}
+
+// announceDirs are the dirs below the state dirs a pass went through —
+// read, or passed over for their user's owning no process — where their
+// client makes a file as an owner starts (client.Info.Announce). A dir
+// that does not exist yet is not watched; the backstop covers it.
+func announceDirs(t *Table, cs client.Set) []watch.Dir {
+	var out []watch.Dir
+	for _, d := range t.Dirs {
+		c := cs.ByName(d.Client)
+		if c == nil {
+			continue
+		}
+		for _, rel := range c.Info().Announce {
+			out = append(out, watch.Dir{Path: filepath.Join(d.Path, rel), UID: d.UID})
 		}
 	}
 	return out

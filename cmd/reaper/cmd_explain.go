@@ -59,7 +59,7 @@ func runExplain(ctx context.Context, pid int, opts *scanOptions, g *globalOption
 	timeout := opts.scanTimeout()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	t, err := collect(ctx, pol, opts.procRoot, opts.ledgers, timeout, true)
+	t, err := collect(ctx, pol, opts.procRoot, opts.ledgers, timeout, true, false)
 	if err != nil {
 		return err
 	}

@@ -122,7 +122,7 @@ func runLedgerShow(cmd *cobra.Command, paths []string, opts *ledgerShowOptions, 
 	}
 	var t *run.Table
 	if len(paths) == 0 {
-		t, err = collect(context.Background(), pol, opts.procRoot, nil, 0, true)
+		t, err = collect(context.Background(), pol, opts.procRoot, nil, 0, true, true)
 	} else {
 		t, err = collectOnly(pol, opts.procRoot, paths)
 	}
@@ -184,5 +184,5 @@ func collectOnly(pol *policy.Policy, procRoot string, paths []string) (*run.Tabl
 		o.Ledger = nil // the policy's ledgers are not what was asked about
 		none.Owners = append(none.Owners, o)
 	}
-	return collect(context.Background(), &none, procRoot, paths, 0, false)
+	return collect(context.Background(), &none, procRoot, paths, 0, false, false)
 }

@@ -56,7 +56,7 @@ func runPty(opts *ptyOptions, g *globalOptions) error {
 	if err != nil {
 		return err
 	}
-	t, err := collect(context.Background(), pol, "", nil, 0, true)
+	t, err := collect(context.Background(), pol, "", nil, 0, true, false)
 	if err != nil {
 		return err
 	}

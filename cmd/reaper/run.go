@@ -81,10 +81,11 @@ func (o *scanOptions) records(g *globalOptions) run.Records {
 var readSnapshot = platform.ReadSnapshot
 
 // collect is a run's collect with discovery, for the commands that only
-// read (advice off): explain, ledger show, pty, doctor.
-func collect(ctx context.Context, pol *policy.Policy, procRoot string, ledgers []string, timeout time.Duration, discover bool) (*run.Table, error) {
+// read (advice off): explain, ledger show, pty, doctor. everyUser reads
+// the state of users who own no process too (ledger show lists it).
+func collect(ctx context.Context, pol *policy.Policy, procRoot string, ledgers []string, timeout time.Duration, discover, everyUser bool) (*run.Table, error) {
 	t, err := run.Collect(ctx, run.Config{Policy: pol, Clients: clients, ProcRoot: procRoot, Ledgers: ledgers,
-		Discover: discover, Timeout: timeout, ReadTable: readSnapshot})
+		Discover: discover, EveryUser: everyUser, Timeout: timeout, ReadTable: readSnapshot})
 	if errors.Is(err, run.ErrProcFlag) {
 		return nil, usagef("%v", err)
 	}

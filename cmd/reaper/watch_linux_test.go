@@ -46,9 +46,18 @@ type watching struct {
 // when the test ends.
 func startWatch(t *testing.T, pol string, args ...string) *watching {
 	t.Helper()
+	return startWatchEnv(t, nil, pol, args...)
+}
+
+// startWatchEnv is startWatch with env added to the watch's environment.
+func startWatchEnv(t *testing.T, env []string, pol string, args ...string) *watching {
+	t.Helper()
 	w := &watching{stdout: &lockedBuffer{}, stderr: &lockedBuffer{}, lock: filepath.Join(t.TempDir(), "reaper.lock")}
 	w.cmd = exec.Command(reaperBin, append([]string{"watch", "--policy", pol, "--lock-file", w.lock, "--journal", "off"}, args...)...)
 	w.cmd.Stdout, w.cmd.Stderr = w.stdout, w.stderr
+	if env != nil {
+		w.cmd.Env = append(os.Environ(), env...)
+	}
 	if err := w.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -130,6 +130,8 @@ type readResult struct {
 	dir  Dir
 	read client.Decoded
 	err  error
+	skip string // why it was not read, by design (Pending.resolve)
+	kept bool   // taken from a Cache, not read in this run
 }
 
 // readAll reads the dirs and returns each one's read, in order.
@@ -137,7 +139,7 @@ func readAll(ctx context.Context, dirs []Dir, rd *readers) []readResult {
 	out := make([]readResult, len(dirs))
 	ready := make(chan struct{})
 	close(ready)
-	startReads(ctx, dirs, rd, ready, func(k int, r readResult) { out[k] = r }).Wait()
+	startReads(ctx, dirs, rd, ready, nil, func(k int, r readResult) { out[k] = r }).Wait()
 	return out
 }
 
@@ -162,15 +164,10 @@ func newReaders(ctx context.Context, cs client.Set) readers {
 	return rd
 }
 
-// startReads reads the dirs — as root, one child per uid (at most
-// maxChildren at once, each within ChildDeadline and ctx, in the turns and
-// the shares of the run's budget) running as that uid; as anyone else, in
-// this process (it reads only what its own user may) — and hands each
-// dir's read to fn (k is its index in dirs) once ready is closed, one call
-// at a time. A child's output is read into one of maxChildren buffers used
-// again and again and decoded at once; what it said waits for ready, and
-// is let go of once fn has had it (fn keeps what it judges worth keeping).
-func startReads(ctx context.Context, dirs []Dir, rd *readers, ready <-chan struct{}, fn func(k int, r readResult)) *sync.WaitGroup {
+// startReads hands each dir's read to fn (k is its index in dirs) once
+// ready is closed, one call at a time. A dir resolve answers (nil: none)
+// is not read; the others are read by readDirs.
+func startReads(ctx context.Context, dirs []Dir, rd *readers, ready <-chan struct{}, resolve func(Dir) (readResult, bool), fn func(k int, r readResult)) *sync.WaitGroup {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	hand := func(k int, r readResult) {
@@ -184,11 +181,65 @@ func startReads(ctx context.Context, dirs []Dir, rd *readers, ready <-chan struc
 		defer mu.Unlock()
 		fn(k, r)
 	}
-	if !rd.asRoot {
+	var toRead []Dir
+	var at, known []int
+	var answers []readResult
+	for k, d := range dirs {
+		if resolve != nil {
+			if r, ok := resolve(d); ok {
+				known, answers = append(known, k), append(answers, r)
+				continue
+			}
+		}
+		toRead, at = append(toRead, d), append(at, k)
+	}
+	if len(known) > 0 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for k, d := range dirs {
+			for i, k := range known {
+				hand(k, answers[i])
+			}
+		}()
+	}
+	readDirs(ctx, toRead, rd, &wg, func(i int, r readResult) { hand(at[i], r) })
+	return &wg
+}
+
+// readDirs reads the dirs — as root, one child per uid (at most
+// maxChildren at once, each within ChildDeadline and ctx, in the turns and
+// the shares of the run's budget) running as that uid, but root's own
+// dirs that no other user can write to in this process; as anyone else,
+// in this process (it reads only what its own user may) — and hands each
+// dir's read to hand (i is its index in dirs), adding what it starts to
+// wg. A child's output is read into one of maxChildren buffers used again
+// and again and decoded at once; what it said waits for hand, and is let
+// go of once hand has had it (hand keeps what it judges worth keeping).
+func readDirs(ctx context.Context, dirs []Dir, rd *readers, wg *sync.WaitGroup, hand func(i int, r readResult)) {
+	var here []int
+	var groups []*group
+	byUID := map[uint32]*group{}
+	index := map[Dir]int{}
+	for k, d := range dirs {
+		if !rd.asRoot || ownPrivate(d) {
+			here = append(here, k)
+			continue
+		}
+		index[d] = k
+		g := byUID[d.UID]
+		if g == nil {
+			g = &group{uid: d.UID, gid: gidOf(rd.accts, d.UID)}
+			byUID[d.UID] = g
+			groups = append(groups, g)
+		}
+		g.dirs = append(g.dirs, d)
+	}
+	if len(here) > 0 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for _, k := range here {
+				d := dirs[k]
 				r := readResult{dir: d}
 				if c := rd.clients.ByName(d.Client); c == nil {
 					r.err = fmt.Errorf("no client %q", d.Client)
@@ -198,20 +249,9 @@ func startReads(ctx context.Context, dirs []Dir, rd *readers, ready <-chan struc
 				hand(k, r)
 			}
 		}()
-		return &wg
 	}
-	var groups []*group
-	byUID := map[uint32]*group{}
-	index := map[Dir]int{}
-	for k, d := range dirs {
-		index[d] = k
-		g := byUID[d.UID]
-		if g == nil {
-			g = &group{uid: d.UID, gid: gidOf(rd.accts, d.UID)}
-			byUID[d.UID] = g
-			groups = append(groups, g)
-		}
-		g.dirs = append(g.dirs, d)
+	if len(groups) == 0 {
+		return
 	}
 	slots := make(chan []byte, maxChildren)
 	for range maxChildren {
@@ -254,7 +294,24 @@ func startReads(ctx context.Context, dirs []Dir, rd *readers, ready <-chan struc
 			}()
 		}
 	}()
-	return &wg
+}
+
+// ownPrivate reports whether d is a root reaper's own state that no
+// other user can have written: a dir of uid 0 (as listed, and still) that
+// is no symbolic link and that neither its group nor others may write to.
+// Root reads it in its own process: a reader child bounds what a user
+// wrote, and nobody else wrote here. What it holds of another owner, its
+// client's Read does not take (it skips files not of the dir's owner).
+func ownPrivate(d Dir) bool {
+	if d.UID != 0 || os.Geteuid() != 0 {
+		return false
+	}
+	fi, err := os.Lstat(d.Path)
+	if err != nil || !fi.IsDir() || fi.Mode().Perm()&0o022 != 0 {
+		return false
+	}
+	uid, ok := fileUID(fi)
+	return ok && uid == 0
 }
 
 // readGroup runs g's reader child, if its budget admitted it and it is

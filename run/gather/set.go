@@ -33,6 +33,14 @@ type Options struct {
 	Getenv func(string) string
 	// Clients are the agent clients whose state is read.
 	Clients client.Set
+	// EveryUser reads the state of every user found, also of those who
+	// own no process in the table (ledger show lists their runs); a scan
+	// leaves those out: a user's state speaks only for that user's
+	// processes, and there are none to speak for.
+	EveryUser bool
+	// Cache, when set, keeps each dir's read for the next run that gives
+	// it (a watch's passes): see Cache.
+	Cache *Cache
 }
 
 // Set is what a run read besides the process table.
@@ -56,6 +64,8 @@ type Set struct {
 type DirRead struct {
 	Dir
 	Err string
+	// Skipped says why the dir was not read, when that was by design.
+	Skipped string
 }
 
 // Problem is state that could not be read, and the doubt it casts.
@@ -83,13 +93,20 @@ type Pending struct {
 	ctx   context.Context
 	snap  *platform.Snapshot
 	parts []*Set
+	// active is the uids that own a process in the table (nil: every
+	// uid's state is read, Options.EveryUser); cache and fresh are a
+	// watch's (Cache).
+	active    map[uint32]bool
+	everyUser bool
+	cache     *Cache
+	fresh     func(uid uint32) bool
 }
 
 // Begin lists the state dirs of the homes (every account's, as root) and
 // of reaper's own environment, to be read once Start is called. With
 // Discover off it lists nothing.
 func Begin(ctx context.Context, opts Options) *Pending {
-	p := &Pending{readers: newReaders(ctx, opts.Clients), ready: make(chan struct{})}
+	p := &Pending{readers: newReaders(ctx, opts.Clients), ready: make(chan struct{}), everyUser: opts.EveryUser, cache: opts.Cache}
 	if !opts.Discover {
 		return p
 	}
@@ -137,15 +154,42 @@ func Begin(ctx context.Context, opts Options) *Pending {
 	return p
 }
 
-// Start starts reading the dirs Begin listed. It is called once the
-// process table has been read: on two cores, readers running while the
-// table is read slowed the read by more than they saved (measured at
-// 10,000 processes with 20 users' state: the stat pass took 180 ms instead
-// of 85).
-func (p *Pending) Start() {
-	if p.ctx != nil && p.reads == nil {
-		p.reads = p.start(p.ctx, p.list.dirs[p.first:], 0)
+// Start starts reading the dirs Begin listed, snap being the table read.
+// It is called once the process table has been read: on two cores,
+// readers running while the table is read slowed the read by more than
+// they saved (measured at 10,000 processes with 20 users' state: the stat
+// pass took 180 ms instead of 85). With a Cache, the reads wait for Load,
+// which knows whose trees the run may act on.
+func (p *Pending) Start(snap *platform.Snapshot) {
+	if p.ctx == nil || p.reads != nil {
+		return
 	}
+	if p.active == nil && !p.everyUser && snap.Self != 0 {
+		p.active = map[uint32]bool{}
+		for i := range snap.Procs {
+			p.active[snap.UID(&snap.Procs[i])] = true
+		}
+	}
+	if p.cache != nil && p.fresh == nil {
+		return // Load starts them
+	}
+	p.reads = p.start(p.ctx, p.list.dirs[p.first:], 0)
+}
+
+// resolve answers a dir's read without reading it, when it can: a dir of
+// a uid that owns no process in the table is not read (its state could
+// speak for nothing in it), and a watch's pass takes the read its cache
+// kept for a dir of a uid whose state need not be fresh.
+func (p *Pending) resolve(d Dir) (readResult, bool) {
+	if p.active != nil && !p.active[d.UID] {
+		return readResult{dir: d, skip: fmt.Sprintf("not read: uid %d owns no process, so its state speaks for none", d.UID)}, true
+	}
+	if p.cache != nil && !p.fresh(d.UID) {
+		if r, ok := p.cache.get(d); ok {
+			return r, true
+		}
+	}
+	return readResult{}, false
 }
 
 // wait waits for the reads Start started, if any.
@@ -169,10 +213,11 @@ func (p *Pending) Abandon() {
 func (p *Pending) start(ctx context.Context, dirs []Dir, offset int) *sync.WaitGroup {
 	p.parts = append(p.parts, make([]*Set, len(dirs))...)
 	parts := p.parts // the slice start's reads write into
-	return startReads(ctx, dirs, &p.readers, p.ready, func(k int, r readResult) {
+	return startReads(ctx, dirs, &p.readers, p.ready, p.resolve, func(k int, r readResult) {
 		if p.snap == nil {
 			return // abandoned: there is no table to judge it against
 		}
+		p.cache.put(r)
 		s := &Set{}
 		s.addRead(r, p.snap, p.readers.clients)
 		parts[offset+k] = s
@@ -232,7 +277,10 @@ func Load(ctx context.Context, opts Options, pending *Pending, snap *platform.Sn
 	// closed — only after this goroutine has done with the snapshot below:
 	// the snapshot reads details lazily and is not safe to share.
 	pending.snap = snap
-	pending.Start()
+	if pending.cache != nil {
+		pending.fresh = pending.cache.fresh(roots)
+	}
+	pending.Start(snap)
 	if !opts.Discover || fixture {
 		close(pending.ready)
 		pending.wait()
@@ -279,6 +327,7 @@ func Load(ctx context.Context, opts Options, pending *Pending, snap *platform.Sn
 	for _, part := range pending.parts {
 		set.merge(part)
 	}
+	pending.cache.done()
 	return set, nil
 }
 
@@ -301,17 +350,20 @@ func (s *Set) addRead(r readResult, snap *platform.Snapshot, cs client.Set) {
 	c := cs.ByName(r.dir.Client)
 	var unread *unreadError
 	switch {
+	case r.skip != "":
+		s.Read = append(s.Read, DirRead{Dir: r.dir, Skipped: r.skip})
+		return
 	case errors.As(r.err, &unread):
 		s.Problems = append(s.Problems, Problem{Msg: fmt.Sprintf("%s (uid %d): %v", r.dir.Path, r.dir.UID, r.err), Doubt: doubt, user: uint64(unread.user) + 1})
-		s.Read = append(s.Read, DirRead{r.dir, r.err.Error()})
+		s.Read = append(s.Read, DirRead{Dir: r.dir, Err: r.err.Error()})
 		return
 	case r.err != nil:
 		s.Problems = append(s.Problems, Problem{Msg: fmt.Sprintf("%s: %v", r.dir.Path, r.err), Doubt: doubt})
-		s.Read = append(s.Read, DirRead{r.dir, r.err.Error()})
+		s.Read = append(s.Read, DirRead{Dir: r.dir, Err: r.err.Error()})
 		return
 	case c == nil:
 		s.Problems = append(s.Problems, Problem{Msg: fmt.Sprintf("%s: no client %q", r.dir.Path, r.dir.Client), Doubt: doubt})
-		s.Read = append(s.Read, DirRead{r.dir, "no such client"})
+		s.Read = append(s.Read, DirRead{Dir: r.dir, Err: "no such client"})
 		return
 	}
 	ev, problems, warnings := r.read.Judge(snap)

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// A session that starts after the watch's last pass is watched from the
+// moment its client writes its session file: the new entry in the
+// watched sessions dir is a hint, the pass it triggers reads the user's
+// state again and names the session's owner, and the owner's SIGKILL is
+// then a hint too — its orphan is reaped long before the backstop (10
+// minutes). The control: with no sessions dir to watch when the watch
+// started (the file comes with the dir), the same owner's death goes
+// unseen and its orphan lives on. The owner is titled like no client, so
+// only its session file can name it.
+func TestWatchNewSessionFile(t *testing.T) {
+	requireRoot(t)
+	becomeSubreaper(t)
+	mark := "watch-session-" + suiteMark
+	pol := watchPolicy(t, "", mark, `"owner-dead"`, "min_age = \"0s\"")
+	for _, tt := range []struct {
+		name    string
+		watched bool // the sessions dir exists when the watch starts
+	}{{"control: no sessions dir to watch", false}, {"sessions dir watched", true}} {
+		t.Run(tt.name, func(t *testing.T) {
+			home := t.TempDir()
+			os.MkdirAll(filepath.Join(home, ".claude"), 0o700)
+			if tt.watched {
+				os.MkdirAll(filepath.Join(home, ".claude", "sessions"), 0o700)
+			}
+			prom := filepath.Join(t.TempDir(), "reaper.prom")
+			w := startWatchEnv(t, []string{"HOME=" + home}, pol, "--backstop", "10m", "--metrics", prom)
+
+			session := fmt.Sprintf("s-%s-%d", suiteMark, time.Now().UnixNano())
+			owner := adopt(t, "session-owner-"+mark, fmt.Sprintf(`export CLAUDE_CODE_SESSION_ID=%s; (exec -a %q sleep 600) & wait`, session, "npm exec mcp-remote https://"+mark), nil)
+			child := childWith(t, owner, mark, "the session's child")
+			t.Cleanup(func() { syscall.Kill(child, syscall.SIGKILL) })
+			writeSession(t, home, owner, session)
+			if tt.watched {
+				waitFor(t, func() bool {
+					text, _ := os.ReadFile(prom)
+					return strings.Contains(string(text), `reaper_watch_passes_total{trigger="hint"} 1`)
+				}, "the pass the session file triggers")
+			} else {
+				time.Sleep(2 * time.Second) // what the hint pass takes, were there one
+			}
+			killed := time.Now()
+			syscall.Kill(owner, syscall.SIGKILL)
+			if !tt.watched {
+				time.Sleep(3 * time.Second)
+				if !alive(child) {
+					t.Fatalf("control: the orphan %d was reaped with no sessions dir watched:\n%s", child, w.stdout)
+				}
+				return
+			}
+			waitFor(t, func() bool { return !alive(child) }, "the orphan of the session's owner reaped")
+			t.Logf("session file → watched; owner SIGKILL → its orphan gone in %s (backstop 10m)", time.Since(killed).Round(time.Millisecond))
+		})
+	}
+}
+
+// writeSession writes a Claude Code session file for a live pid in home,
+// atomically as Claude Code does (a temporary file renamed in).
+func writeSession(t *testing.T, home string, pid int, session string) {
+	t.Helper()
+	dir := filepath.Join(home, ".claude", "sessions")
+	os.MkdirAll(dir, 0o700)
+	b, _ := json.Marshal(map[string]any{"pid": pid, "sessionId": session, "cwd": "/w", "startedAt": time.Now().UnixMilli(),
+		"procStart": fmt.Sprint(statOf(pid).StartTicks), "kind": "interactive"})
+	tmp := filepath.Join(home, ".claude", "session.tmp")
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, fmt.Sprintf("%d.json", pid))); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,166 @@
+package watch
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// Dirs watches directories for entries made and removed in them: one
+// inotify instance (inotify(7)), one watch per directory, read by one
+// goroutine. Only that an event came, and on which watch, is taken from
+// it: the names in the events are what a user wrote, and are not read.
+type Dirs struct {
+	f   *os.File // the inotify fd, non-blocking: Close ends the read
+	ifd int      // the same fd, for inotify_add_watch (f.Fd would make it blocking)
+	dirEvents
+
+	mu   sync.Mutex
+	wds  map[Dir]int // watched → its watch descriptor
+	dirs map[int]Dir // watch descriptor → what it watches
+	done chan struct{}
+}
+
+// dirMask is the events that say an entry came or went: a file made or
+// renamed into the dir (IN_CREATE, IN_MOVED_TO — an atomic write), or
+// removed (IN_DELETE, IN_MOVED_FROM). A file written in place is not an
+// event: a session's new file is what names a new owner. IN_ONLYDIR and
+// IN_DONT_FOLLOW: a path that is no directory, or whose last part is a
+// link, is not watched.
+const dirMask = unix.IN_CREATE | unix.IN_MOVED_TO | unix.IN_DELETE | unix.IN_MOVED_FROM | unix.IN_ONLYDIR | unix.IN_DONT_FOLLOW
+
+// NewDirs starts watching no directory; Set says which. It fails where
+// inotify is not to be had (a seccomp filter, fs.inotify.max_user_instances
+// reached): the caller's backstop covers the dirs then, and it says so.
+func NewDirs() (*Dirs, error) {
+	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("inotify_init1: %w", err)
+	}
+	d := &Dirs{f: os.NewFile(uintptr(fd), "inotify"), ifd: fd, dirEvents: newDirEvents(),
+		wds: map[Dir]int{}, dirs: map[int]Dir{}, done: make(chan struct{})}
+	go d.read()
+	return d, nil
+}
+
+// Len is how many directories are watched.
+func (d *Dirs) Len() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return len(d.wds)
+}
+
+// Set makes dirs the watched set, at most MaxDirs of them: a watch is
+// removed for each dir no longer named and added for each new one. It
+// returns how many could not be watched (gone, not a directory, past
+// MaxDirs or the kernel's limit).
+func (d *Dirs) Set(dirs []Dir) int {
+	want := map[Dir]bool{}
+	for _, dir := range dirs {
+		want[dir] = true
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for dir, wd := range d.wds {
+		if !want[dir] {
+			d.drop(wd)
+			unix.InotifyRmWatch(d.ifd, uint32(wd))
+		}
+	}
+	failed := 0
+	for dir := range want {
+		if _, ok := d.wds[dir]; ok {
+			continue
+		}
+		if len(d.wds) >= MaxDirs {
+			failed++
+			continue
+		}
+		wd, err := unix.InotifyAddWatch(d.ifd, dir.Path, dirMask)
+		if err != nil {
+			failed++
+			continue
+		}
+		if _, ok := d.dirs[wd]; ok {
+			// Another path to a directory already watched (a link on the
+			// way): one watch, and its events are the first dir's.
+			continue
+		}
+		d.wds[dir], d.dirs[wd] = wd, dir
+	}
+	return failed
+}
+
+// drop forgets watch wd (d.mu held).
+func (d *Dirs) drop(wd int) {
+	delete(d.wds, d.dirs[wd])
+	delete(d.dirs, wd)
+}
+
+// read waits for events until Close. Each event's fixed part says its
+// watch; its name, what follows, is skipped.
+func (d *Dirs) read() {
+	defer close(d.done)
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := d.f.Read(buf)
+		if err != nil {
+			return // closed
+		}
+		for b := buf[:n]; len(b) >= unix.SizeofInotifyEvent; {
+			wd := int(int32(binary.NativeEndian.Uint32(b[0:])))
+			mask := binary.NativeEndian.Uint32(b[4:])
+			skip := unix.SizeofInotifyEvent + int(binary.NativeEndian.Uint32(b[12:]))
+			if skip > len(b) {
+				break
+			}
+			b = b[skip:]
+			if mask&unix.IN_Q_OVERFLOW != 0 {
+				d.changed(Dir{}) // events were lost: any dir may have changed
+				continue
+			}
+			d.mu.Lock()
+			dir, ok := d.dirs[wd]
+			if ok && mask&unix.IN_IGNORED != 0 {
+				d.drop(wd) // the dir went: its watch with it
+			}
+			d.mu.Unlock()
+			if ok {
+				d.changed(dir)
+			}
+		}
+	}
+}
+
+// Close stops watching.
+func (d *Dirs) Close() error {
+	err := d.f.Close()
+	if errors.Is(err, os.ErrClosed) {
+		return nil
+	}
+	<-d.done
+	return err
+}
+
+// dirEvents is the channel each change is sent on.
+type dirEvents struct{ c chan Dir }
+
+func newDirEvents() dirEvents { return dirEvents{c: make(chan Dir, 64)} }
+
+// C receives each watched dir an entry was made in or removed from; a
+// Dir with no Path says events were lost (the queue overflowed): every
+// dir may have changed.
+func (e dirEvents) C() <-chan Dir { return e.c }
+
+// changed sends d on C without waiting: a full channel already holds
+// hints enough for a pass.
+func (e dirEvents) changed(d Dir) {
+	select {
+	case e.c <- d:
+	default:
+	}
+}

@@ -1,0 +1,64 @@
+package watch
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// A file made, renamed in or removed in a watched dir is told, with the
+// dir's uid; a file written in place is not, nor one made in a dir not
+// watched (the controls); a dir dropped from the set is no longer
+// watched; a link is not followed, and a missing dir fails.
+func TestDirs(t *testing.T) {
+	d, err := NewDirs()
+	if err != nil {
+		t.Skipf("no inotify here: %v", err)
+	}
+	defer d.Close()
+	base := t.TempDir()
+	a, b, other := Dir{filepath.Join(base, "a"), 1001}, Dir{filepath.Join(base, "b"), 1002}, filepath.Join(base, "other")
+	for _, p := range []string{a.Path, b.Path, other} {
+		os.Mkdir(p, 0o755)
+	}
+	os.WriteFile(filepath.Join(a.Path, "old"), []byte("1"), 0o644)
+	os.Symlink(a.Path, filepath.Join(base, "link"))
+	link := Dir{filepath.Join(base, "link"), 1003}
+	missing := Dir{filepath.Join(base, "missing"), 1004}
+	if failed := d.Set([]Dir{a, b, link, missing}); failed != 2 || d.Len() != 2 {
+		t.Fatalf("Set: %d failed, %d watched; want 2 (the link, the missing dir) and 2", failed, d.Len())
+	}
+	quiet := func(why string) {
+		t.Helper()
+		select {
+		case got := <-d.C():
+			t.Fatalf("%s: told %+v", why, got)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	told := func(want Dir, why string) {
+		t.Helper()
+		select {
+		case got := <-d.C():
+			if got != want {
+				t.Errorf("%s: told %+v, want %+v", why, got, want)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: not told", why)
+		}
+	}
+	os.WriteFile(filepath.Join(a.Path, "old"), []byte("2"), 0o644)
+	os.WriteFile(filepath.Join(other, "new"), nil, 0o644)
+	quiet("a file written in place, and one made in a dir not watched")
+	os.WriteFile(filepath.Join(a.Path, "session.json"), nil, 0o644)
+	told(a, "a file made")
+	os.WriteFile(filepath.Join(other, "tmp"), nil, 0o644)
+	os.Rename(filepath.Join(other, "tmp"), filepath.Join(b.Path, "session.json"))
+	told(b, "a file renamed in")
+	d.Set([]Dir{b})
+	os.Remove(filepath.Join(a.Path, "session.json"))
+	quiet("a file removed in a dir dropped from the set")
+	os.Remove(filepath.Join(b.Path, "session.json"))
+	told(b, "a file removed")
+}

@@ -1,0 +1,202 @@
+package gather
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/orphanreaper/reaper/platform"
+)
+
+// execRows writes an OpenClaw state dir at dir whose store holds n running
+// exec rows.
+func execRows(t *testing.T, dir string, n int) {
+	t.Helper()
+	os.MkdirAll(filepath.Join(dir, "state"), 0o755)
+	db, err := sql.Open("sqlite", filepath.Join(dir, "state", "openclaw.sqlite"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	qs := []string{`CREATE TABLE IF NOT EXISTS task_runs (task_id TEXT, task_kind TEXT, source_id TEXT, requester_session_key TEXT, task TEXT, status TEXT, created_at INTEGER)`, `DELETE FROM task_runs`}
+	for i := range n {
+		qs = append(qs, fmt.Sprintf(`INSERT INTO task_runs VALUES ('t%d', 'exec', 's%d', 'k', 'sleep 600; : cache-test', 'running', %d)`, i, i, time.Now().UnixMilli()))
+	}
+	for _, q := range qs {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// onePass runs one run's Begin and Load with the state dir reaper's own
+// environment names, read in this process, and returns how many exec rows
+// its evidence holds for the dir and what the run says of the dir.
+func onePass(t *testing.T, dir string, cache *Cache, roots []*platform.Process) (int, DirRead) {
+	t.Helper()
+	snap, err := platform.ReadSnapshot(platform.DefaultProcRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer snap.Close()
+	opts := Options{Discover: true, Clients: testClients, Cache: cache, Getenv: func(k string) string {
+		if k == "OPENCLAW_STATE_DIR" {
+			return dir
+		}
+		return ""
+	}}
+	p := Begin(context.Background(), opts)
+	p.readers.asRoot = false // this is about which reads are made, not how
+	p.Start(snap)
+	set, err := Load(context.Background(), opts, p, snap, nil, roots)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := 0
+	for _, l := range set.Ledgers {
+		if strings.Contains(l.Source, "task_runs") {
+			rows += len(l.Runs)
+		}
+	}
+	for _, r := range set.Read {
+		if r.Path == dir {
+			return rows, r
+		}
+	}
+	t.Fatalf("the dir was not listed: %+v", set.Read)
+	return 0, DirRead{}
+}
+
+// A watch's pass takes a user's state as the last pass read it while none
+// of that user's trees is a candidate, and reads it again when one is, or
+// when the cache is refreshed. The reads counted prove which it did; the
+// rows judged prove the cached read is what was used (the store changed in
+// between), and the control is the pass without a cache, which always
+// reads.
+func TestCacheReadsWhatThePassMayActOn(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "oc")
+	execRows(t, dir, 1)
+	self := &platform.Process{PID: os.Getpid(), UID: uint32(os.Geteuid())}
+	other := &platform.Process{PID: 1, UID: self.UID + 1}
+	cache := NewCache()
+	steps := []struct {
+		name    string
+		refresh bool
+		roots   []*platform.Process
+		rowsNow int  // the store's rows before the pass
+		read    bool // the pass reads the dir
+	}{
+		{"first pass", false, nil, 1, true},
+		{"no candidate at all", false, nil, 2, false},
+		{"a candidate of the dir's user", false, []*platform.Process{self}, 2, true},
+		// Root's state speaks for every user's trees: read again as root.
+		{"a candidate of another user's only", false, []*platform.Process{other}, 3, self.UID == 0},
+		{"refreshed (backstop, reload)", true, nil, 4, true},
+	}
+	want := 0
+	for _, st := range steps {
+		execRows(t, dir, st.rowsNow)
+		if st.refresh {
+			cache.Refresh()
+		}
+		reads0, reused0 := cache.Counts()
+		rows, read := onePass(t, dir, cache, st.roots)
+		reads, reused := cache.Counts()
+		if st.read {
+			want = st.rowsNow
+		}
+		if rows != want || st.read != (reads > reads0) || !st.read && reused == reused0 || read.Err != "" || read.Skipped != "" {
+			t.Errorf("%s: %d rows judged, reads +%d, reused +%d (%+v); want %d rows, read %v", st.name, rows, reads-reads0, reused-reused0, read, want, st.read)
+		}
+	}
+	if rows, _ := onePass(t, dir, nil, nil); rows != 4 {
+		t.Errorf("control, no cache: %d rows, want the store's 4", rows)
+	}
+}
+
+// A state dir of a uid that owns no process in the table is not read: it
+// could speak for nothing there. It is listed as not read, by design, and
+// is nobody's doubt. The control: once a process of that uid runs, it is
+// read (in a reader child as that uid).
+func TestIdleUsersStateIsNotRead(t *testing.T) {
+	requireChildren(t)
+	const idle = 65531
+	dir := userState(t, idle)
+	_, read := onePassAsRoot(t, dir)
+	if !strings.Contains(read.Skipped, "uid 65531 owns no process") || read.Err != "" {
+		t.Errorf("the idle uid's dir: %+v, want skipped", read)
+	}
+
+	sleep := exec.Command("sleep", "60")
+	sleep.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: idle, Gid: idle}}
+	if err := sleep.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sleep.Process.Kill(); sleep.Wait() })
+	if problems, read := onePassAsRoot(t, dir); read.Skipped != "" || read.Err != "" || problems != 0 {
+		t.Errorf("control, uid %d runs a process: %+v, %d problems; want read", idle, read, problems)
+	}
+}
+
+// onePassAsRoot is a root run's Begin and Load with the state dir reaper's
+// own environment names, and what it says of the dir.
+func onePassAsRoot(t *testing.T, dir string) (int, DirRead) {
+	t.Helper()
+	snap, err := platform.ReadSnapshot(platform.DefaultProcRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer snap.Close()
+	opts := Options{Discover: true, Clients: testClients, Getenv: func(k string) string {
+		if k == "OPENCLAW_STATE_DIR" {
+			return dir
+		}
+		return ""
+	}}
+	p := Begin(context.Background(), opts)
+	p.Start(snap)
+	set, err := Load(context.Background(), opts, p, snap, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range set.Read {
+		if r.Path == dir {
+			return len(set.Problems), r
+		}
+	}
+	t.Fatalf("the dir was not listed: %+v", set.Read)
+	return 0, DirRead{}
+}
+
+// Root reads its own state, that no other user can have written, in its
+// own process: with every reader child failing at once (a deadline of
+// 1 ns), root's private dir is still read. The control: the same dir made
+// writable by others is read in a child, and that child fails.
+func TestRootsOwnPrivateStateIsReadInProcess(t *testing.T) {
+	requireChildren(t)
+	old := ChildDeadline
+	ChildDeadline = time.Nanosecond
+	t.Cleanup(func() { ChildDeadline = old })
+	dir := userState(t, 0)
+	for _, tt := range []struct {
+		mode   os.FileMode
+		child  bool
+		reason string
+	}{
+		{0o755, false, "private: in this process"},
+		{0o777, true, "writable by others: in a reader child (control)"},
+	} {
+		os.Chmod(dir, tt.mode)
+		r := readAll(context.Background(), []Dir{{Path: dir, UID: 0, Client: "openclaw"}}, testReaders(true))[0]
+		if failed := r.err != nil; failed != tt.child {
+			t.Errorf("%s: err %v, want a failed child %v", tt.reason, r.err, tt.child)
+		}
+	}
+}
