@@ -12,7 +12,7 @@ import (
 // platformChecks are macOS's: it has neither pidfds nor cgroups.
 func platformChecks() []audit.Check {
 	c := []audit.Check{{Name: "pidfd", Status: audit.CheckInfo,
-		Summary: "macOS has no pidfds: each kill(2) is by pid, after the start time is read again; min_age guards the rest"}}
+		Summary: "macOS has no pidfds: each kill(2) is by pid, after the start time is read again; min_age guards the rest"}, watchAbility()}
 	if run.EUID() == 0 {
 		c = append(c, audit.Check{Name: "privileges", Status: audit.CheckOK, Summary: "root: every user's processes and state are in reach"})
 	} else {

@@ -14,9 +14,10 @@ import (
 	"github.com/orphanreaper/reaper/run"
 )
 
-// platformChecks are Linux's: pidfds, cgroup v2, and root's capabilities.
+// platformChecks are Linux's: pidfds, what a watch can watch, cgroup v2,
+// and root's capabilities.
 func platformChecks() []audit.Check {
-	return []audit.Check{pidfdCheck(), cgroupCheck(), privilegeCheck()}
+	return []audit.Check{pidfdCheck(), watchAbility(), cgroupCheck(), privilegeCheck()}
 }
 
 func pidfdCheck() audit.Check {

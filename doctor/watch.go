@@ -1,0 +1,55 @@
+//go:build linux || darwin
+
+package doctor
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+
+	"github.com/orphanreaper/reaper/audit"
+	"github.com/orphanreaper/reaper/platform/watch"
+)
+
+// inotifyLimit is where the kernel keeps the inotify watches one user may
+// hold (inotify(7)): a root watch of every account's sessions dir holds
+// one each.
+const inotifyLimit = "/proc/sys/fs/inotify/max_user_watches"
+
+// watchAbility says what `reaper watch` can watch here: owners' exits
+// (pidfd and epoll on Linux, kqueue on macOS) and the clients' dirs where
+// a new session's file appears (inotify, Linux). What it cannot watch,
+// the watch polls or leaves to its backstop, and says so.
+func watchAbility() audit.Check {
+	c := audit.Check{Name: "watch", Status: audit.CheckOK}
+	var missing []string
+	if e, err := watch.New(); err != nil {
+		missing = append(missing, "owners' exits ("+err.Error()+"): a pass every 10 s instead")
+	} else {
+		e.Close()
+		c.Details = append(c.Details, "owners' exits: watched ("+map[bool]string{true: "kqueue", false: "pidfd and epoll"}[runtime.GOOS == "darwin"]+")")
+	}
+	if d, err := watch.NewDirs(); err != nil {
+		missing = append(missing, "new sessions' files ("+err.Error()+"): a session started after a pass is watched from the next one (at most --backstop later)")
+	} else {
+		d.Close()
+		line := "new sessions' files: watched (inotify)"
+		if b, err := os.ReadFile(inotifyLimit); err == nil {
+			line += fmt.Sprintf("; %s is %s", inotifyLimit, strings.TrimSpace(string(b)))
+		}
+		c.Details = append(c.Details, line)
+	}
+	switch {
+	case len(missing) == 0:
+		c.Summary = "reaper watch reacts to an owner's exit and to a new session's file without polling"
+	case runtime.GOOS == "darwin" && len(missing) == 1 && strings.HasPrefix(missing[0], "new sessions'"):
+		c.Status = audit.CheckInfo
+		c.Summary = "reaper watch reacts to an owner's exit (kqueue); a session started after a pass is watched from the next one"
+	default:
+		c.Status = audit.CheckWarn
+		c.Summary = "reaper watch cannot watch " + strings.Join(missing, "; nor ")
+		c.Fix = "a kernel of 5.3 or later has pidfds; a seccomp filter or container runtime that refuses pidfd_open, epoll or inotify_init1 keeps the watch polling"
+	}
+	return c
+}
