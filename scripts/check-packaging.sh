@@ -23,7 +23,7 @@
 #      and test rules on the shipped alerting rules; every query of the
 #      Grafana dashboard parses (as a recording rule promtool checks).
 #   7. logrotate --debug reads the shipped rotation of the audit log;
-#   8. the .deb's maintainer scripts (enable and start the timer on install,
+#   8. the .deb's maintainer scripts (enable and start the watch on install,
 #      restart it on upgrade, stop it on removal) parse, its copyright is
 #      there, and scripts/version.sh sorts this commit after the last.
 # Needs: dpkg, lintian, rpm2cpio + cpio, systemd-analyze, python3, promtool, logrotate, groff, go, make, git.
@@ -44,7 +44,7 @@ for target in linux_amd64 linux_arm64 darwin_amd64 darwin_arm64; do
 done
 tar -tzf "$rel"/reaper_*_darwin_arm64.tar.gz | grep -qx 'reaper' || fail "the darwin archive has no binary"
 formula=$rel/homebrew/Formula/reaper.rb
-grep -q 'service do' "$formula" && grep -q 'run_type :interval' "$formula" || fail "the Homebrew formula has no service block"
+grep -q 'service do' "$formula" && grep -q 'keep_alive true' "$formula" && grep -q '"reaper", "watch"' "$formula" || fail "the Homebrew formula has no service block that keeps reaper watch alive"
 deb=$(ls "$rel"/reaper_*_amd64.deb)
 rpm=$(ls "$rel"/reaper-*.x86_64.rpm)
 echo "-- $deb"; dpkg-deb -c "$deb" | awk '{ print $1, $6 }'
@@ -64,7 +64,8 @@ for script in postinst prerm postrm; do
 	[ -x "$ctrl/$script" ] || fail "the .deb has no executable $script"
 	sh -n "$ctrl/$script" || fail "$script: syntax"
 done
-grep -q 'enable reaper.timer' "$ctrl/postinst" || fail "postinst does not enable the timer"
+grep -q 'enable reaper-watch.service' "$ctrl/postinst" || fail "postinst does not enable the watch"
+grep -q ' enable reaper.timer' "$ctrl/postinst" && fail "postinst enables the timer (the watch is the default)"
 rm -rf "$ctrl"
 debfiles=$(dpkg-deb -c "$deb")
 grep -q ' ./usr/share/doc/reaper/copyright$' <<<"$debfiles" || fail "the .deb has no copyright file"
@@ -86,7 +87,7 @@ dpkg -x "$deb" "$root"
 XDG_CONFIG_HOME="$root/etc" "$root/usr/bin/reaper" scan --policy "$root/usr/share/doc/reaper/policy.example.toml" >/dev/null \
 	|| fail "the packaged binary's scan failed"
 "$root/usr/bin/reaper" policy check "$root/usr/share/doc/reaper/policy.example.toml"
-for page in reaper reaper-scan reaper-reap reaper-ledger reaper-policy reaper-doctor reaper-explain reaper-history; do
+for page in reaper reaper-scan reaper-reap reaper-watch reaper-run reaper-ledger reaper-policy reaper-doctor reaper-explain reaper-history; do
 	[ -s "$root/usr/share/man/man1/$page.1.gz" ] || fail "man page $page.1.gz missing"
 done
 zcat "$root/usr/share/man/man1/reaper.1.gz" | grep -q '^\.SH FILES' || fail "reaper(1) has no FILES section"
