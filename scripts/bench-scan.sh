@@ -20,7 +20,8 @@
 # those groups (never anything by name) and runs on every exit.
 #
 # With -u USERS (as root) it also times `reaper scan` with USERS users'
-# real-shaped OpenClaw state in their homes (scripts/mkstate: a dead
+# real-shaped OpenClaw state in their homes, each user running one process
+# (a scan reads only the state of users who own one) (scripts/mkstate: a dead
 # gateway's lock, leases, codex rows, 200 exec task rows and a session
 # store each), which a root reaper reads in one reader child per user: both
 # reaper rows then run in a private mount namespace, one with the plain
@@ -148,6 +149,13 @@ if (( USERS > 0 )); then
 	chmod 755 "$work"
 	(cd "$here" && CGO_ENABLED=0 go build -o "$work/mkstate" ./scripts/mkstate)
 	"$work/mkstate" -dir "$work/state" -users "$USERS" ${MKSTATE_ARGS:-} >"$work/users"
+	# Each user runs one process: a scan reads the state only of users who
+	# own a process (a user's state speaks for no one else's).
+	need setpriv "util-linux"
+	while IFS=: read -r _ _ uid _; do
+		setsid setpriv --reuid="$uid" --regid="$uid" --clear-groups sleep 100000 </dev/null >/dev/null 2>&1 &
+		groups+=("$!"); disown
+	done <"$work/users"
 	cp /etc/passwd "$work/passwd.plain"
 	cat /etc/passwd "$work/users" >"$work/passwd.state"
 	printf '%s\n' 'mount --bind "$1" /etc/passwd && shift && exec "$@"' >"$work/ns.sh"
