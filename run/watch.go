@@ -214,7 +214,8 @@ func (w *watcher) pass(ctx context.Context) time.Time {
 			w.metrics.ReactionCount++
 		}
 		if w.exits != nil {
-			failed := w.exits.Set(r.Watch)
+			targets, capped := capOwners(r.Watch)
+			failed := w.exits.Set(targets) + capped
 			if failed > 0 {
 				w.log.Warn("some owners cannot be watched: the backstop covers them", "owners", failed)
 			}
@@ -432,6 +433,40 @@ func watchTargets(t *Table, cs client.Set) []watch.Target {
 		}
 	}
 	return out
+}
+
+// The owners one watch holds a pidfd for: any user can start processes
+// titled like a client, and each would be an owner to watch. A uid's
+// owners past perUIDOwners, and all past maxOwners, are not watched: the
+// watch then polls (WatchConfig.Poll) until they are fewer, and says how
+// many it could not watch.
+const (
+	perUIDOwners = 256
+	maxOwners    = 8192
+)
+
+// capOwners returns the targets a watch holds a pidfd for — root's
+// first, then each uid's up to perUIDOwners, all up to maxOwners — and
+// how many it left out.
+func capOwners(targets []watch.Target) ([]watch.Target, int) {
+	if len(targets) <= perUIDOwners {
+		return targets, 0
+	}
+	byUID := map[uint32]int{}
+	out := make([]watch.Target, 0, min(len(targets), maxOwners))
+	for _, rootFirst := range []bool{true, false} {
+		for _, t := range targets {
+			if (t.UID == 0) != rootFirst || len(out) >= maxOwners {
+				continue
+			}
+			if t.UID != 0 && byUID[t.UID] >= perUIDOwners {
+				continue
+			}
+			byUID[t.UID]++
+			out = append(out, t)
+		}
+	}
+	return out, len(targets) - len(out)
 }
 
 // announceDirs are the dirs below the state dirs a pass went through —

@@ -76,3 +76,29 @@ func TestBackstopPollsWhatItCannotWatch(t *testing.T) {
 		t.Errorf("a backstop under the poll: %s, want it kept", got)
 	}
 }
+
+// One user's owners past their share are not watched, and do not crowd
+// out root's or another user's: a user with 1,000 processes titled like a
+// client gets 256 pidfds, root and a second user all of theirs, and the
+// rest is counted as not watched. The control: a set within the share is
+// kept whole.
+func TestCapOwners(t *testing.T) {
+	var targets []watch.Target
+	for i := range 1000 {
+		targets = append(targets, watch.Target{PID: 10000 + i, UID: 1001})
+	}
+	targets = append(targets, watch.Target{PID: 5, UID: 1002}, watch.Target{PID: 6, UID: 0})
+	got, left := capOwners(targets)
+	byUID := map[uint32]int{}
+	for _, tg := range got {
+		byUID[tg.UID]++
+	}
+	if byUID[1001] != perUIDOwners || byUID[1002] != 1 || byUID[0] != 1 || got[0].UID != 0 || left != 1000-perUIDOwners {
+		t.Errorf("watched %v (root's first: %v), %d left out; want %d of uid 1001's, 1 each of 1002's and root's, %d left out",
+			byUID, got[0].UID == 0, left, perUIDOwners, 1000-perUIDOwners)
+	}
+	few := targets[:10]
+	if got, left := capOwners(few); len(got) != 10 || left != 0 {
+		t.Errorf("control: %d of 10 watched, %d left out", len(got), left)
+	}
+}
