@@ -1,12 +1,16 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os/exec"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/orphanreaper/reaper/internal/realclients"
 )
@@ -86,4 +90,91 @@ sleep 0.3`, owner, m)
 			t.Errorf("a command ended by SIGTERM: %v, want exit 143\n%s", err, out)
 		}
 	})
+}
+
+// On a terminal, `reaper run -- CMD` is CMD as if run directly: CMD sees
+// the terminal's window size, the terminal's Ctrl-C reaches CMD (its
+// trap runs and its status is run's), and what CMD left — a setsid'd
+// process, off the terminal — is reaped. The control: the same command as
+// the terminal's session leader itself, without run, leaves its setsid'd
+// process alive; it sees the same size and the same Ctrl-C.
+func TestRunOnTerminal(t *testing.T) {
+	requireRoot(t)
+	becomeSubreaper(t) // the control's leftover comes back here, for the cleanup
+	mark := "runterm-" + suiteMark
+	pol := writePolicy(t, "version = 1\n[defaults]\ngrace = \"2s\"\n")
+	t.Cleanup(func() { realclients.KillOurs(mark) })
+	script := func(m string) []string {
+		return []string{"bash", "-c", fmt.Sprintf(`(setsid bash -c 'exec -a %[1]s-left sleep 300' </dev/null >/dev/null 2>&1 &)
+trap 'echo got-int; exit 42' INT
+echo "size $(stty size)"; echo ready
+(exec -a %[1]s-wait sleep 60) & wait`, m)}
+	}
+	for _, viaRun := range []bool{false, true} {
+		name := map[bool]string{false: "control: the command alone", true: "reaper run"}[viaRun]
+		t.Run(name, func(t *testing.T) {
+			m := fmt.Sprintf("%s-%v", mark, viaRun)
+			argv := script(m)
+			if viaRun {
+				argv = append([]string{reaperBin, "run", "--policy", pol, "--lock-file", t.TempDir() + "/lock", "--"}, argv...)
+			}
+			master, slave, err := openPTY()
+			if err != nil {
+				t.Fatalf("pty: %v", err)
+			}
+			defer master.Close()
+			if err := unix.IoctlSetWinsize(int(master.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: 33, Col: 111}); err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command(argv[0], argv[1:]...)
+			cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			slave.Close()
+			t.Cleanup(func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
+			var mu sync.Mutex
+			var screen bytes.Buffer
+			go func() {
+				buf := make([]byte, 4096)
+				for {
+					n, err := master.Read(buf)
+					mu.Lock()
+					screen.Write(buf[:n])
+					mu.Unlock()
+					if err != nil {
+						return
+					}
+				}
+			}()
+			shown := func() string { mu.Lock(); defer mu.Unlock(); return screen.String() }
+			waitFor(t, func() bool { return strings.Contains(shown(), "ready") }, "the command's ready line")
+			leftovers := func() (out []int) {
+				for _, pid := range realclients.MarkedPIDs(m + "-left") {
+					if strings.HasPrefix(cmdlineOf(pid), m+"-left") {
+						out = append(out, pid)
+					}
+				}
+				return out
+			}
+			waitFor(t, func() bool { return len(leftovers()) == 1 }, "the setsid'd leftover")
+			master.Write([]byte{3}) // Ctrl-C, as the terminal's line discipline sends it: SIGINT to the foreground group
+			err = cmd.Wait()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != 42 {
+				t.Errorf("exit: %v, want 42 (the command's trap)\n%s", err, shown())
+			}
+			if !strings.Contains(shown(), "size 33 111") || !strings.Contains(shown(), "got-int") {
+				t.Errorf("the command did not see the terminal's size and Ctrl-C:\n%s", shown())
+			}
+			left := leftovers()
+			if viaRun && len(left) != 0 {
+				t.Errorf("left alive under reaper run: %v\n%s", left, shown())
+			}
+			if !viaRun && len(left) != 1 {
+				t.Errorf("control: left alive %v, want the setsid'd process", left)
+			}
+		})
+	}
 }
