@@ -8,11 +8,13 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/orphanreaper/reaper/audit"
+	"github.com/orphanreaper/reaper/platform"
 	"github.com/orphanreaper/reaper/platform/host"
 	"github.com/orphanreaper/reaper/policy"
 	"github.com/orphanreaper/reaper/run"
@@ -24,6 +26,7 @@ type runOptions struct {
 	policyFile string
 	auditLog   string
 	lockFile   string
+	record     bool
 }
 
 func newRunCommand(g *globalOptions) *cobra.Command {
@@ -50,8 +53,16 @@ CMD's stdout.
   alias claude='reaper run -- claude'
 
 If run itself is killed, what CMD leaves goes to init as before: 'reaper
-watch' or the timer is the backstop. On macOS (no subreapers) run only
-runs CMD, and says so.`,
+watch' or the timer is the backstop.
+
+On macOS, which has no subreapers, run records CMD's descendants while CMD
+runs (the process table every second, each process by its pid and start
+time) and, when CMD exits, reaps those that outlived it and were
+reparented to launchd — the same proved, graced kill. What that cannot
+cover: a process that CMD's tree starts and detaches within a second,
+between two looks (a daemon double-forked and the middle process gone),
+and one started in CMD's last second; 'reaper watch' or the timer is the
+backstop for those.`,
 		Example: `  reaper run -- claude
   reaper run --audit-log ~/.local/state/reaper/audit.jsonl -- codex`,
 		Args: cobra.MinimumNArgs(1),
@@ -66,6 +77,8 @@ runs CMD, and says so.`,
 	f.StringVar(&opts.policyFile, "policy", "", "policy `FILE` for its grace, [[protect]] and [[owner]] entries (default as for reap)")
 	f.StringVar(&opts.auditLog, "audit-log", "", "append one JSON line per decision and signal to `FILE`")
 	f.StringVar(&opts.lockFile, "lock-file", "", "the one-reaper-at-a-time lock `FILE` (default as for reap)")
+	f.BoolVar(&opts.record, "record", false, "record CMD's descendants while it runs and reap those that outlive it, as on macOS, instead of adopting them")
+	f.MarkHidden("record") // how macOS runs; on Linux, for its tests
 	return cmd
 }
 
@@ -79,11 +92,22 @@ func runRun(ctx context.Context, argv []string, opts *runOptions, g *globalOptio
 	if err != nil {
 		return err
 	}
-	subreaper := host.BecomeSubreaper()
-	if subreaper != nil && g.log != nil {
-		g.log.Warn("what the command leaves cannot be reaped here: it goes to init (reaper watch or the timer is the backstop)", "err", subreaper)
+	var subreaper error
+	if opts.record {
+		subreaper = errors.New("--record: descendants are recorded instead")
+	} else {
+		subreaper = host.BecomeSubreaper()
 	}
-	code, err := host.RunCommand(argv)
+	if subreaper != nil && g.log != nil {
+		g.log.Debug("what the command leaves is not adopted: its descendants are recorded every second instead", "why", subreaper)
+	}
+	var rec *descendants
+	started := func(pid int) {
+		if subreaper != nil {
+			rec = recordDescendants(pid, time.Second)
+		}
+	}
+	code, err := host.RunCommand(argv, started)
 	var nf *host.NotStartedError
 	if errors.As(err, &nf) {
 		return noInputError{err}
@@ -91,15 +115,91 @@ func runRun(ctx context.Context, argv []string, opts *runOptions, g *globalOptio
 	if err != nil {
 		return err
 	}
-	if subreaper == nil {
-		if err := reapAdopted(pol, opts, g); err != nil && g.log != nil {
-			g.log.Error("what the command left was not reaped", "err", err)
-		}
+	me := os.Getpid()
+	adopted := func(p *platform.Process) bool { return p.PPID == me }
+	if rec != nil {
+		seen := rec.stop()
+		adopted = func(p *platform.Process) bool { start, ok := seen[p.PID]; return ok && start == p.StartTicks }
+	}
+	if err := reapAdopted(pol, opts, g, adopted); err != nil && g.log != nil {
+		g.log.Error("what the command left was not reaped", "err", err)
 	}
 	if code != 0 {
 		return exitStatus(code)
 	}
 	return nil
+}
+
+// descendants records the processes that descend from one pid, each by
+// its pid and start, by a look at the process table every interval until
+// stopped: what reaper run reaps where it cannot adopt them (macOS).
+type descendants struct {
+	root int
+	mu   sync.Mutex
+	seen map[int]uint64 // pid → StartTicks
+	quit chan struct{}
+	done chan struct{}
+}
+
+// maxRecorded bounds what one run records: a command's tree of more is
+// recorded up to it (the watch or the timer covers the rest).
+const maxRecorded = 65536
+
+func recordDescendants(root int, every time.Duration) *descendants {
+	d := &descendants{root: root, seen: map[int]uint64{}, quit: make(chan struct{}), done: make(chan struct{})}
+	d.look()
+	go func() {
+		defer close(d.done)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-d.quit:
+				return
+			case <-t.C:
+				d.look()
+			}
+		}
+	}()
+	return d
+}
+
+// look reads the table and records every descendant of the root.
+func (d *descendants) look() {
+	snap, err := readSnapshot(platform.DefaultProcRoot)
+	if err != nil {
+		return
+	}
+	defer snap.Close()
+	children := map[int][]int{}
+	for i := range snap.Procs {
+		p := &snap.Procs[i]
+		children[p.PPID] = append(children[p.PPID], i)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	queue := []int{d.root}
+	for len(queue) > 0 && len(d.seen) < maxRecorded {
+		pid := queue[0]
+		queue = queue[1:]
+		for _, i := range children[pid] {
+			p := &snap.Procs[i]
+			if p.PID == d.root || p.KernelThread() {
+				continue
+			}
+			d.seen[p.PID] = p.StartTicks
+			queue = append(queue, p.PID)
+		}
+	}
+}
+
+// stop ends the recording and returns what it recorded.
+func (d *descendants) stop() map[int]uint64 {
+	close(d.quit)
+	<-d.done
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.seen
 }
 
 // reapAdopted reaps the trees this process adopted — children that are
@@ -108,7 +208,7 @@ func runRun(ctx context.Context, argv []string, opts *runOptions, g *globalOptio
 // by the same gate as every reap's; a tree whose [[owner]] marker or unit
 // names an owner that lives is that owner's, not the command's, and is
 // left too.
-func reapAdopted(base *policy.Policy, opts *runOptions, g *globalOptions) error {
+func reapAdopted(base *policy.Policy, opts *runOptions, g *globalOptions, adopted func(*platform.Process) bool) error {
 	pol := *base
 	pol.Defaults.MinAge = 0
 	self, err := regexp.Compile("^" + regexp.QuoteMeta(strings.Join(os.Args, " ")) + "$")
@@ -122,12 +222,11 @@ func reapAdopted(base *policy.Policy, opts *runOptions, g *globalOptions) error 
 	started := time.Now()
 	ctx, cancel := context.WithDeadline(context.Background(), started.Add(timeout))
 	defer cancel()
-	me := os.Getpid()
 	cfg := run.ReapConfig{Config: run.Config{Policy: &pol, Clients: clients, Discover: true, Timeout: timeout, ReadTable: readSnapshot},
 		Started: started, Deadline: started.Add(timeout), LockFile: opts.lockFile, LockWait: 30 * time.Second, LogRepeats: true,
 		Records: run.Records{AuditLog: opts.auditLog, Journal: "off", Log: g.log},
 		Only: func(f *scan.Finding) bool {
-			if f.Root.PPID != me {
+			if !adopted(f.Root) {
 				return false // not the command's: the host's, left to reap and watch
 			}
 			if ownerLives(f) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"os/exec"
 	"strings"
 	"sync"
@@ -176,5 +177,50 @@ echo "size $(stty size)"; echo ready
 				t.Errorf("control: left alive %v, want the setsid'd process", left)
 			}
 		})
+	}
+}
+
+// Where run cannot adopt what its command leaves (macOS: no subreaper;
+// --record does the same here), it records the command's descendants
+// while the command runs and reaps those that outlive it: a child left
+// running and a subtree (a shell still waiting on its own child) are
+// killed when the command exits; a protected child is spared; a process
+// of the host's with the same mark, never the command's, is left alone.
+// And what recording cannot cover, said in run's help, is shown too: a
+// daemon that detached itself between two looks (setsid'd, its middle
+// process gone at once) is not reaped.
+func TestRunRecordsWhatItCannotAdopt(t *testing.T) {
+	requireRoot(t)
+	becomeSubreaper(t) // the leftovers come back here, not to run: as to launchd on macOS
+	mark := "runrec-" + suiteMark
+	pol := writePolicy(t, fmt.Sprintf("version = 1\n[defaults]\ngrace = \"2s\"\n%s[[protect]]\nname = \"kept\"\ncmdline = '^protected-%s'\n", selfSubreaper(t), mark))
+	t.Cleanup(func() { realclients.KillOurs(mark) })
+	adopt(t, mark+"-host", "sleep 300; exit 0", nil)
+	// The command runs past two looks (a second apart) before it exits.
+	script := fmt.Sprintf(`exec </dev/null >/dev/null 2>&1
+(exec -a %[1]s-child sleep 300) &
+(exec -a %[1]s-subtree bash -c '(exec -a %[1]s-grandchild sleep 300) & wait') &
+(exec -a protected-%[1]s sleep 300) &
+(setsid bash -c 'exec -a %[1]s-detached sleep 300' &)
+sleep 2.5; exit 7`, mark)
+	out, err := exec.Command(reaperBin, "run", "--record", "--policy", pol, "--lock-file", t.TempDir()+"/lock", "--", "bash", "-c", script).CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 7 {
+		t.Fatalf("reaper run --record: %v, want exit 7 (the command's)\n%s", err, out)
+	}
+	alive := map[string]bool{}
+	for _, pid := range realclients.MarkedPIDs(mark) {
+		for _, what := range []string{"-child", "-subtree", "-grandchild", "-detached", "-host", "protected-"} {
+			if c := cmdlineOf(pid); strings.HasPrefix(c, mark+what) || strings.HasPrefix(c, what+mark) {
+				alive[what] = true
+			}
+		}
+	}
+	want := map[string]bool{"-detached": true, "-host": true, "protected-": true}
+	if !maps.Equal(alive, want) {
+		t.Errorf("alive after reaper run --record: %v, want only %v (the detached daemon: recording's limit)\n%s", alive, want, out)
+	}
+	if !strings.Contains(string(out), "rule run-leftover") {
+		t.Errorf("the reap is not said:\n%s", out)
 	}
 }

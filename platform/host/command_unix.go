@@ -23,7 +23,9 @@ func (e *NotStartedError) Unwrap() error { return e.Err }
 // returns the command's exit status (128+N when signal N ended it): what
 // `reaper run` wraps. It is the one place besides the service manager's
 // tool that reaper starts a program, and the program is the user's.
-func RunCommand(argv []string) (int, error) {
+// started, when set, is told the command's pid once it runs; it returns
+// at once.
+func RunCommand(argv []string, started func(pid int)) (int, error) {
 	c := exec.Command(argv[0], argv[1:]...)
 	c.Stdin, c.Stdout, c.Stderr = os.Stdin, os.Stdout, os.Stderr
 	// Caught, not ignored: an ignored signal stays ignored across exec, and
@@ -38,6 +40,9 @@ func RunCommand(argv []string) (int, error) {
 			return 0, &NotStartedError{fmt.Errorf("run %s: %w", argv[0], ee.Err)}
 		}
 		return 0, fmt.Errorf("run %s: %w", argv[0], err)
+	}
+	if started != nil {
+		started(c.Process.Pid)
 	}
 	done := make(chan struct{})
 	go func() {
