@@ -200,3 +200,67 @@ func TestRootsOwnPrivateStateIsReadInProcess(t *testing.T) {
 		}
 	}
 }
+
+// A user whose only process is not dumpable shows root as the owner of its
+// /proc files (proc(5)), so a scan takes them for a user with no process
+// and passes their state over — until that process is the root of an
+// orphaned tree: then its real uid is read, as the gate reads it, and the
+// user's state is read after all. The control: the same table without the
+// orphan passes it over.
+func TestNotDumpableOwnersStateIsRead(t *testing.T) {
+	requireChildren(t)
+	const python = "/usr/bin/python3" // the system's: one every user may run
+	if _, err := os.Stat(python); err != nil {
+		t.Skip("needs /usr/bin/python3, to clear a process's dumpable flag")
+	}
+	const uid = 65529
+	dir := userState(t, uid)
+	p := exec.Command(python, "-c", "import ctypes,time; ctypes.CDLL(None).prctl(4, 0, 0, 0, 0); print('ready', flush=True); time.sleep(60)")
+	p.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uid, Gid: uid}}
+	out, _ := p.StdoutPipe()
+	if err := p.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Process.Kill(); p.Wait() })
+	if _, err := out.Read(make([]byte, 8)); err != nil {
+		t.Fatal(err)
+	}
+	var fi os.FileInfo
+	fi, _ = os.Stat(fmt.Sprintf("/proc/%d/stat", p.Process.Pid)) // what the table's stat pass takes the owner from
+	if st, _ := fi.Sys().(*syscall.Stat_t); st == nil || st.Uid != 0 {
+		t.Skipf("its /proc files are not root's here: %+v", fi.Sys())
+	}
+	for _, orphan := range []bool{false, true} {
+		snap, err := platform.ReadSnapshot(platform.DefaultProcRoot)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var roots []*platform.Process
+		if orphan {
+			roots = append(roots, snap.Get(p.Process.Pid))
+		}
+		opts := Options{Discover: true, Clients: testClients, Getenv: func(k string) string {
+			if k == "OPENCLAW_STATE_DIR" {
+				return dir
+			}
+			return ""
+		}}
+		pend := Begin(context.Background(), opts)
+		pend.Start(snap)
+		set, err := Load(context.Background(), opts, pend, snap, nil, roots)
+		snap.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []DirRead
+		for _, r := range set.Read {
+			if r.Path == dir {
+				got = append(got, r)
+			}
+		}
+		read := len(got) == 1 && got[0].Skipped == "" && got[0].Err == ""
+		if read != orphan || len(got) != 1 {
+			t.Errorf("its process the root of an orphaned tree %v: the dir %+v; want it read %v, listed once", orphan, got, orphan)
+		}
+	}
+}

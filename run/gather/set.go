@@ -93,10 +93,13 @@ type Pending struct {
 	ctx   context.Context
 	snap  *platform.Snapshot
 	parts []*Set
-	// active is the uids that own a process in the table (nil: every
-	// uid's state is read, Options.EveryUser); cache and fresh are a
-	// watch's (Cache).
+	// active is the uids that own a process in the table by its /proc
+	// dir (nil: every uid's state is read, Options.EveryUser), and revived
+	// the uids of orphans' roots it missed (a process not dumpable shows
+	// root there): their dirs are read after all (Load). cache and fresh
+	// are a watch's (Cache).
 	active    map[uint32]bool
+	revived   map[uint32]bool
 	everyUser bool
 	cache     *Cache
 	fresh     func(uid uint32) bool
@@ -165,9 +168,13 @@ func (p *Pending) Start(snap *platform.Snapshot) {
 		return
 	}
 	if p.active == nil && !p.everyUser && snap.Self != 0 {
+		// The owner of each /proc/PID, from the table's stat pass: the
+		// real uid (Snapshot.UID) would read every process's status file.
+		// A process whose dumpable flag is off shows root there (proc(5));
+		// an orphan's root of such a user is caught up with in Load.
 		p.active = map[uint32]bool{}
 		for i := range snap.Procs {
-			p.active[snap.UID(&snap.Procs[i])] = true
+			p.active[snap.Procs[i].UID] = true
 		}
 	}
 	if p.cache != nil && p.fresh == nil {
@@ -216,6 +223,9 @@ func (p *Pending) start(ctx context.Context, dirs []Dir, offset int) *sync.WaitG
 	return startReads(ctx, dirs, &p.readers, p.ready, p.resolve, func(k int, r readResult) {
 		if p.snap == nil {
 			return // abandoned: there is no table to judge it against
+		}
+		if r.skip != "" && p.revived[r.dir.UID] {
+			return // read after all, by Load
 		}
 		p.cache.put(r)
 		s := &Set{}
@@ -313,6 +323,39 @@ func Load(ctx context.Context, opts Options, pending *Pending, snap *platform.Sn
 		}
 	}
 	set.Warnings = append(set.Warnings, list.refuse...)
+	// The roots' real uids, as the gate reads them: a user whose every
+	// process showed root as its /proc dir's owner was passed over by
+	// Start, and their state could speak for these trees. Their dirs are
+	// read now, and Start's passing over is dropped.
+	skipped := map[uint32]bool{}
+	if pending.active != nil {
+		for _, d := range list.dirs[pending.first:before] {
+			if !pending.active[d.UID] {
+				skipped[d.UID] = true
+			}
+		}
+	}
+	if len(skipped) > 0 {
+		for _, p := range roots {
+			// A process whose /proc files show a user is dumpable, and that
+			// user is its owner; only root's may be another's in disguise.
+			if p.UID != 0 {
+				continue
+			}
+			if uid := snap.UID(p); skipped[uid] && !pending.active[uid] {
+				pending.active[uid] = true
+				if pending.revived == nil {
+					pending.revived = map[uint32]bool{}
+				}
+				pending.revived[uid] = true
+				for _, d := range list.dirs[pending.first:before] {
+					if d.UID == uid {
+						list.dirs = append(list.dirs, d)
+					}
+				}
+			}
+		}
+	}
 	// Judging the readers' output allocates a few MiB that are garbage at
 	// once, on a heap the table made large, whose next collection is far:
 	// collect sooner while it runs (measured at 20,000 processes with 20
