@@ -53,6 +53,9 @@ type Table struct {
 	Problems []string
 	Doubts   []policy.Doubt
 	Dirs     []gather.DirRead
+	// Kept counts the state dirs whose read was kept from an earlier
+	// pass (Config.Cache) rather than read for this table.
+	Kept int
 }
 
 // Close releases what the table holds open.
@@ -165,7 +168,7 @@ func collect(ctx context.Context, cfg Config) (*Table, error) {
 	for _, ig := range res.Ignored {
 		snap.Warnings = append(snap.Warnings, ig.String())
 	}
-	return &Table{Snap: snap, Result: res, Problems: set.Messages(), Doubts: set.Doubts(), Dirs: set.Read}, nil
+	return &Table{Snap: snap, Result: res, Problems: set.Messages(), Doubts: set.Doubts(), Dirs: set.Read, Kept: set.Kept}, nil
 }
 
 // poolWindow is how long MCP pools are watched to tell the ones in use

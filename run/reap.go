@@ -79,6 +79,10 @@ type Reaped struct {
 	// WatchDirs are the dirs of the clients' state where a new entry
 	// announces a new owner (client.Info.Announce), for a watch's pass.
 	WatchDirs []watch.Dir
+	// Reread says the pass read every user's state again before it acted:
+	// its first plan would have signalled, and rested in part on reads
+	// kept from an earlier pass (ReapConfig.Cache).
+	Reread bool
 }
 
 // Reap is one reap, in order: take the lock, collect, plan, re-read the
@@ -99,20 +103,40 @@ func Reap(ctx context.Context, cfg ReapConfig) (*Reaped, error) {
 	}
 	defer release()
 
-	t, err := Collect(ctx, cfg.Config)
-	if err != nil {
-		return nil, err
-	}
-	defer t.Close()
-	if cfg.Only != nil {
-		t.Result.Findings = slices.DeleteFunc(t.Result.Findings, func(f scan.Finding) bool { return !cfg.Only(&f) })
-	}
 	pol := cfg.Policy
 	mode := policy.ModeReap
 	if cfg.DryRun {
 		mode = policy.ModeDryRun
 	}
-	plan := pol.Plan(t.Result, policy.PlanOptions{Mode: mode, UID: EUID(), Doubts: t.Doubts})
+	collectPlan := func() (*Table, *policy.Plan, error) {
+		t, err := Collect(ctx, cfg.Config)
+		if err != nil {
+			return nil, nil, err
+		}
+		if cfg.Only != nil {
+			t.Result.Findings = slices.DeleteFunc(t.Result.Findings, func(f scan.Finding) bool { return !cfg.Only(&f) })
+		}
+		return t, pol.Plan(t.Result, policy.PlanOptions{Mode: mode, UID: EUID(), Doubts: t.Doubts}), nil
+	}
+	t, plan, err := collectPlan()
+	if err != nil {
+		return nil, err
+	}
+	// A watch's pass judged some users' state as an earlier pass read it
+	// (their trees were no candidates). Evidence under a live owner can
+	// still make a finding of it — a server tied to a thread that ended —
+	// so a pass that would signal reads everyone's state again first, and
+	// plans from that.
+	reread := false
+	if cfg.Cache != nil && t.Kept > 0 && plannedAny(plan) {
+		t.Close()
+		cfg.Cache.Refresh()
+		if t, plan, err = collectPlan(); err != nil {
+			return nil, err
+		}
+		reread = true
+	}
+	defer t.Close()
 	if cfg.BeforeAct != nil {
 		cfg.BeforeAct()
 	}
@@ -138,7 +162,7 @@ func Reap(ctx context.Context, cfg ReapConfig) (*Reaped, error) {
 		OnSignal:   func(e reap.Event) { events = append(events, e) },
 		OnProgress: cfg.OnProgress,
 	})
-	out := &Reaped{Report: rep, Plan: plan, Results: results, Signals: signalRecords(events)}
+	out := &Reaped{Report: rep, Plan: plan, Results: results, Signals: signalRecords(events), Reread: reread}
 	if cfg.Watching {
 		out.Watch, out.Due = watchTargets(t, cfg.Clients), nextDue(t, pol, time.Now())
 		out.WatchDirs = announceDirs(t, cfg.Clients)

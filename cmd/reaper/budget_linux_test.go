@@ -63,17 +63,32 @@ func (a *attackRun) orphan(t *testing.T, who string, cred *syscall.Credential, e
 }
 
 // homeOf gives uid a home the root reaper discovers (an account in its
-// passwd), owned by uid, and returns it.
+// passwd), owned by uid, and a process of uid's running (a run reads the
+// state only of users who own one: an attacker runs something), and
+// returns the home.
 func (a *attackRun) homeOf(t *testing.T, uid uint32) string {
 	t.Helper()
 	if h, ok := a.home[uid]; ok {
 		return h
 	}
+	runAs(t, uid)
 	h := sharedDir(t, 0o755)
 	os.Chown(h, int(uid), int(uid))
 	a.home[uid] = h
 	a.order = append(a.order, uid)
 	return h
+}
+
+// runAs starts a process of uid's (a sleep, the test's own child: no
+// orphan) for the test's time.
+func runAs(t *testing.T, uid uint32) {
+	t.Helper()
+	c := exec.Command("sleep", "600")
+	c.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uid, Gid: uid}, Setpgid: true}
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Process.Kill(); c.Wait() })
 }
 
 // run runs `reaper reap` as root with JSON output (or args' own), in a

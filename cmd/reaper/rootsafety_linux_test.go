@@ -171,6 +171,7 @@ func TestNewMemberOfAnotherUserRefused(t *testing.T) {
 // refuses what is not a regular file, and the run ends at once.
 func TestFIFOStateFileDoesNotHang(t *testing.T) {
 	requireRoot(t)
+	runAs(t, 65534) // a user's state is read when they own a process
 	home := userDir(t)
 	state := filepath.Join(home, ".openclaw")
 	for _, d := range []string{state, filepath.Join(state, "acpx")} {
@@ -310,6 +311,7 @@ action = "terminate"
 // the file reaches its output.
 func TestStateLinkToShadowNotRead(t *testing.T) {
 	requireRoot(t)
+	runAs(t, 65534) // a user's state is read when they own a process
 	secret, err := os.ReadFile("/etc/shadow")
 	if err != nil || !bytes.Contains(secret, []byte("root:")) {
 		skips.Skip(t, "no /etc/shadow with a root entry to point at")

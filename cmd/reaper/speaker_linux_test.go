@@ -154,6 +154,9 @@ func TestAttackRegistryRowCannotKillRoot(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			mark := fmt.Sprintf("udevd-%s-%d", suiteMark, tt.speaker)
 			worker := workerUnderLiveParent(t, "/lib/systemd/systemd-"+mark)
+			if tt.speaker != 0 {
+				runAs(t, tt.speaker) // a user's state is read when they own a process
+			}
 			state := stateOwnedBy(t, tt.speaker)
 			writeRegistryStore(t, state, tt.speaker, registryRow(t, deadPID(t), worker, "x:1"))
 			rep, r := reapJSONEnv(t, []string{"OPENCLAW_STATE_DIR=" + state}, "--policy", examplePolicyForTest(t, mark))

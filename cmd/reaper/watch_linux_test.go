@@ -338,3 +338,43 @@ func TestWatchStopMidGrace(t *testing.T) {
 		t.Logf("ended %s after SIGTERM; the tree: %q %q", time.Since(stopped).Round(time.Millisecond), stateOf(root), stateOf(sleeper))
 	})
 }
+
+// The watch and a reap by hand share the run lock: while a pass waits out
+// a grace, a manual reap that will not wait says who holds the lock (the
+// watch, by pid) and exits 1 having signalled nothing; one that waits
+// runs once the pass is done; and the watch goes on. The control: the
+// same manual reap with no watch running takes the lock at once.
+func TestWatchSharesTheLock(t *testing.T) {
+	requireRoot(t)
+	becomeSubreaper(t)
+	mark := "watch-lock-" + suiteMark
+	path := filepath.Join(t.TempDir(), "policy.toml")
+	os.WriteFile(path, []byte("version = 1\n"), 0o644) // nothing to reap at first
+	nothing := writePolicy(t, "version = 1\n")
+	w := startWatch(t, path, "--backstop", "1m")
+	manual := func(wait string) result {
+		return runReaper(t, nil, "reap", "--quiet", "--policy", nothing, "--lock-file", w.lock, "--lock-timeout", wait, "--journal", "off")
+	}
+	if r := manual("0s"); r.code != 0 {
+		t.Fatalf("control, between passes: exit %d, want 0 (the lock free)\n%s", r.code, r.stderr)
+	}
+	root := adopt(t, "npm exec mcp-remote https://"+mark, "trap '' TERM; sleep 600; exit 0", nil)
+	t.Cleanup(func() { syscall.Kill(root, syscall.SIGKILL) })
+	watchPolicy(t, path, mark, `"reparented"`, "min_age = \"0s\"") // grace 2s
+	w.cmd.Process.Signal(syscall.SIGHUP)
+	waitFor(t, func() bool { return strings.Contains(w.stderr.String(), "policy reloaded") }, "the reload")
+	time.Sleep(500 * time.Millisecond) // inside the pass's 2 s grace
+	if !alive(root) {
+		t.Fatalf("the tree ended before the manual reap: the pass was not in its grace\n%s", w.stderr)
+	}
+	r := manual("100ms")
+	if r.code != 1 || !strings.Contains(r.stderr, fmt.Sprintf("pid %d", w.cmd.Process.Pid)) {
+		t.Errorf("a manual reap during the pass: exit %d, want 1 naming the watch's pid %d\n%s", r.code, w.cmd.Process.Pid, r.stderr)
+	}
+	if r := manual("30s"); r.code != 0 || alive(root) {
+		t.Errorf("a manual reap that waits: exit %d (want 0, after the pass), the tree alive %v\n%s", r.code, alive(root), r.stderr)
+	}
+	if w.cmd.ProcessState != nil || syscall.Kill(w.cmd.Process.Pid, 0) != nil {
+		t.Errorf("the watch ended:\n%s", w.stderr)
+	}
+}

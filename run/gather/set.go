@@ -57,6 +57,9 @@ type Set struct {
 	// Read is every discovered state dir a reader went through, and what
 	// came of it (reaper doctor lists them).
 	Read []DirRead
+	// Kept counts the dirs whose read was taken from a Cache, as an
+	// earlier pass read them.
+	Kept int
 }
 
 // DirRead is one discovered state dir and its read: Err is empty when its
@@ -383,6 +386,7 @@ func (s *Set) merge(o *Set) {
 	s.Problems = append(s.Problems, o.Problems...)
 	s.Warnings = append(s.Warnings, o.Warnings...)
 	s.Read = append(s.Read, o.Read...)
+	s.Kept += o.Kept
 }
 
 // addRead takes one discovered dir's read, judged by its client. Whatever
@@ -392,6 +396,9 @@ func (s *Set) addRead(r readResult, snap *platform.Snapshot, cs client.Set) {
 	doubt := policy.Doubt{UID: r.dir.UID}
 	c := cs.ByName(r.dir.Client)
 	var unread *unreadError
+	if r.kept {
+		s.Kept++
+	}
 	switch {
 	case r.skip != "":
 		s.Read = append(s.Read, DirRead{Dir: r.dir, Skipped: r.skip})

@@ -1,0 +1,112 @@
+package run
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/orphanreaper/reaper/client/all"
+	"github.com/orphanreaper/reaper/internal/skips"
+	"github.com/orphanreaper/reaper/policy"
+	"github.com/orphanreaper/reaper/run/gather"
+)
+
+// A watch's pass that judged a user's state as an earlier pass read it,
+// and whose plan would signal, reads everyone's state again and plans
+// from that before it acts: evidence under a live owner could make a
+// finding of a kept read. The control: the same pass with nothing to
+// signal keeps the read, and reads nothing again.
+func TestReapRereadsKeptStateBeforeActing(t *testing.T) {
+	if os.Geteuid() != 0 {
+		skips.Skip(t, "needs root: another user's state, read by a reader child")
+	}
+	if raceEnabled {
+		skips.Skip(t, "reader children do not run under -race (ThreadSanitizer's allocator exceeds their RLIMIT_DATA)")
+	}
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	const uid = 65527
+	base, err := os.MkdirTemp("", "reaper-reread-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	os.Chmod(base, 0o755)
+	dir := filepath.Join(base, "oc")
+	os.MkdirAll(filepath.Join(dir, "acpx"), 0o755)
+	lease := filepath.Join(dir, "acpx", "process-leases.json")
+	os.WriteFile(lease, []byte(`{"version":1,"leases":[]}`), 0o644)
+	for _, p := range []string{dir, filepath.Join(dir, "acpx"), lease} {
+		os.Chown(p, uid, uid)
+	}
+	t.Setenv("OPENCLAW_STATE_DIR", dir)
+	// The user owns a process, so their state is read; it is the child of
+	// a shell of root's, so no tree of theirs is a candidate (every child
+	// of this test, a subreaper, is the root of one).
+	user := exec.Command("bash", "-c", fmt.Sprintf("setpriv --reuid=%d --regid=%d --clear-groups sleep 600 & wait", uid, uid))
+	user.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := user.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Kill(-user.Process.Pid, syscall.SIGKILL); user.Wait() })
+
+	mark := fmt.Sprintf("reread-%d-%d", os.Getpid(), time.Now().UnixNano())
+	self, _ := os.Readlink("/proc/self/exe")
+	text := fmt.Sprintf("version = 1\n[defaults]\nmin_age = \"0s\"\n[[subreaper]]\ncmdline = '^%s( |$)'\n[[rule]]\nname = \"marked\"\nwhen = [\"reparented\"]\ncmdline = '%s'\naction = \"terminate\"\n",
+		regexp.QuoteMeta(self), regexp.QuoteMeta(mark))
+	pol, err := policy.Parse("test.toml", []byte(text), policy.Clients{Owners: all.Clients.Owners(), Marks: all.Clients.Marks()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache := gather.NewCache()
+	pass := func() *Reaped {
+		t.Helper()
+		now := time.Now()
+		r, err := Reap(context.Background(), ReapConfig{
+			Config:  Config{Policy: pol, Clients: all.Clients, Discover: true, Cache: cache, Timeout: time.Minute},
+			Started: now, Deadline: now.Add(time.Minute), DryRun: true, Watching: true,
+			LockFile: filepath.Join(t.TempDir(), "lock"), Records: Records{Journal: "off"},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	pass() // the first pass reads everyone's
+	if r := pass(); r.Reread {
+		t.Errorf("control, nothing to signal: the pass read every state again")
+	}
+	reads, _ := cache.Counts()
+	orphan := exec.Command("bash", "-c", fmt.Sprintf("(exec -a %s sleep 60 &)", mark))
+	if err := orphan.Run(); err != nil {
+		t.Fatal(err)
+	}
+	var pid int
+	for deadline := time.Now().Add(5 * time.Second); pid == 0 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		ents, _ := os.ReadDir("/proc")
+		for _, e := range ents {
+			if b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline"); err == nil && strings.HasPrefix(string(b), mark) {
+				fmt.Sscan(e.Name(), &pid)
+			}
+		}
+	}
+	if pid == 0 {
+		t.Fatal("the orphan did not start")
+	}
+	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
+	r := pass()
+	after, _ := cache.Counts()
+	if !r.Reread || after-reads < 2 {
+		t.Errorf("a pass that would signal root's orphan %d: reread %v, %d dirs read; want every state read again (uid %d's too)", pid, r.Reread, after-reads, uid)
+	}
+}
