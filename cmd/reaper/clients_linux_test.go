@@ -458,3 +458,61 @@ func TestRealWatchClaudeCode(t *testing.T) {
 		}, "the watch's lines naming each server killed")
 	})
 }
+
+// TestRealWatchNewClaudeSession: the real Claude Code started after the
+// watch's first pass, so that no pass has seen it. Its session file in
+// the watched sessions dir (the dir its CLAUDE_CONFIG_DIR names, in the
+// watch's own environment) is a hint: the pass it triggers names the new
+// claude, and when claude is SIGKILLed its two stubborn servers are
+// killed on that exit — long before the backstop (ten minutes). The
+// control: the same, but with no sessions dir when the watch started, so
+// nothing is watched there; claude's death goes unseen and both servers
+// live on.
+func TestRealWatchNewClaudeSession(t *testing.T) {
+	mods := requireClients(t)
+	becomeSubreaper(t)
+	for _, watched := range []bool{false, true} {
+		name := map[bool]string{false: "control: no sessions dir to watch", true: "sessions dir watched"}[watched]
+		t.Run(name, func(t *testing.T) {
+			mark := "cnmark" + strings.ReplaceAll(suiteMark, "-", "x") + map[bool]string{false: "c", true: "w"}[watched]
+			model := realclients.StartModel(t)
+			home, work := t.TempDir(), t.TempDir()
+			env, cfgDir := realclients.ClaudeSetup(home, work, model.Addr, mark)
+			if watched {
+				os.MkdirAll(filepath.Join(cfgDir, "sessions"), 0o700) // a user who has run claude before
+			}
+			prom := filepath.Join(t.TempDir(), "reaper.prom")
+			w := startWatchEnv(t, []string{"CLAUDE_CONFIG_DIR=" + cfgDir}, examplePolicyForTest(t, mark), "--backstop", "10m", "--metrics", prom)
+			claude, log := realclients.StartDetached(t, work, env, filepath.Join(mods, "@anthropic-ai", "claude-code-linux-x64", "claude"), "-p", "say hello "+mark)
+			t.Cleanup(func() { realclients.KillOurs(mark) })
+			waitMarked(t, mark, 3, model, log) // claude and its two servers
+			var servers []int
+			for _, pid := range realclients.MarkedPIDs(mark) {
+				if pid != claude {
+					servers = append(servers, pid)
+				}
+			}
+			hinted := func() bool {
+				text, _ := os.ReadFile(prom)
+				return strings.Contains(string(text), `reaper_watch_passes_total{trigger="hint"}`)
+			}
+			if watched {
+				waitFor(t, hinted, "the pass the session file triggers")
+			} else {
+				time.Sleep(2 * time.Second) // what the hint pass takes, were there one
+				if hinted() {
+					t.Fatalf("control: a hint pass with no sessions dir watched\n%s", w.stderr)
+				}
+			}
+			killed := time.Now()
+			if left := killClient(claude, mark); !watched {
+				if len(left) != len(servers) {
+					t.Fatalf("control: the stubborn servers did not outlive claude: %v of %v\n%s", left, servers, w.stdout)
+				}
+				return
+			}
+			waitFor(t, func() bool { return len(realclients.MarkedPIDs(mark)) == 0 }, "the new claude's servers killed by the watch")
+			t.Logf("claude started after the watch's pass; SIGKILLed → its %d servers gone: %s (backstop 10m; grace in it)", len(servers), time.Since(killed).Round(time.Millisecond))
+		})
+	}
+}
