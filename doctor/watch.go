@@ -34,18 +34,18 @@ func watchAbility() audit.Check {
 		missing = append(missing, "new sessions' files ("+err.Error()+"): a session started after a pass is watched from the next one (at most --backstop later)")
 	} else {
 		d.Close()
-		line := "new sessions' files: watched (inotify)"
-		if b, err := os.ReadFile(inotifyLimit); err == nil {
-			line += fmt.Sprintf("; %s is %s", inotifyLimit, strings.TrimSpace(string(b)))
+		line := "new sessions' files: watched (kqueue, a descriptor per directory)"
+		if runtime.GOOS == "linux" {
+			line = "new sessions' files: watched (inotify)"
+			if b, err := os.ReadFile(inotifyLimit); err == nil {
+				line += fmt.Sprintf("; %s is %s", inotifyLimit, strings.TrimSpace(string(b)))
+			}
 		}
 		c.Details = append(c.Details, line)
 	}
 	switch {
 	case len(missing) == 0:
 		c.Summary = "reaper watch reacts to an owner's exit and to a new session's file without polling"
-	case runtime.GOOS == "darwin" && len(missing) == 1 && strings.HasPrefix(missing[0], "new sessions'"):
-		c.Status = audit.CheckInfo
-		c.Summary = "reaper watch reacts to an owner's exit (kqueue); a session started after a pass is watched from the next one"
 	default:
 		c.Status = audit.CheckWarn
 		c.Summary = "reaper watch cannot watch " + strings.Join(missing, "; nor ")

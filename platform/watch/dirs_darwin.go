@@ -1,0 +1,150 @@
+package watch
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// Dirs watches directories for entries made and removed in them: one
+// EVFILT_VNODE NOTE_WRITE knote per directory (a directory is written
+// when an entry is made, renamed in or out, or removed: kqueue(2)), on a
+// descriptor opened O_EVTONLY (it keeps no volume from being unmounted)
+// and O_NOFOLLOW, in one kqueue read by one goroutine. Only that an event
+// came, and on which directory, is taken from it. Built and vetted for
+// darwin here; not yet run on a Mac.
+type Dirs struct {
+	kq int
+	dirEvents
+
+	mu    sync.Mutex
+	fds   map[Dir]int // watched → its descriptor
+	dirs  map[int]Dir // descriptor → what it watches
+	close sync.Once
+	done  chan struct{}
+}
+
+// NewDirs starts watching no directory; Set says which.
+func NewDirs() (*Dirs, error) {
+	kq, err := unix.Kqueue()
+	if err != nil {
+		return nil, fmt.Errorf("kqueue: %w", err)
+	}
+	unix.CloseOnExec(kq)
+	wake := []unix.Kevent_t{{Ident: wakeIdent, Filter: unix.EVFILT_USER, Flags: unix.EV_ADD | unix.EV_CLEAR}}
+	if _, err := unix.Kevent(kq, wake, nil, nil); err != nil {
+		unix.Close(kq)
+		return nil, fmt.Errorf("kevent EVFILT_USER: %w", err)
+	}
+	d := &Dirs{kq: kq, dirEvents: newDirEvents(), fds: map[Dir]int{}, dirs: map[int]Dir{}, done: make(chan struct{})}
+	go d.read()
+	return d, nil
+}
+
+// Len is how many directories are watched.
+func (d *Dirs) Len() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return len(d.fds)
+}
+
+// Set makes dirs the watched set, at most MaxDirs of them; it returns how
+// many could not be watched.
+func (d *Dirs) Set(dirs []Dir) int {
+	want := map[Dir]bool{}
+	for _, dir := range dirs {
+		want[dir] = true
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for dir, fd := range d.fds {
+		if !want[dir] {
+			d.drop(fd)
+		}
+	}
+	failed := 0
+	for dir := range want {
+		if _, ok := d.fds[dir]; ok {
+			continue
+		}
+		if len(d.fds) >= MaxDirs {
+			failed++
+			continue
+		}
+		fd, err := unix.Open(dir.Path, unix.O_EVTONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			failed++
+			continue
+		}
+		ev := []unix.Kevent_t{{Ident: uint64(fd), Filter: unix.EVFILT_VNODE, Flags: unix.EV_ADD | unix.EV_CLEAR,
+			Fflags: unix.NOTE_WRITE | unix.NOTE_DELETE | unix.NOTE_RENAME | unix.NOTE_REVOKE}}
+		if _, err := unix.Kevent(d.kq, ev, nil, nil); err != nil {
+			unix.Close(fd)
+			failed++
+			continue
+		}
+		d.fds[dir], d.dirs[fd] = fd, dir
+	}
+	return failed
+}
+
+// drop stops watching the directory open as fd (d.mu held); closing the
+// descriptor removes its knote.
+func (d *Dirs) drop(fd int) {
+	unix.Close(fd)
+	delete(d.fds, d.dirs[fd])
+	delete(d.dirs, fd)
+}
+
+// read waits for events until Close. A directory deleted, renamed or
+// revoked is told once more and no longer watched.
+func (d *Dirs) read() {
+	defer close(d.done)
+	events := make([]unix.Kevent_t, 64)
+	for {
+		n, err := unix.Kevent(d.kq, nil, events, nil)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return
+		}
+		for _, ev := range events[:n] {
+			if ev.Filter == unix.EVFILT_USER {
+				return
+			}
+			if ev.Filter != unix.EVFILT_VNODE {
+				continue
+			}
+			fd := int(ev.Ident)
+			d.mu.Lock()
+			dir, ok := d.dirs[fd]
+			if ok && ev.Fflags&(unix.NOTE_DELETE|unix.NOTE_RENAME|unix.NOTE_REVOKE) != 0 {
+				d.drop(fd)
+			}
+			d.mu.Unlock()
+			if ok {
+				d.changed(dir)
+			}
+		}
+	}
+}
+
+// Close stops watching and closes every descriptor and the kqueue.
+func (d *Dirs) Close() error {
+	d.close.Do(func() {
+		wake := []unix.Kevent_t{{Ident: wakeIdent, Filter: unix.EVFILT_USER, Fflags: unix.NOTE_TRIGGER}}
+		unix.Kevent(d.kq, wake, nil, nil)
+		<-d.done
+		d.mu.Lock()
+		for fd := range d.dirs {
+			unix.Close(fd)
+		}
+		d.fds, d.dirs = map[Dir]int{}, map[int]Dir{}
+		d.mu.Unlock()
+		unix.Close(d.kq)
+	})
+	return nil
+}
