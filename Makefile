@@ -42,7 +42,7 @@ fuzz:
 
 build:
 	mkdir -p dist
-	CGO_ENABLED=0 GOARCH=$(ARCH) go build -trimpath -ldflags "-s -w -X main.version=$(VERSION)" -o dist/reaper ./cmd/reaper
+	CGO_ENABLED=0 GOARCH=$(ARCH) go build -trimpath -buildvcs=auto -ldflags "-s -w -X main.version=$(VERSION)" -o dist/reaper ./cmd/reaper
 
 # Man pages and completions come from the command tree itself.
 docs:

@@ -2,11 +2,13 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"runtime"
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
 
+	"github.com/orphanreaper/reaper/audit"
 	"github.com/orphanreaper/reaper/platform/kill"
 )
 
@@ -14,17 +16,57 @@ import (
 var version = ""
 
 func newVersionCommand(g *globalOptions) *cobra.Command {
-	return &cobra.Command{
+	var output string
+	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print the version",
-		Args:  noArgs,
+		Long: `version prints reaper's version — the release's, else the commit it was
+built from as the Go toolchain stamped it (go build in a git checkout;
+'go install …@vX.Y.Z' stamps the version) — its platform and Go, and
+whether signals go through pidfds here.`,
+		Example: "  reaper version\n  reaper version -o json | jq -r .commit",
+		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			pidfd, pidfs := kill.PidfdSupported()
-			_, err := fmt.Fprintf(g.stdout, "reaper %s %s/%s %s\nsignals through pidfd: %s; pidfs inodes: %s\n",
-				versionString(), runtime.GOOS, runtime.GOARCH, runtime.Version(), yesNo(pidfd), yesNo(pidfs))
-			return err
+			if err := validateOutput(&output); err != nil {
+				return err
+			}
+			return g.write(buildInfo(), output)
 		},
 	}
+	cmd.Flags().StringVarP(&output, "output", "o", "table", "output format: table or json")
+	return cmd
+}
+
+// versionInfo is what `reaper version` prints.
+type versionInfo struct {
+	Version string `json:"version"`
+	// Commit and CommitTime are the VCS revision the toolchain stamped
+	// ("" when it stamped none); Modified says the tree had changes.
+	Commit     string `json:"commit"`
+	CommitTime string `json:"commit_time,omitempty"`
+	Modified   bool   `json:"modified,omitempty"`
+	OS         string `json:"os"`
+	Arch       string `json:"arch"`
+	Go         string `json:"go"`
+	Pidfd      bool   `json:"pidfd"`
+	Pidfs      bool   `json:"pidfs"`
+}
+
+// WriteTable implements audit.Tabular.
+func (v versionInfo) WriteTable(w io.Writer, _ audit.Style) error {
+	commit := "no commit stamped (built outside a git checkout, or with -buildvcs=false: 'make build' stamps it)"
+	if v.Commit != "" {
+		commit = "commit " + v.Commit
+		if v.Modified {
+			commit += " with uncommitted changes"
+		}
+		if v.CommitTime != "" {
+			commit += ", " + v.CommitTime
+		}
+	}
+	_, err := fmt.Fprintf(w, "reaper %s %s/%s %s\n%s\nsignals through pidfd: %s; pidfs inodes: %s\n",
+		v.Version, v.OS, v.Arch, v.Go, commit, yesNo(v.Pidfd), yesNo(v.Pidfs))
+	return err
 }
 
 func yesNo(b bool) string {
@@ -34,35 +76,38 @@ func yesNo(b bool) string {
 	return "no (identity re-checked before each kill; min_age guards the rest)"
 }
 
-// versionString is the -X version, else the module version or VCS revision
-// the Go toolchain stamped into the binary.
-func versionString() string {
-	if version != "" {
-		return version
-	}
+// buildInfo is this binary's version: the -X version, else the module
+// version or VCS revision the Go toolchain stamped into it.
+func buildInfo() versionInfo {
+	v := versionInfo{Version: version, OS: runtime.GOOS, Arch: runtime.GOARCH, Go: runtime.Version()}
+	v.Pidfd, v.Pidfs = kill.PidfdSupported()
 	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "(unknown)"
-	}
-	if v := info.Main.Version; v != "" && v != "(devel)" {
-		return v
-	}
-	rev, dirty := "", ""
-	for _, s := range info.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			if s.Value == "true" {
-				dirty = "-dirty"
+	if ok {
+		for _, s := range info.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				v.Commit = s.Value
+			case "vcs.time":
+				v.CommitTime = s.Value
+			case "vcs.modified":
+				v.Modified = s.Value == "true"
 			}
 		}
 	}
-	if rev == "" {
-		return "(devel)"
+	switch {
+	case v.Version != "":
+	case ok && info.Main.Version != "" && info.Main.Version != "(devel)":
+		v.Version = info.Main.Version
+	case v.Commit != "":
+		v.Version = "devel-" + v.Commit[:min(12, len(v.Commit))]
+		if v.Modified {
+			v.Version += "-dirty"
+		}
+	default:
+		v.Version = "(devel)"
 	}
-	if len(rev) > 12 {
-		rev = rev[:12]
-	}
-	return "devel-" + rev + dirty
+	return v
 }
+
+// versionString is the version alone (the root command's --version).
+func versionString() string { return buildInfo().Version }
