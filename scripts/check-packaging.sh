@@ -5,6 +5,7 @@
 #      verify, the formula has its service block, the packages' contents are
 #      listed, and lintian passes the .deb (warnings fail; each override in
 #      .goreleaser.yaml says why);
+#   1b. every archive holds the files docs/install.md copies from it;
 #   2. install the .deb into a scratch root (dpkg -x) and run the binary from
 #      there: version, a scan of this machine, the shipped example policy;
 #   3. systemd-analyze verify every unit; it exits 0 on unknown keys, so ANY
@@ -78,6 +79,25 @@ if git rev-parse -q --verify HEAD~1 >/dev/null; then
 	dpkg --compare-versions "$new" gt "$old" || fail "version $new does not sort after the previous commit's $old"
 	echo "version $new sorts after $old"
 fi
+
+echo "== the archives hold what docs/install.md copies from them"
+# Every packaging/… path the "from the archive" section names, in every
+# Linux and darwin archive (the plists are the darwin route's).
+want=$(sed -n '/^## Any Linux, from the archive/,/^## /p' docs/install.md | grep -oE 'packaging/[A-Za-z0-9_./-]+' | sort -u)
+[ -n "$want" ] || fail "docs/install.md names no file to copy from the archive"
+for archive in "$rel"/reaper_*_linux_*.tar.gz; do
+	listing=$(tar -tzf "$archive")
+	for f in $want reaper; do
+		grep -qx "$f" <<<"$listing" || fail "$(basename "$archive") has no $f, which docs/install.md copies"
+	done
+done
+for archive in "$rel"/reaper_*_darwin_*.tar.gz; do
+	listing=$(tar -tzf "$archive")
+	for f in packaging/launchd/dev.orphanreaper.reaper-watch.plist packaging/launchd/dev.orphanreaper.reaper-watch.agent.plist reaper; do
+		grep -qx "$f" <<<"$listing" || fail "$(basename "$archive") has no $f"
+	done
+done
+echo "every archive holds $(wc -w <<<"$want") files install.md copies, and the binary"
 
 echo "== the .deb in a scratch root"
 root=$(mktemp -d)
