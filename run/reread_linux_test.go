@@ -36,19 +36,18 @@ func TestReapRereadsKeptStateBeforeActing(t *testing.T) {
 		t.Fatal(err)
 	}
 	const uid = 65527
-	base, err := os.MkdirTemp("", "reaper-reread-")
+	// An OpenClaw state dir of the user's, empty: read all the same.
+	base, err := os.MkdirTemp("", "reaper-reread-") // t.TempDir's parent is private
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(base) })
 	os.Chmod(base, 0o755)
 	dir := filepath.Join(base, "oc")
-	os.MkdirAll(filepath.Join(dir, "acpx"), 0o755)
-	lease := filepath.Join(dir, "acpx", "process-leases.json")
-	os.WriteFile(lease, []byte(`{"version":1,"leases":[]}`), 0o644)
-	for _, p := range []string{dir, filepath.Join(dir, "acpx"), lease} {
-		os.Chown(p, uid, uid)
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
 	}
+	os.Chown(dir, uid, uid)
 	t.Setenv("OPENCLAW_STATE_DIR", dir)
 	// The user owns a process, so their state is read; it is the child of
 	// a shell of root's, so no tree of theirs is a candidate (every child
