@@ -11,7 +11,7 @@ GORELEASER := github.com/goreleaser/goreleaser/v2@v2.16.0
 
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: build check test fuzz docs packages release clean
+.PHONY: build check test fuzz docs packages release clean e2e-deps
 
 # The quick checks, for any user: formatting, vet and staticcheck on Linux
 # and darwin, the darwin and freebsd builds (no cgo), the darwin test
@@ -39,6 +39,11 @@ test:
 # Every fuzz target, found by `go test -list` (scripts/fuzz.sh).
 fuzz:
 	scripts/fuzz.sh
+
+# The Node packages of the end-to-end gateway (testdata/e2e), from its
+# committed lockfile: the e2e tests skip without them and never fetch them.
+e2e-deps:
+	cd testdata/e2e && npm ci --no-audit --no-fund --silent
 
 build:
 	mkdir -p dist

@@ -61,13 +61,21 @@ func TestEvidenceUser(t *testing.T) {
 	}
 
 	// The control: without "@evidence", the same proven tree is another
-	// user's, refused with the fix named.
+	// user's, refused with the fix named — by the user's number where the
+	// host has no name for it, by the name where it has one.
+	names := userNames
+	t.Cleanup(func() { userNames = names })
+	userNames = func(uint32) string { return "" }
 	noList, err := Parse("evidence.toml", []byte(strings.Replace(evidencePolicy, `user = ["@evidence"]`+"\naction = \"terminate\"\n\n[[rule]]\nname = \"shape\"", "action = \"terminate\"\n\n[[rule]]\nname = \"shape\"", 1)), testClients)
 	if err != nil {
 		t.Fatal(err)
 	}
 	pl, _ = planOf(noList, ModeDryRun, 0, proven)
 	check(t, pl, want{100, "dead-client", Terminate, Refused, `and rule "dead-client" has no user list: add "1001" to its user list, or "@evidence"`})
+	userNames = func(uid uint32) string { return map[uint32]string{1001: "runner"}[uid] }
+	pl, _ = planOf(noList, ModeDryRun, 0, proven)
+	check(t, pl, want{100, "dead-client", Terminate, Refused, `pid 100 belongs to uid 1001 (runner), not the reaper's`})
+	check(t, pl, want{100, "dead-client", Terminate, Refused, `add "runner" to its user list`})
 }
 
 // "@evidence" is for rules: a protect entry names processes, with no

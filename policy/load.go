@@ -333,7 +333,11 @@ func (l *loader) matchers(t map[string]any, a at, rule bool) Matchers {
 }
 
 // UserName is the name this host gives uid, or "" when it has none.
-func UserName(uid uint32) string {
+func UserName(uid uint32) string { return userNames(uid) }
+
+// userNames looks names up in the host's account database; tests give
+// their own, so that none depends on what this host's passwd holds.
+var userNames = func(uid uint32) string {
 	if u, err := user.LookupId(strconv.FormatUint(uint64(uid), 10)); err == nil {
 		return u.Username
 	}
