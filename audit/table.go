@@ -395,8 +395,8 @@ func outcomeWords(f *Finding) string {
 func (r *Report) WriteQuiet(w io.Writer) error {
 	var b strings.Builder
 	for _, f := range r.Findings {
-		if f.Outcome == "reported" || f.Outcome == "planned" || f.Deferred {
-			continue
+		if f.Outcome == "reported" || f.Outcome == "planned" || f.Outcome == "protected" || f.Deferred {
+			continue // nothing done, nothing to look at: the operator's [[protect]] is a decision
 		}
 		// One line each, which a journal takes as one entry: every word
 		// of a user's (the command, a detail naming their file) escaped,

@@ -143,12 +143,14 @@ func stateDirsCheck(dirs []gather.DirRead, uid uint32) audit.Check {
 func findingsCheck(t *run.Table, pol *policy.Policy, embedded bool) audit.Check {
 	plan := pol.Plan(t.Result, policy.PlanOptions{Mode: policy.ModeDryRun, UID: t.UID(), Doubts: t.Doubts})
 	c := audit.Check{Name: "findings", Status: audit.CheckOK}
-	var planned, reported, deferred, refused int
+	var planned, reported, deferred, refused, protected int
 	var firstRefusal string
 	for _, it := range plan.Items {
 		switch {
 		case it.Outcome == policy.Planned:
 			planned++
+		case it.Outcome == policy.Protected:
+			protected++
 		case it.Outcome == policy.Refused && it.Benign:
 			deferred++
 		case it.Outcome == policy.Refused:
@@ -163,8 +165,8 @@ func findingsCheck(t *run.Table, pol *policy.Policy, embedded bool) audit.Check 
 	if len(plan.Items) == 0 {
 		c.Summary = "no finding now"
 	} else {
-		c.Summary = fmt.Sprintf("%s now: %d to signal, %d to report, %d deferred, %d refused",
-			audit.Plural(len(plan.Items), "finding"), planned, reported, deferred, refused)
+		c.Summary = fmt.Sprintf("%s now: %d to signal, %d to report, %d deferred, %d protected, %d refused",
+			audit.Plural(len(plan.Items), "finding"), planned, reported, deferred, protected, refused)
 	}
 	if embedded {
 		c.Details = append(c.Details, "planned with the embedded default policy, since the policy in force is invalid")

@@ -69,6 +69,23 @@ func (g *Gate) AlsoOwned(res *scan.Result) { g.owned = append(g.owned, res) }
 // "": pid 1 and below, the reaper and its ancestors, kernel threads, live
 // owners, runs a live owner's ledger holds, protected processes.
 func (g *Gate) Structural(s *platform.Snapshot, p *platform.Process) string {
+	if why := g.structural(s, p); why != "" {
+		return why
+	}
+	return g.protected(s, p)
+}
+
+// protected returns which [[protect]] entry names p, as a reason, or "".
+func (g *Gate) protected(s *platform.Snapshot, p *platform.Process) string {
+	if pr := g.pol.Protected(s, p); pr != nil {
+		return fmt.Sprintf("pid %d (%s) is protected by %q", p.PID, p.Comm, pr.Name)
+	}
+	return ""
+}
+
+// structural is Structural but for [[protect]], which the plan says
+// apart (Protected).
+func (g *Gate) structural(s *platform.Snapshot, p *platform.Process) string {
 	switch {
 	case p.PID <= 1:
 		return fmt.Sprintf("the tree holds pid %d", p.PID)
@@ -86,9 +103,6 @@ func (g *Gate) Structural(s *platform.Snapshot, p *platform.Process) string {
 		if why, ok := res.OwnedRun(p.PID); ok {
 			return fmt.Sprintf("the tree holds pid %d, %s", p.PID, why)
 		}
-	}
-	if pr := g.pol.Protected(s, p); pr != nil {
-		return fmt.Sprintf("pid %d (%s) is protected by %q", p.PID, p.Comm, pr.Name)
 	}
 	return ""
 }

@@ -31,6 +31,10 @@ const (
 	Gone     Outcome = "gone"
 	Refused  Outcome = "refused"
 	Failed   Outcome = "failed"
+	// Protected: a [[protect]] entry names a process of the tree. The
+	// operator's decision, not a refusal: it fails no run and fires no
+	// alert.
+	Protected Outcome = "protected"
 )
 
 // Item is one finding that matched a rule, with the decision about it.
@@ -94,8 +98,10 @@ func (p *Policy) Plan(res *scan.Result, opt PlanOptions) *Plan {
 			continue
 		}
 		it := Item{Finding: f, Rule: rule, Action: rule.Action}
-		if why := g.tree(s, f, g.Structural); why != "" {
+		if why := g.tree(s, f, g.structural); why != "" {
 			it.Outcome, it.Detail = Refused, why
+		} else if why := g.tree(s, f, g.protected); why != "" {
+			it.Outcome, it.Detail = Protected, why
 		} else if it.Signals() {
 			if age := s.Age(f.Root); age < p.Defaults.MinAge {
 				it.Outcome, it.Benign = Refused, true

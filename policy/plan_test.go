@@ -202,11 +202,20 @@ func TestPlanRefusals(t *testing.T) {
 			proc(301, 300, []string{"node", "/opt/oc/dist/entry.js", "gateway"}, nil, "/", 1000))
 		check(t, pl, want{300, "mcp", Terminate, Refused, "live owner gw (pid 301)"})
 	})
+	// Protection is the operator's decision, not a refusal: an outcome of
+	// its own. A safety refusal in the same tree still reads refused.
 	t.Run("tree holds a protected process", func(t *testing.T) {
 		pl := planFor(t, ModeReap, 0,
 			proc(300, 1, []string{"npx", "x-mcp"}, nil, "/", 1000),
 			proc(301, 300, []string{"-bash"}, nil, "/", 1000))
-		check(t, pl, want{300, "mcp", Terminate, Refused, `protected by "login shells"`})
+		check(t, pl, want{300, "mcp", Terminate, Protected, `protected by "login shells"`})
+	})
+	t.Run("a protected process beside a live owner", func(t *testing.T) {
+		pl := planFor(t, ModeReap, 0,
+			proc(300, 1, []string{"npx", "x-mcp"}, nil, "/", 1000),
+			proc(301, 300, []string{"-bash"}, nil, "/", 1000),
+			proc(302, 300, []string{"node", "/opt/oc/dist/entry.js", "gateway"}, nil, "/", 1000))
+		check(t, pl, want{300, "mcp", Terminate, Refused, "live owner gw (pid 302)"})
 	})
 	t.Run("younger than min_age", func(t *testing.T) {
 		pl := planFor(t, ModeReap, 0, proc(300, 1, []string{"npx", "x-mcp"}, nil, "/", 99000))

@@ -245,6 +245,11 @@ func reapAdopted(base *policy.Policy, opts *runOptions, g *globalOptions, adopte
 		return err
 	}
 	fmt.Fprint(g.stderr, strings.ReplaceAll(b.String(), "reaper reap:", "reaper run:"))
+	for _, f := range r.Report.Findings {
+		if f.Outcome == string(policy.Protected) {
+			fmt.Fprintf(g.stderr, "reaper run: left %d: %s\n", f.RootPID, audit.Printable(f.Detail))
+		}
+	}
 	if partial, permission := r.Failures(); partial+permission > 0 {
 		return fmt.Errorf("%s of what the command left not reaped (see the lines above)", audit.Plural(partial+permission, "tree"))
 	}
