@@ -4,6 +4,7 @@
 # calls `make check` and `make fuzz` too.
 
 VERSION ?= $(shell scripts/version.sh 2>/dev/null || echo 0.0.0)
+COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null)
 ARCH    ?= amd64
 # goreleaser v2.16.0: the last release whose go.mod this Go (1.26.8)
 # accepts and whose modules the proxy serves in full.
@@ -47,7 +48,7 @@ e2e-deps:
 
 build:
 	mkdir -p dist
-	CGO_ENABLED=0 GOARCH=$(ARCH) go build -trimpath -buildvcs=auto -ldflags "-s -w -X main.version=$(VERSION)" -o dist/reaper ./cmd/reaper
+	CGO_ENABLED=0 GOARCH=$(ARCH) go build -trimpath -buildvcs=auto -ldflags "-s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)" -o dist/reaper ./cmd/reaper
 
 # Man pages and completions come from the command tree itself.
 docs:

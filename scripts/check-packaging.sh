@@ -104,6 +104,9 @@ root=$(mktemp -d)
 trap 'rm -rf "$root"' EXIT
 dpkg -x "$deb" "$root"
 "$root/usr/bin/reaper" version
+if head=$(git rev-parse HEAD 2>/dev/null); then
+	"$root/usr/bin/reaper" version -o json | grep -q "\"commit\": \"$head\"" || fail "the packaged binary does not name its commit $head"
+fi
 XDG_CONFIG_HOME="$root/etc" "$root/usr/bin/reaper" scan --policy "$root/usr/share/doc/reaper/policy.example.toml" >/dev/null \
 	|| fail "the packaged binary's scan failed"
 "$root/usr/bin/reaper" policy check "$root/usr/share/doc/reaper/policy.example.toml"

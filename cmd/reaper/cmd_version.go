@@ -12,8 +12,10 @@ import (
 	"github.com/orphanreaper/reaper/platform/kill"
 )
 
-// version is set at build time with -ldflags "-X main.version=…".
-var version = ""
+// version and commit are set at build time with -ldflags "-X
+// main.version=… -X main.commit=…" (make build, the release); a build
+// without them takes both from what the Go toolchain stamped.
+var version, commit = "", ""
 
 func newVersionCommand(g *globalOptions) *cobra.Command {
 	var output string
@@ -79,20 +81,25 @@ func yesNo(b bool) string {
 // buildInfo is this binary's version: the -X version, else the module
 // version or VCS revision the Go toolchain stamped into it.
 func buildInfo() versionInfo {
-	v := versionInfo{Version: version, OS: runtime.GOOS, Arch: runtime.GOARCH, Go: runtime.Version()}
+	v := versionInfo{Version: version, Commit: commit, OS: runtime.GOOS, Arch: runtime.GOARCH, Go: runtime.Version()}
 	v.Pidfd, v.Pidfs = kill.PidfdSupported()
 	info, ok := debug.ReadBuildInfo()
+	var rev, at string
+	var modified bool
 	if ok {
 		for _, s := range info.Settings {
 			switch s.Key {
 			case "vcs.revision":
-				v.Commit = s.Value
+				rev = s.Value
 			case "vcs.time":
-				v.CommitTime = s.Value
+				at = s.Value
 			case "vcs.modified":
-				v.Modified = s.Value == "true"
+				modified = s.Value == "true"
 			}
 		}
+	}
+	if v.Commit == "" || v.Commit == rev {
+		v.Commit, v.CommitTime, v.Modified = rev, at, modified
 	}
 	switch {
 	case v.Version != "":
