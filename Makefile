@@ -60,11 +60,11 @@ docs:
 # Archives, checksums, .deb, .rpm and the Homebrew formula of this commit,
 # under dist/release (.goreleaser.yaml); nothing is published.
 packages:
-	VERSION=$(VERSION) go run $(GORELEASER) release --snapshot --clean
+	VERSION=$(VERSION) COMMIT=$(COMMIT) go run $(GORELEASER) release --snapshot --clean
 
 # A release of the tag at HEAD (vX.Y.Z), published by goreleaser.
 release:
-	go run $(GORELEASER) release --clean
+	COMMIT=$(COMMIT) go run $(GORELEASER) release --clean
 
 clean:
 	rm -rf dist
