@@ -182,6 +182,9 @@ type Totals struct {
 	Processes        int    `json:"processes"`
 	ReclaimableBytes uint64 `json:"reclaimable_bytes"`
 	Unmatched        int    `json:"unmatched"`
+	// OutOfScope counts other users' orphaned trees a reaper that is not
+	// root passed over (it acts on its own uid's alone).
+	OutOfScope int `json:"out_of_scope,omitempty"`
 }
 
 // NewReport builds the report of a plan over res.
@@ -223,6 +226,7 @@ func NewReport(pol *policy.Policy, res *scan.Result, plan *policy.Plan) *Report 
 	}
 	r.Totals.Findings = len(r.Findings)
 	r.Totals.Unmatched = plan.Unmatched
+	r.Totals.OutOfScope = plan.OutOfScope
 	r.PTY.HeldByFindings = len(ptys)
 	for _, lr := range res.Ledger {
 		r.Ledger = append(r.Ledger, LedgerEntry{Ledger: lr.Ledger.Source, RunID: lr.Run.ID, PID: lr.Run.PID,

@@ -92,6 +92,9 @@ func (r *Report) WriteTable(w io.Writer, st Style) error {
 	if n := r.Totals.Unmatched; n > 0 && len(r.UnmatchedTrees) == 0 {
 		summary = append(summary, fmt.Sprintf("%s no rule matched (--all lists them)", Plural(n, "reparented tree")))
 	}
+	if n := r.Totals.OutOfScope; n > 0 {
+		summary = append(summary, fmt.Sprintf("%s of other users not looked at (a user's reaper acts on its own; root's sees all)", Plural(n, "orphaned tree")))
+	}
 	if !st.NoHeaders {
 		ew.printf("\n%s\n", joinWrapped(termWidth, summary...))
 	}

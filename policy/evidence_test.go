@@ -45,7 +45,7 @@ func TestEvidenceUser(t *testing.T) {
 	proven := of(1001, proc(100, 1, []string{"node", "server.js"}, []string{"OPENCODE_PID=4242"}, "/", 1000))
 	proven.PGID = 4242 // the dead opencode's group
 	shape := of(1001, proc(101, 1, []string{"named-tool"}, nil, "/", 1000))
-	pl, snap := planOf(pol, ModeDryRun, 0, proven, shape)
+	pl, snap := planAs(pol, ModeDryRun, 0, 0, proven, shape) // as root: a user's reaper reaches no other user's tree
 	check(t, pl, want{100, "dead-client", Terminate, Planned, ""})
 	if f := pl.Items[0].Finding; !f.SpokenFor(1001) || f.SpokenFor(1002) {
 		t.Errorf("speakers %v, want uid 1001's own marker", f.Speakers)
@@ -70,10 +70,10 @@ func TestEvidenceUser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pl, _ = planOf(noList, ModeDryRun, 0, proven)
+	pl, _ = planAs(noList, ModeDryRun, 0, 0, proven)
 	check(t, pl, want{100, "dead-client", Terminate, Refused, `and rule "dead-client" has no user list: add "1001" to its user list, or "@evidence"`})
 	userNames = func(uid uint32) string { return map[uint32]string{1001: "runner"}[uid] }
-	pl, _ = planOf(noList, ModeDryRun, 0, proven)
+	pl, _ = planAs(noList, ModeDryRun, 0, 0, proven)
 	check(t, pl, want{100, "dead-client", Terminate, Refused, `pid 100 belongs to uid 1001 (runner), not the reaper's`})
 	check(t, pl, want{100, "dead-client", Terminate, Refused, `add "runner" to its user list`})
 }

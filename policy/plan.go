@@ -62,6 +62,10 @@ type Plan struct {
 	// (scan --all lists them, with WhyNot). UnmatchedFindings are they.
 	Unmatched         int
 	UnmatchedFindings []*scan.Finding
+	// OutOfScope counts the findings of other users' trees a reaper that
+	// is not root passed over: it can signal only its own uid's processes,
+	// so they are neither its findings nor its refusals.
+	OutOfScope int
 	// Gate is the decision the plan was made with; the reaper asks it again
 	// of every process before signalling it.
 	Gate *Gate
@@ -91,6 +95,13 @@ func (p *Policy) Plan(res *scan.Result, opt PlanOptions) *Plan {
 	actions := 0
 	for i := range res.Findings {
 		f := &res.Findings[i]
+		if opt.UID != 0 && s.UID(f.Root) != opt.UID {
+			// A reaper that is not root acts on its own uid's trees
+			// only: another user's is out of its scope, whatever a rule
+			// says — it could not signal it.
+			pl.OutOfScope++
+			continue
+		}
 		rule := p.Match(s, f)
 		if rule == nil {
 			pl.Unmatched++

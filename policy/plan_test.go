@@ -83,11 +83,17 @@ func planFor(t *testing.T, mode Mode, self int, procs ...platform.Process) *Plan
 // them in mode; it returns the plan and the table. Uptime 1000 s: a
 // process that started at tick 1000 is 990 s old.
 func planOf(pol *Policy, mode Mode, self int, procs ...platform.Process) (*Plan, *platform.Snapshot) {
+	return planAs(pol, mode, self, 1000, procs...)
+}
+
+// planAs is planOf for a reaper of uid (0: root, which reaches other
+// users' trees where a rule's user list takes them in).
+func planAs(pol *Policy, mode Mode, self int, uid uint32, procs ...platform.Process) (*Plan, *platform.Snapshot) {
 	base := []platform.Process{proc(1, 0, []string{"/sbin/init"}, nil, "/", 1)}
 	s := platform.NewSnapshot(append(base, procs...), "boot", 1000*time.Second, time.Unix(0, 0))
 	s.Self = self
 	res, _ := scan.Scan(s, pol.ScanConfig(), nil)
-	return pol.Plan(res, PlanOptions{Mode: mode, UID: 1000}), s
+	return pol.Plan(res, PlanOptions{Mode: mode, UID: uid}), s
 }
 
 type want struct {
@@ -231,11 +237,27 @@ func TestPlanRefusals(t *testing.T) {
 		pl := planFor(t, ModeReap, 0, proc(300, 1, []string{"npx", "x-mcp"}, nil, "/", 1000), other)
 		check(t, pl, want{300, "mcp", Terminate, Refused, "pid 301 belongs to uid 1001"})
 	})
-	t.Run("a rule naming the user reaches it", func(t *testing.T) {
+	t.Run("a rule naming the user reaches it (as root)", func(t *testing.T) {
 		alice := proc(300, 1, []string{"alice-tool"}, nil, "/", 1000)
 		alice.UID = 1001
-		pl := planFor(t, ModeReap, 0, alice)
+		pol, err := Parse("plan.toml", []byte(planPolicy), testClients)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pl, _ := planAs(pol, ModeReap, 0, 0, alice)
 		check(t, pl, want{300, "alice-only", Kill, Planned, ""})
+	})
+	// A reaper that is not root acts on its own uid's trees alone: another
+	// user's is out of its scope — no item, no refusal, whatever a rule
+	// says — and counted.
+	t.Run("another user's tree is out of a user's scope", func(t *testing.T) {
+		alice := proc(300, 1, []string{"alice-tool"}, nil, "/", 1000)
+		alice.UID = 1001
+		pl := planFor(t, ModeReap, 0, alice, proc(400, 1, []string{"npx", "x-mcp"}, nil, "/", 1000))
+		check(t, pl, want{400, "mcp", Terminate, Planned, ""})
+		if pl.OutOfScope != 1 {
+			t.Errorf("out of scope %d, want 1 (uid 1001's tree)", pl.OutOfScope)
+		}
 	})
 	t.Run("scan mode never plans", func(t *testing.T) {
 		pl := planFor(t, ModeScan, 0, proc(300, 1, []string{"npx", "x-mcp"}, nil, "/", 1000))
