@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 )
 
@@ -40,6 +41,11 @@ type Record struct {
 // to a file opened O_APPEND, so concurrent runs never interleave within a
 // line.
 func AppendLog(path string, r *Report, signals []Record) error {
+	// A user's default log is below ~/.local/state, which a first run
+	// may not have made yet.
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("open audit log: %w", err)
+	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o640)
 	if err != nil {
 		return fmt.Errorf("open audit log: %w", err)

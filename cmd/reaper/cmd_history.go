@@ -13,9 +13,6 @@ import (
 	"github.com/orphanreaper/reaper/audit"
 )
 
-// defaultAuditLog is where the system unit (packaging/systemd) writes.
-const defaultAuditLog = "/var/log/reaper/audit.jsonl"
-
 type historyOptions struct {
 	auditLog string
 	since    string
@@ -30,7 +27,9 @@ func newHistoryCommand(g *globalOptions) *cobra.Command {
 		Use:   "history",
 		Short: "Say what reaper decided and did, from its audit log",
 		Long: `history reads the audit log that reap writes (--audit-log; the system
-unit's is /var/log/reaper/audit.jsonl) and the rotations logrotate keeps
+unit's is /var/log/reaper/audit.jsonl, the default as root; a user's reap
+and watch write ~/.local/state/log/reaper/audit.jsonl — on macOS
+~/Library/Logs/reaper/audit.jsonl — the default otherwise) and the rotations logrotate keeps
 beside it (audit.jsonl.1, audit.jsonl.2.gz, …), and lists each decision:
 when, its outcome, the rule, whose tree, its root pid, its RSS and its
 command, then the sums. A report-only finding is in the log when a reap
@@ -50,11 +49,14 @@ audit log does not exist.`,
   reaper history --since 7d --user alice --rule openclaw-owner-dead -o json`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if opts.auditLog == "" {
+				opts.auditLog = defaultAuditLog()
+			}
 			return runHistory(&opts, g, time.Now())
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&opts.auditLog, "audit-log", defaultAuditLog, "the audit log `FILE` to read, with its rotations")
+	f.StringVar(&opts.auditLog, "audit-log", "", "the audit log `FILE` to read, with its rotations (default: the system units' as root, the user's own otherwise)")
 	f.StringVar(&opts.since, "since", "24h", "show what was recorded from `WHEN` on")
 	f.StringVar(&opts.until, "until", "", "and before `WHEN`")
 	f.StringVar(&opts.filter.Rule, "rule", "", "only the decisions of the rule `NAME`")
@@ -86,7 +88,7 @@ func runHistory(opts *historyOptions, g *globalOptions, now time.Time) error {
 	files, err := audit.LogFiles(opts.auditLog)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return noInputError{fmt.Errorf("no audit log at %s: reap writes one with --audit-log FILE (the system unit's is %s)", opts.auditLog, defaultAuditLog)}
+			return noInputError{fmt.Errorf("no audit log at %s: reap writes one with --audit-log FILE (the system unit's is %s; a user's reap writes %s)", opts.auditLog, systemAuditLog, userAuditLog())}
 		}
 		return noInputError{err}
 	}

@@ -78,10 +78,12 @@ lacking the privilege for a planned action, 78 invalid policy or ledger
   reaper reap --ledger ~/.openclaw --output json`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			userAuditLogDefault(cmd, &opts.auditLog)
 			return runReap(cmd.Context(), &opts, g)
 		},
 	}
 	opts.AddFlags(cmd.Flags())
+	cmd.Flags().Lookup("audit-log").Usage += auditLogDefaultNote
 	cmd.Flags().MarkHidden("proc") // scan's: reap refuses a fixture table
 	return cmd
 }

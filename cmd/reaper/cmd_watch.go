@@ -69,10 +69,12 @@ signal 0.`,
   kill -HUP "$(pidof reaper)"    # read the policy again`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			userAuditLogDefault(cmd, &opts.auditLog)
 			return runWatch(cmd.Context(), &opts, g)
 		},
 	}
 	opts.AddFlags(cmd.Flags())
+	cmd.Flags().Lookup("audit-log").Usage += auditLogDefaultNote
 	cmd.Flags().DurationVar(&opts.backstop, "backstop", time.Minute, "the longest time between two passes, whatever the hints say")
 	cmd.Flags().MarkHidden("proc")
 	cmd.Flags().MarkHidden("output") // a pass prints its --quiet lines
