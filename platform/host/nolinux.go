@@ -19,3 +19,6 @@ func JournalSend(message string, priority int, fields map[string]string) error {
 // HostPIDNamespace: there are no PID namespaces here; the table is the
 // host's.
 func HostPIDNamespace() bool { return true }
+
+// SystemdBooted: systemd runs on Linux alone.
+func SystemdBooted() bool { return false }
