@@ -5,7 +5,8 @@
 #      verify, the formula has its service block, the packages' contents are
 #      listed, and lintian passes the .deb (warnings fail; each override in
 #      .goreleaser.yaml says why);
-#   1b. every archive holds the files docs/install.md copies from it;
+#   1b. every archive holds the files docs/install.md copies from it; the npm
+#      packages made from them (scripts/npm-pack.sh) install offline and run;
 #   2. install the .deb into a scratch root (dpkg -x) and run the binary from
 #      there: version, a scan of this machine, the shipped example policy;
 #   3. systemd-analyze verify every unit; it exits 0 on unknown keys, so ANY
@@ -98,6 +99,30 @@ for archive in "$rel"/reaper_*_darwin_*.tar.gz; do
 	done
 done
 echo "every archive holds $(wc -w <<<"$want") files install.md copies, and the binary"
+
+echo "== npm: the packages made from the archives, installed offline"
+# scripts/npm-pack.sh: the launcher package and one per platform; npm
+# installs them from the tarballs, offline, into a scratch project and a
+# scratch global prefix, and the launcher runs the binary: its version,
+# its commit, and an exit status passed through.
+npmout=$(mktemp -d)
+scripts/npm-pack.sh "${VERSION:-0.0.0+ci}" "$rel" "$npmout" >/dev/null
+arch=$(node -p process.arch)
+main_tgz=$(ls "$npmout"/orphanreaper-reaper-[0-9]*.tgz) plat_tgz=$(ls "$npmout"/orphanreaper-reaper-linux-"$arch"-*.tgz)
+proj=$(mktemp -d)
+echo '{"name": "scratch", "version": "1.0.0", "private": true}' >"$proj/package.json"
+(cd "$proj" && npm install --offline --no-audit --no-fund --silent "$main_tgz" "$plat_tgz") || fail "npm install of the tarballs failed"
+(cd "$proj" && npx --offline reaper version) | head -1
+prefix=$(mktemp -d)
+npm install --global --prefix "$prefix" --offline --no-audit --no-fund --silent "$main_tgz" "$plat_tgz" || fail "npm install --global of the tarballs failed"
+"$prefix/bin/reaper" version -o json | grep -q '"version": "'"${VERSION:-0.0.0+ci}"'"' || fail "the npm-installed reaper does not print its version"
+if head=$(git rev-parse HEAD 2>/dev/null); then
+	"$prefix/bin/reaper" version -o json | grep -q "\"commit\": \"$head\"" || fail "the npm-installed reaper does not name its commit"
+fi
+code=0; "$prefix/bin/reaper" policy check /nonexistent/policy.toml >/dev/null 2>&1 || code=$?
+[ "$code" = 66 ] || fail "the npm launcher passed exit status $code on, want 66"
+echo "npm: $(ls "$npmout" | wc -l) tarballs; installed offline, locally and globally; version, commit and exit status through the launcher"
+rm -rf "$npmout" "$proj" "$prefix"
 
 echo "== the .deb in a scratch root"
 root=$(mktemp -d)
