@@ -61,10 +61,15 @@ docs:
 # under dist/release (.goreleaser.yaml); nothing is published.
 packages:
 	VERSION=$(VERSION) COMMIT=$(COMMIT) go run $(GORELEASER) release --snapshot --clean
+	mkdir -p dist/release/homebrew/Formula
+	scripts/brew-formula.sh $(VERSION) dist/release >dist/release/homebrew/Formula/reaper.rb
 
 # A release of the tag at HEAD (vX.Y.Z), published by goreleaser.
+# The formula goes to the tap (orphanreaper/homebrew-tap) by hand.
 release:
 	COMMIT=$(COMMIT) go run $(GORELEASER) release --clean
+	mkdir -p dist/release/homebrew/Formula
+	scripts/brew-formula.sh $$(git describe --tags --exact-match | sed 's/^v//') dist/release >dist/release/homebrew/Formula/reaper.rb
 
 clean:
 	rm -rf dist

@@ -38,6 +38,7 @@ rm -rf dist
 grlog=$(mktemp)
 make -s packages VERSION="${VERSION:-0.0.0+ci}" >"$grlog" 2>&1 || { cat "$grlog"; fail "make packages failed"; }
 grep -E 'release succeeded|DEPRECATED' "$grlog" | sed 's/^ *//'
+! grep -q DEPRECATED "$grlog" || fail "goreleaser warns of a deprecated setting (above)"
 rm -f "$grlog"
 rel=dist/release
 (cd "$rel" && sha256sum -c SHA256SUMS) || fail "SHA256SUMS does not match the archives"
@@ -47,6 +48,11 @@ done
 tar -tzf "$rel"/reaper_*_darwin_arm64.tar.gz | grep -qx 'reaper' || fail "the darwin archive has no binary"
 formula=$rel/homebrew/Formula/reaper.rb
 grep -q 'service do' "$formula" && grep -q 'keep_alive true' "$formula" && grep -q '"reaper", "watch"' "$formula" || fail "the Homebrew formula has no service block that keeps reaper watch alive"
+for t in darwin_amd64 darwin_arm64 linux_amd64 linux_arm64; do
+	f=$(ls "$rel"/reaper_*_"$t".tar.gz)
+	grep -q "sha256 \"$(sha256sum "$f" | cut -d' ' -f1)\"" "$formula" || fail "the formula's checksum of $(basename "$f") is not the archive's"
+done
+if command -v ruby >/dev/null; then ruby -c "$formula" >/dev/null || fail "the formula is not valid Ruby"; fi
 deb=$(ls "$rel"/reaper_*_amd64.deb)
 rpm=$(ls "$rel"/reaper-*.x86_64.rpm)
 echo "-- $deb"; dpkg-deb -c "$deb" | awk '{ print $1, $6 }'
