@@ -75,8 +75,16 @@ func queryBounded(dir, rel string, owner int, fn func(ctx context.Context, db *s
 		if try == storeTries {
 			return &ledger.Error{File: path, Msg: fmt.Sprintf("written by its gateway during each of %d reads: not used", storeTries)}
 		}
+		// A gateway writes in bursts (a session's delete, its store's
+		// maintenance): the next try waits the burst out, 100 ms, then
+		// 200 ms, rather than meet it again at once.
+		time.Sleep(time.Duration(try) * storeBackoff)
 	}
 }
+
+// storeBackoff is the wait before a store's second read; the third waits
+// twice as long.
+const storeBackoff = 100 * time.Millisecond
 
 // readTry opens the database and its WAL afresh (the gateway may have
 // replaced the WAL since the last try), reads, and reports whether the
