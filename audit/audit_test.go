@@ -173,3 +173,19 @@ func TestSetPSS(t *testing.T) {
 		t.Errorf("pss_bytes %d, %d; want 60, and none for a tree not read whole", r.Findings[0].PSSBytes, r.Findings[1].PSSBytes)
 	}
 }
+
+// --quiet prints a dry run's plan — what it would do — where a reap prints
+// nothing for what it only planned (the control: the same finding in a
+// reap's report).
+func TestQuietDryRunSaysItsPlan(t *testing.T) {
+	for _, mode := range []string{"dry-run", "reap"} {
+		r := &Report{Mode: mode, Findings: []Finding{{RootPID: 42, Kind: "mcp", Rule: "r", Action: "terminate", Outcome: "planned", Cmdline: "node x"}}}
+		var b strings.Builder
+		if err := r.WriteQuiet(&b); err != nil {
+			t.Fatal(err)
+		}
+		if said := strings.Contains(b.String(), "reaper dry-run: tree 42 would terminate (mcp, rule r"); said != (mode == "dry-run") {
+			t.Errorf("%s: --quiet said %q", mode, b.String())
+		}
+	}
+}

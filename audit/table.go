@@ -398,13 +398,17 @@ func outcomeWords(f *Finding) string {
 func (r *Report) WriteQuiet(w io.Writer) error {
 	var b strings.Builder
 	for _, f := range r.Findings {
-		if f.Outcome == "reported" || f.Outcome == "planned" || f.Outcome == "protected" || f.Deferred {
+		if f.Outcome == "reported" || f.Outcome == "planned" && r.Mode != "dry-run" || f.Outcome == "protected" || f.Deferred {
 			continue // nothing done, nothing to look at: the operator's [[protect]] is a decision
+		}
+		words := outcomeWords(&f)
+		if f.Outcome == "planned" {
+			words = "would " + f.Action // a quiet dry-run still says its plan
 		}
 		// One line each, which a journal takes as one entry: every word
 		// of a user's (the command, a detail naming their file) escaped,
 		// so that none can start a line of its own.
-		fmt.Fprintf(&b, "reaper %s: tree %d %s (%s, rule %s, %s, %s): %s", Printable(r.Mode), f.RootPID, Printable(outcomeWords(&f)), Printable(f.Kind), Printable(f.Rule),
+		fmt.Fprintf(&b, "reaper %s: tree %d %s (%s, rule %s, %s, %s): %s", Printable(r.Mode), f.RootPID, Printable(words), Printable(f.Kind), Printable(f.Rule),
 			Plural(len(f.PIDs), "process"), HumanBytes(f.RSSBytes), clip(Printable(f.Cmdline)))
 		if f.Detail != "" {
 			fmt.Fprintf(&b, " — %s", clipText(Printable(f.Detail)))

@@ -20,7 +20,25 @@ func Write(w io.Writer, v Tabular, format string, st Style) error {
 	if format == "json" {
 		return WriteJSON(w, v)
 	}
+	if st.ASCII {
+		w = asciiWriter{w}
+	}
 	return v.WriteTable(w, st)
+}
+
+// asciiFold is what a table's own punctuation becomes where the locale is
+// not UTF-8 (LANG=C): what a terminal there cannot draw.
+var asciiFold = strings.NewReplacer("·", "-", "→", "->", "—", "--", "…", "...", "└─", "`-", "├─", "|-", "│", "|", "×", "x")
+
+// asciiWriter writes through asciiFold. Each write is a whole line or
+// more (printf calls), so no character is cut in two.
+type asciiWriter struct{ w io.Writer }
+
+func (a asciiWriter) Write(p []byte) (int, error) {
+	if _, err := asciiFold.WriteString(a.w, string(p)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
 // LedgerView is `reaper ledger show`: each ledger, its owner's state, and

@@ -1,12 +1,13 @@
 // Package packaging holds the service files reaper ships — the systemd
 // units, system and user, and the launchd plists — for `reaper service
 // install` to write with the binary's own path, as the packages install
-// them with /usr/bin/reaper.
+// them with /usr/bin/reaper; and the example policy, for `reaper policy
+// show --example`.
 package packaging
 
 import "embed"
 
 // Files are the units and plists, by their path below packaging/.
 //
-//go:embed systemd/*.service systemd/*.timer systemd/user/*.service systemd/user/*.timer launchd/*.plist
+//go:embed systemd/*.service systemd/*.timer systemd/user/*.service systemd/user/*.timer launchd/*.plist policy.example.toml
 var Files embed.FS

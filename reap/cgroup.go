@@ -34,7 +34,7 @@ func (t *tree) killUnits(left []*kill.Handle) (*units, string) {
 		} else {
 			u.paths = append(u.paths, t.conf.Path)
 			t.unitEvents(u, targets, t.conf.Path)
-			notes = append(notes, unitNote(true, len(targets)))
+			notes = append(notes, unitNote(true, len(targets), len(left) == 0))
 		}
 	}
 	var rest []*kill.Handle
@@ -103,7 +103,7 @@ func (t *tree) killCgroups(left []*kill.Handle) (*units, string) {
 		}
 		u.paths = append(u.paths, path)
 		t.unitEvents(u, targets, path)
-		notes = append(notes, unitNote(false, len(targets)))
+		notes = append(notes, unitNote(false, len(targets), len(left) == 0))
 	}
 	return u, strings.Join(notes, "; ")
 }
@@ -130,14 +130,18 @@ func (u *units) populated(d time.Duration) []string {
 }
 
 // unitNote says what a cgroup.kill did — how many processes it ended, or
-// that the tree had already left the cgroup — in words: which cgroup is in
+// that the tree had already left the cgroup (ended: every member had
+// exited on SIGTERM, before the last step) — in words: which cgroup is in
 // the report's JSON (cgroups) and the audit log's signal records.
-func unitNote(confinement bool, n int) string {
+func unitNote(confinement bool, n int, ended bool) string {
 	what := "a cgroup the tree owned"
 	if confinement {
 		what = "its confinement"
 	}
-	if n == 0 {
+	switch {
+	case n == 0 && ended:
+		return "it ended on SIGTERM; " + what + " was empty at the last step"
+	case n == 0:
 		return what + " was empty when killed: the tree had already gone"
 	}
 	return fmt.Sprintf("%s killed as a unit (cgroup.kill, %s)", what, plural(n, "process", "processes"))

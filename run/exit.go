@@ -7,6 +7,7 @@ const (
 	ExitError      = 1  // runtime error
 	ExitUsage      = 2  // bad command line
 	ExitPartial    = 3  // a planned action was refused or failed, or a process survived SIGKILL
+	ExitFindings   = 4  // scan --exit-code: the scan reported findings
 	ExitNoInput    = 66 // a policy or ledger named on the command line can't be opened (EX_NOINPUT)
 	ExitPermission = 77 // lacks the privilege for a planned action (EX_NOPERM)
 	ExitConfig     = 78 // invalid policy or ledger; nothing was signalled (EX_CONFIG)
@@ -24,6 +25,8 @@ func ExitMeaning(code int) string {
 		return "a usage error in the unit's command line"
 	case ExitPartial:
 		return "a planned action was refused or failed"
+	case ExitFindings:
+		return "findings (scan --exit-code)"
 	case ExitNoInput:
 		return "a policy or ledger the command line names cannot be opened"
 	case ExitPermission:

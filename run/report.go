@@ -49,8 +49,13 @@ func (r Records) Record(rep, logged *audit.Report, signals []audit.Record, took 
 		}
 	}
 	if r.Journal == "on" || r.Journal == "auto" && rep.Mode == string(policy.ModeReap) {
-		if _, err := audit.Journal(logged, signals); err != nil && r.Log != nil {
+		sent, err := audit.Journal(logged, signals)
+		switch {
+		case err != nil && r.Log != nil:
 			r.Log.Warn("journald records not written", "err", err)
+		case !sent && r.Journal == "on" && r.Log != nil:
+			// Asked for, and not there: said, not silent.
+			r.Log.Warn("--journal on: journald is not running here; nothing was sent to it (the audit log and metrics are the record)")
 		}
 	}
 	if r.Metrics != "" {

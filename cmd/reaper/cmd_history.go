@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os/user"
 	"strconv"
 	"strings"
 	"time"
@@ -78,6 +79,15 @@ func runHistory(opts *historyOptions, g *globalOptions, now time.Time) error {
 	if opts.until != "" {
 		if opts.filter.Until, err = parseWhen(opts.until, now); err != nil {
 			return usagef("--until %q: %v", opts.until, err)
+		}
+	}
+	if u := opts.filter.User; u != "" {
+		// A name this host does not know matches no record: said, not an
+		// empty list that reads as "nothing happened to that user".
+		if _, err := strconv.ParseUint(u, 10, 32); err != nil {
+			if _, err := user.Lookup(u); err != nil {
+				return usagef("--user %q: no such user here (name one, or give a uid)", u)
+			}
 		}
 	}
 	switch opts.filter.Outcome {

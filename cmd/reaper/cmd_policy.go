@@ -2,12 +2,13 @@ package main
 
 import (
 	"fmt"
+	"io/fs"
 
 	"github.com/spf13/cobra"
 
-	"github.com/orphanreaper/reaper/policy"
-
 	"github.com/orphanreaper/reaper/audit"
+	"github.com/orphanreaper/reaper/packaging"
+	"github.com/orphanreaper/reaper/policy"
 )
 
 func newPolicyCommand(g *globalOptions) *cobra.Command {
@@ -57,15 +58,31 @@ func runPolicyCheck(path string, g *globalOptions) error {
 }
 
 func newPolicyShowCommand(g *globalOptions) *cobra.Command {
-	return &cobra.Command{
-		Use:   "show",
-		Short: "Print the embedded default policy, a commented starting point",
-		Args:  noArgs,
+	var example bool
+	cmd := &cobra.Command{
+		Use:   "show [--example]",
+		Short: "Print the embedded default policy, or the shipped example",
+		Long: `show prints the embedded default policy (what runs when no policy file is
+found: it only reports), a commented starting point; with --example, the
+shipped example policy instead (packaging/policy.example.toml, installed
+as /usr/share/doc/reaper/policy.example.toml), which the docs build on.`,
+		Example: "  reaper policy show --example > ~/.config/reaper/policy.toml",
+		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			_, err := fmt.Fprint(g.stdout, policy.DefaultText())
+			text := policy.DefaultText()
+			if example {
+				b, err := fs.ReadFile(packaging.Files, "policy.example.toml")
+				if err != nil {
+					return err
+				}
+				text = string(b)
+			}
+			_, err := fmt.Fprint(g.stdout, text)
 			return err
 		},
 	}
+	cmd.Flags().BoolVar(&example, "example", false, "print the shipped example policy")
+	return cmd
 }
 
 func protectEntries(n int) string {

@@ -24,6 +24,7 @@ type scanOptions struct {
 	journal    string
 	timeout    time.Duration
 	all        bool
+	exitCode   bool
 }
 
 func (o *scanOptions) AddFlags(f *pflag.FlagSet) {
@@ -68,9 +69,13 @@ not held by a live owner, matches them against the policy's rules, and
 prints one tree per finding with pid, age, RSS, command and the reasons.
 
 Only the first matching rule counts; trees no rule matches are not shown.
-A finding a safety rule would refuse (it holds the reaper, a live owner, a
-run a live owner's ledger holds, or a protected process) shows as refused,
-with the reason.
+A finding a safety rule would refuse (it holds the reaper, a live owner, or
+a run a live owner's ledger holds) shows as refused, with the reason; one
+that holds a process a [[protect]] entry names, as protected.
+
+Exit status: 0, whether or not it finds anything; with --exit-code, 4 when
+it reports a finding (for monitoring); 1 an error, 2 a bad flag, 66 or 78
+a named policy or ledger that cannot be opened or is invalid.
 
 Ledgers: supervisors' v1 ledger files and the agent clients' own state
 add the reasons owner-dead, run-done and session-ended, and make a live
@@ -96,6 +101,7 @@ scan never sends a signal, whatever the policy's actions say.`,
 		},
 	}
 	opts.AddFlags(cmd.Flags())
+	cmd.Flags().BoolVar(&opts.exitCode, "exit-code", false, "exit 4 when the scan reports a finding (for monitoring); 0 when none")
 	return cmd
 }
 
@@ -136,5 +142,11 @@ func runScan(ctx context.Context, opts *scanOptions, g *globalOptions) error {
 	}
 	defer t.Close()
 	plan := pol.Plan(t.Result, policy.PlanOptions{Mode: policy.ModeScan, UID: t.UID(), Doubts: t.Doubts})
-	return emit(t, pol, plan, opts, g, time.Since(started))
+	if err := emit(t, pol, plan, opts, g, time.Since(started)); err != nil {
+		return err
+	}
+	if opts.exitCode && len(plan.Items) > 0 {
+		return exitStatus(run.ExitFindings)
+	}
+	return nil
 }
