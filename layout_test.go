@@ -110,7 +110,7 @@ func TestLayout(t *testing.T) {
 					t.Errorf("%s imports %s: policy is given the clients' owner names and marks as values", path, a)
 				}
 				// platform/host's service files run systemctl or launchctl,
-				// for reaper doctor alone (host.UnitProps), and its
+				// for reaper doctor and reaper service alone, and its
 				// command_unix.go the user's command reaper run wraps.
 				// internal/ is test support, which no product code imports.
 				test := strings.HasPrefix(rel, "internal"+string(filepath.Separator))
@@ -156,5 +156,18 @@ func TestScanAndReapNameNoClient(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// The README is the front page: what reaper is, a report, how it decides,
+// how to install it and what it costs, in at most 250 lines; the rest is
+// in docs/ (docs/reference.md holds what it summarises).
+func TestReadmeFitsTheFrontPage(t *testing.T) {
+	b, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(b), "\n"); n > 250 {
+		t.Errorf("README.md has %d lines, want at most 250: move what grew into docs/", n)
 	}
 }
