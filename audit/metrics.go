@@ -21,10 +21,14 @@ func WriteMetrics(path string, r *Report, signals []Record, took time.Duration, 
 		fmt.Fprintf(&b, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name)
 	}
 
-	gauge("reaper_findings", "Findings of the last run by rule, kind, action and outcome.")
+	gauge("reaper_findings", "Findings of the last run by rule, kind, action and outcome (deferred: younger than min_age, not yet due).")
 	counts := map[string]int{}
 	for _, f := range r.Findings {
-		counts[labels("rule", f.Rule, "kind", f.Kind, "action", f.Action, "outcome", f.Outcome)]++
+		outcome := f.Outcome
+		if f.Deferred {
+			outcome = "deferred" // refused by design, not for doubt: no alert's business
+		}
+		counts[labels("rule", f.Rule, "kind", f.Kind, "action", f.Action, "outcome", outcome)]++
 	}
 	writeCounts(&b, "reaper_findings", counts)
 

@@ -177,7 +177,7 @@ func TestAuditLogAndMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		`reaper_findings{rule="orphaned-mcp",kind="mcp",action="kill",outcome="refused"} 1`,
+		`reaper_findings{rule="orphaned-mcp",kind="mcp",action="kill",outcome="protected"} 1`,
 		"reaper_reclaimable_bytes ",
 		"# TYPE reaper_zombies gauge\nreaper_zombies 2\n",
 	} {

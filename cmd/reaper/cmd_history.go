@@ -81,15 +81,7 @@ func runHistory(opts *historyOptions, g *globalOptions, now time.Time) error {
 			return usagef("--until %q: %v", opts.until, err)
 		}
 	}
-	if u := opts.filter.User; u != "" {
-		// A name this host does not know matches no record: said, not an
-		// empty list that reads as "nothing happened to that user".
-		if _, err := strconv.ParseUint(u, 10, 32); err != nil {
-			if _, err := user.Lookup(u); err != nil {
-				return usagef("--user %q: no such user here (name one, or give a uid)", u)
-			}
-		}
-	}
+
 	switch opts.filter.Outcome {
 	case "", "killed", "gone", "failed", "refused", "planned", "reported":
 	default:
@@ -105,6 +97,12 @@ func runHistory(opts *historyOptions, g *globalOptions, now time.Time) error {
 	h, err := audit.ReadHistory(files, opts.filter)
 	if err != nil {
 		return err
+	}
+	if u := opts.filter.User; u != "" && h.Totals.Decisions == 0 && !knownUser(u) {
+		// A name neither this host nor the log knows: said, not an empty
+		// list that reads as "nothing happened to that user". (A log's
+		// records name their users: one from another host is read by name.)
+		return usagef("--user %q: no such user here, and no record of one (name a user, or give a uid)", u)
 	}
 	if h.Skipped > 0 && g.noHeaders && opts.output != "json" {
 		fmt.Fprintf(g.stderr, "warning: %s\n", h.SkippedNote())
@@ -143,4 +141,13 @@ func parseWhen(s string, now time.Time) (time.Time, error) {
 		}
 	}
 	return time.Time{}, errors.New("want a duration (24h, 7d), a date (2006-01-02), a time (2006-01-02T15:04), yesterday or today")
+}
+
+// knownUser reports whether u is a uid, or a name this host knows.
+func knownUser(u string) bool {
+	if _, err := strconv.ParseUint(u, 10, 32); err == nil {
+		return true
+	}
+	_, err := user.Lookup(u)
+	return err == nil
 }
