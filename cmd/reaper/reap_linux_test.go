@@ -17,6 +17,7 @@ import (
 
 	"github.com/orphanreaper/reaper/audit"
 	"github.com/orphanreaper/reaper/internal/schematest"
+	"github.com/orphanreaper/reaper/internal/skips"
 	"github.com/orphanreaper/reaper/ledger"
 )
 
@@ -469,29 +470,56 @@ func TestReapSparesRunThatBecameOwned(t *testing.T) {
 }
 
 // TestReapNoPermission: a reaper that may not signal what its plan names
-// (here: run as nobody, a rule reaching root's processes) exits 77 and the
-// process lives.
+// exits 77 and the process lives. Here: root without CAP_KILL (a unit
+// whose bounding set lacks it), a rule reaching another user's orphan by
+// its user list. (A user's own reaper has no such plan: another user's
+// trees are out of its scope.) The control: the same reap with CAP_KILL
+// kills it.
 func TestReapNoPermission(t *testing.T) {
 	requireRoot(t)
 	becomeSubreaper(t)
-	// The reaper runs as nobody and cannot read a root process's
-	// environment, so the rule is confined by a mark in the argv instead.
-	pid, dir, pol := urlMarkedSetup(t, "root", 0o777, "[defaults]\nmin_age = \"0s\"\n", "name = \"root's trees\"\nuser = [\"0\"]\naction = \"terminate\"\n")
-	c := exec.Command(reaperBin, "reap", "--policy", pol, "--lock-file", filepath.Join(dir, "lock"), "--output", "json")
-	c.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
-	c.Env = []string{"HOME=" + dir, "PATH=/usr/bin:/bin"}
-	out, err := c.Output()
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 77 {
-		t.Fatalf("exit %v, want 77\n%s", err, out)
+	if _, err := exec.LookPath("setpriv"); err != nil {
+		skips.Skip(t, "needs setpriv (util-linux) to drop CAP_KILL")
 	}
-	var rep reapReport
-	json.Unmarshal(out, &rep)
+	url := "https://noperm-" + suiteMark + ".test"
+	dir := sharedDir(t, 0o777)
+	pol := filepath.Join(dir, "policy.toml")
+	text := fmt.Sprintf("version = 1\n[defaults]\nmin_age = \"0s\"\ngrace = \"1s\"\n%s\n[[rule]]\nname = \"nobody's trees\"\nwhen = [\"reparented\"]\ncmdline = '%s'\nuser = [\"65534\"]\naction = \"terminate\"\n",
+		selfSubreaper(t), regexp.QuoteMeta(url))
+	if err := os.WriteFile(pol, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	reap := func(pid int, dropKill bool) (*reapReport, int) {
+		args := []string{reaperBin, "reap", "--policy", pol, "--lock-file", filepath.Join(dir, "lock"), "--output", "json", "--journal", "off"}
+		if dropKill {
+			args = append([]string{"setpriv", "--bounding-set=-kill", "--inh-caps=-kill"}, args...)
+		}
+		c := exec.Command(args[0], args[1:]...)
+		out, err := c.Output()
+		code := 0
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		var rep reapReport
+		json.Unmarshal(out, &rep)
+		return &rep, code
+	}
+	pid := adopt(t, "npm exec mcp-remote "+url, "sleep 60; exit 0", nobody)
+	rep, code := reap(pid, true)
+	if code != 77 {
+		t.Errorf("root without CAP_KILL: exit %d, want 77", code)
+	}
 	if f := rep.finding(pid); f == nil || f.Outcome != "refused" || !strings.Contains(f.Detail, "permission") {
 		t.Errorf("finding %+v, want refused for lack of permission", f)
 	}
 	if _, ok := startTicks(pid); !ok {
-		t.Error("the process died")
+		t.Fatal("the process died")
+	}
+	if rep, code := reap(pid, false); code != 0 || alive(pid) {
+		t.Errorf("control, with CAP_KILL: exit %d, alive %v; want 0, killed (%+v)", code, alive(pid), rep.finding(pid))
 	}
 }
 
