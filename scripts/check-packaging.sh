@@ -153,6 +153,12 @@ fi
 [ -s "$root/usr/share/man/man5/reaper.toml.5.gz" ] || fail "man page reaper.toml.5.gz missing"
 out=$(zcat "$root/usr/share/man/man5/reaper.toml.5.gz" | groff -man -ww -z 2>&1) || true
 [ -z "$out" ] || fail "reaper.toml(5): groff warns: $out"
+for page in "$root"/usr/share/man/man1/*.1.gz; do
+	out=$(zcat "$page" | groff -man -ww -z 2>&1) || true
+	[ -z "$out" ] || fail "$(basename "$page"): groff warns: $out"
+	! zcat "$page" | grep -q '\[=false\]' || fail "$(basename "$page"): a switch shows [=false]"
+done
+zcat "$root/usr/share/man/man1/reaper-reap.1.gz" | grep -q '^\.SH EXIT STATUS' || fail "reaper-reap(1) has no EXIT STATUS section"
 
 echo "== systemd-analyze verify (any output fails)"
 cp -rn /usr/lib/systemd/system/. "$root/usr/lib/systemd/system/"

@@ -49,6 +49,12 @@ func newGenDocsCommand(g *globalOptions) *cobra.Command {
 				if err := addFiles(filepath.Join(manDir, "reaper.1")); err != nil {
 					return fmt.Errorf("man pages: %w", err)
 				}
+				pages, _ := filepath.Glob(filepath.Join(manDir, "*.1"))
+				for _, page := range pages {
+					if err := tidyPage(page); err != nil {
+						return fmt.Errorf("man pages: %w", err)
+					}
+				}
 			}
 			if compDir != "" {
 				if err := os.MkdirAll(compDir, 0o755); err != nil {
@@ -133,4 +139,39 @@ func addFiles(path string) error {
 		at = len(page)
 	}
 	return os.WriteFile(path, []byte(page[:at]+files+"\n\n"+page[at:]), 0o644)
+}
+
+// tidyPage makes a cobra page read as a man page: a switch shows no
+// "[=false]" (cobra prints a boolean's default as an optional value), the
+// help's typography is groff's own, and
+// the command's "Exit status:" paragraph moves out of DESCRIPTION into an
+// EXIT STATUS section of its own, before OPTIONS.
+func tidyPage(path string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	page := strings.ReplaceAll(string(b), "\\fP[=false]", "\\fP")
+	// groff reads its input as Latin-1 unless told: the help's few
+	// non-ASCII characters as its own escapes.
+	page = strings.NewReplacer("—", "\\(em", "–", "\\(en", "→", "\\(->", "…", "...", "×", "\\(mu", "·", "\\(pc",
+		"‘", "\\(oq", "’", "\\(cq", "“", "\\(lq", "”", "\\(rq", "≤", "\\(<=", "≥", "\\(>=").Replace(page)
+	if at := strings.Index(page, "\nExit status:"); at >= 0 {
+		end := strings.Index(page[at+1:], "\n\n")
+		next := strings.Index(page[at+1:], "\n.")
+		if end < 0 || next >= 0 && next < end {
+			end = next
+		}
+		if end >= 0 {
+			para := strings.TrimPrefix(page[at+1:at+1+end], "Exit status: ")
+			page = page[:at+1] + page[at+1+end:]
+			section := ".SH EXIT STATUS\n.PP\n" + para + "\n\n"
+			if opt := strings.Index(page, ".SH OPTIONS"); opt >= 0 {
+				page = page[:opt] + section + page[opt:]
+			} else if see := strings.Index(page, ".SH SEE ALSO"); see >= 0 {
+				page = page[:see] + section + page[see:]
+			}
+		}
+	}
+	return os.WriteFile(path, []byte(page), 0o644)
 }
