@@ -74,7 +74,7 @@ func (e *Explanation) WriteTable(w io.Writer, st Style) error {
 			ew.printf("  owner: %s\n", Printable(f.Owner))
 		}
 		if f.Rule != "" {
-			ew.printf("  rule %s: %s → %s", Printable(f.Rule), Printable(f.Action), st.paint(outcomeColor(f.Outcome, f.Deferred), Printable(outcomeWords(f))))
+			ew.printf("  rule %s: %s", Printable(f.Rule), actionWords(f, st))
 			if f.Detail != "" {
 				ew.printf(" (%s)", Printable(f.Detail))
 			}

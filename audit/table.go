@@ -97,12 +97,16 @@ func (r *Report) WriteTable(w io.Writer, st Style) error {
 	}
 	if !st.NoHeaders {
 		ew.printf("\n%s\n", joinWrapped(termWidth, summary...))
+		if r.Mode == "scan" && len(r.Findings) > 0 {
+			// The next step, where a person reads the report.
+			ew.printf("next: 'reaper explain PID' tells one tree's story; 'reaper reap --dry-run' shows what a reap would do now\n")
+		}
 	}
 	return ew.err
 }
 
 func (r *Report) writeFinding(ew *errWriter, f *Finding, st Style) {
-	ew.printf("\n%s · %s · %s → %s\n", st.paint(sgrBold, Printable(f.Rule)), Printable(f.Kind), Printable(f.Action), st.paint(outcomeColor(f.Outcome, f.Deferred), Printable(outcomeWords(f))))
+	ew.printf("\n%s · %s · %s\n", st.paint(sgrBold, Printable(f.Rule)), Printable(f.Kind), actionWords(f, st))
 	if f.Detail != "" {
 		ew.printf("  %s\n", clipText(Printable(f.Detail)))
 	}
@@ -370,6 +374,16 @@ var (
 	unicodeGlyphs = treeGlyphs{"│  ", "└─ ", "├─ "}
 	asciiGlyphs   = treeGlyphs{"|  ", "`- ", "|- "}
 )
+
+// actionWords is a finding's rule's action and what came of it: "terminate
+// → killed", "report → reported" — and, where a scan only reports what a
+// rule would do, "would terminate" rather than "terminate → reported".
+func actionWords(f *Finding, st Style) string {
+	if f.Outcome == "reported" && f.Action != "report" && f.Action != "" {
+		return st.paint(outcomeColor(f.Outcome, f.Deferred), "would "+Printable(f.Action))
+	}
+	return Printable(f.Action) + " → " + st.paint(outcomeColor(f.Outcome, f.Deferred), Printable(outcomeWords(f)))
+}
 
 // outcomeWords says what happened to a finding's tree in an operator's
 // words: how a killed tree ended, and a refusal by design as deferred.
