@@ -93,7 +93,7 @@ func TestStyleNoHeaders(t *testing.T) {
 		"pty":     {"PTYs: 2 in use"},
 	}
 	kept := map[string][]string{
-		"report":  {"pty-dead · pty · terminate → terminated", "4243  alice", "node mcp-server.js", "dead PTY /dev/pts/7", "warning: hidepid=2"},
+		"report":  {"pty-dead\tpty\tterminate\tkilled\t", "mcp\tmcp\tterminate\trefused\t"},
 		"history": {"killed", "SIGTERM to 4242", "a-much-longer-rule-name"},
 		"doctor":  {"ok    pidfd", "fail  lock"},
 		"pty":     {"/dev/pts/7  DEAD"},

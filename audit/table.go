@@ -17,6 +17,9 @@ const maxCommand = 160
 // nothing but the report.
 func (r *Report) WriteTable(w io.Writer, st Style) error {
 	ew := &errWriter{w: w}
+	if st.NoHeaders {
+		return r.writeRows(ew)
+	}
 	if !st.NoHeaders {
 		ew.printf("%s\n", joinWrapped(termWidth, "reaper "+Printable(r.Mode), r.Time.Format("2006-01-02 15:04:05 MST"),
 			"policy: "+Printable(r.Policy), Plural(r.Processes, "process")))
@@ -101,6 +104,26 @@ func (r *Report) WriteTable(w io.Writer, st Style) error {
 			// The next step, where a person reads the report.
 			ew.printf("next: 'reaper explain PID' tells one tree's story; 'reaper reap --dry-run' shows what a reap would do now\n")
 		}
+	}
+	return ew.err
+}
+
+// writeRows is the report as --no-headers gives it: one row per finding,
+// tab-separated — rule, kind, action, outcome (deferred where not yet
+// due), root pid, user, RSS in bytes, command — for awk and cut.
+func (r *Report) writeRows(ew *errWriter) error {
+	for i := range r.Findings {
+		f := &r.Findings[i]
+		outcome := f.Outcome
+		if f.Deferred {
+			outcome = "deferred"
+		}
+		user := f.User
+		if user == "" {
+			user = fmt.Sprint(f.UID)
+		}
+		ew.printf("%s\t%s\t%s\t%s\t%d\t%s\t%d\t%s\n", Printable(f.Rule), Printable(f.Kind), Printable(f.Action), Printable(outcome),
+			f.RootPID, Printable(user), f.RSSBytes, strings.ReplaceAll(clip(Printable(f.Cmdline)), "\t", " "))
 	}
 	return ew.err
 }
