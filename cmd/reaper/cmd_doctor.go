@@ -83,6 +83,19 @@ func runDoctor(ctx context.Context, opts *doctorOptions, g *globalOptions) error
 	if err != nil {
 		return err
 	}
+	if g.quiet && opts.output != "json" {
+		// -q: the checks that are not ok, and nothing when all are.
+		var notOK []audit.Check
+		for _, c := range d.Checks {
+			if c.Status != audit.CheckOK {
+				notOK = append(notOK, c)
+			}
+		}
+		d.Checks = notOK
+		if len(notOK) == 0 {
+			return nil
+		}
+	}
 	if err := g.write(d, opts.output); err != nil {
 		return err
 	}

@@ -52,6 +52,9 @@ func runPolicyCheck(path string, g *globalOptions) error {
 			acting++
 		}
 	}
+	if g.quiet {
+		return nil // -q: valid says its exit status alone; errors and warnings still print
+	}
 	fmt.Fprintf(g.stdout, "%s: valid: %s, %s, %s (%d that signal), %s\n", path, audit.Plural(len(p.Owners), "owner"),
 		audit.Plural(len(p.Subreapers), "subreaper"), audit.Plural(len(p.Rules), "rule"), acting, protectEntries(len(p.Protect)))
 	return nil

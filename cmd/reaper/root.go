@@ -88,7 +88,7 @@ command line cannot be opened, 77 lacking privilege for a planned action,
 	cmd.SetOut(g.stdout)
 	cmd.SetErr(g.stderr)
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
-	cmd.PersistentFlags().BoolVarP(&g.quiet, "quiet", "q", false, "print nothing on success: only what was acted on, refused or failed, and errors (a table's lines; JSON is unchanged)")
+	cmd.PersistentFlags().BoolVarP(&g.quiet, "quiet", "q", false, "print only what was asked for and every failure: what a reap acted on, refused or failed; a dry run's plan; doctor's checks that are not ok; nothing for a valid policy (JSON is unchanged)")
 	cmd.PersistentFlags().StringVar(&g.color, "color", "auto", "colour a table's outcomes and statuses: `WHEN` — auto (on a terminal, unless NO_COLOR is set or TERM is dumb), always, never")
 	cmd.PersistentFlags().BoolVar(&g.noHeaders, "no-headers", false, "leave out a table's title line, column headings and sums: its rows only, for grep and awk — scan and reap give one tab-separated row per finding: rule, kind, action, outcome, root pid, user, RSS bytes, command (JSON is unchanged)")
 	cmd.RegisterFlagCompletionFunc("color", cobra.FixedCompletions(colorWhens, cobra.ShellCompDirectiveNoFileComp))

@@ -50,3 +50,19 @@ func TestVersionStampsTheCommit(t *testing.T) {
 		t.Errorf("version %q commit %q, want the commit %s stamped", v.Version, v.Commit, head)
 	}
 }
+
+// -q prints only what was asked for and every failure: a valid policy
+// says nothing (its exit status says it), an invalid one still prints its
+// errors. The control: without -q the valid one says so.
+func TestQuietPolicyCheck(t *testing.T) {
+	valid := "../../packaging/policy.example.toml"
+	if r := runReaper(t, nil, "policy", "check", "-q", valid); r.code != 0 || r.stdout != "" {
+		t.Errorf("-q, valid: exit %d, stdout %q; want 0 and nothing", r.code, r.stdout)
+	}
+	if r := runReaper(t, nil, "policy", "check", valid); !strings.Contains(r.stdout, "valid:") {
+		t.Errorf("control, no -q: %q", r.stdout)
+	}
+	if r := runReaper(t, nil, "policy", "check", "-q", "../../testdata/policy/invalid.toml"); r.code != 78 || !strings.Contains(r.stderr, "invalid.toml:4:") {
+		t.Errorf("-q, invalid: exit %d, stderr %q; want 78 and its errors", r.code, r.stderr)
+	}
+}
