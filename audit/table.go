@@ -21,8 +21,10 @@ func (r *Report) WriteTable(w io.Writer, st Style) error {
 		return r.writeRows(ew)
 	}
 	if !st.NoHeaders {
-		ew.printf("%s\n", joinWrapped(termWidth, "reaper "+Printable(r.Mode), r.Time.Format("2006-01-02 15:04:05 MST"),
-			"policy: "+Printable(r.Policy), Plural(r.Processes, "process")))
+		// Two lines, always: the run, then its policy — the same shape
+		// whatever the path's length or the count's digits.
+		ew.printf("reaper %s · %s · %s\npolicy: %s\n", Printable(r.Mode), r.Time.Format("2006-01-02 15:04:05 MST"),
+			Plural(r.Processes, "process"), Printable(r.Policy))
 	}
 	if len(r.Findings) == 0 && !st.NoHeaders {
 		ew.printf("\nNo orphaned trees found.\n")
