@@ -282,27 +282,35 @@ func TestDetailsReadUpToTheBound(t *testing.T) {
 }
 
 // A process whose command line reads empty, and which is neither a kernel
-// thread nor a zombie, was caught in the middle of execve or while
-// exiting: nothing it holds was seen, and it says so. The controls: the
-// same process with its command line, and a zombie, say nothing.
+// thread nor a zombie nor exiting, was caught in the middle of execve:
+// nothing it holds was seen, and it says so. The controls: the same
+// process with its command line, a zombie, and one exiting (PF_EXITING:
+// past exit_mm, about to be gone) say nothing.
 func TestEmptyCommandLineIsReadInPart(t *testing.T) {
 	root := t.TempDir()
 	if err := os.CopyFS(root, os.DirFS(fixtureRoot)); err != nil {
 		t.Fatal(err)
 	}
+	stat, _ := os.ReadFile(root + "/600/stat")
+	exiting := strings.Replace(string(stat), " 4194560 ", " 4194564 ", 1) // flags | PF_EXITING
 	for _, tt := range []struct {
 		name    string
 		pid     int
 		cmdline string
+		stat    string
 		want    string
 	}{
-		{"mid-exec", 600, "", "its command line and environment read empty (it was in the middle of execve, or exiting)"},
-		{"whole (control)", 600, "/bin/bash\x00-c\x00npm test\x00", ""},
-		{"zombie (control)", 202, "", ""},
+		{"mid-exec", 600, "", string(stat), "its command line and environment read empty (it was in the middle of execve)"},
+		{"whole (control)", 600, "/bin/bash\x00-c\x00npm test\x00", string(stat), ""},
+		{"zombie (control)", 202, "", "", ""},
+		{"exiting (control)", 600, "", exiting, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if err := os.WriteFile(root+"/"+strconv.Itoa(tt.pid)+"/cmdline", []byte(tt.cmdline), 0o644); err != nil {
 				t.Fatal(err)
+			}
+			if tt.stat != "" {
+				os.WriteFile(root+"/"+strconv.Itoa(tt.pid)+"/stat", []byte(tt.stat), 0o644)
 			}
 			s, err := ReadSnapshot(root)
 			if err != nil {

@@ -47,6 +47,12 @@ type Process struct {
 	details *detailData
 }
 
+// pfExiting is PF_EXITING from include/linux/sched.h: set as a process
+// starts to exit (do_exit). An exiting process whose command line reads
+// empty is past exit_mm, not in the middle of execve: it is no doubt, but
+// a process about to be gone.
+const pfExiting = 0x00000004
+
 // pfKthread is PF_KTHREAD from include/linux/sched.h: set on kernel threads.
 const pfKthread = 0x00200000
 
@@ -743,12 +749,12 @@ func (s *Snapshot) ReadInPart(p *Process) string {
 	case cmdlineInPart | environInPart:
 		return fmt.Sprintf("its command line and environment are longer than %d KiB and were read in part", MaxDetail>>10)
 	}
-	if p.loaded&cmdlineEmpty != 0 {
+	if p.loaded&cmdlineEmpty != 0 && p.Flags&pfExiting == 0 {
 		// The kernel lays out the new image's argv and environment after
 		// execve has closed the caller's close-on-exec files
 		// (fs/binfmt_elf.c: begin_new_exec, then create_elf_tables), and
 		// drops them at exit_mm: in between both read empty.
-		return "its command line and environment read empty (it was in the middle of execve, or exiting)"
+		return "its command line and environment read empty (it was in the middle of execve)"
 	}
 	return ""
 }
