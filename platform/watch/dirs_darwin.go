@@ -2,7 +2,6 @@ package watch
 
 import (
 	"errors"
-	"fmt"
 	"sync"
 
 	"golang.org/x/sys/unix"
@@ -28,15 +27,9 @@ type Dirs struct {
 
 // NewDirs starts watching no directory; Set says which.
 func NewDirs() (*Dirs, error) {
-	kq, err := unix.Kqueue()
+	kq, err := newKqueue()
 	if err != nil {
-		return nil, fmt.Errorf("kqueue: %w", err)
-	}
-	unix.CloseOnExec(kq)
-	wake := []unix.Kevent_t{{Ident: wakeIdent, Filter: unix.EVFILT_USER, Flags: unix.EV_ADD | unix.EV_CLEAR}}
-	if _, err := unix.Kevent(kq, wake, nil, nil); err != nil {
-		unix.Close(kq)
-		return nil, fmt.Errorf("kevent EVFILT_USER: %w", err)
+		return nil, err
 	}
 	d := &Dirs{kq: kq, dirEvents: newDirEvents(), fds: map[Dir]int{}, dirs: map[int]Dir{}, done: make(chan struct{})}
 	go d.read()
@@ -135,8 +128,7 @@ func (d *Dirs) read() {
 // Close stops watching and closes every descriptor and the kqueue.
 func (d *Dirs) Close() error {
 	d.close.Do(func() {
-		wake := []unix.Kevent_t{{Ident: wakeIdent, Filter: unix.EVFILT_USER, Fflags: unix.NOTE_TRIGGER}}
-		unix.Kevent(d.kq, wake, nil, nil)
+		wake(d.kq)
 		<-d.done
 		d.mu.Lock()
 		for fd := range d.dirs {

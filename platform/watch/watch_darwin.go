@@ -2,7 +2,6 @@ package watch
 
 import (
 	"errors"
-	"fmt"
 	"sync"
 
 	"golang.org/x/sys/unix"
@@ -27,20 +26,11 @@ type Exits struct {
 	done  chan struct{}
 }
 
-// wakeIdent is the EVFILT_USER event that ends the reading goroutine.
-const wakeIdent = 1
-
 // New starts watching nothing; Set says what.
 func New() (*Exits, error) {
-	kq, err := unix.Kqueue()
+	kq, err := newKqueue()
 	if err != nil {
-		return nil, fmt.Errorf("kqueue: %w", err)
-	}
-	unix.CloseOnExec(kq)
-	wake := []unix.Kevent_t{{Ident: wakeIdent, Filter: unix.EVFILT_USER, Flags: unix.EV_ADD | unix.EV_CLEAR}}
-	if _, err := unix.Kevent(kq, wake, nil, nil); err != nil {
-		unix.Close(kq)
-		return nil, fmt.Errorf("kevent EVFILT_USER: %w", err)
+		return nil, err
 	}
 	e := &Exits{kq: kq, exits: newExits(), pids: map[int]Target{}, done: make(chan struct{})}
 	go e.read()
@@ -142,8 +132,7 @@ func (e *Exits) read() {
 // Close stops watching and closes the kqueue.
 func (e *Exits) Close() error {
 	e.close.Do(func() {
-		wake := []unix.Kevent_t{{Ident: wakeIdent, Filter: unix.EVFILT_USER, Fflags: unix.NOTE_TRIGGER}}
-		unix.Kevent(e.kq, wake, nil, nil)
+		wake(e.kq)
 		<-e.done
 		e.mu.Lock()
 		e.pids = map[int]Target{}
