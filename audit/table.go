@@ -306,7 +306,10 @@ func (r *Report) ptyLine() string {
 	if r.PTY.Max == 0 {
 		return "PTYs unknown"
 	}
-	return fmt.Sprintf("PTYs %d/%d in use, %d held by findings, %d dead", r.PTY.InUse, r.PTY.Max, r.PTY.HeldByFindings, len(r.PTY.Dead))
+	// The dead here are those of the findings' terminals: scan reads the
+	// fds of findings alone; 'reaper pty' reads every process's, and
+	// counts every dead terminal on the host.
+	return fmt.Sprintf("PTYs %d/%d in use, %d held by findings, %d of those dead ('reaper pty' checks them all)", r.PTY.InUse, r.PTY.Max, r.PTY.HeldByFindings, len(r.PTY.Dead))
 }
 
 func clip(s string) string { return clipAt(s, maxCommand) }

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -165,6 +166,11 @@ echo "size $(stty size)"; echo ready
 			var ee *exec.ExitError
 			if !errors.As(err, &ee) || ee.ExitCode() != 42 {
 				t.Errorf("exit: %v, want 42 (the command's trap)\n%s", err, shown())
+			}
+			// What the command wrote last may still be on its way through
+			// the terminal when it has exited.
+			for deadline := time.Now().Add(5 * time.Second); !strings.Contains(shown(), "got-int") && time.Now().Before(deadline); {
+				time.Sleep(10 * time.Millisecond)
 			}
 			if !strings.Contains(shown(), "size 33 111") || !strings.Contains(shown(), "got-int") {
 				t.Errorf("the command did not see the terminal's size and Ctrl-C:\n%s", shown())
