@@ -102,11 +102,6 @@ func scanTable(snap *platform.Snapshot, cfg Config) *Result {
 		if !r.adopts(parent) || r.IsSubreaper(i) || r.ownerOf(i) >= 0 || r.insideLiveOwner(i) {
 			continue
 		}
-		if snap.Self != 0 && snap.Procs[parent].PID == snap.Self {
-			// The reaper's own children (its reader children) are no
-			// orphans, though it be a namespace's init, which adopts.
-			continue
-		}
 		if there, _ := r.startedThere(i, parent); there {
 			continue
 		}

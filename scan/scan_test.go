@@ -559,25 +559,3 @@ func TestServerMatches(t *testing.T) {
 		}
 	}
 }
-
-// A reaper that is a PID namespace's init adopts orphans like any init,
-// but its own children (its reader children) are none of them. The
-// control: the same child under an init that is not the reaper is one.
-func TestReapersOwnChildrenAreNoOrphans(t *testing.T) {
-	child := p(500, 1, "reaper", []string{"/usr/bin/reaper", "__read-state", "--"}, nil, "/")
-	for _, self := range []int{1, 999} {
-		s := snapshot(child)
-		s.Self = self
-		r, err := Scan(s, testConfig, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		found := false
-		for _, f := range r.Findings {
-			found = found || f.Root.PID == 500
-		}
-		if found != (self != 1) {
-			t.Errorf("reaper is pid %d: its child 500 a finding %v, want %v", self, found, self != 1)
-		}
-	}
-}
