@@ -634,7 +634,7 @@ func TestReapQuiet(t *testing.T) {
 		t.Errorf("second reap -q, nothing to do: exit %d, stdout %q, stderr %q; want nothing", r.code, r.stdout, r.stderr)
 	}
 	r = runReaper(t, nil, "reap", "--policy", pol, "--lock-file", lock)
-	if !strings.Contains(r.stdout, "findings ·") {
+	if !strings.Contains(r.stdout, "0 findings") { // "·" or "-": the locale decides
 		t.Errorf("control, no -q: stdout %q, want the whole report", r.stdout)
 	}
 }
