@@ -175,25 +175,30 @@ func onePassAsRoot(t *testing.T, dir string) (int, DirRead) {
 	return 0, DirRead{}
 }
 
-// Root reads its own state, that no other user can have written, in its
-// own process: with every reader child failing at once (a deadline of
-// 1 ns), root's private dir is still read. The control: the same dir made
-// writable by others is read in a child, and that child fails.
+// Root reads its own state, that no other user can have written or put in
+// its place, in its own process: with every reader child failing at once
+// (a deadline of 1 ns), root's private dir is still read. The controls:
+// the same dir made writable by others, or below a dir a user owns, is
+// read in a child, and that child fails.
 func TestRootsOwnPrivateStateIsReadInProcess(t *testing.T) {
 	requireChildren(t)
 	old := ChildDeadline
 	ChildDeadline = time.Nanosecond
 	t.Cleanup(func() { ChildDeadline = old })
 	dir := userState(t, 0)
+	parent := filepath.Dir(dir)
 	for _, tt := range []struct {
-		mode   os.FileMode
-		child  bool
-		reason string
+		mode, parentOwner int
+		child             bool
+		reason            string
 	}{
-		{0o755, false, "private: in this process"},
-		{0o777, true, "writable by others: in a reader child (control)"},
+		{0o755, 0, false, "private: in this process"},
+		{0o777, 0, true, "writable by others: in a reader child (control)"},
+		// A user who owns the dir above could put their own in its place.
+		{0o755, 65534, true, "private, below a user's dir: in a reader child (control)"},
 	} {
-		os.Chmod(dir, tt.mode)
+		os.Chmod(dir, os.FileMode(tt.mode))
+		os.Chown(parent, tt.parentOwner, tt.parentOwner)
 		r := readAll(context.Background(), []Dir{{Path: dir, UID: 0, Client: "openclaw"}}, testReaders(true))[0]
 		if failed := r.err != nil; failed != tt.child {
 			t.Errorf("%s: err %v, want a failed child %v", tt.reason, r.err, tt.child)

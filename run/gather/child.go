@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -297,21 +298,35 @@ func readDirs(ctx context.Context, dirs []Dir, rd *readers, wg *sync.WaitGroup, 
 }
 
 // ownPrivate reports whether d is a root reaper's own state that no
-// other user can have written: a dir of uid 0 (as listed, and still) that
-// is no symbolic link and that neither its group nor others may write to.
-// Root reads it in its own process: a reader child bounds what a user
-// wrote, and nobody else wrote here. What it holds of another owner, its
-// client's Read does not take (it skips files not of the dir's owner).
+// other user can have written, or put in its place: the dir and every dir
+// above it root's (as listed, and still), no symbolic link, and none that
+// its group or others may write to but a sticky one (/tmp: an entry there
+// is its owner's to rename). Root reads it in its own process: a reader
+// child bounds what a user wrote, and nobody else wrote here. A state dir
+// root owns below a user's dir is not such: the user could rename it away
+// and put their own in its place between this check and the read. What
+// the dir holds of another owner, its client's Read does not take (it
+// skips files not of the dir's owner).
 func ownPrivate(d Dir) bool {
-	if d.UID != 0 || os.Geteuid() != 0 {
+	if d.UID != 0 || os.Geteuid() != 0 || !filepath.IsAbs(d.Path) {
 		return false
 	}
-	fi, err := os.Lstat(d.Path)
-	if err != nil || !fi.IsDir() || fi.Mode().Perm()&0o022 != 0 {
-		return false
+	for p, first := filepath.Clean(d.Path), true; ; p, first = filepath.Dir(p), false {
+		fi, err := os.Lstat(p)
+		if err != nil || !fi.IsDir() {
+			return false
+		}
+		if uid, ok := fileUID(fi); !ok || uid != 0 {
+			return false
+		}
+		writable := fi.Mode().Perm()&0o022 != 0
+		if writable && (first || fi.Mode()&os.ModeSticky == 0) {
+			return false
+		}
+		if p == "/" {
+			return true
+		}
 	}
-	uid, ok := fileUID(fi)
-	return ok && uid == 0
 }
 
 // readGroup runs g's reader child, if its budget admitted it and it is
