@@ -56,7 +56,9 @@ const (
 
 // Watch makes passes until ctx ends: one at once, then one whenever a hint
 // says one is due — the exit of an owner the last pass's evidence named
-// (a pidfd each), debounced — whenever a tree the last pass saw reaches
+// (a pidfd each), or a new entry in a client's dir where a new owner's
+// file appears (client.Info.Announce), debounced and within each user's
+// budget — whenever a tree the last pass saw reaches
 // its min_age, and at least every Backstop. Hints only trigger passes;
 // every decision is the pass's. hup receives SIGHUP: the policy is read
 // again. It returns nil when ctx ends (SIGTERM, SIGINT): a pass in flight

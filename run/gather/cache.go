@@ -13,8 +13,9 @@ import (
 // (which speaks for everyone's) whenever there is one: a tree is only ever
 // judged against state read after its table was taken. The other users'
 // reads are taken from the cache and judged against the fresh table: they
-// name the live owners the watch watches and the advice, and decide no
-// signal. A dir read for the first time is read; one no pass lists any
+// name the live owners the watch watches and the advice; a pass whose plan
+// would signal on them reads everyone's again first (run.Reap). A dir read
+// for the first time is read; one no pass lists any
 // more is let go of. Refresh makes the next pass read every dir (the
 // watch's first pass, its backstop, a reload), so a change no trigger
 // announced is seen within a backstop.
@@ -27,7 +28,7 @@ type Cache struct {
 	next  map[cacheKey]readResult
 	all   bool
 	stale map[uint32]bool // uids whose state changed since the last pass
-	// reads and reused count the dirs read and the dirs taken from the
+	// nRead and nReused count the dirs read and the dirs taken from the
 	// cache, since the Cache was made.
 	nRead, nReused uint64
 }

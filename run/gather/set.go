@@ -330,11 +330,11 @@ func Load(ctx context.Context, opts Options, pending *Pending, snap *platform.Sn
 	// process showed root as its /proc dir's owner was passed over by
 	// Start, and their state could speak for these trees. Their dirs are
 	// read now, and Start's passing over is dropped.
-	skipped := map[uint32]bool{}
+	skipped := map[uint32][]Dir{} // the dirs Start passed over, by uid
 	if pending.active != nil {
 		for _, d := range list.dirs[pending.first:before] {
 			if !pending.active[d.UID] {
-				skipped[d.UID] = true
+				skipped[d.UID] = append(skipped[d.UID], d)
 			}
 		}
 	}
@@ -345,17 +345,13 @@ func Load(ctx context.Context, opts Options, pending *Pending, snap *platform.Sn
 			if p.UID != 0 {
 				continue
 			}
-			if uid := snap.UID(p); skipped[uid] && !pending.active[uid] {
+			if uid := snap.UID(p); skipped[uid] != nil && !pending.active[uid] {
 				pending.active[uid] = true
 				if pending.revived == nil {
 					pending.revived = map[uint32]bool{}
 				}
 				pending.revived[uid] = true
-				for _, d := range list.dirs[pending.first:before] {
-					if d.UID == uid {
-						list.dirs = append(list.dirs, d)
-					}
-				}
+				list.dirs = append(list.dirs, skipped[uid]...)
 			}
 		}
 	}
