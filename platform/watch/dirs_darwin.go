@@ -1,7 +1,6 @@
 package watch
 
 import (
-	"errors"
 	"sync"
 
 	"golang.org/x/sys/unix"
@@ -94,35 +93,21 @@ func (d *Dirs) drop(fd int) {
 // read waits for events until Close. A directory deleted, renamed or
 // revoked is told once more and no longer watched.
 func (d *Dirs) read() {
-	defer close(d.done)
-	events := make([]unix.Kevent_t, 64)
-	for {
-		n, err := unix.Kevent(d.kq, nil, events, nil)
-		if errors.Is(err, unix.EINTR) {
-			continue
-		}
-		if err != nil {
+	readKqueue(d.kq, d.done, func(ev unix.Kevent_t) {
+		if ev.Filter != unix.EVFILT_VNODE {
 			return
 		}
-		for _, ev := range events[:n] {
-			if ev.Filter == unix.EVFILT_USER {
-				return
-			}
-			if ev.Filter != unix.EVFILT_VNODE {
-				continue
-			}
-			fd := int(ev.Ident)
-			d.mu.Lock()
-			dir, ok := d.dirs[fd]
-			if ok && ev.Fflags&(unix.NOTE_DELETE|unix.NOTE_RENAME|unix.NOTE_REVOKE) != 0 {
-				d.drop(fd)
-			}
-			d.mu.Unlock()
-			if ok {
-				d.changed(dir)
-			}
+		fd := int(ev.Ident)
+		d.mu.Lock()
+		dir, ok := d.dirs[fd]
+		if ok && ev.Fflags&(unix.NOTE_DELETE|unix.NOTE_RENAME|unix.NOTE_REVOKE) != 0 {
+			d.drop(fd)
 		}
-	}
+		d.mu.Unlock()
+		if ok {
+			d.changed(dir)
+		}
+	})
 }
 
 // Close stops watching and closes every descriptor and the kqueue.

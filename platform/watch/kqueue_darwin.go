@@ -1,6 +1,7 @@
 package watch
 
 import (
+	"errors"
 	"fmt"
 
 	"golang.org/x/sys/unix"
@@ -28,4 +29,26 @@ func newKqueue() (int, error) {
 // wake ends the goroutine reading kq.
 func wake(kq int) {
 	unix.Kevent(kq, []unix.Kevent_t{{Ident: wakeIdent, Filter: unix.EVFILT_USER, Fflags: unix.NOTE_TRIGGER}}, nil, nil)
+}
+
+// readKqueue hands each event of kq but wake's to handle until wake, then
+// closes done.
+func readKqueue(kq int, done chan struct{}, handle func(ev unix.Kevent_t)) {
+	defer close(done)
+	events := make([]unix.Kevent_t, 64)
+	for {
+		n, err := unix.Kevent(kq, nil, events, nil)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return
+		}
+		for _, ev := range events[:n] {
+			if ev.Filter == unix.EVFILT_USER {
+				return
+			}
+			handle(ev)
+		}
+	}
 }

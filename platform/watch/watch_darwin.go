@@ -100,33 +100,19 @@ func (e *Exits) drop(pid int) {
 
 // read waits for exits until Close.
 func (e *Exits) read() {
-	defer close(e.done)
-	events := make([]unix.Kevent_t, 64)
-	for {
-		n, err := unix.Kevent(e.kq, nil, events, nil)
-		if errors.Is(err, unix.EINTR) {
-			continue
-		}
-		if err != nil {
+	readKqueue(e.kq, e.done, func(ev unix.Kevent_t) {
+		if ev.Filter != unix.EVFILT_PROC || ev.Fflags&unix.NOTE_EXIT == 0 {
 			return
 		}
-		for _, ev := range events[:n] {
-			if ev.Filter == unix.EVFILT_USER {
-				return
-			}
-			if ev.Filter != unix.EVFILT_PROC || ev.Fflags&unix.NOTE_EXIT == 0 {
-				continue
-			}
-			pid := int(ev.Ident)
-			e.mu.Lock()
-			t, ok := e.pids[pid]
-			delete(e.pids, pid) // EV_ONESHOT: the knote is gone
-			e.mu.Unlock()
-			if ok {
-				e.exited(t)
-			}
+		pid := int(ev.Ident)
+		e.mu.Lock()
+		t, ok := e.pids[pid]
+		delete(e.pids, pid) // EV_ONESHOT: the knote is gone
+		e.mu.Unlock()
+		if ok {
+			e.exited(t)
 		}
-	}
+	})
 }
 
 // Close stops watching and closes the kqueue.
