@@ -58,6 +58,13 @@ func TestReapRereadsKeptStateBeforeActing(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { syscall.Kill(-user.Process.Pid, syscall.SIGKILL); user.Wait() })
+	// Until setpriv has dropped to the user, the user owns no process and
+	// the first pass would pass their state over rather than keep it.
+	for deadline := time.Now().Add(5 * time.Second); !ownsProcess(uid); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no process of uid %d after 5 s", uid)
+		}
+	}
 
 	mark := fmt.Sprintf("reread-%d-%d", os.Getpid(), time.Now().UnixNano())
 	self, _ := os.Readlink("/proc/self/exe")
@@ -108,4 +115,18 @@ func TestReapRereadsKeptStateBeforeActing(t *testing.T) {
 	if !r.Reread || after-reads < 2 {
 		t.Errorf("a pass that would signal root's orphan %d: reread %v, %d dirs read; want every state read again (uid %d's too)", pid, r.Reread, after-reads, uid)
 	}
+}
+
+// ownsProcess reports whether a process of uid runs, by its /proc dir's
+// owner.
+func ownsProcess(uid uint32) bool {
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		if fi, err := os.Stat("/proc/" + e.Name() + "/stat"); err == nil {
+			if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Uid == uid && e.Name()[0] >= '0' && e.Name()[0] <= '9' {
+				return true
+			}
+		}
+	}
+	return false
 }

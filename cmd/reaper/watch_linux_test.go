@@ -149,12 +149,23 @@ func TestWatchOwnerDeath(t *testing.T) {
 }
 
 // A lost hint loses nothing: an orphan that appears after a pass, with no
-// owner the watch could have watched, is reaped by the backstop.
+// owner the watch could have watched, is reaped by the backstop. The
+// control: under a watch whose backstop is a minute away, the same orphan
+// lives on (no hint came for it).
 func TestWatchBackstop(t *testing.T) {
 	requireRoot(t)
 	becomeSubreaper(t)
 	mark := "watch-backstop-" + suiteMark
 	pol := watchPolicy(t, "", mark, `"reparented"`, "min_age = \"0s\"")
+	t.Run("control: backstop a minute away", func(t *testing.T) {
+		startWatch(t, pol, "--backstop", "1m")
+		orphan := adopt(t, "npm exec mcp-remote https://"+mark, "sleep 600; exit 0", nil)
+		t.Cleanup(func() { syscall.Kill(orphan, syscall.SIGKILL) })
+		time.Sleep(3 * time.Second)
+		if !alive(orphan) {
+			t.Fatal("control: the orphan was reaped with no hint and no backstop due")
+		}
+	})
 	startWatch(t, pol, "--backstop", "2s")
 	orphan := adopt(t, "npm exec mcp-remote https://"+mark, "sleep 600; exit 0", nil)
 	if !alive(orphan) {
