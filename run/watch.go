@@ -238,7 +238,9 @@ func (w *watcher) pass(ctx context.Context) time.Time {
 	if err != nil {
 		if ctx.Err() == nil {
 			w.log.Error("pass failed: the next hint or the backstop tries again", "trigger", trigger, "err", err)
-			w.notify(fmt.Sprintf("STATUS=pass %d (%s) failed: %v", w.passes, trigger, err))
+			// Escaped: sd_notify takes a newline as the start of another
+			// assignment (MAINPID=…), and an error may quote a path.
+			w.notify(fmt.Sprintf("STATUS=pass %d (%s) failed: %s", w.passes, trigger, audit.Printable(err.Error())))
 		}
 		return time.Time{}
 	}

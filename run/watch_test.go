@@ -1,8 +1,15 @@
 package run
 
 import (
+	"context"
+	"log/slog"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/orphanreaper/reaper/audit"
+	"github.com/orphanreaper/reaper/policy"
+	"github.com/orphanreaper/reaper/run/gather"
 
 	"github.com/orphanreaper/reaper/internal/skips"
 	"github.com/orphanreaper/reaper/platform/watch"
@@ -100,5 +107,27 @@ func TestCapOwners(t *testing.T) {
 	few := targets[:10]
 	if got, left := capOwners(few); len(got) != 10 || left != 0 {
 		t.Errorf("control: %d of 10 watched, %d left out", len(got), left)
+	}
+}
+
+// A failed pass's STATUS= line to the service manager cannot carry a
+// second assignment: sd_notify reads a newline as the start of one
+// (MAINPID=… would name another main process). The error here quotes a
+// lock path with a newline in it. The control: the line still says why.
+func TestFailedPassStatusIsOneLine(t *testing.T) {
+	var sent []string
+	w := &watcher{
+		cfg: WatchConfig{ReapConfig: ReapConfig{
+			Config:   Config{Policy: &policy.Policy{}, Timeout: time.Second},
+			LockFile: "/dev/null/x\nMAINPID=1/reaper.lock", // under a file: cannot be made
+		}},
+		log:     slog.New(slog.DiscardHandler),
+		notify:  func(s string) { sent = append(sent, s) },
+		state:   gather.NewCache(),
+		metrics: audit.WatchMetrics{Passes: map[string]uint64{}},
+	}
+	w.pass(context.Background())
+	if len(sent) != 1 || strings.Contains(sent[0], "\n") || !strings.Contains(sent[0], "failed") {
+		t.Errorf("sent %q: want one STATUS= line saying the pass failed, no newline in it", sent)
 	}
 }
