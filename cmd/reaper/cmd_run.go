@@ -164,33 +164,25 @@ func recordDescendants(root int, every time.Duration) *descendants {
 	return d
 }
 
-// look reads the table and records every descendant of the root.
+// look reads the table and records every descendant of the root, by the
+// scan's tree (whose walk ends even where a racy read closed a loop).
 func (d *descendants) look() {
 	snap, err := readSnapshot(platform.DefaultProcRoot)
 	if err != nil {
 		return
 	}
 	defer snap.Close()
-	children := map[int][]int{}
-	for i := range snap.Procs {
-		p := &snap.Procs[i]
-		children[p.PPID] = append(children[p.PPID], i)
+	root := snap.Index(d.root)
+	if root < 0 {
+		return
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	queue := []int{d.root}
-	for len(queue) > 0 && len(d.seen) < maxRecorded {
-		pid := queue[0]
-		queue = queue[1:]
-		for _, i := range children[pid] {
-			p := &snap.Procs[i]
-			if p.PID == d.root || p.KernelThread() {
-				continue
-			}
+	scan.NewTree(snap).Walk(root, func(i, depth int) {
+		if p := &snap.Procs[i]; depth > 0 && !p.KernelThread() && len(d.seen) < maxRecorded {
 			d.seen[p.PID] = p.StartTicks
-			queue = append(queue, p.PID)
 		}
-	}
+	})
 }
 
 // stop ends the recording and returns what it recorded.
