@@ -99,8 +99,9 @@ func runClaudeHook(opts *hookOptions, g *globalOptions, install bool) error {
 		if err != nil {
 			return err
 		}
-		entry := fmt.Sprintf(`{"matcher": "startup", "hooks": [{"type": "command", "command": %q, "timeout": 5}]}`,
-			fmt.Sprintf("(%s reap --quiet --lock-timeout 1s >/dev/null 2>&1 &) %s", exe, hookMark))
+		// JSON's own quoting: Go's %q writes \x escapes JSON has not.
+		command, _ := json.Marshal(fmt.Sprintf("(%s reap --quiet --lock-timeout 1s >/dev/null 2>&1 &) %s", exe, hookMark))
+		entry := fmt.Sprintf(`{"matcher": "startup", "hooks": [{"type": "command", "command": %s, "timeout": 5}]}`, command)
 		updated, err = addSessionStart(old, entry)
 		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)

@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/spf13/cobra"
 
@@ -222,8 +223,8 @@ func executable() (string, error) {
 	if p, err := filepath.EvalSymlinks(exe); err == nil {
 		exe = p
 	}
-	if strings.ContainsAny(exe, " \t\n\"'\\%$") {
-		return "", fmt.Errorf("this binary's path %q holds a space, quote or %% that a unit's command line would take apart: move it", exe)
+	if strings.ContainsAny(exe, " \"'\\%$;&|<>()`") || strings.ContainsFunc(exe, unicode.IsControl) {
+		return "", fmt.Errorf("this binary's path %q holds a space, a quote, a control character or a character a unit's or a shell's command line would take apart: move it", exe)
 	}
 	return exe, nil
 }
