@@ -11,8 +11,8 @@
 # usage: scripts/npm-pack.sh VERSION RELEASE_DIR OUT
 set -euo pipefail
 version=$1 rel=$2 out=$3
-# npm wants semver: scripts/version.sh's 0.0.0~gitTIME.HASH sorts before
-# 0.0.0 as a prerelease, 0.0.0-gitTIME.HASH.
+# npm wants semver: scripts/version.sh's 0.0.0~gitTIME.N.HASH sorts before
+# 0.0.0 as a prerelease, 0.0.0-gitTIME.N.HASH.
 npmver=${version//\~/-}
 here=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)

@@ -4,9 +4,11 @@
 # (a bare hash does neither: an older build would install as an upgrade):
 #   on a tag vX.Y.Z                 X.Y.Z
 #   N commits after it              X.Y.Z+gitN.HASH            (after X.Y.Z)
-#   no tag yet                      0.0.0~gitYYYYMMDDHHMMSS.HASH (the commit's
-#                                   time in UTC: later commits sort later,
-#                                   and all sort before 0.0.0, a first tag)
+#   no tag yet                      0.0.0~gitYYYYMMDDHHMMSS.N.HASH (the
+#                                   commit's time in UTC, then how many
+#                                   commits lead to it: later commits sort
+#                                   later, two in one second too, and all
+#                                   sort before 0.0.0, a first tag)
 #   HEAD with uncommitted changes   the above, then .dirty
 set -eu
 ref=${1:-HEAD}
@@ -23,7 +25,7 @@ if desc=$(git describe --tags --match 'v[0-9]*' "$ref" 2>/dev/null); then
 	esac
 else
 	when=$(TZ=UTC0 git log -1 --date=format-local:%Y%m%d%H%M%S --format=%cd "$ref")
-	v="0.0.0~git$when.$hash"
+	v="0.0.0~git$when.$(git rev-list --count "$ref").$hash"
 fi
 if [ "$ref" = HEAD ] && ! git diff --quiet HEAD -- 2>/dev/null; then
 	v="$v.dirty"

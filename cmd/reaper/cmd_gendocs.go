@@ -34,7 +34,7 @@ func newGenDocsCommand(g *globalOptions) *cobra.Command {
 					return err
 				}
 				// No Title: each page takes its command's (REAPER-SCAN…).
-				header := &doc.GenManHeader{Section: "1", Source: "reaper " + versionString(),
+				header := &doc.GenManHeader{Section: "1", Source: manSource(versionString()),
 					Manual: "reaper manual"}
 				// Reproducible pages: the date of the commit, as the build
 				// gives it (reproducible-builds.org's SOURCE_DATE_EPOCH).

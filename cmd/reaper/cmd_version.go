@@ -5,6 +5,7 @@ import (
 	"io"
 	"runtime"
 	"runtime/debug"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -118,3 +119,21 @@ func buildInfo() versionInfo {
 
 // versionString is the version alone (the root command's --version).
 func versionString() string { return buildInfo().Version }
+
+// manSource is the pages' left footer, "reaper VERSION", kept short: man
+// centres the date on an 80-column line, and a snapshot's version
+// (0.0.0~git20261126110605.214.4d8f513, 36 characters) would run into it. A
+// snapshot keeps its commit; the date beside it says when.
+func manSource(v string) string {
+	if i := strings.Index(v, "~git"); i >= 0 {
+		// 0.0.0~gitTIME.N.HASH[.dirty]: the hash, and .dirty if there.
+		if f := strings.Split(v[i+len("~git"):], "."); len(f) >= 3 {
+			v = strings.Join(f[2:], ".") + " (snapshot)"
+		}
+	}
+	const most = len("reaper ") + 24
+	if s := "reaper " + v; len(s) <= most {
+		return s
+	}
+	return "reaper " + v[:most-len("reaper ")-3] + "..."
+}
