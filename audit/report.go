@@ -185,6 +185,9 @@ type Totals struct {
 	// OutOfScope counts other users' orphaned trees a reaper that is not
 	// root passed over (it acts on its own uid's alone).
 	OutOfScope int `json:"out_of_scope,omitempty"`
+	// Own counts the reparented trees rooted at this reaper or one of its
+	// ancestors: left out of the findings and of --all's list.
+	Own int `json:"own,omitempty"`
 }
 
 // NewReport builds the report of a plan over res.
@@ -227,6 +230,7 @@ func NewReport(pol *policy.Policy, res *scan.Result, plan *policy.Plan) *Report 
 	r.Totals.Findings = len(r.Findings)
 	r.Totals.Unmatched = plan.Unmatched
 	r.Totals.OutOfScope = plan.OutOfScope
+	r.Totals.Own = plan.Own
 	r.PTY.HeldByFindings = len(ptys)
 	for _, lr := range res.Ledger {
 		r.Ledger = append(r.Ledger, LedgerEntry{Ledger: lr.Ledger.Source, RunID: lr.Run.ID, PID: lr.Run.PID,

@@ -66,6 +66,10 @@ type Plan struct {
 	// is not root passed over: it can signal only its own uid's processes,
 	// so they are neither its findings nor its refusals.
 	OutOfScope int
+	// Own counts the trees rooted at the reaper or one of its ancestors
+	// (a reaper started under a reparented process, or as a namespace's
+	// init's child): never a finding, never listed, never signalled.
+	Own int
 	// Gate is the decision the plan was made with; the reaper asks it again
 	// of every process before signalling it.
 	Gate *Gate
@@ -95,6 +99,10 @@ func (p *Policy) Plan(res *scan.Result, opt PlanOptions) *Plan {
 	actions := 0
 	for i := range res.Findings {
 		f := &res.Findings[i]
+		if g.self[f.Root.PID] {
+			pl.Own++
+			continue
+		}
 		if opt.UID != 0 && s.UID(f.Root) != opt.UID {
 			// A reaper that is not root acts on its own uid's trees
 			// only: another user's is out of its scope, whatever a rule

@@ -190,17 +190,29 @@ func TestPlanOwnerMatcher(t *testing.T) {
 }
 
 func TestPlanRefusals(t *testing.T) {
+	// A tree that holds the reaper is rooted at the reaper or one of its
+	// ancestors: it is left out (counted), never a finding — a reaper run
+	// under a name that matches a rule, or under a reparented shell, is
+	// not its own refusal. Its sibling, reparented alike, is planned.
 	t.Run("tree holds the reaper", func(t *testing.T) {
-		// The reaper run under a name that matches a rule.
-		pl := planFor(t, ModeReap, 300, proc(300, 1, []string{"npx", "x-mcp"}, nil, "/", 1000))
-		check(t, pl, want{300, "mcp", Terminate, Refused, "holds the reaper itself (pid 300)"})
+		pl := planFor(t, ModeReap, 300,
+			proc(300, 1, []string{"npx", "x-mcp"}, nil, "/", 1000),
+			proc(310, 1, []string{"npx", "y-mcp"}, nil, "/", 1000))
+		check(t, pl, want{310, "mcp", Terminate, Planned, ""})
+		if pl.Own != 1 || pl.Unmatched != 0 {
+			t.Errorf("own %d unmatched %d, want 1 and 0", pl.Own, pl.Unmatched)
+		}
 	})
 	t.Run("tree holds the reaper's ancestor", func(t *testing.T) {
 		pl := planFor(t, ModeReap, 303,
 			proc(300, 1, []string{"npx", "x-mcp"}, nil, "/", 1000),
 			proc(301, 300, []string{"sh", "-c", "reaper reap"}, nil, "/", 1000),
-			proc(303, 301, []string{"reaper", "reap"}, nil, "/", 1000))
-		check(t, pl, want{300, "mcp", Terminate, Refused, "ancestor 300"})
+			proc(303, 301, []string{"reaper", "reap"}, nil, "/", 1000),
+			proc(304, 301, []string{"sleep", "9"}, nil, "/", 1000),
+			proc(310, 1, []string{"sleep", "9"}, nil, "/", 1000))
+		if len(pl.Items) != 0 || pl.Own != 1 || pl.Unmatched != 1 || pl.UnmatchedFindings[0].Root.PID != 310 {
+			t.Errorf("%d items, own %d, unmatched %d; want none, 1, and 1 (pid 310)", len(pl.Items), pl.Own, pl.Unmatched)
+		}
 	})
 	t.Run("tree holds a live owner", func(t *testing.T) {
 		pl := planFor(t, ModeReap, 0,
