@@ -111,6 +111,9 @@ type Finding struct {
 	// Deferred: refused by design, not for doubt or failure (younger than
 	// min_age; spared because it became owned). A later run decides again.
 	Deferred bool `json:"deferred,omitempty"`
+	// DueAt, for a tree younger than min_age, is when it reaches it
+	// (RFC 3339, UTC): the first run after may act on it.
+	DueAt string `json:"due_at,omitempty"`
 	// Ended, for a tree the reap removed, is what ended it: "SIGTERM" (it
 	// left within the grace), "SIGKILL" (after the grace), "cgroup.kill".
 	Ended string `json:"ended,omitempty"`
@@ -214,7 +217,8 @@ func NewReport(pol *policy.Policy, res *scan.Result, plan *policy.Plan) *Report 
 	for _, it := range plan.Items {
 		f := it.Finding
 		fd := users.findingOf(s, f)
-		fd.Rule, fd.Action, fd.Outcome, fd.Detail = it.Rule.Name, string(it.Action), string(it.Outcome), it.Detail
+		fd.Rule = it.Rule.Name
+		fd.decide(it)
 		r.Findings = append(r.Findings, fd)
 		last := &r.Findings[len(r.Findings)-1]
 		r.Totals.Processes += len(f.Members)
@@ -261,6 +265,16 @@ func (r *Report) SetWarnings(pol *policy.Policy, s *platform.Snapshot) {
 
 // SetOutcomes records what was done: each item's action, outcome and
 // detail, and the pids its action covered (rescans included), by root.
+// decide records the plan's decision about f.
+func (f *Finding) decide(it policy.Item) {
+	f.Action, f.Outcome, f.Detail = string(it.Action), string(it.Outcome), it.Detail
+	f.Deferred = it.Outcome == policy.Refused && it.Benign
+	f.DueAt = ""
+	if f.Deferred && !it.Due.IsZero() {
+		f.DueAt = it.Due.UTC().Format(time.RFC3339)
+	}
+}
+
 // A reap makes its report before it acts, while the processes it names
 // still exist, and records the outcomes after.
 func (r *Report) SetOutcomes(plan *policy.Plan, covered map[int][]int) {
@@ -273,8 +287,7 @@ func (r *Report) SetOutcomes(plan *policy.Plan, covered map[int][]int) {
 		if f == nil {
 			continue
 		}
-		f.Action, f.Outcome, f.Detail = string(it.Action), string(it.Outcome), it.Detail
-		f.Deferred = it.Outcome == policy.Refused && it.Benign
+		f.decide(it)
 		if pids := covered[f.RootPID]; len(pids) > 0 {
 			f.PIDs = pids
 		}

@@ -49,6 +49,9 @@ type Item struct {
 	// min_age, or spared because it became owned since the scan. A later
 	// run may act on it; it does not make this run partial (exit 3).
 	Benign bool
+	// Due, for a tree younger than min_age, is when it reaches it: the
+	// first run after that may act on it.
+	Due time.Time
 }
 
 // Signals reports whether the item's rule asks for a signal.
@@ -124,7 +127,9 @@ func (p *Policy) Plan(res *scan.Result, opt PlanOptions) *Plan {
 		} else if it.Signals() {
 			if age := s.Age(f.Root); age < p.Defaults.MinAge {
 				it.Outcome, it.Benign = Refused, true
-				it.Detail = fmt.Sprintf("younger than min_age %s (age %s)", p.Defaults.MinAge, age.Truncate(time.Second))
+				wait := p.Defaults.MinAge - age
+				it.Due = s.Taken.Add(wait)
+				it.Detail = fmt.Sprintf("younger than min_age %s (age %s): due in %s", p.Defaults.MinAge, age.Truncate(time.Second), roundUp(wait))
 			} else if why := g.tree(s, f, func(s *platform.Snapshot, p *platform.Process) string { return g.User(s, p, rule, f) }); why != "" {
 				it.Outcome, it.Detail = Refused, why
 			} else if why := g.tree(s, f, g.Doubtful); why != "" {
@@ -172,4 +177,12 @@ func ancestry(res *scan.Result) map[int]bool {
 		})
 	}
 	return self
+}
+
+// roundUp is d rounded up to the second: "due in 0s" would be a lie.
+func roundUp(d time.Duration) time.Duration {
+	if r := d.Truncate(time.Second); r < d {
+		return r + time.Second
+	}
+	return d
 }

@@ -236,8 +236,15 @@ func TestPlanRefusals(t *testing.T) {
 		check(t, pl, want{300, "mcp", Terminate, Refused, "live owner gw (pid 302)"})
 	})
 	t.Run("younger than min_age", func(t *testing.T) {
-		pl := planFor(t, ModeReap, 0, proc(300, 1, []string{"npx", "x-mcp"}, nil, "/", 99000))
-		check(t, pl, want{300, "mcp", Terminate, Refused, "younger than min_age 1m0s (age 10s)"})
+		pol, err := Parse("plan.toml", []byte(planPolicy), testClients)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pl, s := planOf(pol, ModeReap, 0, proc(300, 1, []string{"npx", "x-mcp"}, nil, "/", 99000))
+		check(t, pl, want{300, "mcp", Terminate, Refused, "younger than min_age 1m0s (age 10s): due in 50s"})
+		if it := pl.Items[0]; !it.Benign || it.Due.Sub(s.Taken) != 50*time.Second {
+			t.Errorf("benign %v, due %v after the snapshot; want true, 50s", it.Benign, it.Due.Sub(s.Taken))
+		}
 	})
 	t.Run("min_age does not refuse a report", func(t *testing.T) {
 		pl := planFor(t, ModeReap, 0, proc(300, 1, []string{"npx", "report-me-mcp"}, nil, "/", 99000))
