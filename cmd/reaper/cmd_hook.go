@@ -99,8 +99,9 @@ func runClaudeHook(opts *hookOptions, g *globalOptions, install bool) error {
 		if err != nil {
 			return err
 		}
-		// JSON's own quoting: Go's %q writes \x escapes JSON has not.
-		command, _ := json.Marshal(fmt.Sprintf("(%s reap --quiet --lock-timeout 1s >/dev/null 2>&1 &) %s", exe, hookMark))
+		// JSON's own quoting (Go's %q writes \x escapes JSON has not),
+		// without HTML's: the user reads > and &, not \u003e and \u0026.
+		command := jsonString(fmt.Sprintf("(%s reap --quiet --lock-timeout 1s >/dev/null 2>&1 &) %s", exe, hookMark))
 		entry := fmt.Sprintf(`{"matcher": "startup", "hooks": [{"type": "command", "command": %s, "timeout": 5}]}`, command)
 		updated, err = addSessionStart(old, entry)
 		if err != nil {
@@ -321,4 +322,13 @@ func lineDiff(a, b string) string {
 		}
 	}
 	return out.String()
+}
+
+// jsonString is s as a JSON string, HTML's characters left as they are.
+func jsonString(s string) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.Encode(s)
+	return strings.TrimSuffix(b.String(), "\n")
 }

@@ -82,7 +82,8 @@ func TestHookInstall(t *testing.T) {
 	}
 	r := runReaper(t, env, "hook", "install", "claude-code")
 	b, _ := os.ReadFile(settings)
-	if r.code != 0 || !strings.Contains(string(b), "reap --quiet") || !strings.Contains(string(b), hookMark) {
+	// The command reads as the user would write it: > and &, not \u003e.
+	if r.code != 0 || !strings.Contains(string(b), "reap --quiet --lock-timeout 1s >/dev/null 2>&1 &)") || !strings.Contains(string(b), hookMark) {
 		t.Fatalf("install: exit %d\n%s%s\n%s", r.code, r.stdout, r.stderr, b)
 	}
 	backups, _ := filepath.Glob(settings + ".reaper-backup-*")
