@@ -120,7 +120,7 @@ func summary(s *platform.Snapshot) []string {
 func TestDarwinSnapshotMatchesLinux(t *testing.T) {
 	mac := darwinSnapshot(t)
 	want := []string{
-		"400 acp openclaw-owner-dead [reparented,owner-dead] [400 401] reported",
+		"400 acp owner-dead [reparented,owner-dead] [400 401] reported",
 		"500 mcp orphaned-mcp [reparented,untracked] [500 501] reported",
 		"zombie 302 under 300",
 	}

@@ -47,7 +47,7 @@ Exit status: 0 (nothing recorded is not an error), 2 a bad flag, 66 the
 audit log does not exist.`,
 		Example: `  reaper history
   reaper history --since yesterday --outcome killed
-  reaper history --since 7d --user alice --rule openclaw-owner-dead -o json`,
+  reaper history --since 7d --user alice --rule owner-dead -o json`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if opts.auditLog == "" {
