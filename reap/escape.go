@@ -98,7 +98,8 @@ func (t *tree) ownGroups(s *platform.Snapshot, tr *scan.Tree) map[int]bool {
 // processes in the sessions and process groups it held (children it
 // forked while dying) — each one the gate admits is SIGKILLed — and
 // processes of its user adopted by its root's adopter since the first
-// rescan, which setsid(2) could have taken out of every group: those are
+// rescan, in a session or group that is new since the scan, which
+// setsid(2) or setpgid(2) could have taken out of every group: those are
 // not proven the tree's, so they are not signalled, but they are named and
 // the finding is not called killed. It returns a note, and whether the
 // finding failed: a survivor is named, never counted as killed.
@@ -116,11 +117,13 @@ func (t *tree) escapees() (string, bool) {
 		case t.groups[p.SID] || t.groups[p.PGID]:
 			found = append(found, p)
 		case p.PPID == t.adopter && t.adopter > 0 && t.adopted != nil && t.adopted[p.PID] != p.StartTicks && !t.member(p) &&
-			p.StartTicks >= t.began && s.UID(p) == t.uid && !t.anothersFork(p):
-			// Adopted since the first rescan and started since the scan:
-			// perhaps the tree's fork. One that started before (an
-			// unrelated process of the same user whose parent happened to
-			// die meanwhile) cannot be.
+			p.StartTicks >= t.began && s.UID(p) == t.uid && !t.anothersFork(p) && !(t.known[p.SID] && t.known[p.PGID]):
+			// Adopted since the first rescan, started since the scan, and
+			// in a session or group the scan's table did not hold: perhaps
+			// the tree's fork, which left the tree's groups by making one.
+			// One that started before, or that is still in groups that
+			// were there before (an unrelated process of the same user
+			// whose parent happened to die meanwhile), cannot be.
 			born = append(born, p)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -263,18 +264,24 @@ func waitPIDFile(t *testing.T, file string) int {
 
 // A process of the tree's user that its adopter adopts during the reap is
 // named as a possible fork of the tree (the finding failed) only when it
-// started after the reap began: one that was running before — an unrelated
-// process whose parent happened to exit meanwhile — cannot be the tree's,
-// and once made such a finding failed (exit 3) for nothing. The control:
-// the same process started after the scan is named, and the finding fails.
+// started after the reap began and is in a session or process group the
+// scan's table did not hold: one that was running before, or that stayed
+// in groups that were there before — an unrelated process whose parent
+// happened to exit meanwhile, on a busy host — cannot be the tree's (which
+// leaves the tree's groups only by making one), and once made such a
+// finding failed (exit 3) for nothing. The control: the same process
+// started after the scan in a group of its own is named, and the finding
+// fails.
 func TestAdoptedBeforeTheReapIsNotAnEscapee(t *testing.T) {
 	for _, tt := range []struct {
 		name         string
 		startedAfter bool
+		newGroup     bool
 		want         policy.Outcome
 	}{
-		{"started before the scan", false, policy.Killed},
-		{"control: started after the scan", true, policy.Failed},
+		{"started before the scan", false, true, policy.Killed},
+		{"started after the scan, in groups the scan saw", true, false, policy.Killed},
+		{"control: started after the scan, in a new group", true, true, policy.Failed},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			root := startOrphan(t, `trap "" TERM HUP; exec sleep 60`)
@@ -283,7 +290,7 @@ func TestAdoptedBeforeTheReapIsNotAnEscapee(t *testing.T) {
 				// the adopter adopts it after the reap's first rescan.
 				file := t.TempDir() + "/pid"
 				cmd := exec.Command("sh", "-c", `sleep 60 & echo $! > "$0"; sleep 1.5`, file)
-				cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+				cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: tt.newGroup}
 				if err := cmd.Start(); err != nil {
 					t.Fatal(err)
 				}
@@ -322,9 +329,11 @@ func TestAdoptedBeforeTheReapIsNotAnEscapee(t *testing.T) {
 // still being reaped. It is the forking tree's — in the session and group
 // that tree held whole — and that tree kills it; the other tree must not
 // name it as its own possible escapee (which failed it, exit 3, for
-// nothing). Both trees are killed. The control (one tree alone): the same
-// fork, adopted during the quiet tree's reap by the same adopter but in no
-// other tree's group, is named, and the quiet tree fails.
+// nothing). Both trees are killed. The control (one tree alone): a fork
+// that leaves its groups by setsid(2), adopted during the quiet tree's
+// reap by the same adopter and in no group the scan saw, is named, and the
+// quiet tree fails. (The same fork without setsid is in groups the scan
+// saw: it cannot be the quiet tree's, alone or not.)
 func TestAnotherTreesForkIsNotAnEscapee(t *testing.T) {
 	for _, tt := range []struct {
 		name     string
@@ -336,7 +345,11 @@ func TestAnotherTreesForkIsNotAnEscapee(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			quiet := startOrphan(t, `trap "" TERM HUP; exec sleep 60`)
-			forker := startOrphan(t, strings.ReplaceAll(forkOnTermScript, "'", `"`)) // startOrphan quotes with '
+			script := forkOnTermScript
+			if !tt.together {
+				script = strings.Replace(script, "trap '(exec sleep 60) & exit 0' TERM", "trap '(exec setsid sleep 60) & exit 0' TERM", 1)
+			}
+			forker := startOrphan(t, strings.ReplaceAll(script, "'", `"`)) // startOrphan quotes with '
 			waitSleeping(t, forker)
 			if parentOf(t, quiet) != parentOf(t, forker) {
 				t.Fatalf("the two trees have different adopters: %d, %d", parentOf(t, quiet), parentOf(t, forker))
@@ -364,7 +377,13 @@ func TestAnotherTreesForkIsNotAnEscapee(t *testing.T) {
 			if res[0].Outcome != tt.want || !strings.Contains(res[0].Detail, "it may have been forked by the tree") {
 				t.Errorf("the quiet tree: %s (%s), want %s naming the fork", res[0].Outcome, res[0].Detail, tt.want)
 			}
-			syscall.Kill(-forker, syscall.SIGKILL) // the group the forker leads (setsid), its fork in it
+			syscall.Kill(-forker, syscall.SIGKILL) // the group the forker leads (setsid)
+			// Its fork leads a session of its own: by the pid the detail names.
+			if m := regexp.MustCompile(`pid (\d+) \(sleep 60\), adopted`).FindStringSubmatch(res[0].Detail); m != nil {
+				if pid, err := strconv.Atoi(m[1]); err == nil && parentOf(t, pid) == parentOf(t, quiet) {
+					syscall.Kill(pid, syscall.SIGKILL)
+				}
+			}
 		})
 	}
 }

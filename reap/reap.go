@@ -139,6 +139,7 @@ func Execute(ctx context.Context, plan *policy.Plan, snap *platform.Snapshot, op
 	}
 	var graces []inGrace
 	var trees []*tree // this reap's, each naming the others' forks as theirs
+	known := knownGroups(snap)
 	for i, it := range plan.Items {
 		out[i] = Result{Outcome: it.Outcome, Detail: it.Detail, PIDs: it.Finding.PIDs()}
 		if it.Outcome != policy.Planned {
@@ -152,7 +153,7 @@ func Execute(ctx context.Context, plan *policy.Plan, snap *platform.Snapshot, op
 			out[i] = Result{Outcome: policy.Failed, Detail: stopped(ctx) + " before this tree: nothing signalled", PIDs: out[i].PIDs}
 			continue
 		}
-		t := &tree{opt: &opt, snap: snap, item: &plan.Items[i], root: it.Finding.Root.PID, kill: it.Action == policy.Kill, reap: &trees}
+		t := &tree{opt: &opt, snap: snap, item: &plan.Items[i], root: it.Finding.Root.PID, kill: it.Action == policy.Kill, reap: &trees, known: known}
 		trees = append(trees, t)
 		r, note := t.start(ctx, it.Finding)
 		if r != nil {
@@ -203,6 +204,11 @@ type tree struct {
 	// scan's table was taken: only one that started since can have been
 	// forked by the tree during its reap.
 	began  uint64
+	// known are the sessions and process groups of the scan's table: a
+	// process still in both since cannot have left the tree's by
+	// setsid(2) or setpgid(2) during the reap — a fork that leaves its
+	// groups makes a new one, which the table did not hold.
+	known map[int]bool
 	termed time.Time // when SIGTERM was sent: the grace runs from it
 	// reap is every tree of this reap: with their graces side by side,
 	// another's fork while dying may be adopted by the same adopter in
@@ -551,4 +557,14 @@ func (t *tree) newMembers(s *platform.Snapshot, tr *scan.Tree) int {
 		}
 	}
 	return added
+}
+
+// knownGroups is every session and process group id of s.
+func knownGroups(s *platform.Snapshot) map[int]bool {
+	known := make(map[int]bool, len(s.Procs)/4)
+	for i := range s.Procs {
+		known[s.Procs[i].SID] = true
+		known[s.Procs[i].PGID] = true
+	}
+	return known
 }
