@@ -203,12 +203,12 @@ type tree struct {
 	// began is the start (StartTicks) of a process that started as the
 	// scan's table was taken: only one that started since can have been
 	// forked by the tree during its reap.
-	began  uint64
+	began uint64
 	// known are the sessions and process groups of the scan's table: a
 	// process still in both since cannot have left the tree's by
 	// setsid(2) or setpgid(2) during the reap — a fork that leaves its
 	// groups makes a new one, which the table did not hold.
-	known map[int]bool
+	known  map[int]bool
 	termed time.Time // when SIGTERM was sent: the grace runs from it
 	// reap is every tree of this reap: with their graces side by side,
 	// another's fork while dying may be adopted by the same adopter in
