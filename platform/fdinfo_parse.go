@@ -27,6 +27,25 @@ func ParseFdinfoTTYIndex(b []byte) (n int, ok bool) {
 	return 0, false
 }
 
+// ParseFdinfoFlags returns the flags line of /proc/PID/fdinfo/FD: the
+// file's open flags, in octal (proc_fdinfo(5)). ok is false when the file
+// has none that parses.
+func ParseFdinfoFlags(b []byte) (flags int, ok bool) {
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		key, value, found := strings.Cut(sc.Text(), ":")
+		if !found || key != "flags" {
+			continue
+		}
+		n, err := strconv.ParseUint(strings.TrimSpace(value), 8, 32)
+		if err != nil {
+			return 0, false
+		}
+		return int(n), true
+	}
+	return 0, false
+}
+
 // IOCounters are a process's I/O counters from /proc/PID/io (proc_pid_io(5)).
 type IOCounters struct {
 	RChar, WChar        uint64 // bytes read and written through syscalls, terminals included

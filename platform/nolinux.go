@@ -22,3 +22,15 @@ func (s *Snapshot) SampleProcess(p *Process) (Sample, error) {
 func (s *Snapshot) PSS(p *Process) (uint64, error) {
 	return 0, fmt.Errorf("pss on %s: %w", runtime.GOOS, errors.ErrUnsupported)
 }
+
+// ReadStdin is not implemented on this platform: no claim about stdin.
+// (macOS's proc_pidfdinfo gives a pipe's peer handle, but not through any
+// call reaper makes without cgo.)
+func (s *Snapshot) ReadStdin(p *Process) (Stdin, error) {
+	return Stdin{}, nil
+}
+
+// StdinWriters is not implemented on this platform.
+func (s *Snapshot) StdinWriters(sts []Stdin, procs []*Process, enough func(map[uint64][]Writer) bool) (map[uint64][]Writer, int) {
+	return nil, 0
+}

@@ -24,10 +24,14 @@ const (
 	SessionEnded Reason = "session-ended"
 	// Untracked: nothing attributes the root to any owner, live or dead.
 	Untracked Reason = "untracked"
+	// Abandoned: the root's stdin is a pipe or a socket no process can
+	// write to any more (the kernel says so): a stdio server that can
+	// never be spoken to again.
+	Abandoned Reason = "abandoned"
 )
 
 // Reasons lists every reason, for validation.
-var Reasons = []Reason{Reparented, OwnerDead, RunDone, SessionEnded, Untracked}
+var Reasons = []Reason{Reparented, OwnerDead, RunDone, SessionEnded, Untracked, Abandoned}
 
 // Owner says how to recognise a supervisor (a gateway) and what it leaves on
 // the processes it spawns.

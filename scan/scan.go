@@ -32,6 +32,9 @@ type Result struct {
 	owner     []int16 // per process: 0 not yet known, 1 none, 2+k owner k (k < MaxOwners)
 	subreaper []int8  // per process: 0 not yet known, 1 no, 2 yes
 	owned     map[int]string
+	// inUse are the reparented roots a live process outside their tree can
+	// still write to the stdin of (ApplyStdin), pid → why: not findings.
+	inUse map[int]string
 }
 
 // Scan builds the tree of snap, finds the orphaned trees in it, and folds
@@ -47,6 +50,7 @@ func Scan(snap *platform.Snapshot, cfg Config, gather Gather) (*Result, error) {
 	r := scanTable(snap, cfg)
 	if gather == nil {
 		r.ApplyLeaders() // the clients' marks need no evidence read
+		r.ApplyStdin()
 		return r, nil
 	}
 	roots := make([]*platform.Process, len(r.Findings))
@@ -58,6 +62,7 @@ func Scan(snap *platform.Snapshot, cfg Config, gather Gather) (*Result, error) {
 		return nil, err
 	}
 	r.apply(ev)
+	r.ApplyStdin()
 	return r, nil
 }
 

@@ -142,6 +142,9 @@ func notOrphaned(res *scan.Result, i int) string {
 	if why, ok := res.OwnedRun(p.PID); ok {
 		return "a live owner's running run: " + why
 	}
+	if why, ok := res.InUse(p.PID); ok {
+		return "reparented, but " + why + ": that process still speaks to it"
+	}
 	var owner string
 	t.Ancestors(i, func(j int) bool {
 		if name, ok := res.LiveOwner(&s.Procs[j]); ok {
