@@ -12,11 +12,18 @@ import (
 )
 
 // ReadStdin reads what p's fd 0 is, and asks the kernel whether anyone can
-// still write to it: pidfd_open(2) (the start time checked after, so the
-// pidfd is p's), pidfd_getfd(2) for a duplicate of its fd 0 (Linux 5.6+;
-// ptrace attach access: root, or the same user where Yama allows it), and
-// poll(2) with no wait. The duplicate is closed at once: it reads nothing
-// and changes nothing for p. A fixture (Self 0) has no fds.
+// still write to it: pidfd_open(2), pidfd_getfd(2) for a duplicate of its
+// fd 0 (Linux 5.6+; ptrace attach access: root, or the same user where
+// Yama allows it), and poll(2) with no wait. The duplicate is closed at
+// once: it reads nothing and changes nothing for p. A fixture (Self 0)
+// has no fds.
+//
+// The start time is not read again: were p's pid reused since the table,
+// the answer would be about another process, and it only ever adds a
+// reason to a finding of p (whose reap re-proves p's identity before any
+// signal, and finds it gone) or takes one away (in use). Nine syscalls
+// for each of a thousand abandoned servers was the scan's largest cost;
+// the check would add three.
 func (s *Snapshot) ReadStdin(p *Process) (Stdin, error) {
 	if s.Self == 0 || p.Zombie() || p.KernelThread() {
 		return Stdin{}, nil
@@ -33,28 +40,34 @@ func (s *Snapshot) ReadStdin(p *Process) (Stdin, error) {
 	if st.Kind == "" {
 		return Stdin{}, nil
 	}
-	if st.Kind == "socket" {
+	st.ask(p.PID)
+	if st.Kind == "socket" && !st.Closed {
 		st.Peer, _ = unixPeer(st.Inode) // 0: not a unix socket, or no peer
 	}
-	pidfd, err := unix.PidfdOpen(p.PID, 0)
+	return st, nil
+}
+
+// ask asks the kernel, on a duplicate of pid's fd 0, whether st can still
+// be written to. Where it cannot be asked (gone, no pidfds, no ptrace
+// access, fd 0 changed since its link was read), st stays not Asked.
+func (st *Stdin) ask(pid int) {
+	pidfd, err := unix.PidfdOpen(pid, 0)
 	if err != nil {
-		return st, nil // gone, or no pidfds: the link alone
-	}
-	defer unix.Close(pidfd)
-	if now, err := ReadStat(p.PID); err != nil || now.StartTicks != p.StartTicks {
-		return Stdin{}, nil // another process now: nothing of p's to say
+		return
 	}
 	fd, err := unix.PidfdGetfd(pidfd, 0, 0)
+	unix.Close(pidfd)
 	if err != nil {
-		return st, nil // no ptrace access here: the link alone
+		return
 	}
 	defer unix.Close(fd)
-	if k, ino := fdKind(fd); k != st.Kind || ino != st.Inode {
-		return st, nil // fd 0 changed between the reads
+	var fst unix.Stat_t
+	if unix.Fstat(fd, &fst) != nil || fst.Ino != st.Inode {
+		return
 	}
 	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN | unix.POLLRDHUP}}
 	if _, err := unix.Poll(fds, 0); err != nil {
-		return st, nil
+		return
 	}
 	st.Asked = true
 	switch st.Kind {
@@ -63,7 +76,6 @@ func (s *Snapshot) ReadStdin(p *Process) (Stdin, error) {
 	case "socket":
 		st.Closed = fds[0].Revents&(unix.POLLHUP|unix.POLLRDHUP) != 0
 	}
-	return st, nil
 }
 
 // parseAnonLink reads an fd link of the form "pipe:[N]" or "socket:[N]".
@@ -76,15 +88,6 @@ func parseAnonLink(link string) (string, uint64) {
 		}
 	}
 	return "", 0
-}
-
-// fdKind is what our own fd is, by its link.
-func fdKind(fd int) (string, uint64) {
-	link, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
-	if err != nil {
-		return "", 0
-	}
-	return parseAnonLink(link)
 }
 
 // unixPeer asks sock_diag (NETLINK_SOCK_DIAG, unix_diag: Linux 3.3+) for
@@ -168,14 +171,21 @@ func parseUnixDiag(b []byte, ino uint32, attr uint16) (uint64, error) {
 	return 0, nil // no such attribute: no peer
 }
 
+// The bounds of one StdinWriters pass.
+const (
+	maxFDs   = 512
+	maxLinks = 2048
+)
+
 // StdinWriters finds, among procs in their order, who holds a way to
 // write to each of sts (keyed by its Inode): for a pipe, an fd of the same
 // pipe open for writing (its fdinfo flags); for a socket, an fd of its
 // peer. Every link is read once, for all of sts, and the search stops as
 // soon as enough says the writers found are enough (nil: never). Reading
 // another user's fds needs ptrace read access; the processes whose fds
-// could not be read are counted in unread. At most maxFDs links are read
-// per process.
+// could not be read, or were not for the bound, are counted in unread. At
+// most maxFDs links are read per process and maxLinks in all: a process
+// with a hundred thousand sockets costs a bounded pass.
 func (s *Snapshot) StdinWriters(sts []Stdin, procs []*Process, enough func(map[uint64][]Writer) bool) (w map[uint64][]Writer, unread int) {
 	type target struct {
 		kind  string
@@ -194,8 +204,12 @@ func (s *Snapshot) StdinWriters(sts []Stdin, procs []*Process, enough func(map[u
 		return nil, 0
 	}
 	w = map[uint64][]Writer{}
-	const maxFDs = 4096
+	budget := maxLinks
 	for _, p := range procs {
+		if budget <= 0 {
+			unread++
+			continue
+		}
 		if p.Zombie() || p.KernelThread() {
 			continue
 		}
@@ -207,8 +221,9 @@ func (s *Snapshot) StdinWriters(sts []Stdin, procs []*Process, enough func(map[u
 			}
 			continue
 		}
-		names, _ := f.Readdirnames(maxFDs)
+		names, _ := f.Readdirnames(min(budget, maxFDs))
 		f.Close()
+		budget -= len(names)
 		added := false
 		for _, name := range names {
 			link, err := os.Readlink(dir + "/" + name)

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"github.com/orphanreaper/reaper/scan"
 	"strings"
 	"testing"
 
@@ -47,8 +48,14 @@ func TestEvidenceUser(t *testing.T) {
 	shape := of(1001, proc(101, 1, []string{"named-tool"}, nil, "/", 1000))
 	pl, snap := planAs(pol, ModeDryRun, 0, 0, proven, shape) // as root: a user's reaper reaches no other user's tree
 	check(t, pl, want{100, "dead-client", Terminate, Planned, ""})
-	if f := pl.Items[0].Finding; !f.SpokenFor(1001) || f.SpokenFor(1002) {
+	if f := pl.Items[0].Finding; !f.SpokenFor(snap, 1001) || f.SpokenFor(snap, 1002) {
 		t.Errorf("speakers %v, want uid 1001's own marker", f.Speakers)
+	}
+	// A kernel fact about the root's own process (abandoned) speaks for
+	// the root's user, and for no one else.
+	kernel := scan.Finding{Root: snap.Get(101), RootSpeaks: true}
+	if !kernel.SpokenFor(snap, 1001) || kernel.SpokenFor(snap, 1002) || kernel.SpokenFor(snap, 0) {
+		t.Error("a kernel fact about uid 1001's process speaks for 1001 alone")
 	}
 	if pl.Unmatched != 1 {
 		t.Errorf("unmatched %d, want uid 1001's look-alike (no evidence of its user's)", pl.Unmatched)

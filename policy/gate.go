@@ -121,7 +121,7 @@ func (g *Gate) User(s *platform.Snapshot, p *platform.Process, rule *Rule, f *sc
 		return fmt.Sprintf("pid %d: its owner could not be read", p.PID)
 	case uid == g.uid:
 		return ""
-	case rule != nil && rule.UIDs != nil && rule.reaches(uid, f):
+	case rule != nil && rule.UIDs != nil && rule.reaches(s, uid, f):
 		return ""
 	case rule == nil:
 		return fmt.Sprintf("pid %d belongs to %s; only a rule's user list reaches other users", p.PID, UserText(uid))

@@ -49,7 +49,7 @@ func (r *Rule) matches(s *platform.Snapshot, f *scan.Finding) bool {
 	}
 	// A process's real uid is a read of its status file as root: made
 	// only for a rule with a "user" list.
-	if r.UIDs != nil && !r.reaches(s.UID(f.Root), f) {
+	if r.UIDs != nil && !r.reaches(s, s.UID(f.Root), f) {
 		return false
 	}
 	return r.Matchers.match(s, f.Root)
@@ -58,14 +58,14 @@ func (r *Rule) matches(s *platform.Snapshot, f *scan.Finding) bool {
 // reaches reports whether r's "user" list takes in a process of uid in
 // the tree of f: any user when there is no list; the users it names; and
 // with "@evidence", the users f's own evidence speaks for.
-func (r *Rule) reaches(uid uint32, f *scan.Finding) bool {
+func (r *Rule) reaches(s *platform.Snapshot, uid uint32, f *scan.Finding) bool {
 	switch {
 	case r.UIDs == nil:
 		return true
 	case containsUID(r.UIDs, uid):
 		return true
 	}
-	return r.Evidence && f != nil && f.SpokenFor(uid)
+	return r.Evidence && f != nil && f.SpokenFor(s, uid)
 }
 
 // match reports whether every matcher set holds for process p.
@@ -191,7 +191,7 @@ func (r *Rule) whyNot(s *platform.Snapshot, f *scan.Finding) string {
 		return fmt.Sprintf("younger than its min_age %s", r.MinAge)
 	case r.MinRSS > 0 && f.RSS < r.MinRSS:
 		return fmt.Sprintf("RSS %d MiB below its min_rss %d MiB", f.RSS>>20, r.MinRSS>>20)
-	case !r.reaches(s.UID(f.Root), f):
+	case !r.reaches(s, s.UID(f.Root), f):
 		if r.Evidence {
 			return fmt.Sprintf("uid %d not in its user list, and no evidence of that user's proves the tree", s.UID(f.Root))
 		}

@@ -103,6 +103,10 @@ type Finding struct {
 	// that user's processes and root's for anyone's, so a rule may reach
 	// the users the evidence speaks for (policy: user = ["@evidence"]).
 	Speakers []uint32
+	// RootSpeaks: a kernel fact about the root's own process proves a
+	// reason (abandoned), which speaks for the root's user. (Its uid is
+	// read when a rule asks, not for every finding.)
+	RootSpeaks bool
 	// Apart are processes below the root that are not the tree's, each
 	// with everything below it: a live owner's running run that leads a
 	// session of its own (a daemon the tree started and setsid made its
@@ -162,7 +166,10 @@ func (f *Finding) spoken(uid uint32) {
 }
 
 // SpokenFor reports whether the evidence behind f speaks for a process of
-// uid: its own state or markers, or root's, which speaks for anyone.
-func (f *Finding) SpokenFor(uid uint32) bool {
-	return slices.Contains(f.Speakers, uid) || slices.Contains(f.Speakers, 0)
+// uid: its own state or markers, root's, which speaks for anyone, or a
+// kernel fact about the root's own process (RootSpeaks), which speaks
+// for the root's user — read from s only when asked.
+func (f *Finding) SpokenFor(s *platform.Snapshot, uid uint32) bool {
+	return slices.Contains(f.Speakers, uid) || slices.Contains(f.Speakers, 0) ||
+		f.RootSpeaks && uid != platform.NoUID && uid == s.UID(f.Root)
 }

@@ -2,10 +2,16 @@ package scan
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
+	"sync"
 
 	"github.com/orphanreaper/reaper/platform"
 )
+
+// maxSearch bounds the processes whose fds one scan reads to find who
+// writes to the open stdins of its findings.
+const maxSearch = 256
 
 // ApplyStdin asks, of each finding whose root's stdin is a pipe or a
 // socket, whether anyone can still write to it — the stdin peer, which
@@ -23,27 +29,30 @@ import (
 //   - Otherwise (its writer is inside the tree, or in no process reaper
 //     could read): no claim; the evidence says which.
 //
-// The writers are looked for, in one pass, among the processes of the
-// roots' users: whose fds a reaper can read (its own uid's, or anyone's
-// as root). A peer found in the kernel's tables is a kernel fact, not a
-// user's claim.
+// The writers are looked for, in one bounded pass, among the processes of
+// the roots' sessions and users (a client and its servers share the
+// session it was started in). A peer found in the kernel's tables is a
+// kernel fact, not a user's claim.
 func (r *Result) ApplyStdin() {
 	s := r.Tree.Snap
 	if s.Self == 0 || len(r.Findings) == 0 {
 		return // a fixture has no fds
 	}
-	sts := make([]platform.Stdin, len(r.Findings))
+	sts := r.readStdins()
 	var search []platform.Stdin
 	open := map[uint64]*Finding{} // stdin inode → the finding whose root it is
 	uids, sessions := map[uint32]bool{}, map[int]bool{}
 	for k := range r.Findings {
-		f := &r.Findings[k]
-		st, err := s.ReadStdin(f.Root)
-		if err != nil || st.Kind == "" {
+		f, st := &r.Findings[k], sts[k]
+		if st.Kind == "" {
 			continue
 		}
-		sts[k] = st
 		if st.Asked && st.Closed {
+			continue
+		}
+		if f.Root.SID <= 0 {
+			// Its session is led from outside this PID namespace: so,
+			// most likely, is its writer. No search.
 			continue
 		}
 		search = append(search, st)
@@ -52,24 +61,26 @@ func (r *Result) ApplyStdin() {
 		sessions[f.Root.SID] = true
 	}
 	var writers map[uint64][]platform.Writer
-	unread := 0
+	unread, searchCut := 0, 0
 	if len(search) > 0 {
-		// The roots' users' processes, those in a root's session first:
-		// a client and the servers it spawned share the session the user
-		// started it in. The search ends once every open stdin has a
-		// writer outside its tree.
-		var near, far []*platform.Process
+		// The processes of a root's session and user: a client and the
+		// servers it spawned share the session the user started it in, and
+		// a server's npm exec wrapper makes none. At most maxSearch of
+		// them, so that a table of orphans whose writers are elsewhere (a
+		// daemon's children) costs a bounded pass, not one over every
+		// process's fds.
+		var near []*platform.Process
 		for i := range s.Procs {
 			p := &s.Procs[i]
-			switch {
-			case p.PID == s.Self || !uids[s.UID(p)]:
-			case sessions[p.SID]:
+			if p.PID != s.Self && sessions[p.SID] && uids[s.UID(p)] && !p.Zombie() {
 				near = append(near, p)
-			default:
-				far = append(far, p)
 			}
 		}
-		writers, unread = s.StdinWriters(search, append(near, far...), func(w map[uint64][]platform.Writer) bool {
+		if len(near) > maxSearch {
+			searchCut = len(near) - maxSearch
+			near = near[:maxSearch]
+		}
+		writers, unread = s.StdinWriters(search, near, func(w map[uint64][]platform.Writer) bool {
 			for ino, f := range open {
 				if !slices.ContainsFunc(w[ino], func(x platform.Writer) bool { return !f.holds(x.PID) }) {
 					return false
@@ -84,7 +95,7 @@ func (r *Result) ApplyStdin() {
 	kept := r.Findings[:0]
 	for k := range r.Findings {
 		f := r.Findings[k]
-		if why, used := r.judgeStdin(&f, sts[k], writers[sts[k].Inode], unread); used {
+		if why, used := r.judgeStdin(&f, sts[k], writers[sts[k].Inode], unread+searchCut); used {
 			r.inUse[f.Root.PID] = why
 			continue
 		}
@@ -105,7 +116,7 @@ func (r *Result) judgeStdin(f *Finding, st platform.Stdin, writers []platform.Wr
 	what := fmt.Sprintf("stdin %s:[%d]", st.Kind, st.Inode)
 	if st.Asked && st.Closed {
 		f.Reasons = append(f.Reasons, Abandoned)
-		f.spoken(s.UID(f.Root)) // the kernel's word about the root's own process
+		f.RootSpeaks = true // the kernel's word about the root's own process
 		f.Evidence = append(f.Evidence, what+": no process can write to it any more (the kernel's poll: its last writer closed it or shut it for writing)")
 		return "", false
 	}
@@ -120,16 +131,42 @@ func (r *Result) judgeStdin(f *Finding, st platform.Stdin, writers []platform.Wr
 		}
 	}
 	switch {
+	case f.Root.SID <= 0:
+		f.Evidence = append(f.Evidence, fmt.Sprintf("%s: open; its session is led from outside this PID namespace, where its writer most likely is: not looked for", what))
 	case len(inside) > 0:
 		f.Evidence = append(f.Evidence, fmt.Sprintf("%s: written to only from inside its tree (pid %d)", what, inside[0]))
 	case !st.Asked:
-		f.Evidence = append(f.Evidence, fmt.Sprintf("%s: no writer found among its user's processes, but the kernel could not be asked (no ptrace access): a hint, not proof", what))
+		f.Evidence = append(f.Evidence, fmt.Sprintf("%s: no writer found in its session, and the kernel could not be asked (no ptrace access): a hint, not proof", what))
 	case unread > 0:
-		f.Evidence = append(f.Evidence, fmt.Sprintf("%s: open; its writer is not among the processes whose fds could be read (%d could not be)", what, unread))
+		f.Evidence = append(f.Evidence, fmt.Sprintf("%s: open; its writer is not among the processes of its session whose fds were read (%d were not)", what, unread))
 	default:
-		f.Evidence = append(f.Evidence, fmt.Sprintf("%s: open; its writer is not among its user's processes (another user's, or another namespace's)", what))
+		f.Evidence = append(f.Evidence, fmt.Sprintf("%s: open; its writer is not in its session (another session's, user's or namespace's)", what))
 	}
 	return "", false
+}
+
+// readStdins reads every finding's root's stdin, on as many threads as
+// the table's prefetch uses: each asking the kernel costs a few syscalls
+// (about 50 µs), and a table of a thousand abandoned servers is no
+// reason for a slow pass.
+func (r *Result) readStdins() []platform.Stdin {
+	s := r.Tree.Snap
+	sts := make([]platform.Stdin, len(r.Findings))
+	workers := min(runtime.GOMAXPROCS(0), 4, max(1, len(r.Findings)/32))
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := w; k < len(r.Findings); k += workers {
+				if st, err := s.ReadStdin(r.Findings[k].Root); err == nil {
+					sts[k] = st
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return sts
 }
 
 // InUse says whether pid roots a reparented tree a live process outside it

@@ -28,7 +28,11 @@
 # /etc/passwd and one whose passwd adds the users, and the state row says
 # what the read added.
 #
-# usage: scripts/bench-scan.sh [-n N] [-r REPS] [-b REAPER_BINARY] [-u USERS]
+# With -a the orphans' stdin is a pipe whose writer has exited, as a dead
+# client's MCP servers' is: the scan asks the kernel about each (the stdin
+# peer) and finds it abandoned. Without it their stdin is /dev/null.
+#
+# usage: scripts/bench-scan.sh [-n N] [-r REPS] [-b REAPER_BINARY] [-u USERS] [-a]
 #   defaults: N=10000, REPS=15, the binary built from this checkout, no users.
 set -euo pipefail
 # Any failure says where, instead of ending the series silently.
@@ -38,13 +42,15 @@ N=10000
 REPS=15
 BIN=""
 USERS=0
-while getopts "n:r:b:u:h" opt; do
+ABANDONED=0
+while getopts "n:r:b:u:ah" opt; do
 	case $opt in
 	n) N=$OPTARG ;;
 	r) REPS=$OPTARG ;;
 	b) BIN=$OPTARG ;;
 	u) USERS=$OPTARG ;;
-	*) sed -n '2,28p' "$0"; exit 2 ;;
+	a) ABANDONED=1 ;;
+	*) sed -n '2,36p' "$0"; exit 2 ;;
 	esac
 done
 
@@ -101,7 +107,7 @@ i=0; while [ $i -lt "$1" ]; do sleep 100000 & i=$((i+1)); done
 exec sleep 100000
 SH
 cat >"$work/orphans.sh" <<'SH'
-i=0; while [ $i -lt "$1" ]; do sleep 100000 & i=$((i+1)); done
+i=0; while [ $i -lt "$1" ]; do sleep 100000 <&3 & i=$((i+1)); done
 SH
 
 # procs counts the entries of /proc: the glob reads the directory once and
@@ -116,7 +122,15 @@ start_tree() { setsid sh "$@" </dev/null >/dev/null 2>&1 & groups+=("$!"); disow
 for _ in 1 2 3 4; do start_tree "$work/fan.sh" "$fan"; done
 start_tree "$work/chain.sh" "$chain"
 start_tree "$work/chain.sh" "$chain"
-start_tree "$work/orphans.sh" "$orph"
+if [ "$ABANDONED" = 1 ]; then
+	# Each orphan's stdin a pipe whose writer (true) has exited: every one
+	# is asked of the kernel (the stdin peer) and found abandoned.
+	setsid sh "$work/orphans.sh" "$orph" 3< <(true) </dev/null >/dev/null 2>&1 &
+	groups+=("$!")
+	disown
+else
+	start_tree "$work/orphans.sh" "$orph" 3</dev/null
+fi
 want=$(( 4 * (fan + 1) + 2 * chain + orph ))
 
 count() {
