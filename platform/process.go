@@ -39,6 +39,9 @@ type Process struct {
 	// reads the real uid.
 	UID   uint32
 	State byte // R, S, D, Z, T, t, X, I, …
+	// TPGID is the foreground process group of the process's controlling
+	// terminal (-1: none; 0 where the platform does not say).
+	TPGID int32
 
 	// loaded says which details were read; the details themselves are
 	// kept apart, for the few processes whose details are read, so that a

@@ -77,6 +77,7 @@ func parseStat(b []byte, pageSize uint64, p *Process, comms map[string]string) e
 	p.PGID = int(field(5))
 	p.SID = int(field(6))
 	p.TTY = uint32(field(7))
+	p.TPGID = int32(field(8))
 	p.Flags = uint32(field(9))
 	p.UTime = uint64(field(14))
 	p.STime = uint64(field(15))

@@ -1,9 +1,10 @@
 package policy
 
 import (
-	"github.com/orphanreaper/reaper/scan"
 	"strings"
 	"testing"
+
+	"github.com/orphanreaper/reaper/scan"
 
 	"github.com/orphanreaper/reaper/platform"
 )

@@ -50,6 +50,7 @@ func (r *Result) apply(ev Evidence) {
 	r.ApplyLedgers(ev.Ledgers)
 	r.ApplyTies(ev.Ties)
 	r.ApplyLeaders()
+	r.ApplyPIDMarks()
 	r.ApplyServers(ev.Servers)
 	if ev.Advise {
 		r.Advise(ev.Advisers, ev.Sample)
@@ -118,6 +119,10 @@ type Marks struct {
 	// Leaders are the variables a client puts on what it spawns, whose
 	// process group it leads: they tie an orphan to its client by the group.
 	Leaders []LeaderMark
+	// PIDs are the variables a client puts on what it spawns that name
+	// its own pid or its launcher's: the named process gone proves the
+	// client gone.
+	PIDs []PIDMark
 }
 
 // Add appends every field of o to m: the one merge of several clients'
@@ -129,6 +134,20 @@ func (m *Marks) Add(o Marks) {
 	m.Commands = append(m.Commands, o.Commands...)
 	m.Supervisors = append(m.Supervisors, o.Supervisors...)
 	m.Leaders = append(m.Leaders, o.Leaders...)
+	m.PIDs = append(m.PIDs, o.PIDs...)
+}
+
+// PIDMark ties a root that carries Env to the client Owner whose pid (or
+// whose launcher's) Env's value is: the client set it on what it spawned,
+// so the named process started before the root did. When no process has
+// that pid now, or the one that has it started after the root (the pid was
+// reused), or it is a zombie, the client is gone: the finding is
+// owner-dead, with Env=value as the evidence. When it lives, the tree is
+// its leak. The marker is in the root's own environment: it speaks for the
+// root's user alone.
+type PIDMark struct {
+	Env   string
+	Owner string
 }
 
 // LeaderMark ties a root that carries Env to the client Owner that leads

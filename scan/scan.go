@@ -50,6 +50,7 @@ func Scan(snap *platform.Snapshot, cfg Config, gather Gather) (*Result, error) {
 	r := scanTable(snap, cfg)
 	if gather == nil {
 		r.ApplyLeaders() // the clients' marks need no evidence read
+		r.ApplyPIDMarks()
 		r.ApplyStdin()
 		return r, nil
 	}

@@ -105,6 +105,59 @@ func (r *Result) ApplyLeaders() {
 	}
 }
 
+// ApplyPIDMarks attributes the findings still untracked whose root carries
+// a client's pid mark to that client, and proves it gone when the named
+// process is (PIDMark).
+func (r *Result) ApplyPIDMarks() {
+	marks := r.cfg.Marks.PIDs
+	if len(marks) == 0 {
+		return
+	}
+	s := r.Tree.Snap
+	for k := range r.Findings {
+		f := &r.Findings[k]
+		if !f.Has(Untracked) {
+			continue
+		}
+		for _, m := range marks {
+			v, ok := s.Getenv(f.Root, m.Env)
+			if !ok {
+				continue
+			}
+			marker := m.Env + "=" + v
+			pid, err := strconv.Atoi(v)
+			if err != nil || pid <= 1 || pid == f.Root.PID {
+				// Not a pid, or the root's own: it names no other process
+				// whose end could be proven. The next mark may.
+				continue
+			}
+			f.Owner, f.OwnerPID = m.Owner, pid
+			f.claimed()
+			f.spoken(s.UID(f.Root)) // the mark is in its own environment
+			q := s.Get(pid)
+			gone := q == nil || q.Zombie() || q.StartTicks > f.Root.StartTicks
+			switch {
+			case gone && f.Root.TTY != 0 && f.Root.TPGID > 0 && int(f.Root.TPGID) == f.Root.PGID:
+				// Its group is still its terminal's foreground: the user
+				// is looking at it, whatever launched it.
+				f.Evidence = append(f.Evidence, fmt.Sprintf("%s: %s pid %d is gone, but process group %d is its terminal's foreground: its user can still reach it", marker, m.Owner, pid, f.Root.PGID))
+			case q == nil:
+				f.Reasons = append(f.Reasons, OwnerDead)
+				f.Evidence = append(f.Evidence, fmt.Sprintf("%s: %s pid %d is gone", marker, m.Owner, pid))
+			case q.Zombie():
+				f.Reasons = append(f.Reasons, OwnerDead)
+				f.Evidence = append(f.Evidence, fmt.Sprintf("%s: %s pid %d has exited (zombie)", marker, m.Owner, pid))
+			case q.StartTicks > f.Root.StartTicks:
+				f.Reasons = append(f.Reasons, OwnerDead)
+				f.Evidence = append(f.Evidence, fmt.Sprintf("%s: pid %d is another process now (%s, started after this one): %s is gone", marker, pid, clip(s.CommandLine(q), 80), m.Owner))
+			default:
+				f.Evidence = append(f.Evidence, fmt.Sprintf("%s: left behind by the live %s pid %d (%s)", marker, m.Owner, pid, clip(s.CommandLine(q), 80)))
+			}
+			break
+		}
+	}
+}
+
 // clip cuts s to n bytes, marking the cut.
 func clip(s string, n int) string {
 	if len(s) <= n {

@@ -4,9 +4,12 @@ import (
 	"github.com/orphanreaper/reaper/client"
 	"github.com/orphanreaper/reaper/client/claudecode"
 	"github.com/orphanreaper/reaper/client/codex"
+	"github.com/orphanreaper/reaper/client/copilot"
 	"github.com/orphanreaper/reaper/client/gemini"
+	"github.com/orphanreaper/reaper/client/kilo"
 	"github.com/orphanreaper/reaper/client/openclaw"
 	"github.com/orphanreaper/reaper/client/opencode"
+	"github.com/orphanreaper/reaper/client/qwen"
 )
 
 // Clients is every client, in a fixed order.
@@ -16,4 +19,7 @@ var Clients = client.NewSet(
 	codex.Client,
 	gemini.Client,
 	opencode.Client,
+	qwen.Client,
+	copilot.Client,
+	kilo.Client,
 )

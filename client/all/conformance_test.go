@@ -34,6 +34,15 @@ var fixtures = map[string]clienttest.Fixture{
 	"opencode": {Dir: ".config/opencode", Files: map[string]string{
 		".config/opencode/opencode.json": `{"mcp": {"fs": {"type": "local", "command": ["npx", "-y", "fs-server"]}}}`,
 	}},
+	"qwen-code": {Dir: ".qwen", Files: map[string]string{
+		".qwen/settings.json": `{"security": {"auth": {"selectedType": "openai"}}, "mcpServers": {"fs": {"command": "npx", "args": ["-y", "fs-server"]}}}`,
+	}},
+	"copilot-cli": {Dir: ".copilot", Files: map[string]string{
+		".copilot/mcp-config.json": `{"mcpServers": {"fs": {"type": "local", "command": "npx", "args": ["-y", "fs-server"], "tools": ["*"]}}}`,
+	}},
+	"kilo": {Dir: ".config/kilo", Files: map[string]string{
+		".config/kilo/kilo.json": `{"autoupdate": false, "mcp": {"fs": {"type": "local", "command": ["npx", "-y", "fs-server"]}}}`,
+	}},
 }
 
 // The client seam's contract (clienttest.Conformance), for every client of

@@ -86,3 +86,50 @@ func Finding(r *scan.Result, pid int) *scan.Finding {
 	}
 	return nil
 }
+
+// PIDMarkCases checks a client's pid mark, env (its variable, which names
+// the client's own pid or its launcher's), in dir's state, against a
+// server its client left (pid 820, reparented, uid 1000): the named pid
+// gone, a zombie, or another process started after the server proves the
+// client gone (owner-dead, attributed to owner); the controls — the named
+// process alive, the server's group still its terminal's foreground, no
+// marker — do not.
+func PIDMarkCases(t *testing.T, c client.Client, dir, env, owner string) {
+	t.Helper()
+	const uid = 1000
+	server := func(env ...string) platform.Process {
+		return Proc(820, 1, 800, uid, []string{"/opt/srv/quiet-helper", "--stdio"}, env)
+	}
+	marked := server(env + "=900")
+	foreground := marked
+	foreground.TTY, foreground.TPGID = 0x8801, 800
+	zombie := Proc(900, 1, 900, uid, []string{"node"}, nil)
+	zombie.State = 'Z'
+	reused := Proc(900, 1, 900, 0, []string{"/usr/sbin/cron"}, nil) // pid 900 started after 820
+	live := Proc(700, 500, 700, uid, []string{"node", "client"}, nil)
+	for _, tc := range []struct {
+		name  string
+		procs []platform.Process
+		dead  bool
+		owned bool
+	}{
+		{"the named pid gone", []platform.Process{marked}, true, true},
+		{"the named pid a zombie", []platform.Process{marked, zombie}, true, true},
+		{"the named pid another process now", []platform.Process{marked, reused}, true, true},
+		{"control: the named process lives", []platform.Process{server(env + "=700"), live}, false, true},
+		{"control: its group is its terminal's foreground", []platform.Process{foreground}, false, true},
+		{"control: no marker", []platform.Process{server()}, false, false},
+	} {
+		f := Finding(Scan(t, c, dir, uid, tc.procs...), 820)
+		if f == nil {
+			t.Errorf("%s: no finding", tc.name)
+			continue
+		}
+		if f.Has(scan.OwnerDead) != tc.dead || (f.Owner == owner) != tc.owned {
+			t.Errorf("%s: reasons %v, owner %q; want owner-dead %v, owner %s %v\n%q", tc.name, f.Reasons, f.Owner, tc.dead, owner, tc.owned, f.Evidence)
+		}
+		if tc.dead && !f.SpokenFor(nil, uid) {
+			t.Errorf("%s: the marker does not speak for its own process's user", tc.name)
+		}
+	}
+}

@@ -1,7 +1,6 @@
 package gemini
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -78,24 +77,7 @@ var marks = scan.Marks{
 
 // Read reads settings.json's stdio MCP servers, as the dir's owner.
 func (Adapter) Read(dir string) *statedir.Config {
-	head, sd, ok := statedir.Start(dir)
-	raw := &statedir.Config{Head: head}
-	if !ok {
-		return raw
-	}
-	file := filepath.Join(sd.Path, "settings.json")
-	if b := raw.ReadFile(sd, "settings.json"); b != nil {
-		var cfg struct {
-			MCPServers map[string]json.RawMessage `json:"mcpServers"`
-		}
-		if line, err := statedir.UnmarshalJSON5(b, &cfg); err != nil {
-			raw.ConfigProblems = append(raw.ConfigProblems, (&ledger.Error{File: file, Line: line, Msg: "not a Gemini CLI settings file: " + statedir.JSONProblem(err)}).Error())
-		} else {
-			raw.Servers, raw.ConfigProblems = statedir.StdioServers(file, "mcpServers", cfg.MCPServers)
-		}
-	}
-	raw.Finish(sd)
-	return raw
+	return statedir.ReadServers(dir, "settings.json", "mcpServers", "Gemini CLI settings")
 }
 
 // Judge: the settings' servers, spoken by uid.

@@ -1,8 +1,6 @@
 package opencode
 
 import (
-	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -87,48 +85,7 @@ var marks = scan.Marks{
 
 // Read reads the global config's local MCP servers, as the dir's owner.
 func (Adapter) Read(dir string) *statedir.Config {
-	head, sd, ok := statedir.Start(dir)
-	raw := &statedir.Config{Head: head}
-	if !ok {
-		return raw
-	}
-	for _, name := range configFiles {
-		b := raw.ReadFile(sd, name)
-		if b == nil {
-			continue
-		}
-		srv, bad := parse(filepath.Join(sd.Path, name), b)
-		raw.Servers, raw.ConfigProblems = append(raw.Servers, srv...), append(raw.ConfigProblems, bad...)
-	}
-	raw.Finish(sd)
-	return raw
-}
-
-// parse reads a config's mcp entries of type local: each command is an
-// argv, its first word the program.
-func parse(file string, b []byte) (out []scan.Server, bad []string) {
-	var cfg struct {
-		MCP map[string]json.RawMessage `json:"mcp"`
-	}
-	if line, err := statedir.UnmarshalJSON5(b, &cfg); err != nil {
-		return nil, []string{(&ledger.Error{File: file, Line: line, Msg: "not an OpenCode config: " + statedir.JSONProblem(err)}).Error()}
-	}
-	names, bad := statedir.ServerNames(file+": mcp", cfg.MCP)
-	for _, n := range names {
-		var s struct {
-			Type    string   `json:"type"`
-			Command []string `json:"command"`
-		}
-		if err := json.Unmarshal(cfg.MCP[n], &s); err != nil {
-			bad = append(bad, fmt.Sprintf("%s: mcp.%s: want {type: \"local\", command: [string]}", file, statedir.KeyName(n)))
-			continue
-		}
-		if s.Type != "local" || len(s.Command) == 0 || s.Command[0] == "" {
-			continue
-		}
-		out = append(out, scan.Server{Name: n, Command: s.Command[0], Args: s.Command[1:], File: file})
-	}
-	return out, bad
+	return statedir.ReadArgvServers(dir, configFiles, "an OpenCode config")
 }
 
 // Judge: the config's servers, spoken by uid.

@@ -123,3 +123,31 @@ func JudgeConfig(c *Config, uid uint32) (ev scan.Evidence, problems []error, war
 	ev.Servers = c.ServersOf(uid)
 	return ev, c.Errors(), c.Warnings()
 }
+
+// ReadServers reads the stdio MCP servers of the JSON (or JSON5) file
+// name in dir, below key ({key: {NAME: {command, args}}}), as the dir's
+// owner: the read of a client whose config is that one file. title names
+// the client in a problem ("not a Qwen Code settings file").
+func ReadServers(dir, name, key, title string) *Config {
+	head, sd, ok := Start(dir)
+	raw := &Config{Head: head}
+	if !ok {
+		return raw
+	}
+	file := filepath.Join(sd.Path, name)
+	if b := raw.ReadFile(sd, name); b != nil {
+		var cfg map[string]json.RawMessage
+		var servers map[string]json.RawMessage
+		line, err := UnmarshalJSON5(b, &cfg)
+		if err == nil && cfg[key] != nil {
+			err = json.Unmarshal(cfg[key], &servers)
+		}
+		if err != nil {
+			raw.ConfigProblems = append(raw.ConfigProblems, (&ledger.Error{File: file, Line: line, Msg: "not a " + title + " file: " + JSONProblem(err)}).Error())
+		} else {
+			raw.Servers, raw.ConfigProblems = StdioServers(file, key, servers)
+		}
+	}
+	raw.Finish(sd)
+	return raw
+}

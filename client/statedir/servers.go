@@ -3,9 +3,11 @@ package statedir
 import (
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strings"
 
+	"github.com/orphanreaper/reaper/ledger"
 	"github.com/orphanreaper/reaper/scan"
 )
 
@@ -32,7 +34,9 @@ func StdioServers(file, where string, m map[string]json.RawMessage) (out []scan.
 			bad = append(bad, fmt.Sprintf("%s: %s.%s: want {command: string, args: [string]}", file, where, KeyName(name)))
 			continue
 		}
-		if s.Type != "" && s.Type != "stdio" || strings.TrimSpace(s.Command) == "" {
+		// "stdio" (Claude Code, Gemini CLI, Qwen Code), "local" (Copilot
+		// CLI), or none: a command reaper may meet as a process.
+		if s.Type != "" && s.Type != "stdio" && s.Type != "local" || strings.TrimSpace(s.Command) == "" {
 			continue
 		}
 		out = append(out, scan.Server{Name: name, Command: s.Command, Args: s.Args, File: file})
@@ -68,4 +72,53 @@ func KeyName(k string) string {
 		return k
 	}
 	return fmt.Sprintf("%.64q", k)
+}
+
+// ReadArgvServers reads the local MCP servers of each of files in dir that
+// exists, in OpenCode's format ({mcp: {NAME: {type: "local", command:
+// [argv]}}}), which its forks keep, as the dir's owner. what names the
+// file in a problem ("an OpenCode config").
+func ReadArgvServers(dir string, files []string, what string) *Config {
+	head, sd, ok := Start(dir)
+	raw := &Config{Head: head}
+	if !ok {
+		return raw
+	}
+	for _, name := range files {
+		b := raw.ReadFile(sd, name)
+		if b == nil {
+			continue
+		}
+		srv, bad := parseArgv(filepath.Join(sd.Path, name), b, what)
+		raw.Servers, raw.ConfigProblems = append(raw.Servers, srv...), append(raw.ConfigProblems, bad...)
+	}
+	raw.Finish(sd)
+	return raw
+}
+
+// parseArgv reads a config's mcp entries of type local: each command is
+// an argv, its first word the program.
+func parseArgv(file string, b []byte, what string) (out []scan.Server, bad []string) {
+	var cfg struct {
+		MCP map[string]json.RawMessage `json:"mcp"`
+	}
+	if line, err := UnmarshalJSON5(b, &cfg); err != nil {
+		return nil, []string{(&ledger.Error{File: file, Line: line, Msg: "not " + what + ": " + JSONProblem(err)}).Error()}
+	}
+	names, bad := ServerNames(file+": mcp", cfg.MCP)
+	for _, n := range names {
+		var s struct {
+			Type    string   `json:"type"`
+			Command []string `json:"command"`
+		}
+		if err := json.Unmarshal(cfg.MCP[n], &s); err != nil {
+			bad = append(bad, fmt.Sprintf("%s: mcp.%s: want {type: \"local\", command: [string]}", file, KeyName(n)))
+			continue
+		}
+		if s.Type != "local" || len(s.Command) == 0 || s.Command[0] == "" {
+			continue
+		}
+		out = append(out, scan.Server{Name: n, Command: s.Command[0], Args: s.Command[1:], File: file})
+	}
+	return out, bad
 }
