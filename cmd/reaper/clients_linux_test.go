@@ -516,3 +516,80 @@ func TestRealWatchNewClaudeSession(t *testing.T) {
 		})
 	}
 }
+
+// TestRealKilo: Kilo 7.7.7 (the native kilo, `kilo run`, detached) with
+// two stubborn stdio MCP servers, its turn in flight, SIGKILLed. Both
+// servers outlive it (the control), reparented; they carry KILO_PID, the
+// dead kilo's pid, and no OPENCODE_PID: the reap kills each as owner-dead
+// by Kilo's pid mark.
+func TestRealKilo(t *testing.T) {
+	mods := requireClients(t)
+	becomeSubreaper(t)
+	mark := "kimark" + strings.ReplaceAll(suiteMark, "-", "x")
+	model := realclients.StartModel(t)
+	home, work := t.TempDir(), t.TempDir()
+	env := realclients.KiloSetup(home, model.Addr, mark)
+	kilo, log := realclients.StartDetached(t, work, env, filepath.Join(mods, "@kilocode", "cli-linux-x64", "bin", "kilo"), "run", "say hello "+mark)
+	t.Cleanup(func() { realclients.KillOurs(mark) })
+	waitMarked(t, mark, 3, model, log) // kilo (its prompt holds the mark) and two servers
+	var servers []int
+	for _, pid := range realclients.MarkedPIDs(mark) {
+		if pid != kilo {
+			servers = append(servers, pid)
+		}
+	}
+	t.Logf("kilo run, detached: pid %d, servers %v, model requests %q", kilo, servers, model.Requests())
+	reapLive(t, mark, "kilo run")
+	left := killClient(kilo, mark)
+	t.Logf("kilo SIGKILLed, no reaper: %d of %d servers alive", len(left), len(servers))
+	if len(left) != len(servers) {
+		t.Fatalf("control: the stubborn servers did not outlive kilo: %v of %v", left, servers)
+	}
+	reapLeftovers(t, mark, left)
+}
+
+// TestRealCopilotCLI: GitHub Copilot CLI 1.0.102 (the native copilot,
+// `copilot -p`, detached, offline against the model stand-in) with two
+// stubborn stdio MCP servers, its turn in flight, SIGKILLed. Both servers
+// outlive it (the control), reparented. In -p mode copilot puts no pid of
+// its own on them (COPILOT_LOADER_PID is for its interactive sessions):
+// nothing of the client's proves it gone, and what does is the stdin
+// peer — copilot held the write end of each server's stdin pipe, and with
+// copilot gone no process can write to it. The example policy's
+// mcp-abandoned kills both.
+func TestRealCopilotCLI(t *testing.T) {
+	mods := requireClients(t)
+	becomeSubreaper(t)
+	mark := "cpmark" + strings.ReplaceAll(suiteMark, "-", "x")
+	model := realclients.StartModel(t)
+	home, work := t.TempDir(), t.TempDir()
+	env := realclients.CopilotSetup(home, work, model.Addr, mark)
+	cp, log := realclients.StartDetached(t, work, env, filepath.Join(mods, "@github", "copilot-linux-x64", "copilot"), "-p", "say hello "+mark, "--allow-all-tools")
+	t.Cleanup(func() { realclients.KillOurs(mark) })
+	waitMarked(t, mark, 3, model, log) // copilot (its prompt holds the mark) and two servers
+	var servers []int
+	for _, pid := range realclients.MarkedPIDs(mark) {
+		if pid != cp {
+			servers = append(servers, pid)
+		}
+	}
+	var marks []string
+	for _, pid := range servers {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+		for _, kv := range strings.Split(string(b), "\x00") {
+			if strings.HasPrefix(kv, "COPILOT_") && !strings.HasPrefix(kv, "COPILOT_PROVIDER_API_KEY") {
+				marks = append(marks, kv)
+			}
+		}
+	}
+	t.Logf("copilot -p, detached: pid %d, servers %v, their COPILOT_ variables %q, model requests %q", cp, servers, marks, model.Requests())
+	reapLive(t, mark, "copilot -p")
+	left := killClient(cp, mark)
+	t.Logf("copilot SIGKILLed, no reaper: %d of %d servers alive", len(left), len(servers))
+	if len(left) != len(servers) {
+		t.Fatalf("control: the stubborn servers did not outlive copilot: %v of %v", left, servers)
+	}
+	reapRoots(t, mark, left, "killed as abandoned by mcp-abandoned", func(f *reapFinding) bool {
+		return f.Outcome == "killed" && contains(f.Reasons, "abandoned") && f.Rule == "mcp-abandoned"
+	})
+}

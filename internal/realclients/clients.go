@@ -166,6 +166,51 @@ func ClaudeSetup(home, work, addr, mark string) ([]string, string) {
 		"DISABLE_AUTOUPDATER=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "IS_SANDBOX=1"), cfgDir
 }
 
+// KiloSetup writes Kilo's config under home — OpenCode's format, in
+// ~/.config/kilo/kilo.json: the model stand-in at addr, the two stubborn
+// servers — and returns its environment, with what turns off its network
+// calls.
+func KiloSetup(home, addr, mark string) []string {
+	mcp := map[string]any{}
+	for name, argv := range StubbornServers(mark) {
+		mcp[name] = map[string]any{"type": "local", "command": argv, "enabled": true}
+	}
+	cfg, _ := json.Marshal(map[string]any{
+		"$schema": "https://kilo.ai/config.json",
+		"provider": map[string]any{"mock": map[string]any{"npm": "@ai-sdk/openai-compatible", "name": "mock",
+			"options": map[string]any{"baseURL": "http://" + addr + "/v1", "apiKey": "test-key"},
+			"models":  map[string]any{"m": map[string]any{"name": "m", "tool_call": true}}}},
+		"model":      "mock/m",
+		"autoupdate": false,
+		"share":      "disabled",
+		"mcp":        mcp,
+	})
+	dir := filepath.Join(home, ".config", "kilo")
+	os.MkdirAll(dir, 0o700)
+	os.WriteFile(filepath.Join(dir, "kilo.json"), cfg, 0o600)
+	return Env(home, "KILO_DISABLE_AUTOUPDATE=1", "KILO_DISABLE_MODELS_FETCH=1", "KILO_DISABLE_DEFAULT_PLUGINS=1",
+		"KILO_DISABLE_SHARE=1", "KILO_TELEMETRY_LEVEL=off", "KILO_DISABLE_SESSION_INGEST=1", "XDG_CONFIG_HOME="+filepath.Join(home, ".config"))
+}
+
+// CopilotSetup writes Copilot CLI's config under home for a session in
+// work — work trusted, no banner, no update, the two stubborn servers as
+// `copilot mcp add` writes them — and returns its environment: the model
+// stand-in at addr as an OpenAI provider, offline, no GitHub login.
+func CopilotSetup(home, work, addr, mark string) []string {
+	servers := map[string]any{}
+	for name, argv := range StubbornServers(mark) {
+		servers[name] = map[string]any{"type": "local", "command": argv[0], "args": argv[1:], "tools": []string{"*"}}
+	}
+	dir := filepath.Join(home, ".copilot")
+	os.MkdirAll(dir, 0o700)
+	mcp, _ := json.Marshal(map[string]any{"mcpServers": servers})
+	os.WriteFile(filepath.Join(dir, "mcp-config.json"), mcp, 0o600)
+	cfg, _ := json.Marshal(map[string]any{"trusted_folders": []string{work}, "banner": "never", "autoUpdate": false})
+	os.WriteFile(filepath.Join(dir, "config.json"), cfg, 0o600)
+	return Env(home, "COPILOT_PROVIDER_BASE_URL=http://"+addr+"/v1", "COPILOT_PROVIDER_TYPE=openai", "COPILOT_PROVIDER_API_KEY=test-key",
+		"COPILOT_MODEL=m", "COPILOT_OFFLINE=true", "COPILOT_AUTO_UPDATE=false")
+}
+
 // OpenCodeSetup writes OpenCode's config under home — the model stand-in
 // at addr as an OpenAI-compatible provider, the two stubborn servers —
 // and returns its environment.
