@@ -51,6 +51,7 @@ func (r *Result) apply(ev Evidence) {
 	r.ApplyTies(ev.Ties)
 	r.ApplyLeaders()
 	r.ApplyPIDMarks()
+	r.ApplyHeadless()
 	r.ApplyServers(ev.Servers)
 	if ev.Advise {
 		r.Advise(ev.Advisers, ev.Sample)
@@ -174,9 +175,13 @@ type EnvMark struct {
 }
 
 // CommandMark gives Kind to a root whose command line matches Cmdline.
+// Owner, where set, says the match is the client itself (its CLI, not a
+// helper it runs): a client process headless once what launched it is gone
+// (ApplyHeadless).
 type CommandMark struct {
 	Cmdline *regexp.Regexp
 	Kind    Kind
+	Owner   string
 }
 
 // SupervisorMark recognises one of a client's supervisor processes by its

@@ -51,6 +51,7 @@ func Scan(snap *platform.Snapshot, cfg Config, gather Gather) (*Result, error) {
 	if gather == nil {
 		r.ApplyLeaders() // the clients' marks need no evidence read
 		r.ApplyPIDMarks()
+		r.ApplyHeadless()
 		r.ApplyStdin()
 		return r, nil
 	}

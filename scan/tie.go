@@ -58,58 +58,136 @@ func (r *Result) ApplyTies(ties []Tie) {
 // the client's convention, compiled in, about the process that carries
 // them: no user's file speaks here.
 func (r *Result) ApplyLeaders() {
-	marks := r.cfg.Marks.Leaders
-	if len(marks) == 0 {
-		return
-	}
 	s := r.Tree.Snap
-	for k := range r.Findings {
-		f := &r.Findings[k]
-		if !f.Has(Untracked) {
-			continue
+	eachMarked(r, r.cfg.Marks.Leaders, func(m LeaderMark) string { return m.Env }, func(f *Finding, m LeaderMark, v string) bool {
+		marker := m.Env + "=" + v
+		f.Owner = m.Owner
+		f.claimed()
+		f.spoken(s.UID(f.Root)) // the mark is in its own environment
+		pg := f.Root.PGID
+		if pg <= 1 || pg == f.Root.PID {
+			f.Evidence = append(f.Evidence, fmt.Sprintf("%s: spawned by %s; it leads its own process group, so which %s is not known", marker, m.Owner, m.Owner))
+			return true
 		}
-		for _, m := range marks {
-			v, ok := s.Getenv(f.Root, m.Env)
-			if !ok {
-				continue
-			}
-			marker := m.Env + "=" + v
-			f.Owner = m.Owner
-			f.claimed()
-			f.spoken(s.UID(f.Root)) // the mark is in its own environment
-			pg := f.Root.PGID
-			if pg <= 1 || pg == f.Root.PID {
-				f.Evidence = append(f.Evidence, fmt.Sprintf("%s: spawned by %s; it leads its own process group, so which %s is not known", marker, m.Owner, m.Owner))
-				break
-			}
-			f.OwnerPID = pg
-			proven := f.Root.SID != pg
-			if m.PIDEnv {
-				proven = v == strconv.Itoa(pg)
-			}
-			q := s.Get(pg)
-			switch {
-			case q != nil && !q.Zombie():
-				f.Evidence = append(f.Evidence, fmt.Sprintf("%s, process group %d: left behind by its live leader pid %d (%s)", marker, pg, pg, clip(s.CommandLine(q), 80)))
-			case !proven:
-				f.Evidence = append(f.Evidence, fmt.Sprintf("%s, process group %d: its leader is gone, but the group is its session's (made by setsid), so its leader is not shown to be %s", marker, pg, m.Owner))
-			case q == nil:
-				f.Reasons = append(f.Reasons, OwnerDead)
-				f.Evidence = append(f.Evidence, fmt.Sprintf("%s, process group %d: its leader, %s pid %d, is gone (the kernel gives no process a pid its group still holds)", marker, pg, m.Owner, pg))
-			default:
-				f.Reasons = append(f.Reasons, OwnerDead)
-				f.Evidence = append(f.Evidence, fmt.Sprintf("%s, process group %d: its leader, %s pid %d, has exited (zombie)", marker, pg, m.Owner, pg))
-			}
-			break
+		f.OwnerPID = pg
+		proven := f.Root.SID != pg
+		if m.PIDEnv {
+			proven = v == strconv.Itoa(pg)
 		}
-	}
+		q := s.Get(pg)
+		switch {
+		case q != nil && !q.Zombie():
+			f.Evidence = append(f.Evidence, fmt.Sprintf("%s, process group %d: left behind by its live leader pid %d (%s)", marker, pg, pg, clip(s.CommandLine(q), 80)))
+		case !proven:
+			f.Evidence = append(f.Evidence, fmt.Sprintf("%s, process group %d: its leader is gone, but the group is its session's (made by setsid), so its leader is not shown to be %s", marker, pg, m.Owner))
+		case q == nil:
+			f.Reasons = append(f.Reasons, OwnerDead)
+			f.Evidence = append(f.Evidence, fmt.Sprintf("%s, process group %d: its leader, %s pid %d, is gone (the kernel gives no process a pid its group still holds)", marker, pg, m.Owner, pg))
+		default:
+			f.Reasons = append(f.Reasons, OwnerDead)
+			f.Evidence = append(f.Evidence, fmt.Sprintf("%s, process group %d: its leader, %s pid %d, has exited (zombie)", marker, pg, m.Owner, pg))
+		}
+		return true
+	})
 }
 
 // ApplyPIDMarks attributes the findings still untracked whose root carries
 // a client's pid mark to that client, and proves it gone when the named
 // process is (PIDMark).
 func (r *Result) ApplyPIDMarks() {
-	marks := r.cfg.Marks.PIDs
+	s := r.Tree.Snap
+	eachMarked(r, r.cfg.Marks.PIDs, func(m PIDMark) string { return m.Env }, func(f *Finding, m PIDMark, v string) bool {
+		marker := m.Env + "=" + v
+		pid, err := strconv.Atoi(v)
+		if err != nil || pid <= 1 || pid == f.Root.PID {
+			// Not a pid, or the root's own: it names no other process
+			// whose end could be proven. The next mark may.
+			return false
+		}
+		f.Owner, f.OwnerPID = m.Owner, pid
+		f.claimed()
+		f.spoken(s.UID(f.Root)) // the mark is in its own environment
+		q := s.Get(pid)
+		gone := q == nil || q.Zombie() || q.StartTicks > f.Root.StartTicks
+		switch {
+		case gone && f.Root.TTY != 0 && f.Root.TPGID > 0 && int(f.Root.TPGID) == f.Root.PGID:
+			// Its group is still its terminal's foreground: the user
+			// is looking at it, whatever launched it.
+			f.Evidence = append(f.Evidence, fmt.Sprintf("%s: %s pid %d is gone, but process group %d is its terminal's foreground: its user can still reach it", marker, m.Owner, pid, f.Root.PGID))
+		case q == nil:
+			f.Reasons = append(f.Reasons, OwnerDead)
+			f.Evidence = append(f.Evidence, fmt.Sprintf("%s: %s pid %d is gone", marker, m.Owner, pid))
+		case q.Zombie():
+			f.Reasons = append(f.Reasons, OwnerDead)
+			f.Evidence = append(f.Evidence, fmt.Sprintf("%s: %s pid %d has exited (zombie)", marker, m.Owner, pid))
+		case q.StartTicks > f.Root.StartTicks:
+			f.Reasons = append(f.Reasons, OwnerDead)
+			f.Evidence = append(f.Evidence, fmt.Sprintf("%s: pid %d is another process now (%s, started after this one): %s is gone", marker, pid, clip(s.CommandLine(q), 80), m.Owner))
+		default:
+			f.Evidence = append(f.Evidence, fmt.Sprintf("%s: left behind by the live %s pid %d (%s)", marker, m.Owner, pid, clip(s.CommandLine(q), 80)))
+		}
+		return true
+	})
+}
+
+// ApplyHeadless finds the clients left headless: a still untracked root
+// that is a client's own process (a CommandMark with an Owner), launched
+// as a job — it does not lead its process group, and the group is not its
+// session's (a shell's job, not a setsid daemon a client shares) — whose
+// group leader, what the user typed, is gone, and which its user can no
+// longer reach: it has no terminal, or its group is not its terminal's
+// foreground. The leader's pid is held by the group while the root lives
+// (LeaderMark), so the leader gone is proven. What the client runs goes
+// with it: the finding is the tree it heads, owner-dead. Never a client
+// the user put in the background (its leader lives), never one in a live
+// terminal's foreground, never a daemon leading its own session.
+func (r *Result) ApplyHeadless() {
+	var marks []CommandMark
+	for _, m := range r.cfg.Marks.Commands {
+		if m.Owner != "" {
+			marks = append(marks, m)
+		}
+	}
+	if len(marks) == 0 {
+		return
+	}
+	s := r.Tree.Snap
+	for k := range r.Findings {
+		f := &r.Findings[k]
+		root := f.Root
+		pg := root.PGID
+		if !f.Has(Untracked) || pg <= 1 || pg == root.PID || pg == root.SID {
+			continue
+		}
+		if q := s.Get(pg); q != nil && !q.Zombie() {
+			continue // what launched it lives: its user's to manage
+		}
+		if root.TTY != 0 && root.TPGID > 0 && int(root.TPGID) == pg {
+			continue // the terminal's foreground: its user can reach it
+		}
+		cmd := s.CommandLine(root)
+		for _, m := range marks {
+			if !m.Cmdline.MatchString(cmd) {
+				continue
+			}
+			f.Owner, f.OwnerPID = m.Owner, pg
+			f.claimed()
+			f.Reasons = append(f.Reasons, OwnerDead)
+			f.RootSpeaks = true // the kernel's process table, about the root's own group
+			reach := "it has no terminal"
+			if root.TTY != 0 {
+				reach = "its group is not its terminal's foreground"
+			}
+			f.Evidence = append(f.Evidence, fmt.Sprintf("headless %s: what launched it, the leader of its process group %d, is gone, and %s: its user can no longer reach it", m.Owner, pg, reach))
+			break
+		}
+	}
+}
+
+// eachMarked calls take, for each finding still untracked, with each of
+// marks whose variable (env) its root carries, in order, until take says
+// it took the finding.
+func eachMarked[M any](r *Result, marks []M, env func(M) string, take func(f *Finding, m M, v string) bool) {
 	if len(marks) == 0 {
 		return
 	}
@@ -120,40 +198,9 @@ func (r *Result) ApplyPIDMarks() {
 			continue
 		}
 		for _, m := range marks {
-			v, ok := s.Getenv(f.Root, m.Env)
-			if !ok {
-				continue
+			if v, ok := s.Getenv(f.Root, env(m)); ok && take(f, m, v) {
+				break
 			}
-			marker := m.Env + "=" + v
-			pid, err := strconv.Atoi(v)
-			if err != nil || pid <= 1 || pid == f.Root.PID {
-				// Not a pid, or the root's own: it names no other process
-				// whose end could be proven. The next mark may.
-				continue
-			}
-			f.Owner, f.OwnerPID = m.Owner, pid
-			f.claimed()
-			f.spoken(s.UID(f.Root)) // the mark is in its own environment
-			q := s.Get(pid)
-			gone := q == nil || q.Zombie() || q.StartTicks > f.Root.StartTicks
-			switch {
-			case gone && f.Root.TTY != 0 && f.Root.TPGID > 0 && int(f.Root.TPGID) == f.Root.PGID:
-				// Its group is still its terminal's foreground: the user
-				// is looking at it, whatever launched it.
-				f.Evidence = append(f.Evidence, fmt.Sprintf("%s: %s pid %d is gone, but process group %d is its terminal's foreground: its user can still reach it", marker, m.Owner, pid, f.Root.PGID))
-			case q == nil:
-				f.Reasons = append(f.Reasons, OwnerDead)
-				f.Evidence = append(f.Evidence, fmt.Sprintf("%s: %s pid %d is gone", marker, m.Owner, pid))
-			case q.Zombie():
-				f.Reasons = append(f.Reasons, OwnerDead)
-				f.Evidence = append(f.Evidence, fmt.Sprintf("%s: %s pid %d has exited (zombie)", marker, m.Owner, pid))
-			case q.StartTicks > f.Root.StartTicks:
-				f.Reasons = append(f.Reasons, OwnerDead)
-				f.Evidence = append(f.Evidence, fmt.Sprintf("%s: pid %d is another process now (%s, started after this one): %s is gone", marker, pid, clip(s.CommandLine(q), 80), m.Owner))
-			default:
-				f.Evidence = append(f.Evidence, fmt.Sprintf("%s: left behind by the live %s pid %d (%s)", marker, m.Owner, pid, clip(s.CommandLine(q), 80)))
-			}
-			break
 		}
 	}
 }

@@ -81,7 +81,7 @@ var cli = regexp.MustCompile(`claude-agent-acp|claude-code-acp|(^|/)claude( |$)`
 // marks: the Bash tool's shell is an exec, the CLI acp; what carries CLAUDECODE is
 // Claude Code's, by the process group it kept.
 var marks = scan.Marks{
-	Commands: []scan.CommandMark{{Cmdline: bashTool, Kind: ledger.KindExec}, {Cmdline: cli, Kind: ledger.KindACP}},
+	Commands: []scan.CommandMark{{Cmdline: bashTool, Kind: ledger.KindExec}, {Cmdline: cli, Kind: ledger.KindACP, Owner: OwnerName}},
 	Leaders:  []scan.LeaderMark{{Env: EnvMarker, Owner: OwnerName}},
 }
 

@@ -133,3 +133,49 @@ func PIDMarkCases(t *testing.T, c client.Client, dir, env, owner string) {
 		}
 	}
 }
+
+// HeadlessCases checks that c's CLI, run as argv (pid 810 of uid 1000, a
+// job in a shell's session: process group 800, led by what the user typed,
+// with a server below it, pid 820), is found headless once its group's
+// leader is gone and it has no terminal: owner-dead, attributed to owner,
+// the tree whole. The controls: the leader alive (a job the user put in the
+// background); the group its terminal's foreground; the group its own
+// session's (a daemon a client shares); a command that is not the CLI.
+func HeadlessCases(t *testing.T, c client.Client, dir string, argv []string, owner string) {
+	t.Helper()
+	const uid = 1000
+	cli := Proc(810, 1, 800, uid, argv, nil)
+	server := Proc(820, 810, 800, uid, []string{"/opt/srv/quiet-helper", "--stdio"}, nil)
+	leader := Proc(800, 400, 800, uid, []string{"node", "/usr/bin/launcher"}, nil)
+	foreground := cli
+	foreground.TTY, foreground.TPGID = 0x8801, 800
+	daemon := cli
+	daemon.SID = 800
+	other := Proc(810, 1, 800, uid, []string{"node", "/srv/app/server.js"}, nil)
+	for _, tc := range []struct {
+		name  string
+		procs []platform.Process
+		dead  bool
+	}{
+		{"its launcher gone, no terminal", []platform.Process{cli, server}, true},
+		{"control: its launcher lives", []platform.Process{cli, server, leader}, false},
+		{"control: its terminal's foreground", []platform.Process{foreground, server}, false},
+		{"control: its group its own session's", []platform.Process{daemon, server}, false},
+		{"control: not the CLI", []platform.Process{other, server}, false},
+	} {
+		f := Finding(Scan(t, c, dir, uid, tc.procs...), 810)
+		if tc.name == "control: its launcher lives" {
+			if f != nil && f.Has(scan.OwnerDead) {
+				t.Errorf("%s: %v %q", tc.name, f.Reasons, f.Evidence)
+			}
+			continue
+		}
+		if f == nil {
+			t.Errorf("%s: no finding", tc.name)
+			continue
+		}
+		if f.Has(scan.OwnerDead) != tc.dead || tc.dead && (f.Owner != owner || len(f.Members) != 2) {
+			t.Errorf("%s: reasons %v, owner %q, %d members; want owner-dead %v (owner %s, 2 members)\n%q", tc.name, f.Reasons, f.Owner, len(f.Members), tc.dead, owner, f.Evidence)
+		}
+	}
+}

@@ -83,7 +83,7 @@ var cli = regexp.MustCompile(`codex-acp|(^|/)codex( |$)`)
 // marks: the CLI is acp; what the npm wrapper started is Codex's, by the
 // group it kept.
 var marks = scan.Marks{
-	Commands: []scan.CommandMark{{Cmdline: cli, Kind: ledger.KindACP}},
+	Commands: []scan.CommandMark{{Cmdline: cli, Kind: ledger.KindACP, Owner: OwnerName}},
 	Leaders:  []scan.LeaderMark{{Env: EnvByNPM, Owner: OwnerName}},
 }
 

@@ -59,7 +59,7 @@ var cli = regexp.MustCompile(`(^|/)copilot( |$)|/@github/copilot(-[a-z0-9-]+)?/`
 // marks: the CLI's own processes are acp; COPILOT_LOADER_PID on what the
 // native copilot spawned proves its session over when it is gone.
 var marks = scan.Marks{
-	Commands: []scan.CommandMark{{Cmdline: cli, Kind: ledger.KindACP}},
+	Commands: []scan.CommandMark{{Cmdline: cli, Kind: ledger.KindACP, Owner: OwnerName}},
 	PIDs:     []scan.PIDMark{{Env: EnvPID, Owner: OwnerName}},
 }
 

@@ -35,3 +35,10 @@ func TestLoaderMark(t *testing.T) {
 		t.Errorf("the config's server: %+v, want kind mcp", f)
 	}
 }
+
+// Headless: the CLI left running once what the user typed is gone, with no
+// terminal to reach it by: its tree is owner-dead (clienttest.HeadlessCases,
+// with its controls).
+func TestHeadless(t *testing.T) {
+	clienttest.HeadlessCases(t, Client, copilotDir(t), []string{"/usr/lib/node_modules/@github/copilot-linux-x64/copilot"}, OwnerName)
+}

@@ -71,7 +71,7 @@ var cli = regexp.MustCompile(`(^|/)gemini( |$)|/@google/gemini-cli/`)
 // marks: the CLI's own processes are acp; what carries its markers is its,
 // by the process group it kept.
 var marks = scan.Marks{
-	Commands: []scan.CommandMark{{Cmdline: cli, Kind: ledger.KindACP}},
+	Commands: []scan.CommandMark{{Cmdline: cli, Kind: ledger.KindACP, Owner: OwnerName}},
 	Leaders:  []scan.LeaderMark{{Env: EnvMarker, Owner: OwnerName}, {Env: EnvRelaunch, Owner: OwnerName}},
 }
 

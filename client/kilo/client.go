@@ -69,7 +69,7 @@ var cli = regexp.MustCompile(`(^|/)\.?kilo( |$)|/@kilocode/cli/`)
 // marks: the CLI's own processes are acp; KILO_PID on what .kilo spawned
 // proves its session over when .kilo is gone.
 var marks = scan.Marks{
-	Commands: []scan.CommandMark{{Cmdline: cli, Kind: ledger.KindACP}},
+	Commands: []scan.CommandMark{{Cmdline: cli, Kind: ledger.KindACP, Owner: OwnerName}},
 	PIDs:     []scan.PIDMark{{Env: EnvPID, Owner: OwnerName}},
 }
 

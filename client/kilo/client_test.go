@@ -35,3 +35,10 @@ func TestKiloPIDMark(t *testing.T) {
 		t.Errorf("OpenCode's adapter on Kilo's server: %+v, want no proof", f)
 	}
 }
+
+// Headless: the CLI left running once what the user typed is gone, with no
+// terminal to reach it by: its tree is owner-dead (clienttest.HeadlessCases,
+// with its controls).
+func TestHeadless(t *testing.T) {
+	clienttest.HeadlessCases(t, Client, kiloDir(t), []string{"/usr/lib/node_modules/@kilocode/cli-linux-x64/bin/kilo"}, OwnerName)
+}

@@ -79,7 +79,7 @@ var cli = regexp.MustCompile(`(^|/)opencode( |$)`)
 // marks: opencode itself is acp; what carries OPENCODE_PID is its, by the
 // process group it kept, and OPENCODE_PID names that group's leader.
 var marks = scan.Marks{
-	Commands: []scan.CommandMark{{Cmdline: cli, Kind: ledger.KindACP}},
+	Commands: []scan.CommandMark{{Cmdline: cli, Kind: ledger.KindACP, Owner: OwnerName}},
 	Leaders:  []scan.LeaderMark{{Env: EnvPID, Owner: OwnerName, PIDEnv: true}},
 }
 

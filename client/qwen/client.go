@@ -59,7 +59,7 @@ var cli = regexp.MustCompile(`(^|/)qwen( |$)|/@qwen-code/qwen-code/`)
 // marks: the CLI's own processes are acp; the launcher's pid on what it
 // spawned proves the session over when the launcher is gone.
 var marks = scan.Marks{
-	Commands: []scan.CommandMark{{Cmdline: cli, Kind: ledger.KindACP}},
+	Commands: []scan.CommandMark{{Cmdline: cli, Kind: ledger.KindACP, Owner: OwnerName}},
 	PIDs:     []scan.PIDMark{{Env: EnvLauncher, Owner: OwnerName}},
 }
 

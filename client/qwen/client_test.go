@@ -33,3 +33,10 @@ func TestLauncherMark(t *testing.T) {
 		t.Errorf("the settings' server: %+v, want kind mcp", f)
 	}
 }
+
+// Headless: the CLI left running once what the user typed is gone, with no
+// terminal to reach it by: its tree is owner-dead (clienttest.HeadlessCases,
+// with its controls).
+func TestHeadless(t *testing.T) {
+	clienttest.HeadlessCases(t, Client, qwenDir(t), []string{"node", "/usr/lib/node_modules/@qwen-code/qwen-code/cli.js"}, OwnerName)
+}

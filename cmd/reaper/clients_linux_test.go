@@ -593,3 +593,42 @@ func TestRealCopilotCLI(t *testing.T) {
 		return f.Outcome == "killed" && contains(f.Reasons, "abandoned") && f.Rule == "mcp-abandoned"
 	})
 }
+
+// TestRealCopilotHeadless: Copilot CLI 1.0.102 started as users start it,
+// through its npm loader (`node …/@github/copilot/npm-loader.js -p …`,
+// which spawnSyncs the native copilot), detached, with two stubborn
+// servers, its turn in flight. The loader — what the user typed, the
+// leader of the job's process group — SIGKILLed leaves the native copilot
+// running headless with both servers (the control), reparented, with no
+// terminal. The reap kills the whole tree as owner-dead: a client process
+// whose launcher, its group's leader, is gone and that no one can reach.
+func TestRealCopilotHeadless(t *testing.T) {
+	mods := requireClients(t)
+	becomeSubreaper(t)
+	loaderJS := filepath.Join(mods, "@github", "copilot", "npm-loader.js")
+	if _, err := os.Stat(loaderJS); err != nil {
+		t.Fatalf("the clients' install has no copilot loader: %v (scripts/install-npm.sh clients)", err)
+	}
+	mark := "chmark" + strings.ReplaceAll(suiteMark, "-", "x")
+	model := realclients.StartModel(t)
+	home, work := t.TempDir(), t.TempDir()
+	env := realclients.CopilotSetup(home, work, model.Addr, mark)
+	loader, log := realclients.StartDetached(t, work, env, "node", loaderJS, "-p", "say hello "+mark, "--allow-all-tools")
+	t.Cleanup(func() { realclients.KillOurs(mark) })
+	waitMarked(t, mark, 4, model, log) // the loader and the native copilot (both hold the prompt), two servers
+	reapLive(t, mark, "copilot -p through its loader")
+	left := killClient(loader, mark)
+	var native []int
+	for _, pid := range left {
+		if strings.Contains(cmdlineOf(pid), "copilot-linux-x64/copilot") {
+			native = append(native, pid)
+		}
+	}
+	t.Logf("the loader %d SIGKILLed, no reaper: %d processes alive %v, the native copilot %v", loader, len(left), left, native)
+	if len(left) != 3 || len(native) != 1 || parentOf(native[0]) != os.Getpid() {
+		t.Fatalf("control: the native copilot and its two servers did not outlive the loader, reparented: %v", left)
+	}
+	reapRoots(t, mark, native, "killed whole as owner-dead (headless) by agent-client-dead", func(f *reapFinding) bool {
+		return f.Outcome == "killed" && contains(f.Reasons, "owner-dead") && f.Rule == "agent-client-dead" && len(f.PIDs) == 3
+	})
+}

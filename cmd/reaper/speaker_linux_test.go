@@ -536,6 +536,11 @@ func TestAttackBorrowedStateDir(t *testing.T) {
 	env := fmt.Sprintf("OPENCLAW_SHELL=exec OPENCLAW_STATE_DIR=%q", state)
 	roots := adoptShell(t, fmt.Sprintf("%s exec -a %q bash -c 'sleep 600; exit 0'", env, "root-"+mark), nil)
 	theirs := adoptShell(t, fmt.Sprintf("%s exec -a %q bash -c 'sleep 600; exit 0'", env, "a-"+mark), nobody)
+	// Both execs done (on a loaded machine the reap came first, and found
+	// no process of the mark).
+	waitFor(t, func() bool {
+		return strings.HasPrefix(cmdlineOf(roots), "root-"+mark) && strings.HasPrefix(cmdlineOf(theirs), "a-"+mark)
+	}, "the two marked processes")
 	rep, r := reapJSONEnv(t, nil, "--policy", markedPolicy(t, mark, `"owner-dead"`, "65534"))
 	if f := rep.finding(roots); f != nil && (f.Outcome == "killed" || contains(f.Reasons, "owner-dead")) || stateOf(roots) == "" {
 		t.Errorf("root's process: %+v, alive %v; want neither owner-dead nor signalled\n%s", f, stateOf(roots) != "", r.stderr)
