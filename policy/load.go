@@ -112,7 +112,7 @@ func (l *loader) fail(a at, format string, args ...any) {
 	l.errs = append(l.errs, &Error{File: l.file, Line: l.lines.line(a.table, a.index, a.key), Msg: fmt.Sprintf(format, args...)})
 }
 
-var topKeys = []string{"version", "defaults", "owner", "subreaper", "rule", "protect"}
+var topKeys = []string{"version", "defaults", "owner", "client", "subreaper", "rule", "protect"}
 
 func (l *loader) document(doc map[string]any) {
 	l.unknownKeys(doc, at{index: -1}, topKeys)
@@ -125,6 +125,9 @@ func (l *loader) document(doc map[string]any) {
 	l.defaults(doc["defaults"])
 	for i, t := range l.tables(doc, "owner") {
 		l.owner(t, at{table: "owner", index: i})
+	}
+	for i, t := range l.tables(doc, "client") {
+		l.client(t, at{table: "client", index: i})
 	}
 	for i, t := range l.tables(doc, "subreaper") {
 		a := at{table: "subreaper", index: i}
@@ -262,7 +265,55 @@ func (l *loader) ownerNames() []string {
 	for _, o := range l.p.Owners {
 		out = append(out, o.Name)
 	}
+	for _, c := range l.p.Clients {
+		out = append(out, c.Name)
+	}
 	return append(out, l.clients.Owners...)
+}
+
+// client reads a [[client]]: name, command (a regex over its own
+// processes' command lines), kind (acp unless said), pid_env (the
+// variables naming its pid or its launcher's). Its marks join the shipped
+// clients' (scan.CommandMark with its name as owner, scan.PIDMark).
+func (l *loader) client(t map[string]any, a at) {
+	l.unknownKeys(t, a, []string{"name", "command", "kind", "pid_env"})
+	c := DeclaredClient{Line: l.lines.line(a.table, a.index, ""), Kind: scan.KindACP}
+	c.Name = l.name(t, a, "client")
+	if c.Name != "" && l.knownOwner(c.Name) {
+		l.fail(at{a.table, a.index, "name"}, "client %q is already an owner's or a shipped client's name: give it its own", c.Name)
+	}
+	c.Command = l.regex(t, a, "command")
+	if _, given := t["command"]; !given { // a bad one has its own error
+		l.fail(a, "[[client]] %q needs a command: the regex its own processes' command lines match", c.Name)
+	}
+	if k, ok := l.str(t, a, "kind"); ok {
+		switch kind := scan.Kind(k); kind {
+		case scan.KindACP, scan.KindMCP, scan.KindExec, scan.KindOther:
+			c.Kind = kind
+		default:
+			l.fail(at{a.table, a.index, "kind"}, "kind %q: want acp, mcp, exec or other", k)
+		}
+	}
+	for _, e := range l.strings(t, a, "pid_env") {
+		if !envName.MatchString(e) {
+			l.fail(at{a.table, a.index, "pid_env"}, "pid_env %q is not an environment variable name", e)
+			continue
+		}
+		c.PIDEnv = append(c.PIDEnv, e)
+	}
+	if c.Name == "" || c.Command == nil {
+		return
+	}
+	l.p.Clients = append(l.p.Clients, c)
+	m := scan.Marks{Commands: []scan.CommandMark{{Cmdline: c.Command, Kind: c.Kind, Owner: c.Name}}}
+	for _, e := range c.PIDEnv {
+		m.PIDs = append(m.PIDs, scan.PIDMark{Env: e, Owner: c.Name})
+	}
+	// A fresh copy: the shipped clients' marks are shared by every policy.
+	var all scan.Marks
+	all.Add(l.p.marks)
+	all.Add(m)
+	l.p.marks = all
 }
 
 func (l *loader) knownOwner(name string) bool { return slices.Contains(l.ownerNames(), name) }

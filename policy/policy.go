@@ -30,6 +30,9 @@ type Policy struct {
 	Subreapers []Subreaper
 	Rules      []Rule
 	Protect    []Protect
+	// Clients are the agent clients the policy declares, for those reaper
+	// ships no adapter for: their marks join the shipped clients'.
+	Clients []DeclaredClient
 	// Warnings are things that are not errors but an operator should see,
 	// such as a user name this host does not know.
 	Warnings []string
@@ -46,6 +49,18 @@ type Policy struct {
 type Clients struct {
 	Owners []string
 	Marks  scan.Marks
+}
+
+// DeclaredClient is a [[client]]: an agent client reaper ships no adapter
+// for, recognised by its command line (its own processes, kind Kind) and
+// the variables it puts on what it spawns that name its pid or its
+// launcher's. Its name is an owner name rules may name.
+type DeclaredClient struct {
+	Name    string
+	Command *regexp.Regexp
+	Kind    scan.Kind
+	PIDEnv  []string
+	Line    int
 }
 
 // Defaults apply where a rule says nothing.
@@ -119,9 +134,13 @@ type Protect struct {
 }
 
 // EnvNames are the environment variables the policy looks up: its rules'
-// and protect entries' env matchers and its owners' pid markers.
+// and protect entries' env matchers, its owners' pid markers and its
+// declared clients'.
 func (p *Policy) EnvNames() []string {
 	var names []string
+	for _, c := range p.Clients {
+		names = append(names, c.PIDEnv...)
+	}
 	for _, o := range p.Owners {
 		if o.PIDEnv != "" {
 			names = append(names, o.PIDEnv)

@@ -55,7 +55,11 @@ func runPolicyCheck(path string, g *globalOptions) error {
 	if g.quiet {
 		return nil // -q: valid says its exit status alone; errors and warnings still print
 	}
-	fmt.Fprintf(g.stdout, "%s: valid: %s, %s, %s (%d that signal), %s\n", path, audit.Plural(len(p.Owners), "owner"),
+	owners := audit.Plural(len(p.Owners), "owner")
+	if len(p.Clients) > 0 {
+		owners += ", " + audit.Plural(len(p.Clients), "declared client")
+	}
+	fmt.Fprintf(g.stdout, "%s: valid: %s, %s, %s (%d that signal), %s\n", path, owners,
 		audit.Plural(len(p.Subreapers), "subreaper"), audit.Plural(len(p.Rules), "rule"), acting, protectEntries(len(p.Protect)))
 	return nil
 }
