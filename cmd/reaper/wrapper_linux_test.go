@@ -1,0 +1,148 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/orphanreaper/reaper/internal/realclients"
+)
+
+// wrapServer rewrites the "stubborn" server of the JSON config at path (at
+// the map the keys lead to) to run under a shell wrapper, as `npm exec`
+// runs a server: `sh -c 'node … ; :'` forks the server, which inherits the
+// client's pipes, and stays its parent.
+func wrapServer(t *testing.T, path string, keys ...string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	m := doc
+	for _, k := range keys {
+		m = m[k].(map[string]any)
+	}
+	srv := m["stubborn"].(map[string]any)
+	words := []string{srv["command"].(string)}
+	for _, a := range srv["args"].([]any) {
+		words = append(words, "'"+a.(string)+"'")
+	}
+	srv["command"], srv["args"] = "sh", []string{"-c", strings.Join(words, " ") + "; :"}
+	b, _ = json.Marshal(doc)
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestRealWrapperKilledUnderLiveClient: a stdio server's wrapper (a shell,
+// as npm exec is) SIGKILLed while its client lives leaves the server
+// reparented. What the client does with it decides:
+//
+//   - Copilot CLI 1.0.102 keeps the server's pipes, stdin included: the
+//     server is in use by copilot, and the reap finds nothing to hold it.
+//     The control: once copilot is SIGKILLed, the same server is abandoned
+//     and reaped.
+//   - Claude Code 2.1.197 closes the server's stdin once its child (the
+//     wrapper) is gone, and keeps living: the server is abandoned — no one
+//     can speak to it again — and the reap kills it while claude lives,
+//     touching none of claude's own processes. The control: before the
+//     reap, the server outlived its wrapper.
+func TestRealWrapperKilledUnderLiveClient(t *testing.T) {
+	mods := requireClients(t)
+	becomeSubreaper(t)
+	type started struct{ client, wrapper, server int }
+	start := func(t *testing.T, mark string, run func(home, work string, model *realclients.Model) (int, string)) started {
+		model := realclients.StartModel(t)
+		home, work := t.TempDir(), t.TempDir()
+		client, log := run(home, work, model)
+		t.Cleanup(func() { realclients.KillOurs(mark) })
+		waitMarked(t, mark, 4, model, log) // the client, the wrapper, two servers
+		s := started{client: client}
+		for _, pid := range realclients.MarkedPIDs(mark) {
+			switch cmd := cmdlineOf(pid); {
+			case strings.HasPrefix(cmd, "sh -c") || strings.Contains(cmd, "/sh -c"):
+				s.wrapper = pid
+			case strings.Contains(cmd, "--mcp-stubborn"):
+				s.server = pid
+			}
+		}
+		if s.wrapper == 0 || s.server == 0 || parentOf(s.server) != s.wrapper {
+			var cmds []string
+			for _, pid := range realclients.MarkedPIDs(mark) {
+				cmds = append(cmds, strconv.Itoa(pid)+" (parent "+strconv.Itoa(parentOf(pid))+"): "+clipTo(cmdlineOf(pid), 100))
+			}
+			t.Fatalf("no wrapped server: marked %q", cmds)
+		}
+		syscall.Kill(s.wrapper, syscall.SIGKILL)
+		waitFor(t, func() bool { return parentOf(s.server) == os.Getpid() }, "the server reparented to this test")
+		time.Sleep(500 * time.Millisecond) // what the client does about its child's exit
+		if !alive(s.server) || !alive(client) {
+			t.Fatalf("control: the server %d (alive %v) or the client %d (alive %v) died with the wrapper", s.server, alive(s.server), client, alive(client))
+		}
+		return s
+	}
+	t.Run("copilot keeps the pipes", func(t *testing.T) {
+		mark := "cwmark" + strings.ReplaceAll(suiteMark, "-", "x") + "p"
+		s := start(t, mark, func(home, work string, model *realclients.Model) (int, string) {
+			env := realclients.CopilotSetup(home, work, model.Addr, mark)
+			wrapServer(t, filepath.Join(home, ".copilot", "mcp-config.json"), "mcpServers")
+			return realclients.StartDetached(t, work, env, filepath.Join(mods, "@github", "copilot-linux-x64", "copilot"), "-p", "say hello "+mark, "--allow-all-tools")
+		})
+		rep, r := reapJSONEnv(t, nil, "--policy", examplePolicyForTest(t, mark))
+		for _, f := range rep.Findings {
+			if slicesHas(f.PIDs, s.server) || slicesHas(f.PIDs, s.client) {
+				t.Fatalf("a finding holds copilot's server or copilot, which still uses it: %+v\n%s", f, r.stdout)
+			}
+		}
+		ex := runReaper(t, nil, "explain", strconv.Itoa(s.server), "--policy", examplePolicyForTest(t, mark))
+		t.Logf("wrapper killed under a live copilot: no finding holds the server; explain: %s", firstLineWith(ex.stdout, "in use"))
+		if !alive(s.server) {
+			t.Fatal("the reap ended copilot's server")
+		}
+		killClient(s.client, mark)
+		reapRoots(t, mark, []int{s.server}, "killed as abandoned once copilot is gone", func(f *reapFinding) bool {
+			return f.Outcome == "killed" && contains(f.Reasons, "abandoned")
+		})
+	})
+	t.Run("claude closes its stdin", func(t *testing.T) {
+		mark := "cwmark" + strings.ReplaceAll(suiteMark, "-", "x") + "c"
+		s := start(t, mark, func(home, work string, model *realclients.Model) (int, string) {
+			env, cfgDir := realclients.ClaudeSetup(home, work, model.Addr, mark)
+			wrapServer(t, filepath.Join(cfgDir, ".claude.json"), "projects", work, "mcpServers")
+			return realclients.StartDetached(t, work, env, filepath.Join(mods, "@anthropic-ai", "claude-code-linux-x64", "claude"), "-p", "say hello "+mark)
+		})
+		rep, r := reapJSONEnv(t, nil, "--policy", examplePolicyForTest(t, mark))
+		f := rep.finding(s.server)
+		if f == nil || f.Outcome != "killed" || !contains(f.Reasons, "abandoned") {
+			t.Fatalf("the server claude abandoned: %+v, want killed as abandoned\n%s", f, r.stdout)
+		}
+		for _, g := range rep.Findings {
+			if slicesHas(g.PIDs, s.client) {
+				t.Errorf("a finding holds the live claude: %+v", g)
+			}
+		}
+		if !alive(s.client) {
+			t.Error("claude died in the reap")
+		}
+		t.Logf("wrapper killed under a live claude: its server %s (%v) while claude %d lives", f.Outcome, f.Reasons, s.client)
+	})
+}
+
+// firstLineWith is the first line of text holding sub, or "".
+func firstLineWith(text, sub string) string {
+	for _, l := range strings.Split(text, "\n") {
+		if strings.Contains(l, sub) {
+			return strings.TrimSpace(l)
+		}
+	}
+	return ""
+}
