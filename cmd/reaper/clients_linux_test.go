@@ -33,14 +33,27 @@ func requireClients(t *testing.T) string {
 // nothing: its session file proves it live. SIGKILLed, it leaves both
 // servers, reparented to this test (the control); the reap then finds each
 // as owner-dead by the proof Claude Code left and kills it.
+//
+// The same for Claude Code 2.1.331, the current release (its session file
+// adds pidDomain; npm on Node 20 installs 2.1.197 by its engines, so the
+// lockfile pins 2.1.331 under an alias).
 func TestRealClaudeCode(t *testing.T) {
 	mods := requireClients(t)
 	becomeSubreaper(t)
-	mark := "ccmark" + strings.ReplaceAll(suiteMark, "-", "x")
+	for _, v := range []struct{ name, dir string }{
+		{"2.1.197", filepath.Join("@anthropic-ai", "claude-code-linux-x64")},
+		{"2.1.331", "claude-code-2.1.331"},
+	} {
+		t.Run(v.name, func(t *testing.T) { realClaudeCode(t, filepath.Join(mods, v.dir, "claude"), v.name) })
+	}
+}
+
+func realClaudeCode(t *testing.T, bin, version string) {
+	mark := "ccmark" + strings.ReplaceAll(suiteMark, "-", "x") + strings.ReplaceAll(version, ".", "")
 	model := realclients.StartModel(t)
 	home, work := t.TempDir(), t.TempDir()
 	env, cfgDir := realclients.ClaudeSetup(home, work, model.Addr, mark)
-	claude, log := realclients.StartDetached(t, work, env, filepath.Join(mods, "@anthropic-ai", "claude-code-linux-x64", "claude"), "-p", "say hello "+mark)
+	claude, log := realclients.StartDetached(t, work, env, bin, "-p", "say hello "+mark)
 	t.Cleanup(func() { realclients.KillOurs(mark) })
 	waitMarked(t, mark, 3, model, log) // claude (its prompt holds the mark) and two servers
 	var servers0 []int
