@@ -50,11 +50,6 @@ func (r *Result) ApplyStdin() {
 		if st.Asked && st.Closed {
 			continue
 		}
-		if f.Root.SID <= 0 {
-			// Its session is led from outside this PID namespace: so,
-			// most likely, is its writer. No search.
-			continue
-		}
 		search = append(search, st)
 		open[st.Inode] = f
 		uids[s.UID(f.Root)] = true
@@ -131,8 +126,6 @@ func (r *Result) judgeStdin(f *Finding, st platform.Stdin, writers []platform.Wr
 		}
 	}
 	switch {
-	case f.Root.SID <= 0:
-		f.Evidence = append(f.Evidence, fmt.Sprintf("%s: open; its session is led from outside this PID namespace, where its writer most likely is: not looked for", what))
 	case len(inside) > 0:
 		f.Evidence = append(f.Evidence, fmt.Sprintf("%s: written to only from inside its tree (pid %d)", what, inside[0]))
 	case !st.Asked:
