@@ -191,6 +191,9 @@ type Totals struct {
 	// Own counts the reparented trees rooted at this reaper or one of its
 	// ancestors: left out of the findings and of --all's list.
 	Own int `json:"own,omitempty"`
+	// InUse counts the reparented trees a rule matched that a live process
+	// outside them can still write to the stdin of: in use, no findings.
+	InUse int `json:"in_use,omitempty"`
 }
 
 // NewReport builds the report of a plan over res.
@@ -235,6 +238,7 @@ func NewReport(pol *policy.Policy, res *scan.Result, plan *policy.Plan) *Report 
 	r.Totals.Unmatched = plan.Unmatched
 	r.Totals.OutOfScope = plan.OutOfScope
 	r.Totals.Own = plan.Own
+	r.Totals.InUse = plan.InUse
 	r.PTY.HeldByFindings = len(ptys)
 	for _, lr := range res.Ledger {
 		r.Ledger = append(r.Ledger, LedgerEntry{Ledger: lr.Ledger.Source, RunID: lr.Run.ID, PID: lr.Run.PID,

@@ -69,6 +69,9 @@ type Plan struct {
 	// is not root passed over: it can signal only its own uid's processes,
 	// so they are neither its findings nor its refusals.
 	OutOfScope int
+	// InUse counts the reparented trees a live process outside them can
+	// still write to the stdin of (scan.Result.InUse): no findings.
+	InUse int
 	// Own counts the trees rooted at the reaper or one of its ancestors
 	// (a reaper started under a reparented process, or as a namespace's
 	// init's child): never a finding, never listed, never signalled.
@@ -99,11 +102,24 @@ func (p *Policy) Plan(res *scan.Result, opt PlanOptions) *Plan {
 	s := res.Tree.Snap
 	g := p.NewGate(res, opt.UID, opt.Doubts)
 	pl := &Plan{Mode: opt.Mode, Gate: g}
+	// Who writes to an open stdin is asked of the findings a rule takes
+	// (scan.Result.ResolveInUse): one in use is no finding.
+	var matched []int
+	for i := range res.Findings {
+		if f := &res.Findings[i]; !g.self[f.Root.PID] && (opt.UID == 0 || s.UID(f.Root) == opt.UID) && p.Match(s, f) != nil {
+			matched = append(matched, f.Root.PID)
+		}
+	}
+	res.ResolveInUse(matched)
 	actions := 0
 	for i := range res.Findings {
 		f := &res.Findings[i]
 		if g.self[f.Root.PID] {
 			pl.Own++
+			continue
+		}
+		if _, used := res.InUse(f.Root.PID); used {
+			pl.InUse++
 			continue
 		}
 		if opt.UID != 0 && s.UID(f.Root) != opt.UID {

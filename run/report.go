@@ -2,11 +2,13 @@ package run
 
 import (
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/orphanreaper/reaper/audit"
 	"github.com/orphanreaper/reaper/policy"
+	"github.com/orphanreaper/reaper/scan"
 )
 
 // Report makes the report of a plan of t: every process it names is read
@@ -18,6 +20,17 @@ func Report(t *Table, pol *policy.Policy, plan *policy.Plan, all bool) *audit.Re
 	rep.Errors = append(rep.Errors, t.Problems...)
 	inspect(t, plan).apply(rep)
 	if all {
+		// Those in use are no orphans: asked now, for the trees listed.
+		roots := make([]int, len(plan.UnmatchedFindings))
+		for k, f := range plan.UnmatchedFindings {
+			roots[k] = f.Root.PID
+		}
+		t.Result.ResolveInUse(roots)
+		plan.UnmatchedFindings = slices.DeleteFunc(plan.UnmatchedFindings, func(f *scan.Finding) bool {
+			_, used := t.Result.InUse(f.Root.PID)
+			return used
+		})
+		plan.Unmatched = len(plan.UnmatchedFindings)
 		rep.AddUnmatched(pol, t.Result, plan)
 	}
 	rep.SetWarnings(pol, t.Snap) // with what those reads added

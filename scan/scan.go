@@ -32,9 +32,12 @@ type Result struct {
 	owner     []int16 // per process: 0 not yet known, 1 none, 2+k owner k (k < MaxOwners)
 	subreaper []int8  // per process: 0 not yet known, 1 no, 2 yes
 	owned     map[int]string
-	// inUse are the reparented roots a live process outside their tree can
-	// still write to the stdin of (ApplyStdin), pid → why: not findings.
-	inUse map[int]string
+	// openStdin are the findings' roots whose stdin is open (ApplyStdin),
+	// until ResolveInUse has asked who writes to it; inUse are those a
+	// live process outside their tree can still write to, pid → why: not
+	// findings.
+	openStdin map[int]platform.Stdin
+	inUse     map[int]string
 }
 
 // Scan builds the tree of snap, finds the orphaned trees in it, and folds

@@ -20,14 +20,14 @@ const maxSearch = 256
 //   - The kernel says no process can write to it any more (the last
 //     writer closed it, or shut its socket for writing): the root can
 //     never be spoken to again. The finding gains the reason abandoned.
-//   - A live process outside the tree holds the write end: the root is in
-//     use by that process, whatever its parent — no finding. (A client
-//     that lost a server's npm exec wrapper may keep the server's pipes
-//     and keep using it.) Only a reparented root is judged so: a run its
-//     owner's ledger calls done or ended is the owner's word, and the
-//     owner holding its stdin is no news.
-//   - Otherwise (its writer is inside the tree, or in no process reaper
-//     could read): no claim; the evidence says which.
+//   - Otherwise its stdin is open, and ResolveInUse, asked of the findings
+//     a rule takes (or a person asks about), looks for the writer: a live
+//     process outside the tree makes a reparented root in use by it — no
+//     finding (a client that lost a server's npm exec wrapper may keep the
+//     server's pipes and keep using it). A run its owner's ledger calls
+//     done or ended is the owner's word, and the owner holding its stdin
+//     is no news. A writer inside the tree, or none found, is no claim;
+//     the evidence says which.
 //
 // The writers are looked for, in one bounded pass, among the processes of
 // the roots' sessions and users (a client and its servers share the
@@ -39,15 +39,53 @@ func (r *Result) ApplyStdin() {
 		return // a fixture has no fds
 	}
 	sts := r.readStdins()
+	for k := range r.Findings {
+		f, st := &r.Findings[k], sts[k]
+		switch {
+		case st.Kind == "":
+		case st.Asked && st.Closed:
+			r.judgeStdin(f, st, nil, 0)
+		default:
+			if r.openStdin == nil {
+				r.openStdin = map[int]platform.Stdin{}
+			}
+			r.openStdin[f.Root.PID] = st
+		}
+	}
+}
+
+// ResolveAllInUse is ResolveInUse for every finding.
+func (r *Result) ResolveAllInUse() {
+	roots := make([]int, len(r.Findings))
+	for k := range r.Findings {
+		roots[k] = r.Findings[k].Root.PID
+	}
+	r.ResolveInUse(roots)
+}
+
+// ResolveInUse looks for who can write to the open stdin of the findings
+// rooted at roots (none: nothing to do), in one bounded pass, and records
+// which are in use (InUse). It is asked of the findings a rule matches (a
+// plan), or that a person asks about (explain, scan --all): looking
+// through fd tables for a tree nothing will report or signal is work for
+// nothing. Each finding is resolved once; the others' evidence says what
+// was found.
+func (r *Result) ResolveInUse(roots []int) {
+	s := r.Tree.Snap
+	if len(r.openStdin) == 0 || len(roots) == 0 {
+		return
+	}
+	asked := make(map[int]bool, len(roots))
+	for _, pid := range roots {
+		asked[pid] = true
+	}
 	var search []platform.Stdin
 	open := map[uint64]*Finding{} // stdin inode → the finding whose root it is
 	uids, sessions := map[uint32]bool{}, map[int]bool{}
 	for k := range r.Findings {
-		f, st := &r.Findings[k], sts[k]
-		if st.Kind == "" {
-			continue
-		}
-		if st.Asked && st.Closed {
+		f := &r.Findings[k]
+		st, ok := r.openStdin[f.Root.PID]
+		if !ok || !asked[f.Root.PID] {
 			continue
 		}
 		search = append(search, st)
@@ -55,49 +93,53 @@ func (r *Result) ApplyStdin() {
 		uids[s.UID(f.Root)] = true
 		sessions[f.Root.SID] = true
 	}
-	var writers map[uint64][]platform.Writer
-	unread, searchCut := 0, 0
-	if len(search) > 0 {
-		// The processes of a root's session and user: a client and the
-		// servers it spawned share the session the user started it in, and
-		// a server's npm exec wrapper makes none. At most maxSearch of
-		// them, so that a table of orphans whose writers are elsewhere (a
-		// daemon's children) costs a bounded pass, not one over every
-		// process's fds.
-		var near []*platform.Process
-		for i := range s.Procs {
-			p := &s.Procs[i]
-			if p.PID != s.Self && sessions[p.SID] && uids[s.UID(p)] && !p.Zombie() {
-				near = append(near, p)
-			}
-		}
-		if len(near) > maxSearch {
-			searchCut = len(near) - maxSearch
-			near = near[:maxSearch]
-		}
-		writers, unread = s.StdinWriters(search, near, func(w map[uint64][]platform.Writer) bool {
-			for ino, f := range open {
-				if !slices.ContainsFunc(w[ino], func(x platform.Writer) bool { return !f.holds(x.PID) }) {
-					return false
-				}
-			}
-			return true
-		})
+	if len(search) == 0 {
+		return
 	}
+	// The processes of a root's session and user: a client and the
+	// servers it spawned share the session the user started it in, and a
+	// server's npm exec wrapper makes none. At most maxSearch of them, so
+	// that a table of orphans whose writers are elsewhere (a daemon's
+	// children) costs a bounded pass, not one over every process's fds.
+	var near []*platform.Process
+	for i := range s.Procs {
+		p := &s.Procs[i]
+		if p.PID != s.Self && sessions[p.SID] && uids[s.UID(p)] && !p.Zombie() {
+			near = append(near, p)
+		}
+	}
+	cut := 0
+	if len(near) > maxSearch {
+		cut = len(near) - maxSearch
+		near = near[:maxSearch]
+	}
+	writers, unread := s.StdinWriters(search, near, func(w map[uint64][]platform.Writer) bool {
+		for ino, f := range open {
+			if !slices.ContainsFunc(w[ino], func(x platform.Writer) bool { return !f.holds(x.PID) }) {
+				return false
+			}
+		}
+		return true
+	})
 	if r.inUse == nil {
 		r.inUse = map[int]string{}
 	}
-	kept := r.Findings[:0]
-	for k := range r.Findings {
-		f := r.Findings[k]
-		if why, used := r.judgeStdin(&f, sts[k], writers[sts[k].Inode], unread+searchCut); used {
+	for ino, f := range open {
+		delete(r.openStdin, f.Root.PID)
+		if why, used := r.judgeStdin(f, r.stdinOf(ino, search), writers[ino], unread+cut); used {
 			r.inUse[f.Root.PID] = why
-			continue
 		}
-		kept = append(kept, f)
 	}
-	clear(r.Findings[len(kept):])
-	r.Findings = kept
+}
+
+// stdinOf is the one of sts with inode ino.
+func (r *Result) stdinOf(ino uint64, sts []platform.Stdin) platform.Stdin {
+	for _, st := range sts {
+		if st.Inode == ino {
+			return st
+		}
+	}
+	return platform.Stdin{}
 }
 
 // judgeStdin adds to f what its root's stdin st says, given the writers

@@ -70,6 +70,7 @@ func runExplain(ctx context.Context, pid int, opts *scanOptions, g *globalOption
 		return noInputError{fmt.Errorf("no process %d in the process table", pid)}
 	}
 	p := &s.Procs[i]
+	t.Result.ResolveAllInUse() // a person asks: who writes to every open stdin
 	plan := pol.Plan(t.Result, policy.PlanOptions{Mode: policy.ModeScan, UID: t.UID(), Doubts: t.Doubts})
 	rep := run.Report(t, pol, plan, opts.all)
 
