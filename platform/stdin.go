@@ -21,9 +21,6 @@ type Stdin struct {
 	// was shut for writing or closed. A kernel fact: it counts every
 	// writer, in every namespace.
 	Closed bool
-	// Peer is the inode of a socket's other end (sock_diag's
-	// UNIX_DIAG_PEER), 0 when it has none or it could not be read.
-	Peer uint64
 }
 
 // Writer is a process that holds a way to write to another's stdin: the

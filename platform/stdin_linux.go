@@ -41,9 +41,6 @@ func (s *Snapshot) ReadStdin(p *Process) (Stdin, error) {
 		return Stdin{}, nil
 	}
 	st.ask(p.PID)
-	if st.Kind == "socket" && !st.Closed {
-		st.Peer, _ = unixPeer(st.Inode) // 0: not a unix socket, or no peer
-	}
 	return st, nil
 }
 
@@ -196,8 +193,12 @@ func (s *Snapshot) StdinWriters(sts []Stdin, procs []*Process, enough func(map[u
 		switch {
 		case st.Kind == "pipe":
 			want[st.Inode] = target{"pipe", st.Inode}
-		case st.Kind == "socket" && st.Peer != 0:
-			want[st.Peer] = target{"socket", st.Inode}
+		case st.Kind == "socket":
+			// Its other end, asked only now: a finding nothing will
+			// report or signal costs no netlink round trip.
+			if peer, err := unixPeer(st.Inode); err == nil && peer != 0 {
+				want[peer] = target{"socket", st.Inode}
+			}
 		}
 	}
 	if len(want) == 0 {

@@ -102,12 +102,16 @@ func (p *Policy) Plan(res *scan.Result, opt PlanOptions) *Plan {
 	s := res.Tree.Snap
 	g := p.NewGate(res, opt.UID, opt.Doubts)
 	pl := &Plan{Mode: opt.Mode, Gate: g}
-	// Who writes to an open stdin is asked of the findings a rule takes
-	// (scan.Result.ResolveInUse): one in use is no finding.
+	// Each finding's rule first: who writes to an open stdin is asked of
+	// the findings a rule takes (scan.Result.ResolveInUse), and one in use
+	// is no finding.
+	rules := make([]*Rule, len(res.Findings))
 	var matched []int
 	for i := range res.Findings {
-		if f := &res.Findings[i]; !g.self[f.Root.PID] && (opt.UID == 0 || s.UID(f.Root) == opt.UID) && p.Match(s, f) != nil {
-			matched = append(matched, f.Root.PID)
+		if f := &res.Findings[i]; !g.self[f.Root.PID] && (opt.UID == 0 || s.UID(f.Root) == opt.UID) {
+			if rules[i] = p.Match(s, f); rules[i] != nil {
+				matched = append(matched, f.Root.PID)
+			}
 		}
 	}
 	res.ResolveInUse(matched)
@@ -129,7 +133,7 @@ func (p *Policy) Plan(res *scan.Result, opt PlanOptions) *Plan {
 			pl.OutOfScope++
 			continue
 		}
-		rule := p.Match(s, f)
+		rule := rules[i]
 		if rule == nil {
 			pl.Unmatched++
 			pl.UnmatchedFindings = append(pl.UnmatchedFindings, f)

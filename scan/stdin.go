@@ -79,8 +79,14 @@ func (r *Result) ResolveInUse(roots []int) {
 	for _, pid := range roots {
 		asked[pid] = true
 	}
+	// The findings to resolve, each with its stdin: two roots may share
+	// one (servers spawned with the same inherited pipe).
+	type pending struct {
+		f  *Finding
+		st platform.Stdin
+	}
+	var todo []pending
 	var search []platform.Stdin
-	open := map[uint64]*Finding{} // stdin inode → the finding whose root it is
 	uids, sessions := map[uint32]bool{}, map[int]bool{}
 	for k := range r.Findings {
 		f := &r.Findings[k]
@@ -88,12 +94,13 @@ func (r *Result) ResolveInUse(roots []int) {
 		if !ok || !asked[f.Root.PID] {
 			continue
 		}
+		delete(r.openStdin, f.Root.PID)
+		todo = append(todo, pending{f, st})
 		search = append(search, st)
-		open[st.Inode] = f
 		uids[s.UID(f.Root)] = true
 		sessions[f.Root.SID] = true
 	}
-	if len(search) == 0 {
+	if len(todo) == 0 {
 		return
 	}
 	// The processes of a root's session and user: a client and the
@@ -114,8 +121,8 @@ func (r *Result) ResolveInUse(roots []int) {
 		near = near[:maxSearch]
 	}
 	writers, unread := s.StdinWriters(search, near, func(w map[uint64][]platform.Writer) bool {
-		for ino, f := range open {
-			if !slices.ContainsFunc(w[ino], func(x platform.Writer) bool { return !f.holds(x.PID) }) {
+		for _, t := range todo {
+			if !slices.ContainsFunc(w[t.st.Inode], func(x platform.Writer) bool { return r.writesFor(t.f, x) }) {
 				return false
 			}
 		}
@@ -124,22 +131,27 @@ func (r *Result) ResolveInUse(roots []int) {
 	if r.inUse == nil {
 		r.inUse = map[int]string{}
 	}
-	for ino, f := range open {
-		delete(r.openStdin, f.Root.PID)
-		if why, used := r.judgeStdin(f, r.stdinOf(ino, search), writers[ino], unread+cut); used {
-			r.inUse[f.Root.PID] = why
+	for _, t := range todo {
+		if why, used := r.judgeStdin(t.f, t.st, writers[t.st.Inode], unread+cut); used {
+			r.inUse[t.f.Root.PID] = why
 		}
 	}
 }
 
-// stdinOf is the one of sts with inode ino.
-func (r *Result) stdinOf(ino uint64, sts []platform.Stdin) platform.Stdin {
-	for _, st := range sts {
-		if st.Inode == ino {
-			return st
-		}
+// writesFor reports whether w, a writer of f's root's stdin, is one that
+// makes the root in use: outside its tree, and of the root's user (or
+// root's) — another user's process never spares a user's tree.
+func (r *Result) writesFor(f *Finding, w platform.Writer) bool {
+	if f.holds(w.PID) {
+		return false
 	}
-	return platform.Stdin{}
+	s := r.Tree.Snap
+	p := s.Get(w.PID)
+	if p == nil {
+		return false
+	}
+	u := s.UID(p)
+	return u == s.UID(f.Root) || u == 0
 }
 
 // judgeStdin adds to f what its root's stdin st says, given the writers
@@ -163,7 +175,7 @@ func (r *Result) judgeStdin(f *Finding, st platform.Stdin, writers []platform.Wr
 			inside = append(inside, w.PID)
 			continue
 		}
-		if f.Has(Reparented) && !f.Has(RunDone) && !f.Has(SessionEnded) {
+		if r.writesFor(f, w) && f.Has(Reparented) && !f.Has(RunDone) && !f.Has(SessionEnded) {
 			return fmt.Sprintf("in use: pid %d (%s) can write to its %s (fd %d)", w.PID, clip(s.CommandLine(s.Get(w.PID)), 80), what, w.FD), true
 		}
 	}
@@ -181,9 +193,9 @@ func (r *Result) judgeStdin(f *Finding, st platform.Stdin, writers []platform.Wr
 }
 
 // readStdins reads every finding's root's stdin, on as many threads as
-// the table's prefetch uses: each asking the kernel costs a few syscalls
-// (about 50 µs), and a table of a thousand abandoned servers is no
-// reason for a slow pass.
+// the table's prefetch uses: each asking the kernel costs a readlink and
+// six syscalls (about 15 µs here), and a table of a thousand abandoned
+// servers is no reason for a slow pass.
 func (r *Result) readStdins() []platform.Stdin {
 	s := r.Tree.Snap
 	sts := make([]platform.Stdin, len(r.Findings))

@@ -97,13 +97,13 @@ func (r *Result) ApplyLeaders() {
 func (r *Result) ApplyPIDMarks() {
 	s := r.Tree.Snap
 	eachMarked(r, r.cfg.Marks.PIDs, func(m PIDMark) string { return m.Env }, func(f *Finding, m PIDMark, v string) bool {
-		marker := m.Env + "=" + v
 		pid, err := strconv.Atoi(v)
 		if err != nil || pid <= 1 || pid == f.Root.PID {
 			// Not a pid, or the root's own: it names no other process
 			// whose end could be proven. The next mark may.
 			return false
 		}
+		marker := m.Env + "=" + strconv.Itoa(pid) // the number, not what was written ("+007")
 		f.Owner, f.OwnerPID = m.Owner, pid
 		f.claimed()
 		f.spoken(s.UID(f.Root)) // the mark is in its own environment

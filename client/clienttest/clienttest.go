@@ -120,7 +120,8 @@ func PIDMarkCases(t *testing.T, c client.Client, dir, env, owner string) {
 		{"control: its group is its terminal's foreground", []platform.Process{foreground}, false, true},
 		{"control: no marker", []platform.Process{server()}, false, false},
 	} {
-		f := Finding(Scan(t, c, dir, uid, tc.procs...), 820)
+		r := Scan(t, c, dir, uid, tc.procs...)
+		f := Finding(r, 820)
 		if f == nil {
 			t.Errorf("%s: no finding", tc.name)
 			continue
@@ -128,7 +129,7 @@ func PIDMarkCases(t *testing.T, c client.Client, dir, env, owner string) {
 		if f.Has(scan.OwnerDead) != tc.dead || (f.Owner == owner) != tc.owned {
 			t.Errorf("%s: reasons %v, owner %q; want owner-dead %v, owner %s %v\n%q", tc.name, f.Reasons, f.Owner, tc.dead, owner, tc.owned, f.Evidence)
 		}
-		if tc.dead && !f.SpokenFor(nil, uid) {
+		if tc.dead && !f.SpokenFor(r.Tree.Snap, uid) {
 			t.Errorf("%s: the marker does not speak for its own process's user", tc.name)
 		}
 	}

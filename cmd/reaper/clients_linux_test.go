@@ -273,23 +273,34 @@ func TestRealOpenCode(t *testing.T) {
 	model := realclients.StartModel(t)
 	home, work := t.TempDir(), t.TempDir()
 	env := realclients.OpenCodeSetup(home, model.Addr, mark)
-	oc, log := realclients.StartDetached(t, work, env, filepath.Join(mods, "opencode-linux-x64", "bin", "opencode"), "run", "say hello "+mark)
+	left := killOneShot(t, "opencode run", mark, model, work, env, filepath.Join(mods, "opencode-linux-x64", "bin", "opencode"), "run", "say hello "+mark)
+	reapLeftovers(t, mark, left)
+}
+
+// killOneShot runs a one-shot client, argv in work with env, detached,
+// until it (its prompt holds mark) and its two stubborn servers run and its
+// turn is in flight; reaps once while it lives (reapLive: no finding may
+// hold any of it); SIGKILLs it, and returns the servers, failing unless
+// both outlived it (the control).
+func killOneShot(t *testing.T, what, mark string, model *realclients.Model, work string, env []string, argv ...string) []int {
+	t.Helper()
+	client, log := realclients.StartDetached(t, work, env, argv...)
 	t.Cleanup(func() { realclients.KillOurs(mark) })
-	waitMarked(t, mark, 3, model, log) // opencode (its prompt holds the mark) and two servers
+	waitMarked(t, mark, 3, model, log)
 	var servers []int
 	for _, pid := range realclients.MarkedPIDs(mark) {
-		if pid != oc {
+		if pid != client {
 			servers = append(servers, pid)
 		}
 	}
-	t.Logf("opencode run, detached: pid %d, servers %v, model requests %q", oc, servers, model.Requests())
-	reapLive(t, mark, "opencode run")
-	left := killClient(oc, mark)
-	t.Logf("opencode SIGKILLed, no reaper: %d of %d servers alive", len(left), len(servers))
+	t.Logf("%s, detached: pid %d, servers %v, model requests %q", what, client, servers, model.Requests())
+	reapLive(t, mark, what)
+	left := killClient(client, mark)
+	t.Logf("%s SIGKILLed, no reaper: %d of %d servers alive", what, len(left), len(servers))
 	if len(left) != len(servers) {
-		t.Fatalf("control: the stubborn servers did not outlive opencode: %v of %v", left, servers)
+		t.Fatalf("control: the stubborn servers did not outlive %s: %v of %v", what, left, servers)
 	}
-	reapLeftovers(t, mark, left)
+	return left
 }
 
 // TestRealCodexExec: Codex 0.169.0 (`codex exec`, run by its npm wrapper,
@@ -542,22 +553,7 @@ func TestRealKilo(t *testing.T) {
 	model := realclients.StartModel(t)
 	home, work := t.TempDir(), t.TempDir()
 	env := realclients.KiloSetup(home, model.Addr, mark)
-	kilo, log := realclients.StartDetached(t, work, env, filepath.Join(mods, "@kilocode", "cli-linux-x64", "bin", "kilo"), "run", "say hello "+mark)
-	t.Cleanup(func() { realclients.KillOurs(mark) })
-	waitMarked(t, mark, 3, model, log) // kilo (its prompt holds the mark) and two servers
-	var servers []int
-	for _, pid := range realclients.MarkedPIDs(mark) {
-		if pid != kilo {
-			servers = append(servers, pid)
-		}
-	}
-	t.Logf("kilo run, detached: pid %d, servers %v, model requests %q", kilo, servers, model.Requests())
-	reapLive(t, mark, "kilo run")
-	left := killClient(kilo, mark)
-	t.Logf("kilo SIGKILLed, no reaper: %d of %d servers alive", len(left), len(servers))
-	if len(left) != len(servers) {
-		t.Fatalf("control: the stubborn servers did not outlive kilo: %v of %v", left, servers)
-	}
+	left := killOneShot(t, "kilo run", mark, model, work, env, filepath.Join(mods, "@kilocode", "cli-linux-x64", "bin", "kilo"), "run", "say hello "+mark)
 	reapLeftovers(t, mark, left)
 }
 
@@ -577,17 +573,9 @@ func TestRealCopilotCLI(t *testing.T) {
 	model := realclients.StartModel(t)
 	home, work := t.TempDir(), t.TempDir()
 	env := realclients.CopilotSetup(home, work, model.Addr, mark)
-	cp, log := realclients.StartDetached(t, work, env, filepath.Join(mods, "@github", "copilot-linux-x64", "copilot"), "-p", "say hello "+mark, "--allow-all-tools")
-	t.Cleanup(func() { realclients.KillOurs(mark) })
-	waitMarked(t, mark, 3, model, log) // copilot (its prompt holds the mark) and two servers
-	var servers []int
-	for _, pid := range realclients.MarkedPIDs(mark) {
-		if pid != cp {
-			servers = append(servers, pid)
-		}
-	}
+	left := killOneShot(t, "copilot -p", mark, model, work, env, filepath.Join(mods, "@github", "copilot-linux-x64", "copilot"), "-p", "say hello "+mark, "--allow-all-tools")
 	var marks []string
-	for _, pid := range servers {
+	for _, pid := range left {
 		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
 		for _, kv := range strings.Split(string(b), "\x00") {
 			if strings.HasPrefix(kv, "COPILOT_") && !strings.HasPrefix(kv, "COPILOT_PROVIDER_API_KEY") {
@@ -595,13 +583,7 @@ func TestRealCopilotCLI(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("copilot -p, detached: pid %d, servers %v, their COPILOT_ variables %q, model requests %q", cp, servers, marks, model.Requests())
-	reapLive(t, mark, "copilot -p")
-	left := killClient(cp, mark)
-	t.Logf("copilot SIGKILLed, no reaper: %d of %d servers alive", len(left), len(servers))
-	if len(left) != len(servers) {
-		t.Fatalf("control: the stubborn servers did not outlive copilot: %v of %v", left, servers)
-	}
+	t.Logf("the servers' COPILOT_ variables: %q", marks)
 	reapRoots(t, mark, left, "killed as abandoned by mcp-abandoned", func(f *reapFinding) bool {
 		return f.Outcome == "killed" && contains(f.Reasons, "abandoned") && f.Rule == "mcp-abandoned"
 	})

@@ -171,25 +171,33 @@ func ClaudeSetup(home, work, addr, mark string) ([]string, string) {
 // servers — and returns its environment, with what turns off its network
 // calls.
 func KiloSetup(home, addr, mark string) []string {
+	writeOpenCodeFormat(filepath.Join(home, ".config", "kilo", "kilo.json"), "https://kilo.ai/config.json", addr, mark,
+		map[string]any{"name": "m", "tool_call": true})
+	return Env(home, "KILO_DISABLE_AUTOUPDATE=1", "KILO_DISABLE_MODELS_FETCH=1", "KILO_DISABLE_DEFAULT_PLUGINS=1",
+		"KILO_DISABLE_SHARE=1", "KILO_TELEMETRY_LEVEL=off", "KILO_DISABLE_SESSION_INGEST=1", "XDG_CONFIG_HOME="+filepath.Join(home, ".config"))
+}
+
+// writeOpenCodeFormat writes a config in OpenCode's format (which Kilo
+// keeps) at path: the model stand-in at addr as an OpenAI-compatible
+// provider whose one model is model, no update, no sharing, and the two
+// stubborn servers.
+func writeOpenCodeFormat(path, schema, addr, mark string, model map[string]any) {
 	mcp := map[string]any{}
 	for name, argv := range StubbornServers(mark) {
 		mcp[name] = map[string]any{"type": "local", "command": argv, "enabled": true}
 	}
 	cfg, _ := json.Marshal(map[string]any{
-		"$schema": "https://kilo.ai/config.json",
+		"$schema": schema,
 		"provider": map[string]any{"mock": map[string]any{"npm": "@ai-sdk/openai-compatible", "name": "mock",
 			"options": map[string]any{"baseURL": "http://" + addr + "/v1", "apiKey": "test-key"},
-			"models":  map[string]any{"m": map[string]any{"name": "m", "tool_call": true}}}},
+			"models":  map[string]any{"m": model}}},
 		"model":      "mock/m",
 		"autoupdate": false,
 		"share":      "disabled",
 		"mcp":        mcp,
 	})
-	dir := filepath.Join(home, ".config", "kilo")
-	os.MkdirAll(dir, 0o700)
-	os.WriteFile(filepath.Join(dir, "kilo.json"), cfg, 0o600)
-	return Env(home, "KILO_DISABLE_AUTOUPDATE=1", "KILO_DISABLE_MODELS_FETCH=1", "KILO_DISABLE_DEFAULT_PLUGINS=1",
-		"KILO_DISABLE_SHARE=1", "KILO_TELEMETRY_LEVEL=off", "KILO_DISABLE_SESSION_INGEST=1", "XDG_CONFIG_HOME="+filepath.Join(home, ".config"))
+	os.MkdirAll(filepath.Dir(path), 0o700)
+	os.WriteFile(path, cfg, 0o600)
 }
 
 // CopilotSetup writes Copilot CLI's config under home for a session in
@@ -215,23 +223,8 @@ func CopilotSetup(home, work, addr, mark string) []string {
 // at addr as an OpenAI-compatible provider, the two stubborn servers —
 // and returns its environment.
 func OpenCodeSetup(home, addr, mark string) []string {
-	mcp := map[string]any{}
-	for name, argv := range StubbornServers(mark) {
-		mcp[name] = map[string]any{"type": "local", "command": argv, "enabled": true}
-	}
-	cfg, _ := json.Marshal(map[string]any{
-		"$schema": "https://opencode.ai/config.json",
-		"provider": map[string]any{"mock": map[string]any{"npm": "@ai-sdk/openai-compatible", "name": "mock",
-			"options": map[string]any{"baseURL": "http://" + addr + "/v1", "apiKey": "test-key"},
-			"models":  map[string]any{"m": map[string]any{"name": "m"}}}},
-		"model":      "mock/m",
-		"autoupdate": false,
-		"share":      "disabled",
-		"mcp":        mcp,
-	})
-	dir := filepath.Join(home, ".config", "opencode")
-	os.MkdirAll(dir, 0o700)
-	os.WriteFile(filepath.Join(dir, "opencode.json"), cfg, 0o600)
+	writeOpenCodeFormat(filepath.Join(home, ".config", "opencode", "opencode.json"), "https://opencode.ai/config.json", addr, mark,
+		map[string]any{"name": "m"})
 	return Env(home, "OPENCODE_DISABLE_AUTOUPDATE=1", "OPENCODE_DISABLE_MODELS_FETCH=1", "OPENCODE_DISABLE_DEFAULT_PLUGINS=1",
 		"OPENCODE_DISABLE_SHARE=1", "OPENCODE_DISABLE_CLAUDE_CODE=1", "XDG_CONFIG_HOME="+filepath.Join(home, ".config"))
 }
