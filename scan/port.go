@@ -43,14 +43,16 @@ func (e *Evidence) Add(o Evidence) {
 // apply folds the evidence into the result in the one order that is
 // right: the ledgers first (an owned run leaves the findings before
 // anything is attributed, a proven run becomes a finding of its own), then
-// the ties for what no ledger claimed, then the process groups of what the
-// clients' leader marks name, then the declared MCP servers (the kind
-// only), and the advice last, over the final findings.
+// the ties for what no ledger claimed, then the pids the clients' pid
+// marks name (a pid named outright says more than a process group), then
+// the process groups of what the clients' leader marks name, then the
+// headless clients, then the declared MCP servers (the kind only), and the
+// advice last, over the final findings.
 func (r *Result) apply(ev Evidence) {
 	r.ApplyLedgers(ev.Ledgers)
 	r.ApplyTies(ev.Ties)
-	r.ApplyLeaders()
 	r.ApplyPIDMarks()
+	r.ApplyLeaders()
 	r.ApplyHeadless()
 	r.ApplyServers(ev.Servers)
 	if ev.Advise {

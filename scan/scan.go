@@ -52,8 +52,8 @@ type Result struct {
 func Scan(snap *platform.Snapshot, cfg Config, gather Gather) (*Result, error) {
 	r := scanTable(snap, cfg)
 	if gather == nil {
-		r.ApplyLeaders() // the clients' marks need no evidence read
-		r.ApplyPIDMarks()
+		r.ApplyPIDMarks() // the clients' marks need no evidence read
+		r.ApplyLeaders()
 		r.ApplyHeadless()
 		r.ApplyStdin()
 		return r, nil

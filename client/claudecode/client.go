@@ -20,11 +20,14 @@ import (
 const OwnerName = "claude-code"
 
 // The variables Claude Code sets on what it spawns (its MCP servers, its
-// Bash tool) and the one that moves its config dir.
+// Bash tool) and the one that moves its config dir. EnvPID (2.1.3xx) is
+// on what the Bash tool runs, not on the MCP servers: the pid of the
+// claude whose tool call started it.
 const (
 	EnvMarker    = "CLAUDECODE"
 	EnvSessionID = "CLAUDE_CODE_SESSION_ID"
 	EnvConfigDir = "CLAUDE_CONFIG_DIR"
+	EnvPID       = "CLAUDE_PID"
 )
 
 // Adapter is Claude Code's adapter; Client is it on the client seam
@@ -39,7 +42,7 @@ var Client = client.New[Raw](Adapter{})
 // Info: a claude process names its config dir wherever it runs; its
 // markers and the owner name its evidence uses.
 func (Adapter) Info() client.Info {
-	return client.Info{Name: OwnerName, Title: "Claude Code", Announce: []string{"sessions"}, EnvNames: []string{EnvMarker, EnvSessionID, EnvConfigDir},
+	return client.Info{Name: OwnerName, Title: "Claude Code", Announce: []string{"sessions"}, EnvNames: []string{EnvMarker, EnvSessionID, EnvConfigDir, EnvPID},
 		Owners: []string{OwnerName}, Marks: marks, Comms: []string{"claude"}}
 }
 
@@ -78,10 +81,15 @@ var bashTool = regexp.MustCompile(`/shell-snapshots/snapshot-[a-z]+-[^ ]*\.sh`)
 // agent CLI, kind acp.
 var cli = regexp.MustCompile(`claude-agent-acp|claude-code-acp|(^|/)claude( |$)`)
 
-// marks: the Bash tool's shell is an exec, the CLI acp; what carries CLAUDECODE is
-// Claude Code's, by the process group it kept.
+// marks: the Bash tool's shell is an exec, the CLI acp; what carries
+// CLAUDE_PID is the job of that claude's tool call (the tool's shell, a
+// session leader, ends within a second of `cmd &` and leaves its jobs
+// leading nothing: their group and session are the dead shell's, which
+// says nothing of claude); what carries CLAUDECODE is Claude Code's, by
+// the process group it kept.
 var marks = scan.Marks{
 	Commands: []scan.CommandMark{{Cmdline: bashTool, Kind: ledger.KindExec}, {Cmdline: cli, Kind: ledger.KindACP, Owner: OwnerName}},
+	PIDs:     []scan.PIDMark{{Env: EnvPID, Owner: OwnerName}},
 	Leaders:  []scan.LeaderMark{{Env: EnvMarker, Owner: OwnerName}},
 }
 
@@ -97,6 +105,12 @@ func (Adapter) Judge(raw *Raw, uid uint32, snap *platform.Snapshot) (ev scan.Evi
 	warnings = raw.Warnings()
 	here := domain()
 	var errs []error
+	adv := &jobs{uid: uid, calls: checkedCalls(raw.Tools)}
+	defer func() {
+		if len(adv.sessions) > 0 {
+			ev.Advisers = append(ev.Advisers, adv)
+		}
+	}()
 	for _, s := range raw.Sessions {
 		if why := s.check(); why != "" {
 			errs = append(errs, fmt.Errorf("%s: not a Claude Code session file: %s", s.File, why))
@@ -107,6 +121,7 @@ func (Adapter) Judge(raw *Raw, uid uint32, snap *platform.Snapshot) (ev scan.Evi
 			continue
 		}
 		owner := s.owner(snap)
+		adv.sessions = append(adv.sessions, s)
 		ev.Ledgers = append(ev.Ledgers, &ledger.Ledger{Version: ledger.Version, Source: s.File, Speaker: uid, Owner: owner,
 			Runs: []ledger.Run{{ID: "claude session " + s.SessionID, Kind: ledger.KindACP, PID: s.PID, Start: owner.Start, State: ledger.RunRunning}}})
 		ev.Ties = append(ev.Ties, scan.Tie{Env: EnvSessionID, Value: s.SessionID, Strong: EnvSessionID,

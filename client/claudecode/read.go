@@ -31,6 +31,8 @@ type Raw struct {
 	statedir.Config
 	// Sessions are the session files, by pid.
 	Sessions []Session `json:"sessions,omitempty"`
+	// Tools are the Bash tool calls of the sessions' transcripts (jobs.go).
+	Tools []ToolCall `json:"tools,omitempty"`
 }
 
 // Session is one session file as Claude Code writes it.
@@ -45,6 +47,9 @@ type Session struct {
 	// to the second; both read from the 2.1.197 binary).
 	ProcStart string `json:"procStart,omitempty"`
 	Kind      string `json:"kind,omitempty"`
+	// Cwd is the session's working directory: its transcript is in the
+	// folder projects/ names after it.
+	Cwd string `json:"cwd,omitempty"`
 	// PIDDomain (2.1.330+) names the pid namespace the pid is of:
 	// linux:<machine-id>:pid:[<inode>].
 	PIDDomain string `json:"pidDomain,omitempty"`
@@ -72,6 +77,7 @@ func ReadRaw(dir string) *Raw {
 		return raw
 	}
 	raw.readSessions(sd)
+	raw.readToolCalls(sd.Path, sd.Owner)
 	raw.readConfig(sd)
 	raw.Finish(sd)
 	return raw
