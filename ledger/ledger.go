@@ -118,6 +118,10 @@ type Run struct {
 	// pid at all (no match, or several). Neither is part of the format.
 	Proof string `json:"-"`
 	Note  string `json:"-"`
+	// Superseded says why the live owner replaced this run with a newer
+	// one without stopping it (a client's own log): the run is proven left
+	// behind under its live owner. Not part of the format.
+	Superseded string `json:"-"`
 }
 
 // Verifiable reports whether anything in r can prove which process r.PID is.

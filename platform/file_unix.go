@@ -258,3 +258,14 @@ func DirOwnerNoLinks(path string) (uint32, error) {
 func Writable(dir string) error {
 	return unix.Access(dir, unix.W_OK)
 }
+
+// OpenDir opens the directory path for listing: never a symbolic link at
+// its end, never anything but a directory, and never blocking (a FIFO a
+// user put where a directory should be fails at once, ENOTDIR).
+func OpenDir(path string) (*os.File, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &FileError{path, err}
+	}
+	return os.NewFile(uintptr(fd), path), nil
+}

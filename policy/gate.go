@@ -218,7 +218,9 @@ func (g *Gate) Deny(plan *Plan) map[int]string {
 // planned tree holding a process that a live owner's ledger now holds as
 // a running run — the same pid with the same start — is
 // spared, refused by design (Benign), and the gate refuses those runs from
-// here on. It returns how many items were spared.
+// here on. A planned superseded server must be superseded on this second
+// look too — the client's record and the table agreeing twice — or it is
+// spared the same way. It returns how many items were spared.
 func (pl *Plan) SpareOwned(now *scan.Result) int {
 	pl.Gate.AlsoOwned(now)
 	s := now.Tree.Snap
@@ -226,6 +228,12 @@ func (pl *Plan) SpareOwned(now *scan.Result) int {
 	for i := range pl.Items {
 		it := &pl.Items[i]
 		if it.Outcome != Planned {
+			continue
+		}
+		if it.Finding.Has(scan.Superseded) && !stillSuperseded(now, it.Finding.Root) {
+			it.Outcome, it.Benign = Refused, true
+			it.Detail = fmt.Sprintf("spared: on a second look, pid %d is not shown superseded", it.Finding.Root.PID)
+			spared++
 			continue
 		}
 		for _, m := range it.Finding.Members {
@@ -242,4 +250,16 @@ func (pl *Plan) SpareOwned(now *scan.Result) int {
 		}
 	}
 	return spared
+}
+
+// stillSuperseded reports whether now holds a superseded finding rooted at
+// root's process (its pid, with its start).
+func stillSuperseded(now *scan.Result, root *platform.Process) bool {
+	for k := range now.Findings {
+		f := &now.Findings[k]
+		if f.Root.PID == root.PID && f.Root.StartTicks == root.StartTicks && f.Has(scan.Superseded) {
+			return true
+		}
+	}
+	return false
 }

@@ -182,3 +182,55 @@ func TestPlanSpareOwned(t *testing.T) {
 		})
 	}
 }
+
+// A planned superseded server must be superseded on the second look made
+// just before acting, or it is spared; the control, superseded twice,
+// spares nothing.
+func TestPlanSpareNoLongerSuperseded(t *testing.T) {
+	pol, err := Parse("gate.toml", []byte(`version = 1
+[[owner]]
+name = "gw"
+cmdline = '^gateway$'
+
+[[rule]]
+name = "superseded"
+when = ["superseded"]
+action = "terminate"
+`), testClients)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scanOf := func(superseded string) *scan.Result {
+		s := platform.NewSnapshot([]platform.Process{
+			proc(1, 0, []string{"/sbin/init"}, nil, "/", 1),
+			proc(101, 1, []string{"gateway"}, nil, "/", 1000),
+			proc(102, 101, []string{"node", "server.js"}, nil, "/", 1000),
+		}, "boot", 1000*time.Second, time.Unix(0, 0))
+		res, _ := scan.Scan(s, pol.ScanConfig(), nil)
+		l := &ledger.Ledger{Version: 1, Source: "test", Speaker: 1000, Owner: ledger.Owner{Name: "gw", PID: 101, Start: "boot:1000"},
+			Runs: []ledger.Run{{ID: "srv", PID: 102, Start: "boot:1000", State: ledger.RunRunning, Superseded: superseded}}}
+		res.ApplyLedgers([]*ledger.Ledger{l})
+		return res
+	}
+	for _, tt := range []struct {
+		name  string
+		now   string
+		spare int
+	}{
+		{"no longer superseded", "", 1},
+		{"control: superseded on both looks", "replaced", 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			pl := pol.Plan(scanOf("replaced"), PlanOptions{Mode: ModeReap, UID: 1000})
+			if len(pl.Items) != 1 || pl.Items[0].Outcome != Planned || !pl.Items[0].Finding.Has(scan.Superseded) {
+				t.Fatalf("plan: %+v", pl.Items)
+			}
+			if n := pl.SpareOwned(scanOf(tt.now)); n != tt.spare {
+				t.Fatalf("spared %d, want %d: %+v", n, tt.spare, pl.Items[0])
+			}
+			if it := pl.Items[0]; tt.spare == 1 && (it.Outcome != Refused || !it.Benign || !strings.Contains(it.Detail, "not shown superseded")) {
+				t.Errorf("item %+v, want spared", it)
+			}
+		})
+	}
+}

@@ -339,8 +339,20 @@ func (t *tree) stop(ctx context.Context, f *scan.Finding) (string, *Result) {
 }
 
 // sigterm sends SIGTERM and SIGCONT to every member (a stopped process
-// acts on SIGTERM only once continued); the grace starts.
+// acts on SIGTERM only once continued); the grace starts. A server its live
+// client superseded is sent SIGINT first, at its root alone, as a client's
+// own replace path stops one; SIGTERM follows.
 func (t *tree) sigterm() *Result {
+	if t.item.Finding.Has(scan.Superseded) {
+		for _, h := range t.handles {
+			if h.PID == t.root {
+				if r, stop := t.send(h, syscall.SIGINT); stop {
+					t.resume()
+					return &r
+				}
+			}
+		}
+	}
 	for _, h := range t.handles {
 		if r, stop := t.send(h, syscall.SIGTERM); stop {
 			t.resume()

@@ -28,10 +28,14 @@ const (
 	// write to any more (the kernel says so): a stdio server that can
 	// never be spoken to again.
 	Abandoned Reason = "abandoned"
+	// Superseded: a live client started a newer copy of this server in its
+	// place and never stopped this one, as its own record says (a client's
+	// log of its servers' starts and stops, an edited entry reconnected).
+	Superseded Reason = "superseded"
 )
 
 // Reasons lists every reason, for validation.
-var Reasons = []Reason{Reparented, OwnerDead, RunDone, SessionEnded, Untracked, Abandoned}
+var Reasons = []Reason{Reparented, OwnerDead, RunDone, SessionEnded, Untracked, Abandoned, Superseded}
 
 // Owner says how to recognise a supervisor (a gateway) and what it leaves on
 // the processes it spawns.

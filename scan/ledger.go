@@ -111,6 +111,10 @@ func (r *Result) verifyRuns(ls []*ledger.Ledger) []provenRun {
 				p.reasons = append(p.reasons, RunDone)
 				p.why = append(p.why, fmt.Sprintf("run %s is marked done in %s, its process lives", run.ID, l.Source))
 			}
+			if run.Superseded != "" {
+				p.reasons = append(p.reasons, Superseded)
+				p.why = append(p.why, fmt.Sprintf("run %s: %s", run.ID, run.Superseded))
+			}
 			if sess := l.EndedSession(run.Session); sess != nil {
 				p.reasons = append(p.reasons, SessionEnded)
 				p.why = append(p.why, fmt.Sprintf("run %s: session %s was %s", run.ID, sess.Key, sess.State))

@@ -106,6 +106,7 @@ func (Adapter) Judge(raw *Raw, uid uint32, snap *platform.Snapshot) (ev scan.Evi
 	here := domain()
 	var errs []error
 	adv := &jobs{uid: uid, calls: checkedCalls(raw.Tools)}
+	lives := map[string]live{}
 	defer func() {
 		if len(adv.sessions) > 0 {
 			ev.Advisers = append(ev.Advisers, adv)
@@ -122,10 +123,18 @@ func (Adapter) Judge(raw *Raw, uid uint32, snap *platform.Snapshot) (ev scan.Evi
 		}
 		owner := s.owner(snap)
 		adv.sessions = append(adv.sessions, s)
+		if snap != nil && owner.Gone == "" && owner.Start != "" {
+			if q := snap.Get(s.PID); q != nil && !q.Zombie() && snap.Identity(q) == owner.Start {
+				lives[s.SessionID] = live{s: s, owner: owner, proc: q}
+			}
+		}
 		ev.Ledgers = append(ev.Ledgers, &ledger.Ledger{Version: ledger.Version, Source: s.File, Speaker: uid, Owner: owner,
 			Runs: []ledger.Run{{ID: "claude session " + s.SessionID, Kind: ledger.KindACP, PID: s.PID, Start: owner.Start, State: ledger.RunRunning}}})
 		ev.Ties = append(ev.Ties, scan.Tie{Env: EnvSessionID, Value: s.SessionID, Strong: EnvSessionID,
 			Owner: owner, Speaker: uid, Where: "claude session " + s.SessionID, Proof: "the session file " + s.File, Noun: "claude"})
+	}
+	if snap != nil {
+		ev.Ledgers = append(ev.Ledgers, supersededRuns(checkedMCP(raw.MCP), lives, uid, snap)...)
 	}
 	return ev, append(raw.Errors(), errs...), warnings
 }

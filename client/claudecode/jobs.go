@@ -29,7 +29,8 @@ import (
 // transcriptTail bytes (a transcript grows by every turn, tens of
 // megabytes in a long session; a job's tool call is near its end while
 // the session is young enough to matter), the last maxToolCalls Bash
-// calls in them, and the transcripts of maxTranscripts sessions.
+// calls in them, and the transcripts of maxTranscripts sessions: 16 MiB in
+// all.
 const (
 	transcriptTail = 1 << 20
 	maxToolCalls   = 32

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/orphanreaper/reaper/client/statedir"
 	"github.com/orphanreaper/reaper/ledger"
+	"github.com/orphanreaper/reaper/platform"
 )
 
 // maxSessions bounds the session files read from one config dir: one per
@@ -33,6 +33,19 @@ type Raw struct {
 	Sessions []Session `json:"sessions,omitempty"`
 	// Tools are the Bash tool calls of the sessions' transcripts (jobs.go).
 	Tools []ToolCall `json:"tools,omitempty"`
+	// MCP are the live sessions' MCP logs and servers (mcplog.go).
+	MCP []SessionMCP `json:"mcp,omitempty"`
+
+	// global is the global config's servers as read, for MCP's entries.
+	global globalServers
+}
+
+// globalServers are the global config's MCP server maps: mcpServers and
+// each project's.
+type globalServers struct {
+	file     string
+	top      map[string]json.RawMessage
+	projects map[string]map[string]json.RawMessage
 }
 
 // Session is one session file as Claude Code writes it.
@@ -79,6 +92,7 @@ func ReadRaw(dir string) *Raw {
 	raw.readSessions(sd)
 	raw.readToolCalls(sd.Path, sd.Owner)
 	raw.readConfig(sd)
+	raw.readMCPLogs(sd)
 	raw.Finish(sd)
 	return raw
 }
@@ -86,7 +100,7 @@ func ReadRaw(dir string) *Raw {
 // readSessions reads <dir>/sessions/<pid>.json, at most maxSessions of
 // them (more is an error: the owner's doubt).
 func (raw *Raw) readSessions(sd statedir.Dir) {
-	f, err := os.Open(filepath.Join(sd.Path, "sessions"))
+	f, err := platform.OpenDir(filepath.Join(sd.Path, "sessions"))
 	if errors.Is(err, fs.ErrNotExist) {
 		return
 	}
@@ -162,6 +176,10 @@ func (raw *Raw) readConfig(sd statedir.Dir) {
 	if err := json.Unmarshal(b, &cfg); err != nil {
 		raw.ConfigProblems = append(raw.ConfigProblems, (&ledger.Error{File: file, Line: statedir.JSONErrLine(b, err), Msg: "not a Claude Code config: " + statedir.JSONProblem(err)}).Error())
 		return
+	}
+	raw.global = globalServers{file: file, top: cfg.MCPServers, projects: map[string]map[string]json.RawMessage{}}
+	for d, p := range cfg.Projects {
+		raw.global.projects[d] = p.MCPServers
 	}
 	srv, bad := statedir.StdioServers(file, "mcpServers", cfg.MCPServers)
 	raw.Servers, raw.ConfigProblems = append(raw.Servers, srv...), append(raw.ConfigProblems, bad...)

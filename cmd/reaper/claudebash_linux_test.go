@@ -27,6 +27,12 @@ func bashToolCall(command string) string {
 		`{"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":12}}`,
 		`{"type":"message_stop"}`,
 	}
+	return eventStream(events)
+}
+
+// eventStream is events (JSON objects with a type) as a server-sent event
+// stream, each named by its type.
+func eventStream(events []string) string {
 	var b strings.Builder
 	for _, e := range events {
 		var typ struct{ Type string }

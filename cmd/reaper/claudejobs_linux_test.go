@@ -27,13 +27,7 @@ func textAnswer(text string) string {
 		`{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":3}}`,
 		`{"type":"message_stop"}`,
 	}
-	var b strings.Builder
-	for _, e := range events {
-		var typ struct{ Type string }
-		json.Unmarshal([]byte(e), &typ)
-		fmt.Fprintf(&b, "event: %s\ndata: %s\n\n", typ.Type, e)
-	}
-	return b.String()
+	return eventStream(events)
 }
 
 // TestRealClaudeBashJobs: Claude Code 2.1.331 (`claude -p`, the Bash tool

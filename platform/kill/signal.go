@@ -96,6 +96,8 @@ func signalName(sig syscall.Signal) string {
 		return "SIGSTOP"
 	case syscall.SIGCONT:
 		return "SIGCONT"
+	case syscall.SIGINT:
+		return "SIGINT"
 	case syscall.SIGTERM:
 		return "SIGTERM"
 	case syscall.SIGKILL:

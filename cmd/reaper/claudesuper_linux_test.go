@@ -1,0 +1,157 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/orphanreaper/reaper/internal/realclients"
+)
+
+// TestRealClaudeSuperseded: Claude Code 2.1.331 in its interactive UI on a
+// terminal, with two stdio servers in the project's .mcp.json. One entry
+// is edited and reconnected (/mcp, Reconnect): claude starts the new copy
+// and never stops the old one, which runs on under it (the control). The
+// other, unchanged, is reconnected too: claude stops its old copy itself.
+// The reap with the example policy finds the old edited copy superseded,
+// by claude's own MCP log and the table, and ends it (SIGINT, as claude
+// would); claude, the current copies and nothing else are touched.
+func TestRealClaudeSuperseded(t *testing.T) {
+	mods := requireClients(t)
+	becomeSubreaper(t)
+	mark := "csmark" + strings.ReplaceAll(suiteMark, "-", "x")
+	model := realclients.StartModel(t)
+	home, work := t.TempDir(), t.TempDir()
+	env, cfgDir := realclients.ClaudeSetup(home, work, model.Addr, mark)
+	// The project's servers only, all of them enabled.
+	cfgFile := filepath.Join(cfgDir, ".claude.json")
+	var cfg map[string]any
+	b, _ := os.ReadFile(cfgFile)
+	json.Unmarshal(b, &cfg)
+	cfg["projects"] = map[string]any{work: map[string]any{"hasTrustDialogAccepted": true, "enableAllProjectMcpServers": true, "mcpServers": map[string]any{}}}
+	b, _ = json.Marshal(cfg)
+	os.WriteFile(cfgFile, b, 0o600)
+	script := filepath.Join("..", "..", "testdata", "clients", "stubborn-mcp.mjs")
+	script, _ = filepath.Abs(script)
+	writeMCP := func(version string) {
+		b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
+			"edited": map[string]any{"command": "node", "args": []string{script, "--mcp-edited", mark, version}},
+			"same":   map[string]any{"command": "node", "args": []string{script, "--mcp-same", mark}},
+		}})
+		if err := os.WriteFile(filepath.Join(work, ".mcp.json"), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeMCP("v1")
+	term := startOnTerminal(t, work, onTerminal(env), filepath.Join(mods, "claude-code-2.1.331", "claude"), "--permission-mode", "default")
+	t.Cleanup(func() { realclients.KillOurs(mark) })
+	server := func(arg string) []int {
+		var out []int
+		for _, pid := range realclients.MarkedPIDs(mark) {
+			if strings.Contains(cmdlineOf(pid), arg) {
+				out = append(out, pid)
+			}
+		}
+		return out
+	}
+	waitFor := func(what string, ok func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(60 * time.Second); !ok(); time.Sleep(100 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: not within 60 s; marked %v; the screen:\n%s", what, realclients.MarkedPIDs(mark), term.screen(3000))
+			}
+		}
+	}
+	waitFor("claude starts both servers", func() bool { return len(server("--mcp-edited")) == 1 && len(server("--mcp-same")) == 1 })
+	old, same := server("--mcp-edited")[0], server("--mcp-same")[0]
+	claude := parentOf(old)
+	keys := func(ks ...string) {
+		for _, k := range ks {
+			fmt.Fprint(term.master, k)
+			time.Sleep(1500 * time.Millisecond)
+		}
+	}
+	// Edit "edited", reconnect it: /mcp, Enter (the first server), Enter
+	// (Reconnect).
+	writeMCP("v2")
+	keys("/mcp", "\r", "\r", "\r")
+	waitFor("the edited entry's new copy", func() bool { return len(server(mark+" v2")) == 1 })
+	current := server(mark + " v2")[0]
+	keys("\x1b")
+	// Reconnect "same", unchanged: claude stops its old copy itself.
+	keys("/mcp", "\r", "\x1b[B", "\r", "\r")
+	waitFor("the unchanged entry reconnected", func() bool {
+		s := server("--mcp-same")
+		return len(s) == 1 && s[0] != same
+	})
+	sameNow := server("--mcp-same")[0]
+	keys("\x1b")
+	time.Sleep(3 * time.Second) // past the hold
+	logs, _ := filepath.Glob(filepath.Join(home, ".cache", "claude-cli-nodejs", "*", "mcp-logs-*", "*.jsonl"))
+	t.Logf("claude %d: the edited entry's old copy %d (%s) and new %d; the unchanged one's %d, now %d; logs %v", claude, old, stateOf(old), current, same, sameNow, logs)
+	if st := stateOf(old); st == "" || st == "Z" || parentOf(old) != claude {
+		t.Fatalf("control: the old copy %d did not outlive its reconnect under claude (state %q, parent %d)", old, st, parentOf(old))
+	}
+	if st := stateOf(same); st != "" && st != "Z" {
+		t.Errorf("the unchanged entry's old copy %d lives: claude did not stop it", same)
+	}
+
+	audit := filepath.Join(t.TempDir(), "audit.log")
+	rep, r := reapJSONEnv(t, nil, "--policy", examplePolicyForTest(t, mark), "--audit-log", audit)
+	f := rep.finding(old)
+	switch {
+	case f == nil:
+		t.Errorf("no finding for the superseded copy %d\n%s\n%s", old, r.stdout, r.stderr)
+	case f.Rule != "claude-superseded" || f.Outcome != "killed" || !contains(f.Reasons, "superseded"):
+		t.Errorf("the superseded copy %d: %s by %q, reasons %v, evidence %q; want killed by claude-superseded", old, f.Outcome, f.Rule, f.Reasons, f.Evidence)
+	default:
+		t.Logf("the superseded copy %d: %s by %s, reasons %v, evidence %q", old, f.Outcome, f.Rule, f.Reasons, f.Evidence)
+	}
+	for _, g := range rep.Findings {
+		if g.RootPID != old && slicesHas(realclients.MarkedPIDs(mark), g.RootPID) {
+			t.Errorf("a finding outside the leftover: %+v", g)
+		}
+	}
+	var signals []string
+	lines, _ := os.ReadFile(audit)
+	for _, line := range strings.Split(string(lines), "\n") {
+		var ev struct {
+			PID    int    `json:"pid"`
+			Signal string `json:"signal"`
+		}
+		if json.Unmarshal([]byte(line), &ev) == nil && ev.Signal != "" {
+			signals = append(signals, fmt.Sprintf("%s to %d", ev.Signal, ev.PID))
+		}
+	}
+	t.Logf("signals sent: %v", signals)
+	if !slicesHasString(signals, fmt.Sprintf("SIGINT to %d", old)) {
+		t.Errorf("no SIGINT to the superseded copy %d: %v", old, signals)
+	}
+	for _, sig := range signals {
+		if !strings.HasSuffix(sig, fmt.Sprintf(" to %d", old)) {
+			t.Errorf("a signal to another process: %s", sig)
+		}
+	}
+	time.Sleep(500 * time.Millisecond)
+	if st := stateOf(old); st != "" && st != "Z" {
+		t.Errorf("the superseded copy %d is alive after the reap", old)
+	}
+	for _, pid := range []int{claude, current, sameNow} {
+		if st := stateOf(pid); st == "" || st == "Z" {
+			t.Errorf("%d (%s) is gone after the reap: only the superseded copy may be", pid, cmdlineOf(pid))
+		}
+	}
+}
+
+func slicesHasString(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
