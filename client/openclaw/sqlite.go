@@ -6,17 +6,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
-	"time"
 
 	_ "modernc.org/sqlite" // pure-Go SQLite: OpenClaw's Gen C state is a WAL-mode database
 
+	"github.com/orphanreaper/reaper/client/sqlitestore"
 	"github.com/orphanreaper/reaper/client/statedir"
 	"github.com/orphanreaper/reaper/ledger"
 )
-
-// sqliteTimeout bounds the whole read of the state database: the gateway
-// may hold it, and reaper must not wait on it. (A variable for the tests.)
-var sqliteTimeout = 2 * time.Second
 
 // storeRows is what reaper reads of a state store: the leases, and the
 // task rows with the codex plugin's.
@@ -26,7 +22,7 @@ type storeRows struct {
 }
 
 // readStore reads <state>/state/openclaw.sqlite in one bounded read
-// (queryBounded): the plugin state rows that name processes —
+// (sqlitestore.Query): the plugin state rows that name processes —
 // ('acpx','process-leases',leaseId) → lease JSON, the codex app-server
 // registry ('codex','app-server-processes',key) → {parent, child} and the
 // codex thread namespaces — and the exec rows of task_runs. A user's store
@@ -38,9 +34,9 @@ func readStore(dir, rel string, owner int) (*storeRows, error) {
 	path := filepath.Join(dir, rel)
 	var out *storeRows
 	var bad []string
-	err := queryBounded(dir, rel, owner, func(ctx context.Context, db *sql.DB) error {
+	err := sqlitestore.Query(dir, rel, owner, func(ctx context.Context, db *sql.DB) error {
 		out, bad = &storeRows{tasks: &Tasks{Source: path, Codex: &CodexRows{}}}, nil
-		have, err := tables(ctx, db, "plugin_state_entries", "task_runs")
+		have, err := sqlitestore.Tables(ctx, db, "plugin_state_entries", "task_runs")
 		if err != nil {
 			return err
 		}

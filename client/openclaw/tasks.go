@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/orphanreaper/reaper/client/sqlitestore"
 	"github.com/orphanreaper/reaper/client/statedir"
 	"github.com/orphanreaper/reaper/ledger"
 	"github.com/orphanreaper/reaper/platform"
@@ -198,7 +199,7 @@ func readSessions(sd statedir.Dir) (*Sessions, []error) {
 			return nil, []error{ledger.ReadError(path, err)}
 		}
 		var one *Sessions
-		err = queryBounded(sd.Path, rel, sd.Owner, func(ctx context.Context, db *sql.DB) error {
+		err = sqlitestore.Query(sd.Path, rel, sd.Owner, func(ctx context.Context, db *sql.DB) error {
 			one = &Sessions{Live: map[string]bool{}, Deleted: map[string]bool{}, Reset: map[string]time.Time{}}
 			return readSessionStore(ctx, db, one)
 		})
@@ -214,7 +215,7 @@ func readSessions(sd statedir.Dir) (*Sessions, []error) {
 }
 
 func readSessionStore(ctx context.Context, db *sql.DB, ss *Sessions) error {
-	have, err := tables(ctx, db, "session_nodes", "session_transcript_archives")
+	have, err := sqlitestore.Tables(ctx, db, "session_nodes", "session_transcript_archives")
 	if err != nil {
 		return err
 	}

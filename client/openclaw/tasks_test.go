@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/orphanreaper/reaper/client/statedir"
+	"github.com/orphanreaper/reaper/internal/sqlitetest"
 	"github.com/orphanreaper/reaper/ledger"
 	"github.com/orphanreaper/reaper/platform"
 )
@@ -22,24 +22,8 @@ import (
 // start 0.4 s before their row.
 var taskEpoch = time.Unix(1_795_000_000, 0)
 
-// openWAL opens (creates) a WAL-mode database as the gateway holds it.
-func openWAL(t *testing.T, path string, schema ...string) *sql.DB {
-	t.Helper()
-	os.MkdirAll(filepath.Dir(path), 0o755)
-	u := url.URL{Scheme: "file", Path: path, RawQuery: "_pragma=journal_mode(WAL)&_pragma=wal_autocheckpoint(0)"} // a fuzz seed's dir holds '#'
-	db, err := sql.Open("sqlite", u.String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	db.SetMaxOpenConns(1)
-	for _, q := range schema {
-		if _, err := db.Exec(q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	return db
-}
+// openWAL and insert write a WAL-mode database as the gateway holds it.
+var openWAL, insert = sqlitetest.OpenWAL, sqlitetest.Insert
 
 // The columns reaper reads, as 2026.9.6 declares them (the real tables
 // have more).
@@ -53,13 +37,6 @@ const (
 		session_key TEXT NOT NULL, reason TEXT NOT NULL CHECK (reason IN ('deleted', 'reset')), created_at INTEGER NOT NULL,
 		PRIMARY KEY (session_id, generation)) STRICT`
 )
-
-func insert(t *testing.T, db *sql.DB, q string, args ...any) {
-	t.Helper()
-	if _, err := db.Exec(q, args...); err != nil {
-		t.Fatalf("%s: %v", q, err)
-	}
-}
 
 // execRow writes an exec row of session key for command, at offset from
 // the fixtures' now.

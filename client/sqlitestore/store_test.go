@@ -1,4 +1,4 @@
-package openclaw
+package sqlitestore
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/orphanreaper/reaper/internal/sqlitetest"
 	"github.com/orphanreaper/reaper/platform"
 )
 
@@ -66,8 +67,8 @@ func TestQueryWritesNothing(t *testing.T) {
 	t.Run("closed cleanly", func(t *testing.T) {
 		dir := t.TempDir()
 		path := filepath.Join(dir, "store.sqlite")
-		w := openWAL(t, path, `CREATE TABLE t (v TEXT)`)
-		insert(t, w, `INSERT INTO t VALUES ('a')`)
+		w := sqlitetest.OpenWAL(t, path, `CREATE TABLE t (v TEXT)`)
+		sqlitetest.Insert(t, w, `INSERT INTO t VALUES ('a')`)
 		w.Close()
 		owner := asOtherUser(t, dir)
 		before := dirState(t, dir)
@@ -75,7 +76,7 @@ func TestQueryWritesNothing(t *testing.T) {
 			t.Fatalf("the writer's close left its WAL:\n%s", before)
 		}
 		var n int
-		if err := queryBounded(dir, "store.sqlite", owner, countRows(&n)); err != nil || n != 1 {
+		if err := Query(dir, "store.sqlite", owner, countRows(&n)); err != nil || n != 1 {
 			t.Fatalf("%d rows, %v", n, err)
 		}
 		if after := dirState(t, dir); after != before {
@@ -98,15 +99,15 @@ func TestQueryWritesNothing(t *testing.T) {
 	})
 	t.Run("held open by a writer", func(t *testing.T) {
 		dir := t.TempDir()
-		w := openWAL(t, filepath.Join(dir, "store.sqlite"), `CREATE TABLE t (v TEXT)`)
-		insert(t, w, `INSERT INTO t VALUES ('a'), ('b')`)
+		w := sqlitetest.OpenWAL(t, filepath.Join(dir, "store.sqlite"), `CREATE TABLE t (v TEXT)`)
+		sqlitetest.Insert(t, w, `INSERT INTO t VALUES ('a'), ('b')`)
 		owner := asOtherUser(t, dir)
 		before := dirState(t, dir)
 		if !strings.Contains(before, "-wal") {
 			t.Fatalf("no WAL:\n%s", before)
 		}
 		var n int
-		if err := queryBounded(dir, "store.sqlite", owner, countRows(&n)); err != nil || n != 2 {
+		if err := Query(dir, "store.sqlite", owner, countRows(&n)); err != nil || n != 2 {
 			t.Fatalf("%d rows (2 are in the WAL only), %v", n, err)
 		}
 		if after := dirState(t, dir); after != before {
@@ -126,9 +127,9 @@ func TestQueryWritesNothing(t *testing.T) {
 // a store written during every read is reported, not used.
 func TestQueryRetriesWhenCheckpointed(t *testing.T) {
 	dir := t.TempDir()
-	w := openWAL(t, filepath.Join(dir, "store.sqlite"), `CREATE TABLE t (v TEXT)`)
-	insert(t, w, `INSERT INTO t VALUES ('a')`)
-	// checkpoint runs inside the query, on queryBounded's goroutine: it
+	w := sqlitetest.OpenWAL(t, filepath.Join(dir, "store.sqlite"), `CREATE TABLE t (v TEXT)`)
+	sqlitetest.Insert(t, w, `INSERT INTO t VALUES ('a')`)
+	// checkpoint runs inside the query, on Query's goroutine: it
 	// returns its error rather than end the test there.
 	checkpoint := func() error {
 		if _, err := w.Exec(`INSERT INTO t VALUES ('b')`); err != nil {
@@ -138,7 +139,7 @@ func TestQueryRetriesWhenCheckpointed(t *testing.T) {
 		return err
 	}
 	calls, n := 0, 0
-	err := queryBounded(dir, "store.sqlite", platform.AnyOwner, func(ctx context.Context, db *sql.DB) error {
+	err := Query(dir, "store.sqlite", platform.AnyOwner, func(ctx context.Context, db *sql.DB) error {
 		calls++
 		if err := countRows(&n)(ctx, db); err != nil {
 			return err
@@ -152,7 +153,7 @@ func TestQueryRetriesWhenCheckpointed(t *testing.T) {
 		t.Errorf("%d reads, the last saw %d rows (want 2 reads, 2 rows): %v", calls, n, err)
 	}
 	calls = 0
-	err = queryBounded(dir, "store.sqlite", platform.AnyOwner, func(ctx context.Context, db *sql.DB) error {
+	err = Query(dir, "store.sqlite", platform.AnyOwner, func(ctx context.Context, db *sql.DB) error {
 		calls++
 		if err := checkpoint(); err != nil {
 			return err
@@ -164,7 +165,7 @@ func TestQueryRetriesWhenCheckpointed(t *testing.T) {
 	}
 	// The control: left alone, one read.
 	calls = 0
-	err = queryBounded(dir, "store.sqlite", platform.AnyOwner, func(ctx context.Context, db *sql.DB) error {
+	err = Query(dir, "store.sqlite", platform.AnyOwner, func(ctx context.Context, db *sql.DB) error {
 		calls++
 		return countRows(&n)(ctx, db)
 	})
@@ -179,8 +180,8 @@ func TestQueryRetriesWhenCheckpointed(t *testing.T) {
 func TestQueryRefusesHostileWAL(t *testing.T) {
 	setup := func(t *testing.T) string {
 		dir := t.TempDir()
-		w := openWAL(t, filepath.Join(dir, "store.sqlite"), `CREATE TABLE t (v TEXT)`)
-		insert(t, w, `INSERT INTO t VALUES ('a')`)
+		w := sqlitetest.OpenWAL(t, filepath.Join(dir, "store.sqlite"), `CREATE TABLE t (v TEXT)`)
+		sqlitetest.Insert(t, w, `INSERT INTO t VALUES ('a')`)
 		w.Close()
 		return dir
 	}
@@ -205,7 +206,7 @@ func TestQueryRefusesHostileWAL(t *testing.T) {
 			make(t, filepath.Join(dir, "store.sqlite-wal"))
 			start := time.Now()
 			var n int
-			err := queryBounded(dir, "store.sqlite", os.Geteuid(), countRows(&n))
+			err := Query(dir, "store.sqlite", os.Geteuid(), countRows(&n))
 			if err == nil || n != 0 {
 				t.Errorf("read %d rows through %s WAL: %v", n, name, err)
 			}
@@ -219,7 +220,7 @@ func TestQueryRefusesHostileWAL(t *testing.T) {
 		dir := setup(t)
 		os.WriteFile(filepath.Join(dir, "store.sqlite-wal"), nil, 0o600)
 		var n int
-		if err := queryBounded(dir, "store.sqlite", os.Geteuid(), countRows(&n)); err != nil || n != 1 {
+		if err := Query(dir, "store.sqlite", os.Geteuid(), countRows(&n)); err != nil || n != 1 {
 			t.Errorf("%d rows: %v", n, err)
 		}
 	})
@@ -228,15 +229,15 @@ func TestQueryRefusesHostileWAL(t *testing.T) {
 // TestQueryNotInTimeNotAgain: a read given up at its bound is not done
 // again, though the store moved under it: the first one may still run.
 func TestQueryNotInTimeNotAgain(t *testing.T) {
-	old := sqliteTimeout
-	sqliteTimeout = 10 * time.Millisecond
-	t.Cleanup(func() { sqliteTimeout = old })
+	old := Timeout
+	Timeout = 10 * time.Millisecond
+	t.Cleanup(func() { Timeout = old })
 	dir := t.TempDir()
-	w := openWAL(t, filepath.Join(dir, "store.sqlite"), `CREATE TABLE t (v TEXT)`)
+	w := sqlitetest.OpenWAL(t, filepath.Join(dir, "store.sqlite"), `CREATE TABLE t (v TEXT)`)
 	release := make(chan struct{})
 	defer close(release)
 	var calls atomic.Int32
-	err := queryBounded(dir, "store.sqlite", platform.AnyOwner, func(ctx context.Context, db *sql.DB) error {
+	err := Query(dir, "store.sqlite", platform.AnyOwner, func(ctx context.Context, db *sql.DB) error {
 		calls.Add(1)
 		w.Exec(`INSERT INTO t VALUES ('moved')`) // the fingerprint moves
 		<-release
@@ -254,10 +255,10 @@ func TestQueryNotInTimeNotAgain(t *testing.T) {
 func TestQueryWALReplaced(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "store.sqlite")
-	w := openWAL(t, path, `CREATE TABLE t (v TEXT)`)
-	insert(t, w, `INSERT INTO t VALUES ('a')`)
+	w := sqlitetest.OpenWAL(t, path, `CREATE TABLE t (v TEXT)`)
+	sqlitetest.Insert(t, w, `INSERT INTO t VALUES ('a')`)
 	calls, n := 0, 0
-	err := queryBounded(dir, "store.sqlite", platform.AnyOwner, func(ctx context.Context, db *sql.DB) error {
+	err := Query(dir, "store.sqlite", platform.AnyOwner, func(ctx context.Context, db *sql.DB) error {
 		calls++
 		if calls == 1 {
 			w.Close()

@@ -1,4 +1,4 @@
-package openclaw
+package sqlitestore
 
 import (
 	"bytes"
@@ -23,6 +23,10 @@ import (
 	"github.com/orphanreaper/reaper/platform"
 )
 
+// Timeout bounds the whole read of one store: its writer may hold it, and
+// reaper must not wait on it. (A variable for the tests.)
+var Timeout = 2 * time.Second
+
 // A root reaper reads a user's SQLite stores without writing a byte near
 // them. SQLite's own unix VFS, even with mode=ro, creates a WAL database's
 // -shm and -wal files when they are missing (as root, chowned to the
@@ -38,7 +42,7 @@ import (
 // could wait on, writes nothing, and sees every transaction committed to
 // the WAL when the read began.
 //
-// Taking no lock, it is not held off by the gateway's checkpoints: one that
+// Taking no lock, it is not held off by the writer's checkpoints: one that
 // copies frames into the database file during the read, or a WAL restarted
 // from its first frame, could show it parts of two states. Both are seen
 // from outside: a checkpoint writes the database file (its size or change
@@ -60,12 +64,12 @@ const (
 	storeName = "store.sqlite"
 )
 
-// queryBounded reads the SQLite database rel below dir, owner's, and runs
-// fn on it, each try within sqliteTimeout and a second more. fn may run
-// more than once (a read the gateway's checkpoint overlapped is done
+// Query reads the SQLite database rel below dir, owner's, and runs
+// fn on it, each try within Timeout and a second more. fn may run
+// more than once (a read the writer's checkpoint overlapped is done
 // again), so it must start its results afresh each time. An error wraps
 // fs.ErrNotExist when there is no database.
-func queryBounded(dir, rel string, owner int, fn func(ctx context.Context, db *sql.DB) error) error {
+func Query(dir, rel string, owner int, fn func(ctx context.Context, db *sql.DB) error) error {
 	path := filepath.Join(dir, rel)
 	for try := 1; ; try++ {
 		moved, err := readTry(dir, rel, owner, fn)
@@ -173,7 +177,7 @@ func readOnce(path string, dbf, walf *os.File, p storePrint, fn func(ctx context
 		// One connection, kept: the limits are the connection's.
 		db.SetMaxOpenConns(1)
 		db.SetMaxIdleConns(1)
-		ctx, cancel := context.WithTimeout(context.Background(), sqliteTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), Timeout)
 		if err = limitConn(ctx, db); err == nil {
 			err = fn(ctx, db)
 		}
@@ -182,13 +186,13 @@ func readOnce(path string, dbf, walf *os.File, p storePrint, fn func(ctx context
 		vfs.Close()
 		done <- err
 	}()
-	t := time.NewTimer(sqliteTimeout + time.Second)
+	t := time.NewTimer(Timeout + time.Second)
 	defer t.Stop()
 	select {
 	case err := <-done:
 		return err
 	case <-t.C:
-		return &ledger.Error{File: path, Msg: fmt.Sprintf("not read within %s: not used", sqliteTimeout+time.Second), Err: errNotInTime}
+		return &ledger.Error{File: path, Msg: fmt.Sprintf("not read within %s: not used", Timeout+time.Second), Err: errNotInTime}
 	}
 }
 
@@ -219,7 +223,7 @@ func (s *storeFS) Open(name string) (fs.File, error) {
 }
 
 // storeFile reads through its section; closing it leaves the descriptor
-// to queryBounded.
+// to Query.
 type storeFile struct {
 	*io.SectionReader
 	name string
@@ -237,7 +241,7 @@ func (i storeInfo) ModTime() time.Time { return time.Time{} }
 func (i storeInfo) IsDir() bool        { return false }
 func (i storeInfo) Sys() any           { return nil }
 
-// tables reports which of names the database has as plain tables, in one
+// Tables reports which of names the database has as plain tables, in one
 // query. A view, a virtual table or a table with generated columns by one
 // of those names is an error: reading it runs SQL the file's author wrote
 // (a view over an endless recursive CTE, a VIRTUAL column of
@@ -245,7 +249,7 @@ func (i storeInfo) Sys() any           { return nil }
 // are case-insensitive in SQLite, so they are looked up the same way; a
 // table's hidden columns are counted only for a table (the CASE is lazy),
 // never by compiling a view.
-func tables(ctx context.Context, db *sql.DB, names ...string) (map[string]bool, error) {
+func Tables(ctx context.Context, db *sql.DB, names ...string) (map[string]bool, error) {
 	args := make([]any, len(names))
 	marks := make([]string, len(names))
 	for i, n := range names {

@@ -1,0 +1,3 @@
+// Package sqlitetest writes SQLite databases for the tests, as the clients
+// hold theirs: WAL mode, no automatic checkpoint.
+package sqlitetest
