@@ -91,6 +91,8 @@ var marks = scan.Marks{
 type Raw struct {
 	statedir.Config
 	Daemons []Record `json:"daemons,omitempty"`
+	// AppServers are the log store's app-server processes (batches.go).
+	AppServers []AppServerLog `json:"appServers,omitempty"`
 }
 
 // Record is a daemon pid file as Codex writes it.
@@ -137,6 +139,9 @@ func (Adapter) Read(dir string) *Raw {
 		raw.Daemons = append(raw.Daemons, rec)
 	}
 	raw.readConfig(sd)
+	if len(raw.Servers) > 0 {
+		raw.readLogStore(sd) // only a configured stdio server can pile up
+	}
 	raw.Finish(sd)
 	return raw
 }
@@ -186,8 +191,12 @@ func (raw *Raw) readConfig(sd statedir.Dir) {
 func (Adapter) Judge(raw *Raw, uid uint32, snap *platform.Snapshot) (ev scan.Evidence, problems []error, warnings []string) {
 	dir := raw.Dir
 	ev.Servers = raw.ServersOf(uid)
+	adv := &batches{uid: uid, dir: dir, servers: ev.Servers, logs: checkedLogs(raw.AppServers)}
 	for _, rec := range raw.Daemons {
 		owner := rec.owner(snap)
+		if q := snapGet(snap, rec.PID); rec.Role == "app-server" && q != nil && !q.Zombie() && owner.Start != "" && snap.Identity(q) == owner.Start {
+			adv.daemons = append(adv.daemons, rec.PID)
+		}
 		ev.Ledgers = append(ev.Ledgers, &ledger.Ledger{Version: ledger.Version, Source: rec.File, Speaker: uid, Owner: owner,
 			Runs: []ledger.Run{{ID: "codex " + rec.Role + " daemon", Kind: ledger.KindACP, PID: rec.PID, Start: owner.Start, State: ledger.RunRunning}}})
 		if rec.Role == "app-server" {
@@ -196,7 +205,18 @@ func (Adapter) Judge(raw *Raw, uid uint32, snap *platform.Snapshot) (ev scan.Evi
 				Owner: owner, Speaker: uid, Where: "Codex home " + dir, Proof: "the daemon pid file " + rec.File, Noun: "codex daemon"})
 		}
 	}
+	if len(adv.logs) > 0 && len(adv.servers) > 0 {
+		ev.Advisers = append(ev.Advisers, adv)
+	}
 	return ev, raw.Errors(), raw.Warnings()
+}
+
+// snapGet is snap's process pid, or nil (nil too when there is no table).
+func snapGet(snap *platform.Snapshot, pid int) *platform.Process {
+	if snap == nil {
+		return nil
+	}
+	return snap.Get(pid)
 }
 
 // owner is the daemon a record names: its pid, with its start identity

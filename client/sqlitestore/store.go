@@ -168,6 +168,11 @@ func readOnce(path string, dbf, walf *os.File, p storePrint, fn func(ctx context
 		q.Set("mode", "ro")
 		q.Add("_pragma", "locking_mode(EXCLUSIVE)")
 		q.Add("_pragma", "query_only(1)")
+		// Sorting and grouping past a page cache's worth spill to a
+		// temporary file, which the read-only VFS cannot make ("disk I/O
+		// error" at some 40 MB of rows): they are kept in memory, under
+		// the child's RLIMIT_DATA.
+		q.Add("_pragma", "temp_store(MEMORY)")
 		db, err := sql.Open("sqlite", (&url.URL{Scheme: "file", Opaque: storeName, RawQuery: q.Encode()}).String())
 		if err != nil {
 			done <- &ledger.Error{File: path, Msg: err.Error()}

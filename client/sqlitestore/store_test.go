@@ -283,3 +283,33 @@ func TestQueryWALReplaced(t *testing.T) {
 		t.Errorf("%d reads, the last saw %d rows (want 2 reads, 2 rows): %v", calls, n, err)
 	}
 }
+
+// TestQuerySortsInMemory: a GROUP BY past the page cache spills to a
+// temporary store, which the read-only VFS cannot make; it is kept in
+// memory. The control, the temporary store put back on files, fails as
+// every such read did on a 40 MB Codex log store ("disk I/O error").
+func TestQuerySortsInMemory(t *testing.T) {
+	dir := t.TempDir()
+	w := sqlitetest.OpenWAL(t, filepath.Join(dir, "store.sqlite"), `CREATE TABLE t (k TEXT, v TEXT)`)
+	sqlitetest.Insert(t, w, `WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c WHERE x < 20000)
+		INSERT INTO t SELECT 'k' || (x % 5000), printf('%.*c', 200, 'v') FROM c`)
+	group := func(temp string) error {
+		return Query(dir, "store.sqlite", platform.AnyOwner, func(ctx context.Context, db *sql.DB) error {
+			for _, p := range []string{"PRAGMA cache_size = 1", temp} {
+				if p != "" {
+					if _, err := db.ExecContext(ctx, p); err != nil {
+						return err
+					}
+				}
+			}
+			var n int
+			return db.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT k, max(v) FROM t GROUP BY k ORDER BY max(v) DESC)`).Scan(&n)
+		})
+	}
+	if err := group(""); err != nil {
+		t.Errorf("a grouping past the cache: %v", err)
+	}
+	if err := group("PRAGMA temp_store = FILE"); err == nil {
+		t.Errorf("control: the grouping on temporary files read, want the VFS's refusal")
+	}
+}

@@ -22,7 +22,8 @@ import (
 // (config/mcpServer/reload). Codex kills the replaced copy itself within
 // the reload (its old copy gone: the check that this release does not
 // leak), and under the live app-server a reap with the example policy,
-// confined to the test, plans nothing — before the reload and after it.
+// confined to the test, plans nothing — before the reload and after it —
+// and the scan gives no batch advice (one copy, one loaded thread).
 func TestRealCodexAppServerReload(t *testing.T) {
 	mods := requireClients(t)
 	becomeSubreaper(t)
@@ -93,4 +94,16 @@ func TestRealCodexAppServerReload(t *testing.T) {
 		t.Errorf("codex 0.169.0 left the replaced copy %d running after the reload", old)
 	}
 	reapLive(t, mark, "codex app-server, after a reload")
+	// One copy for its one loaded thread, by the log store 0.169.0 wrote:
+	// no batch to advise about.
+	var sr struct {
+		Advice []struct{ ID, Evidence string } `json:"advice"`
+	}
+	scan := runReaper(t, []string{"CODEX_HOME=" + codexHome}, "scan", "--output", "json", "--policy", examplePolicyForTest(t, mark))
+	json.Unmarshal([]byte(scan.stdout), &sr)
+	for _, a := range sr.Advice {
+		if a.ID == "codex-mcp-batches" {
+			t.Errorf("advice on a release that does not leak: %s", a.Evidence)
+		}
+	}
 }

@@ -1,0 +1,230 @@
+package codex
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/orphanreaper/reaper/client/sqlitestore"
+	"github.com/orphanreaper/reaper/client/statedir"
+	"github.com/orphanreaper/reaper/platform"
+	"github.com/orphanreaper/reaper/scan"
+)
+
+// Server batches under a live app-server. An app-server runs one copy of
+// each configured stdio server per loaded thread; releases before 0.169
+// (and the Desktop app) leave a replaced or unloaded thread's copies
+// running, batch after batch, under an app-server that lives on (openai/codex
+// #28361, #40579: 515 processes, 17 GiB). No API gives a pid; the log store,
+// <CODEX_HOME>/logs_2.sqlite, does say which threads each app-server
+// process loaded (rows with a thread_id, by process_uuid =
+// pid:<pid>:<uuid>) and which it unloaded ("thread T has no subscribers
+// and is idle; shutting down"). More copies of a server than loaded
+// threads is reported, never acted on: which copy is whose is not shown.
+
+const (
+	logStore = "logs_2.sqlite"
+	// maxLogThreads bounds the (process, thread) pairs read.
+	maxLogThreads = 4096
+	// batchHold is how old a copy must be to count: a reload or a status
+	// probe starts and stops a full set within it (under 2 s here).
+	batchHold = 2 * time.Second
+)
+
+// AppServerLog is what the log store says of one app-server process: its
+// pid and uuid (process_uuid), when its first row was written (ms), and the
+// threads it loaded and has not unloaded.
+type AppServerLog struct {
+	PID    int      `json:"pid"`
+	UUID   string   `json:"uuid"`
+	First  int64    `json:"first"`
+	Loaded []string `json:"loaded,omitempty"`
+}
+
+// processUUID is Codex's process_uuid: pid:<pid>:<uuid>.
+var processUUID = regexp.MustCompile(`^pid:([1-9][0-9]{0,9}):([0-9a-fA-F-]{1,64})$`)
+
+// readLogStore reads the log store's app-server processes and their
+// loaded threads: the threads with rows of a process, but those whose
+// Codex instance it shut down (codex_core's "Shutting down Codex instance",
+// on the thread's own rows; 0.169.0, measured here). One query over the
+// rows that name a thread, by its index, bounded in time
+// (sqlitestore.Query). A store that cannot be read says nothing: it only
+// feeds advice.
+func (raw *Raw) readLogStore(sd statedir.Dir) {
+	var logs []AppServerLog
+	err := sqlitestore.Query(sd.Path, logStore, sd.Owner, func(ctx context.Context, db *sql.DB) error {
+		logs = logs[:0]
+		have, err := sqlitestore.Tables(ctx, db, "logs")
+		if err != nil || !have["logs"] {
+			return err
+		}
+		rows, err := db.QueryContext(ctx, `SELECT process_uuid, thread_id, min(ts),
+			max(target = 'codex_core::session::handlers' AND feedback_log_body LIKE '%Shutting down Codex instance%')
+			FROM logs WHERE thread_id IS NOT NULL AND process_uuid LIKE 'pid:%'
+			GROUP BY process_uuid, thread_id ORDER BY min(ts) DESC LIMIT ?`, maxLogThreads)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		byUUID := map[string]int{}
+		for rows.Next() {
+			var pu, thread string
+			var ts int64
+			var ended bool
+			if rows.Scan(&pu, &thread, &ts, &ended) != nil || len(thread) > statedir.MaxID {
+				continue
+			}
+			m := processUUID.FindStringSubmatch(pu)
+			if m == nil {
+				continue
+			}
+			k, ok := byUUID[pu]
+			if !ok {
+				pid, _ := strconv.Atoi(m[1])
+				k, byUUID[pu] = len(logs), len(logs)
+				logs = append(logs, AppServerLog{PID: pid, UUID: m[2], First: ts * 1000})
+			}
+			l := &logs[k]
+			l.First = min(l.First, ts*1000)
+			if !ended {
+				l.Loaded = append(l.Loaded, thread)
+			}
+		}
+		return rows.Err()
+	})
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		raw.ConfigProblems = append(raw.ConfigProblems, err.Error())
+		return
+	}
+	for i := range logs {
+		sort.Strings(logs[i].Loaded)
+	}
+	sort.Slice(logs, func(i, j int) bool { return logs[i].First < logs[j].First })
+	raw.AppServers = logs
+}
+
+// batches is one CODEX_HOME's word on its live app-servers' server copies,
+// for advice, spoken by uid.
+type batches struct {
+	uid     uint32
+	dir     string
+	servers []scan.Server
+	logs    []AppServerLog
+	daemons []int // the app-server daemons whose records verify
+}
+
+// Advise reports, for each live app-server of this CODEX_HOME — its
+// daemon, whose record verifies, or a stdio `codex app-server` of uid's
+// whose parent lives and whose CODEX_HOME is this dir — each configured
+// server it runs more copies of than the threads the log store shows it
+// has loaded.
+func (b *batches) Advise(r *scan.Result, _ scan.Sampler) []scan.Advice {
+	s := r.Tree.Snap
+	var out []scan.Advice
+	for i := range s.Procs {
+		p := &s.Procs[i]
+		how := b.appServer(s, p)
+		if how == "" {
+			continue
+		}
+		log := b.logOf(s, p)
+		if log == nil {
+			continue // no rows of this process: its threads are not known
+		}
+		out = append(out, b.excess(s, p, how, log)...)
+	}
+	return out
+}
+
+// appServer says how p is shown to be a live app-server of this
+// CODEX_HOME, or "".
+func (b *batches) appServer(s *platform.Snapshot, p *platform.Process) string {
+	if p.Comm != "codex" || p.Zombie() || s.UID(p) != b.uid {
+		return ""
+	}
+	for _, pid := range b.daemons {
+		if pid == p.PID {
+			return "its managed daemon, whose pid file verifies"
+		}
+	}
+	if !strings.Contains(s.CommandLine(p), " app-server") || strings.Contains(s.CommandLine(p), " daemon") {
+		return ""
+	}
+	home, ok := s.Getenv(p, EnvHome)
+	if !ok || filepath.Clean(home) != b.dir {
+		return ""
+	}
+	if q := s.Get(p.PPID); q == nil || q.Zombie() || p.PPID <= 1 {
+		return ""
+	}
+	return fmt.Sprintf("a stdio app-server whose parent, pid %d, lives", p.PPID)
+}
+
+// logOf is the log store's record of p: the process_uuid of its pid
+// whose first row is not older than p.
+func (b *batches) logOf(s *platform.Snapshot, p *platform.Process) *AppServerLog {
+	started := s.Started(p).Add(-time.Second)
+	var found *AppServerLog
+	for i := range b.logs {
+		if l := &b.logs[i]; l.PID == p.PID && !time.UnixMilli(l.First).Before(started) {
+			found = l
+		}
+	}
+	return found
+}
+
+// excess is the advice on app-server p's children: per configured
+// server, the copies older than batchHold against its loaded threads.
+func (b *batches) excess(s *platform.Snapshot, p *platform.Process, how string, log *AppServerLog) []scan.Advice {
+	var out []scan.Advice
+	for k := range b.servers {
+		srv := &b.servers[k]
+		var copies []*platform.Process
+		var rss uint64
+		for i := range s.Procs {
+			q := &s.Procs[i]
+			if q.PPID != p.PID || q.Zombie() || s.Age(q) < batchHold || !srv.Matches(s.Cmdline(q)) {
+				continue
+			}
+			copies = append(copies, q)
+			rss += q.RSS
+		}
+		extra := len(copies) - len(log.Loaded)
+		if extra <= 0 {
+			continue
+		}
+		sort.Slice(copies, func(i, j int) bool { return copies[i].StartTicks < copies[j].StartTicks })
+		var oldest []string
+		for _, q := range copies[:min(extra, 20)] {
+			oldest = append(oldest, strconv.Itoa(q.PID))
+		}
+		out = append(out, scan.Advice{ID: "codex-mcp-batches", Severity: "warning",
+			Evidence: fmt.Sprintf("codex app-server pid %d (%s) runs %d copies of MCP server %q (%s), %.0f MiB, for %d loaded threads (%s, process %s): %d more than one a thread; the oldest %d, likely of ended threads or earlier reloads: pids %s",
+				p.PID, how, len(copies), srv.Name, srv.File, float64(rss)/(1<<20), len(log.Loaded), logStore, log.UUID, extra, extra, strings.Join(oldest, ", ")),
+			Setting: "Codex 0.169.0 stops a replaced server within config/mcpServer/reload and an unloaded thread's about 60 s later: upgrade Codex (npm install -g @openai/codex), or restart this app-server; reaper signals nothing under a live app-server on this evidence"})
+	}
+	return out
+}
+
+// checkedLogs are the app-server logs of a read bounded as its reader
+// bounds them (Judge trusts no reader).
+func checkedLogs(logs []AppServerLog) []AppServerLog {
+	n := 0
+	var out []AppServerLog
+	for _, l := range logs {
+		n += len(l.Loaded)
+		if statedir.CheckID("uuid", l.UUID) == "" && n <= maxLogThreads {
+			out = append(out, l)
+		}
+	}
+	return out
+}
