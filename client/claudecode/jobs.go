@@ -29,10 +29,12 @@ import (
 // transcriptTail bytes (a transcript grows by every turn, tens of
 // megabytes in a long session; a job's tool call is near its end while
 // the session is young enough to matter), the last maxToolCalls Bash
-// calls in them, and the transcripts of maxTranscripts sessions: 16 MiB in
-// all.
+// calls in them, and the transcripts of maxTranscripts sessions: 8 MiB in
+// all. (16 sessions' 5 MiB transcripts and their MCP logs, read whole to
+// these bounds, took 121 ms with 1 MiB here and twice the log budget; a
+// claude dir with no live session costs nothing more.)
 const (
-	transcriptTail = 1 << 20
+	transcriptTail = 512 << 10
 	maxToolCalls   = 32
 	maxTranscripts = 16
 	maxCommand     = 200
@@ -101,8 +103,9 @@ func toolCalls(f io.ReadSeeker, session string) []ToolCall {
 	}
 	sc := bufio.NewScanner(io.LimitReader(f, transcriptTail))
 	sc.Buffer(make([]byte, 0, 64<<10), transcriptTail)
-	var calls []ToolCall
-	index := map[string]int{}
+	// Only the last lines that may hold a call or a result are parsed:
+	// the calls kept are the last maxToolCalls.
+	var lines [][]byte
 	first := from > 0
 	for sc.Scan() {
 		line := sc.Bytes()
@@ -110,10 +113,16 @@ func toolCalls(f io.ReadSeeker, session string) []ToolCall {
 			first = false // cut by the seek: not a whole line
 			continue
 		}
-		use, result := bytes.Contains(line, []byte(`"tool_use"`)), bytes.Contains(line, []byte(`"tool_result"`))
-		if !use && !result {
-			continue
+		if bytes.Contains(line, []byte(`"tool_use"`)) || bytes.Contains(line, []byte(`"tool_result"`)) {
+			if len(lines) == 4*maxToolCalls {
+				lines = append(lines[:0], lines[1:]...)
+			}
+			lines = append(lines, bytes.Clone(line))
 		}
+	}
+	var calls []ToolCall
+	index := map[string]int{}
+	for _, line := range lines {
 		var ev struct {
 			Timestamp time.Time `json:"timestamp"`
 			Message   struct {

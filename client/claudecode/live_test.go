@@ -305,3 +305,35 @@ func TestFIFOsDoNotBlock(t *testing.T) {
 		t.Fatal("ReadRaw blocked on a FIFO for sessions/")
 	}
 }
+
+// BenchmarkReadLiveSessions: what a config dir with 16 live sessions costs
+// a read, each session with a 5 MiB transcript (a Bash call every 4 KiB)
+// and 8 servers' 1 MiB MCP logs, all past the read's bounds: the worst a
+// user's live sessions can make it. (docs/performance.md)
+func BenchmarkReadLiveSessions(b *testing.B) {
+	h := b.TempDir()
+	cfg := filepath.Join(h, ".claude")
+	os.MkdirAll(filepath.Join(cfg, "sessions"), 0o700)
+	os.WriteFile(filepath.Join(h, ".claude.json"), []byte(`{}`), 0o600)
+	pad := `{"type":"attachment","x":"` + strings.Repeat("z", 4000) + `"}` + "\n"
+	call := `{"timestamp":"2026-11-26T10:00:00Z","message":{"content":[{"type":"tool_use","id":"toolu_1","name":"Bash","input":{"command":"yes &"}}]}}` + "\n"
+	for i := 0; i < maxTranscripts; i++ {
+		id := fmt.Sprintf("s-%d", i)
+		work := filepath.Join(h, "w", id)
+		os.MkdirAll(work, 0o700)
+		s, _ := json.Marshal(map[string]any{"pid": 1000 + i, "sessionId": id, "cwd": work, "startedAt": 1, "procStart": "1"})
+		os.WriteFile(filepath.Join(cfg, "sessions", fmt.Sprintf("%d.json", 1000+i)), s, 0o600)
+		os.MkdirAll(filepath.Join(cfg, "projects", projectSlug(work)), 0o700)
+		os.WriteFile(filepath.Join(cfg, "projects", projectSlug(work), id+".jsonl"), []byte(strings.Repeat(pad+call, (5<<20)/len(pad+call))), 0o600)
+		line := `{"debug":"Starting connection with timeout of 30000ms","timestamp":"2026-11-26T10:00:00Z","sessionId":"` + id + `"}` + "\n"
+		for k := 0; k < 8; k++ {
+			d := filepath.Join(h, cacheRel(), projectSlug(work), fmt.Sprintf("mcp-logs-srv%d", k))
+			os.MkdirAll(d, 0o700)
+			os.WriteFile(filepath.Join(d, "2026-11-26T10-00-00-000Z.jsonl"), []byte(strings.Repeat(line, (1<<20)/len(line))), 0o600)
+		}
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		ReadRaw(cfg)
+	}
+}

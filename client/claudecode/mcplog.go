@@ -35,8 +35,8 @@ import (
 const (
 	maxLogServers = 64
 	logFiles      = 2
-	logTail       = 256 << 10
-	logBudget     = 16 << 20
+	logTail       = 128 << 10
+	logBudget     = 8 << 20
 	maxEvents     = 64
 	maxEntries    = 256
 )
@@ -235,7 +235,9 @@ func readLogEvents(cache, rel, session string, owner int, budget *int64) []LogEv
 	*budget -= size - from
 	sc := bufio.NewScanner(io.LimitReader(f, tail))
 	sc.Buffer(make([]byte, 0, 16<<10), logTail)
-	var out []LogEvent
+	// Only the last lines that may be events are parsed: the events kept
+	// are the last maxEvents of a server's.
+	var lines [][]byte
 	first := from > 0
 	for sc.Scan() {
 		line := sc.Bytes()
@@ -245,9 +247,15 @@ func readLogEvents(cache, rel, session string, owner int, budget *int64) []LogEv
 		}
 		start := bytes.Contains(line, []byte(`"Starting connection`))
 		stop := bytes.Contains(line, []byte(`"Sending SIGINT to MCP server process`)) || bytes.Contains(line, []byte(`"MCP server process exited`))
-		if !start && !stop {
-			continue
+		if (start || stop) && bytes.Contains(line, []byte(session)) {
+			if len(lines) == 2*maxEvents {
+				lines = append(lines[:0], lines[1:]...)
+			}
+			lines = append(lines, bytes.Clone(line))
 		}
+	}
+	var out []LogEvent
+	for _, line := range lines {
 		var rec struct {
 			Debug     string    `json:"debug"`
 			Timestamp time.Time `json:"timestamp"`
