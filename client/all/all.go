@@ -3,6 +3,7 @@ package all
 import (
 	"github.com/orphanreaper/reaper/client"
 	"github.com/orphanreaper/reaper/client/claudecode"
+	"github.com/orphanreaper/reaper/client/cline"
 	"github.com/orphanreaper/reaper/client/codex"
 	"github.com/orphanreaper/reaper/client/copilot"
 	"github.com/orphanreaper/reaper/client/gemini"
@@ -22,4 +23,5 @@ var Clients = client.NewSet(
 	qwen.Client,
 	copilot.Client,
 	kilo.Client,
+	cline.Client,
 )

@@ -43,6 +43,10 @@ var fixtures = map[string]clienttest.Fixture{
 	"kilo": {Dir: ".config/kilo", Files: map[string]string{
 		".config/kilo/kilo.json": `{"autoupdate": false, "mcp": {"fs": {"type": "local", "command": ["npx", "-y", "fs-server"]}}}`,
 	}},
+	"cline": {Dir: ".cline", Files: map[string]string{
+		".cline/data/locks/hub/production.json":        `{"hubId": "hub_1", "pid": 4242, "startedAt": "2026-11-26T06:00:00Z", "port": 25463}`,
+		".cline/data/settings/cline_mcp_settings.json": `{"mcpServers": {"fs": {"transport": {"type": "stdio", "command": "npx", "args": ["-y", "fs-server"]}}}}`,
+	}},
 }
 
 // The client seam's contract (clienttest.Conformance), for every client of

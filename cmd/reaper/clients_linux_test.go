@@ -379,30 +379,7 @@ func TestRealCodexDaemon(t *testing.T) {
 	t.Logf("codex app-server daemon start: daemon %d (parent %d), updater %d (parent %d); marked %v",
 		records["daemon.pid"], parentOf(records["daemon.pid"]), records["daemon-updater.pid"], parentOf(records["daemon-updater.pid"]), marked)
 	reapLive(t, mark, "codex managed daemon")
-	roots := func() map[int]string {
-		r := runReaper(t, nil, "scan", "--all", "--output", "json", "--policy", examplePolicyForTest(t, mark))
-		var rep struct {
-			Findings []struct {
-				RootPID int    `json:"root_pid"`
-				Rule    string `json:"rule"`
-			} `json:"findings"`
-			Unmatched []struct {
-				RootPID int    `json:"root_pid"`
-				Kind    string `json:"kind"`
-			} `json:"unmatched_trees"`
-		}
-		if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
-			t.Fatalf("scan: %v\n%s", err, r.stderr)
-		}
-		got := map[int]string{}
-		for _, f := range rep.Findings {
-			got[f.RootPID] = "rule " + f.Rule
-		}
-		for _, u := range rep.Unmatched {
-			got[u.RootPID] = "unmatched, kind " + u.Kind
-		}
-		return got
-	}
+	roots := func() map[int]string { return scanRoots(t, mark) }
 	live := roots()
 	for name, pid := range records {
 		if why, ok := live[pid]; ok {
@@ -626,4 +603,33 @@ func TestRealCopilotHeadless(t *testing.T) {
 	reapRoots(t, mark, native, "killed whole as owner-dead (headless) by agent-client-dead", func(f *reapFinding) bool {
 		return f.Outcome == "killed" && contains(f.Reasons, "owner-dead") && f.Rule == "agent-client-dead" && len(f.PIDs) == 3
 	})
+}
+
+// scanRoots runs `reaper scan --all` with the example policy confined to
+// mark and returns every tree's root: "rule NAME" for a finding,
+// "unmatched, kind K" for a tree no rule matched.
+func scanRoots(t *testing.T, mark string) map[int]string {
+	t.Helper()
+	r := runReaper(t, nil, "scan", "--all", "--output", "json", "--policy", examplePolicyForTest(t, mark))
+	var rep struct {
+		Findings []struct {
+			RootPID int    `json:"root_pid"`
+			Rule    string `json:"rule"`
+		} `json:"findings"`
+		Unmatched []struct {
+			RootPID int    `json:"root_pid"`
+			Kind    string `json:"kind"`
+		} `json:"unmatched_trees"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatalf("scan: %v\n%s", err, r.stderr)
+	}
+	got := map[int]string{}
+	for _, f := range rep.Findings {
+		got[f.RootPID] = "rule " + f.Rule
+	}
+	for _, u := range rep.Unmatched {
+		got[u.RootPID] = "unmatched, kind " + u.Kind
+	}
+	return got
 }

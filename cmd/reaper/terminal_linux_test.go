@@ -176,27 +176,31 @@ func parentsOf(pids []int) []int {
 // line a user types; quit is what a user types to leave it.
 type termClient struct {
 	name  string
-	start func(mods, home, work, addr, mark string) (env []string, line string)
+	start func(t *testing.T, mods, home, work, addr, mark string) (env []string, line string)
 	quit  []string
 }
 
 var termClients = []termClient{
-	{"claude-code", func(mods, home, work, addr, mark string) ([]string, string) {
+	{"claude-code", func(_ *testing.T, mods, home, work, addr, mark string) ([]string, string) {
 		env, _ := realclients.ClaudeSetup(home, work, addr, mark)
 		return env, fmt.Sprintf("%s 'say hello %s'", filepath.Join(mods, "@anthropic-ai", "claude-code-linux-x64", "claude"), mark)
 	}, []string{"/exit", "\r"}},
-	{"opencode", func(mods, home, _, addr, mark string) ([]string, string) {
+	{"opencode", func(_ *testing.T, mods, home, _, addr, mark string) ([]string, string) {
 		return realclients.OpenCodeSetup(home, addr, mark), fmt.Sprintf("%s --prompt 'say hello %s'", filepath.Join(mods, "opencode-linux-x64", "bin", "opencode"), mark)
 	}, []string{"/exit", "\r"}},
-	{"gemini-cli", func(mods, home, _, addr, mark string) ([]string, string) {
+	{"gemini-cli", func(_ *testing.T, mods, home, _, addr, mark string) ([]string, string) {
 		return realclients.GeminiSetup(home, addr, mark), fmt.Sprintf("node %s -i 'say hello %s'", filepath.Join(mods, "@google", "gemini-cli", "bundle", "gemini.js"), mark)
 	}, []string{"\x03", "\x03", "\x03"}}, // "/quit" is not taken while a turn streams
-	{"codex", func(mods, home, work, addr, mark string) ([]string, string) {
+	{"codex", func(_ *testing.T, mods, home, work, addr, mark string) ([]string, string) {
 		codexHome := filepath.Join(home, ".codex")
 		realclients.WriteCodexConfig(codexHome, work, addr, mark)
 		return realclients.Env(home, "CODEX_HOME="+codexHome, "OPENAI_API_KEY=test-key"),
 			fmt.Sprintf("node %s 'say hello %s'", filepath.Join(mods, "@openai", "codex", "bin", "codex.js"), mark)
 	}, []string{"/quit", "\r"}},
+	{"cline", func(t *testing.T, mods, home, work, addr, mark string) ([]string, string) {
+		bin := filepath.Join(mods, "@cline", "cli-linux-x64", "bin", "cline")
+		return realclients.ClineSetup(t, bin, home, work, addr, mark, "stubborn", "helper"), fmt.Sprintf("%s -i 'say hello %s'", bin, mark)
+	}, []string{"/exit", "\r"}},
 }
 
 // termEnd is how a session on a terminal ends: end ends it and says how;
@@ -206,8 +210,8 @@ type termEnd struct {
 	end func(t *testing.T, term *terminal) string
 }
 
-// TestRealClientsTerminalClosed: Claude Code, OpenCode and Codex each in
-// its interactive UI, the foreground job of an interactive bash on a
+// TestRealClientsTerminalClosed: Claude Code, OpenCode, Codex and Cline
+// each in its interactive UI, the foreground job of an interactive bash on a
 // terminal, with two stubborn stdio MCP servers and a turn in flight; then
 // the terminal is closed, as its window is (Gemini's own test runs it as
 // the terminal's session leader). See endOnTerminal for what is checked.
@@ -226,7 +230,7 @@ func TestRealClientsTerminalClosed(t *testing.T) {
 	}
 }
 
-// TestRealClientsQuit: each of the four clients in its interactive UI, as
+// TestRealClientsQuit: each of the clients in its interactive UI, as
 // above, left the way a user leaves it (its quit command typed).
 func TestRealClientsQuit(t *testing.T) {
 	for _, c := range termClients {
@@ -261,7 +265,7 @@ func endOnTerminal(t *testing.T, c termClient, how termEnd) {
 	t.Cleanup(func() { realclients.KillOurs(mark); os.RemoveAll(home) })
 	work := filepath.Join(home, "work")
 	os.MkdirAll(work, 0o700)
-	env, line := c.start(mods, home, work, model.Addr, mark)
+	env, line := c.start(t, mods, home, work, model.Addr, mark)
 	term := startOnTerminal(t, work, onTerminal(env), "bash", "--norc", "--noprofile", "-i")
 	fmt.Fprintln(term.master, line)
 	servers := func() []int {
@@ -284,13 +288,22 @@ func endOnTerminal(t *testing.T, c termClient, how termEnd) {
 	reapLive(t, mark, c.name+" on a terminal")
 
 	// What a live record owns: Codex's daemon and updater, by their
-	// pid files, and the daemon's children.
+	// pid files, and the daemon's children; Cline's hub, by its lock.
 	owned := map[int]bool{}
-	for _, name := range []string{"daemon.pid", "daemon-updater.pid"} {
-		if pid := realclients.CodexRecord(filepath.Join(home, ".codex"), name); pid > 0 {
+	records := func() {
+		for _, name := range []string{"daemon.pid", "daemon-updater.pid"} {
+			if pid := realclients.CodexRecord(filepath.Join(home, ".codex"), name); pid > 0 {
+				owned[pid] = true
+			}
+		}
+		if pid := realclients.ClineHub(home); pid > 0 {
 			owned[pid] = true
 		}
 	}
+	// Cline's hub writes its lock a second or more after it starts.
+	for deadline := time.Now().Add(10 * time.Second); c.name == "cline" && realclients.ClineHub(home) == 0 && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+	}
+	records()
 	// The client's own processes: what the prompt marks, but the
 	// servers and what a record owns.
 	var own []int

@@ -263,3 +263,40 @@ func WriteCodexConfig(codexHome, work, addr, mark string) {
 	}
 	os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(toml.String()), 0o600)
 }
+
+// ClineSetup configures Cline (bin, its native binary) under home as its
+// own commands do — the model stand-in at addr as an OpenAI-compatible
+// provider (cline auth), the stubborn servers (cline mcp add), its
+// promotions marked shown (else one eats the first key) — and returns its
+// environment.
+func ClineSetup(t testing.TB, bin, home, work, addr, mark string, servers ...string) []string {
+	t.Helper()
+	env := Env(home)
+	cmds := [][]string{{"auth", "-p", "openai-compatible", "-k", "sk-test", "-m", "m", "-b", "http://" + addr + "/v1"}}
+	all := StubbornServers(mark)
+	for _, name := range servers {
+		cmds = append(cmds, append([]string{"mcp", "add", "--yes", name, "--"}, all[name]...))
+	}
+	for _, args := range cmds {
+		cmd := exec.Command(bin, args...)
+		cmd.Dir, cmd.Env = work, env
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("cline %s: %v\n%s", args[0], err, out)
+		}
+	}
+	os.WriteFile(filepath.Join(home, ".cline", "data", "settings", "cli-notices.json"),
+		[]byte(`{"shown": {"cline-cli-cline-pass-intro": true, "cline-cli-desktop-launch": true}}`), 0o600)
+	return env
+}
+
+// ClineHub is the pid the hub lock under home names, or 0.
+func ClineHub(home string) int {
+	var rec struct {
+		PID int `json:"pid"`
+	}
+	b, _ := os.ReadFile(filepath.Join(home, ".cline", "data", "locks", "hub", "production.json"))
+	if json.Unmarshal(b, &rec) != nil {
+		return 0
+	}
+	return rec.PID
+}
