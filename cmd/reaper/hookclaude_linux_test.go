@@ -70,6 +70,19 @@ func TestRealClaudeHook(t *testing.T) {
 					t.Errorf("the second session's server %d died: the hook reaped a live session", pid)
 				}
 			}
+			// The hook's reap runs on in the background: its audit record
+			// is written once the reap is done, which may be after the
+			// servers are gone.
+			for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+				b, _ := os.ReadFile(u.auditPath())
+				named := true
+				for _, pid := range firstServers {
+					named = named && strings.Contains(string(b), fmt.Sprintf(`"pid":%d`, pid))
+				}
+				if named {
+					break
+				}
+			}
 			log := u.auditLog(t)
 			for _, pid := range firstServers {
 				if !strings.Contains(log, fmt.Sprintf(`"pid":%d`, pid)) {
@@ -195,7 +208,7 @@ func (u *hookUser) run(t *testing.T, args ...string) string {
 // auditLog is the user's audit log, where a user's reap writes by default.
 func (u *hookUser) auditLog(t *testing.T) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(u.home, ".local", "state", "log", "reaper", "audit.jsonl"))
+	b, err := os.ReadFile(u.auditPath())
 	if err != nil {
 		t.Fatalf("the user's audit log: %v", err)
 	}
@@ -271,4 +284,9 @@ func copyExecutable(t *testing.T, from, to string) {
 	if err := out.Close(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// auditPath is the user's own audit log.
+func (u *hookUser) auditPath() string {
+	return filepath.Join(u.home, ".local", "state", "log", "reaper", "audit.jsonl")
 }

