@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -268,10 +270,20 @@ func WriteCodexConfig(codexHome, work, addr, mark string) {
 // own commands do — the model stand-in at addr as an OpenAI-compatible
 // provider (cline auth), the stubborn servers (cline mcp add), its
 // promotions marked shown (else one eats the first key) — and returns its
-// environment.
+// environment. Its hub daemon gets a port of its own (CLINE_HUB_PORT):
+// on the default one, a hub another test or the machine's user left
+// running would be reused. The hub a client run in work starts is
+// SIGKILLed when the test ends (it outlives cline by design).
 func ClineSetup(t testing.TB, bin, home, work, addr, mark string, servers ...string) []string {
 	t.Helper()
-	env := Env(home)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	env := Env(home, "CLINE_HUB_PORT="+strconv.Itoa(port))
+	t.Cleanup(func() { killHub(work) })
 	cmds := [][]string{{"auth", "-p", "openai-compatible", "-k", "sk-test", "-m", "m", "-b", "http://" + addr + "/v1"}}
 	all := StubbornServers(mark)
 	for _, name := range servers {
@@ -327,4 +339,19 @@ func QwenSetup(home, addr, mark, node string) []string {
 		}
 	}
 	return env
+}
+
+// killHub SIGKILLs the Cline hub daemons started for work (their argv
+// names it: --cwd WORK), and nothing else.
+func killHub(work string) {
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if cmd := cmdlineOf(pid); strings.Contains(cmd, "--cline-hub-daemon") && strings.Contains(cmd, "--cwd "+work+" ") {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
 }
