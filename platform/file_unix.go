@@ -5,6 +5,7 @@ package platform
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -268,4 +269,20 @@ func OpenDir(path string) (*os.File, error) {
 		return nil, &FileError{path, err}
 	}
 	return os.NewFile(uintptr(fd), path), nil
+}
+
+// DirNames lists at most n names in the directory path, opened as OpenDir
+// opens it: an empty directory is no error, and neither is a longer one
+// (the rest is not read).
+func DirNames(path string, n int) ([]string, error) {
+	f, err := OpenDir(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	names, err := f.Readdirnames(n)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, &FileError{path, err}
+	}
+	return names, nil
 }

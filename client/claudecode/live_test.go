@@ -98,20 +98,7 @@ func TestBashJobAdvice(t *testing.T) {
 		{"control: an MCP server", []platform.Process{claude, job(uid)}, false},
 		{"control: a claude with no session here", []platform.Process{claude, other, job(uid, "CLAUDE_PID=701")}, false},
 	} {
-		dir := filepath.Join(h, ".claude")
-		snap := platform.NewSnapshot(append([]platform.Process{clienttest.Proc(1, 0, 0, 0, []string{"/sbin/init"}, nil)}, tc.procs...), clienttest.Boot, 10*time.Hour, clienttest.Taken)
-		ev, problems, _ := clienttest.Judge(Client, dir, uid, snap)
-		if len(problems) > 0 {
-			t.Fatal(problems)
-		}
-		r := clienttest.ScanSnapshot(t, Client, dir, uid, snap)
-		r.Advise(ev.Advisers, nil)
-		var got []string
-		for _, a := range r.Advice {
-			if a.ID == "tool-call-ended" {
-				got = append(got, a.Evidence)
-			}
-		}
+		_, got := clienttest.Advise(t, Client, filepath.Join(h, ".claude"), uid, "tool-call-ended", tc.procs...)
 		if (len(got) == 1) != tc.want || len(got) > 1 {
 			t.Errorf("%s: advice %q; want %v", tc.name, got, tc.want)
 			continue

@@ -4,11 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"io"
 	"os/user"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -85,7 +85,7 @@ func cacheDirs(config string, owner int) []string {
 	var out []string
 	for _, h := range homes {
 		dir := filepath.Join(h, cacheRel())
-		if uid, err := platform.DirOwner(dir); err == nil && uid == owner && !contains(out, dir) {
+		if uid, err := platform.DirOwner(dir); err == nil && uid == owner && !slices.Contains(out, dir) {
 			out = append(out, dir)
 		}
 	}
@@ -98,15 +98,6 @@ func cacheRel() string {
 		return filepath.Join("Library", "Caches", "claude-cli-nodejs")
 	}
 	return filepath.Join(".cache", "claude-cli-nodejs")
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // readMCPLogs reads, for each live session with a working directory, the
@@ -198,15 +189,7 @@ func readServerLogs(cache, slug, session string, owner int, budget *int64) []Ser
 // listDir lists at most n names in dir, sorted; nothing when it cannot be
 // read.
 func listDir(dir string, n int) []string {
-	f, err := platform.OpenDir(dir)
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	names, err := f.Readdirnames(n)
-	if err != nil && !errors.Is(err, io.EOF) {
-		return nil
-	}
+	names, _ := platform.DirNames(dir, n)
 	sort.Strings(names)
 	return names
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"path/filepath"
 	"regexp"
@@ -100,17 +99,11 @@ func ReadRaw(dir string) *Raw {
 // readSessions reads <dir>/sessions/<pid>.json, at most maxSessions of
 // them (more is an error: the owner's doubt).
 func (raw *Raw) readSessions(sd statedir.Dir) {
-	f, err := platform.OpenDir(filepath.Join(sd.Path, "sessions"))
+	names, err := platform.DirNames(filepath.Join(sd.Path, "sessions"), 4*maxSessions)
 	if errors.Is(err, fs.ErrNotExist) {
 		return
 	}
 	if err != nil {
-		raw.ReadError(filepath.Join(sd.Path, "sessions"), err)
-		return
-	}
-	names, err := f.Readdirnames(4 * maxSessions)
-	f.Close()
-	if err != nil && !errors.Is(err, io.EOF) {
 		raw.ReadError(filepath.Join(sd.Path, "sessions"), err)
 		return
 	}

@@ -58,6 +58,33 @@ func ScanSnapshot(t *testing.T, c client.Client, dir string, uid uint32, snap *p
 	if len(problems) > 0 {
 		t.Fatalf("problems %v", problems)
 	}
+	return scanEvidence(t, c, snap, ev)
+}
+
+// Advise is Scan with the advice computed (no activity sampled): the
+// result, and the evidence of each advice whose ID is id.
+func Advise(t *testing.T, c client.Client, dir string, uid uint32, id string, procs ...platform.Process) (*scan.Result, []string) {
+	t.Helper()
+	base := []platform.Process{Proc(1, 0, 0, 0, []string{"/sbin/init"}, nil)}
+	snap := platform.NewSnapshot(append(base, procs...), Boot, 10*time.Hour, Taken)
+	ev, problems, _ := Judge(c, dir, uid, snap)
+	if len(problems) > 0 {
+		t.Fatalf("problems %v", problems)
+	}
+	r := scanEvidence(t, c, snap, ev)
+	r.Advise(ev.Advisers, nil)
+	var got []string
+	for _, a := range r.Advice {
+		if a.ID == id {
+			got = append(got, a.Evidence)
+		}
+	}
+	return r, got
+}
+
+// scanEvidence scans snap with c's marks and ev.
+func scanEvidence(t *testing.T, c client.Client, snap *platform.Snapshot, ev scan.Evidence) *scan.Result {
+	t.Helper()
 	cfg := scan.Config{Marks: c.Info().Marks}
 	r, err := scan.Scan(snap, cfg, func(_, _ []*platform.Process) (scan.Evidence, error) { return ev, nil })
 	if err != nil {

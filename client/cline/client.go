@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -132,17 +131,11 @@ func (Adapter) Read(dir string) *Raw {
 // readHubs reads data/locks/hub/*.json, at most maxLocks of them.
 func (raw *Raw) readHubs(sd statedir.Dir) {
 	path := filepath.Join(sd.Path, locksDir)
-	f, err := platform.OpenDir(path)
+	names, err := platform.DirNames(path, 4*maxLocks)
 	if errors.Is(err, fs.ErrNotExist) {
 		return
 	}
 	if err != nil {
-		raw.ReadError(path, err)
-		return
-	}
-	names, err := f.Readdirnames(4 * maxLocks)
-	f.Close()
-	if err != nil && !errors.Is(err, io.EOF) {
 		raw.ReadError(path, err)
 		return
 	}

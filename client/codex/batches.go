@@ -186,17 +186,21 @@ func (b *batches) logOf(s *platform.Snapshot, p *platform.Process) *AppServerLog
 // server, the copies older than batchHold against its loaded threads.
 func (b *batches) excess(s *platform.Snapshot, p *platform.Process, how string, log *AppServerLog) []scan.Advice {
 	var out []scan.Advice
+	var kids []*platform.Process // its children old enough to count, found once
+	for i := range s.Procs {
+		if q := &s.Procs[i]; q.PPID == p.PID && !q.Zombie() && s.Age(q) >= batchHold {
+			kids = append(kids, q)
+		}
+	}
 	for k := range b.servers {
 		srv := &b.servers[k]
 		var copies []*platform.Process
 		var rss uint64
-		for i := range s.Procs {
-			q := &s.Procs[i]
-			if q.PPID != p.PID || q.Zombie() || s.Age(q) < batchHold || !srv.Matches(s.Cmdline(q)) {
-				continue
+		for _, q := range kids {
+			if srv.Matches(s.Cmdline(q)) {
+				copies = append(copies, q)
+				rss += q.RSS
 			}
-			copies = append(copies, q)
-			rss += q.RSS
 		}
 		extra := len(copies) - len(log.Loaded)
 		if extra <= 0 {

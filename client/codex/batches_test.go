@@ -88,19 +88,7 @@ func TestServerBatches(t *testing.T) {
 		}, ""},
 	} {
 		dir := batchHome(t, tc.at)
-		snap := platform.NewSnapshot(append([]platform.Process{clienttest.Proc(1, 0, 0, 0, []string{"/sbin/init"}, nil)}, tc.procs(dir)...), clienttest.Boot, 10*3600e9, clienttest.Taken)
-		ev, problems, _ := clienttest.Judge(Client, dir, uid, snap)
-		if len(problems) > 0 {
-			t.Fatal(problems)
-		}
-		r := clienttest.ScanSnapshot(t, Client, dir, uid, snap)
-		r.Advise(ev.Advisers, nil)
-		var got []string
-		for _, a := range r.Advice {
-			if a.ID == "codex-mcp-batches" {
-				got = append(got, a.Evidence)
-			}
-		}
+		r, got := clienttest.Advise(t, Client, dir, uid, "codex-mcp-batches", tc.procs(dir)...)
 		switch {
 		case tc.want == "" && len(got) > 0:
 			t.Errorf("%s: advice %q; want none", tc.name, got)

@@ -586,23 +586,7 @@ func TestRealCopilotHeadless(t *testing.T) {
 	home, work := t.TempDir(), t.TempDir()
 	env := realclients.CopilotSetup(home, work, model.Addr, mark)
 	loader, log := realclients.StartDetached(t, work, env, "node", loaderJS, "-p", "say hello "+mark, "--allow-all-tools")
-	t.Cleanup(func() { realclients.KillOurs(mark) })
-	waitMarked(t, mark, 4, model, log) // the loader and the native copilot (both hold the prompt), two servers
-	reapLive(t, mark, "copilot -p through its loader")
-	left := killClient(loader, mark)
-	var native []int
-	for _, pid := range left {
-		if strings.Contains(cmdlineOf(pid), "copilot-linux-x64/copilot") {
-			native = append(native, pid)
-		}
-	}
-	t.Logf("the loader %d SIGKILLed, no reaper: %d processes alive %v, the native copilot %v", loader, len(left), left, native)
-	if len(left) != 3 || len(native) != 1 || parentOf(native[0]) != os.Getpid() {
-		t.Fatalf("control: the native copilot and its two servers did not outlive the loader, reparented: %v", left)
-	}
-	reapRoots(t, mark, native, "killed whole as owner-dead (headless) by agent-client-dead", func(f *reapFinding) bool {
-		return f.Outcome == "killed" && contains(f.Reasons, "owner-dead") && f.Rule == "agent-client-dead" && len(f.PIDs) == 3
-	})
+	killLauncher(t, mark, model, "the loader", "the native copilot", "copilot-linux-x64/copilot", "killed whole as owner-dead (headless) by agent-client-dead", loader, log)
 }
 
 // scanRoots runs `reaper scan --all` with the example policy confined to
@@ -654,21 +638,32 @@ func TestRealQwenCode(t *testing.T) {
 	home, work := t.TempDir(), t.TempDir()
 	env := realclients.QwenSetup(home, model.Addr, mark, node)
 	launcher, log := realclients.StartDetached(t, work, env, node, entry, "-p", "say hello "+mark)
+	killLauncher(t, mark, model, "the launcher", "the relaunched CLI", "qwen-code", "killed whole as owner-dead by agent-client-dead", launcher, log)
+}
+
+// killLauncher runs a client started through a launcher (pid, its log):
+// the launcher and the CLI it runs hold the prompt, the CLI runs the two
+// stubborn servers. While it lives a reap holds nothing; the launcher
+// SIGKILLed, the CLI (its command line holding cli) and its servers must
+// outlive it, reparented (the control); the reap must then kill that tree
+// whole as owner-dead by agent-client-dead (want says so).
+func killLauncher(t *testing.T, mark string, model *realclients.Model, launcher, what, cli, want string, pid int, log string) {
+	t.Helper()
 	t.Cleanup(func() { realclients.KillOurs(mark) })
-	waitMarked(t, mark, 4, model, log) // the launcher and the relaunched CLI (both hold the prompt), two servers
-	reapLive(t, mark, "qwen -p")
-	left := killClient(launcher, mark)
-	var cli []int
-	for _, pid := range left {
-		if strings.Contains(cmdlineOf(pid), "qwen-code") {
-			cli = append(cli, pid)
+	waitMarked(t, mark, 4, model, log)
+	reapLive(t, mark, what+" through "+launcher)
+	left := killClient(pid, mark)
+	var found []int
+	for _, p := range left {
+		if strings.Contains(cmdlineOf(p), cli) {
+			found = append(found, p)
 		}
 	}
-	t.Logf("the launcher %d SIGKILLed, no reaper: %d processes alive %v, the relaunched CLI %v", launcher, len(left), left, cli)
-	if len(left) != 3 || len(cli) != 1 || parentOf(cli[0]) != os.Getpid() {
-		t.Fatalf("control: the relaunched CLI and its two servers did not outlive the launcher, reparented: %v", left)
+	t.Logf("%s %d SIGKILLed, no reaper: %d processes alive %v, %s %v", launcher, pid, len(left), left, what, found)
+	if len(left) != 3 || len(found) != 1 || parentOf(found[0]) != os.Getpid() {
+		t.Fatalf("control: %s and its two servers did not outlive %s, reparented: %v", what, launcher, left)
 	}
-	reapRoots(t, mark, cli, "killed whole as owner-dead by agent-client-dead", func(f *reapFinding) bool {
+	reapRoots(t, mark, found, want, func(f *reapFinding) bool {
 		return f.Outcome == "killed" && contains(f.Reasons, "owner-dead") && f.Rule == "agent-client-dead" && len(f.PIDs) == 3
 	})
 }
