@@ -50,11 +50,16 @@ type Places interface {
 	// owners, the processes of the client's Comms, and the roots of
 	// orphaned trees (a dead owner's survivors lead to its state). gather
 	// checks every such dir before it is read.
+	// A dir guessed below the process's HOME says FromHome: one that does
+	// not exist is no warning (most processes' homes hold no such dir).
 	NamedDir(env func(string) (string, bool)) (dir, from string)
 	// IsStateDir reports whether a directory an operator names is this
 	// client's state.
 	IsStateDir(dir string) bool
 }
+
+// FromHome is the from of a NamedDir guessed below a process's HOME.
+const FromHome = "HOME"
 
 // Adapter is what one client's package implements, typed by its read R:
 // plain data that crosses the reader child's boundary as JSON. An adapter
@@ -94,6 +99,14 @@ type Client interface {
 	// be that dir's, bounded (statedir.Decode). It needs no table: it runs
 	// as soon as a reader's output is in, while the table is still read.
 	Decode(wire []byte, dir string, uid uint32) Decoded
+}
+
+// Declared is a client a policy declares rather than one compiled in
+// (client/declared): a reader child is told it by its Spec, plain data,
+// and makes it again from that.
+type Declared interface {
+	Client
+	Spec() []byte
 }
 
 // Decoded is one dir's read, decoded: judging it needs the table.

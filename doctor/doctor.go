@@ -22,6 +22,9 @@ type Config struct {
 	// Timeout bounds the scan.
 	Timeout time.Duration
 	Clients client.Set
+	// ClientsOf, when set, are the clients a scan with a policy knows: the
+	// shipped ones and those it declares (nil: Clients).
+	ClientsOf func(*policy.Policy) client.Set
 	// LoadPolicy resolves a policy file as every command does ("" the
 	// default file, else the embedded policy).
 	LoadPolicy func(file string) (*policy.Policy, error)
@@ -64,7 +67,11 @@ func Diagnose(ctx context.Context, cfg Config) (*audit.Diagnosis, error) {
 	sctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
 	started := time.Now()
-	t, err := run.Collect(sctx, run.Config{Policy: scanPol, Clients: cfg.Clients, Discover: true, Timeout: cfg.Timeout, ReadTable: cfg.ReadTable})
+	cs := cfg.Clients
+	if cfg.ClientsOf != nil {
+		cs = cfg.ClientsOf(scanPol)
+	}
+	t, err := run.Collect(sctx, run.Config{Policy: scanPol, Clients: cs, Discover: true, Timeout: cfg.Timeout, ReadTable: cfg.ReadTable})
 	took := time.Since(started)
 	if err != nil {
 		if ctx.Err() != nil {

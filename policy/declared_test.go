@@ -88,3 +88,83 @@ kind = "daemon"
 		}
 	}
 }
+
+// A [[client]]'s session files are read as declared: the glob's dir and
+// pattern, the keys, the variable. Every mistake in them is reported at
+// its line, at once.
+func TestDeclaredSessionFiles(t *testing.T) {
+	pol, err := Parse("ok.toml", []byte(`version = 1
+[[client]]
+name = "agentx"
+command = '(^|/)agentx( |$)'
+session_files = "~/.agentx/state/sessions/*.json"
+session_pid = "@name"
+session_env = "AGENTX_SESSION"
+session_id = "id"
+`), testClients)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := SessionFiles{Dir: ".agentx/state/sessions", Pattern: "*.json", PIDFromName: true, Env: "AGENTX_SESSION", ID: "id"}
+	if s := pol.Clients[0].Sessions; s == nil || *s != want {
+		t.Errorf("sessions %+v, want %+v", s, want)
+	}
+	if names := strings.Join(pol.EnvNames(), " "); !strings.Contains(names, "AGENTX_SESSION") {
+		t.Errorf("EnvNames %s: the session variable is not looked up", names)
+	}
+	_, err = Parse("bad.toml", []byte(`version = 1
+[[client]]
+name = "a:b"
+command = 'x'
+session_files = "/etc/agentx/*.json"
+session_env = "X"
+session_id = "id"
+
+[[client]]
+name = "up"
+command = 'x'
+session_files = "~/../other/*.json"
+session_pid = "a b"
+session_env = "X"
+session_id = "id"
+
+[[client]]
+name = "wild"
+command = 'x'
+session_files = "~/.w*/sessions/*.json"
+session_started = "when?"
+session_env = "X"
+session_id = "id"
+
+[[client]]
+name = "half"
+command = 'x'
+session_files = "~/.half/s/[.json"
+session_env = "NOT A NAME"
+
+[[client]]
+name = "keys only"
+command = 'x'
+session_env = "X"
+session_id = "id"
+`), testClients)
+	if err == nil {
+		t.Fatal("no error")
+	}
+	for _, want := range []string{
+		`bad.toml:3: client name "a:b": at most 64 bytes, without ':' or '/'`,
+		`bad.toml:5: session_files "/etc/agentx/*.json": want a glob under the user's home, beginning with ~/`,
+		`bad.toml:12: session_files "~/../other/*.json": want the files in a directory below the home`,
+		`bad.toml:13: session_pid "a b": want a key of the file's top-level object`,
+		`bad.toml:20: session_files "~/.w*/sessions/*.json": wildcards go in the last element only`,
+		`bad.toml:21: session_started "when?": want a key`,
+		`bad.toml:28: session_files "~/.half/s/[.json": bad pattern "[.json": syntax error in pattern`,
+		`bad.toml:29: session_env "NOT A NAME" is not an environment variable name`,
+		`bad.toml:25: session files need session_env and session_id`,
+		`bad.toml:31: session_* keys need session_files`,
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("missing %q in:\n%s", want, err)
+		}
+	}
+}

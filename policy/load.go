@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os/user"
+	"path"
 	"regexp"
 	"regexp/syntax"
 	"slices"
@@ -276,11 +277,14 @@ func (l *loader) ownerNames() []string {
 // variables naming its pid or its launcher's). Its marks join the shipped
 // clients' (scan.CommandMark with its name as owner, scan.PIDMark).
 func (l *loader) client(t map[string]any, a at) {
-	l.unknownKeys(t, a, []string{"name", "command", "kind", "pid_env"})
+	l.unknownKeys(t, a, []string{"name", "command", "kind", "pid_env", "session_files", "session_pid", "session_started", "session_env", "session_id"})
 	c := DeclaredClient{Line: l.lines.line(a.table, a.index, ""), Kind: scan.KindACP}
 	c.Name = l.name(t, a, "client")
-	if c.Name != "" && l.knownOwner(c.Name) {
+	switch {
+	case c.Name != "" && l.knownOwner(c.Name):
 		l.fail(at{a.table, a.index, "name"}, "client %q is already an owner's or a shipped client's name: give it its own", c.Name)
+	case strings.ContainsAny(c.Name, ":/\x00") || len(c.Name) > 64:
+		l.fail(at{a.table, a.index, "name"}, "client name %q: at most 64 bytes, without ':' or '/'", c.Name)
 	}
 	c.Command = l.regex(t, a, "command")
 	if _, given := t["command"]; !given { // a bad one has its own error
@@ -301,6 +305,7 @@ func (l *loader) client(t map[string]any, a at) {
 		}
 		c.PIDEnv = append(c.PIDEnv, e)
 	}
+	c.Sessions = l.sessionFiles(t, a)
 	if c.Name == "" || c.Command == nil {
 		return
 	}
@@ -314,6 +319,95 @@ func (l *loader) client(t map[string]any, a at) {
 	all.Add(l.p.marks)
 	all.Add(m)
 	l.p.marks = all
+}
+
+// sessionFiles reads a [[client]]'s session_* keys (SessionFiles), or
+// returns nil when it gives none.
+func (l *loader) sessionFiles(t map[string]any, a at) *SessionFiles {
+	given := false
+	for _, k := range []string{"session_files", "session_pid", "session_started", "session_env", "session_id"} {
+		_, ok := t[k]
+		given = given || ok
+	}
+	if !given {
+		return nil
+	}
+	key := func(k string) at { return at{a.table, a.index, k} }
+	s := &SessionFiles{PID: "pid"}
+	files, ok := l.str(t, a, "session_files")
+	if _, present := t["session_files"]; !present {
+		l.fail(a, "session_* keys need session_files: the glob under the home (~/...) where the client keeps a file per session")
+	}
+	if ok {
+		if why := s.SetFiles(files); why != "" {
+			l.fail(key("session_files"), "session_files %q: %s", files, why)
+		}
+	}
+	if v, ok := l.str(t, a, "session_pid"); ok {
+		switch {
+		case v == "@name":
+			s.PID, s.PIDFromName = "", true
+		case !jsonKey.MatchString(v):
+			l.fail(key("session_pid"), "session_pid %q: want a key of the file's top-level object (letters, digits, '_', '-', '.'), or \"@name\" for the number its name begins with", v)
+		default:
+			s.PID = v
+		}
+	}
+	for _, f := range []struct {
+		k string
+		v *string
+	}{{"session_started", &s.Started}, {"session_id", &s.ID}} {
+		if v, ok := l.str(t, a, f.k); ok {
+			if !jsonKey.MatchString(v) {
+				l.fail(key(f.k), "%s %q: want a key of the file's top-level object (letters, digits, '_', '-', '.')", f.k, v)
+				continue
+			}
+			*f.v = v
+		}
+	}
+	if v, ok := l.str(t, a, "session_env"); ok {
+		if !envName.MatchString(v) {
+			l.fail(key("session_env"), "session_env %q is not an environment variable name", v)
+		} else {
+			s.Env = v
+		}
+	}
+	// A session ties by its id: a pid a file names may be another
+	// process's now, whose children carry the same pid variable.
+	for _, k := range []string{"session_env", "session_id"} {
+		if _, ok := t[k]; !ok {
+			l.fail(a, "session files need session_env and session_id: the variable the client puts on what it spawns, and the key of the session's id in a file, whose value that variable holds (%s is missing)", k)
+		}
+	}
+	return s
+}
+
+// jsonKey is a key of a session file's top-level object a policy may name.
+var jsonKey = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
+
+// SetFiles sets the dir and pattern of a session_files glob, or says why
+// it is not one: "~/" and a path below the home, wildcards (filepath.Match)
+// in its last element only.
+func (s *SessionFiles) SetFiles(glob string) string {
+	rel, ok := strings.CutPrefix(glob, "~/")
+	if !ok {
+		return "want a glob under the user's home, beginning with ~/ (it is read in each user's home, as that user)"
+	}
+	dir, pattern := path.Split(rel)
+	dir = strings.TrimSuffix(dir, "/")
+	switch {
+	case dir == "" || path.Clean(dir) != dir || dir == "." || strings.HasPrefix(dir, "../") || dir == "..":
+		return "want the files in a directory below the home (~/.client/sessions/*.json), named plainly: no '.', '..' or '//'"
+	case strings.ContainsAny(dir, "*?[\\"):
+		return "wildcards go in the last element only: the directory is a fixed path"
+	case pattern == "":
+		return "name the files: a pattern in the last element (*.json)"
+	}
+	if _, err := path.Match(pattern, ""); err != nil {
+		return "bad pattern " + strconv.Quote(pattern) + ": " + err.Error()
+	}
+	s.Dir, s.Pattern = dir, pattern
+	return ""
 }
 
 func (l *loader) knownOwner(name string) bool { return slices.Contains(l.ownerNames(), name) }

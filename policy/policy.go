@@ -60,7 +60,27 @@ type DeclaredClient struct {
 	Command *regexp.Regexp
 	Kind    scan.Kind
 	PIDEnv  []string
-	Line    int
+	// Sessions, when set, are the session files it keeps in its users'
+	// homes, which name its pid (client/declared reads them).
+	Sessions *SessionFiles
+	Line     int
+}
+
+// SessionFiles say where a declared client keeps a file per session and
+// what in it names the session's process: session_files, a glob under the
+// user's home (wildcards in its last element only), of JSON objects whose
+// key PID holds the client's pid (PIDFromName: the number the file's name
+// begins with), Started when it started (milliseconds since the epoch or
+// RFC 3339), and ID the session's id, which the client puts on what it
+// spawns as Env. A session ties to it the trees whose root carries Env=id.
+type SessionFiles struct {
+	Dir     string // below the home, clean and relative
+	Pattern string // the files' names (filepath.Match)
+	PID     string
+	// PIDFromName: the pid is the number the file's name begins with.
+	PIDFromName bool
+	Started     string
+	Env, ID     string
 }
 
 // Defaults apply where a rule says nothing.
@@ -140,6 +160,9 @@ func (p *Policy) EnvNames() []string {
 	var names []string
 	for _, c := range p.Clients {
 		names = append(names, c.PIDEnv...)
+		if c.Sessions != nil && c.Sessions.Env != "" {
+			names = append(names, c.Sessions.Env)
+		}
 	}
 	for _, o := range p.Owners {
 		if o.PIDEnv != "" {

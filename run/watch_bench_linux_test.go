@@ -21,7 +21,7 @@ import (
 // This test binary is also the reader child a pass starts (as root).
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == gather.ChildCommand {
-		os.Exit(gather.ChildMain(os.Args[2:], os.Stdout, os.Stderr, all.Clients))
+		os.Exit(gather.ChildMain(os.Args[2:], os.Stdout, os.Stderr, all.Clients, nil))
 	}
 	os.Exit(skips.Main(m))
 }

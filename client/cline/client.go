@@ -74,7 +74,7 @@ func (Adapter) NamedDir(env func(string) (string, bool)) (string, string) {
 		return strings.TrimSpace(dir), EnvDir
 	}
 	if home, ok := env(envHome); ok && filepath.IsAbs(home) {
-		return filepath.Join(home, ".cline"), envHome
+		return filepath.Join(home, ".cline"), client.FromHome
 	}
 	return "", ""
 }

@@ -79,7 +79,7 @@ func runDoctor(ctx context.Context, opts *doctorOptions, g *globalOptions) error
 		policyPath = systemPolicy
 	}
 	d, err := doctor.Diagnose(ctx, doctor.Config{Version: versionString(), PolicyFile: opts.policyFile, LockFile: opts.lockFile,
-		Timeout: scanBound(opts.timeout), Clients: clients, LoadPolicy: resolvePolicy, PolicyPath: policyPath, ReadTable: readSnapshot})
+		Timeout: scanBound(opts.timeout), Clients: clients, ClientsOf: clientsOf, LoadPolicy: resolvePolicy, PolicyPath: policyPath, ReadTable: readSnapshot})
 	if err != nil {
 		return err
 	}

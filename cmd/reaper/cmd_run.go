@@ -214,7 +214,7 @@ func reapAdopted(base *policy.Policy, opts *runOptions, g *globalOptions, adopte
 	started := time.Now()
 	ctx, cancel := context.WithDeadline(context.Background(), started.Add(timeout))
 	defer cancel()
-	cfg := run.ReapConfig{Config: run.Config{Policy: &pol, Clients: clients, Discover: true, Timeout: timeout, ReadTable: readSnapshot},
+	cfg := run.ReapConfig{Config: run.Config{Policy: &pol, Clients: clientsOf(&pol), Discover: true, Timeout: timeout, ReadTable: readSnapshot},
 		Started: started, Deadline: started.Add(timeout), LockFile: opts.lockFile, LockWait: 30 * time.Second, LogRepeats: true,
 		Records: run.Records{AuditLog: opts.auditLog, Journal: "off", Log: g.log},
 		Only: func(f *scan.Finding) bool {

@@ -8,6 +8,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/orphanreaper/reaper/client/declared"
 	"github.com/orphanreaper/reaper/run/gather"
 )
 
@@ -28,6 +29,6 @@ func main() {
 // runs before anything else: the child sets its limits first thing.
 func runReaderIfAsked() {
 	if len(os.Args) > 1 && os.Args[1] == gather.ChildCommand {
-		os.Exit(gather.ChildMain(os.Args[2:], os.Stdout, os.Stderr, clients))
+		os.Exit(gather.ChildMain(os.Args[2:], os.Stdout, os.Stderr, clients, declared.FromSpec))
 	}
 }

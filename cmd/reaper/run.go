@@ -7,11 +7,14 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/orphanreaper/reaper/audit"
+	"github.com/orphanreaper/reaper/client"
 	"github.com/orphanreaper/reaper/client/all"
+	"github.com/orphanreaper/reaper/client/declared"
 	"github.com/orphanreaper/reaper/platform"
 	"github.com/orphanreaper/reaper/policy"
 	"github.com/orphanreaper/reaper/run"
@@ -23,6 +26,16 @@ const systemPolicy = "/etc/reaper/policy.toml"
 // clients are the agent clients reaper knows, handed down to every
 // package below: the one place the list is named.
 var clients = all.Clients
+
+// clientsOf are the clients a run with pol knows: the shipped ones and
+// those pol declares with session files (client/declared).
+func clientsOf(pol *policy.Policy) client.Set {
+	list := declared.Clients(pol)
+	if len(list) == 0 {
+		return clients
+	}
+	return client.NewSet(append(slices.Clone(clients.All()), list...)...)
+}
 
 // policyClients is what a policy is told of the clients.
 func policyClients() policy.Clients {
@@ -68,7 +81,7 @@ func euid() uint32 { return run.EUID() }
 // config is the run configuration of a scan's or a reap's flags, once its
 // policy is resolved: every run discovers the clients' state.
 func (o *scanOptions) config(pol *policy.Policy, timeout time.Duration, advise bool) run.Config {
-	return run.Config{Policy: pol, Clients: clients, ProcRoot: o.procRoot, Ledgers: o.ledgers, Discover: true,
+	return run.Config{Policy: pol, Clients: clientsOf(pol), ProcRoot: o.procRoot, Ledgers: o.ledgers, Discover: true,
 		Advise: advise, Timeout: timeout, ReadTable: readSnapshot}
 }
 
@@ -84,7 +97,7 @@ var readSnapshot = platform.ReadSnapshot
 // read (advice off): explain, ledger show, pty, doctor. everyUser reads
 // the state of users who own no process too (ledger show lists it).
 func collect(ctx context.Context, pol *policy.Policy, procRoot string, ledgers []string, timeout time.Duration, discover, everyUser bool) (*run.Table, error) {
-	t, err := run.Collect(ctx, run.Config{Policy: pol, Clients: clients, ProcRoot: procRoot, Ledgers: ledgers,
+	t, err := run.Collect(ctx, run.Config{Policy: pol, Clients: clientsOf(pol), ProcRoot: procRoot, Ledgers: ledgers,
 		Discover: discover, EveryUser: everyUser, Timeout: timeout, ReadTable: readSnapshot})
 	if errors.Is(err, run.ErrProcFlag) {
 		return nil, usagef("%v", err)

@@ -77,15 +77,31 @@ const (
 
 // ChildMain is the reader child: it sets its limits before anything else,
 // then reads each state dir named after "--" (as CLIENT:DIR) with the Read
-// of its client in cs and prints what they returned as one JSON document.
-// It returns the exit status.
-func ChildMain(args []string, stdout, stderr io.Writer, cs client.Set) int {
+// of its client and prints what they returned as one JSON document. The
+// clients are cs and those "--client SPEC" arguments before "--" declare
+// (client.Declared), which declare makes again. It returns the exit
+// status.
+func ChildMain(args []string, stdout, stderr io.Writer, cs client.Set, declare func(spec []byte) (client.Client, error)) int {
 	if err := child.LimitSelf(childLimits); err != nil {
 		fmt.Fprintln(stderr, "reader:", err)
 		return 70 // EX_SOFTWARE: it must not read unbounded
 	}
+	list := cs.All()
+	for len(args) >= 2 && args[0] == "--client" {
+		if declare == nil {
+			fmt.Fprintln(stderr, "reader: this binary reads no declared client")
+			return 64
+		}
+		c, err := declare([]byte(args[1]))
+		if err != nil {
+			fmt.Fprintln(stderr, "reader:", err)
+			return 64
+		}
+		list, args = append(list, c), args[2:]
+	}
+	cs = client.NewSet(list...)
 	if len(args) == 0 || args[0] != "--" {
-		fmt.Fprintln(stderr, "reader: want -- DIR...")
+		fmt.Fprintln(stderr, "reader: want [--client SPEC]... -- CLIENT:DIR...")
 		return 64
 	}
 	// An Encoder writes each value with its newline straight from its
@@ -270,7 +286,7 @@ func readDirs(ctx context.Context, dirs []Dir, rd *readers, wg *sync.WaitGroup, 
 			buf := <-slots
 			go func() {
 				defer wg.Done()
-				buf = readGroup(ctx, g, buf, rd.budget)
+				buf = readGroup(ctx, g, rd, buf)
 				// Each dir's read is decoded now, while the table is
 				// scanned; only its judging waits for the table.
 				reads := make([]readResult, len(g.dirs))
@@ -332,7 +348,8 @@ func ownPrivate(d Dir) bool {
 // readGroup runs g's reader child, if its budget admitted it and it is
 // still within its time, and splits what it printed into g.reads (or sets
 // g.err); it returns buf, for the next child.
-func readGroup(ctx context.Context, g *group, buf []byte, b *readBudget) []byte {
+func readGroup(ctx context.Context, g *group, rd *readers, buf []byte) []byte {
+	b := rd.budget
 	if g.err != nil {
 		return buf
 	}
@@ -341,7 +358,7 @@ func readGroup(ctx context.Context, g *group, buf []byte, b *readBudget) []byte 
 		g.err = err
 		return buf
 	}
-	out, err := readAs(ctx, g, buf, deadline)
+	out, err := readAs(ctx, g, rd, buf, deadline)
 	if g.err = err; err == nil {
 		g.reads, g.err = decode(g, out)
 	}
@@ -354,13 +371,21 @@ func readGroup(ctx context.Context, g *group, buf []byte, b *readBudget) []byte 
 // readAs runs one reader child as g's uid and returns what it printed,
 // read into buf; the child is killed at deadline (its uid's, within the
 // run's budget).
-func readAs(ctx context.Context, g *group, buf []byte, deadline time.Time) ([]byte, error) {
+func readAs(ctx context.Context, g *group, rd *readers, buf []byte, deadline time.Time) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("not read: the run's deadline passed first")
 	}
 	ctx, cancel := context.WithDeadlineCause(ctx, deadline, fmt.Errorf("not read within its time (%s a uid, within the run's %s for users' state)", ChildDeadline, maxReadTime))
 	defer cancel()
-	args := []string{ChildCommand, "--"}
+	args := []string{ChildCommand}
+	told := map[string]bool{}
+	for _, d := range g.dirs {
+		if c, ok := rd.clients.ByName(d.Client).(client.Declared); ok && !told[d.Client] {
+			told[d.Client] = true
+			args = append(args, "--client", string(c.Spec()))
+		}
+	}
+	args = append(args, "--")
 	for _, d := range g.dirs {
 		args = append(args, childArg(d))
 	}

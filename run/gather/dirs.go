@@ -1,7 +1,9 @@
 package gather
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"strings"
 
@@ -78,7 +80,9 @@ func (l *dirList) add(d Dir) {
 // A user's processes can name any number of paths: at most
 // maxNamedPerUID are checked for each uid — every check walks the path
 // from / — and a value seen once is not checked again.
-func (l *dirList) addNamed(name, dir string, uid uint32, from string) {
+// A dir guessed below a process's HOME (guessed) that does not exist is
+// no warning.
+func (l *dirList) addNamed(name, dir string, uid uint32, from string, guessed bool) {
 	if l.seen == nil {
 		l.seen, l.named = map[string]bool{}, map[uint32]int{}
 	}
@@ -93,7 +97,9 @@ func (l *dirList) addNamed(name, dir string, uid uint32, from string) {
 	}
 	l.named[uid]++
 	if err := checkNamed(dir, uid); err != nil {
-		l.refused(fmt.Sprintf("%s: state dir not read: %v", from, err))
+		if !guessed || !errors.Is(err, fs.ErrNotExist) {
+			l.refused(fmt.Sprintf("%s: state dir not read: %v", from, err))
+		}
 		return
 	}
 	l.dirs = append(l.dirs, Dir{Path: dir, UID: uid, From: from, Client: name})

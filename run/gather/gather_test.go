@@ -15,6 +15,7 @@ import (
 
 	"github.com/orphanreaper/reaper/client"
 	"github.com/orphanreaper/reaper/client/claudecode"
+	"github.com/orphanreaper/reaper/client/declared"
 	"github.com/orphanreaper/reaper/client/openclaw"
 	"github.com/orphanreaper/reaper/internal/skips"
 	"github.com/orphanreaper/reaper/platform"
@@ -39,7 +40,7 @@ func testReaders(asRoot bool) *readers {
 // This test binary is also the reader child the tests start.
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == ChildCommand {
-		os.Exit(ChildMain(os.Args[2:], os.Stdout, os.Stderr, testClients))
+		os.Exit(ChildMain(os.Args[2:], os.Stdout, os.Stderr, testClients, declared.FromSpec))
 	}
 	os.Exit(skips.Main(m))
 }
@@ -113,14 +114,35 @@ func TestNamedBound(t *testing.T) {
 	var l dirList
 	for i := 0; i < maxNamedPerUID+3; i++ {
 		d := t.TempDir()
-		l.addNamed("openclaw", d, uint32(os.Geteuid()), "pid 1")
+		l.addNamed("openclaw", d, uint32(os.Geteuid()), "pid 1", false)
 	}
 	if len(l.dirs) != maxNamedPerUID || len(l.refuse) != 3 || !strings.Contains(l.refuse[0], "named more than") {
 		t.Errorf("%d dirs, refusals %q: want %d and 3", len(l.dirs), l.refuse, maxNamedPerUID)
 	}
-	l.addNamed("openclaw", "../x", 1, "pid 2") // another uid: uid 0 has used its bound
+	l.addNamed("openclaw", "../x", 1, "pid 2", false) // another uid: uid 0 has used its bound
 	if got := l.refuse[len(l.refuse)-1]; !strings.HasPrefix(got, "pid 2: state dir not read") {
 		t.Errorf("refusal %q does not name what named it", got)
+	}
+}
+
+// A dir guessed below a process's HOME that does not exist is no warning:
+// most processes' homes hold no such dir. The controls: the same missing
+// dir named outright is one, and a guessed dir that exists but is another
+// uid's is one too.
+func TestGuessedDirMissing(t *testing.T) {
+	var l dirList
+	missing := filepath.Join(t.TempDir(), ".cline")
+	l.addNamed("cline", missing, uint32(os.Geteuid()), "orphan pid 7's HOME", true)
+	if len(l.refuse) != 0 || len(l.dirs) != 0 {
+		t.Errorf("guessed and missing: refusals %q, dirs %v; want none", l.refuse, l.dirs)
+	}
+	l.addNamed("openclaw", missing, uint32(os.Geteuid()), "orphan pid 8's OPENCLAW_STATE_DIR", false)
+	if len(l.refuse) != 1 || !strings.Contains(l.refuse[0], "no such file") {
+		t.Errorf("control, named outright: refusals %q; want the missing dir", l.refuse)
+	}
+	l.addNamed("cline", t.TempDir(), uint32(os.Geteuid())+1, "orphan pid 9's HOME", true)
+	if len(l.refuse) != 2 || !strings.Contains(l.refuse[1], "not by uid") {
+		t.Errorf("control, guessed but another uid's: refusals %q; want it refused", l.refuse)
 	}
 }
 
@@ -288,4 +310,44 @@ func TestLoadJudgesAfterTheTable(t *testing.T) {
 func problemsOf(r readResult) []error {
 	_, problems, _ := r.read.Judge(nil)
 	return problems
+}
+
+// A client the policy declares is read as its user too: the child is told
+// it by its spec (--client) and reads the session dir as uid 65534, to
+// whom a session file mode 0 is closed. Read in this process as root, the
+// same dir gives both sessions (the control).
+func TestDeclaredClientReadAsTheUser(t *testing.T) {
+	requireChildren(t)
+	base, err := os.MkdirTemp("", "reaper-gather-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	os.Chmod(base, 0o755)
+	dir := filepath.Join(base, "sessions")
+	os.Mkdir(dir, 0o755)
+	for name, mode := range map[string]os.FileMode{"800.json": 0o644, "810.json": 0} {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte(`{"pid": 800, "id": "s-`+name+`"}`), mode)
+		os.Chmod(p, mode)
+		os.Chown(p, 65534, 65534)
+	}
+	os.Chown(dir, 65534, 65534)
+	agentx := declared.New(declared.Spec{Name: "agentx", Dir: "sessions", Pattern: "*.json", PID: "pid", ID: "id", Env: "AGENTX_SESSION"})
+	d := []Dir{{Path: dir, UID: 65534, Client: "agentx"}}
+	for _, asRoot := range []bool{true, false} {
+		rd := testReaders(asRoot)
+		rd.clients = client.NewSet(append(testClients.All(), agentx)...)
+		got := readAll(context.Background(), d, rd)[0]
+		if got.err != nil || got.read == nil {
+			t.Fatalf("as root %v: %+v (%v)", asRoot, got, got.err)
+		}
+		ev, problems, _ := got.read.Judge(nil)
+		switch {
+		case asRoot && (len(ev.Ties) != 1 || len(problems) != 1 || !errors.Is(problems[0], fs.ErrPermission)):
+			t.Errorf("in a child as uid 65534: ties %+v, problems %v; want one tie and 810.json's permission denied", ev.Ties, problems)
+		case !asRoot && (len(ev.Ties) != 2 || len(problems) != 0):
+			t.Errorf("control, root in-process: ties %+v, problems %v; want both sessions", ev.Ties, problems)
+		}
+	}
 }

@@ -310,7 +310,7 @@ func Load(ctx context.Context, opts Options, pending *Pending, snap *platform.Sn
 			asked = p
 			dir, from := c.NamedDir(getenv)
 			if dir != "" {
-				list.addNamed(c.Info().Name, dir, snap.UID(p), fmt.Sprintf("%s pid %d's %s", what, p.PID, from))
+				list.addNamed(c.Info().Name, dir, snap.UID(p), fmt.Sprintf("%s pid %d's %s", what, p.PID, from), from == client.FromHome)
 			}
 		}
 		for _, p := range liveOwners {
