@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -184,21 +185,33 @@ func startHelper(c spawnSpec) (*os.File, error) {
 }
 
 // openPTY opens a new pseudo-terminal pair (pty(7)): /dev/ptmx gives the
-// master, unlockpt and TIOCGPTN name the slave /dev/pts/N.
+// master, unlockpt and TIOCGPTN name the slave /dev/pts/N. The master is
+// used through its raw conn, never Fd: Fd puts a file in blocking mode, and
+// then Close waits for a pending Read, so a terminal closed while the
+// client on it wrote nothing stayed open (no hang-up) until it did.
 func openPTY() (master, slave *os.File, err error) {
 	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
 	if err != nil {
 		return nil, nil, err
 	}
-	fd := int(m.Fd())
-	if err := unix.IoctlSetPointerInt(fd, unix.TIOCSPTLCK, 0); err != nil {
-		m.Close()
-		return nil, nil, fmt.Errorf("unlockpt: %w", err)
-	}
-	n, err := unix.IoctlGetInt(fd, unix.TIOCGPTN)
+	raw, err := m.SyscallConn()
 	if err != nil {
 		m.Close()
-		return nil, nil, fmt.Errorf("ptsname: %w", err)
+		return nil, nil, err
+	}
+	n := -1
+	var ioErr error
+	if err := raw.Control(func(fd uintptr) {
+		if ioErr = unix.IoctlSetPointerInt(int(fd), unix.TIOCSPTLCK, 0); ioErr != nil {
+			ioErr = fmt.Errorf("unlockpt: %w", ioErr)
+			return
+		}
+		if n, ioErr = unix.IoctlGetInt(int(fd), unix.TIOCGPTN); ioErr != nil {
+			ioErr = fmt.Errorf("ptsname: %w", ioErr)
+		}
+	}); err != nil || ioErr != nil {
+		m.Close()
+		return nil, nil, errors.Join(err, ioErr)
 	}
 	s, err := os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR|syscall.O_NOCTTY, 0)
 	if err != nil {

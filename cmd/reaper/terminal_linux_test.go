@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/orphanreaper/reaper/internal/realclients"
 )
 
@@ -75,6 +77,23 @@ func (term *terminal) close() {
 	if !term.closed {
 		term.master.Close()
 		term.closed = true
+	}
+}
+
+// resize gives the terminal a window's size. A new pseudo-terminal has
+// none (0×0), as no window does: Copilot CLI 1.0.102 then draws nothing
+// and takes no key.
+func (term *terminal) resize(t *testing.T, rows, cols uint16) {
+	t.Helper()
+	raw, err := term.master.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ioErr error
+	if err := raw.Control(func(fd uintptr) {
+		ioErr = unix.IoctlSetWinsize(int(fd), unix.TIOCSWINSZ, &unix.Winsize{Row: rows, Col: cols})
+	}); err != nil || ioErr != nil {
+		t.Fatalf("resize: %v %v", err, ioErr)
 	}
 }
 
@@ -208,6 +227,13 @@ var termClients = []termClient{
 		bin := filepath.Join(mods, "@cline", "cli-linux-x64", "bin", "cline")
 		return realclients.ClineSetup(t, bin, home, work, addr, mark, "stubborn", "helper"), fmt.Sprintf("%s -i 'say hello %s'", bin, mark)
 	}, []string{"/exit", "\r"}},
+	// Through its npm loader, as the copilot npm puts on PATH runs. A
+	// typed "/exit" waits in its queue while the turn runs: Ctrl+C
+	// cancels the turn ("ctrl+c again to exit"), and another exits (one
+	// typed while it is still cancelling is not taken).
+	{"copilot-cli", func(_ *testing.T, mods, home, work, addr, mark string) ([]string, string) {
+		return realclients.CopilotSetup(home, work, addr, mark), fmt.Sprintf("node %s -i 'say hello %s'", filepath.Join(mods, "@github", "copilot", "npm-loader.js"), mark)
+	}, []string{"\x03", "\x03", "\x03"}},
 }
 
 // termEnd is how a session on a terminal ends: end ends it and says how;
@@ -274,6 +300,7 @@ func endOnTerminal(t *testing.T, c termClient, how termEnd) {
 	os.MkdirAll(work, 0o700)
 	env, line := c.start(t, mods, home, work, model.Addr, mark)
 	term := startOnTerminal(t, work, onTerminal(env), "bash", "--norc", "--noprofile", "-i")
+	term.resize(t, 40, 120)
 	fmt.Fprintln(term.master, line)
 	servers := func() []int {
 		var out []int
