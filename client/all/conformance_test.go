@@ -39,6 +39,7 @@ var fixtures = map[string]clienttest.Fixture{
 	}},
 	"copilot-cli": {Dir: ".copilot", Files: map[string]string{
 		".copilot/mcp-config.json": `{"mcpServers": {"fs": {"type": "local", "command": "npx", "args": ["-y", "fs-server"], "tools": ["*"]}}}`,
+		".copilot/session-state/b8c4d4ba-2cb0-4c84-9115-1160c0f4d985/inuse.11605.lock": "11605\n",
 	}},
 	"kilo": {Dir: ".config/kilo", Files: map[string]string{
 		".config/kilo/kilo.json": `{"autoupdate": false, "mcp": {"fs": {"type": "local", "command": ["npx", "-y", "fs-server"]}}}`,

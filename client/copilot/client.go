@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 
 	"github.com/orphanreaper/reaper/client"
 	"github.com/orphanreaper/reaper/client/statedir"
@@ -19,19 +20,29 @@ const OwnerName = "copilot-cli"
 // own pid (not the npm loader's, whatever its name says).
 const EnvPID = "COPILOT_LOADER_PID"
 
+// EnvHome names copilot's state dir in place of ~/.copilot.
+const EnvHome = "COPILOT_HOME"
+
 // Adapter is Copilot CLI's adapter; Client is it on the client seam
 // (client/all lists it).
 type Adapter struct{}
 
-var _ client.Adapter[statedir.Config] = Adapter{}
+var _ client.Adapter[Raw] = Adapter{}
 
 // Client is the adapter as the rest of reaper handles it.
-var Client = client.New[statedir.Config](Adapter{})
+var Client = client.New[Raw](Adapter{})
+
+// Raw is what one ~/.copilot says: its MCP servers, and its sessions'
+// locks (locks.go).
+type Raw struct {
+	statedir.Config
+	Locks []Lock `json:"locks,omitempty"`
+}
 
 // Info: Copilot CLI's marker and the owner name it attributes findings
 // to.
 func (Adapter) Info() client.Info {
-	return client.Info{Name: OwnerName, Title: "Copilot CLI", EnvNames: []string{EnvPID},
+	return client.Info{Name: OwnerName, Title: "Copilot CLI", EnvNames: []string{EnvPID, EnvSession, EnvHome, "HOME"},
 		Owners: []string{OwnerName}, Marks: marks}
 }
 
@@ -43,8 +54,19 @@ func (Adapter) HomeDirs(home string, uid int) []string {
 // OwnDirs: none beyond the home's.
 func (Adapter) OwnDirs(func(string) string) []string { return nil }
 
-// NamedDir: no variable names Copilot CLI's dir.
-func (Adapter) NamedDir(func(string) (string, bool)) (string, string) { return "", "" }
+// NamedDir: a process's COPILOT_HOME (copilot's state dir, as
+// 1.0.102 resolves it: its config dir, else COPILOT_HOME, else the home's
+// .copilot), or the .copilot of its HOME (a home that is not the
+// account's, as in a container or a test).
+func (Adapter) NamedDir(env func(string) (string, bool)) (string, string) {
+	if dir, ok := env(EnvHome); ok && strings.TrimSpace(dir) != "" {
+		return strings.TrimSpace(dir), EnvHome
+	}
+	if home, ok := env("HOME"); ok && filepath.IsAbs(home) {
+		return filepath.Join(home, ".copilot"), client.FromHome
+	}
+	return "", ""
+}
 
 // IsStateDir reports whether dir is a Copilot CLI dir.
 func (Adapter) IsStateDir(dir string) bool {
@@ -63,13 +85,28 @@ var marks = scan.Marks{
 	PIDs:     []scan.PIDMark{{Env: EnvPID, Owner: OwnerName}},
 }
 
-// Read reads mcp-config.json's MCP servers that run a command, as the
-// dir's owner.
-func (Adapter) Read(dir string) *statedir.Config {
-	return statedir.ReadServers(dir, "mcp-config.json", "mcpServers", "Copilot CLI MCP config")
+// Read reads mcp-config.json's MCP servers that run a command and the
+// sessions' locks, as the dir's owner.
+func (Adapter) Read(dir string) *Raw {
+	raw := &Raw{Config: *statedir.ReadServers(dir, "mcp-config.json", "mcpServers", "Copilot CLI MCP config")}
+	if raw.Missing {
+		return raw
+	}
+	sd, err := statedir.Open(raw.Dir)
+	if err != nil {
+		raw.Missing = true
+		raw.Problem(err)
+		return raw
+	}
+	raw.readLocks(sd)
+	raw.Finish(sd)
+	return raw
 }
 
-// Judge: the config's servers, spoken by uid.
-func (Adapter) Judge(c *statedir.Config, uid uint32, _ *platform.Snapshot) (scan.Evidence, []error, []string) {
-	return statedir.JudgeConfig(c, uid)
+// Judge: the config's servers, and the ties of the locks whose copilot is
+// gone, spoken by uid.
+func (Adapter) Judge(raw *Raw, uid uint32, snap *platform.Snapshot) (scan.Evidence, []error, []string) {
+	ev, problems, warnings := statedir.JudgeConfig(&raw.Config, uid)
+	ev.Ties = lockTies(raw.Locks, uid, snap)
+	return ev, problems, warnings
 }

@@ -3,9 +3,13 @@ package copilot
 import (
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/orphanreaper/reaper/client/clienttest"
+	"github.com/orphanreaper/reaper/platform"
 	"github.com/orphanreaper/reaper/scan"
 )
 
@@ -41,4 +45,104 @@ func TestLoaderMark(t *testing.T) {
 // with its controls).
 func TestHeadless(t *testing.T) {
 	clienttest.HeadlessCases(t, Client, copilotDir(t), []string{"/usr/lib/node_modules/@github/copilot-linux-x64/copilot"}, OwnerName)
+}
+
+// session writes a session dir of copilotDir's with the locks named by
+// pid (each holding its pid, as copilot writes it, unless content says
+// otherwise), and returns its id.
+func session(t *testing.T, dir, id string, content map[int]string, pids ...int) string {
+	t.Helper()
+	sdir := filepath.Join(dir, stateDir, id)
+	os.MkdirAll(sdir, 0o700)
+	os.WriteFile(filepath.Join(sdir, "workspace.yaml"), []byte("id: "+id+"\n"), 0o600)
+	for _, pid := range pids {
+		c, ok := content[pid]
+		if !ok {
+			c = strconv.Itoa(pid) + "\n"
+		}
+		os.WriteFile(filepath.Join(sdir, "inuse."+strconv.Itoa(pid)+".lock"), []byte(c), 0o644)
+	}
+	return id
+}
+
+// A session's lock whose copilot is gone ties the servers that carry the
+// session's id to it: owner-dead, with the lock as the proof — what -p
+// mode's servers carry (no COPILOT_LOADER_PID). The controls: the lock's
+// pid held by a live process (no start time tells copilot from a later
+// process: no tie, untracked); a resumed session's two locks; a lock that
+// holds another pid; another user's server with the same id.
+func TestSessionLock(t *testing.T) {
+	const uid = 1000
+	const id = "b8c4d4ba-2cb0-4c84-9115-1160c0f4d985"
+	server := func(u uint32) platform.Process {
+		return clienttest.Proc(820, 1, 820, u, []string{"node", "/opt/srv/stubborn.mjs"}, []string{EnvSession + "=" + id})
+	}
+	live := clienttest.Proc(810, 400, 800, uid, []string{"/opt/copilot-linux-x64/copilot", "-p", "hi"}, nil)
+	zombie := live
+	zombie.State = 'Z'
+	for _, tc := range []struct {
+		name    string
+		locks   []int
+		content map[int]string
+		procs   []platform.Process
+		dead    bool
+	}{
+		{"its copilot gone", []int{810}, nil, []platform.Process{server(uid)}, true},
+		{"its copilot a zombie", []int{810}, nil, []platform.Process{server(uid), zombie}, true},
+		{"control: the lock's pid alive", []int{810}, nil, []platform.Process{server(uid), live}, false},
+		{"control: a resumed session's two locks", []int{810, 811}, nil, []platform.Process{server(uid)}, false},
+		{"control: the lock holds another pid", []int{810}, map[int]string{810: "999\n"}, []platform.Process{server(uid)}, false},
+		{"control: another user's server", []int{810}, nil, []platform.Process{server(uid + 1)}, false},
+	} {
+		dir := copilotDir(t)
+		session(t, dir, id, tc.content, tc.locks...)
+		f := clienttest.Finding(clienttest.Scan(t, Client, dir, uid, tc.procs...), 820)
+		if f == nil {
+			t.Errorf("%s: no finding", tc.name)
+			continue
+		}
+		ev := strings.Join(f.Evidence, "; ")
+		if f.Has(scan.OwnerDead) != tc.dead || (f.Owner == OwnerName) != tc.dead || tc.dead && !strings.Contains(ev, "the session's lock "+filepath.Join(dir, stateDir, id, "inuse.810.lock")) {
+			t.Errorf("%s: owner %q, reasons %v, evidence %q; want owner-dead by the lock %v", tc.name, f.Owner, f.Reasons, ev, tc.dead)
+		}
+	}
+}
+
+// Only the newest sessions' dirs are listed: copilot keeps every
+// session's dir, and a lock matters only while its tree lives.
+func TestSessionLocksBounded(t *testing.T) {
+	dir := copilotDir(t)
+	for i := range maxSessionsRead + 5 {
+		id := session(t, dir, "s-"+strconv.Itoa(i), nil, 1000+i)
+		at := time.Now().Add(time.Duration(i-200) * time.Minute)
+		os.Chtimes(filepath.Join(dir, stateDir, id), at, at)
+	}
+	raw := Adapter{}.Read(dir)
+	if len(raw.Locks) != maxSessionsRead || len(raw.Errors()) != 0 {
+		t.Fatalf("%d locks, problems %v; want %d", len(raw.Locks), raw.Errors(), maxSessionsRead)
+	}
+	for _, l := range raw.Locks {
+		if l.PID < 1005 {
+			t.Errorf("an old session's lock was read: %+v", l)
+		}
+	}
+}
+
+// BenchmarkReadLocks is a long-time user's ~/.copilot: 2,000 sessions'
+// dirs, each with its workspace and a lock (copilot keeps them all).
+func BenchmarkReadLocks(b *testing.B) {
+	dir := filepath.Join(b.TempDir(), ".copilot")
+	for i := range 2000 {
+		sdir := filepath.Join(dir, stateDir, "s-"+strconv.Itoa(i))
+		os.MkdirAll(filepath.Join(sdir, "checkpoints"), 0o700)
+		os.WriteFile(filepath.Join(sdir, "workspace.yaml"), []byte("id: x\n"), 0o600)
+		os.WriteFile(filepath.Join(sdir, "inuse."+strconv.Itoa(10000+i)+".lock"), []byte(strconv.Itoa(10000+i)+"\n"), 0o644)
+	}
+	os.WriteFile(filepath.Join(dir, "mcp-config.json"), []byte(`{"mcpServers": {}}`), 0o600)
+	b.ResetTimer()
+	for b.Loop() {
+		if raw := (Adapter{}).Read(dir); len(raw.Locks) != maxSessionsRead {
+			b.Fatalf("%d locks", len(raw.Locks))
+		}
+	}
 }

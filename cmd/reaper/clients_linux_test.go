@@ -538,11 +538,13 @@ func TestRealKilo(t *testing.T) {
 // `copilot -p`, detached, offline against the model stand-in) with two
 // stubborn stdio MCP servers, its turn in flight, SIGKILLed. Both servers
 // outlive it (the control), reparented. In -p mode copilot puts no pid of
-// its own on them (COPILOT_LOADER_PID is for its interactive sessions):
-// nothing of the client's proves it gone, and what does is the stdin
-// peer — copilot held the write end of each server's stdin pipe, and with
-// copilot gone no process can write to it. The example policy's
-// mcp-abandoned kills both.
+// its own on them (COPILOT_LOADER_PID is for its interactive sessions),
+// only its session's id, COPILOT_AGENT_SESSION_ID; the session's dir
+// keeps the dead copilot's inuse.<pid>.lock. With the lock moved away, a
+// scan plans them by the stdin peer alone — copilot held the write end of
+// each server's stdin pipe, and with copilot gone no process can write to
+// it: mcp-abandoned. With the lock back, the reap kills both as owner-dead
+// by the lock, agent-client-dead, the stdin peer's word beside it.
 func TestRealCopilotCLI(t *testing.T) {
 	mods := requireClients(t)
 	becomeSubreaper(t)
@@ -561,8 +563,31 @@ func TestRealCopilotCLI(t *testing.T) {
 		}
 	}
 	t.Logf("the servers' COPILOT_ variables: %q", marks)
-	reapRoots(t, mark, left, "killed as abandoned by mcp-abandoned", func(f *reapFinding) bool {
-		return f.Outcome == "killed" && contains(f.Reasons, "abandoned") && f.Rule == "mcp-abandoned"
+	locks, _ := filepath.Glob(filepath.Join(home, ".copilot", "session-state", "*", "inuse.*.lock"))
+	if len(locks) != 1 {
+		t.Fatalf("the dead copilot's session locks: %q, want one", locks)
+	}
+	aside := filepath.Join(t.TempDir(), "lock")
+	if err := os.Rename(locks[0], aside); err != nil {
+		t.Fatal(err)
+	}
+	pol := examplePolicyForTest(t, mark)
+	sc := runReaper(t, nil, "scan", "--output", "json", "--policy", pol)
+	var plan reapReport
+	if err := json.Unmarshal([]byte(sc.stdout), &plan); err != nil {
+		t.Fatalf("scan: %v\n%s", err, sc.stderr)
+	}
+	for _, pid := range left {
+		if f := plan.finding(pid); f == nil || f.Rule != "mcp-abandoned" || contains(f.Reasons, "owner-dead") {
+			t.Errorf("control, the lock moved away: %d planned %+v; want mcp-abandoned, not owner-dead", pid, f)
+		}
+	}
+	if err := os.Rename(aside, locks[0]); err != nil {
+		t.Fatal(err)
+	}
+	reapRoots(t, mark, left, "killed as owner-dead by the session's lock, agent-client-dead", func(f *reapFinding) bool {
+		return f.Outcome == "killed" && f.Rule == "agent-client-dead" && contains(f.Reasons, "owner-dead") && contains(f.Reasons, "abandoned") &&
+			strings.Contains(strings.Join(f.Evidence, "\n"), "the session's lock "+locks[0])
 	})
 }
 
