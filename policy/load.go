@@ -281,7 +281,7 @@ func (l *loader) client(t map[string]any, a at) {
 	c := DeclaredClient{Line: l.lines.line(a.table, a.index, ""), Kind: scan.KindACP}
 	c.Name = l.name(t, a, "client")
 	switch {
-	case c.Name != "" && l.knownOwner(c.Name):
+	case c.Name != "" && (l.knownOwner(c.Name) || slices.Contains(l.clients.Names, c.Name)):
 		l.fail(at{a.table, a.index, "name"}, "client %q is already an owner's or a shipped client's name: give it its own", c.Name)
 	case strings.ContainsAny(c.Name, ":/\x00") || len(c.Name) > 64:
 		l.fail(at{a.table, a.index, "name"}, "client name %q: at most 64 bytes, without ':' or '/'", c.Name)

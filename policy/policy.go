@@ -49,6 +49,9 @@ type Policy struct {
 type Clients struct {
 	Owners []string
 	Marks  scan.Marks
+	// Names are the shipped clients' names (client.Info.Name): a
+	// [[client]] may not take one.
+	Names []string
 }
 
 // DeclaredClient is a [[client]]: an agent client reaper ships no adapter

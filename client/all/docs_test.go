@@ -32,3 +32,24 @@ func TestDocExamplesLoad(t *testing.T) {
 		}
 	}
 }
+
+// A [[client]] may not take a shipped client's name, even one no owner
+// carries (OpenClaw's is "openclaw", its owners "openclaw-gateway" and
+// "codex-app-server"): its session dirs would be read by that client. The
+// control: a name of its own loads.
+func TestDeclaredClientNotShipped(t *testing.T) {
+	const pol = `version = 1
+[[client]]
+name = %q
+command = 'x'
+session_files = "~/.x/sessions/*.json"
+session_env = "X_SESSION"
+session_id = "id"
+`
+	if _, err := policy.Parse("p.toml", []byte(fmt.Sprintf(pol, "openclaw")), clients); err == nil || !strings.Contains(err.Error(), `p.toml:3: client "openclaw" is already an owner's or a shipped client's name`) {
+		t.Errorf("a shipped client's name: %v", err)
+	}
+	if _, err := policy.Parse("p.toml", []byte(fmt.Sprintf(pol, "agentx")), clients); err != nil {
+		t.Errorf("control, a name of its own: %v", err)
+	}
+}

@@ -12,7 +12,7 @@ import (
 )
 
 // clients is what the policies are given of the shipped clients.
-var clients = policy.Clients{Owners: Clients.Owners(), Marks: Clients.Marks()}
+var clients = policy.Clients{Owners: Clients.Owners(), Marks: Clients.Marks(), Names: Clients.Names()}
 
 // proc is a live process of uid with the details given.
 func proc(pid, ppid int, argv []string, env []string, cg string, uid uint32) platform.Process {

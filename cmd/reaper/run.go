@@ -39,7 +39,7 @@ func clientsOf(pol *policy.Policy) client.Set {
 
 // policyClients is what a policy is told of the clients.
 func policyClients() policy.Clients {
-	return policy.Clients{Owners: clients.Owners(), Marks: clients.Marks()}
+	return policy.Clients{Owners: clients.Owners(), Marks: clients.Marks(), Names: clients.Names()}
 }
 
 // resolvePolicy loads the policy named on the command line, else the first
