@@ -63,20 +63,24 @@ func TestExampleReapsUnmarkedAbandoned(t *testing.T) {
 	t.Cleanup(func() { dead.Process.Kill(); live.Process.Kill(); dead.Wait(); live.Wait() })
 	dev.Wait() // setsid -f returns once it has forked
 
-	find := func(what string) int {
+	// A server by the start of its command line: the clients' shells hold
+	// every server's name in theirs until they exec (and so do the
+	// subshells that become the servers), so a match anywhere in it once
+	// took a client's pid for a server's.
+	find := func(prefix string) int {
 		for _, pid := range realclients.MarkedPIDs(mark) {
-			if strings.Contains(cmdlineOf(pid), what) {
+			if strings.HasPrefix(cmdlineOf(pid), prefix) {
 				return pid
 			}
 		}
 		return 0
 	}
 	names := map[string]string{
-		"npx":      "server-filesystem",
+		"npx":      "npm exec @modelcontextprotocol/server-filesystem",
 		"uvx":      "uvx mcp-server-git",
-		"detached": "--detached",
-		"live":     "server-memory",
-		"dev":      "--dev",
+		"detached": mark + "-mcp-server --detached",
+		"live":     "npm exec @modelcontextprotocol/server-memory",
+		"dev":      mark + "-mcp-server --dev",
 	}
 	pids := map[string]int{}
 	waitFor(t, func() bool {
