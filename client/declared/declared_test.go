@@ -29,10 +29,8 @@ func at(sec float64) string {
 
 // session is one session file's content.
 func session(pid int, id, started string) string {
-	return `{"pid": ` + itoa(pid) + `, "sessionId": "` + id + `", "startedAt": "` + started + `", "cwd": "/home/u"}`
+	return `{"pid": ` + strconv.Itoa(pid) + `, "sessionId": "` + id + `", "startedAt": "` + started + `", "cwd": "/home/u"}`
 }
-
-func itoa(n int) string { return strconv.Itoa(n) }
 
 var fixture = clienttest.Fixture{Dir: ".agentx/sessions", Files: map[string]string{
 	".agentx/sessions/800.json": session(800, "s-800", at(800.5)),
@@ -192,7 +190,7 @@ func TestRead(t *testing.T) {
 func TestReadBound(t *testing.T) {
 	files := map[string]string{}
 	for i := range maxSessions + 1 {
-		files[itoa(1000+i)+".json"] = session(1000+i, "s", at(1))
+		files[strconv.Itoa(1000+i)+".json"] = session(1000+i, "s", at(1))
 	}
 	raw := Adapter{spec}.Read(home(t, files))
 	if errs := raw.Errors(); len(errs) != 1 || !strings.Contains(errs[0].Error(), "more than 256") || len(raw.Sessions) != 0 {

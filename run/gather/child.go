@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -86,7 +87,7 @@ func ChildMain(args []string, stdout, stderr io.Writer, cs client.Set, declare f
 		fmt.Fprintln(stderr, "reader:", err)
 		return 70 // EX_SOFTWARE: it must not read unbounded
 	}
-	list := cs.All()
+	list := slices.Clone(cs.All()) // the declared ones are added to a copy
 	for len(args) >= 2 && args[0] == "--client" {
 		if declare == nil {
 			fmt.Fprintln(stderr, "reader: this binary reads no declared client")
