@@ -39,14 +39,14 @@ func (r *Result) Advise(advisers []Adviser, sample Sampler) {
 }
 
 // Running is the index of the process l names when it lives and is the
-// process l names (its start time, where l has one), else -1.
-func (r *Result) Running(l ledger.Owner) int {
+// process l names (OwnerGone: its start time where l has one, its user
+// speaker's or root's), else -1.
+func (r *Result) Running(l ledger.Owner, speaker uint32) int {
 	if l.PID <= 0 || l.Gone != "" {
 		return -1
 	}
 	s := r.Tree.Snap
-	p := s.Get(l.PID)
-	if p == nil || p.Zombie() || l.Start != "" && s.Identity(p) != l.Start {
+	if gone, _ := OwnerGone(s, RecordedBy(speaker, l.PID, l.Start)); gone {
 		return -1
 	}
 	return s.Index(l.PID)

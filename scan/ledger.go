@@ -80,7 +80,6 @@ func (r *Result) verifyRuns(ls []*ledger.Ledger) []provenRun {
 	var found []provenRun
 	for _, l := range ls {
 		ownerDead, ownerWhy := r.OwnerGone(l)
-		spoken := len(l.Runs) == 0 || r.ownerSpoken(l) // asked once: the claim is the ledger's, not each run's
 		for k := range l.Runs {
 			run := &l.Runs[k]
 			lr := LedgerRun{Ledger: l, Run: run}
@@ -123,7 +122,7 @@ func (r *Result) verifyRuns(ls []*ledger.Ledger) []provenRun {
 				p.why = append(p.why, fmt.Sprintf("run %s: %s", run.ID, run.Proof))
 			}
 			if len(p.reasons) == 0 {
-				if ownerUnknown(l) || !spoken {
+				if ownerUnknown(l) {
 					// Nobody can check an owner without a pid (a client's
 					// state with no lock naming it): it proves nothing either
 					// way, and the process-table reasons apply.
@@ -252,41 +251,18 @@ func (r *Result) foldProven(found []provenRun) {
 // no pid, and no proof from the source that it is gone.
 func ownerUnknown(l *ledger.Ledger) bool { return l.Owner.PID <= 0 && l.Owner.Gone == "" }
 
-// ownerSpoken reports whether the ledger may speak of its owner's process
-// as alive: a user's ledger whose owner pid is another user's live process
-// proves nothing about it — its runs are neither owned by it nor shown
-// owner-dead by it.
-func (r *Result) ownerSpoken(l *ledger.Ledger) bool {
-	q := r.Tree.Snap.Get(l.Owner.PID)
-	return l.Owner.PID <= 0 || q == nil || q.Zombie() || r.speaks(l.Speaker, q, "the owner of "+l.Source)
-}
-
-// OwnerGone reports whether the ledger's owner is provably gone, and why.
-// An owner without a start identity that is alive counts as alive, and an
-// owner the source could not name (pid 0) proves nothing: fail closed. An
-// owner pid that is another user's process than the ledger's speaker is
-// not the ledger's to speak of: not gone (and not owning either: see
-// ownerSpoken).
+// OwnerGone reports whether the ledger's owner is provably gone, and why
+// (the package's OwnerGone, which every source of proof shares). An owner
+// the source could not name (pid 0) proves nothing: fail closed.
 func (r *Result) OwnerGone(l *ledger.Ledger) (bool, string) {
-	s := r.Tree.Snap
 	if l.Owner.Gone != "" {
 		return true, l.Owner.Gone
 	}
 	if l.Owner.PID <= 0 {
 		return false, "the source names no owner pid"
 	}
-	q := s.Get(l.Owner.PID)
-	switch {
-	case q != nil && !q.Zombie() && r.foreign(l.Speaker, q):
-		return false, fmt.Sprintf("owner pid %d is uid %s's, not the ledger's uid %d: proves nothing", l.Owner.PID, uidText(s.UID(q)), l.Speaker)
-	case q == nil:
-		return true, fmt.Sprintf("owner pid %d is gone", l.Owner.PID)
-	case q.Zombie():
-		return true, fmt.Sprintf("owner pid %d has exited (zombie)", l.Owner.PID)
-	case l.Owner.Start != "" && s.Identity(q) != l.Owner.Start:
-		return true, fmt.Sprintf("owner pid %d is another process now (started %s, the ledger says %s)", l.Owner.PID, s.Identity(q), l.Owner.Start)
-	}
-	return false, fmt.Sprintf("owner pid %d is alive", l.Owner.PID)
+	gone, why := OwnerGone(r.Tree.Snap, RecordedBy(l.Speaker, l.Owner.PID, l.Owner.Start))
+	return gone, "owner " + why
 }
 
 // verify finds the run's process and checks its identity.

@@ -95,14 +95,21 @@ func TestUsersSpeakOnlyForThemselves(t *testing.T) {
 			statuses: []string{"L1:orphaned"},
 		},
 		{
-			name: "an owner pid that is another user's live process proves nothing: neither owned nor owner-dead",
+			name: "an owner pid that is another user's live process is a reused pid: owner-dead",
+			procs: []platform.Process{as(user+1, p(200, 10, "node", []string{"node", "/opt/openclaw/dist/entry.js", "gateway"}, nil, "/")),
+				as(user, p(340, 10, "bash", []string{"bash"}, nil, "/"))},
+			l: &ledger.Ledger{Version: 1, Source: "locks", Speaker: user, Owner: ledger.Owner{Name: "openclaw-gateway", PID: 200, Start: id(200)},
+				Runs: []ledger.Run{{ID: "r", PID: 340, Start: id(340), State: ledger.RunRunning}}},
+			findings: []string{"340:reparented,owner-dead"},
+			statuses: []string{"r:orphaned"},
+		},
+		{
+			name: "control: an owner pid that is root's live process, started as recorded, is the owner (a user's client under sudo)",
 			procs: []platform.Process{as(0, p(200, 10, "node", []string{"node", "/opt/openclaw/dist/entry.js", "gateway"}, nil, "/")),
 				as(user, p(340, 10, "bash", []string{"bash"}, nil, "/"))},
 			l: &ledger.Ledger{Version: 1, Source: "locks", Speaker: user, Owner: ledger.Owner{Name: "openclaw-gateway", PID: 200, Start: id(200)},
 				Runs: []ledger.Run{{ID: "r", PID: 340, Start: id(340), State: ledger.RunRunning}}},
-			findings: []string{"340:reparented,untracked"},
 			statuses: []string{"r:alive"},
-			ignored:  1,
 		},
 	}
 	for _, tt := range tests {

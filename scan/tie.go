@@ -108,21 +108,15 @@ func (r *Result) ApplyPIDMarks() {
 		f.claimed()
 		f.spoken(s.UID(f.Root)) // the mark is in its own environment
 		q := s.Get(pid)
-		gone := q == nil || q.Zombie() || q.StartTicks > f.Root.StartTicks
+		gone, why := OwnerGone(s, Named{PID: pid, NotAfter: f.Root, User: s.UID(f.Root)})
 		switch {
 		case gone && f.Root.TTY != 0 && f.Root.TPGID > 0 && int(f.Root.TPGID) == f.Root.PGID:
 			// Its group is still its terminal's foreground: the user
 			// is looking at it, whatever launched it.
-			f.Evidence = append(f.Evidence, fmt.Sprintf("%s: %s pid %d is gone, but process group %d is its terminal's foreground: its user can still reach it", marker, m.Owner, pid, f.Root.PGID))
-		case q == nil:
+			f.Evidence = append(f.Evidence, fmt.Sprintf("%s: %s is gone (%s), but process group %d is its terminal's foreground: its user can still reach it", marker, m.Owner, why, f.Root.PGID))
+		case gone:
 			f.Reasons = append(f.Reasons, OwnerDead)
-			f.Evidence = append(f.Evidence, fmt.Sprintf("%s: %s pid %d is gone", marker, m.Owner, pid))
-		case q.Zombie():
-			f.Reasons = append(f.Reasons, OwnerDead)
-			f.Evidence = append(f.Evidence, fmt.Sprintf("%s: %s pid %d has exited (zombie)", marker, m.Owner, pid))
-		case q.StartTicks > f.Root.StartTicks:
-			f.Reasons = append(f.Reasons, OwnerDead)
-			f.Evidence = append(f.Evidence, fmt.Sprintf("%s: pid %d is another process now (%s, started after this one): %s is gone", marker, pid, clip(s.CommandLine(q), 80), m.Owner))
+			f.Evidence = append(f.Evidence, fmt.Sprintf("%s: %s %s", marker, m.Owner, why))
 		default:
 			f.Evidence = append(f.Evidence, fmt.Sprintf("%s: left behind by the live %s pid %d (%s)", marker, m.Owner, pid, clip(s.CommandLine(q), 80)))
 		}

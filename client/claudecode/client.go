@@ -124,8 +124,8 @@ func (Adapter) Judge(raw *Raw, uid uint32, snap *platform.Snapshot) (ev scan.Evi
 		owner := s.owner(snap)
 		adv.sessions = append(adv.sessions, s)
 		if snap != nil && owner.Gone == "" && owner.Start != "" {
-			if q := snap.Get(s.PID); q != nil && !q.Zombie() && snap.Identity(q) == owner.Start {
-				lives[s.SessionID] = live{s: s, owner: owner, proc: q}
+			if gone, _ := scan.OwnerGone(snap, scan.RecordedBy(uid, s.PID, owner.Start)); !gone {
+				lives[s.SessionID] = live{s: s, owner: owner, proc: snap.Get(s.PID)}
 			}
 		}
 		ev.Ledgers = append(ev.Ledgers, &ledger.Ledger{Version: ledger.Version, Source: s.File, Speaker: uid, Owner: owner,

@@ -203,8 +203,7 @@ func (j *jobs) Advise(r *scan.Result, _ scan.Sampler) []scan.Advice {
 		if !ok || err != nil || pid <= 1 {
 			continue
 		}
-		claude := s.Get(pid)
-		if claude == nil || claude.Zombie() || claude.StartTicks > f.Root.StartTicks {
+		if gone, _ := scan.OwnerGone(s, scan.Named{PID: pid, NotAfter: f.Root, User: j.uid}); gone {
 			continue // gone: owner-dead, the pid mark's
 		}
 		sid, _ := s.Getenv(f.Root, EnvSessionID)

@@ -70,7 +70,9 @@ const readBound = 10 * time.Second
 //   - the trip through JSON loses nothing (Decoded.Wire is the wire);
 //   - Decode takes the read as the reader's uid, whatever the data says:
 //     a read that says another uid or dir is a problem, never evidence;
-//   - Judge's every claim is spoken by that uid.
+//   - Judge's every claim is spoken by that uid;
+//   - a pid its records name, held now by another user's process or by a
+//     later one of the same user's, never proves its owner alive.
 func Conformance(t *testing.T, c client.Client, fx Fixture) {
 	t.Helper()
 	info := c.Info()
@@ -133,6 +135,7 @@ func Conformance(t *testing.T, c client.Client, fx Fixture) {
 			})
 		}
 	}
+	t.Run("pid reuse", func(t *testing.T) { pidReuse(t, c, fx, 1000) }) // a user's records: root's speak of anyone
 	t.Run("the dir gone", func(t *testing.T) {
 		dir := filepath.Join(t.TempDir(), fx.Dir)
 		if _, problems, _ := c.Decode(c.Read(dir), dir, uid).Judge(nil); len(problems) == 0 {
@@ -198,6 +201,78 @@ func checkSpeaker(t *testing.T, ev scan.Evidence, uid uint32) {
 		if s.UID != uid {
 			t.Errorf("server %s spoken by %d, want %d", s.Name, s.UID, uid)
 		}
+	}
+}
+
+// pidReuse checks that no owner c's records name counts as alive when
+// its pid was reused: by another user's process that started long before
+// (at boot), or by the same user's that started when the table was read.
+// Each record must then say its owner is gone (scan.OwnerGone, which
+// every ledger and tie is judged by), or claim nothing of that pid (a
+// lock without a start time ties nothing to a live pid): a claim that the
+// reused pid's process is the owner would keep the owner's leftovers
+// alive. uid is whose records they are.
+func pidReuse(t *testing.T, c client.Client, fx Fixture, uid uint32) {
+	dir := fx.Make(t, t.TempDir())
+	// The pids the records name, found where none of them lives: then
+	// every record that names one says so.
+	empty := platform.NewSnapshot([]platform.Process{Proc(1, 0, 0, 0, []string{"/sbin/init"}, nil)}, Boot, 10*time.Hour, Taken)
+	ev, _, _ := Judge(c, dir, uid, empty)
+	pids := map[int]bool{}
+	for _, l := range ev.Ledgers {
+		pids[l.Owner.PID] = l.Owner.PID > 1
+	}
+	for _, tie := range ev.Ties {
+		pids[tie.Owner.PID] = tie.Owner.PID > 1
+	}
+	ticks := uint64(10 * 3600 * 100) // Taken, 10 hours after boot, at 100 ticks a second
+	for _, reuse := range []struct {
+		what  string
+		uid   uint32
+		start uint64
+	}{{"another user's process, started at boot", uid + 1, 1}, {"the same user's process, started now", uid, ticks}} {
+		t.Run(reuse.what, func(t *testing.T) {
+			procs := []platform.Process{Proc(1, 0, 0, 0, []string{"/sbin/init"}, nil)}
+			for pid, named := range pids {
+				if named {
+					p := Proc(pid, 1, pid, reuse.uid, []string{"sleep", "infinity"}, nil)
+					p.StartTicks = reuse.start
+					procs = append(procs, p)
+				}
+			}
+			snap := platform.NewSnapshot(procs, Boot, 10*time.Hour, Taken)
+			ev, _, _ := Judge(c, dir, uid, snap)
+			r := scanEvidence(t, c, snap, ev)
+			if reuse.uid != uid {
+				// Another user's process at the pid is evidence the
+				// owner is gone: no record may go silent for it.
+				still := map[int]bool{}
+				for _, l := range ev.Ledgers {
+					still[l.Owner.PID] = true
+				}
+				for _, tie := range ev.Ties {
+					still[tie.Owner.PID] = true
+				}
+				for pid, named := range pids {
+					if named && !still[pid] {
+						t.Errorf("pid %d, named while it was gone, is named by no record once another user's process holds it: that is proof its owner is gone", pid)
+					}
+				}
+			}
+			for _, l := range ev.Ledgers {
+				if gone, why := r.OwnerGone(l); pids[l.Owner.PID] && !gone {
+					t.Errorf("ledger %s: its owner pid %d, held by %s, counts as alive: %s", l.Source, l.Owner.PID, reuse.what, why)
+				}
+			}
+			for _, tie := range ev.Ties {
+				if tie.Owner.Gone != "" || !pids[tie.Owner.PID] {
+					continue
+				}
+				if gone, why := scan.OwnerGone(snap, scan.RecordedBy(tie.Speaker, tie.Owner.PID, tie.Owner.Start)); !gone {
+					t.Errorf("tie %s: its owner pid %d, held by %s, counts as alive: %s", tie.Where, tie.Owner.PID, reuse.what, why)
+				}
+			}
+		})
 	}
 }
 

@@ -194,7 +194,7 @@ func (Adapter) Judge(raw *Raw, uid uint32, snap *platform.Snapshot) (ev scan.Evi
 	adv := &batches{uid: uid, dir: dir, servers: ev.Servers, logs: checkedLogs(raw.AppServers)}
 	for _, rec := range raw.Daemons {
 		owner := rec.owner(snap)
-		if q := snapGet(snap, rec.PID); rec.Role == "app-server" && q != nil && !q.Zombie() && owner.Start != "" && snap.Identity(q) == owner.Start {
+		if rec.Role == "app-server" && snap != nil && owner.Gone == "" && owner.Start != "" && !ownerGone(snap, uid, owner) {
 			adv.daemons = append(adv.daemons, rec.PID)
 		}
 		ev.Ledgers = append(ev.Ledgers, &ledger.Ledger{Version: ledger.Version, Source: rec.File, Speaker: uid, Owner: owner,
@@ -211,12 +211,10 @@ func (Adapter) Judge(raw *Raw, uid uint32, snap *platform.Snapshot) (ev scan.Evi
 	return ev, raw.Errors(), raw.Warnings()
 }
 
-// snapGet is snap's process pid, or nil (nil too when there is no table).
-func snapGet(snap *platform.Snapshot, pid int) *platform.Process {
-	if snap == nil {
-		return nil
-	}
-	return snap.Get(pid)
+// ownerGone is scan.OwnerGone for a daemon record of uid's.
+func ownerGone(snap *platform.Snapshot, uid uint32, o ledger.Owner) bool {
+	gone, _ := scan.OwnerGone(snap, scan.RecordedBy(uid, o.PID, o.Start))
+	return gone
 }
 
 // owner is the daemon a record names: its pid, with its start identity

@@ -115,9 +115,11 @@ func (raw *Raw) readLocks(sd statedir.Dir) {
 }
 
 // lockTies are the ties of the locks whose process is gone: the trees
-// that carry the session's id are that dead copilot's. A lock whose pid
-// a process holds proves nothing — it has no start time to tell copilot
-// from a later process — so it ties nothing, and the trees are left to the
+// that carry the session's id are that dead copilot's. Gone is
+// scan.OwnerGone's word: no process at the pid, or another user's. A lock
+// whose pid a process of its user (or root's) holds proves nothing — it
+// has no start time to tell copilot from a later process — so it ties
+// nothing, and the trees are left to the
 // other proofs (COPILOT_LOADER_PID, the stdin peer). Without a table
 // (snap nil) nothing is known gone.
 func lockTies(locks []Lock, uid uint32, snap *platform.Snapshot) []scan.Tie {
@@ -126,7 +128,7 @@ func lockTies(locks []Lock, uid uint32, snap *platform.Snapshot) []scan.Tie {
 	}
 	var ties []scan.Tie
 	for _, l := range locks {
-		if q := snap.Get(l.PID); q != nil && !q.Zombie() {
+		if gone, _ := scan.OwnerGone(snap, scan.RecordedBy(uid, l.PID, "")); !gone {
 			continue
 		}
 		ties = append(ties, scan.Tie{Env: EnvSession, Value: l.Session, Strong: EnvSession,

@@ -34,7 +34,7 @@ func (st *adviser) Advise(r *scan.Result, sample scan.Sampler) []scan.Advice {
 	if st.Gateway == nil {
 		return nil
 	}
-	gw := r.Running(st.Gateway.Owner)
+	gw := r.Running(st.Gateway.Owner, uint32(st.Gateway.UID))
 	if gw < 0 {
 		return nil
 	}
