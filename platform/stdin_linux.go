@@ -168,7 +168,9 @@ func parseUnixDiag(b []byte, ino uint32, attr uint16) (uint64, error) {
 	return 0, nil // no such attribute: no peer
 }
 
-// The bounds of one StdinWriters pass.
+// The bounds of one StdinWriters call. The caller makes one call per
+// user whose processes it searches (scan: the finding's user's, then
+// root's), so that no user's fds spend another's budget.
 const (
 	maxFDs   = 512
 	maxLinks = 2048
@@ -180,9 +182,10 @@ const (
 // peer. Every link is read once, for all of sts, and the search stops as
 // soon as enough says the writers found are enough (nil: never). Reading
 // another user's fds needs ptrace read access; the processes whose fds
-// could not be read, or were not for the bound, are counted in unread. At
-// most maxFDs links are read per process and maxLinks in all: a process
-// with a hundred thousand sockets costs a bounded pass.
+// could not be read, or not all of them (past maxFDs links of one process,
+// or maxLinks in all), are counted in unread: a search with unread > 0 did
+// not look everywhere, and what it did not find is not proven absent. A
+// process with a hundred thousand sockets costs a bounded pass.
 func (s *Snapshot) StdinWriters(sts []Stdin, procs []*Process, enough func(map[uint64][]Writer) bool) (w map[uint64][]Writer, unread int) {
 	type target struct {
 		kind  string
@@ -207,11 +210,11 @@ func (s *Snapshot) StdinWriters(sts []Stdin, procs []*Process, enough func(map[u
 	w = map[uint64][]Writer{}
 	budget := maxLinks
 	for _, p := range procs {
-		if budget <= 0 {
-			unread++
+		if p.Zombie() || p.KernelThread() {
 			continue
 		}
-		if p.Zombie() || p.KernelThread() {
+		if budget <= 0 {
+			unread++
 			continue
 		}
 		dir := procPath(p.PID, "fd")
@@ -222,8 +225,15 @@ func (s *Snapshot) StdinWriters(sts []Stdin, procs []*Process, enough func(map[u
 			}
 			continue
 		}
-		names, _ := f.Readdirnames(min(budget, maxFDs))
+		limit := min(budget, maxFDs)
+		// One name past the limit tells a process read whole from one
+		// cut short.
+		names, _ := f.Readdirnames(limit + 1)
 		f.Close()
+		if len(names) > limit {
+			names = names[:limit]
+			unread++
+		}
 		budget -= len(names)
 		added := false
 		for _, name := range names {

@@ -154,6 +154,8 @@ func (p *Policy) Plan(res *scan.Result, opt PlanOptions) *Plan {
 				it.Outcome, it.Detail = Refused, why
 			} else if why := g.tree(s, f, g.Doubtful); why != "" {
 				it.Outcome, it.Detail = Refused, why
+			} else if why, doubt := res.StdinDoubt(f.Root.PID); doubt {
+				it.Outcome, it.Detail = Refused, why
 			} else if actions >= p.Defaults.MaxActions {
 				it.Action = Report
 				it.Detail = fmt.Sprintf("max_actions (%d) reached in this run: reported only", p.Defaults.MaxActions)

@@ -38,6 +38,9 @@ type Result struct {
 	// findings.
 	openStdin map[int]platform.Stdin
 	inUse     map[int]string
+	// stdinDoubt are the findings whose writer search did not finish
+	// (ResolveInUse): held back for the pass.
+	stdinDoubt map[int]string
 }
 
 // Scan builds the tree of snap, finds the orphaned trees in it, and folds

@@ -9,8 +9,8 @@ import (
 	"github.com/orphanreaper/reaper/platform"
 )
 
-// maxSearch bounds the processes whose fds one scan reads to find who
-// writes to the open stdins of its findings.
+// maxSearch bounds the processes of one user whose fds one search reads
+// to find who writes to the open stdins of that user's findings.
 const maxSearch = 256
 
 // ApplyStdin asks, of each finding whose root's stdin is a pipe or a
@@ -64,12 +64,22 @@ func (r *Result) ResolveAllInUse() {
 }
 
 // ResolveInUse looks for who can write to the open stdin of the findings
-// rooted at roots (none: nothing to do), in one bounded pass, and records
-// which are in use (InUse). It is asked of the findings a rule matches (a
-// plan), or that a person asks about (explain, scan --all): looking
-// through fd tables for a tree nothing will report or signal is work for
-// nothing. Each finding is resolved once; the others' evidence says what
-// was found.
+// rooted at roots (none: nothing to do), and records which are in use
+// (InUse) and which could not be resolved (StdinDoubt). It is asked of
+// the findings a rule matches (a plan), or that a person asks about
+// (explain, scan --all): looking through fd tables for a tree nothing will
+// report or signal is work for nothing. Each finding is resolved once; the
+// others' evidence says what was found.
+//
+// The search is made per user: a finding of uid U is in use only by a
+// process of U's or root's (writesFor), so those are the only processes
+// looked at — U's, then root's, each with a budget of its own (maxSearch
+// processes, and platform's bound on links), never one budget a run
+// shares. No user's processes can spend the search for another's
+// findings. A search that could not read everything it had to (a bound
+// reached, fds it may not read) and did not find a writer is doubt: the
+// finding is refused for the pass (docs/threat-model.md, "A search that
+// did not finish").
 func (r *Result) ResolveInUse(roots []int) {
 	s := r.Tree.Snap
 	if len(r.openStdin) == 0 || len(roots) == 0 {
@@ -79,15 +89,10 @@ func (r *Result) ResolveInUse(roots []int) {
 	for _, pid := range roots {
 		asked[pid] = true
 	}
-	// The findings to resolve, each with its stdin: two roots may share
-	// one (servers spawned with the same inherited pipe).
-	type pending struct {
-		f  *Finding
-		st platform.Stdin
-	}
-	var todo []pending
-	var search []platform.Stdin
-	uids, sessions := map[uint32]bool{}, map[int]bool{}
+	// The findings to resolve, by their user, each with its stdin: two
+	// roots may share one (servers spawned with the same inherited pipe).
+	byUser := map[uint32][]pendingStdin{}
+	var users []uint32
 	for k := range r.Findings {
 		f := &r.Findings[k]
 		st, ok := r.openStdin[f.Root.PID]
@@ -95,47 +100,98 @@ func (r *Result) ResolveInUse(roots []int) {
 			continue
 		}
 		delete(r.openStdin, f.Root.PID)
-		todo = append(todo, pending{f, st})
-		search = append(search, st)
-		uids[s.UID(f.Root)] = true
-		sessions[f.Root.SID] = true
-	}
-	if len(todo) == 0 {
-		return
-	}
-	// The processes of a root's session and user: a client and the
-	// servers it spawned share the session the user started it in, and a
-	// server's npm exec wrapper makes none. At most maxSearch of them, so
-	// that a table of orphans whose writers are elsewhere (a daemon's
-	// children) costs a bounded pass, not one over every process's fds.
-	var near []*platform.Process
-	for i := range s.Procs {
-		p := &s.Procs[i]
-		if p.PID != s.Self && sessions[p.SID] && uids[s.UID(p)] && !p.Zombie() {
-			near = append(near, p)
+		u := s.UID(f.Root)
+		if _, seen := byUser[u]; !seen {
+			users = append(users, u)
 		}
+		byUser[u] = append(byUser[u], pendingStdin{f, st})
 	}
-	cut := 0
-	if len(near) > maxSearch {
-		cut = len(near) - maxSearch
-		near = near[:maxSearch]
+	slices.Sort(users)
+	for _, u := range users {
+		r.resolveUser(u, byUser[u])
 	}
-	writers, unread := s.StdinWriters(search, near, func(w map[uint64][]platform.Writer) bool {
+}
+
+// pendingStdin is a finding whose root's stdin is open, to resolve.
+type pendingStdin struct {
+	f  *Finding
+	st platform.Stdin
+}
+
+// resolveUser resolves the open stdins of uid's findings: the writers are
+// looked for among the processes of their roots' sessions (a client and
+// the servers it spawned share the session the user started it in, and a
+// server's npm exec wrapper makes none) that are uid's, then — if any is
+// still unresolved — root's, each at most maxSearch processes.
+func (r *Result) resolveUser(uid uint32, todo []pendingStdin) {
+	s := r.Tree.Snap
+	search := make([]platform.Stdin, len(todo))
+	sessions := map[int]bool{}
+	for k, t := range todo {
+		search[k] = t.st
+		sessions[t.f.Root.SID] = true
+	}
+	resolved := func(w map[uint64][]platform.Writer) bool {
 		for _, t := range todo {
 			if !slices.ContainsFunc(w[t.st.Inode], func(x platform.Writer) bool { return r.writesFor(t.f, x) }) {
 				return false
 			}
 		}
 		return true
-	})
+	}
+	writers := map[uint64][]platform.Writer{}
+	unread := 0
+	owners := []uint32{uid}
+	if uid != 0 {
+		owners = append(owners, 0)
+	}
+	for _, owner := range owners {
+		var near []*platform.Process
+		for i := range s.Procs {
+			p := &s.Procs[i]
+			if p.PID != s.Self && sessions[p.SID] && s.UID(p) == owner && !p.Zombie() {
+				near = append(near, p)
+			}
+		}
+		if len(near) > maxSearch {
+			unread += len(near) - maxSearch
+			near = near[:maxSearch]
+		}
+		w, n := s.StdinWriters(search, near, resolved)
+		unread += n
+		for ino, ws := range w {
+			writers[ino] = append(writers[ino], ws...)
+		}
+		if resolved(writers) {
+			break
+		}
+	}
 	if r.inUse == nil {
 		r.inUse = map[int]string{}
 	}
 	for _, t := range todo {
-		if why, used := r.judgeStdin(t.f, t.st, writers[t.st.Inode], unread+cut); used {
+		if why, used := r.judgeStdin(t.f, t.st, writers[t.st.Inode], unread); used {
 			r.inUse[t.f.Root.PID] = why
+		} else if unread > 0 && t.f.Has(Reparented) && !t.f.Has(RunDone) && !t.f.Has(SessionEnded) {
+			if r.stdinDoubt == nil {
+				r.stdinDoubt = map[int]string{}
+			}
+			whose := "root's"
+			if uid != 0 {
+				whose = "uid " + uidText(uid) + "'s and root's"
+			}
+			r.stdinDoubt[t.f.Root.PID] = fmt.Sprintf("who writes to its open stdin %s:[%d] is not known: %d of %s processes in its session could not be read whole (a bound, or no access), and a writer there would make it in use — doubt, not a kill, for this pass",
+				t.st.Kind, t.st.Inode, unread, whose)
 		}
 	}
+}
+
+// StdinDoubt says whether the search for who writes to the open stdin of
+// the tree rooted at pid did not finish, so that the tree may be in use by
+// a process it did not read: no signal may reach it this pass.
+func (r *Result) StdinDoubt(pid int) (string, bool) {
+	why, ok := r.stdinDoubt[pid]
+	return why, ok
 }
 
 // writesFor reports whether w, a writer of f's root's stdin, is one that
@@ -185,7 +241,7 @@ func (r *Result) judgeStdin(f *Finding, st platform.Stdin, writers []platform.Wr
 	case !st.Asked:
 		f.Evidence = append(f.Evidence, fmt.Sprintf("%s: no writer found in its session, and the kernel could not be asked (no ptrace access): a hint, not proof", what))
 	case unread > 0:
-		f.Evidence = append(f.Evidence, fmt.Sprintf("%s: open; its writer is not among the processes of its session whose fds were read (%d were not)", what, unread))
+		f.Evidence = append(f.Evidence, fmt.Sprintf("%s: open; its writer is not among the processes of its user and root in its session whose fds were read (%d were not, in whole or in part)", what, unread))
 	default:
 		f.Evidence = append(f.Evidence, fmt.Sprintf("%s: open; its writer is not in its session (another session's, user's or namespace's)", what))
 	}
