@@ -284,3 +284,29 @@ func recordsCheck(argv []string, timer audit.Check, now time.Time) audit.Check {
 	c.Summary = strings.Join(parts, "; ")
 	return c
 }
+
+// serviceBinaryCheck judges the binary a root service runs (argv[0] of its
+// command line): one that a user other than root could replace — the
+// file, or a directory above it, a user's or writable by others — is
+// that user's way to root at the service's next start.
+func serviceBinaryCheck(argv []string) audit.Check {
+	c := audit.Check{Name: "service binary", Status: audit.CheckOK}
+	exe := argv[0]
+	if p, err := filepath.EvalSymlinks(exe); err == nil {
+		exe = p
+	}
+	why, err := platform.WhoCanReplace(exe)
+	switch {
+	case err != nil:
+		c.Status = audit.CheckWarn
+		c.Summary = fmt.Sprintf("the service runs %s as root, which could not be checked: %v", argv[0], err)
+		c.Fix = "'sudo reaper service install' from a root-owned copy (its --help says how) writes a unit for a binary that is there"
+	case why != "":
+		c.Status = audit.CheckFail
+		c.Summary = fmt.Sprintf("the service runs %s as root, and a user other than root could replace it: %s", exe, why)
+		c.Fix = fmt.Sprintf("'sudo install -m 0755 %s /usr/local/bin/reaper', then 'sudo /usr/local/bin/reaper service install' (or --binary with another root-owned copy)", exe)
+	default:
+		c.Summary = fmt.Sprintf("the service runs %s as root, and only root can replace it", exe)
+	}
+	return c
+}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/orphanreaper/reaper/audit"
+	"github.com/orphanreaper/reaper/platform"
 )
 
 // The records the timer's command line names: their size and age, and a
@@ -39,5 +40,29 @@ func TestRecordsCheck(t *testing.T) {
 	}
 	if c := recordsCheck(argv, audit.Check{Status: audit.CheckWarn}, now); strings.Contains(strings.Join(c.Details, "\n"), "older than 5 minutes") {
 		t.Errorf("stale metrics with no timer running are not the timer's fault: %+v", c)
+	}
+}
+
+// TestServiceBinaryCheck: a root service's binary that another user could
+// replace fails, with the fix; a root-owned one in root's directories
+// passes (the control).
+func TestServiceBinaryCheck(t *testing.T) {
+	shared, err := os.MkdirTemp("", "reaper-doctor-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(shared) })
+	os.Chmod(shared, 0o777)
+	exe := filepath.Join(shared, "reaper")
+	os.WriteFile(exe, []byte("#!/bin/sh\n"), 0o755)
+	if c := serviceBinaryCheck([]string{exe, "watch"}); c.Status != audit.CheckFail || !strings.Contains(c.Fix, "/usr/local/bin/reaper") {
+		t.Errorf("a binary in a directory every user writes: %+v", c)
+	}
+	safe, _ := filepath.EvalSymlinks("/bin/sh")
+	if why, err := platform.WhoCanReplace(safe); err != nil || why != "" {
+		t.Skipf("no root-owned binary here to control with: %s %v", why, err)
+	}
+	if c := serviceBinaryCheck([]string{safe, "watch"}); c.Status != audit.CheckOK {
+		t.Errorf("control: %s: %+v", safe, c)
 	}
 }

@@ -88,6 +88,10 @@ func Diagnose(ctx context.Context, cfg Config) (*audit.Diagnosis, error) {
 	if t != nil {
 		d.Checks = append(d.Checks, stateDirsCheck(t.Dirs, uid), findingsCheck(t, scanPol, pol == nil))
 	}
-	d.Checks = append(d.Checks, lockCheck(lockFile), timer, recordsCheck(argv, timer, time.Now()), journalCheck())
+	d.Checks = append(d.Checks, lockCheck(lockFile), timer)
+	if uid == 0 && len(argv) > 0 {
+		d.Checks = append(d.Checks, serviceBinaryCheck(argv))
+	}
+	d.Checks = append(d.Checks, recordsCheck(argv, timer, time.Now()), journalCheck())
 	return d, nil
 }

@@ -286,3 +286,40 @@ func DirNames(path string, n int) ([]string, error) {
 	}
 	return names, nil
 }
+
+// WhoCanReplace says how a user other than root could replace what runs
+// as the file at path — by writing the file, or by renaming or removing
+// it or any directory above it, which rename(2) and unlink(2) allow to
+// whoever may write the directory (the sticky bit aside: then only the
+// entry's owner, the directory's, or root) — or "" when only root can.
+// Every component from the file up to / must be root's and writable by
+// no one else: group write is allowed only to group 0. A symbolic link on
+// the way is refused, not followed: the caller resolves the path first,
+// so that what is checked is what runs. It is how a root service refuses
+// a binary that `go install` or npm put in a user's directory: whoever
+// can replace it runs code as root at the next start.
+func WhoCanReplace(path string) (string, error) {
+	if !filepath.IsAbs(path) {
+		return "", fmt.Errorf("%s: not an absolute path", path)
+	}
+	for p := filepath.Clean(path); ; p = filepath.Dir(p) {
+		var st unix.Stat_t
+		if err := unix.Lstat(p, &st); err != nil {
+			return "", &FileError{p, err}
+		}
+		sticky := st.Mode&unix.S_IFMT == unix.S_IFDIR && st.Mode&unix.S_ISVTX != 0
+		switch {
+		case st.Mode&unix.S_IFMT == unix.S_IFLNK:
+			return fmt.Sprintf("%s is a symbolic link, which its directory's writers can repoint", p), nil
+		case st.Uid != 0:
+			return fmt.Sprintf("%s belongs to uid %d", p, st.Uid), nil
+		case st.Mode&0o002 != 0 && !sticky:
+			return fmt.Sprintf("%s is writable by every user", p), nil
+		case st.Mode&0o020 != 0 && st.Gid != 0 && !sticky:
+			return fmt.Sprintf("%s is writable by group %d", p, st.Gid), nil
+		}
+		if p == "/" {
+			return "", nil
+		}
+	}
+}

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/orphanreaper/reaper/platform"
 )
 
 // hookOptions are the flags of `reaper hook install|uninstall`.
@@ -131,10 +133,12 @@ func runClaudeHook(opts *hookOptions, g *globalOptions, install bool) error {
 		}
 		fmt.Fprintf(g.stdout, "backed up  %s\n", backup)
 	}
-	if err := writeAtomic(path, updated); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	os.Chmod(path, 0o600)
+	if err := platform.WriteFileAtomic(path, updated, 0o600); err != nil {
+		return err
+	}
 	fmt.Fprintf(g.stdout, "changed    %s\n", path)
 	return nil
 }

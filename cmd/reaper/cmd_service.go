@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/orphanreaper/reaper/packaging"
+	"github.com/orphanreaper/reaper/platform"
 	"github.com/orphanreaper/reaper/platform/host"
 	"github.com/orphanreaper/reaper/run"
 )
@@ -25,6 +26,8 @@ type serviceOptions struct {
 	user   bool
 	timer  bool
 	dryRun bool
+	// binary is the binary the service runs, when not this one.
+	binary string
 	// root prefixes every path written or removed, and no service manager
 	// is asked anything: for tests (hidden).
 	root string
@@ -44,8 +47,21 @@ give — for this binary, wherever it is (npm, go install, an archive):
            root, else a LaunchAgent in ~/Library/LaunchAgents, its log in
            ~/Library/Logs/reaper
 
-Each file is the shipped one with this binary's absolute path, and says
-it was written by 'reaper service install'. Running it again changes
+Each file is the shipped one with this binary's absolute path (or
+--binary's), and says it was written by 'reaper service install'.
+
+A system service runs as root, so it refuses a binary any other user
+could replace — the file, or a directory above it, owned by a user or
+writable by group or others, as 'go install' (~/go/bin), a user's npm
+prefix or Homebrew's prefix leave it: whoever can replace it would run
+code as root at the next start. Copy it where only root writes, and
+install that copy:
+
+  sudo install -m 0755 "$(command -v reaper)" /usr/local/bin/reaper
+  sudo /usr/local/bin/reaper service install
+
+or pass --binary with a root-owned copy. The .deb, .rpm and a root npm
+install (/usr/lib/node_modules) are root's already. Running it again changes
 nothing that is already so; --dry-run prints what it would write and run.
 'reaper service uninstall' stops, disables and removes what install
 wrote, and nothing else. 'reaper doctor' checks the result.`,
@@ -68,6 +84,7 @@ func newServiceInstallCommand(g *globalOptions) *cobra.Command {
 		Use:   "install [--user] [--timer] [--dry-run]",
 		Short: "Write, enable and start the service for this binary",
 		Example: `  sudo reaper service install          # every user's, reaper watch as root
+  sudo reaper service install --binary /usr/local/bin/reaper
   reaper service install --user         # this user's processes only
   reaper service install --timer --dry-run`,
 		Args: noArgs,
@@ -77,6 +94,7 @@ func newServiceInstallCommand(g *globalOptions) *cobra.Command {
 	}
 	serviceFlags(cmd, &opts)
 	cmd.Flags().BoolVar(&opts.timer, "timer", false, "a reap every minute (reaper.timer; on macOS StartInterval) instead of reaper watch")
+	cmd.Flags().StringVar(&opts.binary, "binary", "", "the reaper binary the service runs (`PATH`, absolute), instead of this one: for a system service, one only root can replace")
 	return cmd
 }
 
@@ -212,6 +230,42 @@ func xmlText(s string) string {
 	return r.Replace(s)
 }
 
+// serviceBinary is the binary the service will run: --binary's, or this
+// one's, links resolved. A system service runs it as root, so it must be
+// a file only root can replace (platform.WhoCanReplace): otherwise the
+// user who can replace it is root at the next start.
+func serviceBinary(opts *serviceOptions) (string, error) {
+	exe, err := executable()
+	if opts.binary != "" {
+		exe, err = checkedPath(opts.binary)
+		if err == nil && !filepath.IsAbs(opts.binary) {
+			err = usagef("--binary %s: want an absolute path", opts.binary)
+		}
+		if err == nil {
+			if st, serr := os.Stat(exe); serr != nil {
+				err = fmt.Errorf("--binary: %w", serr)
+			} else if !st.Mode().IsRegular() || st.Mode()&0o111 == 0 {
+				err = fmt.Errorf("--binary %s: not an executable file", exe)
+			}
+		}
+	}
+	if err != nil || opts.user {
+		return exe, err
+	}
+	why, err := platform.WhoCanReplace(exe)
+	if err != nil {
+		return "", err
+	}
+	if why != "" {
+		return "", fmt.Errorf(`a system service runs its binary as root, and %s could be replaced by a user other than root (%s): not installed.
+Copy it where only root can write, and install that copy:
+    sudo install -m 0755 %s /usr/local/bin/reaper
+    sudo /usr/local/bin/reaper service install
+or pass --binary with the path of a root-owned copy; for this user's processes only, 'reaper service install --user' needs no root`, exe, why, exe)
+	}
+	return exe, nil
+}
+
 // executable is this binary's absolute path, links resolved: what a unit
 // runs must not move when a link (npm's bin, Homebrew's opt) is repointed
 // mid-upgrade — it is resolved now, and install is run again after one.
@@ -220,6 +274,12 @@ func executable() (string, error) {
 	if err != nil {
 		return "", err
 	}
+	return checkedPath(exe)
+}
+
+// checkedPath is path with its links resolved, refused when it holds what
+// a unit's or a shell's command line would take apart.
+func checkedPath(exe string) (string, error) {
 	if p, err := filepath.EvalSymlinks(exe); err == nil {
 		exe = p
 	}
@@ -230,7 +290,7 @@ func executable() (string, error) {
 }
 
 func runServiceInstall(ctx context.Context, opts *serviceOptions, g *globalOptions) error {
-	exe, err := executable()
+	exe, err := serviceBinary(opts)
 	if err != nil {
 		return err
 	}
@@ -258,7 +318,10 @@ func runServiceInstall(ctx context.Context, opts *serviceOptions, g *globalOptio
 			fmt.Fprintf(g.stdout, "would write %s:\n%s\n", path, indent(string(f.data)))
 			continue
 		}
-		if err := writeAtomic(path, f.data); err != nil {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return err
+		}
+		if err := platform.WriteFileAtomic(path, f.data, 0o644); err != nil {
 			return err
 		}
 		fmt.Fprintf(g.stdout, "%s  %s\n", verb, path)
@@ -342,31 +405,6 @@ func runServiceCommands(ctx context.Context, opts *serviceOptions, g *globalOpti
 		}
 	}
 	return nil
-}
-
-// writeAtomic writes data to path through a temporary file in its
-// directory, made as needed.
-func writeAtomic(path string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".reaper-service-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }
 
 // indent prefixes every line of s with four spaces.

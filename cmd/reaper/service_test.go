@@ -48,7 +48,10 @@ func TestServiceInstall(t *testing.T) {
 	system := filepath.Join(root, "etc", "systemd", "system", "reaper-watch.service")
 	os.MkdirAll(filepath.Dir(system), 0o755)
 	os.WriteFile(system, []byte("[Service]\nExecStart=/opt/mine\n"), 0o644)
-	if r := svc("install", "--user=false"); r.code == 0 || !strings.Contains(r.stderr, "not written by reaper service install") {
+	// A system service runs only a binary root alone can replace: the
+	// test's own build may be a user's, so a root-owned stand-in.
+	rootOwned, _ := filepath.EvalSymlinks("/bin/true")
+	if r := svc("install", "--user=false", "--binary", rootOwned); r.code == 0 || !strings.Contains(r.stderr, "not written by reaper service install") {
 		t.Errorf("install over a foreign unit: exit %d, want a refusal\n%s", r.code, r.stderr)
 	}
 	if r := svc("uninstall", "--user=false"); r.code != 0 {
@@ -65,5 +68,72 @@ func TestServiceInstall(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(filepath.Dir(unit), name)); err == nil {
 			t.Errorf("uninstall left %s", name)
 		}
+	}
+}
+
+// A system service runs its binary as root: `service install` refuses one
+// another user could replace — in a directory every user may write, or
+// owned by a user — and says how to install a root-owned copy; --user
+// takes the same binary (it runs as the user). As root, the copy made as
+// the refusal says is installed, and the unit runs it (the control).
+func TestServiceInstallRefusesReplaceableBinary(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the systemd units")
+	}
+	root, home := t.TempDir(), t.TempDir()
+	env := []string{"HOME=" + home, "XDG_CONFIG_HOME="}
+	svc := func(args ...string) result {
+		return runReaper(t, env, append([]string{"service", "install"}, append(args, "--root", root)...)...)
+	}
+	shared, err := os.MkdirTemp("", "reaper-svc-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(shared) })
+	os.Chmod(shared, 0o777)
+	open := filepath.Join(shared, "reaper")
+	copyFile(t, reaperBin, open, 0o755)
+
+	system := filepath.Join(root, "etc", "systemd", "system", "reaper-watch.service")
+	for _, args := range [][]string{{"--binary", open}, {"--binary", open, "--timer"}} {
+		r := svc(append([]string{"--user=false"}, args...)...)
+		if r.code == 0 || !strings.Contains(r.stderr, "is writable by every user") || !strings.Contains(r.stderr, "sudo install -m 0755 "+open+" /usr/local/bin/reaper") {
+			t.Errorf("%v: exit %d, want a refusal that names the fix\n%s%s", args, r.code, r.stdout, r.stderr)
+		}
+		if _, err := os.Stat(system); err == nil {
+			t.Fatalf("%v: the refused install wrote %s", args, system)
+		}
+	}
+	if r := svc("--user", "--binary", open); r.code != 0 {
+		t.Errorf("--user with the same binary: exit %d\n%s", r.code, r.stderr)
+	}
+
+	if os.Geteuid() != 0 {
+		t.Log("not root: the root-owned copy is root's to make (CI runs as root)")
+		return
+	}
+	safe := filepath.Join(t.TempDir(), "bin") // below /tmp (sticky), 0700 and 0755, root's
+	os.Mkdir(safe, 0o755)
+	copyFile(t, reaperBin, filepath.Join(safe, "reaper"), 0o755)
+	r := svc("--user=false", "--binary", filepath.Join(safe, "reaper"))
+	b, _ := os.ReadFile(system)
+	if r.code != 0 || !strings.Contains(string(b), "\nExecStart="+filepath.Join(safe, "reaper")+" watch --quiet") {
+		t.Fatalf("control: a root-owned copy: exit %d\n%s%s\n%s", r.code, r.stdout, r.stderr, b)
+	}
+	os.Chown(filepath.Join(safe, "reaper"), 65534, 65534)
+	if r := svc("--user=false", "--binary", filepath.Join(safe, "reaper")); r.code == 0 || !strings.Contains(r.stderr, "belongs to uid 65534") {
+		t.Errorf("a copy owned by nobody: exit %d, want a refusal\n%s", r.code, r.stderr)
+	}
+}
+
+// copyFile copies src to dst with mode.
+func copyFile(t *testing.T, src, dst string, mode os.FileMode) {
+	t.Helper()
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dst, b, mode); err != nil {
+		t.Fatal(err)
 	}
 }
