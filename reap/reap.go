@@ -46,6 +46,12 @@ type Options struct {
 	Admit func(s *platform.Snapshot, p *platform.Process, it *policy.Item) string
 	// OnSignal is called for every signal sent, with its result.
 	OnSignal func(Event)
+	// Journal, when set, is told before each process is stopped and each
+	// member moved into a confinement, so that a run that dies mid-reap
+	// (SIGKILL, the OOM killer) leaves a record from which the next run
+	// resumes or releases what it left (run.StopLog): a tree reaper
+	// stopped is never left stopped.
+	Journal Journal
 	// OnProgress, when set, is told what the reap is doing to each tree,
 	// for a person watching: when SIGTERM has been sent, about once a
 	// second through the grace, and when the tree is done.
@@ -57,6 +63,19 @@ type Options struct {
 	send       func(h *kill.Handle, sig syscall.Signal) error
 	killCgroup func(g *kill.Guard, path string, members []*kill.Handle) ([]kill.Target, error)
 	confine    func(g *kill.Guard, name string) (*kill.Confinement, error)
+}
+
+// Journal is where a reap writes down what it is about to stop or
+// confine, before it does.
+type Journal interface {
+	// Stopping: the process pid, started at start (clock ticks), is about
+	// to be sent SIGSTOP.
+	Stopping(pid int, start uint64)
+	// Confining: a confinement is made at cgroup path.
+	Confining(path string)
+	// Moving: the process is about to be moved into the confinement at
+	// path from the cgroup from.
+	Moving(path string, pid int, start uint64, from string)
 }
 
 // Event is one signal sent, for the audit log.
@@ -489,6 +508,9 @@ func (t *tree) stopAndRescan(ctx context.Context, members []*kill.Handle) (strin
 	toStop := members
 	for round := 0; ; round++ {
 		for _, h := range toStop {
+			if t.opt.Journal != nil {
+				t.opt.Journal.Stopping(h.PID, t.starts[h.PID])
+			}
 			if r, stop := t.send(h, syscall.SIGSTOP); stop {
 				return "", &r
 			}

@@ -102,6 +102,9 @@ func Reap(ctx context.Context, cfg ReapConfig) (*Reaped, error) {
 		return nil, err
 	}
 	defer release()
+	// What a reap that died left stopped or confined is given back before
+	// this one reads the table (StopLog).
+	recovered := recoverStopped(StoppedPath(cfg.LockFile))
 
 	pol := cfg.Policy
 	mode := policy.ModeReap
@@ -153,7 +156,17 @@ func Reap(ctx context.Context, cfg ReapConfig) (*Reaped, error) {
 	t.Snap.DropDetails(func(p *platform.Process) bool { return acted[p] })
 
 	var events []reap.Event
+	var journal reap.Journal
+	if !cfg.DryRun && plannedAny(plan) {
+		stops, err := openStopLog(StoppedPath(cfg.LockFile))
+		if err != nil {
+			return nil, err
+		}
+		defer stops.done()
+		journal = stops
+	}
 	results := reap.Execute(ctx, plan, t.Snap, reap.Options{
+		Journal:    journal,
 		Grace:      pol.Defaults.Grace,
 		DryRun:     cfg.DryRun,
 		ProcRoot:   platform.DefaultProcRoot,
@@ -168,6 +181,7 @@ func Reap(ctx context.Context, cfg ReapConfig) (*Reaped, error) {
 		out.WatchDirs = announceDirs(t, cfg.Clients)
 	}
 	out.fillIn(pol, t)
+	out.Report.Warnings = append(out.Report.Warnings, recovered...)
 	if err := out.record(cfg); err != nil {
 		return nil, err
 	}

@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/signal"
 	"regexp"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -16,6 +19,7 @@ import (
 	"github.com/orphanreaper/reaper/audit"
 	"github.com/orphanreaper/reaper/platform"
 	"github.com/orphanreaper/reaper/platform/host"
+	"github.com/orphanreaper/reaper/platform/kill"
 	"github.com/orphanreaper/reaper/policy"
 	"github.com/orphanreaper/reaper/run"
 	"github.com/orphanreaper/reaper/scan"
@@ -52,8 +56,12 @@ CMD's stdout.
 
   alias claude='reaper run -- claude'
 
-If run itself is killed, what CMD leaves goes to init as before: 'reaper
-watch' or the timer is the backstop.
+A SIGHUP, SIGQUIT, SIGINT or SIGTERM that reaches run after CMD exited
+ends the reap as an interrupt ends 'reaper reap' — what it stopped is
+continued, a tree it confined given back — and run exits 128+N. If run
+itself is killed, what CMD leaves goes to init as before, and the next
+reap, watch pass or run continues what it had stopped (its record beside
+the lock): 'reaper watch' or the timer is the backstop.
 
 On macOS, which has no subreapers, run records CMD's descendants while CMD
 runs (the process table every second, each process by its pid and start
@@ -107,6 +115,13 @@ func runRun(ctx context.Context, argv []string, opts *runOptions, g *globalOptio
 			rec = recordDescendants(pid, time.Second)
 		}
 	}
+	// Caught from before CMD starts, so that none slips through between
+	// CMD's exit and the reap: what reaches run while CMD lives is CMD's
+	// (relayed, or sent to its group by the terminal), and what reaches it
+	// after ends the reap as an interrupt ends 'reaper reap'.
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sigs)
 	code, err := host.RunCommand(argv, started)
 	var nf *host.NotStartedError
 	if errors.As(err, &nf) {
@@ -121,13 +136,44 @@ func runRun(ctx context.Context, argv []string, opts *runOptions, g *globalOptio
 		seen := rec.stop()
 		adopted = func(p *platform.Process) bool { start, ok := seen[p.PID]; return ok && start == p.StartTicks }
 	}
-	if err := reapAdopted(pol, opts, g, adopted); err != nil && g.log != nil {
+	ctx, interrupted := interruptible(sigs)
+	err = reapAdopted(ctx, pol, opts, g, adopted)
+	if s := interrupted(); s != 0 {
+		// Ended like an interrupted reap: what it had stopped continued,
+		// a confinement released (reap.Execute); the status says so.
+		fmt.Fprintf(g.stderr, "reaper run: interrupted by %s while reaping what the command left: what was stopped is continued; 'reaper watch' or the timer reaps the rest\n", kill.SignalName(s))
+		return exitStatus(128 + int(s))
+	}
+	if err != nil && g.log != nil {
 		g.log.Error("what the command left was not reaped", "err", err)
 	}
 	if code != 0 {
 		return exitStatus(code)
 	}
 	return nil
+}
+
+// interruptible drops the signals sigs received while the command ran
+// (they were the command's) and returns a context cancelled by the next
+// one, with the signal that cancelled it (0: none yet).
+func interruptible(sigs chan os.Signal) (context.Context, func() syscall.Signal) {
+	for drained := false; !drained; {
+		select {
+		case <-sigs:
+		default:
+			drained = true
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var got atomic.Int32
+	go func() {
+		s := <-sigs
+		if n, ok := s.(syscall.Signal); ok {
+			got.Store(int32(n))
+		}
+		cancel()
+	}()
+	return ctx, func() syscall.Signal { return syscall.Signal(got.Load()) }
 }
 
 // descendants records the processes that descend from one pid, each by
@@ -200,7 +246,7 @@ func (d *descendants) stop() map[int]uint64 {
 // by the same gate as every reap's; a tree whose [[owner]] marker or unit
 // names an owner that lives is that owner's, not the command's, and is
 // left too.
-func reapAdopted(base *policy.Policy, opts *runOptions, g *globalOptions, adopted func(*platform.Process) bool) error {
+func reapAdopted(parent context.Context, base *policy.Policy, opts *runOptions, g *globalOptions, adopted func(*platform.Process) bool) error {
 	pol := *base
 	pol.Defaults.MinAge = 0
 	self, err := regexp.Compile("^" + regexp.QuoteMeta(strings.Join(os.Args, " ")) + "$")
@@ -212,7 +258,7 @@ func reapAdopted(base *policy.Policy, opts *runOptions, g *globalOptions, adopte
 		When: []scan.Reason{scan.Reparented, scan.OwnerDead, scan.RunDone, scan.SessionEnded, scan.Untracked}}}
 	timeout := run.DefaultTimeout(&pol)
 	started := time.Now()
-	ctx, cancel := context.WithDeadline(context.Background(), started.Add(timeout))
+	ctx, cancel := context.WithDeadline(parent, started.Add(timeout))
 	defer cancel()
 	cfg := run.ReapConfig{Config: run.Config{Policy: &pol, Clients: clientsOf(&pol), Discover: true, Timeout: timeout, ReadTable: readSnapshot},
 		Started: started, Deadline: started.Add(timeout), LockFile: opts.lockFile, LockWait: 30 * time.Second, LogRepeats: true,

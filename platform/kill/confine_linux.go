@@ -215,3 +215,21 @@ func (c *Confinement) Remove() bool {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// Reconfined is a confinement a reaper that died left, made again from
+// its record so that it can be given up (Release): path is its cgroup,
+// from the cgroup each recorded member came from, first where the first
+// did. Only a cgroup named like the reaper's confinements ("reaper-…")
+// is taken.
+func (g *Guard) Reconfined(path string, from map[int]string, first string) (*Confinement, error) {
+	root := Cgroup2Root()
+	base := path[strings.LastIndexByte(path, '/')+1:]
+	if root == "" || !strings.HasPrefix(path, "/") || !strings.HasPrefix(base, "reaper-") || strings.Contains(path, "/../") || strings.HasSuffix(path, "/..") {
+		return nil, fmt.Errorf("confinement %q: not one of the reaper's", path)
+	}
+	if _, err := os.Stat(root + path); err != nil {
+		return nil, err
+	}
+	c := &Confinement{Path: path, dir: root + path, guard: g, moved: map[int]uint64{}, from: from, first: first}
+	return c, nil
+}

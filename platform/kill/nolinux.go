@@ -59,3 +59,8 @@ func (c *Confinement) Remove() bool { return true }
 
 // Release: there is nothing to release here.
 func (c *Confinement) Release() error { return nil }
+
+// Reconfined is not implemented on this platform.
+func (g *Guard) Reconfined(path string, from map[int]string, first string) (*Confinement, error) {
+	return nil, fmt.Errorf("cgroups: %w", errors.ErrUnsupported)
+}

@@ -98,6 +98,10 @@ func signalName(sig syscall.Signal) string {
 		return "SIGCONT"
 	case syscall.SIGINT:
 		return "SIGINT"
+	case syscall.SIGHUP:
+		return "SIGHUP"
+	case syscall.SIGQUIT:
+		return "SIGQUIT"
 	case syscall.SIGTERM:
 		return "SIGTERM"
 	case syscall.SIGKILL:

@@ -1,0 +1,169 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// ignoringTree is a bash command for `reaper run --` that leaves one tree
+// behind and exits: a shell that notes each SIGTERM in termed and lives
+// on, with a child; the shell's pid goes to pidfile.
+func ignoringTree(mark, termed, pidfile string) []string {
+	return []string{"bash", "-c", fmt.Sprintf(`(bash -c 'echo $$ > %q; trap "touch %q" TERM; while :; do sleep 600 & wait; done' </dev/null >/dev/null 2>&1 &)
+for i in $(seq 200); do [ -s %q ] && exit 0; sleep 0.05; done; exit 1`, pidfile, termed, pidfile)}
+}
+
+// notStoppedNorConfined fails t for every process of the tree at pid that
+// is stopped, or still in a confinement cgroup of reaper's.
+func notStoppedNorConfined(t *testing.T, pid int) {
+	t.Helper()
+	for _, p := range append([]int{pid}, childrenOf(pid)...) {
+		if s := stateOf(p); s == "T" || s == "t" {
+			t.Errorf("pid %d left stopped", p)
+		}
+		if b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", p)); bytes.Contains(b, []byte("/reaper-")) {
+			t.Errorf("pid %d left in a confinement: %s", p, b)
+		}
+	}
+}
+
+// `reaper run` finishes what it started: a hang-up (the terminal closed
+// right after quitting the client) or a Ctrl-\ that reaches it while it
+// reaps what CMD left ends the reap as an interrupt ends `reaper reap` —
+// nothing left stopped or confined, exit 128+N — instead of killing run
+// with the tree in its hands (issue 42, attack 4). The tree ignores
+// SIGTERM, so the reap is in its 60 s grace when the signal comes.
+func TestRunInterruptedMidReap(t *testing.T) {
+	requireRoot(t)
+	becomeSubreaper(t)
+	pol := writePolicy(t, "version = 1\n[defaults]\ngrace = \"60s\"\n")
+	for _, sig := range []syscall.Signal{syscall.SIGHUP, syscall.SIGQUIT} {
+		t.Run(sig.String(), func(t *testing.T) {
+			dir := t.TempDir()
+			termed, pidfile := filepath.Join(dir, "termed"), filepath.Join(dir, "pid")
+			cmd := exec.Command(reaperBin, append([]string{"run", "--policy", pol, "--lock-file", filepath.Join(dir, "lock"), "--"},
+				ignoringTree("runint-"+suiteMark, termed, pidfile)...)...)
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+			waitFor(t, func() bool { _, err := os.Stat(termed); return err == nil }, "SIGTERM to the tree CMD left")
+			var pid int
+			b, _ := os.ReadFile(pidfile)
+			fmt.Sscan(string(b), &pid)
+			t.Cleanup(func() { killTreeVerified(pid) })
+			cmd.Process.Signal(sig)
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			var err error
+			select {
+			case err = <-done:
+			case <-time.After(30 * time.Second):
+				t.Fatalf("reaper run did not end within 30 s of %s (its grace is 60 s)\n%s", sig, stderr.String())
+			}
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != 128+int(sig) {
+				t.Errorf("exit %v, want %d (128+%s)\n%s", err, 128+int(sig), sig, stderr.String())
+			}
+			if !strings.Contains(stderr.String(), "interrupted by "+map[syscall.Signal]string{syscall.SIGHUP: "SIGHUP", syscall.SIGQUIT: "SIGQUIT"}[sig]) {
+				t.Errorf("the interrupt is not said:\n%s", stderr.String())
+			}
+			if !alive(pid) {
+				t.Fatalf("the tree died: an interrupt during the grace leaves it running")
+			}
+			notStoppedNorConfined(t, pid)
+		})
+	}
+}
+
+// A reap that dies anyway (SIGKILL, the OOM killer) leaves its record of
+// what it stopped and confined beside its lock, and the next run gives it
+// back before it reads the table: a process it stopped is continued, a
+// confinement released. The control: a process stopped by someone else,
+// which the record does not name, stays stopped.
+func TestStoppedTreesResumedByTheNextRun(t *testing.T) {
+	requireRoot(t)
+	becomeSubreaper(t)
+	dir := t.TempDir()
+	lock := filepath.Join(dir, "reaper.lock")
+	stopped := func() int {
+		c := exec.Command("sleep", "300")
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Process.Kill(); c.Wait() })
+		c.Process.Signal(syscall.SIGSTOP)
+		waitFor(t, func() bool { return stateOf(c.Process.Pid) == "T" }, "the process stopped")
+		return c.Process.Pid
+	}
+	ours, theirs := stopped(), stopped()
+	start := func(pid int) string {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		return strings.Fields(string(b[bytes.LastIndexByte(b, ')')+2:]))[19]
+	}
+	record := fmt.Sprintf("{\"stop\":%d,\"start\":%s}\n{\"stop\":%d,\"start\":1}\n{\"stop\":", ours, start(ours), theirs)
+	if err := os.WriteFile(filepath.Join(dir, "reaper.stopped"), []byte(record), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pol := writePolicy(t, "version = 1\n")
+	r := runReaper(t, nil, "reap", "--policy", pol, "--lock-file", lock, "--journal", "off", "--output", "json")
+	if s := stateOf(ours); s == "T" {
+		t.Errorf("the process the record names is still stopped\n%s%s", r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "had stopped 1 process still stopped: continued") {
+		t.Errorf("the report does not say what it continued:\n%s", r.stdout)
+	}
+	if s := stateOf(theirs); s != "T" {
+		t.Errorf("control: a process the record names with another start was continued (state %s)", s)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "reaper.stopped")); err == nil {
+		t.Error("the record is still there after the recovery")
+	}
+}
+
+// SIGKILL to `reaper run` in the middle of a grace leaves the tree in a
+// confinement (as root with cgroup v2): the next reap that takes the same
+// lock releases it, and nothing is left stopped.
+func TestKilledRunReleasedByTheNextRun(t *testing.T) {
+	requireRoot(t)
+	becomeSubreaper(t)
+	pol := writePolicy(t, "version = 1\n[defaults]\ngrace = \"60s\"\n")
+	dir := t.TempDir()
+	lock := filepath.Join(dir, "reaper.lock")
+	termed, pidfile := filepath.Join(dir, "termed"), filepath.Join(dir, "pid")
+	cmd := exec.Command(reaperBin, append([]string{"run", "--policy", pol, "--lock-file", lock, "--"},
+		ignoringTree("runkill-"+suiteMark, termed, pidfile)...)...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	waitFor(t, func() bool { _, err := os.Stat(termed); return err == nil }, "SIGTERM to the tree CMD left")
+	var pid int
+	b, _ := os.ReadFile(pidfile)
+	fmt.Sscan(string(b), &pid)
+	t.Cleanup(func() { killTreeVerified(pid) })
+	cmd.Process.Kill()
+	cmd.Wait()
+	cg, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
+	if !bytes.Contains(cg, []byte("/reaper-")) {
+		t.Logf("no confinement here (%s): the record's stops are what is checked", strings.TrimSpace(string(cg)))
+	}
+	if _, err := os.Stat(filepath.Join(dir, "reaper.stopped")); err != nil {
+		t.Fatalf("the killed run left no record: %v", err)
+	}
+	r := runReaper(t, nil, "reap", "--policy", writePolicy(t, "version = 1\n"), "--lock-file", lock, "--journal", "off")
+	if r.code != 0 {
+		t.Errorf("the next reap: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	notStoppedNorConfined(t, pid)
+}
