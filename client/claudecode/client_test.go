@@ -238,3 +238,42 @@ func TestSessionIDBounded(t *testing.T) {
 		t.Errorf("judged: %d ties, problems %v; want the real session's tie alone and the huge one a problem", len(ev.Ties), problems)
 	}
 }
+
+// TestManyStaleSessions: Claude Code leaves the session file of a claude
+// that was killed, so a home collects hundreds. They are read by need —
+// a live pid's file first, then the newest — up to the bound: the newest
+// stale file (this pass's leftovers' proof) and the live one are read,
+// the oldest past the bound are said, and nothing is the owner's doubt.
+// Before, more than 256 files were "none read", and every leftover of the
+// user lost its proof for good.
+func TestManyStaleSessions(t *testing.T) {
+	h := home(t)
+	dir := filepath.Join(h, ".claude", "sessions")
+	write := func(pid int, id string, at time.Time) {
+		b, _ := json.Marshal(map[string]any{"pid": pid, "sessionId": id, "cwd": "/w", "startedAt": 1, "procStart": "900", "kind": "interactive"})
+		path := filepath.Join(dir, fmt.Sprintf("%d.json", pid))
+		os.WriteFile(path, b, 0o600)
+		os.Chtimes(path, at, at)
+	}
+	base := time.Now().Add(-time.Hour)
+	const stale = 3 * maxSessions
+	for k := range stale {
+		write(1<<22+k+1, fmt.Sprintf("stale-%d", k), base.Add(time.Duration(k)*time.Second)) // above pid_max: no such process
+	}
+	write(os.Getpid(), "live", base.Add(-time.Hour)) // the oldest file, of a live pid
+	raw := ReadRaw(filepath.Join(h, ".claude"))
+	ids := map[string]bool{}
+	for _, s := range raw.Sessions {
+		ids[s.SessionID] = true
+	}
+	if len(raw.Sessions) != maxSessions || !ids["live"] || !ids[fmt.Sprintf("stale-%d", stale-1)] || ids["stale-0"] {
+		t.Errorf("%d sessions read (live %v, newest %v, oldest %v); want %d with the live and the newest, not the oldest",
+			len(raw.Sessions), ids["live"], ids[fmt.Sprintf("stale-%d", stale-1)], ids["stale-0"], maxSessions)
+	}
+	if len(raw.Problems) != 0 {
+		t.Errorf("problems %v: stale files past the bound are no doubt", raw.Problems)
+	}
+	if want := fmt.Sprintf("the oldest %d of the session files, past the bound", stale+1-maxSessions); len(raw.Skipped) != 1 || !strings.Contains(raw.Skipped[0], want) {
+		t.Errorf("skipped %q, want %q", raw.Skipped, want)
+	}
+}

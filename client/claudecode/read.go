@@ -9,10 +9,10 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/orphanreaper/reaper/client/statedir"
 	"github.com/orphanreaper/reaper/ledger"
-	"github.com/orphanreaper/reaper/platform"
 )
 
 // maxSessions bounds the session files read from one config dir: one per
@@ -21,6 +21,12 @@ const maxSessions = 256
 
 // sessionName is the name Claude Code gives a session file: its pid.
 var sessionName = regexp.MustCompile(`^[1-9][0-9]{0,9}\.json$`)
+
+// sessionPID is the pid a session file is named by.
+func sessionPID(name string) int {
+	pid, _ := strconv.Atoi(strings.TrimSuffix(name, ".json"))
+	return pid
+}
 
 // Raw is what one config dir's files say, read and bounded but not judged:
 // plain data that crosses the reader child's boundary as JSON.
@@ -96,28 +102,28 @@ func ReadRaw(dir string) *Raw {
 	return raw
 }
 
-// readSessions reads <dir>/sessions/<pid>.json, at most maxSessions of
-// them (more is an error: the owner's doubt).
+// readSessions reads <dir>/sessions/<pid>.json by need: the files of live
+// pids first, then the others newest first, at most maxSessions
+// (statedir.Choose). Claude Code leaves the file of a claude that was
+// killed, so a home collects them; the stale ones past the bound are
+// said, and only a live pid's file left unread is the owner's doubt.
 func (raw *Raw) readSessions(sd statedir.Dir) {
-	names, err := platform.DirNames(filepath.Join(sd.Path, "sessions"), 4*maxSessions)
+	dir := filepath.Join(sd.Path, "sessions")
+	chosen, err := statedir.Choose(dir, sessionName.MatchString, sessionPID, maxSessions)
 	if errors.Is(err, fs.ErrNotExist) {
 		return
 	}
 	if err != nil {
-		raw.ReadError(filepath.Join(sd.Path, "sessions"), err)
+		raw.ReadError(dir, err)
 		return
 	}
-	var files []string
-	for _, n := range names {
-		if sessionName.MatchString(n) {
-			files = append(files, n)
-		}
+	if why := chosen.Doubt("session files", maxSessions); why != "" {
+		raw.Problem(&ledger.Error{File: dir, Msg: why})
 	}
-	if len(files) > maxSessions {
-		raw.Problem(&ledger.Error{File: filepath.Join(sd.Path, "sessions"), Msg: fmt.Sprintf("%d session files: more than %d, none read", len(files), maxSessions)})
-		return
+	if why := chosen.Stale("session files", maxSessions); why != "" {
+		raw.Skip(dir, why)
 	}
-	sort.Strings(files)
+	files := chosen.Names
 	for _, n := range files {
 		rel := filepath.Join("sessions", n)
 		path := filepath.Join(sd.Path, rel)

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strings"
 	"time"
 
@@ -128,10 +127,14 @@ func (Adapter) Read(dir string) *Raw {
 	return raw
 }
 
-// readHubs reads data/locks/hub/*.json, at most maxLocks of them.
+// readHubs reads data/locks/hub/*.json, at most maxLocks of them, the
+// newest first (statedir.Choose): a lock names its hub's pid inside, so
+// one past the bound may be a live hub's — the owner's doubt, with the
+// newest read all the same.
 func (raw *Raw) readHubs(sd statedir.Dir) {
 	path := filepath.Join(sd.Path, locksDir)
-	names, err := platform.DirNames(path, 4*maxLocks)
+	isLock := func(n string) bool { return strings.HasSuffix(n, ".json") }
+	chosen, err := statedir.Choose(path, isLock, func(string) int { return 0 }, maxLocks)
 	if errors.Is(err, fs.ErrNotExist) {
 		return
 	}
@@ -139,17 +142,10 @@ func (raw *Raw) readHubs(sd statedir.Dir) {
 		raw.ReadError(path, err)
 		return
 	}
-	var files []string
-	for _, n := range names {
-		if strings.HasSuffix(n, ".json") {
-			files = append(files, n)
-		}
+	if why := chosen.Doubt("hub locks", maxLocks); why != "" {
+		raw.Problem(&ledger.Error{File: path, Msg: why})
 	}
-	if len(files) > maxLocks {
-		raw.Problem(&ledger.Error{File: path, Msg: fmt.Sprintf("%d hub locks: more than %d, none read", len(files), maxLocks)})
-		return
-	}
-	sort.Strings(files)
+	files := chosen.Names
 	for _, n := range files {
 		rel := filepath.Join(locksDir, n)
 		file := filepath.Join(sd.Path, rel)

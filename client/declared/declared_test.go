@@ -186,15 +186,26 @@ func TestRead(t *testing.T) {
 	}
 }
 
-// More session files than a client keeps are the owner's doubt, none read.
+// More session files than the bound are read by need: the newest up to
+// it. Where the files are named by their pid, the oldest of processes
+// that are gone are said and cast no doubt — a client leaves the files of
+// the processes that were killed (the pids here name no process); where
+// the pid is inside, what was not read may be a live process's: the
+// owner's doubt, with the newest read all the same.
 func TestReadBound(t *testing.T) {
 	files := map[string]string{}
 	for i := range maxSessions + 1 {
-		files[strconv.Itoa(1000+i)+".json"] = session(1000+i, "s", at(1))
+		files[strconv.Itoa(1<<22+i)+".json"] = session(1<<22+i, "s", at(1))
 	}
-	raw := Adapter{spec}.Read(home(t, files))
-	if errs := raw.Errors(); len(errs) != 1 || !strings.Contains(errs[0].Error(), "more than 256") || len(raw.Sessions) != 0 {
-		t.Errorf("%d files: problems %v, %d sessions", len(files), errs, len(raw.Sessions))
+	named := spec
+	named.PIDFromName = true
+	raw := Adapter{named}.Read(home(t, files))
+	if errs := raw.Errors(); len(errs) != 0 || len(raw.Sessions) != maxSessions || len(raw.Skipped) != 1 || !strings.Contains(raw.Skipped[0], "the oldest 1 of the session files, past the bound of 256") {
+		t.Errorf("named by pid, %d files: problems %v, %d sessions, skipped %q", len(files), raw.Errors(), len(raw.Sessions), raw.Skipped)
+	}
+	raw = Adapter{spec}.Read(home(t, files))
+	if errs := raw.Errors(); len(errs) != 1 || !strings.Contains(errs[0].Error(), "not named by a pid") || len(raw.Sessions) != maxSessions {
+		t.Errorf("the pid inside, %d files: problems %v, %d sessions", len(files), errs, len(raw.Sessions))
 	}
 }
 

@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"path"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"time"
 
@@ -48,24 +47,28 @@ func (a Adapter) Read(dir string) *Raw {
 	if !ok {
 		return raw
 	}
-	names, err := platform.DirNames(sd.Path, 4*maxSessions)
+	// By need (statedir.Choose): the files of live pids first, where
+	// the name gives the pid, then the newest; a client leaves the file
+	// of a process that was killed, so the oldest past the bound are said,
+	// not doubt.
+	match := func(n string) bool { ok, _ := path.Match(a.Spec.Pattern, n); return ok }
+	namePID := func(string) int { return 0 }
+	if a.Spec.PIDFromName {
+		namePID = leadingPID
+	}
+	chosen, err := statedir.Choose(sd.Path, match, namePID, maxSessions)
 	if err != nil {
 		raw.ReadError(sd.Path, err)
 		raw.Finish(sd)
 		return raw
 	}
-	var files []string
-	for _, n := range names {
-		if ok, _ := path.Match(a.Spec.Pattern, n); ok {
-			files = append(files, n)
-		}
+	if why := chosen.Doubt("session files", maxSessions); why != "" {
+		raw.Problem(&ledger.Error{File: sd.Path, Msg: why})
 	}
-	if len(files) > maxSessions {
-		raw.Problem(&ledger.Error{File: sd.Path, Msg: fmt.Sprintf("%d session files: more than %d, none read", len(files), maxSessions)})
-		raw.Finish(sd)
-		return raw
+	if why := chosen.Stale("session files", maxSessions); why != "" {
+		raw.Skip(sd.Path, why)
 	}
-	sort.Strings(files)
+	files := chosen.Names
 	for _, n := range files {
 		file := filepath.Join(sd.Path, n)
 		b, err := sd.Read(n)
@@ -101,12 +104,8 @@ func (a Adapter) session(name string, b []byte) (Session, string) {
 		return s, "not a JSON object"
 	}
 	if a.Spec.PIDFromName {
-		digits := 0
-		for digits < len(name) && digits < 10 && name[digits] >= '0' && name[digits] <= '9' {
-			digits++
-		}
-		pid, ok := pidOf(name[:digits])
-		if !ok {
+		pid := leadingPID(name)
+		if pid <= 0 {
 			return s, "its name does not begin with a pid"
 		}
 		s.PID = pid
@@ -137,6 +136,19 @@ func (a Adapter) session(name string, b []byte) (Session, string) {
 		s.Started = ms
 	}
 	return s, ""
+}
+
+// leadingPID is the pid a file's name begins with, 0 when none.
+func leadingPID(name string) int {
+	digits := 0
+	for digits < len(name) && digits < 10 && name[digits] >= '0' && name[digits] <= '9' {
+		digits++
+	}
+	pid, ok := pidOf(name[:digits])
+	if !ok {
+		return 0
+	}
+	return pid
 }
 
 // millis reads a start time: a number of milliseconds since the epoch, or

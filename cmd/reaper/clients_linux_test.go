@@ -53,6 +53,11 @@ func realClaudeCode(t *testing.T, bin, version string) {
 	model := realclients.StartModel(t)
 	home, work := t.TempDir(), t.TempDir()
 	env, cfgDir := realclients.ClaudeSetup(home, work, model.Addr, mark)
+	// A home that has collected the files of claudes that were killed
+	// (Claude Code leaves them, and a new session does not prune them):
+	// more than the bound, read by need, must not cost this session's
+	// leftovers their proof.
+	staleClaudeSessions(t, filepath.Join(cfgDir, "sessions"), 300)
 	claude, log := realclients.StartDetached(t, work, env, bin, "-p", "say hello "+mark)
 	t.Cleanup(func() { realclients.KillOurs(mark) })
 	waitMarked(t, mark, 3, model, log) // claude (its prompt holds the mark) and two servers
@@ -79,6 +84,25 @@ func realClaudeCode(t *testing.T, bin, version string) {
 	}
 
 	reapLeftovers(t, mark, left)
+}
+
+// staleClaudeSessions writes n session files of claudes long gone (pids
+// above the kernel's pid_max, an hour old) in dir.
+func staleClaudeSessions(t *testing.T, dir string, n int) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-time.Hour)
+	for k := range n {
+		pid := 1<<22 + 1 + k
+		path := filepath.Join(dir, fmt.Sprintf("%d.json", pid))
+		b := fmt.Sprintf(`{"pid":%d,"sessionId":"0b5e3a9c-0000-4000-8000-%012d","cwd":"/","startedAt":%d,"procStart":"1","kind":"interactive"}`, pid, k, old.UnixMilli())
+		if err := os.WriteFile(path, []byte(b), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		os.Chtimes(path, old, old)
+	}
 }
 
 // killClient SIGKILLs the client the test started as pid, collects it,
