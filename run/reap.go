@@ -146,6 +146,10 @@ func Reap(ctx context.Context, cfg ReapConfig) (*Reaped, error) {
 	if err := spareNewlyOwned(ctx, cfg.Config, plan); err != nil {
 		return nil, err
 	}
+	// A tree its live parent keeps starting again as reaper ends it is
+	// left alone after a few cycles (respawns).
+	loops := loadRespawns(RespawnsPath(cfg.LockFile), time.Now())
+	loops.refuse(plan, t.Snap)
 	rep := Report(t, pol, plan, cfg.All)
 	acted := map[*platform.Process]bool{}
 	for _, it := range plan.Items {
@@ -155,6 +159,7 @@ func Reap(ctx context.Context, cfg ReapConfig) (*Reaped, error) {
 	}
 	t.Snap.DropDetails(func(p *platform.Process) bool { return acted[p] })
 
+	acting := time.Now()
 	var events []reap.Event
 	var journal reap.Journal
 	if !cfg.DryRun && plannedAny(plan) {
@@ -175,6 +180,9 @@ func Reap(ctx context.Context, cfg ReapConfig) (*Reaped, error) {
 		OnSignal:   func(e reap.Event) { events = append(events, e) },
 		OnProgress: cfg.OnProgress,
 	})
+	if !cfg.DryRun {
+		loops.record(RespawnsPath(cfg.LockFile), plan, results, t.Snap, acting, time.Now())
+	}
 	out := &Reaped{Report: rep, Plan: plan, Results: results, Signals: signalRecords(events), Reread: reread}
 	if cfg.Watching {
 		out.Watch, out.Due = watchTargets(t, cfg.Clients), nextDue(t, pol, time.Now())

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/orphanreaper/reaper/internal/realclients"
+)
+
+// respawner starts a supervisor titled name that runs `sleep 300` titled
+// child in a loop — starting it again as soon as it ends — and returns
+// the supervisor's pid; it ends with the test.
+func respawner(t *testing.T, name, child string) int {
+	t.Helper()
+	c := exec.Command("bash", "-c", fmt.Sprintf(`exec -a %q bash -c 'while :; do (exec -a %q sleep 300); sleep 0.05; done'`, name, child))
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { killTreeVerified(c.Process.Pid); c.Wait() })
+	return c.Process.Pid
+}
+
+// childOf waits for a live child of parent other than not, and returns it.
+func childOf(t *testing.T, parent, not int) int {
+	t.Helper()
+	var got int
+	waitFor(t, func() bool {
+		for _, c := range childrenOf(parent) {
+			if c != not && alive(c) && strings.HasPrefix(cmdlineOf(c), "respawn") {
+				got = c
+				return true
+			}
+		}
+		return false
+	}, fmt.Sprintf("a child of %d", parent))
+	return got
+}
+
+// A kill loop cannot be made with reaper: a supervisor (a [[subreaper]]
+// of the policy's, whose children count as left to it) that starts its
+// child again as soon as reaper ends it gets it ended three times, and
+// then left alone — refused, the supervisor named and its restart
+// advised, exit 3 — however often reaper runs (issue 42). The control: a
+// second supervisor's child of the same command is another parent's, and
+// is ended.
+func TestKillLoopStops(t *testing.T) {
+	becomeSubreaper(t)
+	mark := "respawn" + strings.ReplaceAll(suiteMark, "-", "x")
+	t.Cleanup(func() { realclients.KillOurs(mark) })
+	pol := writePolicy(t, fmt.Sprintf(`version = 1
+[defaults]
+min_age = "0s"
+grace = "2s"
+%s
+[[subreaper]]
+cmdline = '^%s-sup'
+
+[[rule]]
+name = "loop"
+when = ["reparented"]
+cmdline = '^%s-child'
+action = "terminate"
+`, selfSubreaper(t), mark, mark))
+	lock := filepath.Join(t.TempDir(), "reaper.lock")
+	reap := func() (*reapReport, result) {
+		r := runReaper(t, nil, "reap", "--output", "json", "--journal", "off", "--lock-file", lock, "--policy", pol)
+		var rep reapReport
+		if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+			t.Fatalf("reap: exit %d, %v\n%s%s", r.code, err, r.stdout, r.stderr)
+		}
+		return &rep, r
+	}
+	sup := respawner(t, mark+"-sup", mark+"-child")
+	child := 0
+	for cycle := 1; cycle <= 3; cycle++ {
+		child = childOf(t, sup, child)
+		rep, r := reap()
+		if f := rep.finding(child); f == nil || f.Outcome != "killed" {
+			t.Fatalf("cycle %d: the child %d: %+v, want killed\n%s", cycle, child, f, r.stderr)
+		}
+	}
+	child = childOf(t, sup, child)
+	rep, r := reap()
+	f := rep.finding(child)
+	if f == nil || f.Outcome != "refused" || !strings.Contains(f.Detail, "kill loop") || !strings.Contains(f.Detail, fmt.Sprintf("restart pid %d", sup)) {
+		t.Fatalf("the fourth copy: %+v, want refused as a kill loop naming pid %d", f, sup)
+	}
+	if !alive(child) || r.code != exitPartial {
+		t.Errorf("the fourth copy: alive %v, exit %d; want alive, exit 3", alive(child), r.code)
+	}
+	t.Logf("after 3 kills: %s", f.Detail)
+	if rep, _ := reap(); rep.finding(child) == nil || rep.finding(child).Outcome != "refused" || !alive(child) {
+		t.Errorf("the next run acted on it: %+v", rep.finding(child))
+	}
+
+	// The control: the same command under another supervisor is ended.
+	other := respawner(t, mark+"-sup2", mark+"-child")
+	second := childOf(t, other, 0)
+	rep, _ = reap()
+	if f := rep.finding(second); f == nil || f.Outcome != "killed" {
+		t.Errorf("control: another supervisor's child %d: %+v, want killed", second, f)
+	}
+}
