@@ -102,3 +102,39 @@ func TestReadFile(t *testing.T) {
 		t.Errorf("error %v does not name the file", err)
 	}
 }
+
+// TestWhoCanReplace: a file only root can replace passes; one in a
+// directory every user may write, a link, or a relative path does not.
+func TestWhoCanReplace(t *testing.T) {
+	shared, err := os.MkdirTemp("", "reaper-replace-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(shared) })
+	os.Chmod(shared, 0o777)
+	exe := filepath.Join(shared, "reaper")
+	os.WriteFile(exe, []byte("#!/bin/sh\n"), 0o755)
+	link := filepath.Join(shared, "link")
+	os.Symlink(exe, link)
+	for _, tt := range []struct{ path, want string }{
+		{exe, "writable by every user"},
+		{link, "symbolic link"},
+	} {
+		if os.Geteuid() != 0 && tt.path == exe {
+			tt.want = "belongs to uid" // a user's temp file: its owner's, before its directory is asked
+		}
+		if why, err := WhoCanReplace(tt.path); err != nil || !strings.Contains(why, tt.want) {
+			t.Errorf("%s: %q, %v; want %q", tt.path, why, err, tt.want)
+		}
+	}
+	if _, err := WhoCanReplace("reaper"); err == nil {
+		t.Error("a relative path: no error")
+	}
+	if os.Geteuid() == 0 {
+		safe := filepath.Join(t.TempDir(), "reaper") // root's, below /tmp's sticky bit
+		os.WriteFile(safe, []byte("#!/bin/sh\n"), 0o755)
+		if why, err := WhoCanReplace(safe); err != nil || why != "" {
+			t.Errorf("control: %s: %q, %v; want only root", safe, why, err)
+		}
+	}
+}

@@ -45,7 +45,9 @@ func TestForkDuringGrace(t *testing.T) {
 	plan, s := planFor(t, pgid, policy.Terminate)
 	rec := &recorder{}
 	opt := options(rec)
-	opt.Grace = 300 * time.Millisecond
+	// Long enough for the forker to be scheduled during it on a machine
+	// at load average 8: a grace it never ran in would fork nothing.
+	opt.Grace = 1500 * time.Millisecond
 	opt.killCgroup = noCgroupKill
 	opt.confine = noConfine
 	res := Execute(context.Background(), plan, s, opt)

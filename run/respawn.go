@@ -85,8 +85,8 @@ func loadRespawns(path string, now time.Time) respawns {
 	return r
 }
 
-// respawnKey is the key of a tree rooted at root: its live parent's
-// identity and its command. "" when the parent is gone or is init (which
+// respawnKey is the key of a tree rooted at root: its live parent (pid
+// and start: two processes may start in the same tick) and its command. "" when the parent is gone or is init (which
 // respawns nothing of a user's; what it adopted is a leftover).
 func respawnKey(s *platform.Snapshot, root *platform.Process) (string, *platform.Process) {
 	parent := s.Get(root.PPID)
@@ -94,7 +94,7 @@ func respawnKey(s *platform.Snapshot, root *platform.Process) (string, *platform
 		return "", nil
 	}
 	sum := sha256.Sum256([]byte(s.CommandLine(root)))
-	return s.Identity(parent) + " " + hex.EncodeToString(sum[:12]), parent
+	return fmt.Sprintf("%d %s %s", parent.PID, s.Identity(parent), hex.EncodeToString(sum[:12])), parent
 }
 
 // refuse refuses every planned item whose tree is the maxRespawns-th

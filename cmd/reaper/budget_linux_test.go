@@ -340,9 +340,9 @@ func manyUIDs(t *testing.T, first, n int) {
 			syscall.Wait4(pid, &ws, 0, nil)
 		}
 	})
-	waitFor(t, func() bool { pids = childrenOf(cmd.Process.Pid); return len(pids) >= n }, fmt.Sprintf("%d claude processes", n))
+	waitForN(t, n, func() bool { pids = childrenOf(cmd.Process.Pid); return len(pids) >= n }, fmt.Sprintf("%d claude processes", n))
 	// Each has exec'd claude (not setpriv, not env) once its comm says so.
-	waitFor(t, func() bool {
+	waitForN(t, n, func() bool {
 		for _, c := range childrenOf(cmd.Process.Pid) {
 			if statOf(c).Comm != "claude" {
 				return false
@@ -387,7 +387,7 @@ func TestAttackManyUIDs(t *testing.T) {
 				t.Errorf("%d uids held back by A's share, want %d (said in one line)", share, n-4)
 			}
 			if len(rep.Errors) > 10 {
-				t.Errorf("%d lines of errors: what a user's ids cost the report must not grow with them", len(rep.Errors))
+				t.Errorf("%d lines of errors: what a user's ids cost the report must not grow with them; the first: %q", len(rep.Errors), rep.Errors[:3])
 			}
 		})
 	}

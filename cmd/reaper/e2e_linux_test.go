@@ -120,7 +120,17 @@ func (g *e2eGateway) await(t *testing.T, key string, d time.Duration, stderr fmt
 
 func waitFor(t *testing.T, cond func() bool, what string) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	waitForN(t, 0, cond, what)
+}
+
+// waitForN is waitFor for a condition that waits on n processes to start
+// (or change): its deadline grows with n — 100 ms each, on top of the
+// 20 s of any wait — so that a test that starts a thousand processes
+// holds on a machine at load average 8 on 2 cores, where one
+// fork-and-exec can take tens of milliseconds.
+func waitForN(t *testing.T, n int, cond func() bool, what string) {
+	t.Helper()
+	deadline := time.Now().Add(20*time.Second + time.Duration(n)*100*time.Millisecond)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)

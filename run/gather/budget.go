@@ -84,6 +84,9 @@ func (b *readBudget) order(groups []*group) []*group {
 type unreadError struct {
 	user uint32 // whose budget it was
 	msg  string
+	// spent: the run's time for reading ran out before this uid's turn
+	// (a loaded host, many users): said once for every user it held back.
+	spent bool
 }
 
 func (e *unreadError) Error() string { return e.msg }
@@ -99,9 +102,9 @@ func (b *readBudget) admit(uid uint32) error {
 	}
 	if len(b.uids[u]) >= maxUIDsPerUser {
 		if u == uid {
-			return &unreadError{u, fmt.Sprintf("not read: uid %d's subordinate ids (/etc/subuid) took its share of readers (%d uids a run)", uid, maxUIDsPerUser)}
+			return &unreadError{user: u, msg: fmt.Sprintf("not read: uid %d's subordinate ids (/etc/subuid) took its share of readers (%d uids a run)", uid, maxUIDsPerUser)}
 		}
-		return &unreadError{u, fmt.Sprintf("not read: uid %d is a subordinate id of uid %d (/etc/subuid), whose share of readers (%d uids a run) is taken", uid, u, maxUIDsPerUser)}
+		return &unreadError{user: u, msg: fmt.Sprintf("not read: uid %d is a subordinate id of uid %d (/etc/subuid), whose share of readers (%d uids a run) is taken", uid, u, maxUIDsPerUser)}
 	}
 	b.uids[u] = append(b.uids[u], uid)
 	return nil
@@ -121,9 +124,9 @@ func (b *readBudget) start(uid uint32) (time.Time, error) {
 	}
 	switch {
 	case !now.Before(b.end):
-		return d, &unreadError{b.user(uid), "not read: the run's time for reading users' state was spent"}
+		return d, &unreadError{user: b.user(uid), msg: "not read: the run's time for reading users' state was spent", spent: true}
 	case !now.Before(d):
-		return d, &unreadError{b.user(uid), fmt.Sprintf("not read: uid %d's readers already took %s this run", uid, ChildDeadline)}
+		return d, &unreadError{user: b.user(uid), msg: fmt.Sprintf("not read: uid %d's readers already took %s this run", uid, ChildDeadline)}
 	}
 	if b.end.Before(d) {
 		d = b.end

@@ -351,3 +351,26 @@ func TestDeclaredClientReadAsTheUser(t *testing.T) {
 		}
 	}
 }
+
+// TestMessagesSayTheSpentOnce: the dirs the run's time for reading left
+// unread — one per user on a loaded host with many users — are one line
+// of the report, with the count; the dirs a user's share left unread are
+// one line per user; other problems one each.
+func TestMessagesSayTheSpentOnce(t *testing.T) {
+	var s Set
+	for uid := range uint32(300) {
+		s.addRead(readResult{dir: Dir{Path: fmt.Sprintf("/h/%d/.claude", uid), UID: 1000 + uid},
+			err: &unreadError{user: 1000 + uid, msg: "not read: the run's time for reading users' state was spent", spent: true}}, nil, client.Set{})
+	}
+	for k := range 3 {
+		s.addRead(readResult{dir: Dir{Path: fmt.Sprintf("/h/sub%d/.claude", k), UID: 200000 + uint32(k)},
+			err: &unreadError{user: 65534, msg: "not read: a subordinate id"}}, nil, client.Set{})
+	}
+	got := s.Messages()
+	if len(got) != 2 || !strings.Contains(got[0], "and 299 more state dirs left unread like it, of any user") || !strings.Contains(got[1], "and 2 more state dirs of uid 65534's") {
+		t.Errorf("messages %q", got)
+	}
+	if len(s.Doubts()) != 303 {
+		t.Errorf("%d doubts, want one per uid (303)", len(s.Doubts()))
+	}
+}

@@ -78,6 +78,9 @@ type Problem struct {
 	// user, for a dir the run's budget left unread, is whose budget it
 	// was (+1; 0 for any other problem): Messages says those once per user.
 	user uint64
+	// spent: left unread because the run's time for reading ran out;
+	// Messages says those once for every user.
+	spent bool
 }
 
 // Pending is the reading of the state dirs found without the process
@@ -400,7 +403,7 @@ func (s *Set) addRead(r readResult, snap *platform.Snapshot, cs client.Set) {
 		s.Read = append(s.Read, DirRead{Dir: r.dir, Skipped: r.skip})
 		return
 	case errors.As(r.err, &unread):
-		s.Problems = append(s.Problems, Problem{Msg: fmt.Sprintf("%s (uid %d): %v", r.dir.Path, r.dir.UID, r.err), Doubt: doubt, user: uint64(unread.user) + 1})
+		s.Problems = append(s.Problems, Problem{Msg: fmt.Sprintf("%s (uid %d): %v", r.dir.Path, r.dir.UID, r.err), Doubt: doubt, user: uint64(unread.user) + 1, spent: unread.spent})
 		s.Read = append(s.Read, DirRead{Dir: r.dir, Err: r.err.Error()})
 		return
 	case r.err != nil:
@@ -531,12 +534,24 @@ func (s *Set) Doubts() []policy.Doubt {
 
 // Messages are the problems' texts, for the report's errors: the dirs the
 // run's budget left unread once per user, with how many more there were
-// (a user with a subordinate range can name thousands).
+// (a user with a subordinate range can name thousands), and those the
+// run's time for reading left unread once for all users (a loaded host
+// with a thousand users must not make a thousand lines).
 func (s *Set) Messages() []string {
 	var out []string
 	first := map[uint64]int{} // user+1 → its message in out
 	more := map[uint64]int{}
+	spent, spentAt := 0, -1
 	for _, p := range s.Problems {
+		if p.spent {
+			if spentAt < 0 {
+				spentAt = len(out)
+				out = append(out, p.Msg)
+			} else {
+				spent++
+			}
+			continue
+		}
 		if p.user == 0 {
 			out = append(out, p.Msg)
 			continue
@@ -550,6 +565,9 @@ func (s *Set) Messages() []string {
 	}
 	for u, n := range more {
 		out[first[u]] += fmt.Sprintf(" (and %d more state dirs of uid %d's left unread like it: the uids' doubt)", n, u-1)
+	}
+	if spent > 0 {
+		out[spentAt] += fmt.Sprintf(" (and %d more state dirs left unread like it, of any user: each its own uid's doubt)", spent)
 	}
 	return out
 }
