@@ -95,7 +95,11 @@ type exitStatus int
 
 func (e exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
 
-func runRun(ctx context.Context, argv []string, opts *runOptions, g *globalOptions) error {
+// runRun runs CMD and reaps what it left. The command's context is not
+// the reap's: the terminal's Ctrl-C, which reaches run as well as CMD
+// while CMD runs, cancels it, and is CMD's; the reap is interrupted only
+// by a signal that comes after CMD exited (interruptible).
+func runRun(_ context.Context, argv []string, opts *runOptions, g *globalOptions) error {
 	pol, err := resolvePolicy(opts.policyFile)
 	if err != nil {
 		return err
