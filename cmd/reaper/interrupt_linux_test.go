@@ -16,9 +16,34 @@ import (
 // ignoringTree is a bash command for `reaper run --` that leaves one tree
 // behind and exits: a shell that notes each SIGTERM in termed and lives
 // on, with a child; the shell's pid goes to pidfile.
-func ignoringTree(mark, termed, pidfile string) []string {
+func ignoringTree(termed, pidfile string) []string {
 	return []string{"bash", "-c", fmt.Sprintf(`(bash -c 'echo $$ > %q; trap "touch %q" TERM; while :; do sleep 600 & wait; done' </dev/null >/dev/null 2>&1 &)
 for i in $(seq 200); do [ -s %q ] && exit 0; sleep 0.05; done; exit 1`, pidfile, termed, pidfile)}
+}
+
+// runInGrace starts `reaper run` with pol and lock over a command that
+// leaves ignoringTree behind, and returns once the reap has sent that tree
+// SIGTERM (it is in its grace): run's process and the tree's root pid.
+// Both end with the test.
+func runInGrace(t *testing.T, pol, lock string, stderr *bytes.Buffer) (*exec.Cmd, int) {
+	t.Helper()
+	dir := t.TempDir()
+	termed, pidfile := filepath.Join(dir, "termed"), filepath.Join(dir, "pid")
+	cmd := exec.Command(reaperBin, append([]string{"run", "--policy", pol, "--lock-file", lock, "--"},
+		ignoringTree(termed, pidfile)...)...)
+	if stderr != nil {
+		cmd.Stderr = stderr
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	waitFor(t, func() bool { _, err := os.Stat(termed); return err == nil }, "SIGTERM to the tree CMD left")
+	var pid int
+	b, _ := os.ReadFile(pidfile)
+	fmt.Sscan(string(b), &pid)
+	t.Cleanup(func() { killTreeVerified(pid) })
+	return cmd, pid
 }
 
 // notStoppedNorConfined fails t for every process of the tree at pid that
@@ -47,21 +72,8 @@ func TestRunInterruptedMidReap(t *testing.T) {
 	pol := writePolicy(t, "version = 1\n[defaults]\ngrace = \"60s\"\n")
 	for _, sig := range []syscall.Signal{syscall.SIGHUP, syscall.SIGQUIT} {
 		t.Run(sig.String(), func(t *testing.T) {
-			dir := t.TempDir()
-			termed, pidfile := filepath.Join(dir, "termed"), filepath.Join(dir, "pid")
-			cmd := exec.Command(reaperBin, append([]string{"run", "--policy", pol, "--lock-file", filepath.Join(dir, "lock"), "--"},
-				ignoringTree("runint-"+suiteMark, termed, pidfile)...)...)
 			var stderr bytes.Buffer
-			cmd.Stderr = &stderr
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-			waitFor(t, func() bool { _, err := os.Stat(termed); return err == nil }, "SIGTERM to the tree CMD left")
-			var pid int
-			b, _ := os.ReadFile(pidfile)
-			fmt.Sscan(string(b), &pid)
-			t.Cleanup(func() { killTreeVerified(pid) })
+			cmd, pid := runInGrace(t, pol, filepath.Join(t.TempDir(), "reaper.lock"), &stderr)
 			cmd.Process.Signal(sig)
 			done := make(chan error, 1)
 			go func() { done <- cmd.Wait() }()
@@ -140,18 +152,7 @@ func TestKilledRunReleasedByTheNextRun(t *testing.T) {
 	pol := writePolicy(t, "version = 1\n[defaults]\ngrace = \"60s\"\n")
 	dir := t.TempDir()
 	lock := filepath.Join(dir, "reaper.lock")
-	termed, pidfile := filepath.Join(dir, "termed"), filepath.Join(dir, "pid")
-	cmd := exec.Command(reaperBin, append([]string{"run", "--policy", pol, "--lock-file", lock, "--"},
-		ignoringTree("runkill-"+suiteMark, termed, pidfile)...)...)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	waitFor(t, func() bool { _, err := os.Stat(termed); return err == nil }, "SIGTERM to the tree CMD left")
-	var pid int
-	b, _ := os.ReadFile(pidfile)
-	fmt.Sscan(string(b), &pid)
-	t.Cleanup(func() { killTreeVerified(pid) })
+	cmd, pid := runInGrace(t, pol, lock, nil)
 	cmd.Process.Kill()
 	cmd.Wait()
 	cg, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
