@@ -41,15 +41,11 @@ func (t *tree) confineTree() string {
 	}
 	var notes []string
 	moved := 0
-	if t.opt.Journal != nil {
-		t.opt.Journal.Confining(c.Path)
+	if j := t.opt.Journal; j != nil {
+		j.Confining(c.Path)
+		c.Moving = func(pid int, start uint64, from string) { j.Moving(c.Path, pid, start, from) }
 	}
 	for _, h := range t.handles {
-		if t.opt.Journal != nil {
-			if from, err := h.Cgroup(); err == nil {
-				t.opt.Journal.Moving(c.Path, h.PID, t.starts[h.PID], from)
-			}
-		}
 		switch err := c.Move(h); {
 		case err == nil:
 			moved++

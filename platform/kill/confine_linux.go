@@ -43,6 +43,10 @@ type Confinement struct {
 	// tainted: a move could not be proved to have moved the member (it
 	// died as it was moved): the cgroup is not killed as a unit.
 	tainted string
+	// Moving, when set, is told each move before it is made, with the
+	// cgroup the process comes from: a record for whoever must give the
+	// confinement up should the reaper die mid-move (run.StopLog).
+	Moving func(pid int, start uint64, from string)
 }
 
 // Confine makes an empty confinement named name below the reaper's own
@@ -92,6 +96,9 @@ func (c *Confinement) Move(h *Handle) error {
 	origin, err := h.Cgroup()
 	if err != nil {
 		return err
+	}
+	if c.Moving != nil {
+		c.Moving(h.PID, h.start, origin)
 	}
 	err = os.WriteFile(c.dir+"/cgroup.procs", []byte(strconv.Itoa(h.PID)), 0)
 	switch {

@@ -27,7 +27,10 @@ func CgroupPopulated(path string) (bool, error) {
 }
 
 // Confinement: there are no cgroups on this platform.
-type Confinement struct{ Path string }
+type Confinement struct {
+	Path   string
+	Moving func(pid int, start uint64, from string)
+}
 
 // Confine: there are no cgroups on this platform; the reaper follows the
 // dying tree's sessions and process groups instead.
