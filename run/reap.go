@@ -162,13 +162,16 @@ func Reap(ctx context.Context, cfg ReapConfig) (*Reaped, error) {
 	acting := time.Now()
 	var events []reap.Event
 	var journal reap.Journal
+	var unrecorded string
 	if !cfg.DryRun && plannedAny(plan) {
-		stops, err := openStopLog(StoppedPath(cfg.LockFile))
-		if err != nil {
-			return nil, err
+		// Without the record the reap still acts: it only matters should
+		// this process die mid-reap, and an orphan left is worse.
+		if stops, err := openStopLog(StoppedPath(cfg.LockFile)); err != nil {
+			unrecorded = err.Error() + ": should this reap die mid-way, what it stopped is not continued by the next"
+		} else {
+			defer stops.done()
+			journal = stops
 		}
-		defer stops.done()
-		journal = stops
 	}
 	results := reap.Execute(ctx, plan, t.Snap, reap.Options{
 		Journal:    journal,
@@ -190,6 +193,9 @@ func Reap(ctx context.Context, cfg ReapConfig) (*Reaped, error) {
 	}
 	out.fillIn(pol, t)
 	out.Report.Warnings = append(out.Report.Warnings, recovered...)
+	if unrecorded != "" {
+		out.Report.Warnings = append(out.Report.Warnings, unrecorded)
+	}
 	if err := out.record(cfg); err != nil {
 		return nil, err
 	}
