@@ -65,7 +65,7 @@ func (d *Diagnosis) WriteTable(w io.Writer, st Style) error {
 		head := st.paint(statusColor(c.Status), fmt.Sprintf("%-6s", Printable(c.Status))) + fmt.Sprintf("%-*s", nameWidth, Printable(c.Name))
 		// What a check says can carry a user's words (a state dir's path,
 		// a process's command line): escaped, as every table escapes them.
-		for i, line := range wrap(Printable(c.Summary), termWidth-len(indent)) {
+		for i, line := range Wrap(Printable(c.Summary), termWidth-len(indent)) {
 			if i == 0 {
 				ew.printf("%s%s\n", head, line)
 			} else {
@@ -73,7 +73,7 @@ func (d *Diagnosis) WriteTable(w io.Writer, st Style) error {
 			}
 		}
 		for _, detail := range c.Details {
-			for i, line := range wrap(Printable(detail), termWidth-len(indent)-2) {
+			for i, line := range Wrap(Printable(detail), termWidth-len(indent)-2) {
 				lead := "- "
 				if i > 0 {
 					lead = "  "
@@ -82,7 +82,7 @@ func (d *Diagnosis) WriteTable(w io.Writer, st Style) error {
 			}
 		}
 		if c.Fix != "" {
-			for i, line := range wrap("fix: "+Printable(c.Fix), termWidth-len(indent)) {
+			for i, line := range Wrap("fix: "+Printable(c.Fix), termWidth-len(indent)) {
 				if i > 0 {
 					line = "     " + line
 				}
@@ -97,9 +97,9 @@ func (d *Diagnosis) WriteTable(w io.Writer, st Style) error {
 	return ew.err
 }
 
-// wrap breaks text into lines of at most width runes at spaces; a word
+// Wrap breaks text into lines of at most width runes at spaces; a word
 // longer than width (a path) gets a line of its own.
-func wrap(text string, width int) []string {
+func Wrap(text string, width int) []string {
 	var lines []string
 	var line strings.Builder
 	n := 0

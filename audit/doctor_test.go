@@ -65,8 +65,8 @@ func TestWrap(t *testing.T) {
 		{"short /a/very/long/path/indeed end", 10, []string{"short", "/a/very/long/path/indeed", "end"}},
 		{"été à côté", 6, []string{"été à", "côté"}},
 	} {
-		if got := wrap(tt.text, tt.width); strings.Join(got, "|") != strings.Join(tt.want, "|") {
-			t.Errorf("wrap(%q, %d) = %q, want %q", tt.text, tt.width, got, tt.want)
+		if got := Wrap(tt.text, tt.width); strings.Join(got, "|") != strings.Join(tt.want, "|") {
+			t.Errorf("Wrap(%q, %d) = %q, want %q", tt.text, tt.width, got, tt.want)
 		}
 	}
 }

@@ -189,7 +189,7 @@ func (v *PTYView) WriteTable(w io.Writer, st Style) error {
 		}
 		ew.printf("\n/dev/pts/%d  %s\n", e.PTS, state)
 		if e.Why != "" {
-			for _, line := range wrap(Printable(e.Why), termWidth-4) {
+			for _, line := range Wrap(Printable(e.Why), termWidth-4) {
 				ew.printf("    %s\n", line)
 			}
 		}

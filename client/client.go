@@ -30,6 +30,12 @@ type Info struct {
 	// keeps them (comm: at most 15 bytes, "openclaw-gatewa"): such a
 	// process names its state dir in its environment wherever it runs.
 	Comms []string
+	// Homes are the state dirs the client keeps in a home, as a person
+	// writes them ("~/.claude"; a * stands for any text, "~/.openclaw-*"):
+	// what help and doctor say reaper looks for, derived from the set,
+	// never kept as a list of their own. The contract suite checks them
+	// against HomeDirs.
+	Homes []string
 	// Announce are the dirs below a state dir where the client makes a
 	// file when an owner starts (Claude Code's sessions/<pid>.json): a
 	// watch takes a new entry there as a hint that the user's state names
@@ -207,6 +213,29 @@ func NewSet(cs ...Client) Set { return Set{list: cs} }
 
 // All returns the clients, in the set's order.
 func (s Set) All() []Client { return s.list }
+
+// Titles are the set's clients as people call them, in its order.
+func (s Set) Titles() []string {
+	var out []string
+	for _, c := range s.list {
+		out = append(out, c.Info().Title)
+	}
+	return out
+}
+
+// Homes are the state dirs the set's clients keep in a home, in its
+// order, each once (Info.Homes).
+func (s Set) Homes() []string {
+	var out []string
+	for _, c := range s.list {
+		for _, h := range c.Info().Homes {
+			if !slices.Contains(out, h) {
+				out = append(out, h)
+			}
+		}
+	}
+	return out
+}
 
 // ByName returns the client called name, or nil.
 func (s Set) ByName(name string) Client {

@@ -94,8 +94,9 @@ func tableCheck(t *run.Table, took time.Duration) audit.Check {
 }
 
 // stateDirsCheck lists the clients' state dirs the scan read, each as its
-// owner, and those that could not be read.
-func stateDirsCheck(dirs []gather.DirRead, uid uint32) audit.Check {
+// owner, and those that could not be read; where none was found, the
+// dirs the clients (homes: their Info.Homes) keep in a home.
+func stateDirsCheck(dirs []gather.DirRead, uid uint32, homes []string) audit.Check {
 	c := audit.Check{Name: "state dirs", Status: audit.CheckOK}
 	if len(dirs) == 0 {
 		c.Status = audit.CheckInfo
@@ -104,7 +105,7 @@ func stateDirsCheck(dirs []gather.DirRead, uid uint32) audit.Check {
 		if uid != 0 {
 			where = "in this user's home (a user's reaper reads no other)"
 		}
-		c.Details = []string{"looked for ~/.openclaw*, ~/.claude, ~/.codex, ~/.gemini and ~/.config/opencode " + where + ", and the dirs live clients name"}
+		c.Details = []string{"looked for " + strings.Join(homes, ", ") + " " + where + ", and the dirs live clients name"}
 		return c
 	}
 	sort.SliceStable(dirs, func(i, j int) bool { return dirs[i].UID < dirs[j].UID })

@@ -86,7 +86,7 @@ func Diagnose(ctx context.Context, cfg Config) (*audit.Diagnosis, error) {
 	d.Checks = append(d.Checks, platformChecks()...)
 	d.Checks = append(d.Checks, polCheck)
 	if t != nil {
-		d.Checks = append(d.Checks, stateDirsCheck(t.Dirs, uid), findingsCheck(t, scanPol, pol == nil))
+		d.Checks = append(d.Checks, stateDirsCheck(t.Dirs, uid, cs.Homes()), findingsCheck(t, scanPol, pol == nil))
 	}
 	d.Checks = append(d.Checks, lockCheck(lockFile), timer)
 	if uid == 0 && len(argv) > 0 {

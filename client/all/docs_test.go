@@ -53,3 +53,25 @@ session_id = "id"
 		t.Errorf("control, a name of its own: %v", err)
 	}
 }
+
+// docs/clients.md names every client of the list and every state dir it
+// keeps in a home (client.Info.Homes): the list is the code's, and a new
+// adapter without its page fails here.
+func TestDocsNameEveryClient(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "clients.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	for _, c := range Clients.All() {
+		info := c.Info()
+		if !strings.Contains(doc, info.Title) {
+			t.Errorf("docs/clients.md does not name %s", info.Title)
+		}
+		for _, h := range info.Homes {
+			if !strings.Contains(doc, "`"+h+"`") && !strings.Contains(doc, "`"+h+"/") {
+				t.Errorf("docs/clients.md does not name %s's state dir %s", info.Title, h)
+			}
+		}
+	}
+}

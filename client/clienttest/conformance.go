@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"path"
 	"path/filepath"
 	"reflect"
 	"sort"
@@ -63,7 +64,8 @@ const readBound = 10 * time.Second
 // user's run:
 //
 //   - Info: a name without ':', a title; its marks survive a Set's merge;
-//   - HomeDirs returns only the dirs the uid owns;
+//   - HomeDirs returns only the dirs the uid owns, and Info.Homes names
+//     them;
 //   - Read never fails and never hangs, on the client's own state and on
 //     each of its files made hostile (a FIFO, a link out of the dir,
 //     garbage, 17 MiB, a directory, gone), and prints one line of JSON;
@@ -93,6 +95,15 @@ func Conformance(t *testing.T, c client.Client, fx Fixture) {
 		}
 		if got := c.HomeDirs(home, int(uid)+1); len(got) != 0 {
 			t.Errorf("HomeDirs for another uid: %q; want none (the dir is not that uid's)", got)
+		}
+		// What help and doctor say is looked for is what is.
+		said := false
+		for _, h := range info.Homes {
+			ok, err := path.Match(h, "~/"+filepath.ToSlash(fx.Dir))
+			said = said || ok && err == nil
+		}
+		if !said {
+			t.Errorf("Info.Homes %q does not name ~/%s, which HomeDirs finds", info.Homes, fx.Dir)
 		}
 	})
 	t.Run("round trip", func(t *testing.T) {

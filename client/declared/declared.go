@@ -98,7 +98,7 @@ var _ client.Adapter[Raw] = Adapter{}
 // Info: its name, the variable its session id is in; its marks are the
 // policy's (policy.Policy's [[client]] marks), not repeated here.
 func (a Adapter) Info() client.Info {
-	return client.Info{Name: a.Spec.Name, Title: a.Spec.Name + " (declared)", EnvNames: []string{a.Spec.Env},
+	return client.Info{Name: a.Spec.Name, Title: a.Spec.Name + " (declared)", Homes: []string{"~/" + a.Spec.Dir}, EnvNames: []string{a.Spec.Env},
 		Owners: []string{a.Spec.Name}, Announce: []string{"."}}
 }
 

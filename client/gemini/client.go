@@ -35,7 +35,7 @@ var Client = client.New[statedir.Config](Adapter{})
 // Info: Gemini CLI runs as node, so no comm of its names its dir; its
 // markers and the owner name they attribute findings to.
 func (Adapter) Info() client.Info {
-	return client.Info{Name: OwnerName, Title: "Gemini CLI", EnvNames: []string{EnvMarker, EnvRelaunch, EnvHome},
+	return client.Info{Name: OwnerName, Title: "Gemini CLI", Homes: []string{"~/.gemini"}, EnvNames: []string{EnvMarker, EnvRelaunch, EnvHome},
 		Owners: []string{OwnerName}, Marks: marks}
 }
 

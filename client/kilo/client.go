@@ -32,7 +32,7 @@ var Client = client.New[statedir.Config](Adapter{})
 
 // Info: Kilo's marker and the owner name it attributes findings to.
 func (Adapter) Info() client.Info {
-	return client.Info{Name: OwnerName, Title: "Kilo", EnvNames: []string{EnvPID},
+	return client.Info{Name: OwnerName, Title: "Kilo", Homes: []string{"~/.config/kilo"}, EnvNames: []string{EnvPID},
 		Owners: []string{OwnerName}, Marks: marks}
 }
 

@@ -24,7 +24,7 @@ var Client = client.New[Raw](Adapter{})
 // gateway, and the codex app-server it runs — and its kinds and
 // supervisors.
 func (Adapter) Info() client.Info {
-	return client.Info{Name: "openclaw", Title: "OpenClaw", EnvNames: EnvNames,
+	return client.Info{Name: "openclaw", Title: "OpenClaw", Homes: []string{"~/.openclaw", "~/.openclaw-*", "~/.clawdbot", "~/.moldbot", "~/.moltbot"}, EnvNames: EnvNames,
 		Owners: []string{OwnerName, CodexOwnerName}, Marks: marks, Comms: []string{gatewayComm}}
 }
 

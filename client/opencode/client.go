@@ -39,7 +39,7 @@ var Client = client.New[statedir.Config](Adapter{})
 // Info: opencode's comm names its config dir wherever it runs; its
 // markers and the owner name they attribute findings to.
 func (Adapter) Info() client.Info {
-	return client.Info{Name: OwnerName, Title: "OpenCode", EnvNames: []string{EnvPID, EnvConfigDir},
+	return client.Info{Name: OwnerName, Title: "OpenCode", Homes: []string{"~/.config/opencode"}, EnvNames: []string{EnvPID, EnvConfigDir},
 		Owners: []string{OwnerName}, Marks: marks, Comms: []string{"opencode"}}
 }
 

@@ -33,7 +33,7 @@ var Client = client.New[statedir.Config](Adapter{})
 // Info: Qwen Code runs as node, so no comm of its names its dir; its
 // markers and the owner name they attribute findings to.
 func (Adapter) Info() client.Info {
-	return client.Info{Name: OwnerName, Title: "Qwen Code", EnvNames: []string{EnvLauncher, EnvRelaunch},
+	return client.Info{Name: OwnerName, Title: "Qwen Code", Homes: []string{"~/.qwen"}, EnvNames: []string{EnvLauncher, EnvRelaunch},
 		Owners: []string{OwnerName}, Marks: marks}
 }
 

@@ -3,12 +3,15 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/orphanreaper/reaper/audit"
+	"github.com/orphanreaper/reaper/client"
 	"github.com/orphanreaper/reaper/policy"
 	"github.com/orphanreaper/reaper/run"
 )
@@ -77,19 +80,7 @@ Exit status: 0, whether or not it finds anything; with --exit-code, 4 when
 it reports a finding (for monitoring); 1 an error, 2 a bad flag, 66 or 78
 a named policy or ledger that cannot be opened or is invalid.
 
-Ledgers: supervisors' v1 ledger files and the agent clients' own state
-add the reasons owner-dead, run-done and session-ended, and make a live
-owner's running runs off limits: OpenClaw's (gateway locks, ACP process
-leases, the state database), Claude Code's session files, Codex's daemon
-pid files, and the MCP servers each client's config declares (Gemini CLI
-and OpenCode record no pid: their process groups prove their leftovers).
-reaper reads those --ledger names, those the policy's [[owner]] entries
-name, and, on the live table, the clients' state dirs it finds (its own
-environment's, every home's as root — ~/.openclaw*, ~/.claude, ~/.codex,
-~/.gemini, ~/.config/opencode — and those live clients and orphans name),
-each user's as that user. Every pid in them is checked against the live
-process's start identity before it counts, and a user's files speak only
-for that user's processes.
+` + ledgersHelp(clients) + `
 
 scan never sends a signal, whatever the policy's actions say.`,
 		Example: `  reaper scan
@@ -103,6 +94,23 @@ scan never sends a signal, whatever the policy's actions say.`,
 	opts.AddFlags(cmd.Flags())
 	cmd.Flags().BoolVar(&opts.exitCode, "exit-code", false, "exit 4 when the scan reports a finding (for monitoring); 0 when none")
 	return cmd
+}
+
+// ledgersHelp is the help's paragraph on the state reaper reads, with the
+// clients and their dirs from the set it was built with: a new adapter
+// is named there without an edit here.
+func ledgersHelp(cs client.Set) string {
+	text := fmt.Sprintf(`Ledgers: supervisors' v1 ledger files and the agent clients' own state
+add the reasons owner-dead, run-done and session-ended, and make a live
+owner's running runs off limits: the records of %s (docs/clients.md says
+which each keeps), and the MCP servers each client's config declares.
+reaper reads those --ledger names, those the policy's [[owner]] entries
+name, and, on the live table, the clients' state dirs it finds (its own
+environment's, every home's as root — %s — and those live clients and
+orphans name), each user's as that user. Every pid in them is checked
+against the live process's start identity and user before it counts, and
+a user's files speak only for that user's processes.`, strings.Join(cs.Titles(), ", "), strings.Join(cs.Homes(), ", "))
+	return strings.Join(audit.Wrap(text, 74), "\n")
 }
 
 // defaultScanTimeout bounds a scan whose --timeout is not given: a scan of
