@@ -27,7 +27,7 @@ func geminiDir(t *testing.T) string {
 }
 
 func TestReadSettings(t *testing.T) {
-	raw := Adapter{}.Read(geminiDir(t))
+	raw := Adapter.Read(geminiDir(t))
 	if len(raw.Servers) != 1 || raw.Servers[0].Name != "quiet" || len(raw.ConfigProblems) != 0 {
 		t.Errorf("servers %+v, problems %v: want quiet only", raw.Servers, raw.ConfigProblems)
 	}

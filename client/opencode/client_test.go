@@ -26,7 +26,7 @@ func configDir(t *testing.T) string {
 }
 
 func TestReadConfig(t *testing.T) {
-	raw := Adapter{}.Read(configDir(t))
+	raw := Adapter.Read(configDir(t))
 	if len(raw.Servers) != 1 || raw.Servers[0].Command != "/opt/srv/quiet-helper" || !reflect.DeepEqual(raw.Servers[0].Args, []string{"--stdio"}) {
 		t.Errorf("servers %+v (problems %v), want quiet only", raw.Servers, raw.ConfigProblems)
 	}
