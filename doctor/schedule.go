@@ -68,15 +68,15 @@ func flagValue(argv []string, name string) string {
 // properties.
 func systemdCheck(user bool, timer, service map[string]string, now time.Time) audit.Check {
 	c := audit.Check{Name: "timer", Status: audit.CheckOK}
-	ctl, unitDir, userDir := "systemctl", "/etc/systemd/system", ""
+	ctl, install := "systemctl", "sudo reaper service install"
 	if user {
-		ctl, unitDir, userDir = "systemctl --user", "~/.config/systemd/user", "user/"
+		ctl, install = "systemctl --user", "reaper service install --user"
 	}
 	switch {
 	case timer["LoadState"] != "loaded":
 		c.Status = audit.CheckWarn
 		c.Summary = "reaper.timer is not installed: nothing runs reaper on its own"
-		c.Fix = fmt.Sprintf("install reaper's .deb or .rpm, which ship the timer; from a release archive, copy its packaging/systemd/%sreaper.service and reaper.timer to %s, then '%s enable --now reaper.timer'", userDir, unitDir, ctl)
+		c.Fix = fmt.Sprintf("'%s' writes and starts reaper-watch.service for this binary ('--timer' for reaper.timer); the .deb and .rpm ship both", install)
 		return c
 	case timer["UnitFileState"] != "enabled":
 		c.Status = audit.CheckWarn
@@ -153,7 +153,7 @@ func launchdCheck(target string, found bool, out string) audit.Check {
 	if !found {
 		c.Status = audit.CheckWarn
 		c.Summary = "no launchd job runs reaper (" + target + " is not loaded)"
-		c.Fix = "'brew services start reaper', or 'launchctl bootstrap' a plist of packaging/launchd (its header says how)"
+		c.Fix = "'reaper service install' (as root: a LaunchDaemon; else --user, a LaunchAgent) writes and loads the plist for this binary; or 'brew services start reaper'"
 		return c
 	}
 	c.Summary = "launchd job " + target + " is loaded"

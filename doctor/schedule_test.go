@@ -50,9 +50,9 @@ func TestSystemdCheck(t *testing.T) {
 		want           []string // in the summary, details or fix
 	}{
 		{"not installed", false, "LoadState=not-found\nUnitFileState=\nActiveState=inactive\nLastTriggerUSec=n/a\n", "LoadState=not-found\n",
-			audit.CheckWarn, []string{"not installed", "systemctl enable --now reaper.timer", "/etc/systemd/system"}},
+			audit.CheckWarn, []string{"not installed", "sudo reaper service install"}},
 		{"not installed, user", true, "LoadState=not-found\n", "LoadState=not-found\n",
-			audit.CheckWarn, []string{"systemctl --user enable --now reaper.timer", "packaging/systemd/user/reaper.service"}},
+			audit.CheckWarn, []string{"reaper service install --user"}},
 		{"disabled", false, strings.Replace(enabled, "enabled", "disabled", 1), ran("success", 0),
 			audit.CheckWarn, []string{"installed but disabled", "systemctl enable --now reaper.timer", "exit 0 (success)"}},
 		{"stopped", false, strings.Replace(enabled, "=active", "=inactive", 1), ran("success", 0),
@@ -108,7 +108,7 @@ func TestLaunchdCheck(t *testing.T) {
 		status     string
 		want       []string
 	}{
-		{"not loaded", "", false, audit.CheckWarn, []string{"no launchd job", "brew services start reaper"}},
+		{"not loaded", "", false, audit.CheckWarn, []string{"no launchd job", "reaper service install", "brew services start reaper"}},
 		{"ran", "0", true, audit.CheckOK, []string{"is loaded", "12 runs; last exit 0 (success)", "runs: /usr/local/bin/reaper reap --quiet --audit-log"}},
 		{"never exited", "(never exited)", true, audit.CheckOK, []string{"last exit: (never exited)"}},
 		{"invalid policy", "78", true, audit.CheckFail, []string{"last exit 78 (invalid policy", "StandardErrorPath"}},
