@@ -131,15 +131,18 @@ func (r *Result) resolveUser(uid uint32, todo []pendingStdin) {
 		search[k] = t.st
 		sessions[t.f.Root.SID] = true
 	}
+	writers := map[uint64][]platform.Writer{}
+	// resolved: every finding has a writer that makes it in use, among
+	// those found before (writers) and those of the search under way (w).
 	resolved := func(w map[uint64][]platform.Writer) bool {
 		for _, t := range todo {
-			if !slices.ContainsFunc(w[t.st.Inode], func(x platform.Writer) bool { return r.writesFor(t.f, x) }) {
+			uses := func(x platform.Writer) bool { return r.writesFor(t.f, x) }
+			if !slices.ContainsFunc(writers[t.st.Inode], uses) && !slices.ContainsFunc(w[t.st.Inode], uses) {
 				return false
 			}
 		}
 		return true
 	}
-	writers := map[uint64][]platform.Writer{}
 	unread := 0
 	owners := []uint32{uid}
 	if uid != 0 {
@@ -162,7 +165,7 @@ func (r *Result) resolveUser(uid uint32, todo []pendingStdin) {
 		for ino, ws := range w {
 			writers[ino] = append(writers[ino], ws...)
 		}
-		if resolved(writers) {
+		if resolved(nil) {
 			break
 		}
 	}
