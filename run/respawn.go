@@ -73,7 +73,7 @@ type respawns map[string]*respawnKill
 // cycles), forgetting those older than respawnKeep.
 func loadRespawns(path string, now time.Time) respawns {
 	r := respawns{}
-	b, err := platform.ReadFile(path, maxRespawnFile)
+	b, err := readOwn(path, maxRespawnFile)
 	if err != nil || json.Unmarshal(b, &r) != nil {
 		return respawns{}
 	}

@@ -6,13 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"strings"
 	"sync"
 	"syscall"
 
-	"github.com/orphanreaper/reaper/platform"
 	"github.com/orphanreaper/reaper/platform/kill"
 )
 
@@ -50,18 +50,27 @@ type stopEntry struct {
 	From    string `json:"from,omitempty"`
 }
 
-// openStopLog starts an empty record at path: a file of the reaper's own
-// user, never through a link.
+// openStopLog starts an empty record at path: a regular file of the
+// reaper's own user with no other name, never through a link, emptied
+// only once that is proven (a --lock-file in a directory others can
+// write must not make root truncate what another name of it is).
 func openStopLog(path string) (*StopLog, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, 0o600)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("record of what is stopped %s: %w", path, err)
 	}
-	if fi, err := f.Stat(); err == nil {
-		if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Uid != EUID() {
-			f.Close()
-			return nil, fmt.Errorf("record of what is stopped %s is owned by uid %d, not this reaper's", path, st.Uid)
-		}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("record of what is stopped %s: %w", path, err)
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); !fi.Mode().IsRegular() || ok && (st.Uid != EUID() || st.Nlink != 1) {
+		f.Close()
+		return nil, fmt.Errorf("record of what is stopped %s is not a file of this reaper's own: not used", path)
+	}
+	if err := f.Truncate(0); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("record of what is stopped %s: %w", path, err)
 	}
 	return &StopLog{path: path, f: f}, nil
 }
@@ -102,7 +111,7 @@ func (l *StopLog) done() {
 // run had never touched it. It returns what it did, for the report, and
 // removes the record.
 func recoverStopped(path string) []string {
-	b, err := platform.ReadFile(path, maxStopLog)
+	b, err := readOwn(path, maxStopLog)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
 			return []string{fmt.Sprintf("the record of what a reaper stopped, %s: %v: not recovered", path, err)}
@@ -167,6 +176,30 @@ func recoverStopped(path string) []string {
 	}
 	os.Remove(path)
 	return notes
+}
+
+// readOwn reads the file at path, of at most max bytes, when it is a
+// regular file of the reaper's own user with no other name, reached
+// through no link: a record beside the lock is the reaper's word only if
+// no one else could have written it (a --lock-file in a directory others
+// can write).
+func readOwn(path string, max int64) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); !fi.Mode().IsRegular() || ok && (st.Uid != EUID() || st.Nlink != 1) {
+		return nil, fmt.Errorf("%s is not a file of this reaper's own: not read", path)
+	}
+	if fi.Size() > max {
+		return nil, fmt.Errorf("%s: larger than %d bytes: not read", path, max)
+	}
+	return io.ReadAll(io.LimitReader(f, max))
 }
 
 func plural(n int, one, many string) string {
