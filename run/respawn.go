@@ -112,8 +112,8 @@ func (r respawns) refuse(plan *policy.Plan, s *platform.Snapshot) {
 			continue
 		}
 		it.Outcome = policy.Refused
-		it.Detail = fmt.Sprintf("a kill loop: its parent pid %d (%s) started it again %d times right after reaper ended it — reaper stops here, whatever the policy says; restart pid %d (%s), or stop it from spawning %q",
-			parent.PID, audit.Printable(parent.Comm), k.Streak, parent.PID, audit.Printable(parent.Comm), clipCommand(s.CommandLine(it.Finding.Root)))
+		it.Detail = fmt.Sprintf("a kill loop: its parent pid %d (%s) started it again %d times right after reaper ended it — reaper stops here, whatever the policy says; restart pid %d (%s), or stop it from spawning %.120q",
+			parent.PID, audit.Printable(parent.Comm), k.Streak, parent.PID, audit.Printable(parent.Comm), s.CommandLine(it.Finding.Root))
 	}
 }
 
@@ -167,12 +167,4 @@ func (r respawns) record(path string, plan *policy.Plan, results []reap.Result, 
 		}
 	}
 	platform.WriteFileAtomic(path, b, 0o600)
-}
-
-// clipCommand is a command line cut for a detail.
-func clipCommand(s string) string {
-	if len(s) > 120 {
-		return s[:120] + "…"
-	}
-	return s
 }

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/orphanreaper/reaper/audit"
 	"github.com/orphanreaper/reaper/platform/kill"
 )
 
@@ -157,7 +158,7 @@ func recoverStopped(path string) []string {
 		if err := c.Release(); err != nil {
 			notes = append(notes, fmt.Sprintf("a reaper that died left confinement %s: %v", path, err))
 		} else if n > 0 {
-			notes = append(notes, fmt.Sprintf("a reaper that died left %d %s in confinement %s: moved back and the cgroup removed", n, plural(n, "process", "processes"), path))
+			notes = append(notes, fmt.Sprintf("a reaper that died left %s in confinement %s: moved back and the cgroup removed", audit.Plural(n, "process"), path))
 		}
 	}
 	resumed := 0
@@ -172,7 +173,7 @@ func recoverStopped(path string) []string {
 		h.Close()
 	}
 	if resumed > 0 {
-		notes = append(notes, fmt.Sprintf("a reaper that died had stopped %d %s still stopped: continued, and judged again by this pass", resumed, plural(resumed, "process", "processes")))
+		notes = append(notes, fmt.Sprintf("a reaper that died had stopped %s still stopped: continued, and judged again by this pass", audit.Plural(resumed, "process")))
 	}
 	os.Remove(path)
 	return notes
@@ -200,11 +201,4 @@ func readOwn(path string, max int64) ([]byte, error) {
 		return nil, fmt.Errorf("%s: larger than %d bytes: not read", path, max)
 	}
 	return io.ReadAll(io.LimitReader(f, max))
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }

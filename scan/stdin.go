@@ -106,9 +106,24 @@ func (r *Result) ResolveInUse(roots []int) {
 		}
 		byUser[u] = append(byUser[u], pendingStdin{f, st})
 	}
+	// The processes of the roots' sessions, in one pass over the table:
+	// each user's search then reads only its own sessions' members, and
+	// a thousand users with findings cost one walk, not a thousand.
+	members := map[int][]*platform.Process{}
+	for _, todo := range byUser {
+		for _, t := range todo {
+			members[t.f.Root.SID] = nil
+		}
+	}
+	for i := range s.Procs {
+		p := &s.Procs[i]
+		if _, ok := members[p.SID]; ok && p.PID != s.Self && !p.Zombie() {
+			members[p.SID] = append(members[p.SID], p)
+		}
+	}
 	slices.Sort(users)
 	for _, u := range users {
-		r.resolveUser(u, byUser[u])
+		r.resolveUser(u, byUser[u], members)
 	}
 }
 
@@ -122,14 +137,19 @@ type pendingStdin struct {
 // looked for among the processes of their roots' sessions (a client and
 // the servers it spawned share the session the user started it in, and a
 // server's npm exec wrapper makes none) that are uid's, then — if any is
-// still unresolved — root's, each at most maxSearch processes.
-func (r *Result) resolveUser(uid uint32, todo []pendingStdin) {
+// still unresolved — root's, each at most maxSearch processes; members
+// are the processes of every root's session, in pid order.
+func (r *Result) resolveUser(uid uint32, todo []pendingStdin, members map[int][]*platform.Process) {
 	s := r.Tree.Snap
 	search := make([]platform.Stdin, len(todo))
-	sessions := map[int]bool{}
+	var sessions []int
+	seen := map[int]bool{}
 	for k, t := range todo {
 		search[k] = t.st
-		sessions[t.f.Root.SID] = true
+		if !seen[t.f.Root.SID] {
+			seen[t.f.Root.SID] = true
+			sessions = append(sessions, t.f.Root.SID)
+		}
 	}
 	writers := map[uint64][]platform.Writer{}
 	// resolved: every finding has a writer that makes it in use, among
@@ -150,10 +170,11 @@ func (r *Result) resolveUser(uid uint32, todo []pendingStdin) {
 	}
 	for _, owner := range owners {
 		var near []*platform.Process
-		for i := range s.Procs {
-			p := &s.Procs[i]
-			if p.PID != s.Self && sessions[p.SID] && s.UID(p) == owner && !p.Zombie() {
-				near = append(near, p)
+		for _, sid := range sessions {
+			for _, p := range members[sid] {
+				if s.UID(p) == owner {
+					near = append(near, p)
+				}
 			}
 		}
 		if len(near) > maxSearch {

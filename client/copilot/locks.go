@@ -119,9 +119,9 @@ func (raw *Raw) readLocks(sd statedir.Dir) {
 // scan.OwnerGone's word: no process at the pid, or another user's. A lock
 // whose pid a process of its user (or root's) holds proves nothing — it
 // has no start time to tell copilot from a later process — so it ties
-// nothing, and the trees are left to the
-// other proofs (COPILOT_LOADER_PID, the stdin peer). Without a table
-// (snap nil) nothing is known gone.
+// nothing, and the trees are left to the other proofs
+// (COPILOT_LOADER_PID, the stdin peer). Without a table (snap nil)
+// nothing is known gone.
 func lockTies(locks []Lock, uid uint32, snap *platform.Snapshot) []scan.Tie {
 	if snap == nil {
 		return nil

@@ -50,16 +50,25 @@ func Choose(dir string, match func(name string) bool, pidOf func(name string) in
 	}
 	var c Chosen
 	c.Unlisted = len(names) == MaxListed
+	var matched []string
+	for _, n := range names {
+		if match(n) {
+			matched = append(matched, n)
+		}
+	}
+	if len(matched) <= max {
+		// All of them are read: no pid to ask about, no time to read.
+		sort.Strings(matched)
+		c.Names = matched
+		return c, nil
+	}
 	type file struct {
 		name string
 		live bool
 		at   int64
 	}
 	var files []file
-	for _, n := range names {
-		if !match(n) {
-			continue
-		}
+	for _, n := range matched {
 		f := file{name: n, live: true}
 		if pid := pidOf(n); pid > 0 {
 			f.live = platform.PIDExists(pid)

@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/orphanreaper/reaper/internal/realclients"
 )
 
 // respawner starts a supervisor titled name that runs `sleep 300` titled
@@ -50,7 +48,6 @@ func childOf(t *testing.T, parent, not int) int {
 func TestKillLoopStops(t *testing.T) {
 	becomeSubreaper(t)
 	mark := "respawn" + strings.ReplaceAll(suiteMark, "-", "x")
-	t.Cleanup(func() { realclients.KillOurs(mark) })
 	pol := writePolicy(t, fmt.Sprintf(`version = 1
 [defaults]
 min_age = "0s"

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -230,8 +231,7 @@ func (c *Confinement) Remove() bool {
 // is taken.
 func (g *Guard) Reconfined(path string, from map[int]string, first string) (*Confinement, error) {
 	root := Cgroup2Root()
-	base := path[strings.LastIndexByte(path, '/')+1:]
-	if root == "" || !strings.HasPrefix(path, "/") || !strings.HasPrefix(base, "reaper-") || strings.Contains(path, "/../") || strings.HasSuffix(path, "/..") {
+	if root == "" || !filepath.IsAbs(path) || filepath.Clean(path) != path || !strings.HasPrefix(filepath.Base(path), "reaper-") {
 		return nil, fmt.Errorf("confinement %q: not one of the reaper's", path)
 	}
 	if _, err := os.Stat(root + path); err != nil {
