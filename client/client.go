@@ -41,6 +41,18 @@ type Info struct {
 	// watch takes a new entry there as a hint that the user's state names
 	// a new owner to watch.
 	Announce []string
+	// Hook is where the client takes a command to run when a session
+	// starts (reaper hook install), when it has such settings.
+	Hook *Hook
+}
+
+// Hook is a client's session-start hook settings, as facts: the settings
+// file is File in the dir DirEnv names when set and absolute, else in Dir
+// of the home; its hooks object maps Event to an array of entries, each a
+// matcher and the commands to run.
+type Hook struct {
+	DirEnv, Dir, File string
+	Event, Matcher    string
 }
 
 // Places says where a client keeps its state.

@@ -7,6 +7,7 @@ import (
 	"github.com/orphanreaper/reaper/audit"
 	"github.com/orphanreaper/reaper/platform/host"
 	"github.com/orphanreaper/reaper/run"
+	"github.com/orphanreaper/reaper/setup"
 )
 
 // platformChecks are macOS's: it has neither pidfds nor cgroups.
@@ -26,10 +27,13 @@ func platformChecks() []audit.Check {
 // daemon, else the shipped daemon, as root; the shipped watching agent,
 // else the shipped agent, else Homebrew's service, otherwise.
 func scheduleCheck(ctx context.Context) (audit.Check, []string) {
-	targets := []string{"system/dev.orphanreaper.reaper-watch", "system/dev.orphanreaper.reaper"}
-	if run.EUID() != 0 {
-		domain := fmt.Sprintf("gui/%d/", run.EUID())
-		targets = []string{domain + "dev.orphanreaper.reaper-watch.agent", domain + "dev.orphanreaper.reaper.agent", domain + "homebrew.mxcl.reaper"}
+	user, domain := run.EUID() != 0, "system/"
+	if user {
+		domain = fmt.Sprintf("gui/%d/", run.EUID())
+	}
+	var targets []string
+	for _, label := range setup.Labels(user) {
+		targets = append(targets, domain+label)
 	}
 	for _, target := range targets {
 		if out, found := host.LaunchdPrint(ctx, target); found {

@@ -12,6 +12,7 @@ import (
 	"github.com/orphanreaper/reaper/platform/host"
 	"github.com/orphanreaper/reaper/platform/kill"
 	"github.com/orphanreaper/reaper/run"
+	"github.com/orphanreaper/reaper/setup"
 )
 
 // platformChecks are Linux's: pidfds, what a watch can watch, cgroup v2,
@@ -127,18 +128,18 @@ func scheduleCheck(ctx context.Context) (audit.Check, []string) {
 			Fix:     "run 'reaper reap --quiet' every minute from what this host has (cron, the container's supervisor)"}, nil
 	}
 	user := run.EUID() != 0
-	watch, err := host.UnitProps(ctx, user, "reaper-watch.service", []string{"LoadState", "UnitFileState", "ActiveState", "SubState", "Result", "StatusText", "NRestarts", "ExecStart"})
+	watch, err := host.UnitProps(ctx, user, setup.WatchUnit, []string{"LoadState", "UnitFileState", "ActiveState", "SubState", "Result", "StatusText", "NRestarts", "ExecStart"})
 	if err != nil {
 		return audit.Check{Name: "timer", Status: audit.CheckWarn, Summary: "systemd could not be asked: " + err.Error()}, nil
 	}
 	if wp := parseProps(watch); watchInUse(wp) {
 		return watchCheck(user, wp), execArgv(wp["ExecStart"])
 	}
-	timer, err := host.UnitProps(ctx, user, "reaper.timer", []string{"LoadState", "UnitFileState", "ActiveState", "LastTriggerUSec"})
+	timer, err := host.UnitProps(ctx, user, setup.TimerUnit, []string{"LoadState", "UnitFileState", "ActiveState", "LastTriggerUSec"})
 	if err != nil {
 		return audit.Check{Name: "timer", Status: audit.CheckWarn, Summary: "systemd could not be asked: " + err.Error()}, nil
 	}
-	service, err := host.UnitProps(ctx, user, "reaper.service", []string{"LoadState", "Result", "ExecMainStatus", "ExecMainExitTimestamp", "ExecStart"})
+	service, err := host.UnitProps(ctx, user, setup.ReapUnit, []string{"LoadState", "Result", "ExecMainStatus", "ExecMainExitTimestamp", "ExecStart"})
 	if err != nil {
 		return audit.Check{Name: "timer", Status: audit.CheckWarn, Summary: "systemd could not be asked: " + err.Error()}, nil
 	}

@@ -43,7 +43,8 @@ var Client = client.New[Raw](Adapter{})
 // markers and the owner name its evidence uses.
 func (Adapter) Info() client.Info {
 	return client.Info{Name: OwnerName, Title: "Claude Code", Homes: []string{"~/.claude"}, Announce: []string{"sessions"}, EnvNames: []string{EnvMarker, EnvSessionID, EnvConfigDir, EnvPID},
-		Owners: []string{OwnerName}, Marks: marks, Comms: []string{"claude"}}
+		Owners: []string{OwnerName}, Marks: marks, Comms: []string{"claude"},
+		Hook: &client.Hook{DirEnv: EnvConfigDir, Dir: "~/.claude", File: "settings.json", Event: "SessionStart", Matcher: "startup"}}
 }
 
 // HomeDirs lists ~/.claude when it is the account's.

@@ -12,6 +12,7 @@ import (
 	"github.com/orphanreaper/reaper/platform"
 	"github.com/orphanreaper/reaper/policy"
 	"github.com/orphanreaper/reaper/run"
+	"github.com/orphanreaper/reaper/setup"
 )
 
 // The exit codes (run/exit.go; README, "Command line and exit status").
@@ -75,6 +76,7 @@ func exitCode(err error, stderr io.Writer, cmdPath ...string) int {
 	var ue usageError
 	var ce configError
 	var ne noInputError
+	var se *setup.UsageError
 	switch {
 	case errors.As(err, &ne):
 		return exitNoInput
@@ -82,7 +84,7 @@ func exitCode(err error, stderr io.Writer, cmdPath ...string) int {
 		return exitNoInput
 	case errors.As(err, &pe), errors.As(err, &le), errors.As(err, &ce):
 		return exitConfig
-	case errors.As(err, &ue):
+	case errors.As(err, &ue), errors.As(err, &se):
 		help := "reaper"
 		if len(cmdPath) > 0 && cmdPath[0] != "" {
 			help = cmdPath[0]

@@ -1,69 +1,13 @@
 package main
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-// install adds the hook to Claude Code's SessionStart and keeps every
-// other byte of the settings; uninstall takes out exactly what install
-// put in, back to the same bytes. For each shape a user's file may have.
-func TestSessionStartRoundTrip(t *testing.T) {
-	entry := `{"matcher": "startup", "hooks": [{"type": "command", "command": "x ` + hookMark + `"}]}`
-	for _, tt := range []struct{ name, before string }{
-		{"no file", ""},
-		{"empty object", "{}\n"},
-		{"other settings", "{\n  \"model\": \"opus\",\n  \"permissions\": {\"allow\": [\"Bash(ls:*)\"]}\n}\n"},
-		{"other hooks", "{\n  \"hooks\": {\n    \"Stop\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"say done\"}]}]\n  },\n  \"theme\": \"dark\"\n}\n"},
-		{"another SessionStart", "{\"hooks\": {\"SessionStart\": [{\"matcher\": \"resume\", \"hooks\": [{\"type\": \"command\", \"command\": \"mine\"}]}]}}"},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			after, err := addSessionStart([]byte(tt.before), entry)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var v struct {
-				Hooks struct {
-					SessionStart []json.RawMessage
-				}
-			}
-			if err := json.Unmarshal(after, &v); err != nil {
-				t.Fatalf("not JSON after install: %v\n%s", err, after)
-			}
-			found := false
-			for _, e := range v.Hooks.SessionStart {
-				found = found || strings.Contains(string(e), hookMark)
-			}
-			if !found {
-				t.Errorf("no hook of reaper's in:\n%s", after)
-			}
-			// Every other setting is still there, byte for byte.
-			if tt.before != "" {
-				var was, is map[string]json.RawMessage
-				json.Unmarshal([]byte(tt.before), &was)
-				json.Unmarshal(after, &is)
-				for k, v := range was {
-					if k != "hooks" && string(is[k]) != string(v) {
-						t.Errorf("setting %s: %s, was %s", k, is[k], v)
-					}
-				}
-			}
-			if again, _ := addSessionStart(after, entry); string(again) != string(after) {
-				t.Errorf("a second install changed the file:\n%s", again)
-			}
-			back, err := removeSessionStart(after)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if tt.before != "" && string(back) != tt.before {
-				t.Errorf("uninstall did not give the file back:\n%q\nwant\n%q", back, tt.before)
-			}
-		})
-	}
-}
+	"github.com/orphanreaper/reaper/setup"
+)
 
 // The command: install writes the hook into $CLAUDE_CONFIG_DIR/settings.json
 // with a backup of the file it changed, changes nothing the second time,
@@ -83,7 +27,7 @@ func TestHookInstall(t *testing.T) {
 	r := runReaper(t, env, "hook", "install", "claude-code")
 	b, _ := os.ReadFile(settings)
 	// The command reads as the user would write it: > and &, not \u003e.
-	if r.code != 0 || !strings.Contains(string(b), "reap --quiet --lock-timeout 1s >/dev/null 2>&1 &)") || !strings.Contains(string(b), hookMark) {
+	if r.code != 0 || !strings.Contains(string(b), "reap --quiet --lock-timeout 1s >/dev/null 2>&1 &)") || !strings.Contains(string(b), setup.HookMark) {
 		t.Fatalf("install: exit %d\n%s%s\n%s", r.code, r.stdout, r.stderr, b)
 	}
 	backups, _ := filepath.Glob(settings + ".reaper-backup-*")

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/orphanreaper/reaper/internal/realclients"
+	"github.com/orphanreaper/reaper/setup"
 )
 
 // hookUID is the laptop user of TestRealClaudeHook: a uid no other test
@@ -43,7 +44,7 @@ func TestRealClaudeHook(t *testing.T) {
 			if hooked {
 				out := u.run(t, "hook", "install", "claude-code")
 				settings, _ := os.ReadFile(filepath.Join(u.cfgDir, "settings.json"))
-				if !bytes.Contains(settings, []byte(hookMark)) || !bytes.Contains(settings, []byte("SessionStart")) {
+				if !bytes.Contains(settings, []byte(setup.HookMark)) || !bytes.Contains(settings, []byte("SessionStart")) {
 					t.Fatalf("hook install wrote no SessionStart entry:\n%s\n%s", out, settings)
 				}
 				t.Logf("reaper hook install claude-code, as uid %d:\n%s%s", hookUID, out, settings)

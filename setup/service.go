@@ -1,0 +1,273 @@
+package setup
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+
+	"github.com/orphanreaper/reaper/packaging"
+	"github.com/orphanreaper/reaper/platform"
+	"github.com/orphanreaper/reaper/platform/host"
+)
+
+// UsageError is a request setup cannot carry out as asked (a system
+// service by a user): a mistake on the command line.
+type UsageError struct{ Msg string }
+
+func (e *UsageError) Error() string { return e.Msg }
+
+// Service is one `reaper service install` or `uninstall`.
+type Service struct {
+	// User: the user's service (a systemd --user unit, a LaunchAgent),
+	// not the system's.
+	User bool
+	// Timer: a reap every minute rather than `reaper watch`.
+	Timer bool
+	// DryRun says what would be written and run, and changes nothing.
+	DryRun bool
+	// Binary is the binary the service runs, when not this one.
+	Binary string
+	// Root prefixes every path written or removed, and no service manager
+	// is asked anything: for tests.
+	Root string
+	// Out is where each step is said.
+	Out io.Writer
+}
+
+// file is one file the service is made of.
+type file struct {
+	path string
+	data []byte
+}
+
+// command is one command of the service manager's; optional: its failure
+// is only said (a bootout of a job not loaded, a disable of a unit not
+// enabled).
+type command struct {
+	argv     []string
+	optional bool
+}
+
+// plan is what install writes (files, and dirs it makes for the service's
+// logs) and the commands that enable it, and what uninstall runs before it
+// removes the files.
+type plan struct {
+	files  []file
+	dirs   []string
+	enable []command
+	remove []command
+}
+
+// plan builds the service for the binary at exe, on goos.
+func (s *Service) plan(goos, exe string) (*plan, error) {
+	if !s.User && os.Geteuid() != 0 && s.Root == "" {
+		return nil, &UsageError{"a system service is root's to install: run as root, or pass --user"}
+	}
+	home, err := os.UserHomeDir()
+	if err != nil && s.User {
+		return nil, fmt.Errorf("this user's service: %w", err)
+	}
+	switch goos {
+	case "linux":
+		return s.systemd(exe, home)
+	case "darwin":
+		return s.launchd(exe, home)
+	}
+	return nil, fmt.Errorf("reaper service knows systemd and launchd, not %s: run 'reaper reap --quiet' every minute from cron", goos)
+}
+
+func (s *Service) systemd(exe, home string) (*plan, error) {
+	src, dst := "systemd/", SystemUnitDir
+	ctl := []string{"systemctl"}
+	if s.User {
+		src, dst = "systemd/user/", UserUnitDir(os.Getenv("XDG_CONFIG_HOME"), home)
+		ctl = []string{"systemctl", "--user"}
+	}
+	names, start, other := []string{WatchUnit}, WatchUnit, TimerUnit
+	if s.Timer {
+		names, start, other = []string{ReapUnit, TimerUnit}, TimerUnit, WatchUnit
+	}
+	p := &plan{}
+	for _, name := range names {
+		b, err := fs.ReadFile(packaging.Files, src+name)
+		if err != nil {
+			return nil, err
+		}
+		b = bytes.ReplaceAll(b, []byte("/usr/bin/reaper "), []byte(exe+" "))
+		b = append([]byte(fmt.Sprintf("# %s for %s; `reaper service uninstall` removes it.\n", Mark, exe)), b...)
+		p.files = append(p.files, file{filepath.Join(dst, name), b})
+	}
+	with := func(optional bool, args ...string) command {
+		return command{append(append([]string{}, ctl...), args...), optional}
+	}
+	// The other kind is disabled first: the two conflict (Conflicts=).
+	p.enable = []command{with(false, "daemon-reload"), with(true, "disable", "--now", other), with(false, "enable", "--now", start)}
+	p.remove = []command{with(true, "disable", "--now", start)}
+	return p, nil
+}
+
+func (s *Service) launchd(exe, home string) (*plan, error) {
+	label, dir, domain := Label(s.Timer, s.User), DaemonDir, "system"
+	logs := "/var/log/reaper"
+	if s.User {
+		dir, domain = filepath.Join(home, "Library", "LaunchAgents"), "gui/"+strconv.Itoa(os.Geteuid())
+		logs = filepath.Join(home, "Library", "Logs", "reaper")
+	}
+	b, err := fs.ReadFile(packaging.Files, "launchd/"+label+".plist")
+	if err != nil {
+		return nil, err
+	}
+	b = bytes.ReplaceAll(b, []byte("<string>/usr/local/bin/reaper</string>"), []byte("<string>"+xmlText(exe)+"</string>"))
+	log := xmlText(filepath.Join(logs, "reaper.log"))
+	if !bytes.Contains(b, []byte("StandardOutPath")) {
+		keys := fmt.Sprintf("\t<key>StandardOutPath</key>\n\t<string>%s</string>\n\t<key>StandardErrorPath</key>\n\t<string>%s</string>\n</dict>", log, log)
+		b = bytes.Replace(b, []byte("</dict>"), []byte(keys), 1)
+	}
+	b = bytes.Replace(b, []byte("<plist "), []byte(fmt.Sprintf("<!-- %s for %s; `reaper service uninstall` removes it. -->\n<plist ", Mark, xmlText(exe))), 1)
+	path := filepath.Join(dir, label+".plist")
+	target := domain + "/" + label
+	return &plan{
+		files:  []file{{path, b}},
+		dirs:   []string{logs},
+		enable: []command{{[]string{"launchctl", "bootout", target}, true}, {[]string{"launchctl", "bootstrap", domain, path}, false}},
+		remove: []command{{[]string{"launchctl", "bootout", target}, true}},
+	}, nil
+}
+
+// xmlText escapes s for a plist's <string>.
+func xmlText(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
+}
+
+// Install writes, enables and starts the service.
+func (s *Service) Install(ctx context.Context) error {
+	exe, err := s.binary()
+	if err != nil {
+		return err
+	}
+	p, err := s.plan(runtime.GOOS, exe)
+	if err != nil {
+		return err
+	}
+	for _, f := range p.files {
+		path := filepath.Join(s.Root, f.path)
+		old, err := os.ReadFile(path)
+		switch {
+		case err == nil && bytes.Equal(old, f.data):
+			fmt.Fprintf(s.Out, "unchanged  %s\n", path)
+			continue
+		case err == nil && !bytes.Contains(old, []byte(Mark)):
+			return fmt.Errorf("%s exists and was not written by reaper service install (a package's, or yours): not replaced", path)
+		case err != nil && !errors.Is(err, fs.ErrNotExist):
+			return err
+		}
+		verb := "wrote    "
+		if old != nil {
+			verb = "replaced "
+		}
+		if s.DryRun {
+			fmt.Fprintf(s.Out, "would write %s:\n%s\n", path, indent(string(f.data)))
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return err
+		}
+		if err := platform.WriteFileAtomic(path, f.data, 0o644); err != nil {
+			return err
+		}
+		fmt.Fprintf(s.Out, "%s  %s\n", verb, path)
+	}
+	for _, dir := range p.dirs {
+		if !s.DryRun {
+			if err := os.MkdirAll(filepath.Join(s.Root, dir), 0o755); err != nil {
+				return err
+			}
+		}
+	}
+	return s.run(ctx, p.enable)
+}
+
+// Uninstall stops, disables and removes what Install wrote — of either
+// kind — and nothing else.
+func (s *Service) Uninstall(ctx context.Context) error {
+	exe, err := Executable()
+	if err != nil {
+		exe = "reaper"
+	}
+	var plans []*plan
+	for _, timer := range []bool{false, true} {
+		o := *s
+		o.Timer = timer
+		p, err := o.plan(runtime.GOOS, exe)
+		if err != nil {
+			return err
+		}
+		plans = append(plans, p)
+	}
+	for _, p := range plans {
+		var ours []string
+		for _, f := range p.files {
+			path := filepath.Join(s.Root, f.path)
+			if old, err := os.ReadFile(path); err == nil && bytes.Contains(old, []byte(Mark)) {
+				ours = append(ours, path)
+			}
+		}
+		if len(ours) == 0 {
+			continue
+		}
+		if err := s.run(ctx, p.remove); err != nil {
+			return err
+		}
+		for _, path := range ours {
+			if s.DryRun {
+				fmt.Fprintf(s.Out, "would remove %s\n", path)
+				continue
+			}
+			if err := os.Remove(path); err != nil {
+				return err
+			}
+			fmt.Fprintf(s.Out, "removed    %s\n", path)
+		}
+	}
+	return nil
+}
+
+// run runs the service manager's commands, or says them (a dry run, a
+// test's root, no service manager running).
+func (s *Service) run(ctx context.Context, cmds []command) error {
+	manager := runtime.GOOS == "darwin" || host.SystemdBooted()
+	for _, c := range cmds {
+		line := strings.Join(c.argv, " ")
+		switch {
+		case s.DryRun || s.Root != "":
+			fmt.Fprintf(s.Out, "would run  %s\n", line)
+			continue
+		case !manager:
+			fmt.Fprintf(s.Out, "not run    %s (systemd is not this host's init)\n", line)
+			continue
+		}
+		_, err := host.RunTool(ctx, c.argv[0], c.argv[1:]...)
+		switch {
+		case err == nil:
+			fmt.Fprintf(s.Out, "ran        %s\n", line)
+		case c.optional:
+			fmt.Fprintf(s.Out, "ran        %s (nothing to do)\n", line)
+		default:
+			return fmt.Errorf("%s: %w", line, err)
+		}
+	}
+	return nil
+}
+
+// indent prefixes every line of s with four spaces.
+func indent(s string) string {
+	return "    " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n    ")
+}

@@ -1,0 +1,341 @@
+package setup
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// HookMark ends the command of every hook reaper adds to a client's
+// settings: a shell comment, so it runs as nothing, by which add and
+// remove know reaper's own entry and nothing else. What add had to make
+// around the entry is said after it, so that remove takes out exactly
+// that: MadeEvent (the event's array), MadeHooks (the hooks object).
+const (
+	HookMark  = "# reaper hook"
+	MadeEvent = " +event"
+	MadeHooks = " +hooks"
+)
+
+// A settings file is edited as bytes, never decoded and encoded again:
+// the user's order, spacing, newlines and numbers stay as they were. The
+// document is checked first (valid JSON, one object, nothing after it, no
+// key twice in the objects edited — a client that keeps the last of two
+// "hooks" would not see an entry put in the first), and every edit is the
+// exact inverse of the other: remove(add(x)) == x for every x add takes
+// (FuzzSettingsEdit).
+
+// member is one member of a JSON object: its key, where the key's quote
+// is, and where its value's bytes are.
+type member struct {
+	key               string
+	keyAt, start, end int
+}
+
+// span is one element of a JSON array: where its bytes are.
+type span struct{ start, end int }
+
+// SettingsError is a settings file that cannot be edited safely, with the
+// line and column of what is wrong.
+type SettingsError struct {
+	Line, Col int
+	Msg       string
+}
+
+func (e *SettingsError) Error() string { return fmt.Sprintf("%d:%d: %s", e.Line, e.Col, e.Msg) }
+
+// errorAt is a SettingsError at data[off].
+func errorAt(data []byte, off int, format string, args ...any) error {
+	off = min(max(off, 0), len(data))
+	line := 1 + bytes.Count(data[:off], []byte("\n"))
+	col := off - bytes.LastIndexByte(data[:off], '\n')
+	return &SettingsError{line, col, fmt.Sprintf(format, args...)}
+}
+
+// check refuses what is not one JSON object alone, with where it goes
+// wrong.
+func check(data []byte) error {
+	var v any
+	if err := json.Unmarshal(data, &v); err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			return errorAt(data, int(se.Offset)-1, "not valid JSON: %v", se)
+		}
+		return errorAt(data, 0, "not valid JSON: %v", err)
+	}
+	if _, ok := v.(map[string]any); !ok {
+		return errorAt(data, skipSpace(data, 0), "not a JSON object")
+	}
+	return nil
+}
+
+func skipSpace(data []byte, at int) int {
+	for at < len(data) && strings.IndexByte(" \t\r\n", data[at]) >= 0 {
+		at++
+	}
+	return at
+}
+
+// objectAt reads the object whose '{' is at data[at:] (after whitespace)
+// and returns where its braces are and its members, in order; a key twice
+// is refused.
+func objectAt(data []byte, at int, what string) (open, close int, members []member, err error) {
+	dec := json.NewDecoder(bytes.NewReader(data[at:]))
+	tok, err := dec.Token()
+	if d, ok := tok.(json.Delim); err != nil || !ok || d != '{' {
+		return 0, 0, nil, errorAt(data, skipSpace(data, at), "%s is not an object", what)
+	}
+	open = at + int(dec.InputOffset()) - 1
+	seen := map[string]bool{}
+	for dec.More() {
+		from := at + int(dec.InputOffset())
+		tok, err := dec.Token()
+		if err != nil {
+			return 0, 0, nil, errorAt(data, from, "%v", err)
+		}
+		key, _ := tok.(string)
+		keyAt := from + bytes.IndexByte(data[from:], '"')
+		if seen[key] {
+			return 0, 0, nil, errorAt(data, keyAt, "%s has %q twice: which one the client reads is not known, so neither is edited", what, key)
+		}
+		seen[key] = true
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return 0, 0, nil, errorAt(data, keyAt, "%v", err)
+		}
+		end := at + int(dec.InputOffset())
+		members = append(members, member{key, keyAt, end - len(raw), end})
+	}
+	if _, err := dec.Token(); err != nil {
+		return 0, 0, nil, errorAt(data, open, "%v", err)
+	}
+	return open, at + int(dec.InputOffset()) - 1, members, nil
+}
+
+// arrayAt reads the array whose '[' is at data[at:] and returns where its
+// '[' is and its elements.
+func arrayAt(data []byte, at int, what string) (open int, elems []span, err error) {
+	dec := json.NewDecoder(bytes.NewReader(data[at:]))
+	tok, err := dec.Token()
+	if d, ok := tok.(json.Delim); err != nil || !ok || d != '[' {
+		return 0, nil, errorAt(data, skipSpace(data, at), "%s is not an array", what)
+	}
+	open = at + int(dec.InputOffset()) - 1
+	for dec.More() {
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return 0, nil, errorAt(data, open, "%v", err)
+		}
+		end := at + int(dec.InputOffset())
+		elems = append(elems, span{end - len(raw), end})
+	}
+	return open, elems, nil
+}
+
+// splice is data with data[start:end] replaced by s.
+func splice(data []byte, start, end int, s string) []byte {
+	return append(append(append([]byte{}, data[:start]...), s...), data[end:]...)
+}
+
+// memberText is what insertMember puts after an object's '{'.
+func memberText(key, value string, others bool) string {
+	end := "\n"
+	if others {
+		end = ","
+	}
+	return "\n  " + jsonString(key) + ": " + value + end
+}
+
+// lookup finds key among members.
+func lookup(members []member, key string) (member, int) {
+	for i, m := range members {
+		if m.key == key {
+			return m, i
+		}
+	}
+	return member{}, -1
+}
+
+// hookEntries finds the event's array in the settings' hooks: the members
+// of the top-level object and of hooks, and the array's elements. Either
+// index is -1 when there is no such member.
+type hookEntries struct {
+	top, hooks       []member
+	open, hopen      int // the '{' of the top-level object and of hooks
+	hi, ei           int // hooks in top, the event in hooks
+	elems            []span
+	hasHooks, hasEvt bool
+}
+
+func findEvent(data []byte, event string) (*hookEntries, error) {
+	if err := check(data); err != nil {
+		return nil, err
+	}
+	h := &hookEntries{hi: -1, ei: -1}
+	var err error
+	if h.open, _, h.top, err = objectAt(data, 0, "the settings"); err != nil {
+		return nil, err
+	}
+	m, i := lookup(h.top, "hooks")
+	if i < 0 {
+		return h, nil
+	}
+	h.hi, h.hasHooks = i, true
+	if h.hopen, _, h.hooks, err = objectAt(data, m.start, "hooks"); err != nil {
+		return nil, err
+	}
+	e, j := lookup(h.hooks, event)
+	if j < 0 {
+		return h, nil
+	}
+	h.ei, h.hasEvt = j, true
+	if _, h.elems, err = arrayAt(data, e.start, "hooks."+event); err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+// ours reports the mark of reaper's hook in an entry of the event's array
+// ("" when it is not reaper's): an entry whose hooks' command ends with
+// HookMark and what it made.
+func ours(entry []byte) (made string, ok bool) {
+	// Keys exactly as the client reads them (encoding/json's struct
+	// fields would take "HOOKS" for "hooks").
+	var e map[string]json.RawMessage
+	var hooks []map[string]json.RawMessage
+	if json.Unmarshal(entry, &e) != nil || json.Unmarshal(e["hooks"], &hooks) != nil {
+		return "", false
+	}
+	for _, h := range hooks {
+		var command string
+		if json.Unmarshal(h["command"], &command) != nil {
+			continue
+		}
+		for _, suffix := range []string{MadeHooks, MadeEvent, ""} {
+			if strings.HasSuffix(command, HookMark+suffix) {
+				return suffix, true
+			}
+		}
+	}
+	return "", false
+}
+
+// AddHook adds reaper's entry to the settings' hooks.<event> array, made
+// by entry from the mark its command must end with (HookMark and what was
+// made). An entry of reaper's that is there already is kept when it is
+// the same, and replaced when not (a binary that moved). Empty data is a
+// new file.
+func AddHook(data []byte, event string, entry func(mark string) string) ([]byte, error) {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return []byte("{\n  \"hooks\": {\n    " + jsonString(event) + ": [" + entry(HookMark+MadeHooks) + "]\n  }\n}\n"), nil
+	}
+	base, err := RemoveHook(data, event)
+	if err != nil {
+		return nil, err
+	}
+	out, err := addTo(base, event, entry)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func addTo(data []byte, event string, entry func(string) string) ([]byte, error) {
+	h, err := findEvent(data, event)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case !h.hasHooks:
+		value := "{" + jsonString(event) + ": [" + entry(HookMark+MadeHooks) + "]}"
+		return splice(data, h.open+1, h.open+1, memberText("hooks", value, len(h.top) > 0)), nil
+	case !h.hasEvt:
+		value := "[" + entry(HookMark+MadeEvent) + "]"
+		return splice(data, h.hopen+1, h.hopen+1, memberText(event, value, len(h.hooks) > 0)), nil
+	}
+	at := h.hooks[h.ei].start + 1 // after the array's '['
+	if len(h.elems) == 0 {
+		return splice(data, at, at, entry(HookMark)), nil
+	}
+	return splice(data, at, at, entry(HookMark)+", "), nil
+}
+
+// RemoveHook takes reaper's entries out of the settings' hooks.<event>,
+// and with the last of them what add made for it; every other byte stays.
+// Settings without such an entry are given back as they are.
+func RemoveHook(data []byte, event string) ([]byte, error) {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return data, nil
+	}
+	for range 64 {
+		h, err := findEvent(data, event)
+		if err != nil {
+			return nil, err
+		}
+		i, made := -1, ""
+		for k, e := range h.elems {
+			if m, ok := ours(data[e.start:e.end]); ok {
+				i, made = k, m
+				break
+			}
+		}
+		if i < 0 {
+			return data, nil
+		}
+		data = removeEntry(data, h, i, made, event)
+	}
+	return nil, errors.New("more than 64 of reaper's hooks: edit the settings by hand")
+}
+
+// removeEntry takes element i out of the event's array: as add put it
+// when the bytes say so, else with the comma that joined it.
+func removeEntry(data []byte, h *hookEntries, i int, made, event string) []byte {
+	e, elems := h.elems[i], h.elems
+	if len(elems) == 1 {
+		// The last: the member add made goes as add put it in.
+		if made == MadeHooks && len(h.hooks) == 1 {
+			if out, ok := unsplice(data, h.open, h.top, h.hi, "hooks"); ok {
+				return out
+			}
+		}
+		if made == MadeEvent || made == MadeHooks {
+			if out, ok := unsplice(data, h.hopen, h.hooks, h.ei, event); ok {
+				return out
+			}
+		}
+		return splice(data, e.start, e.end, "")
+	}
+	if i == 0 {
+		if rest := data[e.end:]; bytes.HasPrefix(rest, []byte(", ")) {
+			return splice(data, e.start, e.end+2, "")
+		}
+		return splice(data, e.start, elems[1].start, "")
+	}
+	return splice(data, elems[i-1].end, e.end, "")
+}
+
+// unsplice takes out member i of the object whose '{' is at open, when it
+// is the first and reads exactly as memberText wrote it.
+func unsplice(data []byte, open int, members []member, i int, key string) ([]byte, bool) {
+	if i != 0 {
+		return nil, false
+	}
+	m := members[0]
+	text := memberText(key, string(data[m.start:m.end]), len(members) > 1)
+	if !bytes.HasPrefix(data[open+1:], []byte(text)) {
+		return nil, false
+	}
+	return splice(data, open+1, open+1+len(text), ""), true
+}
+
+// jsonString is s as a JSON string, HTML's characters left as they are:
+// the user reads > and &, not \u003e and \u0026.
+func jsonString(s string) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.Encode(s)
+	return strings.TrimSuffix(b.String(), "\n")
+}

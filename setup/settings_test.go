@@ -1,0 +1,175 @@
+package setup
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/orphanreaper/reaper/client"
+)
+
+// entryOf is a hook entry as Hook makes it, for a binary at exe.
+func entryOf(exe string) func(string) string {
+	h := &Hook{}
+	h.Client.Hook = claudeHook
+	return h.entry(exe)
+}
+
+// claudeHook is Claude Code's, as its adapter says.
+var claudeHook = &client.Hook{DirEnv: "CLAUDE_CONFIG_DIR", Dir: "~/.claude", File: "settings.json", Event: "SessionStart", Matcher: "startup"}
+
+// shapes are settings files as users have them.
+var shapes = []struct{ name, before string }{
+	{"empty object", "{}\n"},
+	{"empty object, spaced", "{ \n }"},
+	{"other settings", "{\n  \"model\": \"opus\",\n  \"permissions\": {\"allow\": [\"Bash(ls:*)\"]}\n}\n"},
+	{"other hooks", "{\n  \"hooks\": {\n    \"Stop\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"say done\"}]}]\n  },\n  \"theme\": \"dark\"\n}\n"},
+	{"empty hooks", "{\"hooks\": { }, \"x\": 1}"},
+	{"another SessionStart", "{\"hooks\": {\"SessionStart\": [{\"matcher\": \"resume\", \"hooks\": [{\"type\": \"command\", \"command\": \"mine\"}]}]}}"},
+	{"SessionStart on its lines", "{\n  \"hooks\": {\n    \"SessionStart\": [\n      {\"hooks\": [{\"type\": \"command\", \"command\": \"mine\"}]}\n    ]\n  }\n}\n"},
+	{"empty SessionStart", "{\"hooks\": {\"SessionStart\": [ ]}}"},
+	{"the mark's text elsewhere", "{\"note\": \"# reaper hook\"}"},
+}
+
+// add puts reaper's entry in and keeps every other byte; remove takes out
+// exactly what add put in, back to the same bytes; a second add changes
+// nothing.
+func TestSettingsRoundTrip(t *testing.T) {
+	entry := entryOf("/usr/bin/reaper")
+	for _, tt := range shapes {
+		t.Run(tt.name, func(t *testing.T) {
+			after, err := AddHook([]byte(tt.before), "SessionStart", entry)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !installed(t, after) {
+				t.Errorf("no hook of reaper's in:\n%s", after)
+			}
+			var was, is map[string]json.RawMessage
+			json.Unmarshal([]byte(tt.before), &was)
+			json.Unmarshal(after, &is)
+			for k, v := range was {
+				if k != "hooks" && string(is[k]) != string(v) {
+					t.Errorf("setting %s: %s, was %s", k, is[k], v)
+				}
+			}
+			if again, _ := AddHook(after, "SessionStart", entry); string(again) != string(after) {
+				t.Errorf("a second add changed the file:\n%s", again)
+			}
+			back, err := RemoveHook(after, "SessionStart")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(back) != tt.before {
+				t.Errorf("remove did not give the file back:\n%q\nwant\n%q", back, tt.before)
+			}
+		})
+	}
+}
+
+// installed reports whether the settings' SessionStart holds reaper's
+// entry, as the client reads them.
+func installed(t *testing.T, data []byte) bool {
+	t.Helper()
+	// Keys as the client (JavaScript) reads them: exactly, not as
+	// encoding/json's struct fields do, whatever their case.
+	var top, hooks map[string]json.RawMessage
+	var entries []json.RawMessage
+	if err := json.Unmarshal(data, &top); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, data)
+	}
+	json.Unmarshal(top["hooks"], &hooks)
+	json.Unmarshal(hooks["SessionStart"], &entries)
+	for _, e := range entries {
+		if _, ok := ours(e); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// A binary that moved (an upgrade, a new npx cache): add replaces
+// reaper's entry with one for the new path, and only that.
+func TestSettingsMovedBinary(t *testing.T) {
+	before := "{\n  \"hooks\": {\"SessionStart\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"mine\"}]}]}\n}\n"
+	old, err := AddHook([]byte(before), "SessionStart", entryOf("/old/reaper"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	moved, err := AddHook(old, "SessionStart", entryOf("/new/reaper"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(moved), "/old/reaper") || !strings.Contains(string(moved), "/new/reaper") {
+		t.Errorf("after a move:\n%s", moved)
+	}
+	if back, _ := RemoveHook(moved, "SessionStart"); string(back) != before {
+		t.Errorf("remove after a move: %q", back)
+	}
+}
+
+// What cannot be edited safely is refused with its line and column, and
+// the mark's text outside SessionStart is no hook.
+func TestSettingsRefused(t *testing.T) {
+	for _, tt := range []struct{ name, data, want string }{
+		{"malformed", "{\n  \"model\": \"opus\"\n  \"theme\": 1\n}", "3:3: not valid JSON"},
+		{"trailing data", "{}\n{}", "2:1: not valid JSON"},
+		{"an array", "[1]", "1:1: not a JSON object"},
+		{"hooks twice", "{\"hooks\": {}, \n\"hooks\": {\"Stop\": []}}", "2:1: the settings has \"hooks\" twice"},
+		{"SessionStart twice", "{\"hooks\": {\"SessionStart\": [], \"SessionStart\": []}}", "1:32: hooks has \"SessionStart\" twice"},
+		{"hooks a string", "{\"hooks\": \"x\"}", "1:11: hooks is not an object"},
+		{"SessionStart an object", "{\"hooks\": {\"SessionStart\": {}}}", "1:28: hooks.SessionStart is not an array"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := AddHook([]byte(tt.data), "SessionStart", entryOf("/usr/bin/reaper"))
+			var se *SettingsError
+			if !errors.As(err, &se) || !strings.HasPrefix(err.Error(), tt.want) {
+				t.Errorf("err %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// FuzzSettingsEdit holds the editor to its promise on any input: what add
+// or remove gives is valid JSON; remove(add(x)) is x for settings without
+// reaper's hook; add is idempotent; a refusal changes nothing.
+func FuzzSettingsEdit(f *testing.F) {
+	for _, s := range shapes {
+		f.Add([]byte(s.before))
+	}
+	f.Add([]byte(`{"hooks":{"SessionStart":[{"hooks":[{"command":"x # reaper hook"}]}]}}`))
+	f.Add([]byte(`{"a":[1,2,{"b":null}],"hooks":{"Stop":[],"SessionStart":[1, 2]}}`))
+	entry := entryOf("/usr/bin/reaper")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(bytes.TrimSpace(data)) == 0 {
+			return // a new file: no bytes to give back
+		}
+		removed, rerr := RemoveHook(data, "SessionStart")
+		if rerr == nil && !json.Valid(removed) {
+			t.Fatalf("remove gave invalid JSON:\n%q\nfrom\n%q", removed, data)
+		}
+		added, err := AddHook(data, "SessionStart", entry)
+		if err != nil {
+			return
+		}
+		if !json.Valid(added) {
+			t.Fatalf("add gave invalid JSON:\n%q\nfrom\n%q", added, data)
+		}
+		if !installed(t, added) {
+			t.Fatalf("add put no hook in:\n%q", added)
+		}
+		again, err := AddHook(added, "SessionStart", entry)
+		if err != nil || !bytes.Equal(again, added) {
+			t.Fatalf("a second add changed %q into %q (%v)", added, again, err)
+		}
+		back, err := RemoveHook(added, "SessionStart")
+		if err != nil {
+			t.Fatalf("remove of what add made: %v", err)
+		}
+		if bytes.Equal(removed, data) && !bytes.Equal(back, data) {
+			t.Fatalf("remove(add(x)) is not x:\n%q\nwant\n%q", back, data)
+		}
+	})
+}
