@@ -51,7 +51,9 @@ func platform(rel string) bool {
 // one doc.go with the package comment per package; only platform talks to
 // the OS through x/sys, gopsutil and go-systemd (the measuring tools in
 // scripts/ aside); only the list (client/all) imports an agent client's
-// adapter, and only cmd imports the list; policy imports no client;
+// adapter, and only cmd imports the list; policy imports no client; cmd
+// imports neither scan, gather nor platform (it maps flags to run, setup
+// and doctor);
 // nothing shells out but doctor's questions to the service manager, in
 // platform.
 func TestLayout(t *testing.T) {
@@ -108,6 +110,8 @@ func TestLayout(t *testing.T) {
 					t.Errorf("%s imports %s: only cmd does; every package below receives a client.Set", path, list)
 				case ours && strings.HasPrefix(a, "client") && rel == "policy":
 					t.Errorf("%s imports %s: policy is given the clients' owner names and marks as values", path, a)
+				case ours && strings.HasPrefix(rel, "cmd"+string(filepath.Separator)) && (a == "scan" || a == "run/gather" || platform(a)):
+					t.Errorf("%s imports %s: cmd maps flags to run, setup and doctor, and reads no table or state of its own", path, a)
 				}
 				// platform/host's service files run systemctl or launchctl,
 				// for reaper doctor and reaper service alone, and its

@@ -57,7 +57,9 @@ func TestReportSchema(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan := pol.Plan(res, policy.PlanOptions{Mode: policy.ModeScan, UID: uint32(os.Geteuid())})
+	m := pol.MatchAll(res, policy.PlanOptions{Mode: policy.ModeScan, UID: uint32(os.Geteuid())})
+	res.ResolveInUse(m.Roots())
+	plan := pol.Decide(res, m)
 	rep := NewReport(pol, res, plan)
 	rep.AddUnmatched(pol, res, plan)
 	live, err := json.Marshal(rep)

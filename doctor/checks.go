@@ -25,7 +25,7 @@ import (
 // failed check when it is invalid.
 func policyCheck(cfg Config, file, from string) (*policy.Policy, audit.Check) {
 	c := audit.Check{Name: "policy", Status: audit.CheckOK}
-	pol, err := cfg.LoadPolicy(file)
+	pol, err := run.LoadPolicy(file, cfg.Clients)
 	if err != nil {
 		c.Status = audit.CheckFail
 		c.Summary = "invalid: nothing would be signalled (reap exits 78)"
@@ -42,7 +42,7 @@ func policyCheck(cfg Config, file, from string) (*policy.Policy, audit.Check) {
 	case pol.Source == policy.DefaultSource:
 		c.Status = audit.CheckInfo
 		c.Summary = "the embedded default: it knows the agent clients, and only reports"
-		c.Fix = fmt.Sprintf("to act, write a policy to %s ('reaper policy show' prints one to start from)", cfg.PolicyPath)
+		c.Fix = fmt.Sprintf("to act, write a policy to %s ('reaper policy show' prints one to start from)", run.PolicyPathText())
 	case file != "":
 		c.Summary = fmt.Sprintf("%s (%s), %s", pol.Source, from, what)
 	default:
@@ -141,8 +141,7 @@ func stateDirsCheck(dirs []gather.DirRead, uid uint32, homes []string) audit.Che
 // findingsCheck says what a reap would do now, as reap --dry-run plans
 // it: a warning when a rule would act but is refused for something other
 // than by design (another user's tree, doubt).
-func findingsCheck(t *run.Table, pol *policy.Policy, embedded bool) audit.Check {
-	plan := pol.Plan(t.Result, policy.PlanOptions{Mode: policy.ModeDryRun, UID: t.UID(), Doubts: t.Doubts})
+func findingsCheck(plan *policy.Plan, embedded bool) audit.Check {
 	c := audit.Check{Name: "findings", Status: audit.CheckOK}
 	var planned, reported, deferred, refused, protected int
 	var firstRefusal string

@@ -22,14 +22,6 @@ type Config struct {
 	// Timeout bounds the scan.
 	Timeout time.Duration
 	Clients client.Set
-	// ClientsOf, when set, are the clients a scan with a policy knows: the
-	// shipped ones and those it declares (nil: Clients).
-	ClientsOf func(*policy.Policy) client.Set
-	// LoadPolicy resolves a policy file as every command does ("" the
-	// default file, else the embedded policy).
-	LoadPolicy func(file string) (*policy.Policy, error)
-	// PolicyPath is where this user's policy would be written, for the fix.
-	PolicyPath string
 	// ReadTable reads the process table (nil: platform.ReadSnapshot).
 	ReadTable func(root string) (*platform.Snapshot, error)
 }
@@ -62,16 +54,15 @@ func Diagnose(ctx context.Context, cfg Config) (*audit.Diagnosis, error) {
 	pol, polCheck := policyCheck(cfg, policyFile, from)
 	scanPol := pol
 	if scanPol == nil {
-		scanPol = policy.Default(policy.Clients{Owners: cfg.Clients.Owners(), Marks: cfg.Clients.Marks()})
+		scanPol = policy.Default(run.PolicyClients(cfg.Clients))
 	}
 	sctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
 	started := time.Now()
-	cs := cfg.Clients
-	if cfg.ClientsOf != nil {
-		cs = cfg.ClientsOf(scanPol)
-	}
-	t, err := run.Collect(sctx, run.Config{Policy: scanPol, Clients: cs, Discover: true, Timeout: cfg.Timeout, ReadTable: cfg.ReadTable})
+	cs := run.ClientsOf(cfg.Clients, scanPol)
+	// A reap would plan as a dry run does: the same pass, its signals not
+	// sent.
+	pass, err := run.Scan(sctx, run.Config{Policy: scanPol, Clients: cs, Discover: true, Timeout: cfg.Timeout, ReadTable: cfg.ReadTable}, policy.ModeDryRun)
 	took := time.Since(started)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -80,13 +71,13 @@ func Diagnose(ctx context.Context, cfg Config) (*audit.Diagnosis, error) {
 		d.Checks = append(d.Checks, audit.Check{Name: "process table", Status: audit.CheckFail,
 			Summary: "the scan failed: " + err.Error()})
 	} else {
-		defer t.Close()
-		d.Checks = append(d.Checks, tableCheck(t, took))
+		defer pass.Close()
+		d.Checks = append(d.Checks, tableCheck(pass.Table, took))
 	}
 	d.Checks = append(d.Checks, platformChecks()...)
 	d.Checks = append(d.Checks, polCheck)
-	if t != nil {
-		d.Checks = append(d.Checks, stateDirsCheck(t.Dirs, uid, cs.Homes()), findingsCheck(t, scanPol, pol == nil))
+	if pass != nil {
+		d.Checks = append(d.Checks, stateDirsCheck(pass.Dirs, uid, cs.Homes()), findingsCheck(pass.Plan, pol == nil))
 	}
 	d.Checks = append(d.Checks, lockCheck(lockFile), timer)
 	if uid == 0 && len(argv) > 0 {

@@ -101,7 +101,9 @@ func summary(s *platform.Snapshot) []string {
 	// fixture is read alike on both platforms.
 	pol := policy.Default(policy.Clients{Marks: scan.Marks{Commands: []scan.CommandMark{{Cmdline: regexp.MustCompile(`-acp-wrapper\.mjs`), Kind: scan.KindACP}}}})
 	res, _ := scan.Scan(s, pol.ScanConfig(), nil)
-	plan := pol.Plan(res, policy.PlanOptions{Mode: policy.ModeScan, UID: 501})
+	m := pol.MatchAll(res, policy.PlanOptions{Mode: policy.ModeScan, UID: 501})
+	res.ResolveInUse(m.Roots())
+	plan := pol.Decide(res, m)
 	var out []string
 	for _, it := range plan.Items {
 		f := it.Finding

@@ -191,7 +191,7 @@ func (s *Snapshot) CommandLine(p *Process) string {
 // user's process without privilege, a zombie).
 func (s *Snapshot) Getenv(p *Process, name string) (string, bool) {
 	if s.keepEnv != nil && !s.keepEnv[name] && s.reader != nil && !p.KernelThread() && !p.Zombie() {
-		b, err := s.reader.read(p.PID, detailEnviron)
+		b, err := s.readDetail(p.PID, detailEnviron)
 		if err != nil {
 			return "", false
 		}
@@ -203,7 +203,7 @@ func (s *Snapshot) Getenv(p *Process, name string) (string, bool) {
 
 func (s *Snapshot) environ(p *Process) string {
 	if s.load(p, detailEnviron) {
-		b, err := s.reader.read(p.PID, detailEnviron)
+		b, err := s.readDetail(p.PID, detailEnviron)
 		switch {
 		case err == nil:
 			b = p.capped(b, detailEnviron)
@@ -241,7 +241,7 @@ func (s *Snapshot) UID(p *Process) uint32 {
 	if p.KernelThread() {
 		return p.UID
 	}
-	b, err := s.reader.read(p.PID, detailStatus)
+	b, err := s.readDetail(p.PID, detailStatus)
 	uid, ok := ParseStatusUID(b)
 	switch {
 	case err == nil && ok:
@@ -329,6 +329,31 @@ func (s *Snapshot) Prefetch(procs []*Process) {
 	}
 }
 
+// readDetail reads one on-demand file of one process for the lazy
+// accessors, and counts it (Reads).
+func (s *Snapshot) readDetail(pid int, d detail) ([]byte, error) {
+	s.reads++
+	return s.reader.read(pid, d)
+}
+
+// Reads counts the files the lazy accessors (Cmdline, Getenv, UID,
+// Cgroup) have read: a pass loads what its decision needs first (Load),
+// and its tests check that deciding reads nothing after.
+func (s *Snapshot) Reads() int { return s.reads }
+
+// Load reads now what policy asks of procs — command line, environment,
+// cgroup and real uid — those not read yet: the pass's one read after
+// the table, so that matching rules and deciding read nothing.
+func (s *Snapshot) Load(procs []*Process) {
+	s.Prefetch(procs)
+	for _, p := range procs {
+		s.Cmdline(p)
+		s.Cgroup(p)
+		s.UID(p)
+		s.environ(p)
+	}
+}
+
 // load marks d as loaded for p and reports whether it must be read now.
 func (s *Snapshot) load(p *Process, d detail) bool {
 	if p.loaded&d != 0 {
@@ -339,7 +364,7 @@ func (s *Snapshot) load(p *Process, d detail) bool {
 }
 
 func (s *Snapshot) raw(p *Process, d detail) []byte {
-	b, err := s.reader.read(p.PID, d)
+	b, err := s.readDetail(p.PID, d)
 	if err != nil {
 		if !isGone(err) {
 			s.Warnings = append(s.Warnings, err.Error())

@@ -35,6 +35,7 @@ type Snapshot struct {
 	Warnings []string
 
 	reader      detailReader
+	reads       int // lazy detail reads (Reads)
 	closer      func() error
 	cgroupProcs func(path string) ([]int, error)
 	// wallStart: StartTicks are microseconds since the epoch (macOS), not

@@ -93,28 +93,44 @@ type PlanOptions struct {
 	Doubts []Doubt
 }
 
-// Plan decides, for each finding, which rule applies and whether a safety
-// rule refuses acting on it. Structural refusals (the tree holds the reaper,
-// one of its ancestors, a live owner or a protected process) apply to every
-// finding; the others (min_age, other users, unreadable state, max_actions)
-// only where the rule would send a signal.
-func (p *Policy) Plan(res *scan.Result, opt PlanOptions) *Plan {
+// Matches are each finding's rule, before the decision: what a pass asks
+// who writes to an open stdin of (Roots), between MatchAll and Decide.
+type Matches struct {
+	opt   PlanOptions
+	gate  *Gate
+	rules []*Rule
+	roots []int
+}
+
+// Roots are the root pids of the findings a rule takes.
+func (m *Matches) Roots() []int { return m.roots }
+
+// MatchAll finds each finding's rule: the first phase of the decision,
+// pure — it reads only what the table already holds (a pass loads the
+// findings' details first, platform.Snapshot.Load).
+func (p *Policy) MatchAll(res *scan.Result, opt PlanOptions) *Matches {
 	s := res.Tree.Snap
-	g := p.NewGate(res, opt.UID, opt.Doubts)
-	pl := &Plan{Mode: opt.Mode, Gate: g}
-	// Each finding's rule first: who writes to an open stdin is asked of
-	// the findings a rule takes (scan.Result.ResolveInUse), and one in use
-	// is no finding.
-	rules := make([]*Rule, len(res.Findings))
-	var matched []int
+	m := &Matches{opt: opt, gate: p.NewGate(res, opt.UID, opt.Doubts), rules: make([]*Rule, len(res.Findings))}
 	for i := range res.Findings {
-		if f := &res.Findings[i]; !g.self[f.Root.PID] && (opt.UID == 0 || s.UID(f.Root) == opt.UID) {
-			if rules[i] = p.Match(s, f); rules[i] != nil {
-				matched = append(matched, f.Root.PID)
+		if f := &res.Findings[i]; !m.gate.self[f.Root.PID] && (opt.UID == 0 || s.UID(f.Root) == opt.UID) {
+			if m.rules[i] = p.Match(s, f); m.rules[i] != nil {
+				m.roots = append(m.roots, f.Root.PID)
 			}
 		}
 	}
-	res.ResolveInUse(matched)
+	return m
+}
+
+// Decide decides, for each finding, whether a safety rule refuses acting
+// on what its rule (m) asks: pure, after the pass has asked who writes to
+// the matched findings' stdin (scan.Result.ResolveInUse), for a finding in
+// use is none. Structural refusals (the tree holds the reaper, one of its
+// ancestors, a live owner or a protected process) apply to every finding;
+// the others (min_age, other users, unreadable state, max_actions) only
+// where the rule would send a signal.
+func (p *Policy) Decide(res *scan.Result, m *Matches) *Plan {
+	s, g, opt, rules := res.Tree.Snap, m.gate, m.opt, m.rules
+	pl := &Plan{Mode: opt.Mode, Gate: g}
 	actions := 0
 	for i := range res.Findings {
 		f := &res.Findings[i]

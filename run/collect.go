@@ -39,9 +39,18 @@ type Config struct {
 	// Timeout is the run's bound, for the words of its error; the context
 	// carries the deadline.
 	Timeout time.Duration
+	// All: the report lists the trees no rule matched too (scan --all).
+	All bool
+	// EveryStdin asks who writes to every open stdin, not only to the
+	// findings a rule takes: explain's question.
+	EveryStdin bool
+	// Only, when set, keeps the findings it accepts and drops the rest
+	// before planning: 'reaper run' reaps what its command left, nothing
+	// else of the host's.
+	Only func(f *scan.Finding) bool
 	// ReadTable reads the process table (nil: platform.ReadSnapshot): a
 	// seam for tests that make it slow.
-	ReadTable func(root string) (*platform.Snapshot, error)
+	ReadTable TableReader
 }
 
 // Table is one read of the process table and what the scan made of it.
@@ -137,6 +146,9 @@ func collect(ctx context.Context, cfg Config) (*Table, error) {
 	pending := gather.Begin(ctx, opts)
 	read := cfg.ReadTable
 	if read == nil {
+		read = ReadTable
+	}
+	if read == nil {
 		read = platform.ReadSnapshot
 	}
 	snap, err := read(procRoot)
@@ -201,3 +213,11 @@ func sampleActivity(snap *platform.Snapshot) scan.Sampler {
 		return out
 	}
 }
+
+// TableReader reads a process table: platform.ReadSnapshot, or a test's
+// slow stand-in.
+type TableReader = func(root string) (*platform.Snapshot, error)
+
+// ReadTable, when set, is what every run reads the table with whose
+// Config names no reader: a seam for the command's tests.
+var ReadTable TableReader

@@ -3,7 +3,6 @@ package run
 import (
 	"context"
 	"errors"
-	"slices"
 	"time"
 
 	"github.com/orphanreaper/reaper/audit"
@@ -12,7 +11,6 @@ import (
 	"github.com/orphanreaper/reaper/platform/watch"
 	"github.com/orphanreaper/reaper/policy"
 	"github.com/orphanreaper/reaper/reap"
-	"github.com/orphanreaper/reaper/scan"
 )
 
 // ReapConfig is one `reaper reap`: a run that acts.
@@ -30,26 +28,18 @@ type ReapConfig struct {
 	// LogRepeats records a report-only finding on every run, not only
 	// when first seen or changed (audit.Seen).
 	LogRepeats bool
-	// All lists the trees no rule matched in the report too.
-	All     bool
-	Records Records
+	Records    Records
 	// OnProgress is told what the reap is doing to each tree (a terminal's
 	// progress line); nil: nothing.
 	OnProgress func(reap.Progress)
 	// BeforeAct runs between planning and the ledger re-read: a seam for
 	// tests that change the world in that window.
 	BeforeAct func()
-	// Only, when set, keeps the findings it accepts and drops the rest
-	// before planning: `reaper run` reaps what its command left, nothing
-	// else of the host's.
-	Only func(f *scan.Finding) bool
 	// Watching: the reap is a watch's pass, which wants the owners to
-	// watch and the next min_age (Reaped.Watch, Reaped.Due); a reap of its
-	// own does not look for them.
+	// watch and the next min_age (Reaped.Watch, Reaped.Due) and leaves
+	// its traces itself once it has re-armed from them (Reaped.Record); a
+	// reap of its own does not look for them, and records as it ends.
 	Watching bool
-	// Metrics, when set, is asked at the end of the reap, with its
-	// outcomes in, for what the metrics file adds (a watch's counts).
-	Metrics func(r *Reaped) *audit.WatchMetrics
 }
 
 // DefaultTimeout bounds a reap under pol when no --timeout says: room for
@@ -111,17 +101,7 @@ func Reap(ctx context.Context, cfg ReapConfig) (*Reaped, error) {
 	if cfg.DryRun {
 		mode = policy.ModeDryRun
 	}
-	collectPlan := func() (*Table, *policy.Plan, error) {
-		t, err := Collect(ctx, cfg.Config)
-		if err != nil {
-			return nil, nil, err
-		}
-		if cfg.Only != nil {
-			t.Result.Findings = slices.DeleteFunc(t.Result.Findings, func(f scan.Finding) bool { return !cfg.Only(&f) })
-		}
-		return t, pol.Plan(t.Result, policy.PlanOptions{Mode: mode, UID: EUID(), Doubts: t.Doubts}), nil
-	}
-	t, plan, err := collectPlan()
+	pass, err := Scan(ctx, cfg.Config, mode)
 	if err != nil {
 		return nil, err
 	}
@@ -131,15 +111,16 @@ func Reap(ctx context.Context, cfg ReapConfig) (*Reaped, error) {
 	// so a pass that would signal reads everyone's state again first, and
 	// plans from that.
 	reread := false
-	if cfg.Cache != nil && t.Kept > 0 && plannedAny(plan) {
-		t.Close()
+	if cfg.Cache != nil && pass.Kept > 0 && plannedAny(pass.Plan) {
+		pass.Close()
 		cfg.Cache.Refresh()
-		if t, plan, err = collectPlan(); err != nil {
+		if pass, err = Scan(ctx, cfg.Config, mode); err != nil {
 			return nil, err
 		}
 		reread = true
 	}
-	defer t.Close()
+	defer pass.Close()
+	t, plan := pass.Table, pass.Plan
 	if cfg.BeforeAct != nil {
 		cfg.BeforeAct()
 	}
@@ -150,7 +131,7 @@ func Reap(ctx context.Context, cfg ReapConfig) (*Reaped, error) {
 	// left alone after a few cycles (respawns).
 	loops := loadRespawns(RespawnsPath(cfg.LockFile), time.Now())
 	loops.refuse(plan, t.Snap)
-	rep := Report(t, pol, plan, cfg.All)
+	rep := pass.Report()
 	acted := map[*platform.Process]bool{}
 	for _, it := range plan.Items {
 		for _, m := range it.Finding.Members {
@@ -196,8 +177,10 @@ func Reap(ctx context.Context, cfg ReapConfig) (*Reaped, error) {
 	if unrecorded != "" {
 		out.Report.Warnings = append(out.Report.Warnings, unrecorded)
 	}
-	if err := out.record(cfg); err != nil {
-		return nil, err
+	if !cfg.Watching {
+		if err := out.Record(cfg, nil); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }
@@ -216,10 +199,11 @@ func (r *Reaped) fillIn(pol *policy.Policy, t *Table) {
 	r.Report.SetWarnings(pol, t.Snap)
 }
 
-// record leaves the reap's traces. A real reap records a report-only
-// finding in the audit log and the journal when it is first seen or has
-// changed (audit.Seen), remembered beside the lock.
-func (r *Reaped) record(cfg ReapConfig) error {
+// Record leaves the reap's traces, with what a watch adds to the metrics
+// (nil: none). A real reap records a report-only finding in the audit log
+// and the journal when it is first seen or has changed (audit.Seen),
+// remembered beside the lock.
+func (r *Reaped) Record(cfg ReapConfig, watch *audit.WatchMetrics) error {
 	logged := r.Report
 	var seen *audit.Seen
 	if r.Report.Mode == string(policy.ModeReap) && !cfg.LogRepeats {
@@ -227,9 +211,7 @@ func (r *Reaped) record(cfg ReapConfig) error {
 		logged = seen.Filter(r.Report)
 	}
 	recs := cfg.Records
-	if cfg.Metrics != nil {
-		recs.Watch = cfg.Metrics(r)
-	}
+	recs.Watch = watch
 	if err := recs.Record(r.Report, logged, r.Signals, time.Since(cfg.Started)); err != nil {
 		return err
 	}

@@ -2,40 +2,12 @@ package run
 
 import (
 	"log/slog"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/orphanreaper/reaper/audit"
 	"github.com/orphanreaper/reaper/policy"
-	"github.com/orphanreaper/reaper/scan"
 )
-
-// Report makes the report of a plan of t: every process it names is read
-// now — command lines, terminals held, activity — so that nothing is read
-// after (a reap makes it before it acts, and only records the outcomes
-// later). all lists the trees no rule matched too (scan --all).
-func Report(t *Table, pol *policy.Policy, plan *policy.Plan, all bool) *audit.Report {
-	rep := audit.NewReport(pol, t.Result, plan)
-	rep.Errors = append(rep.Errors, t.Problems...)
-	inspect(t, plan).apply(rep)
-	if all {
-		// Those in use are no orphans: asked now, for the trees listed.
-		roots := make([]int, len(plan.UnmatchedFindings))
-		for k, f := range plan.UnmatchedFindings {
-			roots[k] = f.Root.PID
-		}
-		t.Result.ResolveInUse(roots)
-		plan.UnmatchedFindings = slices.DeleteFunc(plan.UnmatchedFindings, func(f *scan.Finding) bool {
-			_, used := t.Result.InUse(f.Root.PID)
-			return used
-		})
-		plan.Unmatched = len(plan.UnmatchedFindings)
-		rep.AddUnmatched(pol, t.Result, plan)
-	}
-	rep.SetWarnings(pol, t.Snap) // with what those reads added
-	return rep
-}
 
 // Records are the traces a run leaves besides its report: the audit log,
 // journald and the metrics file.

@@ -115,7 +115,7 @@ func TestSpareNewlyOwned(t *testing.T) {
 	cfg := config(t, client.NewSet()) // 400 an MCP server, which the fixture policy kills
 	tb := collected(t, cfg)
 	plan := func() *policy.Plan {
-		return cfg.Policy.Plan(tb.Result, policy.PlanOptions{Mode: policy.ModeReap, UID: tb.UID(), Doubts: tb.Doubts})
+		return tb.Decide(cfg, policy.ModeReap)
 	}
 	item := func(pl *policy.Plan) *policy.Item {
 		for i := range pl.Items {
@@ -188,7 +188,8 @@ func TestRecord(t *testing.T) {
 	cfg := config(t, fakeSet)
 	cfg.Policy = policy.Default(policy.Clients{Owners: fakeSet.Owners(), Marks: fakeSet.Marks()}) // it only reports
 	tb := collected(t, cfg)
-	plan := cfg.Policy.Plan(tb.Result, policy.PlanOptions{Mode: policy.ModeReap, UID: tb.UID(), Doubts: tb.Doubts})
+	pass := &Pass{Table: tb, Config: cfg, Plan: tb.Decide(cfg, policy.ModeReap)}
+	plan := pass.Plan
 	for _, repeats := range []bool{false, true} {
 		dir := t.TempDir()
 		rc := ReapConfig{Config: cfg, Started: time.Now(), LockFile: filepath.Join(dir, "reaper.lock"), LogRepeats: repeats,
@@ -196,7 +197,7 @@ func TestRecord(t *testing.T) {
 		var lines []int
 		reported := 0 // report-only findings: the others are logged every run
 		for range 2 {
-			r := &Reaped{Report: Report(tb, cfg.Policy, plan, false), Plan: plan,
+			r := &Reaped{Report: pass.Report(), Plan: plan,
 				Signals: []audit.Record{{Time: time.Now(), Event: "signal", RootPID: 400, PID: 400, Signal: "SIGTERM", Result: "ok"}}}
 			reported = 0
 			for _, f := range r.Report.Findings {
@@ -204,7 +205,7 @@ func TestRecord(t *testing.T) {
 					reported++
 				}
 			}
-			if err := r.record(rc); err != nil {
+			if err := r.Record(rc, nil); err != nil {
 				t.Fatal(err)
 			}
 			lines = append(lines, countDecisions(t, rc.Records.AuditLog))

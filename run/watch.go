@@ -208,29 +208,6 @@ func (w *watcher) pass(ctx context.Context) time.Time {
 	rc.Watching = true
 	rc.Cache = w.state
 	rc.Started = time.Now()
-	// Asked as the pass records, its outcomes in: the owners its evidence
-	// named are watched from here, and the metrics say so.
-	rc.Metrics = func(r *Reaped) *audit.WatchMetrics {
-		if trigger == TriggerHint && !w.firstHint.IsZero() && ended(r) > 0 {
-			w.metrics.Reaction += time.Since(w.firstHint)
-			w.metrics.ReactionCount++
-		}
-		if w.exits != nil {
-			targets, capped := capOwners(r.Watch)
-			failed := w.exits.Set(targets) + capped
-			if failed > 0 {
-				w.log.Warn("some owners cannot be watched: the backstop covers them", "owners", failed)
-			}
-			w.metrics.Owners, w.metrics.Unwatched = w.exits.Len(), failed
-		}
-		if w.dirs != nil {
-			w.dirs.Set(r.WatchDirs)
-			w.metrics.Dirs = w.dirs.Len()
-		}
-		w.metrics.StateReads, w.metrics.StateReused = w.state.Counts()
-		m := w.metrics
-		return &m
-	}
 	rc.Deadline = rc.Started.Add(w.cfg.Timeout)
 	pctx, cancel := context.WithDeadline(ctx, rc.Deadline)
 	defer cancel()
@@ -244,6 +221,14 @@ func (w *watcher) pass(ctx context.Context) time.Time {
 		}
 		return time.Time{}
 	}
+	// The owners the pass's evidence named are watched from here, the
+	// dirs where a new one is announced too; then the pass's traces, with
+	// the metrics that say so.
+	w.rearm(r, trigger)
+	m := w.metrics
+	if err := r.Record(rc, &m); err != nil {
+		w.log.Error("the pass's record was not written", "trigger", trigger, "err", err)
+	}
 	if w.cfg.OnPass != nil {
 		w.cfg.OnPass(r, trigger)
 	}
@@ -251,6 +236,28 @@ func (w *watcher) pass(ctx context.Context) time.Time {
 	w.notify(fmt.Sprintf("STATUS=pass %d (%s) at %s: %s, %d ended; watching %s",
 		w.passes, trigger, rc.Started.Format("15:04:05"), audit.Plural(len(r.Plan.Items), "finding"), acted, audit.Plural(w.metrics.Owners, "owner")))
 	return r.Due
+}
+
+// rearm watches the owners and announce dirs a pass returned, and counts
+// them in the metrics.
+func (w *watcher) rearm(r *Reaped, trigger string) {
+	if trigger == TriggerHint && !w.firstHint.IsZero() && ended(r) > 0 {
+		w.metrics.Reaction += time.Since(w.firstHint)
+		w.metrics.ReactionCount++
+	}
+	if w.exits != nil {
+		targets, capped := capOwners(r.Watch)
+		failed := w.exits.Set(targets) + capped
+		if failed > 0 {
+			w.log.Warn("some owners cannot be watched: the backstop covers them", "owners", failed)
+		}
+		w.metrics.Owners, w.metrics.Unwatched = w.exits.Len(), failed
+	}
+	if w.dirs != nil {
+		w.dirs.Set(r.WatchDirs)
+		w.metrics.Dirs = w.dirs.Len()
+	}
+	w.metrics.StateReads, w.metrics.StateReused = w.state.Counts()
 }
 
 // backstop is the longest wait before the next pass: Backstop while

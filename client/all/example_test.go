@@ -25,7 +25,9 @@ func planOf(pol *policy.Policy, mode policy.Mode, procs ...platform.Process) *po
 	base := []platform.Process{proc(1, 0, []string{"/sbin/init"}, nil, "/", 0)}
 	s := platform.NewSnapshot(append(base, procs...), "boot", 1000*time.Second, time.Unix(0, 0))
 	res, _ := scan.Scan(s, pol.ScanConfig(), nil)
-	return pol.Plan(res, policy.PlanOptions{Mode: mode, UID: 1000})
+	m := pol.MatchAll(res, policy.PlanOptions{Mode: mode, UID: 1000})
+	res.ResolveInUse(m.Roots())
+	return pol.Decide(res, m)
 }
 
 // The shipped example policy and the embedded default never signal a tree

@@ -16,6 +16,7 @@ import (
 	"github.com/orphanreaper/reaper/internal/skips"
 	"github.com/orphanreaper/reaper/ledger"
 	"github.com/orphanreaper/reaper/policy"
+	"github.com/orphanreaper/reaper/run"
 )
 
 func TestExitCodes(t *testing.T) {
@@ -117,8 +118,8 @@ func TestScanThisMachine(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		skips.Skip(t, "the live scan is implemented on Linux")
 	}
-	if _, err := os.Stat(systemPolicy); err == nil && os.Geteuid() == 0 {
-		skips.Skipf(t, "%s exists on this machine", systemPolicy)
+	if _, err := os.Stat(run.SystemPolicy); err == nil && os.Geteuid() == 0 {
+		skips.Skipf(t, "%s exists on this machine", run.SystemPolicy)
 	}
 	env := []string{"XDG_CONFIG_HOME=" + t.TempDir()}
 	r := runReaper(t, env, "scan")

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -74,12 +73,8 @@ func runDoctor(ctx context.Context, opts *doctorOptions, g *globalOptions) error
 	if err := validateOutput(&opts.output); err != nil {
 		return err
 	}
-	policyPath := filepath.Join("~", ".config", "reaper", "policy.toml")
-	if euid() == 0 {
-		policyPath = systemPolicy
-	}
 	d, err := doctor.Diagnose(ctx, doctor.Config{Version: versionString(), PolicyFile: opts.policyFile, LockFile: opts.lockFile,
-		Timeout: scanBound(opts.timeout), Clients: clients, ClientsOf: clientsOf, LoadPolicy: resolvePolicy, PolicyPath: policyPath, ReadTable: readSnapshot})
+		Timeout: scanBound(opts.timeout), Clients: clients})
 	if err != nil {
 		return err
 	}

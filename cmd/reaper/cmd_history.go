@@ -4,14 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os/user"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/orphanreaper/reaper/audit"
+	"github.com/orphanreaper/reaper/run"
 )
 
 type historyOptions struct {
@@ -51,7 +49,7 @@ audit log does not exist.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if opts.auditLog == "" {
-				opts.auditLog = defaultAuditLog()
+				opts.auditLog = run.DefaultAuditLog()
 			}
 			return runHistory(&opts, g, time.Now())
 		},
@@ -73,11 +71,11 @@ func runHistory(opts *historyOptions, g *globalOptions, now time.Time) error {
 		return err
 	}
 	var err error
-	if opts.filter.Since, err = parseWhen(opts.since, now); err != nil {
+	if opts.filter.Since, err = audit.ParseWhen(opts.since, now); err != nil {
 		return usagef("--since %q: %v", opts.since, err)
 	}
 	if opts.until != "" {
-		if opts.filter.Until, err = parseWhen(opts.until, now); err != nil {
+		if opts.filter.Until, err = audit.ParseWhen(opts.until, now); err != nil {
 			return usagef("--until %q: %v", opts.until, err)
 		}
 	}
@@ -90,7 +88,7 @@ func runHistory(opts *historyOptions, g *globalOptions, now time.Time) error {
 	files, err := audit.LogFiles(opts.auditLog)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return noInputError{fmt.Errorf("no audit log at %s: reap writes one with --audit-log FILE (the system unit's is %s; a user's reap writes %s)", opts.auditLog, systemAuditLog, userAuditLog())}
+			return noInputError{fmt.Errorf("no audit log at %s: reap writes one with --audit-log FILE (the system unit's is %s; a user's reap writes %s)", opts.auditLog, run.SystemAuditLog, run.UserAuditLog())}
 		}
 		return noInputError{err}
 	}
@@ -98,7 +96,7 @@ func runHistory(opts *historyOptions, g *globalOptions, now time.Time) error {
 	if err != nil {
 		return err
 	}
-	if u := opts.filter.User; u != "" && h.Totals.Decisions == 0 && !knownUser(u) {
+	if u := opts.filter.User; u != "" && h.Totals.Decisions == 0 && !audit.KnownUser(u) {
 		// A name neither this host nor the log knows: said, not an empty
 		// list that reads as "nothing happened to that user". (A log's
 		// records name their users: one from another host is read by name.)
@@ -108,46 +106,4 @@ func runHistory(opts *historyOptions, g *globalOptions, now time.Time) error {
 		fmt.Fprintf(g.stderr, "warning: %s\n", h.SkippedNote())
 	}
 	return g.write(h, opts.output)
-}
-
-// parseWhen reads a point in time as --since and --until take it.
-func parseWhen(s string, now time.Time) (time.Time, error) {
-	s = strings.TrimSpace(s)
-	midnight := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, now.Location())
-	switch strings.ToLower(s) {
-	case "":
-		return time.Time{}, nil
-	case "today":
-		return midnight, nil
-	case "yesterday":
-		return midnight.AddDate(0, 0, -1), nil
-	case "now":
-		return now, nil
-	}
-	if days, ok := strings.CutSuffix(s, "d"); ok {
-		if n, err := strconv.Atoi(days); err == nil && n >= 0 {
-			return now.AddDate(0, 0, -n), nil
-		}
-	}
-	if d, err := time.ParseDuration(s); err == nil {
-		if d < 0 {
-			return time.Time{}, errors.New("a duration back from now cannot be negative")
-		}
-		return now.Add(-d), nil
-	}
-	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02T15:04", "2006-01-02 15:04:05", "2006-01-02 15:04", "2006-01-02"} {
-		if t, err := time.ParseInLocation(layout, s, now.Location()); err == nil {
-			return t, nil
-		}
-	}
-	return time.Time{}, errors.New("want a duration (24h, 7d), a date (2006-01-02), a time (2006-01-02T15:04), yesterday or today")
-}
-
-// knownUser reports whether u is a uid, or a name this host knows.
-func knownUser(u string) bool {
-	if _, err := strconv.ParseUint(u, 10, 32); err == nil {
-		return true
-	}
-	_, err := user.Lookup(u)
-	return err == nil
 }

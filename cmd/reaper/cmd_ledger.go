@@ -6,12 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/orphanreaper/reaper/audit"
-	"github.com/orphanreaper/reaper/ledger"
-	"github.com/orphanreaper/reaper/policy"
 	"github.com/orphanreaper/reaper/run"
-	"github.com/orphanreaper/reaper/run/gather"
-	"github.com/orphanreaper/reaper/scan"
 )
 
 func newLedgerCommand(g *globalOptions) *cobra.Command {
@@ -50,7 +45,7 @@ no process.`,
 func runLedgerValidate(paths []string, g *globalOptions) error {
 	invalid, unopened := 0, []error(nil)
 	for _, path := range paths {
-		ls, errs := gather.ReadPath(context.Background(), path, clients)
+		ls, errs := run.ReadPath(context.Background(), path, clients)
 		for _, err := range errs {
 			fmt.Fprintln(g.stderr, err)
 		}
@@ -120,69 +115,12 @@ func runLedgerShow(cmd *cobra.Command, paths []string, opts *ledgerShowOptions, 
 	if err != nil {
 		return err
 	}
-	var t *run.Table
-	if len(paths) == 0 {
-		t, err = collect(context.Background(), pol, opts.procRoot, nil, 0, true, true)
-	} else {
-		t, err = collectOnly(pol, opts.procRoot, paths)
-	}
+	view, problems, err := run.Ledgers(context.Background(), run.Config{Policy: pol, Clients: run.ClientsOf(clients, pol), ProcRoot: opts.procRoot}, paths)
 	if err != nil {
 		return err
 	}
-	defer t.Snap.Close()
-	s := t.Snap
-	res := t.Result
-	reasons := map[int][]string{}
-	for _, f := range res.Findings {
-		for _, m := range f.Members {
-			for _, r := range f.Reasons {
-				reasons[m.Proc.PID] = append(reasons[m.Proc.PID], string(r))
-			}
-		}
-	}
-	out := []audit.ShownLedger{}
-	index := map[*ledger.Ledger]int{}
-	for _, lr := range res.Ledger {
-		k, ok := index[lr.Ledger]
-		if !ok {
-			gone, why := res.OwnerGone(lr.Ledger)
-			status := "alive"
-			if gone {
-				status = "gone"
-			} else if lr.Ledger.Owner.PID <= 0 {
-				status = "unknown"
-			}
-			out = append(out, audit.ShownLedger{Source: lr.Ledger.Source, Owner: lr.Ledger.Owner, OwnerStatus: status,
-				OwnerDetail: why, Sessions: lr.Ledger.Sessions})
-			k = len(out) - 1
-			index[lr.Ledger] = k
-		}
-		sr := audit.ShownRun{Run: *lr.Run, Status: string(lr.Status), Info: lr.Info, Detail: lr.Detail}
-		if p := s.Get(lr.Run.PID); p != nil && (lr.Status == scan.StatusAlive || lr.Status == scan.StatusOrphaned) {
-			sr.Cmdline = s.CommandLine(p)
-			if lr.Status == scan.StatusOrphaned {
-				sr.Reasons = reasons[p.PID]
-			}
-		}
-		out[k].Runs = append(out[k].Runs, sr)
-	}
-	view := &audit.LedgerView{Ledgers: out, SchemaVersion: 1, Discovered: len(paths) == 0}
-	for _, d := range t.Dirs {
-		view.StateDirs = append(view.StateDirs, audit.ShownDir{Client: d.Client, Path: d.Path, UID: d.UID, Error: d.Err})
-	}
-	for _, p := range t.Problems {
+	for _, p := range problems {
 		fmt.Fprintln(g.stderr, "reaper:", p)
 	}
 	return g.write(view, opts.output)
-}
-
-// collectOnly scans and applies only the named ledgers: show is about them.
-func collectOnly(pol *policy.Policy, procRoot string, paths []string) (*run.Table, error) {
-	none := *pol
-	none.Owners = nil
-	for _, o := range pol.Owners {
-		o.Ledger = nil // the policy's ledgers are not what was asked about
-		none.Owners = append(none.Owners, o)
-	}
-	return collect(context.Background(), &none, procRoot, paths, 0, false, false)
 }

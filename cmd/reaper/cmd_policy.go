@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/orphanreaper/reaper/run"
 	"io/fs"
 
 	"github.com/spf13/cobra"
@@ -39,7 +40,7 @@ means invalid.`,
 }
 
 func runPolicyCheck(path string, g *globalOptions) error {
-	p, err := policy.Load(path, policyClients())
+	p, err := policy.Load(path, run.PolicyClients(clients))
 	if err != nil {
 		return err
 	}

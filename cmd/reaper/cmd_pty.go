@@ -2,15 +2,11 @@ package main
 
 import (
 	"context"
-	"os"
+	"github.com/orphanreaper/reaper/run"
 
 	"github.com/spf13/cobra"
 
-	"github.com/orphanreaper/reaper/audit"
-	"github.com/orphanreaper/reaper/platform"
-	"github.com/orphanreaper/reaper/platform/host"
 	"github.com/orphanreaper/reaper/policy"
-	"github.com/orphanreaper/reaper/scan"
 )
 
 // ptyOptions are the flags of `reaper pty`.
@@ -56,56 +52,10 @@ func runPty(opts *ptyOptions, g *globalOptions) error {
 	if err != nil {
 		return err
 	}
-	t, err := collect(context.Background(), pol, "", nil, 0, true, false)
+	pass, err := run.Scan(context.Background(), run.Config{Policy: pol, Clients: run.ClientsOf(clients, pol), Discover: true}, policy.ModeScan)
 	if err != nil {
 		return err
 	}
-	defer t.Snap.Close()
-	s := t.Snap
-	plan := pol.Plan(t.Result, policy.PlanOptions{Mode: policy.ModeScan, UID: t.UID()})
-	member := map[int]bool{}
-	for _, it := range plan.Items {
-		for _, m := range it.Finding.Members {
-			member[m.Proc.PID] = true
-		}
-	}
-	holds := map[*platform.Process][]platform.PTYHold{}
-	unreadable := 0
-	for i := range s.Procs {
-		p := &s.Procs[i]
-		if p.KernelThread() || p.Zombie() {
-			continue
-		}
-		h, err := s.PTYHolds(p)
-		if err != nil {
-			unreadable++
-			continue
-		}
-		if len(h) > 0 {
-			holds[p] = h
-		}
-	}
-	// Every holder is seen only when every process's fds were read, in the
-	// host's PID namespace.
-	scope := scan.AllProcesses
-	if unreadable > 0 || !host.HostPIDNamespace() {
-		scope = scan.Incomplete
-	}
-	states := scan.PTYStates(holds, scope, func(pid int) bool { return member[pid] })
-	out := &audit.PTYView{SchemaVersion: 1, InUse: s.PTY.InUse, Max: s.PTY.Max, PTYs: []audit.PTYEntry{}, Dead: []int{},
-		Unreadable: unreadable, AsRoot: os.Geteuid() == 0}
-	toHolders := func(ps []*platform.Process) []audit.PTYHolder {
-		hs := []audit.PTYHolder{}
-		for _, p := range ps {
-			hs = append(hs, audit.PTYHolder{PID: p.PID, Cmdline: s.CommandLine(p), InFinding: member[p.PID]})
-		}
-		return hs
-	}
-	for _, st := range states {
-		out.PTYs = append(out.PTYs, audit.PTYEntry{PTS: st.PTS, Dead: st.Dead, Why: st.Why, Masters: toHolders(st.Masters), Slaves: toHolders(st.Slaves)})
-		if st.Dead {
-			out.Dead = append(out.Dead, st.PTS)
-		}
-	}
-	return g.write(out, opts.output)
+	defer pass.Close()
+	return g.write(pass.PTYs(), opts.output)
 }

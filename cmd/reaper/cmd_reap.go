@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/orphanreaper/reaper/audit"
-	"github.com/orphanreaper/reaper/platform"
 	"github.com/orphanreaper/reaper/run"
 )
 
@@ -117,9 +116,9 @@ func runReap(ctx context.Context, opts *reapOptions, g *globalOptions) error {
 	defer cancel()
 	cfg := run.ReapConfig{Config: opts.config(pol, timeout, true), Started: started, Deadline: started.Add(timeout),
 		DryRun: opts.dryRun, LockFile: opts.lockFile, LockWait: opts.lockTimeout, LogRepeats: opts.logRepeats,
-		All: opts.all, Records: opts.records(g), BeforeAct: opts.beforeAct}
-	if f, ok := g.stderr.(*os.File); ok && !g.quiet && !opts.dryRun && platform.IsTerminal(f) {
-		cfg.OnProgress = (&progress{w: f}).show
+		Records: opts.records(g), BeforeAct: opts.beforeAct}
+	if f, ok := g.stderr.(*os.File); ok && !g.quiet && !opts.dryRun && run.IsTerminal(f) {
+		cfg.OnProgress = (&audit.Progress{W: f}).Show
 	}
 	done, err := run.Reap(ctx, cfg)
 	if err != nil {

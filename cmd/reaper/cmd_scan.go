@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -141,19 +140,15 @@ func runScan(ctx context.Context, opts *scanOptions, g *globalOptions) error {
 	timeout := opts.scanTimeout()
 	ctx, cancel := context.WithDeadline(ctx, started.Add(timeout))
 	defer cancel()
-	t, err := run.Collect(ctx, opts.config(pol, timeout, true))
-	if errors.Is(err, run.ErrProcFlag) {
-		return usagef("%v", err)
-	}
+	pass, err := run.Scan(ctx, opts.config(pol, timeout, true), policy.ModeScan)
 	if err != nil {
 		return err
 	}
-	defer t.Close()
-	plan := pol.Plan(t.Result, policy.PlanOptions{Mode: policy.ModeScan, UID: t.UID(), Doubts: t.Doubts})
-	if err := emit(t, pol, plan, opts, g, time.Since(started)); err != nil {
+	defer pass.Close()
+	if err := emit(pass, opts, g, time.Since(started)); err != nil {
 		return err
 	}
-	if opts.exitCode && len(plan.Items) > 0 {
+	if opts.exitCode && len(pass.Plan.Items) > 0 {
 		return exitStatus(run.ExitFindings)
 	}
 	return nil

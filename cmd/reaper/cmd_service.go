@@ -87,4 +87,3 @@ func newServiceUninstallCommand(g *globalOptions) *cobra.Command {
 	serviceFlags(cmd, svc)
 	return cmd
 }
-

@@ -1,16 +1,12 @@
 package main
 
 import (
-	"fmt"
-	"io"
-	"runtime"
-	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/orphanreaper/reaper/audit"
-	"github.com/orphanreaper/reaper/platform/kill"
+	"github.com/orphanreaper/reaper/run"
 )
 
 // version and commit are set at build time with -ldflags "-X
@@ -40,81 +36,10 @@ whether signals go through pidfds here.`,
 	return cmd
 }
 
-// versionInfo is what `reaper version` prints.
-type versionInfo struct {
-	Version string `json:"version"`
-	// Commit and CommitTime are the VCS revision the toolchain stamped
-	// ("" when it stamped none); Modified says the tree had changes.
-	Commit     string `json:"commit"`
-	CommitTime string `json:"commit_time,omitempty"`
-	Modified   bool   `json:"modified,omitempty"`
-	OS         string `json:"os"`
-	Arch       string `json:"arch"`
-	Go         string `json:"go"`
-	Pidfd      bool   `json:"pidfd"`
-	Pidfs      bool   `json:"pidfs"`
-}
-
-// WriteTable implements audit.Tabular.
-func (v versionInfo) WriteTable(w io.Writer, _ audit.Style) error {
-	commit := "no commit stamped (built outside a git checkout, or with -buildvcs=false: 'make build' stamps it)"
-	if v.Commit != "" {
-		commit = "commit " + v.Commit
-		if v.Modified {
-			commit += " with uncommitted changes"
-		}
-		if v.CommitTime != "" {
-			commit += ", " + v.CommitTime
-		}
-	}
-	_, err := fmt.Fprintf(w, "reaper %s %s/%s %s\n%s\nsignals through pidfd: %s; pidfs inodes: %s\n",
-		v.Version, v.OS, v.Arch, v.Go, commit, yesNo(v.Pidfd), yesNo(v.Pidfs))
-	return err
-}
-
-func yesNo(b bool) string {
-	if b {
-		return "yes"
-	}
-	return "no (identity re-checked before each kill; min_age guards the rest)"
-}
-
-// buildInfo is this binary's version: the -X version, else the module
-// version or VCS revision the Go toolchain stamped into it.
-func buildInfo() versionInfo {
-	v := versionInfo{Version: version, Commit: commit, OS: runtime.GOOS, Arch: runtime.GOARCH, Go: runtime.Version()}
-	v.Pidfd, v.Pidfs = kill.PidfdSupported()
-	info, ok := debug.ReadBuildInfo()
-	var rev, at string
-	var modified bool
-	if ok {
-		for _, s := range info.Settings {
-			switch s.Key {
-			case "vcs.revision":
-				rev = s.Value
-			case "vcs.time":
-				at = s.Value
-			case "vcs.modified":
-				modified = s.Value == "true"
-			}
-		}
-	}
-	if v.Commit == "" || v.Commit == rev {
-		v.Commit, v.CommitTime, v.Modified = rev, at, modified
-	}
-	switch {
-	case v.Version != "":
-	case ok && info.Main.Version != "" && info.Main.Version != "(devel)":
-		v.Version = info.Main.Version
-	case v.Commit != "":
-		v.Version = "devel-" + v.Commit[:min(12, len(v.Commit))]
-		if v.Modified {
-			v.Version += "-dirty"
-		}
-	default:
-		v.Version = "(devel)"
-	}
-	return v
+// buildInfo is this binary's version (audit.BuildVersion).
+func buildInfo() audit.Version {
+	pidfd, pidfs := run.PidfdSupported()
+	return audit.BuildVersion(version, commit, pidfd, pidfs)
 }
 
 // versionString is the version alone (the root command's --version).

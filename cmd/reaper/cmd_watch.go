@@ -10,7 +10,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/orphanreaper/reaper/platform/host"
 	"github.com/orphanreaper/reaper/policy"
 	"github.com/orphanreaper/reaper/run"
 )
@@ -103,13 +102,14 @@ func runWatch(ctx context.Context, opts *watchOptions, g *globalOptions) error {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
+	notify, watchdog := run.ServiceManager()
 	cfg := run.WatchConfig{
 		ReapConfig: run.ReapConfig{Config: opts.config(pol, timeout, false), DryRun: opts.dryRun, LockFile: opts.lockFile,
 			LockWait: opts.lockTimeout, LogRepeats: opts.logRepeats, Records: opts.records(g)},
 		Backstop: opts.backstop,
 		Reload:   func() (*policy.Policy, error) { return resolvePolicy(opts.policyFile) },
-		Notify:   func(state string) { host.Notify(state) },
-		Watchdog: host.WatchdogInterval(),
+		Notify:   notify,
+		Watchdog: watchdog,
 		Log:      g.log,
 		OnPass: func(r *run.Reaped, trigger string) {
 			if err := r.Report.WriteQuiet(g.stdout); err != nil && g.log != nil {

@@ -4,12 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"strings"
 
 	"github.com/orphanreaper/reaper/audit"
 	"github.com/orphanreaper/reaper/ledger"
-	"github.com/orphanreaper/reaper/platform"
 	"github.com/orphanreaper/reaper/policy"
 	"github.com/orphanreaper/reaper/run"
 	"github.com/orphanreaper/reaper/setup"
@@ -77,14 +75,15 @@ func exitCode(err error, stderr io.Writer, cmdPath ...string) int {
 	var ce configError
 	var ne noInputError
 	var se *setup.UsageError
+	var np *run.NoProcessError
 	switch {
-	case errors.As(err, &ne):
+	case errors.As(err, &ne), errors.As(err, &np):
 		return exitNoInput
 	case (errors.As(err, &pe) || errors.As(err, &le)) && noInput(err):
 		return exitNoInput
 	case errors.As(err, &pe), errors.As(err, &le), errors.As(err, &ce):
 		return exitConfig
-	case errors.As(err, &ue), errors.As(err, &se):
+	case errors.As(err, &ue), errors.As(err, &se), errors.Is(err, run.ErrProcFlag):
 		help := "reaper"
 		if len(cmdPath) > 0 && cmdPath[0] != "" {
 			help = cmdPath[0]
@@ -95,14 +94,5 @@ func exitCode(err error, stderr io.Writer, cmdPath ...string) int {
 	return exitError
 }
 
-// noInput reports whether err says a file could not be opened at all —
-// missing, unreadable, not a regular file, a link refused — rather than
-// that it was read and is wrong.
-func noInput(err error) bool {
-	for _, e := range []error{fs.ErrNotExist, fs.ErrPermission, platform.ErrNotRegular, platform.ErrSymlink, platform.ErrNotOwner} {
-		if errors.Is(err, e) {
-			return true
-		}
-	}
-	return false
-}
+// noInput: a file named could not be opened at all (run.NoInput).
+var noInput = run.NoInput

@@ -4,12 +4,10 @@ package main
 
 import (
 	"context"
+	"github.com/orphanreaper/reaper/run"
 	"os"
 	"os/signal"
 	"syscall"
-
-	"github.com/orphanreaper/reaper/client/declared"
-	"github.com/orphanreaper/reaper/run/gather"
 )
 
 func main() {
@@ -28,7 +26,7 @@ func main() {
 // its parent, a root reaper, started it as one, and never returns then. It
 // runs before anything else: the child sets its limits first thing.
 func runReaderIfAsked() {
-	if len(os.Args) > 1 && os.Args[1] == gather.ChildCommand {
-		os.Exit(gather.ChildMain(os.Args[2:], os.Stdout, os.Stderr, clients, declared.FromSpec))
+	if len(os.Args) > 1 && os.Args[1] == run.ChildCommand {
+		os.Exit(run.ChildMain(os.Args[2:], os.Stdout, os.Stderr, clients))
 	}
 }

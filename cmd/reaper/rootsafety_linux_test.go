@@ -19,6 +19,7 @@ import (
 
 	"github.com/orphanreaper/reaper/internal/skips"
 	"github.com/orphanreaper/reaper/platform"
+	"github.com/orphanreaper/reaper/run"
 )
 
 // The tests of the threat model (docs/threat-model.md): an ordinary user
@@ -223,11 +224,11 @@ func TestFIFOStateFileDoesNotHang(t *testing.T) {
 // Threat 4, the bound: a process table that reads slowly (a seam stands in
 // for a loaded host) ends scan and reap at --timeout, nothing signalled.
 func TestSlowProcReadEndsAtTimeout(t *testing.T) {
-	orig := readSnapshot
-	t.Cleanup(func() { readSnapshot = orig })
-	readSnapshot = func(root string) (*platform.Snapshot, error) {
+	orig := run.ReadTable
+	t.Cleanup(func() { run.ReadTable = orig })
+	run.ReadTable = func(root string) (*platform.Snapshot, error) {
 		time.Sleep(5 * time.Second)
-		return orig(root)
+		return platform.ReadSnapshot(root)
 	}
 	for _, name := range []string{"scan", "reap"} {
 		var stdout bytes.Buffer
@@ -251,7 +252,7 @@ func TestSlowProcReadEndsAtTimeout(t *testing.T) {
 		}
 	}
 	// Control: without the seam's delay, the same run finishes.
-	readSnapshot = orig
+	run.ReadTable = orig
 	if err := runScan(context.Background(), &scanOptions{output: "json", journal: "off", timeout: 30 * time.Second},
 		&globalOptions{stdout: io.Discard, stderr: io.Discard}); err != nil {
 		t.Errorf("control: %v", err)

@@ -4,7 +4,7 @@ import (
 	"os"
 
 	"github.com/orphanreaper/reaper/audit"
-	"github.com/orphanreaper/reaper/platform"
+	"github.com/orphanreaper/reaper/run"
 )
 
 // colorWhens are the values --color takes.
@@ -14,7 +14,7 @@ var colorWhens = []string{"auto", "always", "never"}
 // locale is not UTF-8, colour as --color says, headings unless
 // --no-headers.
 func (g *globalOptions) tableStyle() audit.Style {
-	return audit.Style{ASCII: !utf8Locale(), Color: g.useColor(), NoHeaders: g.noHeaders}
+	return audit.Style{ASCII: !audit.UTF8Locale(), Color: g.useColor(), NoHeaders: g.noHeaders}
 }
 
 // write prints v on stdout in format (table or json).
@@ -22,23 +22,8 @@ func (g *globalOptions) write(v audit.Tabular, format string) error {
 	return audit.Write(g.stdout, v, format, g.tableStyle())
 }
 
-// useColor is --color: always or never decide; auto colours only a
-// terminal, and not when NO_COLOR is set to anything but "" (no-color.org:
-// a flag overrides it, the variable overrides the default) or TERM is
-// unset or "dumb" (a terminal that cannot draw them).
+// useColor is --color, for stdout (audit.UseColor).
 func (g *globalOptions) useColor() bool {
-	switch g.color {
-	case "always":
-		return true
-	case "never":
-		return false
-	}
-	if os.Getenv("NO_COLOR") != "" {
-		return false
-	}
-	if t := os.Getenv("TERM"); t == "" || t == "dumb" {
-		return false
-	}
-	f, ok := g.stdout.(*os.File)
-	return ok && platform.IsTerminal(f)
+	f, _ := g.stdout.(*os.File)
+	return audit.UseColor(g.color, f != nil && run.IsTerminal(f))
 }

@@ -5,6 +5,7 @@ package host
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -38,6 +39,11 @@ func RunCommand(argv []string, started func(pid int)) (int, error) {
 		var ee *exec.Error
 		if errors.As(err, &ee) {
 			return 0, &NotStartedError{fmt.Errorf("run %s: %w", argv[0], ee.Err)}
+		}
+		// A path that is not there or not executable: the exec failed.
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			return 0, &NotStartedError{fmt.Errorf("run %s: %w", argv[0], pe.Err)}
 		}
 		return 0, fmt.Errorf("run %s: %w", argv[0], err)
 	}

@@ -1,0 +1,141 @@
+package run
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/orphanreaper/reaper/audit"
+	"github.com/orphanreaper/reaper/policy"
+	"github.com/orphanreaper/reaper/scan"
+)
+
+// NoProcessError is a pid explain was asked about that the table does
+// not hold.
+type NoProcessError struct{ PID int }
+
+func (e *NoProcessError) Error() string {
+	return fmt.Sprintf("no process %d in the process table", e.PID)
+}
+
+// Explain tells the story of one process of the pass: who it is, its
+// ancestors up to PID 1 and what the scan makes of each, whether its tree
+// is a finding and why, and every rule of the policy in order. A pass for
+// explain asks who writes to every open stdin (Config.EveryStdin).
+func (p *Pass) Explain(pid int) (*audit.Explanation, error) {
+	t, pol, plan := p.Table, p.Config.Policy, p.Plan
+	s := t.Snap
+	i := s.Index(pid)
+	if i < 0 {
+		return nil, &NoProcessError{pid}
+	}
+	proc := &s.Procs[i]
+	rep := p.Report()
+
+	e := &audit.Explanation{SchemaVersion: audit.SchemaVersion, Policy: rep.Policy, PID: pid,
+		Cmdline: s.CommandLine(proc), AgeSeconds: int64(s.Age(proc) / time.Second), RSSBytes: proc.RSS, Rules: []policy.RuleVerdict{}}
+	e.UID, e.User = audit.ProcessUser(s, proc)
+	e.Ancestors = ancestors(t.Result, i)
+
+	switch {
+	case proc.KernelThread():
+		e.Verdict, e.Why = "kernel-thread", "a kernel thread: never a finding, never signalled"
+	case proc.Zombie():
+		e.Verdict, e.Why = "zombie", "a zombie: it has exited, and only its parent can clear it; never signalled"
+	}
+	if e.Verdict == "" {
+		for k := range rep.Findings {
+			if f := &rep.Findings[k]; slices.Contains(f.PIDs, pid) {
+				e.Verdict, e.Finding = "finding", f
+				e.Why = fmt.Sprintf("its tree (root %d) is orphaned and rule %q matches it", f.RootPID, f.Rule)
+			}
+		}
+		for _, it := range plan.Items {
+			if e.Finding != nil && it.Finding.Root.PID == e.Finding.RootPID {
+				e.Rules = pol.Verdicts(s, it.Finding)
+			}
+		}
+	}
+	if e.Verdict == "" {
+		for _, f := range plan.UnmatchedFindings {
+			if slices.ContainsFunc(f.Members, func(m scan.Member) bool { return m.Proc.PID == pid }) {
+				e.Verdict = "unmatched"
+				e.Why = fmt.Sprintf("its tree (root %d) is orphaned, but no rule of the policy matches it: it is only listed (scan --all)", f.Root.PID)
+				e.Finding = audit.NewFinding(s, f)
+				e.Rules = pol.Verdicts(s, f)
+			}
+		}
+	}
+	if e.Verdict == "" {
+		e.Verdict, e.Why = "not-orphaned", notOrphaned(t.Result, i)
+	}
+	return e, nil
+}
+
+// ancestors lists the processes above index i, each with its role.
+func ancestors(res *scan.Result, i int) []audit.Ancestor {
+	t, s := res.Tree, res.Tree.Snap
+	out := []audit.Ancestor{}
+	t.Ancestors(i, func(j int) bool {
+		a := &s.Procs[j]
+		role := ""
+		switch {
+		case a.PID == 1:
+			role = "init"
+		case res.IsSubreaper(j):
+			role = "subreaper"
+		}
+		if name, ok := res.LiveOwner(a); ok {
+			role = strings.TrimSpace(role + " live owner " + name)
+		}
+		out = append(out, audit.Ancestor{PID: a.PID, Cmdline: s.CommandLine(a), Role: role})
+		return true
+	})
+	return out
+}
+
+// notOrphaned says why the process at index i is in no finding.
+func notOrphaned(res *scan.Result, i int) string {
+	t, s := res.Tree, res.Tree.Snap
+	p := &s.Procs[i]
+	if why, ok := res.OwnedRun(p.PID); ok {
+		return "a live owner's running run: " + why
+	}
+	if why, ok := res.InUse(p.PID); ok {
+		return "reparented, but " + why + ": that process still speaks to it"
+	}
+	var owner string
+	t.Ancestors(i, func(j int) bool {
+		if name, ok := res.LiveOwner(&s.Procs[j]); ok {
+			owner = fmt.Sprintf("%s (pid %d)", name, s.Procs[j].PID)
+			return false
+		}
+		return true
+	})
+	if owner != "" {
+		return "a live owner holds it: its ancestor " + owner + " is running"
+	}
+	parent := t.Parent(i)
+	switch {
+	case p.PID == 1:
+		return "PID 1 is init"
+	case parent < 0:
+		return fmt.Sprintf("its parent %d is not visible here (hidepid, or another PID namespace): never treated as an orphan", p.PPID)
+	}
+	// The top of its tree: the last ancestor below init or a subreaper.
+	top := i
+	t.Ancestors(i, func(j int) bool {
+		if s.Procs[j].PID == 1 || res.IsSubreaper(j) {
+			return false
+		}
+		top = j
+		return true
+	})
+	tp := t.Parent(top)
+	if tp >= 0 && (s.Procs[tp].PID == 1 || res.IsSubreaper(tp)) {
+		return fmt.Sprintf("its tree's top, %d, is a child of %d (%s) but is not an orphan the scan takes: a service, a login session or a protected process, not an agent's leftover",
+			s.Procs[top].PID, s.Procs[tp].PID, s.CommandLine(&s.Procs[tp]))
+	}
+	return fmt.Sprintf("its parent %d (%s) is alive and is neither init nor a subreaper: it was never reparented", s.Procs[parent].PID, s.CommandLine(&s.Procs[parent]))
+}

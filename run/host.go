@@ -1,0 +1,64 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"time"
+
+	"github.com/orphanreaper/reaper/client"
+	"github.com/orphanreaper/reaper/client/declared"
+	"github.com/orphanreaper/reaper/ledger"
+	"github.com/orphanreaper/reaper/platform"
+	"github.com/orphanreaper/reaper/platform/host"
+	"github.com/orphanreaper/reaper/platform/kill"
+	"github.com/orphanreaper/reaper/run/gather"
+)
+
+// What the command line asks of the host, through run: cmd maps flags and
+// errors and reads no process table, state or platform of its own.
+
+// ChildCommand is the hidden first argument that makes the binary the
+// reader child that reads one user's state as that user (gather).
+const ChildCommand = gather.ChildCommand
+
+// ChildMain is the reader child's main, knowing cs and the clients a
+// policy declares; it returns the exit status.
+func ChildMain(args []string, stdout, stderr io.Writer, cs client.Set) int {
+	return gather.ChildMain(args, stdout, stderr, cs, declared.FromSpec)
+}
+
+// IsTerminal reports whether f is a terminal.
+func IsTerminal(f *os.File) bool { return platform.IsTerminal(f) }
+
+// ServiceManager is a watch's side of the service manager, from what
+// systemd set in the environment: how to notify it, and how often it
+// wants WATCHDOG=1 (0: never).
+func ServiceManager() (notify func(state string), watchdog time.Duration) {
+	return func(state string) { host.Notify(state) }, host.WatchdogInterval()
+}
+
+// NoInput reports whether err says a file could not be opened at all —
+// missing, unreadable, not a regular file, a link refused — rather than
+// that it was read and is wrong.
+func NoInput(err error) bool {
+	for _, e := range []error{fs.ErrNotExist, fs.ErrPermission, platform.ErrNotRegular, platform.ErrSymlink, platform.ErrNotOwner} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
+// ReadPath reads one path the operator names — a v1 ledger file, or a
+// client's state dir (as its owner, in a reader child, when root) — for
+// ledger validate.
+func ReadPath(ctx context.Context, path string, cs client.Set) ([]*ledger.Ledger, []error) {
+	return gather.ReadPath(ctx, path, cs)
+}
+
+// PidfdSupported says whether this kernel gives pidfds, and pidfs (for
+// reaper version).
+func PidfdSupported() (pidfd, pidfs bool) { return kill.PidfdSupported() }

@@ -1,0 +1,104 @@
+package run
+
+import (
+	"context"
+	"slices"
+
+	"github.com/orphanreaper/reaper/audit"
+	"github.com/orphanreaper/reaper/platform"
+	"github.com/orphanreaper/reaper/policy"
+	"github.com/orphanreaper/reaper/scan"
+)
+
+// Pass is one pass over the process table and the decision about it: the
+// value every verb reads. scan reports it, explain and pty are views of
+// it, reap acts on it and returns it with its results, a watch re-arms
+// from what its reap returned.
+type Pass struct {
+	*Table
+	Config Config
+	Plan   *policy.Plan
+}
+
+// Scan is one pass, its phases in order:
+//
+//  1. the table (platform.ReadSnapshot), with the clients' state read
+//     beside it (gather.Begin);
+//  2. the evidence: the ledgers and state the table's owners and orphans
+//     lead to (gather.Load), before the scan;
+//  3. attribution (scan.Scan): the orphaned trees, who owns them, what
+//     each is;
+//  4. the decision (Table.Decide): the findings' details read, each
+//     finding's rule, who writes to the matched stdin, then policy's
+//     verdict — pure but for that one read.
+//
+// mode is what the run will do with the plan.
+func Scan(ctx context.Context, cfg Config, mode policy.Mode) (*Pass, error) {
+	t, err := Collect(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Pass{Table: t, Config: cfg, Plan: t.Decide(cfg, mode)}, nil
+}
+
+// Decide makes the plan of t under cfg's policy, for mode: the one place
+// a plan's options are made. Its phases:
+//
+//   - cfg.Only drops the findings a run does not own (reaper run);
+//   - the details policy asks of each finding's members are read (the
+//     table's one read after the scan: platform.Snapshot.Load);
+//   - each finding's rule (policy.MatchAll: reads nothing);
+//   - who writes to an open stdin, asked of the findings a rule takes
+//     (scan.Result.ResolveInUse), of every finding for explain
+//     (EveryStdin), and of the unmatched for scan --all (All);
+//   - the decision (policy.Decide: reads nothing).
+func (t *Table) Decide(cfg Config, mode policy.Mode) *policy.Plan {
+	res, pol := t.Result, cfg.Policy
+	if cfg.Only != nil {
+		res.Findings = slices.DeleteFunc(res.Findings, func(f scan.Finding) bool { return !cfg.Only(&f) })
+	}
+	var members []*platform.Process
+	for _, f := range res.Findings {
+		for _, m := range f.Members {
+			members = append(members, m.Proc)
+		}
+	}
+	t.Snap.Load(members)
+	m := pol.MatchAll(res, policy.PlanOptions{Mode: mode, UID: t.UID(), Doubts: t.Doubts})
+	if cfg.EveryStdin {
+		res.ResolveAllInUse() // a person asks: who writes to every open stdin
+	} else {
+		res.ResolveInUse(m.Roots())
+	}
+	plan := pol.Decide(res, m)
+	if cfg.All && len(plan.UnmatchedFindings) > 0 {
+		// Those in use are no orphans: asked now, for the trees listed.
+		roots := make([]int, len(plan.UnmatchedFindings))
+		for k, f := range plan.UnmatchedFindings {
+			roots[k] = f.Root.PID
+		}
+		res.ResolveInUse(roots)
+		plan.UnmatchedFindings = slices.DeleteFunc(plan.UnmatchedFindings, func(f *scan.Finding) bool {
+			_, used := res.InUse(f.Root.PID)
+			return used
+		})
+		plan.Unmatched = len(plan.UnmatchedFindings)
+	}
+	return plan
+}
+
+// Report makes the pass's report: every process it names is read now —
+// command lines, terminals held, activity — so that nothing is read after
+// (a reap makes it before it acts, and only records the outcomes later).
+// With Config.All it lists the trees no rule matched too.
+func (p *Pass) Report() *audit.Report {
+	pol, t, plan := p.Config.Policy, p.Table, p.Plan
+	rep := audit.NewReport(pol, t.Result, plan)
+	rep.Errors = append(rep.Errors, t.Problems...)
+	inspect(t, plan).apply(rep)
+	if p.Config.All {
+		rep.AddUnmatched(pol, t.Result, plan)
+	}
+	rep.SetWarnings(pol, t.Snap) // with what those reads added
+	return rep
+}

@@ -1,0 +1,78 @@
+package run
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/orphanreaper/reaper/client"
+	"github.com/orphanreaper/reaper/client/declared"
+	"github.com/orphanreaper/reaper/policy"
+)
+
+// SystemPolicy is the policy a root reaper reads by default.
+const SystemPolicy = "/etc/reaper/policy.toml"
+
+// ClientsOf are the clients a run with pol knows: base (the shipped list
+// cmd hands down) and those pol declares with session files
+// (client/declared).
+func ClientsOf(base client.Set, pol *policy.Policy) client.Set {
+	list := declared.Clients(pol)
+	if len(list) == 0 {
+		return base
+	}
+	return client.NewSet(append(slices.Clone(base.All()), list...)...)
+}
+
+// PolicyClients is what a policy is told of the clients of cs.
+func PolicyClients(cs client.Set) policy.Clients {
+	return policy.Clients{Owners: cs.Owners(), Marks: cs.Marks(), Names: cs.Names()}
+}
+
+// LoadPolicy loads file, else the first default location that exists,
+// else the embedded default, told of cs. A default file that exists but
+// can't be read is an error, not a reason to fall back.
+func LoadPolicy(file string, cs client.Set) (*policy.Policy, error) {
+	if file != "" {
+		return policy.Load(file, PolicyClients(cs))
+	}
+	for _, path := range DefaultPolicyPaths() {
+		_, err := os.Stat(path)
+		if err == nil {
+			return policy.Load(path, PolicyClients(cs))
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return nil, &policy.Error{File: path, Msg: err.Error()}
+		}
+	}
+	return policy.Default(PolicyClients(cs)), nil
+}
+
+// DefaultPolicyPaths are where a policy is looked for when none is named:
+// /etc/reaper/policy.toml for root, else the user's
+// $XDG_CONFIG_HOME/reaper/policy.toml (~/.config when unset).
+func DefaultPolicyPaths() []string {
+	if EUID() == 0 {
+		return []string{SystemPolicy}
+	}
+	dir := os.Getenv("XDG_CONFIG_HOME")
+	if dir == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return nil
+		}
+		dir = filepath.Join(home, ".config")
+	}
+	return []string{filepath.Join(dir, "reaper", "policy.toml")}
+}
+
+// PolicyPathText is where this user's policy would be written, as a
+// person types it (for doctor's and setup's words).
+func PolicyPathText() string {
+	if EUID() == 0 {
+		return SystemPolicy
+	}
+	return filepath.Join("~", ".config", "reaper", "policy.toml")
+}
