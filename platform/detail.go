@@ -342,15 +342,18 @@ func (s *Snapshot) readDetail(pid int, d detail) ([]byte, error) {
 func (s *Snapshot) Reads() int { return s.reads }
 
 // Load reads now what policy asks of procs — command line, environment,
-// cgroup and real uid — those not read yet: the pass's one read after
-// the table, so that matching rules and deciding read nothing.
-func (s *Snapshot) Load(procs []*Process) {
+// cgroup, and with uids their real uids — those not read yet: the pass's
+// one read after the table, so that matching rules and deciding read
+// nothing.
+func (s *Snapshot) Load(procs []*Process, uids bool) {
 	s.Prefetch(procs)
 	for _, p := range procs {
 		s.Cmdline(p)
 		s.Cgroup(p)
-		s.UID(p)
 		s.environ(p)
+		if uids {
+			s.UID(p)
+		}
 	}
 }
 

@@ -105,6 +105,25 @@ type Matches struct {
 // Roots are the root pids of the findings a rule takes.
 func (m *Matches) Roots() []int { return m.roots }
 
+// Rule is the rule that takes finding i of the result, or nil.
+func (m *Matches) Rule(i int) *Rule { return m.rules[i] }
+
+// NamesUsers reports whether a rule or [[protect]] entry puts a condition
+// on users: then matching reads the uid of every finding's root.
+func (p *Policy) NamesUsers() bool {
+	for _, m := range p.matchers() {
+		if m.UIDs != nil {
+			return true
+		}
+	}
+	for _, r := range p.Rules {
+		if r.UIDs != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // MatchAll finds each finding's rule: the first phase of the decision,
 // pure — it reads only what the table already holds (a pass loads the
 // findings' details first, platform.Snapshot.Load).

@@ -15,7 +15,7 @@ func (p *Policy) Plan(res *scan.Result, opt PlanOptions) *Plan {
 			procs = append(procs, m.Proc)
 		}
 	}
-	res.Tree.Snap.Load(procs)
+	res.Tree.Snap.Load(procs, true)
 	m := p.MatchAll(res, opt)
 	res.ResolveInUse(m.Roots())
 	return p.Decide(res, m)

@@ -162,20 +162,17 @@ func collect(ctx context.Context, cfg Config) (*Table, error) {
 	// Of the environments read, keep what the policy, the scan and the
 	// clients' adapters look up.
 	snap.KeepEnv(append(pol.EnvNames(), cfg.Clients.EnvNames()...))
-	var set *gather.Set
-	res, err := scan.Scan(snap, pol.ScanConfig(), func(owners, roots []*platform.Process) (scan.Evidence, error) {
-		var err error
-		if set, err = gather.Load(ctx, opts, pending, snap, owners, roots); err != nil {
-			return scan.Evidence{}, err
-		}
-		ev := set.Evidence
-		ev.Advise, ev.Sample = cfg.Advise, sampleActivity(snap)
-		return ev, nil
-	})
+	// The scan's two phases, the evidence read between them: gather is
+	// called here, by the run, never by scan.
+	res := scan.Table(snap, pol.ScanConfig())
+	set, err := gather.Load(ctx, opts, pending, snap, res.LiveOwners(), res.Roots())
 	if err != nil {
 		snap.Close()
 		return nil, err
 	}
+	ev := set.Evidence
+	ev.Advise, ev.Sample = cfg.Advise, sampleActivity(snap)
+	res.Attribute(ev)
 	snap.Warnings = append(snap.Warnings, set.Warnings...)
 	for _, ig := range res.Ignored {
 		snap.Warnings = append(snap.Warnings, ig.String())

@@ -1,11 +1,19 @@
 // Package run is one run of reaper, start to finish, in the order the
-// data flows: the lock, the deadline, the process table, the clients'
-// state (run/gather, read as each state dir's owner), the scan, the plan,
-// the re-read that spares what became owned, the report, the execution
-// and the record it leaves (audit log, journal, metrics). cmd/reaper maps
-// flags to a Config and errors to exit codes, and prints; everything
-// between is here, and tested without building the binary.
+// data flows. A pass (Scan) is its phases in one function: the process
+// table, the evidence (run/gather, each state dir read as its owner, and
+// called by run — never by scan), attribution (scan), the findings'
+// details and each finding's rule (policy.MatchAll), who writes to the
+// matched stdin (the one read after the table), and the decision
+// (policy.Decide); Table.Decide is the one place a plan's options are
+// made. The Pass is the value every verb reads: scan reports it, explain
+// and pty are views of it (Pass.Explain, Pass.PTYs), ledger show is
+// Ledgers, 'reaper run --' is Wrap, doctor scans through it, and Reap
+// takes the lock, makes a pass, re-reads what became owned, reports,
+// executes and records — a watch re-arms from what its reap returned
+// before the pass is recorded.
 //
+// cmd/reaper maps flags to a Config and errors to exit codes, and prints;
+// everything between is here, and tested without building the binary.
 // run never prints to stdout and never decides an exit status: it returns
 // the report and the outcomes.
 package run

@@ -45,9 +45,11 @@ func Scan(ctx context.Context, cfg Config, mode policy.Mode) (*Pass, error) {
 // a plan's options are made. Its phases:
 //
 //   - cfg.Only drops the findings a run does not own (reaper run);
-//   - the details policy asks of each finding's members are read (the
-//     table's one read after the scan: platform.Snapshot.Load);
-//   - each finding's rule (policy.MatchAll: reads nothing);
+//   - each finding's rule (policy.MatchAll: reads nothing), its root's
+//     details read first (the table's one read after the scan, in two
+//     steps: platform.Snapshot.Load);
+//   - the details of the members of the findings a rule takes, for the
+//     gate;
 //   - who writes to an open stdin, asked of the findings a rule takes
 //     (scan.Result.ResolveInUse), of every finding for explain
 //     (EveryStdin), and of the unmatched for scan --all (All);
@@ -57,14 +59,9 @@ func (t *Table) Decide(cfg Config, mode policy.Mode) *policy.Plan {
 	if cfg.Only != nil {
 		res.Findings = slices.DeleteFunc(res.Findings, func(f scan.Finding) bool { return !cfg.Only(&f) })
 	}
-	var members []*platform.Process
-	for _, f := range res.Findings {
-		for _, m := range f.Members {
-			members = append(members, m.Proc)
-		}
-	}
-	t.Snap.Load(members)
+	loadRoots(t, pol)
 	m := pol.MatchAll(res, policy.PlanOptions{Mode: mode, UID: t.UID(), Doubts: t.Doubts})
+	loadMatched(t, m)
 	if cfg.EveryStdin {
 		res.ResolveAllInUse() // a person asks: who writes to every open stdin
 	} else {
@@ -85,6 +82,31 @@ func (t *Table) Decide(cfg Config, mode policy.Mode) *policy.Plan {
 		plan.Unmatched = len(plan.UnmatchedFindings)
 	}
 	return plan
+}
+
+// loadRoots reads what matching a rule asks of each finding's root: its
+// details (most read by the scan already), and its uid where the reaper
+// is not root (its scope) or the policy names users.
+func loadRoots(t *Table, pol *policy.Policy) {
+	roots := make([]*platform.Process, len(t.Result.Findings))
+	for i, f := range t.Result.Findings {
+		roots[i] = f.Root
+	}
+	t.Snap.Load(roots, t.UID() != 0 || pol.NamesUsers())
+}
+
+// loadMatched reads what deciding asks of the members of each finding a
+// rule takes: their details and uids, for the gate.
+func loadMatched(t *Table, m *policy.Matches) {
+	var members []*platform.Process
+	for i, f := range t.Result.Findings {
+		if m.Rule(i) != nil {
+			for _, mb := range f.Members {
+				members = append(members, mb.Proc)
+			}
+		}
+	}
+	t.Snap.Load(members, true)
 }
 
 // Report makes the pass's report: every process it names is read now —

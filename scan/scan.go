@@ -43,34 +43,51 @@ type Result struct {
 	stdinDoubt map[int]string
 }
 
-// Scan builds the tree of snap, finds the orphaned trees in it, and folds
-// in the evidence gather reads — in one call, in the one right order
-// (Evidence). It reads details only for roots whose parent is init or a
-// subreaper, for their ancestors, and for the owner pids they name.
+// A scan is two phases, which a run calls in turn with its evidence read
+// between them:
 //
-// gather (nil: no evidence) is called once, when the table is scanned,
-// with the live owners the scan met — every candidate root's ancestors and
-// the pids markers named, checked — whose environments may name state to
-// read. Its error ends the scan.
-func Scan(snap *platform.Snapshot, cfg Config, gather Gather) (*Result, error) {
-	r := scanTable(snap, cfg)
-	if gather == nil {
-		r.ApplyPIDMarks() // the clients' marks need no evidence read
-		r.ApplyLeaders()
-		r.ApplyHeadless()
-		r.ApplyStdin()
-		return r, nil
-	}
+//	r := scan.Table(snap, cfg)            // the orphaned trees of the table alone
+//	ev := read(r.LiveOwners(), r.Roots())  // what the owners and roots lead to
+//	r.Attribute(ev)                        // folded in, in the one right order
+//
+// Table reads details only for roots whose parent is init or a subreaper,
+// for their ancestors, and for the owner pids they name.
+
+// Table is a scan's first phase: the tree of snap and the orphaned trees
+// in it, nothing attributed yet.
+func Table(snap *platform.Snapshot, cfg Config) *Result { return scanTable(snap, cfg) }
+
+// Roots are the roots of the orphaned trees Table found: with
+// LiveOwners, whose state a run reads before Attribute.
+func (r *Result) Roots() []*platform.Process {
 	roots := make([]*platform.Process, len(r.Findings))
 	for k := range r.Findings {
 		roots[k] = r.Findings[k].Root
 	}
-	ev, err := gather(r.LiveOwners(), roots)
-	if err != nil {
-		return nil, err
-	}
+	return roots
+}
+
+// Attribute is a scan's second phase: the evidence folded in (apply, in
+// the one order that is right), then who is attached to each root's
+// stdin. Evidence{} attributes by the clients' marks alone.
+func (r *Result) Attribute(ev Evidence) {
 	r.apply(ev)
 	r.ApplyStdin()
+}
+
+// Scan is both phases in one call, for tests and tools that hold their
+// evidence already: gather (nil: none) is given the live owners and the
+// roots, and its error ends the scan.
+func Scan(snap *platform.Snapshot, cfg Config, gather Gather) (*Result, error) {
+	r := Table(snap, cfg)
+	var ev Evidence
+	if gather != nil {
+		var err error
+		if ev, err = gather(r.LiveOwners(), r.Roots()); err != nil {
+			return nil, err
+		}
+	}
+	r.Attribute(ev)
 	return r, nil
 }
 

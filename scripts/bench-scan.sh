@@ -4,10 +4,11 @@
 #
 # Builds a population of N extra real processes, then times `reaper scan`,
 # `ps -e -o pid,ppid,pgid,sid,tty,stat,lstart,rss,uid,args` and the floor
-# (scripts/statfloor: one openat+read+close of every /proc/PID/stat on one
-# thread, nothing parsed) alternately, in a random order each rep so all
-# three see the same machine state, and prints the medians, the medians of
-# the per-rep ratios to ps and to the floor, and the peak RSS of each: the
+# (scripts/statfloor: one openat+read+close of every /proc/PID/stat, on as
+# many goroutines as reaper's stat pass, nothing parsed) alternately, in a
+# random order each rep so all three see the same machine state, and
+# prints the medians, the medians of the per-rep ratios to ps and to the
+# floor, and the peak RSS of each: the
 # process's own VmHWM at its exit (scripts/peakrss), not GNU time's %M,
 # which is the larger of a process's peak and its largest reaped child's —
 # a root reaper's reader children would be counted as the reaper.
@@ -223,7 +224,7 @@ for ((i = 0; i < REPS; i++)); do fl_ps+=("$(awk -v f="${fl_t[i]}" -v p="${ps_t[i
 
 printf '\n%-40s %10s %13s %8s %9s\n' "command (N=$N, $REPS reps)" "median ms" "peak RSS MiB" "× ps" "× floor"
 printf '%-40s %10s %13s %8s %9s\n' "ps -e -o pid,ppid,pgid,sid,tty,stat,…" "$(median "${ps_t[@]}")" "$(peak "${ps_cmd[@]}")" "1.00" ""
-printf '%-40s %10s %13s %8s %9s\n' "floor (every /proc/PID/stat, 1 thread)" "$(median "${fl_t[@]}")" "$(peak "${floor_cmd[@]}")" "$(median "${fl_ps[@]}")" "1.00"
+printf '%-40s %10s %13s %8s %9s\n' "floor (every /proc/PID/stat, $(nproc) thr.)" "$(median "${fl_t[@]}")" "$(peak "${floor_cmd[@]}")" "$(median "${fl_ps[@]}")" "1.00"
 printf '%-40s %10s %13s %8s %9s\n' "reaper scan" "$(median "${re_t[@]}")" "$(peak "${reaper_cmd[@]}")" "$(median "${ratio[@]}")" "$(median "${fratio[@]}")"
 if (( USERS > 0 )); then
 	printf '%-40s %10s %13s %8s %9s\n' "reaper scan, $USERS users' state" "$(median "${st_t[@]}")" "$(peak "${state_cmd[@]}")" "" ""

@@ -82,7 +82,7 @@ func (l *dirList) add(d Dir) {
 // from / — and a value seen once is not checked again.
 // A dir guessed below a process's HOME (guessed) that does not exist is
 // no warning.
-func (l *dirList) addNamed(name, dir string, uid uint32, from string, guessed bool) {
+func (l *dirList) addNamed(name, dir string, uidOf func() uint32, from string, guessed bool) {
 	if l.seen == nil {
 		l.seen, l.named = map[string]bool{}, map[uint32]int{}
 	}
@@ -91,6 +91,10 @@ func (l *dirList) addNamed(name, dir string, uid uint32, from string, guessed bo
 		return
 	}
 	l.seen[key] = true
+	// The namer's uid is read for a dir not seen before alone: as root it
+	// is a read of the process's status, and a thousand orphans of one
+	// user name the same dirs.
+	uid := uidOf()
 	if l.named[uid] >= maxNamedPerUID {
 		l.refused(fmt.Sprintf("%s: state dir %s not read: uid %d's processes named more than %d state dirs", from, dir, uid, maxNamedPerUID))
 		return

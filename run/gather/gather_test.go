@@ -114,12 +114,12 @@ func TestNamedBound(t *testing.T) {
 	var l dirList
 	for i := 0; i < maxNamedPerUID+3; i++ {
 		d := t.TempDir()
-		l.addNamed("openclaw", d, uint32(os.Geteuid()), "pid 1", false)
+		l.addNamed("openclaw", d, func() uint32 { return uint32(os.Geteuid()) }, "pid 1", false)
 	}
 	if len(l.dirs) != maxNamedPerUID || len(l.refuse) != 3 || !strings.Contains(l.refuse[0], "named more than") {
 		t.Errorf("%d dirs, refusals %q: want %d and 3", len(l.dirs), l.refuse, maxNamedPerUID)
 	}
-	l.addNamed("openclaw", "../x", 1, "pid 2", false) // another uid: uid 0 has used its bound
+	l.addNamed("openclaw", "../x", func() uint32 { return 1 }, "pid 2", false) // another uid: uid 0 has used its bound
 	if got := l.refuse[len(l.refuse)-1]; !strings.HasPrefix(got, "pid 2: state dir not read") {
 		t.Errorf("refusal %q does not name what named it", got)
 	}
@@ -132,15 +132,15 @@ func TestNamedBound(t *testing.T) {
 func TestGuessedDirMissing(t *testing.T) {
 	var l dirList
 	missing := filepath.Join(t.TempDir(), ".cline")
-	l.addNamed("cline", missing, uint32(os.Geteuid()), "orphan pid 7's HOME", true)
+	l.addNamed("cline", missing, func() uint32 { return uint32(os.Geteuid()) }, "orphan pid 7's HOME", true)
 	if len(l.refuse) != 0 || len(l.dirs) != 0 {
 		t.Errorf("guessed and missing: refusals %q, dirs %v; want none", l.refuse, l.dirs)
 	}
-	l.addNamed("openclaw", missing, uint32(os.Geteuid()), "orphan pid 8's OPENCLAW_STATE_DIR", false)
+	l.addNamed("openclaw", missing, func() uint32 { return uint32(os.Geteuid()) }, "orphan pid 8's OPENCLAW_STATE_DIR", false)
 	if len(l.refuse) != 1 || !strings.Contains(l.refuse[0], "no such file") {
 		t.Errorf("control, named outright: refusals %q; want the missing dir", l.refuse)
 	}
-	l.addNamed("cline", t.TempDir(), uint32(os.Geteuid())+1, "orphan pid 9's HOME", true)
+	l.addNamed("cline", t.TempDir(), func() uint32 { return uint32(os.Geteuid()) + 1 }, "orphan pid 9's HOME", true)
 	if len(l.refuse) != 2 || !strings.Contains(l.refuse[1], "not by uid") {
 		t.Errorf("control, guessed but another uid's: refusals %q; want it refused", l.refuse)
 	}

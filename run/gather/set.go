@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -313,15 +314,19 @@ func Load(ctx context.Context, opts Options, pending *Pending, snap *platform.Sn
 			asked = p
 			dir, from := c.NamedDir(getenv)
 			if dir != "" {
-				list.addNamed(c.Info().Name, dir, snap.UID(p), fmt.Sprintf("%s pid %d's %s", what, p.PID, from), from == client.FromHome)
+				list.addNamed(c.Info().Name, dir, func() uint32 { return snap.UID(p) }, fmt.Sprintf("%s pid %d's %s", what, p.PID, from), from == client.FromHome)
 			}
 		}
 		for _, p := range liveOwners {
 			nameDirs(p, "live owner")
 		}
-		for i := range snap.Procs {
-			if p := &snap.Procs[i]; client.IsOwnProcess(c, p.Comm) && !p.Zombie() {
-				nameDirs(p, c.Info().Name)
+		// The client's own processes, by their comm: the set's Info is
+		// asked once, not for each of 10,000 processes.
+		if in := c.Info(); len(in.Comms) > 0 {
+			for i := range snap.Procs {
+				if p := &snap.Procs[i]; p.Comm != "" && slices.Contains(in.Comms, p.Comm) && !p.Zombie() {
+					nameDirs(p, in.Name)
+				}
 			}
 		}
 		for _, p := range roots {
