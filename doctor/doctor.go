@@ -2,6 +2,7 @@ package doctor
 
 import (
 	"context"
+	"os"
 	"runtime"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/orphanreaper/reaper/platform"
 	"github.com/orphanreaper/reaper/policy"
 	"github.com/orphanreaper/reaper/run"
+	"github.com/orphanreaper/reaper/setup"
 )
 
 // Config is what doctor is asked: the flags cmd maps, and what only cmd
@@ -79,7 +81,12 @@ func Diagnose(ctx context.Context, cfg Config) (*audit.Diagnosis, error) {
 	if pass != nil {
 		d.Checks = append(d.Checks, stateDirsCheck(pass.Dirs, uid, cs.Homes()), findingsCheck(pass.Plan, pol == nil))
 	}
-	d.Checks = append(d.Checks, lockCheck(lockFile), timer)
+	home, _ := os.UserHomeDir()
+	self, _ := os.Executable()
+	if p, err := setup.CheckedPath(self); err == nil {
+		self = setup.Stable(p)
+	}
+	d.Checks = append(d.Checks, lockCheck(lockFile), timer, hookCheck(cfg.Clients, os.Getenv, home, self))
 	if uid == 0 && len(argv) > 0 {
 		d.Checks = append(d.Checks, serviceBinaryCheck(argv))
 	}

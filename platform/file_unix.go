@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -332,4 +333,11 @@ func WhoCanReplace(path string) (string, error) {
 // take its truncation for a group).
 func PIDExists(pid int) bool {
 	return pid > 0 && pid <= math.MaxInt32 && unix.Kill(pid, 0) != unix.ESRCH
+}
+
+// OwnedBy reports whether the file fi describes (from os.Stat) belongs to
+// uid.
+func OwnedBy(fi os.FileInfo, uid int) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && int(st.Uid) == uid
 }

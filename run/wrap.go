@@ -41,8 +41,12 @@ type Wrap struct {
 	Log    *slog.Logger
 }
 
-// StartError is a CMD that could not be started.
-type StartError struct{ Err error }
+// StartError is a CMD that could not be started: not found (NotFound),
+// or found and not executable.
+type StartError struct {
+	Err      error
+	NotFound bool
+}
 
 func (e *StartError) Error() string { return e.Err.Error() }
 func (e *StartError) Unwrap() error { return e.Err }
@@ -79,7 +83,7 @@ func (w *Wrap) Run(argv []string) (status int, err error) {
 	code, err := host.RunCommand(argv, started)
 	var nf *host.NotStartedError
 	if errors.As(err, &nf) {
-		return 0, &StartError{err}
+		return 0, &StartError{err, nf.NotFound}
 	}
 	if err != nil {
 		return 0, err

@@ -46,16 +46,58 @@ or pass --binary with the path of a root-owned copy; for this user's processes o
 	return exe, nil
 }
 
-// Executable is this binary's absolute path, links resolved: what a unit
-// or a hook runs must not move when a link (npm's bin, Homebrew's opt) is
-// repointed mid-upgrade — it is resolved now, and install is run again
-// after one.
+// Executable is this binary's absolute path as a unit or a hook should
+// name it: links resolved (npm's bin is a launcher script; what a unit
+// runs must not change when a link is repointed mid-upgrade), but a
+// Homebrew keg's versioned Cellar path named by its opt link, which
+// `brew upgrade` repoints rather than deletes; and refused where it will
+// not last — Go's build cache ('go run'), npx's cache.
 func Executable() (string, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return "", err
 	}
-	return CheckedPath(exe)
+	if exe, err = CheckedPath(exe); err != nil {
+		return "", err
+	}
+	if why := Transient(exe); why != "" {
+		return "", fmt.Errorf("this binary is %s, %s: a hook or a service that named it would fail once it is gone. Install reaper for good first (npm install -g @orphanreaper/reaper, brew install orphanreaper/tap/reaper, go install github.com/orphanreaper/reaper/cmd/reaper@latest, or the .deb or .rpm), then run this again from that copy", exe, why)
+	}
+	return Stable(exe), nil
+}
+
+// Transient says why a binary at exe will not be there for long, or "":
+// in Go's build cache (go run), or in npx's cache (npx without an
+// install).
+func Transient(exe string) string {
+	slash := filepath.ToSlash(exe)
+	switch {
+	case strings.Contains(slash, "/go-build"):
+		return "in Go's build cache ('go run' builds it there and removes it)"
+	case strings.Contains(slash, "/_npx/"):
+		return "in npx's cache, which npm clears"
+	}
+	return ""
+}
+
+// Stable is exe with a Homebrew keg's versioned path (PREFIX/Cellar/NAME/
+// VERSION/REST) written as the keg's opt link (PREFIX/opt/NAME/REST),
+// which stays when `brew upgrade` removes the old version.
+func Stable(exe string) string {
+	slash := filepath.ToSlash(exe)
+	i := strings.Index(slash, "/Cellar/")
+	if i < 0 {
+		return exe
+	}
+	parts := strings.SplitN(slash[i+len("/Cellar/"):], "/", 3) // NAME, VERSION, REST
+	if len(parts) < 3 {
+		return exe
+	}
+	opt := filepath.FromSlash(slash[:i] + "/opt/" + parts[0] + "/" + parts[2])
+	if st, err := os.Stat(opt); err != nil || !st.Mode().IsRegular() {
+		return exe // no opt link to the same binary here: the path as it is
+	}
+	return opt
 }
 
 // CheckedPath is path with its links resolved, refused when it holds what

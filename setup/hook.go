@@ -66,7 +66,11 @@ func (h *Hook) Install(path, exe string) error { return h.edit(path, exe, true) 
 func (h *Hook) Uninstall(path string) error { return h.edit(path, "", false) }
 
 func (h *Hook) edit(path, exe string, install bool) error {
-	old, err := os.ReadFile(path)
+	target, mode, err := settingsFile(path)
+	if err != nil {
+		return err
+	}
+	old, err := os.ReadFile(target)
 	if errors.Is(err, fs.ErrNotExist) {
 		old, err = nil, nil
 	}
@@ -95,51 +99,156 @@ func (h *Hook) edit(path, exe string, install bool) error {
 		return nil
 	}
 	if h.DryRun {
-		fmt.Fprintf(h.Out, "would change %s:\n%s", path, lineDiff(string(old), string(updated)))
+		fmt.Fprintf(h.Out, "would change %s:\n%s", path, UnifiedDiff(path, string(old), string(updated)))
 		return nil
 	}
 	if old != nil {
-		now := time.Now
-		if h.Now != nil {
-			now = h.Now
-		}
-		backup := fmt.Sprintf("%s.reaper-backup-%s", path, now().Format("20060102T150405"))
-		if err := os.WriteFile(backup, old, 0o600); err != nil {
+		// One backup, beside the file: as it was before reaper's latest
+		// change (uninstall gives back the rest).
+		backup := target + ".reaper-backup"
+		if err := platform.WriteFileAtomic(backup, old, 0o600); err != nil {
 			return err
 		}
 		fmt.Fprintf(h.Out, "backed up  %s\n", backup)
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
 		return err
 	}
-	if err := platform.WriteFileAtomic(path, updated, 0o600); err != nil {
+	// Through a link to its target (a dotfiles layout keeps its link), in
+	// the file's own mode.
+	if err := platform.WriteFileAtomic(target, updated, mode); err != nil {
 		return err
 	}
-	fmt.Fprintf(h.Out, "changed    %s\n", path)
+	if target != path {
+		fmt.Fprintf(h.Out, "changed    %s (through the link, in %s)\n", path, target)
+	} else {
+		fmt.Fprintf(h.Out, "changed    %s\n", path)
+	}
 	return nil
 }
 
-// lineDiff shows the lines of b not in a as +, and of a not in b as -.
-func lineDiff(a, b string) string {
-	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
-	in := func(lines []string) map[string]int {
-		m := map[string]int{}
-		for _, l := range lines {
-			m[l]++
+// settingsFile is the file a settings edit writes — path, or the target
+// its links lead to, so that a dotfiles link stays a link — and the mode
+// to write it in: its own, or 0600 for a new one. A file this user does
+// not own, or may not write, is refused: the edit would replace it with
+// one of this user's, or undo a read-only the user chose.
+func settingsFile(path string) (string, os.FileMode, error) {
+	target, err := filepath.EvalSymlinks(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		if _, lerr := os.Lstat(path); lerr == nil {
+			return "", 0, fmt.Errorf("%s is a link to a file that is not there: not edited (make the file it names, or remove the link)", path)
 		}
-		return m
+		return path, 0o600, nil
 	}
-	ai, bi := in(al), in(bl)
+	if err != nil {
+		return "", 0, err
+	}
+	st, err := os.Stat(target)
+	if err != nil {
+		return "", 0, err
+	}
+	switch {
+	case !st.Mode().IsRegular():
+		return "", 0, fmt.Errorf("%s is not a regular file: not edited", target)
+	case !platform.OwnedBy(st, os.Geteuid()):
+		return "", 0, fmt.Errorf("%s belongs to another user: not edited (its owner can run this, or change its owner to you)", target)
+	case st.Mode().Perm()&0o200 == 0:
+		return "", 0, fmt.Errorf("%s is read-only (mode %04o): not edited; make it writable ('chmod u+w %s') if reaper may change it", target, st.Mode().Perm(), target)
+	}
+	return target, st.Mode().Perm(), nil
+}
+
+// UnifiedDiff is the change from a to b as `diff -u` prints it, with
+// three lines of context: the lines of a settings file are few.
+func UnifiedDiff(name, a, b string) string {
+	al, bl := splitLines(a), splitLines(b)
+	// The longest common subsequence, by a table: settings are short.
+	n, m := len(al), len(bl)
+	if n*m > 4_000_000 {
+		return fmt.Sprintf("--- %s\n+++ %s\n(%d lines against %d: too long to compare)\n", name, name, n, m)
+	}
+	lcs := make([][]int32, n+1)
+	for i := range lcs {
+		lcs[i] = make([]int32, m+1)
+	}
+	for i := n - 1; i >= 0; i-- {
+		for j := m - 1; j >= 0; j-- {
+			if al[i] == bl[j] {
+				lcs[i][j] = lcs[i+1][j+1] + 1
+			} else {
+				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
+			}
+		}
+	}
+	type op struct {
+		kind   byte // ' ', '-', '+'
+		text   string
+		ai, bi int
+	}
+	var ops []op
+	i, j := 0, 0
+	for i < n || j < m {
+		switch {
+		case i < n && j < m && al[i] == bl[j]:
+			ops = append(ops, op{' ', al[i], i, j})
+			i, j = i+1, j+1
+		case j < m && (i == n || lcs[i][j+1] >= lcs[i+1][j]):
+			ops = append(ops, op{'+', bl[j], i, j})
+			j++
+		default:
+			ops = append(ops, op{'-', al[i], i, j})
+			i++
+		}
+	}
 	var out strings.Builder
-	for _, l := range al {
-		if bi[l] == 0 {
-			fmt.Fprintf(&out, "- %s\n", l)
+	fmt.Fprintf(&out, "--- %s\n+++ %s\n", name, name)
+	const context = 3
+	for k := 0; k < len(ops); {
+		if ops[k].kind == ' ' {
+			k++
+			continue
 		}
-	}
-	for _, l := range bl {
-		if ai[l] == 0 {
-			fmt.Fprintf(&out, "+ %s\n", l)
+		// A hunk: from context lines before the change to context lines
+		// after the last change within 2*context of the one before.
+		start := max(k-context, 0)
+		end := k
+		for end < len(ops) {
+			if ops[end].kind != ' ' {
+				end++
+				continue
+			}
+			run := end
+			for run < len(ops) && ops[run].kind == ' ' {
+				run++
+			}
+			if run == len(ops) || run-end > 2*context {
+				end = min(end+context, len(ops))
+				break
+			}
+			end = run
 		}
+		var as, bs int
+		for _, o := range ops[start:end] {
+			if o.kind != '+' {
+				as++
+			}
+			if o.kind != '-' {
+				bs++
+			}
+		}
+		fmt.Fprintf(&out, "@@ -%d,%d +%d,%d @@\n", ops[start].ai+1, as, ops[start].bi+1, bs)
+		for _, o := range ops[start:end] {
+			fmt.Fprintf(&out, "%c%s\n", o.kind, o.text)
+		}
+		k = end
 	}
 	return out.String()
+}
+
+// splitLines is s's lines, without the newline that ends the last.
+func splitLines(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(strings.TrimSuffix(s, "\n"), "\n")
 }

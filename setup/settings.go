@@ -222,6 +222,43 @@ func ours(entry []byte) (made string, ok bool) {
 	return "", false
 }
 
+// FindHook returns the command of reaper's hook in the settings'
+// hooks.<event> array, and whether there is one.
+func FindHook(data []byte, event string) (string, bool, error) {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return "", false, nil
+	}
+	h, err := findEvent(data, event)
+	if err != nil {
+		return "", false, err
+	}
+	for _, e := range h.elems {
+		if _, ok := ours(data[e.start:e.end]); ok {
+			var entry struct {
+				Hooks []struct {
+					Command string `json:"command"`
+				} `json:"hooks"`
+			}
+			json.Unmarshal(data[e.start:e.end], &entry)
+			for _, c := range entry.Hooks {
+				if strings.Contains(c.Command, HookMark) {
+					return c.Command, true, nil
+				}
+			}
+		}
+	}
+	return "", false, nil
+}
+
+// HookBinary is the binary a hook's command (Command's shape) runs.
+func HookBinary(command string) string {
+	f := strings.Fields(strings.TrimPrefix(strings.TrimSpace(command), "("))
+	if len(f) == 0 {
+		return ""
+	}
+	return f[0]
+}
+
 // AddHook adds reaper's entry to the settings' hooks.<event> array, made
 // by entry from the mark its command must end with (HookMark and what was
 // made). An entry of reaper's that is there already is kept when it is

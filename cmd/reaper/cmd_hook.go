@@ -48,6 +48,8 @@ JSON, a key twice) is refused with its line and column. uninstall removes
 exactly what install added. With 'reaper run' (wrap a client) and 'reaper
 watch' (a service), this is the third way to stay clean.`,
 	}
+	cmd.Args = noArgs // an unknown subcommand is a usage error, not help
+	cmd.RunE = func(cmd *cobra.Command, args []string) error { return cmd.Help() }
 	cmd.AddCommand(newHookInstallCommand(g, true), newHookInstallCommand(g, false))
 	return cmd
 }
@@ -66,7 +68,7 @@ func newHookInstallCommand(g *globalOptions, install bool) *cobra.Command {
 		Use:       use,
 		Short:     short,
 		Example:   "  reaper hook " + strings.Fields(use)[0] + " claude-code --dry-run",
-		Args:      cobra.ExactArgs(1),
+		Args:      oneArg("CLIENT"),
 		ValidArgs: names,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			in, ok := hookClients()[args[0]]

@@ -57,7 +57,7 @@ and one started in CMD's last second; 'reaper watch' or the timer is the
 backstop for those.`,
 		Example: `  reaper run -- claude
   reaper run --audit-log ~/.local/state/reaper/audit.jsonl -- codex`,
-		Args: cobra.MinimumNArgs(1),
+		Args: someArgs("CMD"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if cmd.ArgsLenAtDash() != 0 {
 				return usagef("want: reaper run [flags] -- CMD [ARG...]")
@@ -90,7 +90,13 @@ func runRun(argv []string, opts *runOptions, g *globalOptions) error {
 	code, err := w.Run(argv)
 	var se *run.StartError
 	if errors.As(err, &se) {
-		return noInputError{err}
+		// As env, timeout and sudo: 127 not found, 126 not executable.
+		code := 126
+		if se.NotFound {
+			code = 127
+		}
+		fmt.Fprintf(g.stderr, "reaper run: %v\n", err)
+		return exitStatus(code)
 	}
 	if err != nil {
 		return err

@@ -42,6 +42,9 @@ func (o *scanOptions) AddFlags(f *pflag.FlagSet) {
 }
 
 func (o *scanOptions) validate() error {
+	if o.timeout < 0 {
+		return usagef("--timeout %s: want a duration of 0 or more (0: the default)", o.timeout)
+	}
 	switch o.journal {
 	case "auto", "on", "off":
 	default:

@@ -40,6 +40,8 @@ nothing that is already so; --dry-run prints what it would write and run.
 'reaper service uninstall' stops, disables and removes what install
 wrote, and nothing else. 'reaper doctor' checks the result.`,
 	}
+	cmd.Args = noArgs // an unknown subcommand is a usage error, not help
+	cmd.RunE = func(cmd *cobra.Command, args []string) error { return cmd.Help() }
 	cmd.AddCommand(newServiceInstallCommand(g), newServiceUninstallCommand(g))
 	return cmd
 }

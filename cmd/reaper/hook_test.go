@@ -30,7 +30,7 @@ func TestHookInstall(t *testing.T) {
 	if r.code != 0 || !strings.Contains(string(b), "reap --quiet --lock-timeout 1s >/dev/null 2>&1 &)") || !strings.Contains(string(b), setup.HookMark) {
 		t.Fatalf("install: exit %d\n%s%s\n%s", r.code, r.stdout, r.stderr, b)
 	}
-	backups, _ := filepath.Glob(settings + ".reaper-backup-*")
+	backups, _ := filepath.Glob(settings + ".reaper-backup*")
 	if len(backups) != 1 {
 		t.Errorf("backups %v, want one", backups)
 	} else if old, _ := os.ReadFile(backups[0]); string(old) != mine {

@@ -12,9 +12,12 @@ import (
 	"syscall"
 )
 
-// NotStartedError is a command that could not be started (not found, not
-// executable).
-type NotStartedError struct{ Err error }
+// NotStartedError is a command that could not be started: not found
+// (NotFound: on no PATH entry, or no such file), or not executable.
+type NotStartedError struct {
+	Err      error
+	NotFound bool
+}
 
 func (e *NotStartedError) Error() string { return e.Err.Error() }
 func (e *NotStartedError) Unwrap() error { return e.Err }
@@ -38,12 +41,12 @@ func RunCommand(argv []string, started func(pid int)) (int, error) {
 	if err := c.Start(); err != nil {
 		var ee *exec.Error
 		if errors.As(err, &ee) {
-			return 0, &NotStartedError{fmt.Errorf("run %s: %w", argv[0], ee.Err)}
+			return 0, &NotStartedError{fmt.Errorf("run %s: %w", argv[0], ee.Err), errors.Is(ee.Err, exec.ErrNotFound) || errors.Is(ee.Err, fs.ErrNotExist)}
 		}
 		// A path that is not there or not executable: the exec failed.
 		var pe *fs.PathError
 		if errors.As(err, &pe) {
-			return 0, &NotStartedError{fmt.Errorf("run %s: %w", argv[0], pe.Err)}
+			return 0, &NotStartedError{fmt.Errorf("run %s: %w", argv[0], pe.Err), errors.Is(pe.Err, fs.ErrNotExist)}
 		}
 		return 0, fmt.Errorf("run %s: %w", argv[0], err)
 	}

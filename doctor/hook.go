@@ -1,0 +1,77 @@
+package doctor
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+
+	"github.com/orphanreaper/reaper/audit"
+	"github.com/orphanreaper/reaper/client"
+	"github.com/orphanreaper/reaper/setup"
+)
+
+// hookCheck says whether the session-start hooks reaper installed in this
+// user's clients' settings run a binary that is there: a hook bound to a
+// binary that moved (an upgrade, a cache cleared) fails silently at every
+// session start, its output sent nowhere. As root it reads root's own
+// settings alone: root never parses what a user wrote.
+func hookCheck(cs client.Set, getenv func(string) string, home, self string) audit.Check {
+	c := audit.Check{Name: "hooks", Status: audit.CheckOK}
+	var found, broken []string
+	for _, cl := range cs.All() {
+		in := cl.Info()
+		if in.Hook == nil {
+			continue
+		}
+		h := &setup.Hook{Client: in}
+		path, err := h.Settings(getenv, home)
+		if err != nil {
+			continue
+		}
+		data, err := os.ReadFile(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			broken = append(broken, fmt.Sprintf("%s: %v", path, err))
+			continue
+		}
+		command, ok, err := setup.FindHook(data, in.Hook.Event)
+		switch {
+		case err != nil:
+			broken = append(broken, fmt.Sprintf("%s:%v", path, err))
+			continue
+		case !ok:
+			continue
+		}
+		bin := setup.HookBinary(command)
+		st, err := os.Stat(bin)
+		switch {
+		case err != nil:
+			broken = append(broken, fmt.Sprintf("%s's hook (%s) runs %s, which is not there", in.Title, path, bin))
+		case !st.Mode().IsRegular() || st.Mode()&0o111 == 0:
+			broken = append(broken, fmt.Sprintf("%s's hook (%s) runs %s, which is not an executable file", in.Title, path, bin))
+		default:
+			line := fmt.Sprintf("%s's hook (%s) runs %s", in.Title, path, bin)
+			if self != "" && bin != self {
+				line += " (not this binary, " + self + ")"
+			}
+			found = append(found, line)
+		}
+	}
+	switch {
+	case len(broken) > 0:
+		c.Status = audit.CheckFail
+		c.Summary = fmt.Sprintf("%s cannot run: every session start fails it, silently", audit.Plural(len(broken), "hook"))
+		c.Details = append(broken, found...)
+		c.Fix = "'reaper hook install CLIENT' from the reaper you keep (npm -g, Homebrew, go install, a package) binds it to that binary"
+	case len(found) > 0:
+		c.Summary = strings.Join(found, "; ")
+	default:
+		c.Status = audit.CheckInfo
+		c.Summary = "no session-start hook of reaper's in this user's clients' settings ('reaper hook install claude-code' adds one)"
+	}
+	return c
+}

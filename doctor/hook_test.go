@@ -1,0 +1,56 @@
+package doctor
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/orphanreaper/reaper/audit"
+	"github.com/orphanreaper/reaper/client"
+	"github.com/orphanreaper/reaper/setup"
+)
+
+// hooked is a client with Claude Code's hook facts.
+type hooked struct{ client.Client }
+
+func (hooked) Info() client.Info {
+	return client.Info{Name: "claude-code", Title: "Claude Code", Hook: &client.Hook{DirEnv: "CLAUDE_CONFIG_DIR", Dir: "~/.claude",
+		File: "settings.json", Event: "SessionStart", Matcher: "startup|resume"}}
+}
+
+// A hook whose binary is gone fails the check, with the fix; one whose
+// binary is there passes and names it; none is said, not failed.
+func TestHookCheck(t *testing.T) {
+	dir := t.TempDir()
+	env := func(name string) string {
+		if name == "CLAUDE_CONFIG_DIR" {
+			return dir
+		}
+		return ""
+	}
+	cs := client.NewSet(hooked{})
+	if c := hookCheck(cs, env, "", ""); c.Status != audit.CheckInfo {
+		t.Errorf("no settings: %+v", c)
+	}
+	install := func(bin string) {
+		os.Remove(filepath.Join(dir, "settings.json"))
+		h := &setup.Hook{Client: hooked{}.Info(), Out: &strings.Builder{}}
+		if err := h.Install(filepath.Join(dir, "settings.json"), bin); err != nil {
+			t.Fatal(err)
+		}
+	}
+	install(filepath.Join(dir, "gone", "reaper"))
+	if c := hookCheck(cs, env, "", ""); c.Status != audit.CheckFail || !strings.Contains(strings.Join(c.Details, "\n"), "is not there") || c.Fix == "" {
+		t.Errorf("a hook to a binary that is gone: %+v", c)
+	}
+	bin := filepath.Join(dir, "reaper")
+	os.WriteFile(bin, []byte("#!/bin/sh\n"), 0o755)
+	install(bin)
+	if c := hookCheck(cs, env, "", bin); c.Status != audit.CheckOK || !strings.Contains(c.Summary, bin) || strings.Contains(c.Summary, "not this binary") {
+		t.Errorf("a hook to this binary: %+v", c)
+	}
+	if c := hookCheck(cs, env, "", "/usr/bin/reaper"); c.Status != audit.CheckOK || !strings.Contains(c.Summary, "not this binary") {
+		t.Errorf("a hook to another binary: %+v", c)
+	}
+}

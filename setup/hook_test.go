@@ -1,0 +1,154 @@
+package setup
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/orphanreaper/reaper/client"
+)
+
+func hookFor(out *bytes.Buffer) *Hook {
+	return &Hook{Client: client.Info{Title: "Claude Code", Hook: claudeHook}, Out: out}
+}
+
+// The user's file is edited where it is: through a dotfiles link (the
+// link stays a link), in its own mode, with one backup; uninstall gives
+// the bytes back.
+func TestHookKeepsLinkModeBytes(t *testing.T) {
+	dir := t.TempDir()
+	dotfiles := filepath.Join(dir, "dotfiles", "settings.json")
+	os.MkdirAll(filepath.Dir(dotfiles), 0o755)
+	mine := "{\n    \"model\": \"opus\",\n    \"hooks\": {\n        \"SessionStart\": [\n            {\"hooks\": [{\"type\": \"command\", \"command\": \"mine\"}]}\n        ]\n    }\n}\n"
+	os.WriteFile(dotfiles, []byte(mine), 0o640)
+	link := filepath.Join(dir, "settings.json")
+	if err := os.Symlink(dotfiles, link); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	h := hookFor(&out)
+	for range 2 { // the second install changes nothing
+		if err := h.Install(link, "/usr/bin/reaper"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("the link is no longer a link: %v", err)
+	}
+	b, _ := os.ReadFile(dotfiles)
+	if !strings.Contains(string(b), HookMark) {
+		t.Fatalf("the link's target has no hook:\n%s", b)
+	}
+	if fi, _ := os.Stat(dotfiles); fi.Mode().Perm() != 0o640 {
+		t.Errorf("mode %04o, want the file's own 0640", fi.Mode().Perm())
+	}
+	if backups, _ := filepath.Glob(filepath.Join(dir, "*", "*.reaper-backup*")); len(backups) != 1 {
+		t.Errorf("backups %v, want one", backups)
+	}
+	if !strings.Contains(out.String(), "unchanged") {
+		t.Errorf("the second install said:\n%s", out.String())
+	}
+	if err := h.Uninstall(link); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(dotfiles); string(b) != mine {
+		t.Errorf("after uninstall:\n%q\nwant\n%q", b, mine)
+	}
+}
+
+// A file reaper should not change is refused, and left as it was: one
+// the user made read-only, a link to nothing. (Another user's file is
+// checked as root, in TestHookRefusesAnotherUsersFile.)
+func TestHookRefuses(t *testing.T) {
+	dir := t.TempDir()
+	ro := filepath.Join(dir, "ro.json")
+	os.WriteFile(ro, []byte("{}\n"), 0o444)
+	dangling := filepath.Join(dir, "dangling.json")
+	os.Symlink(filepath.Join(dir, "nowhere"), dangling)
+	h := hookFor(&bytes.Buffer{})
+	// Root too: root may write any file, but the mode is the user's word.
+	if err := h.Install(ro, "/usr/bin/reaper"); err == nil || !strings.Contains(err.Error(), "read-only") {
+		t.Errorf("a read-only file: %v", err)
+	}
+	if b, _ := os.ReadFile(ro); string(b) != "{}\n" {
+		t.Errorf("the read-only file changed: %q", b)
+	}
+	if err := h.Install(dangling, "/usr/bin/reaper"); err == nil || !strings.Contains(err.Error(), "not there") {
+		t.Errorf("a dangling link: %v", err)
+	}
+	// The control: a writable file of the user's own is edited.
+	rw := filepath.Join(dir, "rw.json")
+	os.WriteFile(rw, []byte("{}\n"), 0o600)
+	if err := h.Install(rw, "/usr/bin/reaper"); err != nil {
+		t.Errorf("a writable file: %v", err)
+	}
+}
+
+// As root, a settings file in the user's dir that another user owns is
+// not replaced by one of root's.
+func TestHookRefusesAnotherUsersFile(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: chowns a file to another user")
+	}
+	path := filepath.Join(t.TempDir(), "settings.json")
+	os.WriteFile(path, []byte("{}\n"), 0o644)
+	if err := os.Chown(path, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	if err := hookFor(&bytes.Buffer{}).Install(path, "/usr/bin/reaper"); err == nil || !strings.Contains(err.Error(), "another user") {
+		t.Errorf("another user's file: %v", err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "{}\n" {
+		t.Errorf("it changed: %q", b)
+	}
+}
+
+// --dry-run prints a unified diff and writes nothing.
+func TestHookDryRunDiff(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "settings.json")
+	os.WriteFile(path, []byte("{\n  \"model\": \"opus\"\n}\n"), 0o600)
+	var out bytes.Buffer
+	h := hookFor(&out)
+	h.DryRun = true
+	if err := h.Install(path, "/usr/bin/reaper"); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	for _, want := range []string{"--- " + path, "+++ " + path, "@@ -1,3 +1,4 @@", "+  \"hooks\": {\"SessionStart\": [", "   \"model\": \"opus\""} {
+		if !strings.Contains(got, want) {
+			t.Errorf("no %q in:\n%s", want, got)
+		}
+	}
+	if b, _ := os.ReadFile(path); string(b) != "{\n  \"model\": \"opus\"\n}\n" {
+		t.Errorf("--dry-run wrote %q", b)
+	}
+}
+
+// A binary that will not last is refused; a Homebrew keg is named by its
+// opt link; any other path is kept.
+func TestBinaryPaths(t *testing.T) {
+	for _, p := range []string{"/tmp/go-build1234/b001/exe/reaper", "/home/u/.npm/_npx/abc123/node_modules/@orphanreaper/reaper-linux-x64/bin/reaper"} {
+		if Transient(p) == "" {
+			t.Errorf("%s: not transient", p)
+		}
+	}
+	for _, p := range []string{"/usr/bin/reaper", "/home/u/go/bin/reaper", "/usr/lib/node_modules/@orphanreaper/reaper-linux-x64/bin/reaper"} {
+		if why := Transient(p); why != "" {
+			t.Errorf("%s: transient (%s)", p, why)
+		}
+	}
+	prefix := t.TempDir()
+	keg := filepath.Join(prefix, "Cellar", "reaper", "1.2.3", "bin", "reaper")
+	os.MkdirAll(filepath.Dir(keg), 0o755)
+	os.WriteFile(keg, []byte("x"), 0o755)
+	if got := Stable(keg); got != keg {
+		t.Errorf("no opt link yet: %s, want the path as it is", got)
+	}
+	os.MkdirAll(filepath.Join(prefix, "opt"), 0o755)
+	os.Symlink(filepath.Join("..", "Cellar", "reaper", "1.2.3"), filepath.Join(prefix, "opt", "reaper"))
+	if got, want := Stable(keg), filepath.Join(prefix, "opt", "reaper", "bin", "reaper"); got != want {
+		t.Errorf("Stable(%s) = %s, want %s", keg, got, want)
+	}
+}
