@@ -1,8 +1,6 @@
 package main
 
 import (
-	"strings"
-
 	"github.com/spf13/cobra"
 
 	"github.com/orphanreaper/reaper/audit"
@@ -44,21 +42,3 @@ func buildInfo() audit.Version {
 
 // versionString is the version alone (the root command's --version).
 func versionString() string { return buildInfo().Version }
-
-// manSource is the pages' left footer, "reaper VERSION", kept short: man
-// centres the date on an 80-column line, and a snapshot's version
-// (0.0.0~git20261126110605.214.4d8f513, 36 characters) would run into it. A
-// snapshot keeps its commit; the date beside it says when.
-func manSource(v string) string {
-	if i := strings.Index(v, "~git"); i >= 0 {
-		// 0.0.0~gitTIME.N.HASH[.dirty]: the hash, and .dirty if there.
-		if f := strings.Split(v[i+len("~git"):], "."); len(f) >= 3 {
-			v = strings.Join(f[2:], ".") + " (snapshot)"
-		}
-	}
-	const most = len("reaper ") + 24
-	if s := "reaper " + v; len(s) <= most {
-		return s
-	}
-	return "reaper " + v[:most-len("reaper ")-3] + "..."
-}

@@ -1,0 +1,24 @@
+package packaging
+
+import "testing"
+
+// The man pages' left footer leaves room for the date man centres on
+// an 80-column line, and keeps what identifies the build.
+func TestManSource(t *testing.T) {
+	for v, want := range map[string]string{
+		"1.4.0":                               "reaper 1.4.0",
+		"(devel)":                             "reaper (devel)",
+		"devel-4d8f513abcde-dirty":            "reaper devel-4d8f513abcde-dirty",
+		"0.0.0~git20261126110605.214.4d8f513": "reaper 4d8f513 (snapshot)",
+		"0.0.0~git20261126110605.214.4d8f513.dirty":               "reaper 4d8f513.dirty (snapshot)",
+		"v1.2.3-0.20261126110605-4d8f513abcde+incompatible.extra": "reaper v1.2.3-0.202611261106...",
+	} {
+		got := ManSource(v)
+		if got != want {
+			t.Errorf("ManSource(%q) = %q, want %q", v, got, want)
+		}
+		if len(got) > 31 {
+			t.Errorf("ManSource(%q) = %q: %d characters would run into the date", v, got, len(got))
+		}
+	}
+}
