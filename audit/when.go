@@ -2,7 +2,9 @@ package audit
 
 import (
 	"errors"
+	"fmt"
 	"os/user"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -48,4 +50,26 @@ func KnownUser(u string) bool {
 	}
 	_, err := user.Lookup(u)
 	return err == nil
+}
+
+// HistoryOutcomes are the outcomes history filters by.
+var HistoryOutcomes = []string{"killed", "gone", "failed", "refused", "planned", "reported"}
+
+// Set fills the filter's span from --since and --until as people write
+// them (ParseWhen, against now), and checks its outcome; the error names
+// the flag at fault.
+func (f *HistoryFilter) Set(since, until string, now time.Time) error {
+	var err error
+	if f.Since, err = ParseWhen(since, now); err != nil {
+		return fmt.Errorf("--since %q: %w", since, err)
+	}
+	if until != "" {
+		if f.Until, err = ParseWhen(until, now); err != nil {
+			return fmt.Errorf("--until %q: %w", until, err)
+		}
+	}
+	if f.Outcome != "" && !slices.Contains(HistoryOutcomes, f.Outcome) {
+		return fmt.Errorf("--outcome %q: want %s", f.Outcome, strings.Join(HistoryOutcomes, ", "))
+	}
+	return nil
 }

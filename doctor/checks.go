@@ -42,7 +42,7 @@ func policyCheck(cfg Config, file, from string) (*policy.Policy, audit.Check) {
 	case pol.Source == policy.DefaultSource:
 		c.Status = audit.CheckInfo
 		c.Summary = "the embedded default: it knows the agent clients, and only reports"
-		c.Fix = fmt.Sprintf("to act, write a policy to %s ('reaper policy show' prints one to start from)", run.PolicyPathText())
+		c.Fix = fmt.Sprintf("'reaper init' shows what the shipped example policy would do here and writes it to %s (or write your own: 'reaper policy show --example')", run.PolicyPathText())
 	case file != "":
 		c.Summary = fmt.Sprintf("%s (%s), %s", pol.Source, from, what)
 	default:

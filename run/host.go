@@ -52,6 +52,31 @@ func NoInput(err error) bool {
 	return false
 }
 
+// Validated is what ledger validate found in one path: the ledgers it
+// holds, or what is wrong with it (Unopened: it could not be opened at
+// all, rather than read and found wrong).
+type Validated struct {
+	Path                    string
+	Ledgers, Runs, Sessions int
+	Errs                    []error
+	Unopened                bool
+}
+
+// Validate reads each path as ledger validate does (ReadPath).
+func Validate(ctx context.Context, paths []string, cs client.Set) []Validated {
+	out := make([]Validated, len(paths))
+	for i, path := range paths {
+		ls, errs := ReadPath(ctx, path, cs)
+		v := Validated{Path: path, Ledgers: len(ls), Errs: errs, Unopened: len(errs) == 1 && NoInput(errs[0])}
+		for _, l := range ls {
+			v.Runs += len(l.Runs)
+			v.Sessions += len(l.Sessions)
+		}
+		out[i] = v
+	}
+	return out
+}
+
 // ReadPath reads one path the operator names — a v1 ledger file, or a
 // client's state dir (as its owner, in a reader child, when root) — for
 // ledger validate.

@@ -28,26 +28,7 @@ func newDoctorCommand(g *globalOptions) *cobra.Command {
 		Long: `doctor looks at everything reaper depends on and says, for each, ok, warn
 or fail, with the facts behind it and what to do:
 
-  process table  how many processes, in which PID namespace, read how fast
-  pidfd          whether signals can go through pidfds (Linux 5.3+)
-  cgroup v2      whether a dying tree can be killed as a unit (root, a
-                 writable cgroup v2 with cgroup.kill): it makes and removes
-                 an empty cgroup below its own to find out
-  privileges     root's capabilities, or what a user's reaper can reach
-  policy         the policy in force — the one the timer's command line
-                 names, else the default file, else the embedded one — and
-                 what its rules do
-  state dirs     the agent clients' state dirs found, each read as its
-                 owner, and which could not be
-  findings       what a reap would do now (as reap --dry-run plans it)
-  lock           the one-reaper-at-a-time lock, and who holds it
-  timer          what runs reaper on its own: reaper-watch.service when it
-                 is enabled or running (running, its status line, its
-                 restarts), else reaper.timer (systemd) or the launchd
-                 job: enabled, and how its last run ended
-  records        the audit log and metrics file the timer writes
-  journal        whether journald takes reap's records
-
+` + doctorChecksHelp() + `
 It scans as scan does and never sends a signal. A reaper run by hand sees
 what the timer's sees only when both run as the same user: run doctor as
 root for the system timer.
@@ -104,4 +85,19 @@ func runDoctor(ctx context.Context, opts *doctorOptions, g *globalOptions) error
 		return &outcomeError{code: exitError, msg: fmt.Sprintf("%s failed: %s", audit.Plural(len(failed), "check"), strings.Join(failed, ", "))}
 	}
 	return nil
+}
+
+// doctorChecksHelp lists doctor's checks as doctor.Checks has them.
+func doctorChecksHelp() string {
+	var b strings.Builder
+	for _, c := range doctor.Checks {
+		for k, line := range audit.Wrap(c.What, 58) {
+			name := ""
+			if k == 0 {
+				name = c.Name
+			}
+			fmt.Fprintf(&b, "  %-15s%s\n", name, line)
+		}
+	}
+	return b.String()
 }

@@ -70,20 +70,8 @@ func runHistory(opts *historyOptions, g *globalOptions, now time.Time) error {
 	if err := validateOutput(&opts.output); err != nil {
 		return err
 	}
-	var err error
-	if opts.filter.Since, err = audit.ParseWhen(opts.since, now); err != nil {
-		return usagef("--since %q: %v", opts.since, err)
-	}
-	if opts.until != "" {
-		if opts.filter.Until, err = audit.ParseWhen(opts.until, now); err != nil {
-			return usagef("--until %q: %v", opts.until, err)
-		}
-	}
-
-	switch opts.filter.Outcome {
-	case "", "killed", "gone", "failed", "refused", "planned", "reported":
-	default:
-		return usagef("--outcome %q: want killed, gone, failed, refused, planned or reported", opts.filter.Outcome)
+	if err := opts.filter.Set(opts.since, opts.until, now); err != nil {
+		return usagef("%v", err)
 	}
 	files, err := audit.LogFiles(opts.auditLog)
 	if err != nil {

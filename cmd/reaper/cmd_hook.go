@@ -88,7 +88,11 @@ func newHookInstallCommand(g *globalOptions, install bool) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return hook.Install(path, exe)
+			if err := hook.Install(path, exe); err != nil {
+				return err
+			}
+			notePolicy(g)
+			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&hook.DryRun, "dry-run", false, "print the change, and change nothing")

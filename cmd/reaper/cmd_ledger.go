@@ -43,34 +43,27 @@ no process.`,
 }
 
 func runLedgerValidate(paths []string, g *globalOptions) error {
-	invalid, unopened := 0, []error(nil)
-	for _, path := range paths {
-		ls, errs := run.ReadPath(context.Background(), path, clients)
-		for _, err := range errs {
+	invalid, unopened := 0, 0
+	for _, v := range run.Validate(context.Background(), paths, clients) {
+		for _, err := range v.Errs {
 			fmt.Fprintln(g.stderr, err)
 		}
-		if len(errs) == 1 && noInput(errs[0]) {
-			unopened = append(unopened, errs[0])
-			continue
-		}
-		if len(errs) > 0 {
+		switch {
+		case v.Unopened:
+			unopened++
+		case len(v.Errs) > 0:
 			invalid++
-			continue
+		default:
+			fmt.Fprintf(g.stdout, "%s: valid: %s, %s, %s\n", v.Path, countOf(v.Ledgers, "ledger"), countOf(v.Runs, "run"), countOf(v.Sessions, "session"))
 		}
-		runs, sessions := 0, 0
-		for _, l := range ls {
-			runs += len(l.Runs)
-			sessions += len(l.Sessions)
-		}
-		fmt.Fprintf(g.stdout, "%s: valid: %s, %s, %s\n", path, countOf(len(ls), "ledger"), countOf(runs, "run"), countOf(sessions, "session"))
 	}
 	// As everywhere: 78 when something read is invalid, else 66 when a
 	// path could not be opened at all (ledger show says the same).
 	if invalid > 0 {
 		return configError{fmt.Errorf("%d of %d paths are invalid", invalid, len(paths))}
 	}
-	if len(unopened) > 0 {
-		return noInputError{fmt.Errorf("%d of %d paths could not be opened", len(unopened), len(paths))}
+	if unopened > 0 {
+		return noInputError{fmt.Errorf("%d of %d paths could not be opened", unopened, len(paths))}
 	}
 	return nil
 }

@@ -66,7 +66,11 @@ func newServiceInstallCommand(g *globalOptions) *cobra.Command {
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			svc.Out = g.stdout
-			return svc.Install(cmd.Context())
+			if err := svc.Install(cmd.Context()); err != nil {
+				return err
+			}
+			notePolicy(g)
+			return nil
 		},
 	}
 	serviceFlags(cmd, svc)

@@ -49,3 +49,28 @@ func TestHookInstall(t *testing.T) {
 		t.Errorf("an unknown client: exit %d, want 2", r.code)
 	}
 }
+
+// reaper init shows what the policy would do here and what it would set
+// up, and changes nothing on --dry-run, nor without a terminal to ask on
+// and without --yes (exit 2). (Its steps are tested in setup: TestInit.)
+func TestInitAsks(t *testing.T) {
+	home := t.TempDir()
+	os.MkdirAll(filepath.Join(home, ".claude"), 0o755)
+	settings := filepath.Join(home, ".claude", "settings.json")
+	os.WriteFile(settings, []byte("{}\n"), 0o600)
+	env := []string{"HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"), "CLAUDE_CONFIG_DIR="}
+	r := runReaper(t, env, "init", "--dry-run", "--no-service")
+	if r.code != 0 || !strings.Contains(r.stdout, "would do this on this machine now (a dry run)") ||
+		!strings.Contains(r.stdout, "hook     Claude Code's SessionStart, in "+settings) {
+		t.Errorf("--dry-run: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := runReaper(t, env, "init", "--no-service"); r.code != 2 || !strings.Contains(r.stderr, "pass --yes") {
+		t.Errorf("no terminal, no --yes: exit %d\n%s", r.code, r.stderr)
+	}
+	if b, _ := os.ReadFile(settings); string(b) != "{}\n" {
+		t.Errorf("the settings changed: %q", b)
+	}
+	if _, err := os.Stat(filepath.Join(home, ".config", "reaper", "policy.toml")); err == nil && os.Geteuid() != 0 {
+		t.Error("a policy was written")
+	}
+}

@@ -13,6 +13,7 @@ import (
 
 // globalOptions are shared by every command.
 type globalOptions struct {
+	stdin  io.Reader
 	stdout io.Writer
 	stderr io.Writer
 	log    *slog.Logger
@@ -23,7 +24,7 @@ type globalOptions struct {
 }
 
 func newGlobalOptions() *globalOptions {
-	return &globalOptions{stdout: os.Stdout, stderr: os.Stderr}
+	return &globalOptions{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr}
 }
 
 func newRootCommand(g *globalOptions) *cobra.Command {
@@ -95,6 +96,7 @@ command line cannot be opened, 77 lacking privilege for a planned action,
 	cmd.AddCommand(
 		newScanCommand(g),
 		newReapCommand(g),
+		newInitCommand(g),
 		newWatchCommand(g),
 		newRunCommand(g),
 		newServiceCommand(g),

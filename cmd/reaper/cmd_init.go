@@ -1,0 +1,102 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/orphanreaper/reaper/packaging"
+	"github.com/orphanreaper/reaper/policy"
+	"github.com/orphanreaper/reaper/run"
+	"github.com/orphanreaper/reaper/setup"
+)
+
+type initOptions struct{ yes, dryRun, noService, noHooks bool }
+
+func newInitCommand(g *globalOptions) *cobra.Command {
+	var opts initOptions
+	cmd := &cobra.Command{
+		Use:   "init [--yes] [--dry-run]",
+		Short: "Set reaper up to act, in one step: policy, hooks and service",
+		Long: `init makes reaper act here in one step. It shows what the policy would
+do on this machine now (a dry run of yours, or of the shipped example,
+which signals only what evidence proves abandoned), then what it will set
+up: that policy written (yours is kept), the session-start hook of each
+agent client found in this account, and the service. After you confirm
+(--yes: without asking; with no terminal to ask on, nothing changes
+without it) it does so, and says how to undo each part.`,
+		Example: "  reaper init\n  reaper init --dry-run\n  reaper init --yes --no-service",
+		Args:    noArgs,
+		RunE:    func(cmd *cobra.Command, args []string) error { return runInit(cmd, &opts, g) },
+	}
+	f := cmd.Flags()
+	f.BoolVarP(&opts.yes, "yes", "y", false, "do it without asking")
+	f.BoolVar(&opts.dryRun, "dry-run", false, "show the plan and change nothing")
+	f.BoolVar(&opts.noService, "no-service", false, "install no service")
+	f.BoolVar(&opts.noHooks, "no-hooks", false, "install no client hooks")
+	return cmd
+}
+
+func runInit(cmd *cobra.Command, opts *initOptions, g *globalOptions) error {
+	example, err := fs.ReadFile(packaging.Files, "policy.example.toml")
+	if err != nil {
+		return err
+	}
+	exe, err := setup.Executable()
+	if err != nil {
+		return err
+	}
+	home, _ := os.UserHomeDir()
+	in := &setup.Init{PolicyPath: run.DefaultPolicyPaths()[0], Policy: example, Exe: exe, Out: g.stdout}
+	if !opts.noHooks {
+		in.Hooks = setup.FindHooks(clients, os.Getenv, home)
+	}
+	if !opts.noService && setup.HasServiceManager() {
+		in.Service = &setup.Service{User: run.EUID() != 0}
+	}
+	pol, err := policy.Parse(in.PolicyPath, example, run.PolicyClients(clients))
+	what := "The shipped example policy, to be written to " + in.PolicyPath + ","
+	if in.PolicyExists() {
+		pol, err = resolvePolicy(in.PolicyPath)
+		what = "Your policy, " + in.PolicyPath + ","
+	}
+	if err != nil {
+		return err
+	}
+	pass, err := run.Scan(cmd.Context(), run.Config{Policy: pol, Clients: run.ClientsOf(clients, pol), Discover: true, Timeout: scanBound(0)}, policy.ModeDryRun)
+	if err != nil {
+		return err
+	}
+	defer pass.Close()
+	fmt.Fprintf(g.stdout, "%s would do this on this machine now (a dry run):\n\n", what)
+	if err := g.write(pass.Report(), "table"); err != nil {
+		return err
+	}
+	fmt.Fprintf(g.stdout, "\nreaper init will:\n  %s\n", strings.Join(in.Steps(), "\n  "))
+	if in.Service == nil && !opts.noService {
+		fmt.Fprintln(g.stdout, "  (no service: this host runs neither systemd nor launchd; 'reaper run -- CLIENT' or a hook reaps as clients exit)")
+	}
+	if opts.dryRun {
+		return nil
+	}
+	if !opts.yes {
+		if f, ok := g.stdin.(*os.File); !ok || !run.IsTerminal(f) {
+			return usagef("init asks before it changes anything: answer on a terminal, or pass --yes")
+		}
+		fmt.Fprint(g.stdout, "\nProceed? [y/N] ")
+		answer, _ := bufio.NewReader(g.stdin).ReadString('\n')
+		if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
+			fmt.Fprintln(g.stdout, "Nothing changed.")
+			return nil
+		}
+	}
+	if err := in.Apply(cmd.Context()); err != nil {
+		return err
+	}
+	fmt.Fprintf(g.stdout, "\nreaper acts now, by %s. To undo:\n  %s\n", in.PolicyPath, strings.Join(in.Undo(), "\n  "))
+	return nil
+}
