@@ -24,7 +24,9 @@ type Explanation struct {
 	// first one this table cannot see, each with what the scan makes of it.
 	Ancestors []Ancestor `json:"ancestors"`
 	// Verdict is one of: finding (a rule matched its tree), unmatched (an
-	// orphaned tree no rule matched), not-orphaned, kernel-thread, zombie.
+	// orphaned tree no rule matched), out-of-scope (another user's
+	// orphaned tree, to a reaper that is not root), not-orphaned,
+	// kernel-thread, zombie.
 	Verdict string `json:"verdict"`
 	// Why is the verdict in a sentence.
 	Why string `json:"why"`

@@ -67,6 +67,17 @@ func (p *Pass) Explain(pid int) (*audit.Explanation, error) {
 			}
 		}
 	}
+	if e.Verdict == "" && t.UID() != 0 {
+		// Another user's orphaned tree: a reaper that is not root passes
+		// over it, whatever it is.
+		for k := range t.Result.Findings {
+			f := &t.Result.Findings[k]
+			if uid := s.UID(f.Root); uid != t.UID() && slices.ContainsFunc(f.Members, func(m scan.Member) bool { return m.Proc.PID == pid }) {
+				e.Verdict = "out-of-scope"
+				e.Why = fmt.Sprintf("its tree (root %d) is orphaned, but it is %s's: a reaper of %s acts on its own processes only; root's sees every user's", f.Root.PID, policy.UserText(uid), policy.UserText(t.UID()))
+			}
+		}
+	}
 	if e.Verdict == "" {
 		e.Verdict, e.Why = "not-orphaned", notOrphaned(t.Result, i)
 	}

@@ -192,6 +192,12 @@ func (s *Service) Install(ctx context.Context) error {
 			}
 		}
 	}
+	if !s.DryRun && s.Root == "" && !HasServiceManager() {
+		for _, c := range p.enable {
+			fmt.Fprintf(s.Out, "not run    %s\n", strings.Join(c.argv, " "))
+		}
+		return errors.New("no service manager runs here (systemd is not this host's init): the files are written but nothing starts them. Run 'reaper watch' from what this host has — its supervisor, or a container's init ('reaper run -- CMD') — or 'reaper reap --quiet' every minute from cron; 'reaper service uninstall' removes the files")
+	}
 	return s.run(ctx, p.enable)
 }
 
