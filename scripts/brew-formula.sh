@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # brew-formula.sh — the Homebrew formula of a build, from its archives'
 # checksums (SHA256SUMS in RELEASE_DIR): the four archives, what each
-# installs, and a service stanza for `brew services` that keeps
-# `reaper watch` alive for the user. A formula, not a cask: Homebrew's
+# installs, a service stanza for `brew services` that keeps `reaper watch`
+# alive for the user, a head build from main, and a caveat: the embedded
+# policy only reports until `reaper init` (or the user) writes one. A formula, not a cask: Homebrew's
 # services are a formula's (a cask has none), and goreleaser's formula
 # generator is deprecated, so this script writes it. Printed on stdout.
 #
@@ -47,7 +48,21 @@ class Reaper < Formula
     end
   end
 
+  # brew install --HEAD orphanreaper/tap/reaper: built from main, before
+  # (or between) releases.
+  head do
+    url "https://github.com/orphanreaper/reaper.git", branch: "main"
+    depends_on "go" => :build
+  end
+
   def install
+    if build.head?
+      ENV["CGO_ENABLED"] = "0"
+      system "go", "build", *std_go_args(ldflags: "-s -w"), "./cmd/reaper"
+      generate_completions_from_executable(bin/"reaper", "completion")
+      pkgshare.install "packaging/policy.example.toml", "packaging/launchd", "audit/report.schema.json"
+      return
+    end
     bin.install "reaper"
     man1.install Dir["man/man1/*"]
     man5.install Dir["man/man5/*"]
@@ -66,6 +81,17 @@ class Reaper < Formula
     log_path var/"log/reaper.log"
     error_log_path var/"log/reaper.log"
     process_type :background
+  end
+
+  def caveats
+    <<~EOS
+      Until it has a policy, reaper only reports. To make it act, run
+        reaper init
+      which shows what the example policy would do on this machine first,
+      then writes it to ~/.config/reaper/policy.toml and sets up the hooks.
+      'brew services start reaper' keeps reaper watch running for you; its
+      log is #{var}/log/reaper.log.
+    EOS
   end
 
   test do
