@@ -13,8 +13,25 @@ let bin;
 try {
   bin = path.join(path.dirname(require.resolve(`${pkg}/package.json`)), 'bin', 'reaper');
 } catch {
-  console.error(`reaper: no prebuilt binary for ${process.platform}-${process.arch}: ${pkg} is not installed ` +
-    '(npm skips optional dependencies with --omit=optional or --no-optional; reaper is built for linux and darwin, x64 and arm64)');
+  let version = '';
+  try {
+    version = require(path.join(__dirname, '..', 'package.json')).version;
+  } catch {}
+  const at = version ? `@${version}` : '';
+  const built = ['linux-x64', 'linux-arm64', 'darwin-x64', 'darwin-arm64'];
+  const lines = [`reaper: no prebuilt binary: ${pkg} is not installed beside this launcher.`];
+  if (!built.includes(`${process.platform}-${process.arch}`)) {
+    lines.push(`  reaper is built for ${built.join(', ')}, not ${process.platform}-${process.arch}: build it from source`,
+      '  (go install github.com/orphanreaper/reaper/cmd/reaper@latest, with CGO_ENABLED=0).');
+  } else {
+    lines.push('  Likely: the launcher was installed without it — from its tarball alone (its platform package',
+      '  must be installed with it), with --omit=optional or --no-optional, or before that version was',
+      '  published. Install both:',
+      `    npm install -g ${pkg}${at} @orphanreaper/reaper${at}`,
+      '  or, from release tarballs, both in one command:',
+      `    npm install -g ./orphanreaper-reaper-${process.platform}-${process.arch}-${version || 'X.Y.Z'}.tgz ./orphanreaper-reaper-${version || 'X.Y.Z'}.tgz`);
+  }
+  console.error(lines.join('\n'));
   process.exit(1);
 }
 const child = spawn(bin, process.argv.slice(2), { stdio: 'inherit' });
