@@ -47,6 +47,10 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(dir)
 		os.Exit(1)
 	}
+	// The runner's own setup is not the tests': a policy in its
+	// ~/.config/reaper would be what every run of the binary reads. A test
+	// that wants a user's policy sets HOME and XDG_CONFIG_HOME itself.
+	os.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
 	code := m.Run()
 	skips.Summary(os.Stderr)
 	os.RemoveAll(dir)
