@@ -76,3 +76,12 @@ func PolicyPathText() string {
 	}
 	return filepath.Join("~", ".config", "reaper", "policy.toml")
 }
+
+// PolicyPath is where a run of this user reads its policy when none is
+// named ("" when no home is known).
+func PolicyPath() string {
+	if paths := DefaultPolicyPaths(); len(paths) > 0 {
+		return paths[0]
+	}
+	return ""
+}

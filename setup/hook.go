@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/orphanreaper/reaper/client"
 	"github.com/orphanreaper/reaper/platform"
@@ -24,8 +23,9 @@ type Hook struct {
 	DryRun bool
 	// Out is where each step is said.
 	Out io.Writer
-	// Now stamps the backup's name (time.Now when nil).
-	Now func() time.Time
+	// PolicyPath is where the hook's reap reads its policy: when none is
+	// there, Install says the reap would only report ("": not said).
+	PolicyPath string
 }
 
 // Settings is the client's settings file: in the dir its variable names
@@ -60,7 +60,15 @@ func (h *Hook) entry(exe string) func(mark string) string {
 }
 
 // Install adds the hook for the binary at exe to the settings at path.
-func (h *Hook) Install(path, exe string) error { return h.edit(path, exe, true) }
+func (h *Hook) Install(path, exe string) error {
+	if err := h.edit(path, exe, true); err != nil {
+		return err
+	}
+	if note := PolicyNote(h.PolicyPath); h.PolicyPath != "" && note != "" {
+		fmt.Fprintln(h.Out, note)
+	}
+	return nil
+}
 
 // Uninstall removes reaper's hook from the settings at path.
 func (h *Hook) Uninstall(path string) error { return h.edit(path, "", false) }

@@ -40,6 +40,9 @@ type Service struct {
 	Root string
 	// Out is where each step is said.
 	Out io.Writer
+	// PolicyPath is where the service's reap reads its policy: when none
+	// is there, Install says it would only report ("": not said).
+	PolicyPath string
 }
 
 // file is one file the service is made of.
@@ -198,7 +201,13 @@ func (s *Service) Install(ctx context.Context) error {
 		}
 		return errors.New("no service manager runs here (systemd is not this host's init): the files are written but nothing starts them. Run 'reaper watch' from what this host has — its supervisor, or a container's init ('reaper run -- CMD') — or 'reaper reap --quiet' every minute from cron; 'reaper service uninstall' removes the files")
 	}
-	return s.run(ctx, p.enable)
+	if err := s.run(ctx, p.enable); err != nil {
+		return err
+	}
+	if note := PolicyNote(s.PolicyPath); s.PolicyPath != "" && note != "" {
+		fmt.Fprintln(s.Out, note)
+	}
+	return nil
 }
 
 // Uninstall stops, disables and removes what Install wrote — of either

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/orphanreaper/reaper/client"
+	"github.com/orphanreaper/reaper/run"
 	"github.com/orphanreaper/reaper/setup"
 )
 
@@ -88,11 +89,8 @@ func newHookInstallCommand(g *globalOptions, install bool) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := hook.Install(path, exe); err != nil {
-				return err
-			}
-			notePolicy(g)
-			return nil
+			hook.PolicyPath = run.PolicyPath()
+			return hook.Install(path, exe)
 		},
 	}
 	cmd.Flags().BoolVar(&hook.DryRun, "dry-run", false, "print the change, and change nothing")

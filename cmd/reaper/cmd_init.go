@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -51,7 +52,10 @@ func runInit(cmd *cobra.Command, opts *initOptions, g *globalOptions) error {
 		return err
 	}
 	home, _ := os.UserHomeDir()
-	in := &setup.Init{PolicyPath: run.DefaultPolicyPaths()[0], Policy: example, Exe: exe, Out: g.stdout}
+	in := &setup.Init{PolicyPath: run.PolicyPath(), Policy: example, Exe: exe, Out: g.stdout}
+	if in.PolicyPath == "" {
+		return errors.New("no home directory: nowhere to write this user's policy")
+	}
 	if !opts.noHooks {
 		in.Hooks = setup.FindHooks(clients, os.Getenv, home)
 	}

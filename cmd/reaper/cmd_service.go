@@ -65,12 +65,8 @@ func newServiceInstallCommand(g *globalOptions) *cobra.Command {
   reaper service install --timer --dry-run`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			svc.Out = g.stdout
-			if err := svc.Install(cmd.Context()); err != nil {
-				return err
-			}
-			notePolicy(g)
-			return nil
+			svc.Out, svc.PolicyPath = g.stdout, run.PolicyPath()
+			return svc.Install(cmd.Context())
 		},
 	}
 	serviceFlags(cmd, svc)

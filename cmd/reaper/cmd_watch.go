@@ -120,6 +120,9 @@ func runWatch(ctx context.Context, opts *watchOptions, g *globalOptions) error {
 			}
 		},
 	}
+	if !g.quiet { // a foreground watch says it started, and how it works
+		fmt.Fprintf(g.stdout, "reaper watch %s: policy %s; a pass as an owner exits, at a tree's min_age, and every %s%s\n", versionString(), pol.Source, opts.backstop, map[bool]string{true: " (dry run: nothing is signalled)"}[opts.dryRun])
+	}
 	if err := run.Watch(ctx, cfg, hup); err != nil {
 		return fmt.Errorf("watch: %w", err)
 	}

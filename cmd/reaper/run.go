@@ -8,7 +8,6 @@ import (
 	"github.com/orphanreaper/reaper/client/all"
 	"github.com/orphanreaper/reaper/policy"
 	"github.com/orphanreaper/reaper/run"
-	"github.com/orphanreaper/reaper/setup"
 )
 
 // clients are the agent clients reaper knows, handed down to every
@@ -52,12 +51,4 @@ func writeReport(rep *audit.Report, opts *scanOptions, g *globalOptions) error {
 		return fmt.Errorf("write report: %w", err)
 	}
 	return nil
-}
-
-// notePolicy says, after a hook or a service is installed, that with no
-// policy where a run reads it the reap only reports.
-func notePolicy(g *globalOptions) {
-	if paths := run.DefaultPolicyPaths(); len(paths) > 0 && setup.PolicyNote(paths[0]) != "" {
-		fmt.Fprintln(g.stdout, setup.PolicyNote(paths[0]))
-	}
 }
