@@ -60,7 +60,7 @@ class Reaper < Formula
       ENV["CGO_ENABLED"] = "0"
       system "go", "build", *std_go_args(ldflags: "-s -w"), "./cmd/reaper"
       generate_completions_from_executable(bin/"reaper", "completion")
-      pkgshare.install "packaging/policy.example.toml", "packaging/launchd", "audit/report.schema.json"
+      pkgshare.install "packaging/policy.example.toml", "packaging/launchd", *Dir["audit/*.schema.json"]
       return
     end
     bin.install "reaper"
@@ -69,7 +69,7 @@ class Reaper < Formula
     bash_completion.install "completions/reaper.bash" => "reaper"
     zsh_completion.install "completions/_reaper"
     fish_completion.install "completions/reaper.fish"
-    pkgshare.install "packaging/policy.example.toml", "packaging/launchd", "audit/report.schema.json"
+    pkgshare.install "packaging/policy.example.toml", "packaging/launchd", *Dir["audit/*.schema.json"]
   end
 
   # brew services start reaper: reaper watch for this user, kept alive;
