@@ -48,11 +48,14 @@ type Info struct {
 
 // Hook is a client's session-start hook settings, as facts: the settings
 // file is File in the dir DirEnv names when set and absolute, else in Dir
-// of the home; its hooks object maps Event to an array of entries, each a
-// matcher and the commands to run.
+// of the home HomeEnv names (when set and absolute) or of the account's;
+// its hooks object maps Event to an array of entries, each a matcher (in
+// the client's own syntax) and the commands to run, each with a timeout
+// in the client's own unit.
 type Hook struct {
-	DirEnv, Dir, File string
-	Event, Matcher    string
+	DirEnv, HomeEnv, Dir, File string
+	Event, Matcher             string
+	Timeout                    int
 }
 
 // Places says where a client keeps its state.

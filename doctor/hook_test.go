@@ -16,7 +16,7 @@ type hooked struct{ client.Client }
 
 func (hooked) Info() client.Info {
 	return client.Info{Name: "claude-code", Title: "Claude Code", Hook: &client.Hook{DirEnv: "CLAUDE_CONFIG_DIR", Dir: "~/.claude",
-		File: "settings.json", Event: "SessionStart", Matcher: "startup|resume"}}
+		File: "settings.json", Event: "SessionStart", Matcher: "startup|resume", Timeout: 5}}
 }
 
 // A hook whose binary is gone fails the check, with the fix; one whose

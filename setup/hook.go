@@ -38,10 +38,27 @@ func (h *Hook) Settings(getenv func(string) string, home string) (string, error)
 	if dir := getenv(in.DirEnv); in.DirEnv != "" && filepath.IsAbs(dir) {
 		return filepath.Join(dir, in.File), nil
 	}
+	if h := getenv(in.HomeEnv); in.HomeEnv != "" && filepath.IsAbs(h) {
+		home = h
+	}
 	if home == "" {
 		return "", errors.New("no home directory to find the settings in")
 	}
 	return filepath.Join(home, strings.TrimPrefix(in.Dir, "~/"), in.File), nil
+}
+
+// HookPlace says where a client's hook settings are, as a person writes
+// it ("~/.claude/settings.json"), and where a variable moves them ("":
+// none can).
+func HookPlace(in *client.Hook) (place, moved string) {
+	place = in.Dir + "/" + in.File
+	switch {
+	case in.DirEnv != "":
+		moved = "$" + in.DirEnv + "/" + in.File
+	case in.HomeEnv != "":
+		moved = "$" + in.HomeEnv + strings.TrimPrefix(in.Dir, "~") + "/" + in.File
+	}
+	return place, moved
 }
 
 // Command is the hook's command: a quick reap of the user's leftovers by
@@ -54,8 +71,8 @@ func Command(exe, mark string) string {
 // entry is the hook's entry in the event's array.
 func (h *Hook) entry(exe string) func(mark string) string {
 	return func(mark string) string {
-		return fmt.Sprintf(`{"matcher": %s, "hooks": [{"type": "command", "command": %s, "timeout": 5}]}`,
-			jsonString(h.Client.Hook.Matcher), jsonString(Command(exe, mark)))
+		return fmt.Sprintf(`{"matcher": %s, "hooks": [{"type": "command", "command": %s, "timeout": %d}]}`,
+			jsonString(h.Client.Hook.Matcher), jsonString(Command(exe, mark)), h.Client.Hook.Timeout)
 	}
 }
 

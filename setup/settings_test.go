@@ -18,7 +18,7 @@ func entryOf(exe string) func(string) string {
 }
 
 // claudeHook is Claude Code's, as its adapter says.
-var claudeHook = &client.Hook{DirEnv: "CLAUDE_CONFIG_DIR", Dir: "~/.claude", File: "settings.json", Event: "SessionStart", Matcher: "startup|resume"}
+var claudeHook = &client.Hook{DirEnv: "CLAUDE_CONFIG_DIR", Dir: "~/.claude", File: "settings.json", Event: "SessionStart", Matcher: "startup|resume", Timeout: 5}
 
 // shapes are settings files as users have them.
 var shapes = []struct{ name, before string }{

@@ -44,7 +44,7 @@ var Client = client.New[Raw](Adapter{})
 func (Adapter) Info() client.Info {
 	return client.Info{Name: OwnerName, Title: "Claude Code", Homes: []string{"~/.claude"}, Announce: []string{"sessions"}, EnvNames: []string{EnvMarker, EnvSessionID, EnvConfigDir, EnvPID},
 		Owners: []string{OwnerName}, Marks: marks, Comms: []string{"claude"},
-		Hook: &client.Hook{DirEnv: EnvConfigDir, Dir: "~/.claude", File: "settings.json", Event: "SessionStart", Matcher: "startup|resume"}}
+		Hook: &client.Hook{DirEnv: EnvConfigDir, Dir: "~/.claude", File: "settings.json", Event: "SessionStart", Matcher: "startup|resume", Timeout: 5}}
 }
 
 // HomeDirs lists ~/.claude when it is the account's.

@@ -27,7 +27,13 @@ const (
 // seam (client/all lists it).
 var Adapter = configonly.Adapter{
 	About: client.Info{Name: OwnerName, Title: "Gemini CLI", EnvNames: []string{EnvMarker, EnvRelaunch, EnvHome},
-		Owners: []string{OwnerName}, Marks: marks},
+		Owners: []string{OwnerName}, Marks: marks,
+		// Its settings' hooks.SessionStart (0.61: the source is startup,
+		// resume or clear, and a matcher other than "*" must equal it — no
+		// pattern, whatever the settings schema says; the timeout is in
+		// milliseconds). "*": every session start.
+		Hook: &client.Hook{HomeEnv: EnvHome, Dir: "~/.gemini", File: "settings.json", Event: "SessionStart",
+			Matcher: "*", Timeout: 5000}},
 	Home: ".gemini",
 	// $GEMINI_CLI_HOME/.gemini, when reaper's environment sets it.
 	Own: func(getenv func(string) string) []string {

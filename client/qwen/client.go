@@ -24,7 +24,11 @@ const (
 // is it on the client seam (client/all lists it).
 var Adapter = configonly.Adapter{
 	About: client.Info{Name: OwnerName, Title: "Qwen Code", EnvNames: []string{EnvLauncher, EnvRelaunch},
-		Owners: []string{OwnerName}, Marks: marks},
+		Owners: []string{OwnerName}, Marks: marks,
+		// Its settings' hooks.SessionStart (0.24: the source is startup,
+		// resume, clear or compact; "a|b" matches either; the timeout in
+		// seconds).
+		Hook: &client.Hook{Dir: "~/.qwen", File: "settings.json", Event: "SessionStart", Matcher: "startup|resume", Timeout: 5}},
 	Home:  ".qwen",
 	Files: []string{"settings.json"}, Base: true,
 	ReadDir: func(dir string) *statedir.Config {

@@ -28,7 +28,11 @@ func newHookCommand(g *globalOptions) *cobra.Command {
 	var list strings.Builder
 	for _, c := range clients.All() {
 		if in := c.Info(); in.Hook != nil {
-			fmt.Fprintf(&list, "  %-13s %s's %s hook, in %s/%s\n                (or $%s/%s)\n", in.Name, in.Title, in.Hook.Event, in.Hook.Dir, in.Hook.File, in.Hook.DirEnv, in.Hook.File)
+			place, moved := setup.HookPlace(in.Hook)
+			fmt.Fprintf(&list, "  %-13s %s: %s in %s\n", in.Name, in.Title, in.Hook.Event, place)
+			if moved != "" {
+				fmt.Fprintf(&list, "%16s(or %s)\n", "", moved)
+			}
 		}
 	}
 	cmd := &cobra.Command{
@@ -42,7 +46,7 @@ reaches the model's context.
 
 ` + list.String() + `
 install keeps every other byte of the settings file as it was, backs the
-file up beside it first (settings.json.reaper-backup-TIME), changes nothing
+file up beside it first (settings.json.reaper-backup), changes nothing
 when its hook is there already, and replaces its own hook for a binary
 that moved; --dry-run prints the change. A file it cannot edit safely (not
 JSON, a key twice) is refused with its line and column. uninstall removes
