@@ -437,7 +437,11 @@ func outcomeWords(f *Finding) string {
 // a timer's journal gets a line only when the run did or could not do
 // something. What was only reported is in the audit log, the metrics and
 // `reaper scan`.
-func (r *Report) WriteQuiet(w io.Writer) error {
+func (r *Report) WriteQuiet(w io.Writer) error { return r.WriteQuietAs(w, Printable(r.Mode)) }
+
+// WriteQuietAs is WriteQuiet with who, after "reaper ", naming what
+// speaks: "run", or a watch's pass with its time ("watch 10:04:05").
+func (r *Report) WriteQuietAs(w io.Writer, who string) error {
 	var b strings.Builder
 	for _, f := range r.Findings {
 		if f.Outcome == "reported" || f.Outcome == "planned" && r.Mode != "dry-run" || f.Outcome == "protected" || f.Deferred {
@@ -450,7 +454,7 @@ func (r *Report) WriteQuiet(w io.Writer) error {
 		// One line each, which a journal takes as one entry: every word
 		// of a user's (the command, a detail naming their file) escaped,
 		// so that none can start a line of its own.
-		fmt.Fprintf(&b, "reaper %s: tree %d %s (%s, rule %s, %s, %s): %s", Printable(r.Mode), f.RootPID, Printable(words), Printable(f.Kind), Printable(f.Rule),
+		fmt.Fprintf(&b, "reaper %s: tree %d %s (%s, rule %s, %s, %s): %s", who, f.RootPID, Printable(words), Printable(f.Kind), Printable(f.Rule),
 			Plural(len(f.PIDs), "process"), HumanBytes(f.RSSBytes), clip(Printable(f.Cmdline)))
 		if f.Detail != "" {
 			fmt.Fprintf(&b, " — %s", clipText(Printable(f.Detail)))
@@ -458,7 +462,7 @@ func (r *Report) WriteQuiet(w io.Writer) error {
 		b.WriteByte('\n')
 	}
 	for _, e := range r.Errors {
-		fmt.Fprintf(&b, "reaper %s: error: %s\n", Printable(r.Mode), clipText(Printable(e)))
+		fmt.Fprintf(&b, "reaper %s: error: %s\n", who, clipText(Printable(e)))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -238,11 +238,9 @@ func (w *Wrap) reapAdopted(parent context.Context, adopted func(*platform.Proces
 	if err != nil {
 		return err
 	}
-	var b strings.Builder
-	if err := r.Report.WriteQuiet(&b); err != nil {
+	if err := r.Report.WriteQuietAs(w.Stderr, "run"); err != nil {
 		return err
 	}
-	fmt.Fprint(w.Stderr, strings.ReplaceAll(b.String(), "reaper reap:", "reaper run:"))
 	for _, f := range r.Report.Findings {
 		if f.Outcome == string(policy.Protected) {
 			fmt.Fprintf(w.Stderr, "reaper run: left %d: %s\n", f.RootPID, audit.Printable(f.Detail))

@@ -112,7 +112,7 @@ func runWatch(ctx context.Context, opts *watchOptions, g *globalOptions) error {
 		Watchdog: watchdog,
 		Log:      g.log,
 		OnPass: func(r *run.Reaped, trigger string) {
-			if err := r.Report.WriteQuiet(g.stdout); err != nil && g.log != nil {
+			if err := r.Report.WriteQuietAs(g.stdout, "watch "+time.Now().Format("15:04:05")); err != nil && g.log != nil {
 				g.log.Warn("a pass's lines were not written", "err", err)
 			}
 			if g.log != nil {

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/orphanreaper/reaper/audit"
 )
 
 // globalOptions are shared by every command.
@@ -71,15 +73,7 @@ command line cannot be opened, 77 lacking privilege for a planned action,
 			if g.quiet {
 				level = slog.LevelError
 			}
-			g.log = slog.New(slog.NewTextHandler(g.stderr, &slog.HandlerOptions{
-				Level: level,
-				ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
-					if a.Key == slog.TimeKey && len(groups) == 0 {
-						return slog.Attr{} // the journal and the terminal add their own
-					}
-					return a
-				},
-			}))
+			g.log = audit.NewLogger(g.stderr, strings.TrimPrefix(cmd.CommandPath(), "reaper "), level)
 			return nil
 		},
 	}
