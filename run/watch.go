@@ -84,6 +84,24 @@ func Watch(ctx context.Context, cfg WatchConfig, hup <-chan os.Signal) error {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	// Another watch of the same scope would do every pass twice, each
+	// waiting on the other's lock: said at the start, not found out.
+	lockFile := cfg.LockFile
+	if lockFile == "" {
+		lockFile = LockPath()
+	}
+	if release, err := Lock(lockFile, 0); err == nil {
+		release()
+	} else {
+		var le *lockError
+		if errors.As(err, &le) {
+			holder := "another reaper"
+			if le.holder > 0 {
+				holder = fmt.Sprintf("pid %d (%s)", le.holder, le.cmd)
+			}
+			log.Warn("the lock is held now: if that is another watch of this scope, stop one of them (each pass waits for the other's)", "lock", lockFile, "holder", holder)
+		}
+	}
 	exits, err := watch.New()
 	if err != nil {
 		log.Warn("owners' exits are not watched: a pass every poll instead", "poll", min(cfg.Backstop, cfg.Poll), "err", err)

@@ -1,13 +1,16 @@
 package run
 
 import (
+	"bytes"
 	"context"
 	"log/slog"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/orphanreaper/reaper/audit"
+	"github.com/orphanreaper/reaper/client"
 	"github.com/orphanreaper/reaper/policy"
 	"github.com/orphanreaper/reaper/run/gather"
 
@@ -129,5 +132,30 @@ func TestFailedPassStatusIsOneLine(t *testing.T) {
 	w.pass(context.Background())
 	if len(sent) != 1 || strings.Contains(sent[0], "\n") || !strings.Contains(sent[0], "failed") {
 		t.Errorf("sent %q: want one STATUS= line saying the pass failed, no newline in it", sent)
+	}
+}
+
+// A watch that starts while another reaper holds its lock says so at
+// once, naming the lock: two watches of one scope would each wait on the
+// other's passes. The control: with the lock free, no such word.
+func TestWatchSaysLockHeld(t *testing.T) {
+	for _, held := range []bool{false, true} {
+		lock := filepath.Join(t.TempDir(), "reaper.lock")
+		if held {
+			release, err := Lock(lock, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer release()
+		}
+		var out bytes.Buffer
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel() // no pass: the start's check alone
+		cfg := WatchConfig{ReapConfig: ReapConfig{Config: config(t, client.NewSet()), LockFile: lock}, Log: slog.New(slog.NewTextHandler(&out, nil))}
+		cfg.ProcRoot = ""
+		Watch(ctx, cfg, nil)
+		if said := strings.Contains(out.String(), "the lock is held now") && strings.Contains(out.String(), lock); said != held {
+			t.Errorf("lock held %v: the watch said %q", held, out.String())
+		}
 	}
 }
