@@ -319,10 +319,17 @@ func TestWatchStopMidGrace(t *testing.T) {
 		os.WriteFile(path, []byte("version = 1\n"), 0o644) // nothing to reap at first
 		w := startWatch(t, path, "--backstop", "1m")
 		root, sleeper := tree(t)
-		watchPolicy(t, path, mark, `"reparented"`, "min_age = \"0s\"") // grace 2s
+		watchPolicy(t, path, mark, `"reparented"`, "min_age = \"0s\"")
+		// A grace long enough that the pass is in it whenever a loaded
+		// machine lets this test look, and a look that waits for it: the
+		// tree stopped or moved into the pass's confinement, then running
+		// again (TERM and CONT sent) — not a fixed time.
+		b, _ := os.ReadFile(path)
+		os.WriteFile(path, []byte(strings.Replace(string(b), `grace = "2s"`, `grace = "30s"`, 1)), 0o644)
+		before := cgroupOf(root)
 		w.cmd.Process.Signal(syscall.SIGHUP)
-		waitFor(t, func() bool { return strings.Contains(w.stderr.String(), "policy reloaded") || stateOf(root) == "T" }, "the reload")
-		time.Sleep(800 * time.Millisecond) // inside the 2 s grace
+		waitFor(t, func() bool { return stateOf(root) == "T" || cgroupOf(root) != before }, "the pass to stop or confine the tree")
+		waitFor(t, func() bool { s := stateOf(root); return s == "S" || s == "R" }, "the tree running again, in its grace")
 		if !alive(root) {
 			t.Fatalf("the tree ended before the watch was stopped: the pass was not in its grace\n%s", w.stderr)
 		}
@@ -388,4 +395,10 @@ func TestWatchSharesTheLock(t *testing.T) {
 	if w.cmd.ProcessState != nil || syscall.Kill(w.cmd.Process.Pid, 0) != nil {
 		t.Errorf("the watch ended:\n%s", w.stderr)
 	}
+}
+
+// cgroupOf is the cgroup v2 path of pid ("" when gone).
+func cgroupOf(pid int) string {
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
+	return string(b)
 }
