@@ -9,6 +9,8 @@ import (
 
 	"github.com/orphanreaper/reaper/audit"
 	"github.com/orphanreaper/reaper/client"
+	"github.com/orphanreaper/reaper/platform"
+	"github.com/orphanreaper/reaper/run"
 	"github.com/orphanreaper/reaper/setup"
 )
 
@@ -30,12 +32,18 @@ func hookCheck(cs client.Set, getenv func(string) string, home, self string) aud
 		if err != nil {
 			continue
 		}
-		data, err := os.ReadFile(path)
+		// Bounded, never blocking on a FIFO; as root, a file that is not
+		// root's (a user's, by an environment sudo kept) is not parsed.
+		data, owner, err := platform.ReadFileOwner(path, 16<<20)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
 		if err != nil {
-			broken = append(broken, fmt.Sprintf("%s: %v", path, err))
+			broken = append(broken, err.Error())
+			continue
+		}
+		if run.EUID() == 0 && owner != 0 {
+			found = append(found, fmt.Sprintf("%s (%s) is uid %d's: not read as root", in.Title, path, owner))
 			continue
 		}
 		command, ok, err := setup.FindHook(data, in.Hook.Event)

@@ -54,3 +54,34 @@ func TestHookCheck(t *testing.T) {
 		t.Errorf("a hook to another binary: %+v", c)
 	}
 }
+
+// As root, a settings file that is not root's — a user's, named by an
+// environment sudo kept — is not parsed; the control is root's own file,
+// which is.
+func TestHookCheckAsRootReadsRootsOwn(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: chowns the settings to another user")
+	}
+	dir := t.TempDir()
+	env := func(name string) string {
+		if name == "CLAUDE_CONFIG_DIR" {
+			return dir
+		}
+		return ""
+	}
+	settings := filepath.Join(dir, "settings.json")
+	h := &setup.Hook{Client: hooked{}.Info(), Out: &strings.Builder{}}
+	if err := h.Install(settings, filepath.Join(dir, "gone")); err != nil {
+		t.Fatal(err)
+	}
+	cs := client.NewSet(hooked{})
+	if c := hookCheck(cs, env, "", ""); c.Status != audit.CheckFail {
+		t.Fatalf("control: root's own settings, a hook to a binary that is gone: %+v", c)
+	}
+	if err := os.Chown(settings, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	if c := hookCheck(cs, env, "", ""); c.Status == audit.CheckFail || !strings.Contains(c.Summary, "not read as root") {
+		t.Errorf("a user's settings, as root: %+v", c)
+	}
+}

@@ -61,7 +61,7 @@ func (t *Table) Decide(cfg Config, mode policy.Mode) *policy.Plan {
 	}
 	loadRoots(t, pol)
 	m := pol.MatchAll(res, policy.PlanOptions{Mode: mode, UID: t.UID(), Doubts: t.Doubts})
-	loadMatched(t, m)
+	loadMatched(t, pol, m)
 	if cfg.EveryStdin {
 		res.ResolveAllInUse() // a person asks: who writes to every open stdin
 	} else {
@@ -96,17 +96,28 @@ func loadRoots(t *Table, pol *policy.Policy) {
 }
 
 // loadMatched reads what deciding asks of the members of each finding a
-// rule takes: their details and uids, for the gate.
-func loadMatched(t *Table, m *policy.Matches) {
-	var members []*platform.Process
+// rule takes: their details for the gate, and their uids where the gate
+// asks them — a rule that signals, or a policy that names users (a
+// [[protect]] entry's user list); as root each uid is a status file, not
+// read for a tree a rule only reports.
+func loadMatched(t *Table, pol *policy.Policy, m *policy.Matches) {
+	var reported, signalled []*platform.Process
+	users := pol.NamesUsers()
 	for i, f := range t.Result.Findings {
-		if m.Rule(i) != nil {
-			for _, mb := range f.Members {
-				members = append(members, mb.Proc)
+		r := m.Rule(i)
+		if r == nil {
+			continue
+		}
+		for _, mb := range f.Members {
+			if users || r.Action != policy.Report {
+				signalled = append(signalled, mb.Proc)
+			} else {
+				reported = append(reported, mb.Proc)
 			}
 		}
 	}
-	t.Snap.Load(members, true)
+	t.Snap.Load(reported, false)
+	t.Snap.Load(signalled, true)
 }
 
 // Report makes the pass's report: every process it names is read now —

@@ -18,9 +18,17 @@ import (
 // The decision reads nothing: once a pass has loaded its findings'
 // details (the one read after the table), matching rules and deciding
 // leave the table's read count where it was. The control: a detail not
-// loaded is read, and counted.
+// loaded is read, and counted. Under the fixture's policy (rules that
+// signal) and the embedded one (rules that only report, whose trees'
+// uids are not read).
 func TestDecideReadsNothing(t *testing.T) {
 	cfg := config(t, client.NewSet())
+	t.Run("fixture policy", func(t *testing.T) { decideReadsNothing(t, cfg) })
+	cfg.Policy = policy.Default(policy.Clients{})
+	t.Run("embedded policy", func(t *testing.T) { decideReadsNothing(t, cfg) })
+}
+
+func decideReadsNothing(t *testing.T, cfg Config) {
 	tb := collected(t, cfg)
 	res := tb.Result
 	if len(res.Findings) == 0 {
@@ -34,7 +42,7 @@ func TestDecideReadsNothing(t *testing.T) {
 	if got := tb.Snap.Reads(); got != before {
 		t.Errorf("matching rules read %d files of the table", got-before)
 	}
-	loadMatched(tb, m)
+	loadMatched(tb, cfg.Policy, m)
 	res.ResolveInUse(m.Roots())
 	before = tb.Snap.Reads()
 	plan := cfg.Policy.Decide(res, m)
