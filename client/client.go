@@ -299,8 +299,3 @@ func (s Set) Names() []string {
 	}
 	return out
 }
-
-// IsOwnProcess reports whether comm is the title of c's own processes.
-func IsOwnProcess(c Client, comm string) bool {
-	return comm != "" && slices.Contains(c.Info().Comms, comm)
-}

@@ -335,9 +335,12 @@ func PIDExists(pid int) bool {
 	return pid > 0 && pid <= math.MaxInt32 && unix.Kill(pid, 0) != unix.ESRCH
 }
 
-// OwnedBy reports whether the file fi describes (from os.Stat) belongs to
-// uid.
-func OwnedBy(fi os.FileInfo, uid int) bool {
+// FileUID is the uid that owns the file fi describes (from os.Stat or
+// os.Lstat); false where the system gives none.
+func FileUID(fi os.FileInfo) (uint32, bool) {
 	st, ok := fi.Sys().(*syscall.Stat_t)
-	return ok && int(st.Uid) == uid
+	if !ok {
+		return 0, false
+	}
+	return st.Uid, true
 }

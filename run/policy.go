@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/orphanreaper/reaper/client"
 	"github.com/orphanreaper/reaper/client/declared"
@@ -68,20 +69,22 @@ func DefaultPolicyPaths() []string {
 	return []string{filepath.Join(dir, "reaper", "policy.toml")}
 }
 
-// PolicyPathText is where this user's policy would be written, as a
-// person types it (for doctor's and setup's words).
-func PolicyPathText() string {
-	if EUID() == 0 {
-		return SystemPolicy
-	}
-	return filepath.Join("~", ".config", "reaper", "policy.toml")
-}
-
 // PolicyPath is where a run of this user reads its policy when none is
-// named ("" when no home is known).
+// named ("" when no home is known): the first of DefaultPolicyPaths.
 func PolicyPath() string {
 	if paths := DefaultPolicyPaths(); len(paths) > 0 {
 		return paths[0]
 	}
 	return ""
+}
+
+// PolicyPathText is PolicyPath as a person types it: the home as ~.
+func PolicyPathText() string {
+	path := PolicyPath()
+	if home, err := os.UserHomeDir(); err == nil && EUID() != 0 {
+		if rest, ok := strings.CutPrefix(path, home+string(filepath.Separator)); ok {
+			return filepath.Join("~", rest)
+		}
+	}
+	return path
 }

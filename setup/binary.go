@@ -94,8 +94,10 @@ func Stable(exe string) string {
 		return exe
 	}
 	opt := filepath.FromSlash(slash[:i] + "/opt/" + parts[0] + "/" + parts[2])
-	if st, err := os.Stat(opt); err != nil || !st.Mode().IsRegular() {
-		return exe // no opt link to the same binary here: the path as it is
+	was, err1 := os.Stat(exe)
+	is, err2 := os.Stat(opt)
+	if err1 != nil || err2 != nil || !os.SameFile(was, is) {
+		return exe // no opt link to this very binary: the path as it is
 	}
 	return opt
 }

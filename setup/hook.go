@@ -95,7 +95,7 @@ func (h *Hook) edit(path, exe string, install bool) error {
 	if err != nil {
 		return err
 	}
-	old, err := os.ReadFile(target)
+	old, err := platform.ReadFile(target, maxSettings)
 	if errors.Is(err, fs.ErrNotExist) {
 		old, err = nil, nil
 	}
@@ -152,6 +152,16 @@ func (h *Hook) edit(path, exe string, install bool) error {
 	return nil
 }
 
+// ownedBySelf reports whether the file fi describes is this user's.
+func ownedBySelf(fi os.FileInfo) bool {
+	uid, ok := platform.FileUID(fi)
+	return ok && int(uid) == os.Geteuid()
+}
+
+// maxSettings bounds a settings file read: a client's settings are
+// kilobytes.
+const maxSettings = 16 << 20
+
 // settingsFile is the file a settings edit writes — path, or the target
 // its links lead to, so that a dotfiles link stays a link — and the mode
 // to write it in: its own, or 0600 for a new one. A file this user does
@@ -175,7 +185,7 @@ func settingsFile(path string) (string, os.FileMode, error) {
 	switch {
 	case !st.Mode().IsRegular():
 		return "", 0, fmt.Errorf("%s is not a regular file: not edited", target)
-	case !platform.OwnedBy(st, os.Geteuid()):
+	case !ownedBySelf(st):
 		return "", 0, fmt.Errorf("%s belongs to another user: not edited (its owner can run this, or change its owner to you)", target)
 	case st.Mode().Perm()&0o200 == 0:
 		return "", 0, fmt.Errorf("%s is read-only (mode %04o): not edited; make it writable ('chmod u+w %s') if reaper may change it", target, st.Mode().Perm(), target)
@@ -189,7 +199,7 @@ func UnifiedDiff(name, a, b string) string {
 	al, bl := splitLines(a), splitLines(b)
 	// The longest common subsequence, by a table: settings are short.
 	n, m := len(al), len(bl)
-	if n*m > 4_000_000 {
+	if n*m > 1_000_000 {
 		return fmt.Sprintf("--- %s\n+++ %s\n(%d lines against %d: too long to compare)\n", name, name, n, m)
 	}
 	lcs := make([][]int32, n+1)

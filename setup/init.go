@@ -1,7 +1,6 @@
 package setup
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -34,6 +33,8 @@ type Init struct {
 	// Exe is the binary the hooks and the service run.
 	Exe string
 	Out io.Writer
+	// wrote: Apply wrote the policy (Undo removes it).
+	wrote bool
 }
 
 // HookAt is a client's hook and where its settings are.
@@ -104,6 +105,7 @@ func (in *Init) Apply(ctx context.Context) error {
 		if err := platform.WriteFileAtomic(in.PolicyPath, in.Policy, 0o644); err != nil {
 			return err
 		}
+		in.wrote = true
 		fmt.Fprintf(in.Out, "wrote      %s\n", in.PolicyPath)
 	}
 	for _, h := range in.Hooks {
@@ -135,17 +137,10 @@ func (in *Init) Undo() []string {
 	for _, h := range in.Hooks {
 		out = append(out, in.Exe+" hook uninstall "+h.Client.Name)
 	}
-	if !in.PolicyExists() || in.wrotePolicy() {
+	if in.wrote {
 		out = append(out, "rm "+in.PolicyPath)
 	}
 	return out
-}
-
-// wrotePolicy reports whether the policy at PolicyPath is the one Init
-// writes.
-func (in *Init) wrotePolicy() bool {
-	b, err := os.ReadFile(in.PolicyPath)
-	return err == nil && bytes.Equal(b, in.Policy)
 }
 
 // PolicyNote is what a hook or service install adds when no policy is at

@@ -55,6 +55,7 @@ func TestInit(t *testing.T) {
 		t.Errorf("steps with a policy there:\n%s", steps)
 	}
 	out.Reset()
+	in = &Init{PolicyPath: in.PolicyPath, Policy: in.Policy, Hooks: hooks, Exe: in.Exe, Out: &out} // init run again
 	if err := in.Apply(context.Background()); err != nil {
 		t.Fatal(err)
 	}

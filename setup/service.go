@@ -195,14 +195,11 @@ func (s *Service) Install(ctx context.Context) error {
 			}
 		}
 	}
-	if !s.DryRun && s.Root == "" && !HasServiceManager() {
-		for _, c := range p.enable {
-			fmt.Fprintf(s.Out, "not run    %s\n", strings.Join(c.argv, " "))
-		}
-		return errors.New("no service manager runs here (systemd is not this host's init): the files are written but nothing starts them. Run 'reaper watch' from what this host has — its supervisor, or a container's init ('reaper run -- CMD') — or 'reaper reap --quiet' every minute from cron; 'reaper service uninstall' removes the files")
-	}
 	if err := s.run(ctx, p.enable); err != nil {
 		return err
+	}
+	if !s.DryRun && s.Root == "" && !HasServiceManager() {
+		return errors.New("no service manager runs here (systemd is not this host's init): the files are written but nothing starts them. Run 'reaper watch' from what this host has — its supervisor, or a container's init ('reaper run -- CMD') — or 'reaper reap --quiet' every minute from cron; 'reaper service uninstall' removes the files")
 	}
 	if note := PolicyNote(s.PolicyPath); s.PolicyPath != "" && note != "" {
 		fmt.Fprintln(s.Out, note)
@@ -258,7 +255,7 @@ func (s *Service) Uninstall(ctx context.Context) error {
 // run runs the service manager's commands, or says them (a dry run, a
 // test's root, no service manager running).
 func (s *Service) run(ctx context.Context, cmds []command) error {
-	manager := runtime.GOOS == "darwin" || host.SystemdBooted()
+	manager := HasServiceManager()
 	for _, c := range cmds {
 		line := strings.Join(c.argv, " ")
 		switch {

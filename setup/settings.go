@@ -79,13 +79,13 @@ func skipSpace(data []byte, at int) int {
 }
 
 // objectAt reads the object whose '{' is at data[at:] (after whitespace)
-// and returns where its braces are and its members, in order; a key twice
-// is refused.
-func objectAt(data []byte, at int, what string) (open, close int, members []member, err error) {
+// and returns where its '{' is and its members, in order; a key twice is
+// refused.
+func objectAt(data []byte, at int, what string) (open int, members []member, err error) {
 	dec := json.NewDecoder(bytes.NewReader(data[at:]))
 	tok, err := dec.Token()
 	if d, ok := tok.(json.Delim); err != nil || !ok || d != '{' {
-		return 0, 0, nil, errorAt(data, skipSpace(data, at), "%s is not an object", what)
+		return 0, nil, errorAt(data, skipSpace(data, at), "%s is not an object", what)
 	}
 	open = at + int(dec.InputOffset()) - 1
 	seen := map[string]bool{}
@@ -93,25 +93,25 @@ func objectAt(data []byte, at int, what string) (open, close int, members []memb
 		from := at + int(dec.InputOffset())
 		tok, err := dec.Token()
 		if err != nil {
-			return 0, 0, nil, errorAt(data, from, "%v", err)
+			return 0, nil, errorAt(data, from, "%v", err)
 		}
 		key, _ := tok.(string)
 		keyAt := from + bytes.IndexByte(data[from:], '"')
 		if seen[key] {
-			return 0, 0, nil, errorAt(data, keyAt, "%s has %q twice: which one the client reads is not known, so neither is edited", what, key)
+			return 0, nil, errorAt(data, keyAt, "%s has %q twice: which one the client reads is not known, so neither is edited", what, key)
 		}
 		seen[key] = true
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); err != nil {
-			return 0, 0, nil, errorAt(data, keyAt, "%v", err)
+			return 0, nil, errorAt(data, keyAt, "%v", err)
 		}
 		end := at + int(dec.InputOffset())
 		members = append(members, member{key, keyAt, end - len(raw), end})
 	}
 	if _, err := dec.Token(); err != nil {
-		return 0, 0, nil, errorAt(data, open, "%v", err)
+		return 0, nil, errorAt(data, open, "%v", err)
 	}
-	return open, at + int(dec.InputOffset()) - 1, members, nil
+	return open, members, nil
 }
 
 // arrayAt reads the array whose '[' is at data[at:] and returns where its
@@ -175,7 +175,7 @@ func findEvent(data []byte, event string) (*hookEntries, error) {
 	}
 	h := &hookEntries{hi: -1, ei: -1}
 	var err error
-	if h.open, _, h.top, err = objectAt(data, 0, "the settings"); err != nil {
+	if h.open, h.top, err = objectAt(data, 0, "the settings"); err != nil {
 		return nil, err
 	}
 	m, i := lookup(h.top, "hooks")
@@ -183,7 +183,7 @@ func findEvent(data []byte, event string) (*hookEntries, error) {
 		return h, nil
 	}
 	h.hi, h.hasHooks = i, true
-	if h.hopen, _, h.hooks, err = objectAt(data, m.start, "hooks"); err != nil {
+	if h.hopen, h.hooks, err = objectAt(data, m.start, "hooks"); err != nil {
 		return nil, err
 	}
 	e, j := lookup(h.hooks, event)
@@ -197,29 +197,28 @@ func findEvent(data []byte, event string) (*hookEntries, error) {
 	return h, nil
 }
 
-// ours reports the mark of reaper's hook in an entry of the event's array
-// ("" when it is not reaper's): an entry whose hooks' command ends with
-// HookMark and what it made.
-func ours(entry []byte) (made string, ok bool) {
+// ours reports whether an entry of the event's array is reaper's — one
+// whose hooks' command ends with HookMark and what it made — and its
+// command and what it made.
+func ours(entry []byte) (command, made string, ok bool) {
 	// Keys exactly as the client reads them (encoding/json's struct
 	// fields would take "HOOKS" for "hooks").
 	var e map[string]json.RawMessage
 	var hooks []map[string]json.RawMessage
 	if json.Unmarshal(entry, &e) != nil || json.Unmarshal(e["hooks"], &hooks) != nil {
-		return "", false
+		return "", "", false
 	}
 	for _, h := range hooks {
-		var command string
 		if json.Unmarshal(h["command"], &command) != nil {
 			continue
 		}
 		for _, suffix := range []string{MadeHooks, MadeEvent, ""} {
 			if strings.HasSuffix(command, HookMark+suffix) {
-				return suffix, true
+				return command, suffix, true
 			}
 		}
 	}
-	return "", false
+	return "", "", false
 }
 
 // FindHook returns the command of reaper's hook in the settings'
@@ -233,18 +232,8 @@ func FindHook(data []byte, event string) (string, bool, error) {
 		return "", false, err
 	}
 	for _, e := range h.elems {
-		if _, ok := ours(data[e.start:e.end]); ok {
-			var entry struct {
-				Hooks []struct {
-					Command string `json:"command"`
-				} `json:"hooks"`
-			}
-			json.Unmarshal(data[e.start:e.end], &entry)
-			for _, c := range entry.Hooks {
-				if strings.Contains(c.Command, HookMark) {
-					return c.Command, true, nil
-				}
-			}
+		if command, _, ok := ours(data[e.start:e.end]); ok {
+			return command, true, nil
 		}
 	}
 	return "", false, nil
@@ -313,7 +302,7 @@ func RemoveHook(data []byte, event string) ([]byte, error) {
 		}
 		i, made := -1, ""
 		for k, e := range h.elems {
-			if m, ok := ours(data[e.start:e.end]); ok {
+			if _, m, ok := ours(data[e.start:e.end]); ok {
 				i, made = k, m
 				break
 			}

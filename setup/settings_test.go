@@ -83,7 +83,7 @@ func installed(t *testing.T, data []byte) bool {
 	json.Unmarshal(top["hooks"], &hooks)
 	json.Unmarshal(hooks["SessionStart"], &entries)
 	for _, e := range entries {
-		if _, ok := ours(e); ok {
+		if _, _, ok := ours(e); ok {
 			return true
 		}
 	}

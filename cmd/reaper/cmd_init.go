@@ -62,11 +62,13 @@ func runInit(cmd *cobra.Command, opts *initOptions, g *globalOptions) error {
 	if !opts.noService && setup.HasServiceManager() {
 		in.Service = &setup.Service{User: run.EUID() != 0}
 	}
-	pol, err := policy.Parse(in.PolicyPath, example, run.PolicyClients(clients))
-	what := "The shipped example policy, to be written to " + in.PolicyPath + ","
+	var pol *policy.Policy
+	what := "Your policy, " + in.PolicyPath + ","
 	if in.PolicyExists() {
 		pol, err = resolvePolicy(in.PolicyPath)
-		what = "Your policy, " + in.PolicyPath + ","
+	} else {
+		what = "The shipped example policy, to be written to " + in.PolicyPath + ","
+		pol, err = policy.Parse(in.PolicyPath, example, run.PolicyClients(clients))
 	}
 	if err != nil {
 		return err

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/orphanreaper/reaper/client"
+	"github.com/orphanreaper/reaper/platform"
 	"github.com/orphanreaper/reaper/platform/child"
 )
 
@@ -333,7 +334,7 @@ func ownPrivate(d Dir) bool {
 		if err != nil || !fi.IsDir() {
 			return false
 		}
-		if uid, ok := fileUID(fi); !ok || uid != 0 {
+		if uid, ok := platform.FileUID(fi); !ok || uid != 0 {
 			return false
 		}
 		writable := fi.Mode().Perm()&0o022 != 0

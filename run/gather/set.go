@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 
 	"github.com/orphanreaper/reaper/client"
 	"github.com/orphanreaper/reaper/ledger"
@@ -135,7 +134,7 @@ func Begin(ctx context.Context, opts Options) *Pending {
 			}
 			dir = filepath.Clean(dir)
 			if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
-				if uid, ok := fileUID(fi); ok {
+				if uid, ok := platform.FileUID(fi); ok {
 					p.list.add(Dir{Path: dir, UID: uid, From: "reaper's environment", Client: c.Info().Name})
 				}
 			}
@@ -282,7 +281,7 @@ func Load(ctx context.Context, opts Options, pending *Pending, snap *platform.Sn
 			// A supervisor's own ledger speaks for its owner's processes: a
 			// root-owned one for anyone's, so doubt about it holds back all.
 			d := policy.Doubt{All: true}
-			if uid, ok := fileUID(fi); ok && uid != 0 {
+			if uid, ok := platform.FileUID(fi); ok && uid != 0 {
 				d = policy.Doubt{UID: uid}
 			}
 			set.Problems = append(set.Problems, Problem{Msg: err.Error(), Doubt: d})
@@ -476,21 +475,12 @@ func readPath(ctx context.Context, path string, snap *platform.Snapshot, rd *rea
 		}
 		return ev, []error{&ledger.Error{File: path, Msg: fmt.Sprintf("a directory that is no known agent client's state dir (%s): name a ledger file", strings.Join(names, ", "))}}, nil
 	}
-	uid, _ := fileUID(fi)
+	uid, _ := platform.FileUID(fi)
 	r := readAll(ctx, []Dir{{Path: path, UID: uid, From: "the command line", Client: c.Info().Name}}, rd)[0]
 	if r.err != nil {
 		return ev, []error{&ledger.Error{File: path, Msg: r.err.Error()}}, nil
 	}
 	return r.read.Judge(snap)
-}
-
-// fileUID is the owner of a file Stat described.
-func fileUID(fi os.FileInfo) (uint32, bool) {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return 0, false
-	}
-	return st.Uid, true
 }
 
 // ExpandHome expands a leading ~/ to the home directory of the reaper.
