@@ -209,7 +209,7 @@ func (h *History) WriteTable(w io.Writer, st Style) error {
 		}
 	}
 	var parts []string
-	for _, o := range []string{"killed", "gone", "failed", "refused", "protected", "planned", "reported"} {
+	for _, o := range HistoryOutcomes {
 		if n := h.Totals.Outcomes[o]; n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", n, o))
 		}

@@ -109,7 +109,8 @@ type Finding struct {
 	// PTYs are the pseudo-terminals the tree's processes hold.
 	PTYs []PTYRef `json:"ptys"`
 	// Deferred: refused by design, not for doubt or failure (younger than
-	// min_age; spared because it became owned). A later run decides again.
+	// min_age; spared because it became owned); its outcome is then
+	// "deferred". A later run decides again.
 	Deferred bool `json:"deferred,omitempty"`
 	// DueAt, for a tree younger than min_age, is when it reaches it
 	// (RFC 3339, UTC): the first run after may act on it.
@@ -267,18 +268,28 @@ func (r *Report) SetWarnings(pol *policy.Policy, s *platform.Snapshot) {
 	r.Warnings = append(append([]string{}, pol.Warnings...), aggregate(s.Warnings)...)
 }
 
-// SetOutcomes records what was done: each item's action, outcome and
-// detail, and the pids its action covered (rescans included), by root.
+// OutcomeDeferred is a finding's outcome when the plan refused it by
+// design: younger than min_age, or spared because it became owned.
+const OutcomeDeferred = "deferred"
+
 // decide records the plan's decision about f.
 func (f *Finding) decide(it policy.Item) {
 	f.Action, f.Outcome, f.Detail = string(it.Action), string(it.Outcome), it.Detail
 	f.Deferred = it.Outcome == policy.Refused && it.Benign
+	if f.Deferred {
+		// Refused by design, not for doubt: an outcome of its own, as
+		// the table and the metrics say (deferred stays for readers of
+		// schema 1's flag).
+		f.Outcome = OutcomeDeferred
+	}
 	f.DueAt = ""
 	if f.Deferred && !it.Due.IsZero() {
 		f.DueAt = it.Due.UTC().Format(time.RFC3339)
 	}
 }
 
+// SetOutcomes records what was done: each item's action, outcome and
+// detail, and the pids its action covered (rescans included), by root.
 // A reap makes its report before it acts, while the processes it names
 // still exist, and records the outcomes after.
 func (r *Report) SetOutcomes(plan *policy.Plan, covered map[int][]int) {

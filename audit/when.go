@@ -53,7 +53,7 @@ func KnownUser(u string) bool {
 }
 
 // HistoryOutcomes are the outcomes history filters by.
-var HistoryOutcomes = []string{"killed", "gone", "failed", "refused", "planned", "reported"}
+var HistoryOutcomes = []string{"killed", "gone", "failed", "refused", "deferred", "protected", "planned", "reported"}
 
 // Set fills the filter's span from --since and --until as people write
 // them (ParseWhen, against now), and checks its outcome; the error names

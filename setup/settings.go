@@ -139,13 +139,44 @@ func splice(data []byte, start, end int, s string) []byte {
 	return append(append(append([]byte{}, data[:start]...), s...), data[end:]...)
 }
 
-// memberText is what insertMember puts after an object's '{'.
-func memberText(key, value string, others bool) string {
-	end := "\n"
-	if others {
-		end = ","
+// memberText is what add puts after the '{' at data[open] for a new first
+// member, in the file's own layout: before the object's first member, the
+// bytes that stand before that member now (its newline and indentation),
+// with a comma after; in an empty object, a line one indentation unit in
+// from the '{''s line (the unit is the top-level object's: a file indented
+// with tabs or four spaces gains tabs or four spaces), and a line back at
+// the '{''s indentation before whatever the object held.
+func memberText(data []byte, open int, members []member, key, value string) string {
+	text := jsonString(key) + ": " + value
+	if len(members) > 0 {
+		return string(data[open+1:members[0].keyAt]) + text + ","
 	}
-	return "\n  " + jsonString(key) + ": " + value + end
+	indent := lineIndent(data, open)
+	return "\n" + indent + indentUnit(data) + text + "\n" + indent
+}
+
+// lineIndent is the whitespace that begins the line holding data[at].
+func lineIndent(data []byte, at int) string {
+	start := bytes.LastIndexByte(data[:at], '\n') + 1
+	end := start
+	for end < at && (data[end] == ' ' || data[end] == '\t') {
+		end++
+	}
+	return string(data[start:end])
+}
+
+// indentUnit is the indentation of the top-level object's first member
+// when it stands on a line of its own, else two spaces.
+func indentUnit(data []byte) string {
+	if _, top, err := objectAt(data, 0, "the settings"); err == nil && len(top) > 0 {
+		at := top[0].keyAt
+		if nl := bytes.LastIndexByte(data[:at], '\n'); nl >= 0 {
+			if ws := data[nl+1 : at]; len(ws) > 0 && len(bytes.Trim(ws, " \t")) == 0 {
+				return string(ws)
+			}
+		}
+	}
+	return "  "
 }
 
 // lookup finds key among members.
@@ -276,10 +307,10 @@ func addTo(data []byte, event string, entry func(string) string) ([]byte, error)
 	switch {
 	case !h.hasHooks:
 		value := "{" + jsonString(event) + ": [" + entry(HookMark+MadeHooks) + "]}"
-		return splice(data, h.open+1, h.open+1, memberText("hooks", value, len(h.top) > 0)), nil
+		return splice(data, h.open+1, h.open+1, memberText(data, h.open, h.top, "hooks", value)), nil
 	case !h.hasEvt:
 		value := "[" + entry(HookMark+MadeEvent) + "]"
-		return splice(data, h.hopen+1, h.hopen+1, memberText(event, value, len(h.hooks) > 0)), nil
+		return splice(data, h.hopen+1, h.hopen+1, memberText(data, h.hopen, h.hooks, event, value)), nil
 	}
 	at := h.hooks[h.ei].start + 1 // after the array's '['
 	if len(h.elems) == 0 {
@@ -343,17 +374,30 @@ func removeEntry(data []byte, h *hookEntries, i int, made, event string) []byte 
 }
 
 // unsplice takes out member i of the object whose '{' is at open, when it
-// is the first and reads exactly as memberText wrote it.
+// is the first and stands exactly as memberText put it: with a comma and
+// the same bytes before it as before the member after it, or, alone, after
+// whitespace and followed by a line back at the '{''s indentation.
 func unsplice(data []byte, open int, members []member, i int, key string) ([]byte, bool) {
 	if i != 0 {
 		return nil, false
 	}
 	m := members[0]
-	text := memberText(key, string(data[m.start:m.end]), len(members) > 1)
-	if !bytes.HasPrefix(data[open+1:], []byte(text)) {
+	before := data[open+1 : m.keyAt]
+	if len(bytes.Trim(before, " \t\r\n")) != 0 || !bytes.Equal(data[m.keyAt:m.start], []byte(jsonString(key)+": ")) {
 		return nil, false
 	}
-	return splice(data, open+1, open+1+len(text), ""), true
+	if len(members) > 1 {
+		next := members[1]
+		if m.end >= len(data) || data[m.end] != ',' || !bytes.Equal(data[m.end+1:next.keyAt], before) {
+			return nil, false
+		}
+		return splice(data, open+1, m.end+1, ""), true
+	}
+	after := "\n" + lineIndent(data, open)
+	if !bytes.HasPrefix(data[m.end:], []byte(after)) || len(before) == 0 || before[0] != '\n' {
+		return nil, false
+	}
+	return splice(data, open+1, m.end+len(after), ""), true
 }
 
 // jsonString is s as a JSON string, HTML's characters left as they are:

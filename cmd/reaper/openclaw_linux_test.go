@@ -832,10 +832,14 @@ func TestRealOpenClawSessionsEnded(t *testing.T) {
 					t.Errorf("before any delete: %d is session-ended", f.RootPID)
 				}
 			}
+			mcpBefore := func() int { by, _ := g.census(); return by["mcp"] }()
 			g.deleteSessions(t, keys[:3]...)
 			// OpenClaw has acted on the deletes when it has retired the
-			// deleted sessions' own MCP servers.
-			waitFor(t, func() bool { by, _ := g.census(); return by["mcp"] <= 2 }, "OpenClaw to retire the deleted sessions' MCP servers")
+			// deleted sessions' own MCP servers: at least one each. Not
+			// "two left": a session's turn sometimes starts its servers
+			// twice (CI saw six servers for five sessions), and the spare
+			// belongs to whichever session it belongs to.
+			waitFor(t, func() bool { by, _ := g.census(); return by["mcp"] <= mcpBefore-3 }, "OpenClaw to retire the deleted sessions' MCP servers")
 			by, n := g.census()
 			logCensus(t, "3 of 5 sessions deleted, no reaper", by, n)
 			if by["background"] != 5 {
@@ -861,9 +865,12 @@ func TestRealOpenClawSessionsEnded(t *testing.T) {
 				ids[a.ID] = a.Evidence + " | " + a.Setting
 				t.Logf("advice [%s] %s: %s", a.Severity, a.ID, a.Evidence)
 			}
-			if a := ids["openclaw-mcp-idle-ttl"]; !strings.Contains(a, "holds 2 stdio MCP servers (e2e ×2) for 2 live sessions") ||
+			// Two servers for the two live sessions, or one more when a
+			// turn started a spare (see above): the advice counts what runs.
+			pools := fmt.Sprintf("holds %d stdio MCP servers (e2e ×%d) for 2 live sessions", by["mcp"], by["mcp"])
+			if a := ids["openclaw-mcp-idle-ttl"]; !strings.Contains(a, pools) ||
 				!strings.Contains(a, "mcp.sessionIdleTtlMs") || !strings.Contains(a, "in the sampling window") {
-				t.Errorf("MCP advice %q: want 2 pools for the 2 live sessions, their activity, naming mcp.sessionIdleTtlMs", a)
+				t.Errorf("MCP advice %q: want %q, their activity, naming mcp.sessionIdleTtlMs", a, pools)
 			}
 			if a := ids["openclaw-exec-ended"]; !strings.Contains(a, "3 trees of deleted or reset sessions") {
 				t.Errorf("ended-exec advice %q: want the 3 deleted sessions' trees", a)

@@ -52,6 +52,8 @@ type reapFinding struct {
 	Evidence []string `json:"evidence"`
 	Outcome  string   `json:"outcome"`
 	Detail   string   `json:"detail"`
+	Deferred bool     `json:"deferred"`
+	DueAt    string   `json:"due_at"`
 }
 
 // reapReport is the part of the reap JSON these tests read.
@@ -203,6 +205,37 @@ func TestReapDryRun(t *testing.T) {
 	}
 	if !strings.Contains(string(b), `"signal":"0"`) {
 		t.Error("dry-run sent no signal 0")
+	}
+}
+
+// TestReapDeferred: a tree younger than min_age is not refused for doubt
+// but deferred — its own outcome in JSON, with when it is due, exit 0 —
+// and the same tree with min_age 0 is planned (the control).
+func TestReapDeferred(t *testing.T) {
+	becomeSubreaper(t)
+	mark := fmt.Sprintf("deferred%d", time.Now().UnixNano()%1e9)
+	pid := adopt(t, "npm exec mcp-remote https://"+mark+".test", "sleep 60; exit 0", nil)
+	text := strings.Replace(mustReadFile(t, reapPolicy(t, "")), `min_age = "0s"`, `min_age = "1h"`, 1)
+	text = strings.Replace(text, `kind = ["pty", "mcp", "acp"]`, fmt.Sprintf("kind = [\"pty\", \"mcp\", \"acp\"]\ncmdline = '%s'", mark), 1)
+	if !strings.Contains(text, `min_age = "1h"`) || !strings.Contains(text, "cmdline = '"+mark) {
+		t.Fatalf("the policy was not rewritten:\n%s", text)
+	}
+	// text is marked already (reapPolicy wrote it through markRules).
+	pol := filepath.Join(t.TempDir(), "young.toml")
+	os.WriteFile(pol, []byte(text), 0o644)
+	rep, r := reapJSON(t, "--dry-run", "--policy", pol)
+	if r.code != 0 {
+		t.Fatalf("exit %d, want 0 (a deferred tree is no refusal): %s", r.code, r.stderr)
+	}
+	f := rep.finding(pid)
+	if f == nil || f.Outcome != "deferred" || !f.Deferred || f.DueAt == "" || !strings.Contains(f.Detail, "younger than min_age 1h0m0s") {
+		t.Errorf("finding %+v, want outcome deferred with due_at", f)
+	}
+	control := filepath.Join(t.TempDir(), "control.toml")
+	os.WriteFile(control, []byte(strings.Replace(text, `min_age = "1h"`, `min_age = "0s"`, 1)), 0o644)
+	rep, r = reapJSON(t, "--dry-run", "--policy", control)
+	if f := rep.finding(pid); r.code != 0 || f == nil || f.Outcome != "planned" || f.Deferred {
+		t.Errorf("control, min_age 0: exit %d, finding %+v, want planned", r.code, f)
 	}
 }
 
@@ -473,7 +506,7 @@ func TestReapSparesRunThatBecameOwned(t *testing.T) {
 	}
 	var rep reapReport
 	json.Unmarshal(stdout.Bytes(), &rep)
-	if f := rep.finding(pid); f == nil || f.Outcome != "refused" || !strings.Contains(f.Detail, "became run adopted") {
+	if f := rep.finding(pid); f == nil || f.Outcome != "deferred" || !f.Deferred || !strings.Contains(f.Detail, "became run adopted") {
 		t.Errorf("not spared: %+v\n%s", rep.Findings, stdout.String())
 	}
 	if _, ok := startTicks(pid); !ok {
