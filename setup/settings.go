@@ -143,9 +143,9 @@ func splice(data []byte, start, end int, s string) []byte {
 // member, in the file's own layout: before the object's first member, the
 // bytes that stand before that member now (its newline and indentation),
 // with a comma after; in an empty object, a line one indentation unit in
-// from the '{”s line (the unit is the top-level object's: a file indented
+// from the line of the '{' (the unit is the top-level object's: a file indented
 // with tabs or four spaces gains tabs or four spaces), and a line back at
-// the '{”s indentation before whatever the object held.
+// the indentation of the '{' before whatever the object held.
 func memberText(data []byte, open int, members []member, key, value string) string {
 	text := jsonString(key) + ": " + value
 	if len(members) > 0 {
@@ -376,7 +376,7 @@ func removeEntry(data []byte, h *hookEntries, i int, made, event string) []byte 
 // unsplice takes out member i of the object whose '{' is at open, when it
 // is the first and stands exactly as memberText put it: with a comma and
 // the same bytes before it as before the member after it, or, alone, after
-// whitespace and followed by a line back at the '{”s indentation.
+// whitespace and followed by a line back at the indentation of the '{'.
 func unsplice(data []byte, open int, members []member, i int, key string) ([]byte, bool) {
 	if i != 0 {
 		return nil, false
