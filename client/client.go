@@ -216,6 +216,9 @@ func Speak(ev *scan.Evidence, uid uint32) {
 	for i := range ev.Servers {
 		ev.Servers[i].UID = uid
 	}
+	for i := range ev.Sessions {
+		ev.Sessions[i].Speaker = uid
+	}
 }
 
 // Set is the clients a run knows: cmd hands down client/all's, and every

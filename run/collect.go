@@ -65,6 +65,9 @@ type Table struct {
 	// Kept counts the state dirs whose read was kept from an earlier
 	// pass (Config.Cache) rather than read for this table.
 	Kept int
+	// Evidence is what the clients' state and the ledgers said, as the
+	// scan took it: the sessions `reaper ps` shows are in it.
+	Evidence scan.Evidence
 }
 
 // Close releases what the table holds open.
@@ -177,7 +180,7 @@ func collect(ctx context.Context, cfg Config) (*Table, error) {
 	for _, ig := range res.Ignored {
 		snap.Warnings = append(snap.Warnings, ig.String())
 	}
-	return &Table{Snap: snap, Result: res, Problems: set.Messages(), Doubts: set.Doubts(), Dirs: set.Read, Kept: set.Kept}, nil
+	return &Table{Snap: snap, Result: res, Problems: set.Messages(), Doubts: set.Doubts(), Dirs: set.Read, Kept: set.Kept, Evidence: ev}, nil
 }
 
 // poolWindow is how long MCP pools are watched to tell the ones in use

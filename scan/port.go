@@ -26,6 +26,9 @@ type Evidence struct {
 	Ties     []Tie
 	Servers  []Server
 	Advisers []Adviser
+	// Sessions are the sessions the clients' records name, live or not:
+	// what `reaper ps` groups processes by. Attribution never reads them.
+	Sessions []Session
 	// Advise false computes no advice (and spends no sampling window);
 	// Sample measures activity for it.
 	Advise bool
@@ -38,6 +41,24 @@ func (e *Evidence) Add(o Evidence) {
 	e.Ties = append(e.Ties, o.Ties...)
 	e.Servers = append(e.Servers, o.Servers...)
 	e.Advisers = append(e.Advisers, o.Advisers...)
+	e.Sessions = append(e.Sessions, o.Sessions...)
+}
+
+// Session is one session as a client's own record names it (a Claude
+// Code session file, a Copilot CLI lock, a declared client's session
+// file): whose word it is, the process it names, and what else the record
+// says. It is shown, never acted on.
+type Session struct {
+	// Owner is the process the record names (Name is the owner name the
+	// client's findings carry).
+	Owner ledger.Owner
+	ID    string
+	// Dir is the session's working directory, Kind what the record calls
+	// the session (Claude Code's "interactive", "bg"), when it says.
+	Dir, Kind string
+	// Proof is the record, in words ("the session file /h/.claude/…").
+	Proof   string
+	Speaker uint32
 }
 
 // apply folds the evidence into the result in the one order that is

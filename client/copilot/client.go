@@ -108,5 +108,9 @@ func (Adapter) Read(dir string) *Raw {
 func (Adapter) Judge(raw *Raw, uid uint32, snap *platform.Snapshot) (scan.Evidence, []error, []string) {
 	ev, problems, warnings := statedir.JudgeConfig(&raw.Config, uid)
 	ev.Ties = lockTies(raw.Locks, uid, snap)
+	for _, l := range raw.Locks {
+		ev.Sessions = append(ev.Sessions, scan.Session{Owner: ledger.Owner{Name: OwnerName, PID: l.PID}, ID: l.Session,
+			Proof: "the session's lock " + l.File, Speaker: uid})
+	}
 	return ev, problems, warnings
 }

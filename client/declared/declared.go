@@ -144,8 +144,10 @@ func (a Adapter) Judge(raw *Raw, uid uint32, snap *platform.Snapshot) (scan.Evid
 			continue
 		}
 		where := a.Spec.Name + " session " + s.ID
+		owner := s.owner(a.Spec.Name, snap)
 		ev.Ties = append(ev.Ties, scan.Tie{Env: a.Spec.Env, Value: s.ID, Strong: a.Spec.Env,
-			Owner: s.owner(a.Spec.Name, snap), Speaker: uid, Where: where, Proof: "the session file " + s.File, Noun: a.Spec.Name})
+			Owner: owner, Speaker: uid, Where: where, Proof: "the session file " + s.File, Noun: a.Spec.Name})
+		ev.Sessions = append(ev.Sessions, scan.Session{Owner: owner, ID: s.ID, Proof: "the session file " + s.File, Speaker: uid})
 	}
 	return ev, raw.Errors(), warnings
 }

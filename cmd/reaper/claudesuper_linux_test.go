@@ -100,8 +100,15 @@ func TestRealClaudeSuperseded(t *testing.T) {
 		t.Errorf("the unchanged entry's old copy %d lives: claude did not stop it", same)
 	}
 
+	// reaper ps shows the session as it is: claude with both current
+	// copies, and the old edited copy under it marked as the leak.
+	pol := examplePolicyForTest(t, mark)
+	if client, ok, out := psSession(t, pol, claude, map[int]string{old: "superseded", current: "", sameNow: ""}); client != "claude-code" || !ok {
+		t.Errorf("reaper ps: claude %d as %q, its servers marked %v; want the old copy %d a superseded leak, %d and %d not:\n%s", claude, client, ok, old, current, sameNow, out)
+	}
+	t.Logf("reaper ps:\n%s", runReaper(t, nil, "ps", "--policy", pol, "--color", "never").stdout)
 	audit := filepath.Join(t.TempDir(), "audit.log")
-	rep, r := reapJSONEnv(t, nil, "--policy", examplePolicyForTest(t, mark), "--audit-log", audit)
+	rep, r := reapJSONEnv(t, nil, "--policy", pol, "--audit-log", audit)
 	f := rep.finding(old)
 	switch {
 	case f == nil:

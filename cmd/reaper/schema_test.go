@@ -29,6 +29,7 @@ func TestJSONSchemas(t *testing.T) {
 		"version": {{"version", "-o", "json"}},
 		"doctor":  {{"doctor", "-o", "json", "--lock-file", filepath.Join(dir, "reaper.lock")}},
 		"pty":     {{"pty", "-o", "json"}},
+		"ps":      {{"ps", "-o", "json"}},
 		"explain": {append([]string{"explain", "400", "-o", "json"}, fixture...), append([]string{"explain", "1", "-o", "json"}, fixture...)},
 		"history": {{"history", "--audit-log", log, "--signals", "-o", "json"}},
 	}

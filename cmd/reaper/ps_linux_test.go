@@ -1,0 +1,221 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/orphanreaper/reaper/internal/schematest"
+)
+
+// psDoc is the part of `reaper ps -o json` these tests read.
+type psDoc struct {
+	Sessions []struct {
+		Client, State, SessionID, Record string
+		PID, Leaks                       int
+		Session                          string `json:"session_id"`
+		MemoryBytes                      uint64 `json:"memory_bytes"`
+		Leftovers                        []int  `json:"leftovers"`
+		Processes                        []struct {
+			PID         int
+			Kind        string
+			MemoryBytes uint64 `json:"memory_bytes"`
+			Leak        []string
+		} `json:"processes"`
+	} `json:"sessions"`
+	Orphans []struct {
+		RootPID   int    `json:"root_pid"`
+		SessionID string `json:"session_id"`
+		Rule      string `json:"rule"`
+	} `json:"orphans"`
+}
+
+// TestPS: a Claude Code session (its session file names a live process)
+// is listed with its tree — the MCP server it started among its
+// processes, the memory the sum of theirs — and an orphan the policy
+// names, started beside it, is in the orphans, in no session. Then the
+// session's process is SIGKILLed: the session is ended, and its server,
+// now an orphan, is listed among the orphans as that session's leftover.
+// The JSON keeps to the shipped schema, and the table names the session.
+func TestPS(t *testing.T) {
+	becomeSubreaper(t)
+	mark := fmt.Sprintf("ps%d", os.Getpid())
+	pol := watchPolicy(t, "", mark, `"reparented", "owner-dead"`, "min_age = \"0s\"")
+	home := t.TempDir()
+	env := []string{"HOME=" + home, "CLAUDE_CONFIG_DIR="}
+	session := "s-" + suiteMark
+	owner := adopt(t, "session-owner-"+mark, fmt.Sprintf(`export CLAUDE_CODE_SESSION_ID=%s; (exec -a %q sleep 600) & wait`, session, "npm exec mcp-remote https://"+mark), nil)
+	server := childWith(t, owner, mark, "the session's server")
+	t.Cleanup(func() { syscall.Kill(server, syscall.SIGKILL) })
+	writeSession(t, home, owner, session)
+	stray := adopt(t, "npm exec mcp-remote https://stray."+mark, "sleep 600; exit 0", nil)
+
+	ps := func() (*psDoc, string) {
+		t.Helper()
+		r := runReaper(t, env, "ps", "-o", "json", "--policy", pol)
+		if r.code != 0 {
+			t.Fatalf("ps: exit %d\n%s", r.code, r.stderr)
+		}
+		schema, _ := os.ReadFile("../../audit/ps.schema.json")
+		if errs, err := schematest.Validate(schema, []byte(r.stdout)); err != nil || len(errs) > 0 {
+			t.Errorf("ps -o json does not keep to ps.schema.json: %v %s", err, strings.Join(errs, "\n"))
+		}
+		var doc psDoc
+		if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+			t.Fatal(err)
+		}
+		return &doc, r.stdout
+	}
+
+	doc, out := ps()
+	found := false
+	for _, s := range doc.Sessions {
+		if s.PID != owner {
+			continue
+		}
+		found = true
+		var sum uint64
+		has := false
+		for _, p := range s.Processes {
+			sum += p.MemoryBytes
+			has = has || p.PID == server && p.Kind == "mcp"
+		}
+		if s.Client != "claude-code" || s.Session != session || s.State == "ended" || !strings.Contains(s.Record, filepath.Join(home, ".claude", "sessions")) {
+			t.Errorf("session %+v: want claude-code session %s from its session file", s, session)
+		}
+		if !has || len(s.Processes) != 2 || sum != s.MemoryBytes {
+			t.Errorf("session's tree %+v: want the owner and its MCP server %d, memory the sum (%d)", s.Processes, server, sum)
+		}
+	}
+	if !found {
+		t.Fatalf("no session of pid %d:\n%s", owner, out)
+	}
+	orphan := func(doc *psDoc, pid int) (string, string, bool) {
+		for _, o := range doc.Orphans {
+			if o.RootPID == pid {
+				return o.Rule, o.SessionID, true
+			}
+		}
+		return "", "", false
+	}
+	if rule, _, ok := orphan(doc, stray); !ok || rule != "watched" {
+		t.Errorf("the stray server %d: orphan %v rule %q, want among the orphans under rule watched:\n%s", stray, ok, rule, out)
+	}
+	if _, _, ok := orphan(doc, server); ok {
+		t.Errorf("the live session's server %d is listed as an orphan", server)
+	}
+	table := runReaper(t, env, "ps", "--policy", pol)
+	if !strings.Contains(table.stdout, fmt.Sprintf("Claude Code  pid %d", owner)) || !strings.Contains(table.stdout, "session "+session) {
+		t.Errorf("the table does not name the session:\n%s", table.stdout)
+	}
+
+	syscall.Kill(owner, syscall.SIGKILL)
+	waitFor(t, func() bool { return !alive(owner) }, "the session's process gone")
+	doc, out = ps()
+	if _, sid, ok := orphan(doc, server); !ok || sid != session {
+		t.Errorf("after the session's end, its server %d: orphan %v of session %q, want of %s:\n%s", server, ok, sid, session, out)
+	}
+	ended := false
+	for _, s := range doc.Sessions {
+		if s.PID == owner {
+			ended = s.State == "ended" && len(s.Leftovers) == 1 && s.Leftovers[0] == server
+		}
+	}
+	if !ended {
+		t.Errorf("no ended session of pid %d leaving %d:\n%s", owner, server, out)
+	}
+}
+
+// TestPSScope: a process titled as a client's own (claude) is a session
+// with no record; root's ps shows root's and nobody's, nobody's shows
+// only nobody's (the control: the same table, another scope).
+func TestPSScope(t *testing.T) {
+	requireRoot(t)
+	dir, err := os.MkdirTemp("", "reaper-ps-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	os.Chmod(dir, 0o755)
+	sleep, err := os.ReadFile("/bin/sleep")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "claude")
+	if err := os.WriteFile(bin, sleep, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	start := func(cred *syscall.Credential) int {
+		c := exec.Command(bin, "600")
+		c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: cred}
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { syscall.Kill(-c.Process.Pid, syscall.SIGKILL); c.Wait() })
+		return c.Process.Pid
+	}
+	nobody := &syscall.Credential{Uid: 65534, Gid: 65534}
+	mine, theirs := start(nil), start(nobody)
+	waitFor(t, func() bool { return strings.HasPrefix(cmdlineOf(theirs), bin) && strings.HasPrefix(cmdlineOf(mine), bin) }, "the two sessions")
+	sessions := func(r result) map[int]string {
+		t.Helper()
+		if r.code != 0 {
+			t.Fatalf("ps: exit %d\n%s", r.code, r.stderr)
+		}
+		var doc struct {
+			Sessions []struct {
+				PID    int
+				Client string
+			}
+		}
+		json.Unmarshal([]byte(r.stdout), &doc)
+		out := map[int]string{}
+		for _, s := range doc.Sessions {
+			out[s.PID] = s.Client
+		}
+		return out
+	}
+	env := []string{"HOME=/", "XDG_CONFIG_HOME=/nonexistent", "CLAUDE_CONFIG_DIR="}
+	asRoot := sessions(runReaper(t, env, "ps", "-o", "json"))
+	if asRoot[mine] != "claude-code" || asRoot[theirs] != "claude-code" {
+		t.Errorf("root's ps: %v, want both %d and %d as claude-code sessions", asRoot, mine, theirs)
+	}
+	asNobody := sessions(runReaperAs(t, nobody, env, "ps", "-o", "json"))
+	if _, ok := asNobody[mine]; ok || asNobody[theirs] != "claude-code" {
+		t.Errorf("nobody's ps: %v, want %d and not root's %d", asNobody, theirs, mine)
+	}
+}
+
+// psSession finds pid's session in ps's JSON: its client, whether it holds
+// each of want (pid → the leak reason it must carry, "" for none) with
+// that mark, and the JSON for a message.
+func psSession(t *testing.T, pol string, pid int, want map[int]string) (client string, ok bool, out string) {
+	t.Helper()
+	r := runReaper(t, nil, "ps", "-o", "json", "--policy", pol)
+	var doc psDoc
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+		t.Fatalf("ps: exit %d: %v\n%s", r.code, err, r.stderr)
+	}
+	for _, s := range doc.Sessions {
+		if s.PID != pid {
+			continue
+		}
+		seen := 0
+		for _, p := range s.Processes {
+			leak, asked := want[p.PID]
+			if !asked {
+				continue
+			}
+			if (leak == "") == (len(p.Leak) == 0) && (leak == "" || slicesHasString(p.Leak, leak)) {
+				seen++
+			}
+		}
+		return s.Client, seen == len(want), r.stdout
+	}
+	return "", false, r.stdout
+}
