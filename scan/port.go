@@ -44,19 +44,18 @@ func (e *Evidence) Add(o Evidence) {
 	e.Sessions = append(e.Sessions, o.Sessions...)
 }
 
-// Session is one session as a client's own record names it (a Claude
-// Code session file, a Copilot CLI lock, a declared client's session
-// file): whose word it is, the process it names, and what else the record
-// says. It is shown, never acted on.
+// Session is one session as a client's own record names it (a session
+// file, a lock, a ledger's owner): whose word it is, the process it
+// names, and what else the record says. It is shown, never acted on.
 type Session struct {
 	// Owner is the process the record names (Name is the owner name the
 	// client's findings carry).
 	Owner ledger.Owner
 	ID    string
 	// Dir is the session's working directory, Kind what the record calls
-	// the session (Claude Code's "interactive", "bg"), when it says.
+	// the session ("interactive", "bg"), when it says.
 	Dir, Kind string
-	// Proof is the record, in words ("the session file /h/.claude/…").
+	// Proof is the record, in words ("the session file /h/…/1234.json").
 	Proof   string
 	Speaker uint32
 }

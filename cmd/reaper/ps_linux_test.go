@@ -161,7 +161,9 @@ func TestPSScope(t *testing.T) {
 	}
 	nobody := &syscall.Credential{Uid: 65534, Gid: 65534}
 	mine, theirs := start(nil), start(nobody)
-	waitFor(t, func() bool { return strings.HasPrefix(cmdlineOf(theirs), bin) && strings.HasPrefix(cmdlineOf(mine), bin) }, "the two sessions")
+	waitFor(t, func() bool {
+		return strings.HasPrefix(cmdlineOf(theirs), bin) && strings.HasPrefix(cmdlineOf(mine), bin)
+	}, "the two sessions")
 	sessions := func(r result) map[int]string {
 		t.Helper()
 		if r.code != 0 {
