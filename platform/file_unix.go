@@ -344,3 +344,13 @@ func FileUID(fi os.FileInfo) (uint32, bool) {
 	}
 	return st.Uid, true
 }
+
+// Kernel is the kernel's release and version as uname(2) gives them
+// ("6.8.0-45-generic #45-Ubuntu SMP …"), "" where it fails.
+func Kernel() string {
+	var u unix.Utsname
+	if unix.Uname(&u) != nil {
+		return ""
+	}
+	return strings.TrimSpace(unix.ByteSliceToString(u.Release[:]) + " " + unix.ByteSliceToString(u.Version[:]))
+}

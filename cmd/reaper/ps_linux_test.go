@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -220,4 +221,67 @@ func psSession(t *testing.T, pol string, pid int, want map[int]string) (client s
 		return s.Client, seen == len(want), r.stdout
 	}
 	return "", false, r.stdout
+}
+
+// TestEvidence: a session's MCP server started with secrets in its
+// environment and on its command line outlives its session (SIGKILL);
+// `reaper evidence PID` carries the evidence — owner-dead, the session,
+// its record's excerpt, the home as ~ — and none of the secrets, in the
+// Markdown and in the JSON, which keeps to evidence.schema.json. The
+// control: the secrets are on the leftover (its cmdline and environment).
+func TestEvidence(t *testing.T) {
+	becomeSubreaper(t)
+	mark := fmt.Sprintf("ev%d", os.Getpid())
+	pol := watchPolicy(t, "", mark, `"reparented", "owner-dead"`, "min_age = \"0s\"")
+	home := t.TempDir()
+	env := []string{"HOME=" + home, "CLAUDE_CONFIG_DIR="}
+	session := "s-ev-" + suiteMark
+	secrets := []string{"sk-proj-Zq81fJ2kLmN0pQr5sT7uV9wX", "ghp_4bC6dE8fG0hI2jK4lM6nO8pQ0rS2tU4v", "hunter2hunter2"}
+	script := fmt.Sprintf(`export CLAUDE_CODE_SESSION_ID=%s OPENAI_API_KEY=%s; (exec -a %q sleep 600) & wait`, session, secrets[0],
+		fmt.Sprintf("npm exec mcp-remote https://%s --token %s --password=%s", mark, secrets[1], secrets[2]))
+	owner := adopt(t, "session-owner-"+mark, script, nil)
+	server := childWith(t, owner, mark, "the session's server")
+	t.Cleanup(func() { syscall.Kill(server, syscall.SIGKILL) })
+	writeSession(t, home, owner, session)
+	syscall.Kill(owner, syscall.SIGKILL)
+	waitFor(t, func() bool { return !alive(owner) }, "the session's process gone")
+	environ, _ := os.ReadFile(fmt.Sprintf("/proc/%d/environ", server))
+	if !strings.Contains(cmdlineOf(server), secrets[1]) || !strings.Contains(string(environ), secrets[0]) {
+		t.Fatalf("control: the leftover does not hold the secrets: %q", cmdlineOf(server))
+	}
+
+	md := runReaper(t, env, "evidence", strconv.Itoa(server), "--policy", pol)
+	js := runReaper(t, env, "evidence", strconv.Itoa(server), "--policy", pol, "-o", "json")
+	for _, r := range []result{md, js} {
+		if r.code != 0 {
+			t.Fatalf("evidence: exit %d\n%s", r.code, r.stderr)
+		}
+		for _, s := range secrets {
+			if strings.Contains(r.stdout, s) {
+				t.Errorf("the bundle carries the secret %q:\n%s", s, r.stdout)
+			}
+		}
+		for _, want := range []string{"owner-dead", session, "[REDACTED]", "~/.claude/sessions/"} {
+			if !strings.Contains(r.stdout, want) {
+				t.Errorf("the bundle lacks %q:\n%s", want, r.stdout)
+			}
+		}
+		if strings.Contains(r.stdout, home) {
+			t.Errorf("the bundle names the home %s, not ~", home)
+		}
+	}
+	if !strings.Contains(md.stdout, "## reaper evidence: "+strconv.Itoa(server)) || !strings.Contains(md.stdout, "Redacted by reaper before printing:") {
+		t.Errorf("the Markdown:\n%s", md.stdout)
+	}
+	schema, _ := os.ReadFile("../../audit/evidence.schema.json")
+	if errs, err := schematest.Validate(schema, []byte(js.stdout)); err != nil || len(errs) > 0 {
+		t.Errorf("evidence -o json does not keep to evidence.schema.json: %v %s", err, strings.Join(errs, "\n"))
+	}
+	var doc struct {
+		Records []struct{ Path, Excerpt string }
+	}
+	json.Unmarshal([]byte(js.stdout), &doc)
+	if len(doc.Records) != 1 || !strings.Contains(doc.Records[0].Excerpt, session) {
+		t.Errorf("the session file's excerpt: %+v", doc.Records)
+	}
 }
