@@ -76,7 +76,7 @@ class Reaper < Formula
   # its audit log where 'reaper history' reads a user's
   # (~/Library/Logs/reaper/audit.jsonl on macOS).
   service do
-    run [opt_bin/"reaper", "watch", "--quiet"]
+    run [opt_bin/"reaper", "watch", "--quiet", "--notify"]
     keep_alive true
     log_path var/"log/reaper.log"
     error_log_path var/"log/reaper.log"

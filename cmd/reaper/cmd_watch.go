@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/orphanreaper/reaper/notify"
 	"github.com/orphanreaper/reaper/policy"
 	"github.com/orphanreaper/reaper/run"
 )
@@ -17,7 +18,9 @@ import (
 // watchOptions are the flags of `reaper watch`: reap's, and the backstop.
 type watchOptions struct {
 	reapOptions
-	backstop time.Duration
+	backstop    time.Duration
+	notify      bool
+	notifyAbove string
 }
 
 func newWatchCommand(g *globalOptions) *cobra.Command {
@@ -62,7 +65,16 @@ STOPPING=1. Each pass prints what --quiet prints: a line for each tree
 acted on, refused or failed, and each error.
 
 --dry-run makes it a watching audit: every pass plans and sends only
-signal 0.`,
+signal 0.
+
+--notify tells the desktop (the freedesktop notification service on the
+session bus, or notify-send; Notification Center on macOS) when a pass
+ended something — what, whose, how much memory — and when it finds a tree
+it only reports of --notify-above or more; grouped by session, at most
+one notification every 30 s (what comes sooner is sent with the next),
+never twice for one tree, nothing when nothing happened. A host with no
+session bus says so once and never tries. The per-user service runs with
+--notify.`,
 		Example: `  reaper watch --dry-run
   reaper watch --policy /etc/reaper/policy.toml --audit-log /var/log/reaper/audit.jsonl
   kill -HUP "$(pidof reaper)"    # read the policy again`,
@@ -75,6 +87,8 @@ signal 0.`,
 	opts.AddFlags(cmd.Flags())
 	cmd.Flags().Lookup("audit-log").Usage += auditLogDefaultNote
 	cmd.Flags().DurationVar(&opts.backstop, "backstop", time.Minute, "the longest time between two passes, whatever the hints say")
+	cmd.Flags().BoolVar(&opts.notify, "notify", false, "tell the desktop what was ended, and large trees only reported")
+	cmd.Flags().StringVar(&opts.notifyAbove, "notify-above", "512MiB", "with --notify: the `SIZE` from which a report-only tree is told of (0: never)")
 	cmd.Flags().MarkHidden("proc")
 	cmd.Flags().MarkHidden("output") // a pass prints its --quiet lines
 	cmd.Flags().MarkHidden("all")
@@ -102,18 +116,27 @@ func runWatch(ctx context.Context, opts *watchOptions, g *globalOptions) error {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
-	notify, watchdog := run.ServiceManager()
+	notifier, err := opts.notifier(g)
+	if err != nil {
+		return err
+	}
+	sdNotify, watchdog := run.ServiceManager()
 	cfg := run.WatchConfig{
 		ReapConfig: run.ReapConfig{Config: opts.config(pol, timeout, false), DryRun: opts.dryRun, LockFile: opts.lockFile,
 			LockWait: opts.lockTimeout, LogRepeats: opts.logRepeats, Records: opts.records(g)},
 		Backstop: opts.backstop,
 		Reload:   func() (*policy.Policy, error) { return resolvePolicy(opts.policyFile) },
-		Notify:   notify,
+		Notify:   sdNotify,
 		Watchdog: watchdog,
 		Log:      g.log,
 		OnPass: func(r *run.Reaped, trigger string) {
 			if err := r.Report.WriteQuietAs(g.stdout, "watch "+time.Now().Format("15:04:05")); err != nil && g.log != nil {
 				g.log.Warn("a pass's lines were not written", "err", err)
+			}
+			if notifier != nil {
+				if _, err := notifier.Pass(r.Report); err != nil && g.log != nil {
+					g.log.Warn("a notification was not sent", "err", err)
+				}
 			}
 			if g.log != nil {
 				g.log.Debug("pass", "trigger", trigger, "findings", len(r.Plan.Items))
@@ -127,4 +150,24 @@ func runWatch(ctx context.Context, opts *watchOptions, g *globalOptions) error {
 		return fmt.Errorf("watch: %w", err)
 	}
 	return nil
+}
+
+// notifier is --notify's: nil without it, or where there is no desktop
+// (said once).
+func (o *watchOptions) notifier(g *globalOptions) (*notify.Notifier, error) {
+	above, err := policy.ParseSize(o.notifyAbove)
+	if err != nil {
+		return nil, usagef("--notify-above %q: %v", o.notifyAbove, err)
+	}
+	if !o.notify {
+		return nil, nil
+	}
+	desktop, why := notify.Open(os.Getenv)
+	if desktop == nil {
+		if g.log != nil {
+			g.log.Info(why)
+		}
+		return nil, nil
+	}
+	return &notify.Notifier{Desktop: desktop, Above: above}, nil
 }
