@@ -102,6 +102,7 @@ func TestTop(t *testing.T) {
 	writeSession(t, home, owner, session)
 	stray := adopt(t, "npm exec mcp-remote https://stray."+mark, "sleep 600; exit 0", nil)
 	term.shows(t, 0, fmt.Sprintf("Claude Code %d", owner), "the new session on the screen")
+	term.shows(t, 0, fmt.Sprintf("%-7d mcp", server), "the new session's server on the screen")
 	term.shows(t, 0, fmt.Sprintf("tree %d", stray), "the orphan on the screen")
 
 	// The session's own process: k is refused, e explains.
