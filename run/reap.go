@@ -3,6 +3,8 @@ package run
 import (
 	"context"
 	"errors"
+	"io/fs"
+	"syscall"
 	"time"
 
 	"github.com/orphanreaper/reaper/audit"
@@ -35,6 +37,13 @@ type ReapConfig struct {
 	// BeforeAct runs between planning and the ledger re-read: a seam for
 	// tests that change the world in that window.
 	BeforeAct func()
+	// LockOptional: where the lock file cannot be made (a read-only
+	// filesystem, no such dir, no permission), reap without it and tell
+	// NoLock — for `reaper run` as a container's init, whose namespace's
+	// processes no other reaper there shares. A lock another reaper holds
+	// is never passed over.
+	LockOptional bool
+	NoLock       func(error)
 	// Watching: the reap is a watch's pass, which wants the owners to
 	// watch and the next min_age (Reaped.Watch, Reaped.Due) and leaves
 	// its traces itself once it has re-armed from them (Reaped.Record); a
@@ -88,6 +97,12 @@ func Reap(ctx context.Context, cfg ReapConfig) (*Reaped, error) {
 		cfg.LockFile = LockPath()
 	}
 	release, err := Lock(cfg.LockFile, cfg.LockWait)
+	if err != nil && cfg.LockOptional && noPlace(err) {
+		// A read-only image, a lock dir that is not there: an init's
+		// reap goes on without (NoLock says so).
+		cfg.NoLock(err)
+		release, err = func() {}, nil
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -276,4 +291,12 @@ func signalRecords(events []reap.Event) []audit.Record {
 			Signal: e.Signal, Via: e.Via, Result: e.Result}
 	}
 	return recs
+}
+
+// noPlace reports whether a Lock error is the file not being makeable —
+// a read-only filesystem, a missing dir, no permission — rather than a
+// lock another reaper holds or another user's file.
+func noPlace(err error) bool {
+	var pe *fs.PathError
+	return errors.As(err, &pe) && (errors.Is(err, syscall.EROFS) || errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission))
 }

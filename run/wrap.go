@@ -35,6 +35,13 @@ type Wrap struct {
 	// Record: record CMD's descendants every second instead of adopting
 	// them (how macOS runs; on Linux, for tests).
 	Record bool
+	// Group relays signals to CMD's process group rather than to CMD
+	// (tini's -g), CMD in a group of its own.
+	Group bool
+	// Grace bounds, for a PID namespace's init, how long what is left
+	// after the reap has between SIGTERM and SIGKILL (0: the policy's
+	// grace).
+	Grace time.Duration
 	// Stderr takes run's own lines, never CMD's stdout; Log its debug and
 	// error records (nil: none).
 	Stderr io.Writer
@@ -80,7 +87,14 @@ func (w *Wrap) Run(argv []string) (status int, err error) {
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGINT, syscall.SIGTERM)
 	defer signal.Stop(sigs)
-	code, err := host.RunCommand(argv, started)
+	var code int
+	adoptedZombies := 0
+	if subreaper == nil || os.Getpid() == 1 {
+		// An adopter reaps what it adopts as it exits, as an init does.
+		code, err = host.RunInit(argv, host.Init{Group: w.Group, Reaped: func(int, syscall.WaitStatus) { adoptedZombies++ }}, started)
+	} else {
+		code, err = host.RunCommand(argv, started)
+	}
 	var nf *host.NotStartedError
 	if errors.As(err, &nf) {
 		return 0, &StartError{err, nf.NotFound}
@@ -105,7 +119,34 @@ func (w *Wrap) Run(argv []string) (status int, err error) {
 	if err != nil && w.Log != nil {
 		w.Log.Error("what the command left was not reaped", "err", err)
 	}
+	if w.Log != nil && adoptedZombies > 0 {
+		w.Log.Debug("adopted children reaped as they exited", "count", adoptedZombies)
+	}
+	if os.Getpid() == 1 {
+		w.endNamespace()
+	}
+	host.DrainZombies()
 	return code, nil
+}
+
+// endNamespace ends, as a PID namespace's init, what the reap left in the
+// namespace — [[protect]]ed trees, what a live owner's evidence claimed,
+// what no rule took — before this init exits and the kernel SIGKILLs it
+// all: SIGTERM, up to the grace, SIGKILL (host.EndNamespace).
+func (w *Wrap) endNamespace() {
+	grace := w.Grace
+	if grace <= 0 {
+		grace = w.Policy.Defaults.Grace
+	}
+	n, killed, err := host.EndNamespace(grace)
+	switch {
+	case err != nil:
+		fmt.Fprintf(w.Stderr, "reaper run: what was left in the namespace was not ended: %v\n", err)
+	case n > 0 && killed:
+		fmt.Fprintf(w.Stderr, "reaper run: ended %s left in the namespace, some by SIGKILL after %s\n", audit.Plural(n, "process"), grace)
+	case n > 0:
+		fmt.Fprintf(w.Stderr, "reaper run: ended %s left in the namespace (SIGTERM)\n", audit.Plural(n, "process"))
+	}
 }
 
 // interruptible drops the signals sigs received while the command ran
@@ -233,7 +274,13 @@ func (w *Wrap) reapAdopted(parent context.Context, adopted func(*platform.Proces
 			return true
 		}},
 		Started: started, Deadline: started.Add(timeout), LockFile: w.LockFile, LockWait: 30 * time.Second, LogRepeats: true,
-		Records: Records{AuditLog: w.AuditLog, Journal: "off", Log: w.Log}}
+		Records: Records{AuditLog: w.AuditLog, Journal: "off", Log: w.Log},
+		// A container's init on a read-only image, with no /run or a
+		// random uid's unwritable home: the reap goes on, said once. (Its
+		// namespace's processes are no other reaper's there.)
+		LockOptional: os.Getpid() == 1, NoLock: func(err error) {
+			fmt.Fprintf(w.Stderr, "reaper run: no lock (%v): reaping without one\n", err)
+		}}
 	r, err := Reap(ctx, cfg)
 	if err != nil {
 		return err

@@ -15,6 +15,7 @@ type runOptions struct {
 	auditLog   string
 	lockFile   string
 	record     bool
+	group      bool
 }
 
 func newRunCommand(g *globalOptions) *cobra.Command {
@@ -47,6 +48,20 @@ itself is killed, what CMD leaves goes to init as before, and the next
 reap, watch pass or run continues what it had stopped (its record beside
 the lock): 'reaper watch' or the timer is the backstop.
 
+As an adopter (Linux), run is a correct init: every child it adopts is
+reaped the moment it exits (no zombie piles up under it, as under a
+subreaper that never waits), the signals a container runtime or a
+terminal sends — TERM, INT, HUP, QUIT, USR1, USR2, WINCH — are passed to
+CMD (to CMD's process group with -g, as tini -g does; INT, QUIT and WINCH
+from run's own terminal reach CMD from the terminal), and CMD's status
+is run's. As a PID namespace's init (a container's PID 1), once the reap
+is done it ends what is left in the namespace — SIGTERM, the policy's
+grace, SIGKILL — and exits, so the container stops promptly; with no
+writable place for the lock (a read-only image) it reaps without one and
+says so. No policy file, config or passwd entry is needed:
+
+  ENTRYPOINT ["reaper", "run", "--", "node", "server.js"]
+
 On macOS, which has no subreapers, run records CMD's descendants while CMD
 runs (the process table every second, each process by its pid and start
 time) and, when CMD exits, reaps those that outlived it and were
@@ -69,6 +84,7 @@ backstop for those.`,
 	f.StringVar(&opts.policyFile, "policy", "", "policy `FILE` for its grace, [[protect]] and [[owner]] entries (default as for reap)")
 	f.StringVar(&opts.auditLog, "audit-log", "", "append one JSON line per decision and signal to `FILE`")
 	f.StringVar(&opts.lockFile, "lock-file", "", "the one-reaper-at-a-time lock `FILE` (default as for reap)")
+	f.BoolVarP(&opts.group, "group", "g", false, "put CMD in a process group of its own and pass signals to the whole group (tini -g)")
 	f.BoolVar(&opts.record, "record", false, "record CMD's descendants while it runs and reap those that outlive it, as on macOS, instead of adopting them")
 	f.MarkHidden("record") // how macOS runs; on Linux, for its tests
 	return cmd
@@ -86,7 +102,7 @@ func runRun(argv []string, opts *runOptions, g *globalOptions) error {
 		return err
 	}
 	w := &run.Wrap{Policy: pol, Clients: clients, AuditLog: opts.auditLog, LockFile: opts.lockFile, Record: opts.record,
-		Stderr: g.stderr, Log: g.log}
+		Group: opts.group, Stderr: g.stderr, Log: g.log}
 	code, err := w.Run(argv)
 	var se *run.StartError
 	if errors.As(err, &se) {

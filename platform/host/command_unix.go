@@ -82,3 +82,20 @@ func RunCommand(argv []string, started func(pid int)) (int, error) {
 	}
 	return 0, err
 }
+
+// DrainZombies reaps every child of this process that has exited, and
+// returns how many: what an init reaps once its command is gone.
+func DrainZombies() int {
+	n := 0
+	for {
+		var ws syscall.WaitStatus
+		got, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
+		if errors.Is(err, syscall.EINTR) {
+			continue
+		}
+		if got <= 0 || err != nil {
+			return n
+		}
+		n++
+	}
+}

@@ -1,0 +1,233 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/orphanreaper/reaper/internal/skips"
+)
+
+// initRun is a `reaper run` started by a test: its process, and what it
+// and its command printed.
+type initRun struct {
+	cmd            *exec.Cmd
+	stdout, stderr *lockedBuffer
+	done           chan struct{}
+	code           int
+}
+
+// startRun starts `reaper run ARGS…` in a process group of its own (the
+// test's cleanup SIGKILLs that group, and CMD's with -g), stdin /dev/null
+// as in a container, and returns at once.
+func startRun(t *testing.T, prefix []string, args ...string) *initRun {
+	t.Helper()
+	argv := append(append(append([]string{}, prefix...), reaperBin, "run"), args...)
+	r := &initRun{cmd: exec.Command(argv[0], argv[1:]...), stdout: &lockedBuffer{}, stderr: &lockedBuffer{}, done: make(chan struct{})}
+	r.cmd.Stdout, r.cmd.Stderr = r.stdout, r.stderr
+	r.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := r.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		err := r.cmd.Wait()
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			r.code = ee.ExitCode()
+		}
+		close(r.done)
+	}()
+	t.Cleanup(func() {
+		syscall.Kill(-r.cmd.Process.Pid, syscall.SIGKILL)
+		for _, c := range childrenOf(r.cmd.Process.Pid) {
+			syscall.Kill(-c, syscall.SIGKILL) // CMD's own group, with -g
+			syscall.Kill(c, syscall.SIGKILL)
+		}
+		<-r.done
+	})
+	return r
+}
+
+// wait waits for run to exit and returns its status.
+func (r *initRun) wait(t *testing.T) int {
+	t.Helper()
+	select {
+	case <-r.done:
+		return r.code
+	case <-time.After(60 * time.Second):
+		t.Fatalf("reaper run did not exit within 60 s\nstdout %s\nstderr %s", r.stdout, r.stderr)
+	}
+	return -1
+}
+
+// zombiesOf counts the zombie children of pid.
+func zombiesOf(pid int) int {
+	n := 0
+	for _, c := range childrenOf(pid) {
+		if stateOf(c) == "Z" {
+			n++
+		}
+	}
+	return n
+}
+
+// The reaping scenario of tini's tests: CMD starts 100 short-lived
+// processes whose parent exits at once, so each is reparented to reaper
+// run. The control: they are its children (it adopted them). Then, as
+// each exits, run reaps it: none is left a zombie while CMD still runs —
+// where run before this waited for nothing, 100 were.
+func TestRunInitReapsAdopted(t *testing.T) {
+	r := startRun(t, nil, "--", "bash", "-c", `for i in $(seq 100); do (sleep 2 &); done; exec sleep 600`)
+	run := r.cmd.Process.Pid
+	adopted := map[int]bool{}
+	waitForN(t, 100, func() bool {
+		for _, c := range childrenOf(run) {
+			if strings.HasPrefix(cmdlineOf(c), "sleep 2") {
+				adopted[c] = true
+			}
+		}
+		return len(adopted) >= 100
+	}, "the 100 short-lived processes adopted by reaper run")
+	waitForN(t, 100, func() bool {
+		kids := childrenOf(run)
+		return len(kids) == 1 && strings.HasPrefix(cmdlineOf(kids[0]), "sleep 600")
+	}, "every adopted process gone, no zombie left: reaper run's one child is CMD")
+	if z := zombiesOf(run); z != 0 {
+		t.Errorf("%d zombies under reaper run", z)
+	}
+	syscall.Kill(run, syscall.SIGTERM)
+	if code := r.wait(t); code != 128+int(syscall.SIGTERM) {
+		t.Errorf("exit %d, want 143 (CMD ended by the relayed SIGTERM)\n%s", code, r.stderr)
+	}
+}
+
+// Churn: processes adopted and exiting all through a run's life never
+// pile up as zombies.
+func TestRunInitChurn(t *testing.T) {
+	r := startRun(t, nil, "--", "bash", "-c", `for round in $(seq 40); do for i in 1 2 3 4 5; do (sleep 0.05 &); done; sleep 0.05; done; echo churned; exec sleep 600`)
+	run := r.cmd.Process.Pid
+	most := 0
+	waitForN(t, 200, func() bool {
+		most = max(most, zombiesOf(run))
+		return strings.Contains(r.stdout.String(), "churned")
+	}, "200 processes adopted and exited")
+	waitFor(t, func() bool { return zombiesOf(run) == 0 && len(childrenOf(run)) == 1 }, "no zombie after the churn")
+	t.Logf("200 adopted processes through 40 rounds: at most %d zombies seen at a time", most)
+	syscall.Kill(run, syscall.SIGKILL)
+}
+
+// Signals sent to run reach CMD, and run exits as CMD did: 128+N for the
+// signals that end it (tini's signal tests), CMD's own code for one it
+// catches (WINCH), CMD's exit code as it is.
+func TestRunInitSignalsAndStatus(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2} {
+		t.Run(sig.String(), func(t *testing.T) {
+			r := startRun(t, nil, "--", "sleep", "600")
+			waitFor(t, func() bool { return len(childrenOf(r.cmd.Process.Pid)) == 1 }, "CMD running")
+			syscall.Kill(r.cmd.Process.Pid, sig)
+			if code := r.wait(t); code != 128+int(sig) {
+				t.Errorf("exit %d, want %d\n%s", code, 128+int(sig), r.stderr)
+			}
+		})
+	}
+	t.Run("WINCH", func(t *testing.T) {
+		r := startRun(t, nil, "--", "bash", "-c", `trap "exit 77" WINCH; echo ready; while :; do sleep 0.05; done`)
+		waitFor(t, func() bool { return strings.Contains(r.stdout.String(), "ready") }, "CMD's trap set")
+		syscall.Kill(r.cmd.Process.Pid, syscall.SIGWINCH)
+		if code := r.wait(t); code != 77 {
+			t.Errorf("exit %d, want 77: SIGWINCH not passed on\n%s", code, r.stderr)
+		}
+	})
+	for _, tt := range []struct {
+		script string
+		want   int
+	}{{"exit 0", 0}, {"exit 42", 42}, {"kill -KILL $$", 137}} {
+		r := startRun(t, nil, "--", "bash", "-c", tt.script)
+		if code := r.wait(t); code != tt.want {
+			t.Errorf("%q: exit %d, want %d", tt.script, code, tt.want)
+		}
+	}
+}
+
+// -g sends the signal to CMD's process group, as tini -g: CMD's
+// background job dies with it, and run has nothing left to reap. The
+// control: without -g, the job outlives CMD and run's reap ends it.
+func TestRunInitGroup(t *testing.T) {
+	for _, group := range []bool{false, true} {
+		t.Run(fmt.Sprintf("group=%v", group), func(t *testing.T) {
+			args := []string{"--", "bash", "-c", `sleep 600 & echo job $!; wait`}
+			if group {
+				args = append([]string{"-g"}, args...)
+			}
+			r := startRun(t, nil, args...)
+			var job int
+			waitFor(t, func() bool {
+				_, after, ok := strings.Cut(r.stdout.String(), "job ")
+				job, _ = strconv.Atoi(strings.TrimSpace(after))
+				return ok && job > 0 && alive(job)
+			}, "CMD's job")
+			syscall.Kill(r.cmd.Process.Pid, syscall.SIGTERM)
+			if code := r.wait(t); code != 143 {
+				t.Errorf("exit %d, want 143\n%s", code, r.stderr)
+			}
+			reaped := strings.Contains(r.stderr.String(), fmt.Sprintf("tree %d terminated", job))
+			if alive(job) || reaped == group {
+				t.Errorf("the job %d: alive %v, ended by run's reap %v; want it gone, %s\n%s", job, alive(job), reaped,
+					map[bool]string{true: "by the group's SIGTERM", false: "by the reap"}[group], r.stderr)
+			}
+		})
+	}
+}
+
+// As a PID namespace's init (unshare --pid --fork --mount-proc, what a
+// container runtime does), run ends what the reap left — here two
+// [[protect]]ed processes, one ignoring SIGTERM — within the grace, and
+// exits with CMD's status; a lock it cannot make (a read-only image) does
+// not stop the reap, and it runs as a uid with no passwd entry. Nothing
+// outside the namespace is signalled: the test's own process beside it
+// lives.
+func TestRunAsNamespaceInit(t *testing.T) {
+	requireRoot(t)
+	unshare, err := exec.LookPath("unshare")
+	setpriv, err2 := exec.LookPath("setpriv")
+	if err != nil || err2 != nil {
+		skips.Skip(t, "needs util-linux's unshare and setpriv (apt-get install util-linux)")
+	}
+	outside := exec.Command("sleep", "600")
+	outside.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := outside.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Kill(-outside.Process.Pid, syscall.SIGKILL); outside.Wait() })
+	dir, _ := os.MkdirTemp("", "reaper-init-")
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	os.Chmod(dir, 0o755)
+	pol := dir + "/policy.toml"
+	os.WriteFile(pol, []byte("version = 1\n[defaults]\ngrace = \"1s\"\n[[protect]]\nname = \"keep\"\ncmdline = 'keepme'\n"), 0o644)
+
+	prefix := []string{unshare, "--pid", "--fork", "--mount-proc", setpriv, "--reuid", "4242", "--regid", "4242", "--clear-groups", "env", "-i", "PATH=/usr/bin:/bin"}
+	r := startRun(t, prefix, "--policy", pol, "--lock-file", "/proc/nonexistent/reaper.lock", "--", "bash", "-c",
+		`(trap "" TERM; exec -a keepme sleep 600) & (exec -a keepme2 sleep 600) & (exec -a plain sleep 600) & sleep 0.3; exit 7`)
+	if code := r.wait(t); code != 7 {
+		t.Fatalf("exit %d, want CMD's 7\n%s", code, r.stderr)
+	}
+	out := r.stderr.String()
+	for _, want := range []string{"no lock (", "terminated (other, rule run-leftover", "left", "protected by \"keep\"", "ended 2 processes left in the namespace, some by SIGKILL after 1s"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, out)
+		}
+	}
+	if !alive(outside.Process.Pid) {
+		t.Error("a process outside the namespace was signalled")
+	}
+	var buf bytes.Buffer
+	fmt.Fprint(&buf, out)
+	t.Logf("as PID 1, uid 4242 with no passwd entry, no lock:\n%s", buf.String())
+}

@@ -1,0 +1,197 @@
+package host
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Init is how RunInit runs its command: as a container's init (PID 1) or
+// any subreaper runs one.
+type Init struct {
+	// Group puts the command in a process group of its own and sends the
+	// relayed signals to that group (tini's -g); on a terminal, the group
+	// is made its foreground, and given back after.
+	Group bool
+	// Reaped is told each adopted child this process reaped (not the
+	// command), with its status.
+	Reaped func(pid int, ws syscall.WaitStatus)
+}
+
+// Relayed are the signals RunInit passes to the command: what container
+// runtimes and terminals send (docker stop's TERM, docker kill -s …,
+// Kubernetes' TERM, a window's resize).
+var Relayed = []os.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGWINCH}
+
+// terminalSent are the signals a terminal sends to its foreground process
+// group by itself: with the command in that group they reach it already,
+// and are relayed only where no terminal sent them.
+var terminalSent = map[os.Signal]bool{syscall.SIGINT: true, syscall.SIGQUIT: true, syscall.SIGWINCH: true}
+
+// RunInit runs argv as this process's child and, until it exits, reaps
+// every other child of this process the moment it exits — what a
+// subreaper or a PID namespace's init adopts — so that no zombie outlives
+// a SIGCHLD (or, should one be lost, the second's tick after). It passes
+// Relayed signals on to the command (its group with Group), and returns
+// the command's status: its exit code, 128+N when signal N ended it.
+//
+// The zombies are reaped with wait4(-1): while RunInit runs, this process
+// must start no child of its own but the command (its status would be
+// taken here). The command is started with the reaping held off, so its
+// exit is never taken for an adopted child's. When RunInit returns, the
+// caller's own children are its own again; DrainZombies reaps what was
+// adopted and exited since.
+func RunInit(argv []string, opts Init, started func(pid int)) (int, error) {
+	c := exec.Command(argv[0], argv[1:]...)
+	c.Stdin, c.Stdout, c.Stderr = os.Stdin, os.Stdout, os.Stderr
+	fg := onForeground()
+	tty := -1
+	if opts.Group {
+		c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if fg {
+			tty = int(os.Stdin.Fd())
+			c.SysProcAttr.Foreground, c.SysProcAttr.Ctty = true, tty
+		}
+	}
+	sigs := make(chan os.Signal, 16)
+	signal.Notify(sigs, Relayed...)
+	defer signal.Stop(sigs)
+	chld := make(chan os.Signal, 1)
+	signal.Notify(chld, syscall.SIGCHLD)
+	defer signal.Stop(chld)
+
+	var mu sync.Mutex // held while the command starts and while zombies are reaped
+	mu.Lock()
+	if err := c.Start(); err != nil {
+		mu.Unlock()
+		return 0, startError(argv[0], err)
+	}
+	pid := c.Process.Pid
+	c.Process.Release() // waited for by wait4(-1) below, never by os/exec
+	mu.Unlock()
+	if started != nil {
+		started(pid)
+	}
+	if opts.Group && tty >= 0 {
+		defer takeForeground(tty)
+	}
+
+	done := make(chan syscall.WaitStatus, 1)
+	reap := func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for {
+			var ws syscall.WaitStatus
+			got, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
+			if errors.Is(err, syscall.EINTR) {
+				continue
+			}
+			if got <= 0 || err != nil {
+				return
+			}
+			if got == pid {
+				done <- ws
+				continue
+			}
+			if opts.Reaped != nil {
+				opts.Reaped(got, ws)
+			}
+		}
+	}
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	reap() // what exited before the handler was in place
+	for {
+		select {
+		case ws := <-done:
+			reap() // what exited with it
+			if ws.Signaled() {
+				return 128 + int(ws.Signal()), nil
+			}
+			return ws.ExitStatus(), nil
+		case <-chld:
+			reap()
+		case <-tick.C:
+			reap()
+		case s := <-sigs:
+			if terminalSent[s] && fg && !opts.Group {
+				continue // the terminal sent it to the command's group, which is ours
+			}
+			target := pid
+			if opts.Group {
+				target = -pid
+			}
+			syscall.Kill(target, s.(syscall.Signal))
+		}
+	}
+}
+
+// startError is the command's start failure: not found, or not
+// executable.
+func startError(name string, err error) error {
+	var ee *exec.Error
+	if errors.As(err, &ee) {
+		return &NotStartedError{ee, errors.Is(ee.Err, exec.ErrNotFound) || errors.Is(ee.Err, os.ErrNotExist)}
+	}
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return &NotStartedError{pe, errors.Is(pe.Err, os.ErrNotExist)}
+	}
+	return err
+}
+
+// onForeground reports whether this process is in the foreground process
+// group of the terminal on its stdin: then the terminal's own signals
+// (Ctrl-C, Ctrl-\, a resize) reach the command too.
+func onForeground() bool {
+	pgrp, err := unix.IoctlGetInt(int(os.Stdin.Fd()), unix.TIOCGPGRP)
+	return err == nil && pgrp == syscall.Getpgrp()
+}
+
+// takeForeground makes this process's group the terminal's foreground
+// again, SIGTTOU held off (a background group that sets it gets one).
+func takeForeground(tty int) {
+	signal.Ignore(syscall.SIGTTOU)
+	defer signal.Reset(syscall.SIGTTOU)
+	unix.IoctlSetPointerInt(tty, unix.TIOCSPGRP, syscall.Getpgrp())
+}
+
+// EndNamespace ends every other process of this PID namespace — what is
+// left when its init's command and reap are done — as a container
+// runtime would, but graced: SIGTERM to all (kill(-1) from a namespace's
+// PID 1 reaches exactly the namespace's other processes, never its own or
+// another namespace's), then, for up to grace, their exits reaped as they
+// come, then SIGKILL to what is left, reaped. It is for PID 1 alone and
+// refuses otherwise. It returns how many processes were reaped and
+// whether some needed the SIGKILL.
+func EndNamespace(grace time.Duration) (reaped int, killed bool, err error) {
+	if os.Getpid() != 1 {
+		return 0, false, errors.New("not a PID namespace's init: kill(-1) would reach the host's processes")
+	}
+	DrainZombies() // what the reap ended: not left
+	if err := syscall.Kill(-1, syscall.SIGTERM); errors.Is(err, syscall.ESRCH) {
+		return 0, false, nil // nothing left
+	}
+	deadline := time.Now().Add(grace)
+	for time.Now().Before(deadline) {
+		reaped += DrainZombies()
+		if syscall.Kill(-1, 0) == syscall.ESRCH {
+			return reaped, false, nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	syscall.Kill(-1, syscall.SIGKILL)
+	for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+		reaped += DrainZombies()
+		if syscall.Kill(-1, 0) == syscall.ESRCH {
+			break
+		}
+	}
+	return reaped, true, nil
+}

@@ -1,0 +1,30 @@
+//go:build unix && !linux
+
+package host
+
+import (
+	"errors"
+	"os"
+	"syscall"
+	"time"
+)
+
+// Init is how RunInit runs its command (Linux: see init_linux.go).
+type Init struct {
+	Group  bool
+	Reaped func(pid int, ws syscall.WaitStatus)
+}
+
+// Relayed are the signals RunCommand passes on.
+var Relayed = []os.Signal{syscall.SIGTERM, syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2}
+
+// RunInit is RunCommand here: with no subreaper, this process adopts
+// nothing, so it has no zombies but its command's to reap.
+func RunInit(argv []string, _ Init, started func(pid int)) (int, error) {
+	return RunCommand(argv, started)
+}
+
+// EndNamespace is Linux's alone (PID namespaces).
+func EndNamespace(time.Duration) (int, bool, error) {
+	return 0, false, errors.ErrUnsupported
+}
