@@ -1,16 +1,11 @@
 package notify
 
-import (
-	"context"
-	"os/exec"
-	"strconv"
-	"time"
-)
+import "github.com/orphanreaper/reaper/platform/host"
 
 // Open is Notification Center through osascript, which every macOS has.
 func Open(func(string) string) (Desktop, string) {
-	path, err := exec.LookPath("osascript")
-	if err != nil {
+	path := host.Osascript()
+	if path == "" {
 		return nil, "no osascript: notifications off"
 	}
 	return osascript(path), ""
@@ -18,11 +13,7 @@ func Open(func(string) string) (Desktop, string) {
 
 type osascript string
 
-// Send runs `display notification BODY with title "reaper" subtitle
-// SUMMARY`, every string quoted for AppleScript.
+// Send shows the notification (host.DisplayNotification).
 func (o osascript) Send(summary, body string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	script := "display notification " + strconv.Quote(body) + " with title \"reaper\" subtitle " + strconv.Quote(summary)
-	return exec.CommandContext(ctx, string(o), "-e", script).Run()
+	return host.DisplayNotification(string(o), summary, body)
 }

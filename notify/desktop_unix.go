@@ -7,11 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"time"
 
 	"github.com/godbus/dbus/v5"
+
+	"github.com/orphanreaper/reaper/platform/host"
 )
 
 // The freedesktop notification service (Desktop Notifications
@@ -45,7 +46,7 @@ func Open(getenv func(string) string) (Desktop, string) {
 		}
 		why = err
 	}
-	if path, err := exec.LookPath("notify-send"); err == nil {
+	if path := host.NotifySend(); path != "" {
 		return notifySend(path), ""
 	}
 	if why == nil {
@@ -87,7 +88,5 @@ func (b *bus) Send(summary, body string) error {
 type notifySend string
 
 func (n notifySend) Send(summary, body string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), sendWithin)
-	defer cancel()
-	return exec.CommandContext(ctx, string(n), "--app-name=reaper", "--", summary, body).Run()
+	return host.RunNotifySend(string(n), summary, body)
 }
