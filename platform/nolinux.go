@@ -34,3 +34,6 @@ func (s *Snapshot) ReadStdin(p *Process) (Stdin, error) {
 func (s *Snapshot) StdinWriters(sts []Stdin, procs []*Process, enough func(map[uint64][]Writer) bool) (map[uint64][]Writer, int) {
 	return nil, 0
 }
+
+// NamespaceInit is Linux's alone: there are no PID namespaces here.
+func (s *Snapshot) NamespaceInit(*Process) bool { return false }

@@ -160,7 +160,7 @@ func (r *Result) likelyRoots() []*platform.Process {
 		if j < 0 || p.KernelThread() || p.Zombie() {
 			continue
 		}
-		if pp := &s.Procs[j]; pp.PID == 1 || pp.Comm == "systemd" || r.subreaperComm(pp.Comm) {
+		if pp := &s.Procs[j]; pp.PID == 1 || pp.Comm == "systemd" || r.subreaperComm(pp.Comm) || minimalInit(pp.Comm) || pp.Comm == "reaper" {
 			out = append(out, p)
 		}
 	}
@@ -186,6 +186,9 @@ func (r *Result) adoption(parent int) string {
 	p := &r.Tree.Snap.Procs[parent]
 	if p.PID == 1 {
 		return "its parent is PID 1 (" + p.Comm + ")"
+	}
+	if r.containerInit(p) {
+		return fmt.Sprintf("its parent %d (%s) is a container's init, PID 1 of its own PID namespace (the clients' records inside the container name the container's pids: they are not read from here)", p.PID, p.Comm)
 	}
 	return fmt.Sprintf("its parent %d (%s) is a subreaper", p.PID, p.Comm)
 }
@@ -224,7 +227,16 @@ func (r *Result) matchesSubreaper(p *platform.Process) bool {
 			return true
 		}
 	}
-	return false
+	return r.containerInit(p)
+}
+
+// containerInit reports whether p is a minimal init (tini, docker-init,
+// dumb-init, catatonit, reaper run) that is PID 1 of a PID namespace of
+// its own: a container's init, which adopts the container's orphans as
+// PID 1 does the host's. Only such inits' status is read for it.
+func (r *Result) containerInit(p *platform.Process) bool {
+	s := r.Tree.Snap
+	return (minimalInit(p.Comm) || reaperRun(p.Comm, s.Cmdline(p))) && s.NamespaceInit(p)
 }
 
 // ownerOf returns the index in Config.Owners of the owner the live process

@@ -32,7 +32,7 @@ func (r *Result) startedThere(i, parent int) (bool, string) {
 			return true, "the main process of " + unit
 		}
 	}
-	if minimalInit(pp.Comm) && sameArgv(s.Cmdline(p), initCommand(s.Cmdline(pp))) {
+	if (minimalInit(pp.Comm) || reaperRun(pp.Comm, s.Cmdline(pp))) && sameArgv(s.Cmdline(p), initCommand(s.Cmdline(pp))) {
 		return true, "the command " + pp.Comm + " was started to run"
 	}
 	return false, ""
@@ -73,10 +73,16 @@ func (r *Result) serviceUnit(i int) (string, bool) {
 // command and reaps orphans.
 func minimalInit(comm string) bool {
 	switch comm {
-	case "tini", "tini-static", "dumb-init", "catatonit":
+	case "tini", "tini-static", "docker-init", "dumb-init", "catatonit":
 		return true
 	}
 	return false
+}
+
+// reaperRun reports whether argv is `reaper run …`: an init too, when a
+// container's entrypoint.
+func reaperRun(comm string, argv []string) bool {
+	return comm == "reaper" && len(argv) > 1 && argv[1] == "run"
 }
 
 // initCommand is the command a minimal init was told to run: what follows

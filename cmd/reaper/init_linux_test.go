@@ -231,3 +231,62 @@ func TestRunAsNamespaceInit(t *testing.T) {
 	fmt.Fprint(&buf, out)
 	t.Logf("as PID 1, uid 4242 with no passwd entry, no lock:\n%s", buf.String())
 }
+
+// From the host, a container's init (here reaper run as PID 1 of its own
+// PID namespace) adopts the container's orphans: a host scan finds its
+// adoptee reparented, saying whose namespace it is in. The control: the
+// same tree under reaper run outside a namespace — a subreaper the host
+// does not know — is no finding.
+func TestHostSeesContainerInit(t *testing.T) {
+	requireRoot(t)
+	unshare, err := exec.LookPath("unshare")
+	if err != nil {
+		skips.Skip(t, "needs util-linux's unshare (apt-get install util-linux)")
+	}
+	mark := "cinit" + strings.ReplaceAll(suiteMark, "-", "x")
+	pol := writePolicy(t, fmt.Sprintf("version = 1\n[[rule]]\nname = \"container-left\"\nwhen = [\"reparented\"]\ncmdline = '%s'\naction = \"report\"\n", mark))
+	script := fmt.Sprintf(`( (exec -a %q sleep 600) & ); exec sleep 600`, "npm exec mcp-remote https://"+mark)
+	for _, inNamespace := range []bool{false, true} {
+		t.Run(fmt.Sprintf("namespace=%v", inNamespace), func(t *testing.T) {
+			var prefix []string
+			if inNamespace {
+				prefix = []string{unshare, "--pid", "--fork", "--mount-proc"}
+			}
+			r := startRun(t, prefix, "--", "bash", "-c", script)
+			var leftover int
+			waitFor(t, func() bool {
+				leftover = 0
+				for _, pid := range descendantsOf(r.cmd.Process.Pid) {
+					if strings.Contains(cmdlineOf(pid), "https://"+mark) {
+						leftover = pid
+					}
+				}
+				return leftover > 0 && strings.HasPrefix(cmdlineOf(parentOf(leftover)), reaperBin+" run")
+			}, "the leftover adopted by reaper run")
+			t.Cleanup(func() { syscall.Kill(leftover, syscall.SIGKILL) })
+			rep := scanJSON(t, "--policy", pol)
+			found := false
+			for _, f := range rep.Findings {
+				if f.RootPID == leftover {
+					found = true
+					if !strings.Contains(strings.Join(f.Evidence, "\n"), "is a container's init, PID 1 of its own PID namespace") {
+						t.Errorf("evidence %q: want the container's init named", f.Evidence)
+					}
+				}
+			}
+			if found != inNamespace {
+				t.Errorf("leftover %d under reaper run (namespace %v): a finding %v, want %v", leftover, inNamespace, found, inNamespace)
+			}
+		})
+	}
+}
+
+// descendantsOf lists every process below pid.
+func descendantsOf(pid int) []int {
+	var out []int
+	for _, c := range childrenOf(pid) {
+		out = append(out, c)
+		out = append(out, descendantsOf(c)...)
+	}
+	return out
+}
