@@ -36,6 +36,15 @@ func PolicyClients(cs client.Set) policy.Clients {
 // else the embedded default, told of cs. A default file that exists but
 // can't be read is an error, not a reason to fall back.
 func LoadPolicy(file string, cs client.Set) (*policy.Policy, error) {
+	if file == PolicyFromEnv {
+		// An image that cannot mount a file: the policy's text in the
+		// environment.
+		text, ok := os.LookupEnv(PolicyEnv)
+		if !ok {
+			return nil, &policy.Error{File: "$" + PolicyEnv, Msg: "--policy - reads the policy from $" + PolicyEnv + ", which is not set"}
+		}
+		return policy.Parse("$"+PolicyEnv, []byte(text), PolicyClients(cs))
+	}
 	if file != "" {
 		return policy.Load(file, PolicyClients(cs))
 	}
@@ -50,6 +59,13 @@ func LoadPolicy(file string, cs client.Set) (*policy.Policy, error) {
 	}
 	return policy.Default(PolicyClients(cs)), nil
 }
+
+// PolicyFromEnv is the --policy that names the environment's policy:
+// the text of PolicyEnv, for a container image that cannot mount a file.
+const (
+	PolicyFromEnv = "-"
+	PolicyEnv     = "REAPER_POLICY"
+)
 
 // DefaultPolicyPaths are where a policy is looked for when none is named:
 // /etc/reaper/policy.toml for root, else the user's

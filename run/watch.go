@@ -43,6 +43,9 @@ type WatchConfig struct {
 	Log *slog.Logger
 	// OnPass is given each pass's outcome and what triggered it.
 	OnPass func(r *Reaped, trigger string)
+	// Adopted, when set, says an adopter took a new child (Adoptions):
+	// a hint, as an owner's exit is.
+	Adopted <-chan struct{}
 }
 
 // Trigger names why a pass was made.
@@ -383,6 +386,12 @@ func (w *watcher) wait(ctx context.Context, t *timers, hup <-chan os.Signal) (st
 				continue
 			}
 			w.log.Debug("a state dir changed", "dir", audit.Printable(d.Path), "uid", d.UID)
+			hint(time.Now())
+		case <-w.cfg.Adopted:
+			w.log.Debug("the init adopted a process")
+			if t.firstExit.IsZero() {
+				t.firstExit = time.Now()
+			}
 			hint(time.Now())
 		case <-t.debounce.C:
 			w.firstHint, t.first, t.firstExit = t.firstExit, time.Time{}, time.Time{}

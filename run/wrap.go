@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -38,6 +39,13 @@ type Wrap struct {
 	// Group relays signals to CMD's process group rather than to CMD
 	// (tini's -g), CMD in a group of its own.
 	Group bool
+	// Watch runs `reaper watch` inside while CMD lives, scoped to what
+	// this process adopted and its descendants (Under), with PolicyArg as
+	// its --policy ("": the default): the leftovers of a live CMD's ended
+	// sessions and of its dead clients are reaped as they appear, not at
+	// CMD's exit.
+	Watch     bool
+	PolicyArg string
 	// Grace bounds, for a PID namespace's init, how long what is left
 	// after the reap has between SIGTERM and SIGKILL (0: the policy's
 	// grace).
@@ -91,7 +99,7 @@ func (w *Wrap) Run(argv []string) (status int, err error) {
 	adoptedZombies := 0
 	if subreaper == nil || os.Getpid() == 1 {
 		// An adopter reaps what it adopts as it exits, as an init does.
-		code, err = host.RunInit(argv, host.Init{Group: w.Group, Reaped: func(int, syscall.WaitStatus) { adoptedZombies++ }}, started)
+		code, err = host.RunInit(argv, host.Init{Group: w.Group, Reaped: func(int, syscall.WaitStatus) { adoptedZombies++ }, Helper: w.watchArgv()}, started)
 	} else {
 		code, err = host.RunCommand(argv, started)
 	}
@@ -127,6 +135,31 @@ func (w *Wrap) Run(argv []string) (status int, err error) {
 	}
 	host.DrainZombies()
 	return code, nil
+}
+
+// watchArgv is the watch run inside: this binary's `watch --under` this
+// process, quiet, its lines on run's stderr, with run's policy, lock and
+// audit log; nil without Watch.
+func (w *Wrap) watchArgv() []string {
+	if !w.Watch {
+		return nil
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		fmt.Fprintf(w.Stderr, "reaper run: no watch inside: %v\n", err)
+		return nil
+	}
+	argv := []string{exe, "watch", "--under", strconv.Itoa(os.Getpid()), "--quiet", "--journal", "off"}
+	if w.PolicyArg != "" {
+		argv = append(argv, "--policy", w.PolicyArg)
+	}
+	if w.LockFile != "" {
+		argv = append(argv, "--lock-file", w.LockFile)
+	}
+	if w.AuditLog != "" {
+		argv = append(argv, "--audit-log", w.AuditLog)
+	}
+	return argv
 }
 
 // endNamespace ends, as a PID namespace's init, what the reap left in the

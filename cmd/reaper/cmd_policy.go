@@ -40,7 +40,11 @@ means invalid.`,
 }
 
 func runPolicyCheck(path string, g *globalOptions) error {
-	p, err := policy.Load(path, run.PolicyClients(clients))
+	load := func() (*policy.Policy, error) { return policy.Load(path, run.PolicyClients(clients)) }
+	if path == run.PolicyFromEnv {
+		load = func() (*policy.Policy, error) { return run.LoadPolicy(path, clients) }
+	}
+	p, err := load()
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
 
 	"github.com/spf13/cobra"
 
@@ -16,6 +17,7 @@ type runOptions struct {
 	lockFile   string
 	record     bool
 	group      bool
+	watch      bool
 }
 
 func newRunCommand(g *globalOptions) *cobra.Command {
@@ -62,6 +64,13 @@ says so. No policy file, config or passwd entry is needed:
 
   ENTRYPOINT ["reaper", "run", "--", "node", "server.js"]
 
+While CMD lives, --watch (on by default as a namespace's init) runs the
+watch inside, scoped to what run adopted and its descendants: the same
+passes as 'reaper watch' by the policy (--policy FILE, or --policy - for
+the policy's text in $REAPER_POLICY, for an image that cannot mount a
+file), so a live gateway's ended sessions' trees and a dead client's
+servers are reaped as they appear, not at the container's end.
+
 On macOS, which has no subreapers, run records CMD's descendants while CMD
 runs (the process table every second, each process by its pid and start
 time) and, when CMD exits, reaps those that outlived it and were
@@ -84,6 +93,7 @@ backstop for those.`,
 	f.StringVar(&opts.policyFile, "policy", "", "policy `FILE` for its grace, [[protect]] and [[owner]] entries (default as for reap)")
 	f.StringVar(&opts.auditLog, "audit-log", "", "append one JSON line per decision and signal to `FILE`")
 	f.StringVar(&opts.lockFile, "lock-file", "", "the one-reaper-at-a-time lock `FILE` (default as for reap)")
+	f.BoolVar(&opts.watch, "watch", false, "while CMD lives, run the watch inside: reap, by the policy, what CMD's tree leaves as it appears (on by default as a PID namespace's init)")
 	f.BoolVarP(&opts.group, "group", "g", false, "put CMD in a process group of its own and pass signals to the whole group (tini -g)")
 	f.BoolVar(&opts.record, "record", false, "record CMD's descendants while it runs and reap those that outlive it, as on macOS, instead of adopting them")
 	f.MarkHidden("record") // how macOS runs; on Linux, for its tests
@@ -102,7 +112,7 @@ func runRun(argv []string, opts *runOptions, g *globalOptions) error {
 		return err
 	}
 	w := &run.Wrap{Policy: pol, Clients: clients, AuditLog: opts.auditLog, LockFile: opts.lockFile, Record: opts.record,
-		Group: opts.group, Stderr: g.stderr, Log: g.log}
+		Group: opts.group, Watch: opts.watch || os.Getpid() == 1, PolicyArg: opts.policyFile, Stderr: g.stderr, Log: g.log}
 	code, err := w.Run(argv)
 	var se *run.StartError
 	if errors.As(err, &se) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 	"time"
 
@@ -21,6 +22,7 @@ type watchOptions struct {
 	backstop    time.Duration
 	notify      bool
 	notifyAbove string
+	under       int
 }
 
 func newWatchCommand(g *globalOptions) *cobra.Command {
@@ -87,6 +89,8 @@ session bus says so once and never tries. The per-user service runs with
 	opts.AddFlags(cmd.Flags())
 	cmd.Flags().Lookup("audit-log").Usage += auditLogDefaultNote
 	cmd.Flags().DurationVar(&opts.backstop, "backstop", time.Minute, "the longest time between two passes, whatever the hints say")
+	cmd.Flags().IntVar(&opts.under, "under", 0, "watch only what the init at `PID` adopted and its descendants (the watch reaper run runs inside)")
+	cmd.Flags().MarkHidden("under")
 	cmd.Flags().BoolVar(&opts.notify, "notify", false, "tell the desktop what was ended, and large trees only reported")
 	cmd.Flags().StringVar(&opts.notifyAbove, "notify-above", "512MiB", "with --notify: the `SIZE` from which a report-only tree is told of (0: never)")
 	cmd.Flags().MarkHidden("proc")
@@ -142,6 +146,19 @@ func runWatch(ctx context.Context, opts *watchOptions, g *globalOptions) error {
 				g.log.Debug("pass", "trigger", trigger, "findings", len(r.Plan.Items))
 			}
 		},
+	}
+	if opts.under > 0 {
+		// reaper run's watch: its init's namespace, and its lock optional
+		// as the init's own reap's is (said once, not on every pass).
+		if err := run.Under(&cfg.ReapConfig.Config, opts.under); err != nil {
+			return err
+		}
+		cfg.Adopted = run.Adoptions(ctx, opts.under, time.Second)
+		var once sync.Once
+		cfg.LockOptional = true
+		cfg.NoLock = func(err error) {
+			once.Do(func() { fmt.Fprintf(g.stderr, "reaper run: watch without a lock (%v)\n", err) })
+		}
 	}
 	if !g.quiet { // a foreground watch says it started, and how it works
 		fmt.Fprintf(g.stdout, "reaper watch %s: policy %s; a pass as an owner exits, at a tree's min_age, and every %s%s\n", versionString(), pol.Source, opts.backstop, map[bool]string{true: " (dry run: nothing is signalled)"}[opts.dryRun])

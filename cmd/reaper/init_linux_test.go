@@ -290,3 +290,61 @@ func descendantsOf(pid int) []int {
 	}
 	return out
 }
+
+// While CMD lives, the watch runs inside (--watch): a gateway that CMD
+// started dies, and its server, adopted by run, is owner-dead and reaped
+// while CMD still runs. The control: without --watch it lives on until
+// CMD's end.
+func TestRunWatchInside(t *testing.T) {
+	becomeSubreaper(t)
+	mark := "runwatch-" + suiteMark
+	pol := watchPolicy(t, "", mark, `"owner-dead"`, "min_age = \"0s\"")
+	script := fmt.Sprintf(`( export OPENCLAW_GATEWAY_SERVICE_PID=$BASHPID; exec -a openclaw-gateway bash -c '(exec -a %q sleep 600) & wait' ) & echo owner $!; exec sleep 600`,
+		"npm exec mcp-remote https://"+mark)
+	for _, watch := range []bool{false, true} {
+		t.Run(fmt.Sprintf("watch=%v", watch), func(t *testing.T) {
+			args := []string{"--policy", pol, "--lock-file", t.TempDir() + "/reaper.lock", "--", "bash", "-c", script}
+			if watch {
+				args = append([]string{"--watch"}, args...)
+			}
+			r := startRun(t, nil, args...)
+			var owner, server int
+			waitFor(t, func() bool {
+				_, after, _ := strings.Cut(r.stdout.String(), "owner ")
+				owner, _ = strconv.Atoi(strings.TrimSpace(after))
+				for _, c := range childrenOf(owner) {
+					server = c
+				}
+				return owner > 0 && server > 0 && strings.Contains(cmdlineOf(server), mark)
+			}, "the gateway and its server")
+			t.Cleanup(func() { syscall.Kill(server, syscall.SIGKILL) })
+			if watch {
+				// The watch's first pass names the gateway: its exit is
+				// then a hint.
+				waitFor(t, func() bool { return len(childrenOf(r.cmd.Process.Pid)) >= 2 }, "the watch inside running")
+			}
+			syscall.Kill(owner, syscall.SIGKILL)
+			waitFor(t, func() bool { return parentOf(server) == r.cmd.Process.Pid }, "the server adopted by run")
+			if watch {
+				for deadline := time.Now().Add(30 * time.Second); alive(server); time.Sleep(50 * time.Millisecond) {
+					if time.Now().After(deadline) {
+						t.Fatalf("the server %d was not reaped while CMD lived; run's stderr:\n%s", server, r.stderr)
+					}
+				}
+				if len(childrenOf(r.cmd.Process.Pid)) < 2 {
+					t.Error("CMD ended with the server: want it alive")
+				}
+			} else {
+				time.Sleep(2 * time.Second)
+				if !alive(server) {
+					t.Fatalf("control: the server %d died without the watch inside", server)
+				}
+			}
+			syscall.Kill(r.cmd.Process.Pid, syscall.SIGTERM)
+			r.wait(t)
+			if alive(server) {
+				t.Errorf("the server %d outlived run", server)
+			}
+		})
+	}
+}

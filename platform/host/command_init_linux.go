@@ -22,6 +22,12 @@ type Init struct {
 	// Reaped is told each adopted child this process reaped (not the
 	// command), with its status.
 	Reaped func(pid int, ws syscall.WaitStatus)
+	// Helper, when set, is a program started beside the command (the
+	// watch reaper run runs inside), its output on this process's
+	// stderr; when the command exits it is sent SIGTERM and waited for
+	// (SIGKILL after HelperStop).
+	Helper     []string
+	HelperStop time.Duration
 }
 
 // Relayed are the signals RunInit passes to the command: what container
@@ -74,6 +80,17 @@ func RunInit(argv []string, opts Init, started func(pid int)) (int, error) {
 	}
 	pid := c.Process.Pid
 	c.Process.Release() // waited for by wait4(-1) below, never by os/exec
+	helper := 0
+	if len(opts.Helper) > 0 {
+		h := exec.Command(opts.Helper[0], opts.Helper[1:]...)
+		h.Stdout, h.Stderr = os.Stderr, os.Stderr
+		if err := h.Start(); err == nil {
+			helper = h.Process.Pid
+			h.Process.Release()
+		} else {
+			os.Stderr.WriteString("reaper run: the watch inside did not start: " + err.Error() + "\n")
+		}
+	}
 	mu.Unlock()
 	if started != nil {
 		started(pid)
@@ -83,6 +100,7 @@ func RunInit(argv []string, opts Init, started func(pid int)) (int, error) {
 	}
 
 	done := make(chan syscall.WaitStatus, 1)
+	helperDone := make(chan struct{})
 	reap := func() {
 		mu.Lock()
 		defer mu.Unlock()
@@ -99,6 +117,11 @@ func RunInit(argv []string, opts Init, started func(pid int)) (int, error) {
 				done <- ws
 				continue
 			}
+			if helper > 0 && got == helper {
+				close(helperDone)
+				helper = -1 // its pid may be another's later
+				continue
+			}
 			if opts.Reaped != nil {
 				opts.Reaped(got, ws)
 			}
@@ -111,6 +134,9 @@ func RunInit(argv []string, opts Init, started func(pid int)) (int, error) {
 		select {
 		case ws := <-done:
 			reap() // what exited with it
+			if helper > 0 {
+				stopHelper(helper, helperDone, opts.HelperStop, reap)
+			}
 			if ws.Signaled() {
 				return 128 + int(ws.Signal()), nil
 			}
@@ -128,6 +154,33 @@ func RunInit(argv []string, opts Init, started func(pid int)) (int, error) {
 				target = -pid
 			}
 			syscall.Kill(target, s.(syscall.Signal))
+		}
+	}
+}
+
+// stopHelper ends the helper: SIGTERM, its exit reaped as the loop reaps
+// (reap), SIGKILL after grace.
+func stopHelper(pid int, done <-chan struct{}, grace time.Duration, reap func()) {
+	if grace <= 0 {
+		grace = 10 * time.Second
+	}
+	select {
+	case <-done:
+		return
+	default:
+	}
+	syscall.Kill(pid, syscall.SIGTERM)
+	deadline := time.Now().Add(grace)
+	for {
+		select {
+		case <-done:
+			return
+		case <-time.After(20 * time.Millisecond):
+			reap()
+		}
+		if time.Now().After(deadline) {
+			syscall.Kill(pid, syscall.SIGKILL)
+			deadline = time.Now().Add(time.Hour)
 		}
 	}
 }

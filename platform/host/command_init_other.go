@@ -11,8 +11,10 @@ import (
 
 // Init is how RunInit runs its command (Linux: see init_linux.go).
 type Init struct {
-	Group  bool
-	Reaped func(pid int, ws syscall.WaitStatus)
+	Group      bool
+	Reaped     func(pid int, ws syscall.WaitStatus)
+	Helper     []string
+	HelperStop time.Duration
 }
 
 // Relayed are the signals RunCommand passes on.
