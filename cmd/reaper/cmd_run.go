@@ -17,7 +17,7 @@ type runOptions struct {
 	lockFile   string
 	record     bool
 	group      bool
-	watch      bool
+	watch      bool // --watch given: watch; else as PID 1 alone
 }
 
 func newRunCommand(g *globalOptions) *cobra.Command {
@@ -86,6 +86,9 @@ backstop for those.`,
 			if cmd.ArgsLenAtDash() != 0 {
 				return usagef("want: reaper run [flags] -- CMD [ARG...]")
 			}
+			if !cmd.Flags().Changed("watch") {
+				opts.watch = os.Getpid() == 1 // a container's init watches unless told not to
+			}
 			return runRun(args, &opts, g)
 		},
 	}
@@ -93,7 +96,7 @@ backstop for those.`,
 	f.StringVar(&opts.policyFile, "policy", "", "policy `FILE` for its grace, [[protect]] and [[owner]] entries (default as for reap)")
 	f.StringVar(&opts.auditLog, "audit-log", "", "append one JSON line per decision and signal to `FILE`")
 	f.StringVar(&opts.lockFile, "lock-file", "", "the one-reaper-at-a-time lock `FILE` (default as for reap)")
-	f.BoolVar(&opts.watch, "watch", false, "while CMD lives, run the watch inside: reap, by the policy, what CMD's tree leaves as it appears (on by default as a PID namespace's init)")
+	f.BoolVar(&opts.watch, "watch", false, "while CMD lives, run the watch inside: reap, by the policy, what CMD's tree leaves as it appears (default: on as a PID namespace's init, off elsewhere; --watch=false turns it off)")
 	f.BoolVarP(&opts.group, "group", "g", false, "put CMD in a process group of its own and pass signals to the whole group (tini -g)")
 	f.BoolVar(&opts.record, "record", false, "record CMD's descendants while it runs and reap those that outlive it, as on macOS, instead of adopting them")
 	f.MarkHidden("record") // how macOS runs; on Linux, for its tests
@@ -112,7 +115,7 @@ func runRun(argv []string, opts *runOptions, g *globalOptions) error {
 		return err
 	}
 	w := &run.Wrap{Policy: pol, Clients: clients, AuditLog: opts.auditLog, LockFile: opts.lockFile, Record: opts.record,
-		Group: opts.group, Watch: opts.watch || os.Getpid() == 1, PolicyArg: opts.policyFile, Stderr: g.stderr, Log: g.log}
+		Group: opts.group, Watch: opts.watch, PolicyArg: opts.policyFile, Stderr: g.stderr, Log: g.log}
 	code, err := w.Run(argv)
 	var se *run.StartError
 	if errors.As(err, &se) {

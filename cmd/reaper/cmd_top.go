@@ -28,7 +28,7 @@ func newTopCommand(g *globalOptions) *cobra.Command {
 refreshed every --interval (2 s at least), in the terminal (80 columns
 will do; NO_COLOR turns colour off).
 
-Keys: ↑/↓ (j), PgUp/PgDn, g/G move; Enter folds a session's tree; s
+Keys: Up/Down (or j), PgUp/PgDn, g/G move; Enter folds a session's tree; s
 cycles the order, m/c/a sort by memory, CPU or age; / searches (Enter
 keeps the search, Esc clears it); e explains the selected process (as
 reaper explain PID); r refreshes now; q or Ctrl-C quits.
