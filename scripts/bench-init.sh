@@ -29,18 +29,7 @@ done
 [ "$(id -u)" = 0 ] || { echo "bench-init: needs root (PID namespaces)" >&2; exit 2; }
 command -v tini >/dev/null || { echo "bench-init: needs tini (apt-get install tini)" >&2; exit 2; }
 
-here=$(cd "$(dirname "$0")/.." && pwd)
-work=$(mktemp -d)
-groups=()
-teardown() {
-	for g in "${groups[@]}"; do kill -KILL -- "-$g" 2>/dev/null || true; done
-	rm -rf "$work"
-}
-trap teardown EXIT
-if [ -z "$BIN" ]; then
-	BIN=$work/reaper
-	(cd "$here" && CGO_ENABLED=0 go build -o "$BIN" ./cmd/reaper)
-fi
+. "$(dirname "$0")/bench-lib.sh"
 
 # start NAME ARGV…: the init of a new PID namespace, in a group of ours.
 start() {

