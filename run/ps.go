@@ -1,7 +1,6 @@
 package run
 
 import (
-	"path"
 	"regexp"
 	"slices"
 	"strings"
@@ -334,10 +333,9 @@ func (b *psBuild) kind(p *platform.Process) (string, string) {
 	if len(words) == 0 {
 		return string(k), ""
 	}
-	first := path.Base(words[0])
 	for i := range b.p.Evidence.Servers {
 		m := &b.p.Evidence.Servers[i]
-		if (path.Base(m.Command) == first || first == "npm") && m.MatchesWords(words) {
+		if m.MatchesWords(words) {
 			if uid := b.s.UID(p); m.UID == uid || m.UID == 0 {
 				return string(scan.KindMCP), m.Name
 			}

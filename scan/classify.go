@@ -105,8 +105,9 @@ func (r *Result) ApplyServers(servers []Server) {
 	// server (at 1,000 findings and 20 users' configs, 320,000 compares).
 	byCmd := map[string][]int{}
 	for k := range servers {
-		b := path.Base(servers[k].Command)
-		byCmd[b] = append(byCmd[b], k)
+		for _, key := range servers[k].keys() {
+			byCmd[key] = append(byCmd[key], k)
+		}
 	}
 	s := r.Tree.Snap
 	for i := range r.Findings {
@@ -123,6 +124,16 @@ func (r *Result) ApplyServers(servers []Server) {
 		if first == "npm" { // npx once running (MatchesWords)
 			cands = append(slices.Clip(cands), byCmd["npx"]...)
 		}
+		// A script run through its interpreter: the script's name, after
+		// at most two of the interpreter's flags.
+		for i := 1; i < len(words) && i <= 3; i++ {
+			if !strings.HasPrefix(words[i], "-") {
+				if b := path.Base(words[i]); b != first {
+					cands = append(slices.Clip(cands), byCmd[b]...)
+				}
+				break
+			}
+		}
 		for _, k := range cands {
 			if servers[k].MatchesWords(words) && r.speaks(servers[k].UID, f.Root, "MCP server "+servers[k].Name+" of "+servers[k].File) {
 				f.Kind = KindMCP
@@ -131,6 +142,24 @@ func (r *Result) ApplyServers(servers []Server) {
 			}
 		}
 	}
+}
+
+// keys are the names a process of this server can show first or as the
+// script its interpreter runs (ApplyServers' index): the command's base
+// name, and for uvx and pipx the tool's.
+func (m *Server) keys() []string {
+	cmd := path.Base(m.Command)
+	out := []string{cmd}
+	if (cmd == "uvx" || cmd == "pipx") && len(m.Args) > 0 {
+		tool := Words(m.Args)
+		if cmd == "pipx" && len(tool) > 0 && tool[0] == "run" {
+			tool = tool[1:]
+		}
+		if len(tool) > 0 {
+			out = append(out, strings.SplitN(tool[0], "@", 2)[0])
+		}
+	}
+	return out
 }
 
 // Matches reports whether a process's argv is this server: the command
@@ -167,7 +196,62 @@ func (m *Server) MatchesWords(words []string) bool {
 		got := withoutFlags(words[2:])
 		return len(got) > 0 && slices.Equal(got, withoutFlags(want))
 	}
+	return m.throughInterpreter(words, cmd, want)
+}
+
+// throughInterpreter matches the forms in which the kernel, or a launcher,
+// runs a configured command through another program, so that the process
+// shows that program first:
+//
+//   - a script (#!/usr/bin/python3, #!/usr/bin/env node, #!/usr/bin/env -S
+//     node --flag): the kernel runs the interpreter with the script's path
+//     as it was exec'd — the configured path, or the full path PATH gave a
+//     bare name, or the symlink an npm or pipx global bin is — then the
+//     arguments: "python3 /srv/server.py --port 1";
+//   - uvx and pipx run a tool's console script through the tool's own
+//     interpreter: "uvx mcp-server-fetch" runs as "python
+//     /…/bin/mcp-server-fetch".
+//
+// At most two interpreter flags may stand before the script (-u, -S …);
+// what follows it must be exactly the configured arguments.
+func (m *Server) throughInterpreter(words []string, cmd string, want []string) bool {
+	script, rest := m.Command, want
+	if (cmd == "uvx" || cmd == "pipx") && len(want) > 0 {
+		// "pipx run TOOL", "uvx TOOL", "uvx TOOL@1.2": the tool's script.
+		tool := want
+		if cmd == "pipx" && tool[0] == "run" {
+			tool = tool[1:]
+		}
+		if len(tool) == 0 || strings.HasPrefix(tool[0], "-") {
+			return false
+		}
+		script, rest = strings.SplitN(tool[0], "@", 2)[0], tool[1:]
+	} else if genericCommands[cmd] {
+		return false // an interpreter configured by name: the first form already compared it
+	}
+	for i := 1; i < len(words) && i <= 3; i++ {
+		if sameCommand(words[i], script) {
+			return slices.Equal(words[i+1:], rest)
+		}
+		if !strings.HasPrefix(words[i], "-") || codeFlags[words[i]] {
+			return false // another program, or code given inline
+		}
+	}
 	return false
+}
+
+// codeFlags are interpreter flags whose next word is code or a module,
+// not a script: "python3 -c SCRIPT" runs no script.
+var codeFlags = map[string]bool{"-c": true, "-m": true, "-e": true, "-p": true, "--eval": true, "--print": true, "-r": true, "--require": true}
+
+// sameCommand reports whether a word of a command line is the configured
+// command: the same path, or — for a command configured by bare name,
+// which the client found on PATH — any path of that name.
+func sameCommand(word, configured string) bool {
+	if word == configured {
+		return true
+	}
+	return !strings.Contains(configured, "/") && path.Base(word) == configured
 }
 
 // genericCommands are launchers and interpreters: without arguments they

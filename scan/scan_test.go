@@ -559,3 +559,59 @@ func TestServerMatches(t *testing.T) {
 		}
 	}
 }
+
+// A server configured as a script, a bare name on PATH, an npm or pipx
+// global bin, or a uvx or pipx tool matches its process however the
+// kernel or the launcher ran it: the interpreter first (after env, which
+// execs it), interpreter flags, the script as exec'd, then exactly the
+// configured arguments. The controls: another script, other arguments,
+// the script as an argument of something else, and an interpreter
+// configured by name with no script.
+func TestServerMatchesThroughInterpreter(t *testing.T) {
+	script := Server{Command: "/srv/mcp/server.py", Args: []string{"--root", "/srv/docs"}}
+	onPath := Server{Command: "mcp-weather", Args: []string{"--stdio"}}
+	global := Server{Command: "/usr/local/bin/gh-mcp"}
+	uvx := Server{Command: "uvx", Args: []string{"mcp-server-fetch@2025.4.7", "--ignore-robots-txt"}}
+	pipx := Server{Command: "pipx", Args: []string{"run", "mcp-server-time"}}
+	for _, tc := range []struct {
+		s    Server
+		argv []string
+		want bool
+	}{
+		{script, []string{"/usr/bin/python3", "/srv/mcp/server.py", "--root", "/srv/docs"}, true}, // #!/usr/bin/python3
+		{script, []string{"python3", "-u", "/srv/mcp/server.py", "--root", "/srv/docs"}, true},    // #!/usr/bin/env -S python3 -u
+		{script, []string{"/srv/mcp/server.py", "--root", "/srv/docs"}, true},                     // a native binary after all
+		{script, []string{"python3", "/srv/mcp/server.py", "--root", "/srv/other"}, false},
+		{script, []string{"python3", "/srv/mcp/other.py", "--root", "/srv/docs"}, false},
+		{script, []string{"python3", "-c", "/srv/mcp/server.py", "--root", "/srv/docs"}, false}, // -c runs its argument, but "-c" here is no script
+		{script, []string{"python3", "tool.py", "/srv/mcp/server.py", "--root", "/srv/docs"}, false},
+		{onPath, []string{"node", "/home/a/.local/bin/mcp-weather", "--stdio"}, true}, // found on PATH by the client
+		{onPath, []string{"node", "/home/a/.local/bin/mcp-weather"}, false},
+		{global, []string{"node", "/usr/local/bin/gh-mcp"}, true}, // the npm global bin, a symlink the kernel ran as exec'd
+		{global, []string{"node", "/usr/lib/node_modules/gh-mcp/dist/index.js"}, false},
+		{uvx, []string{"/root/.cache/uv/archive-v0/x/bin/python", "/root/.cache/uv/archive-v0/x/bin/mcp-server-fetch", "--ignore-robots-txt"}, true},
+		{uvx, []string{"/root/.cache/uv/archive-v0/x/bin/python", "/root/.cache/uv/archive-v0/x/bin/mcp-server-fetch"}, false},
+		{pipx, []string{"/root/.local/pipx/venvs/mcp-server-time/bin/python", "/root/.local/pipx/venvs/mcp-server-time/bin/mcp-server-time"}, true},
+		{Server{Command: "python3", Args: nil}, []string{"python3", "/srv/mcp/server.py"}, false},
+	} {
+		if got := tc.s.Matches(tc.argv); got != tc.want {
+			t.Errorf("%s %v ~ %q: %v, want %v", tc.s.Command, tc.s.Args, tc.argv, got, tc.want)
+		}
+	}
+}
+
+// ApplyServers finds a script server by the script its interpreter runs:
+// the finding's root is python3, the index is the script's name.
+func TestApplyServersScript(t *testing.T) {
+	r := scanTable(snapshot(p(500, 1, "python3", []string{"/usr/bin/python3", "/srv/tools/docs.py", "--root", "/srv/docs"}, nil, "/")), testConfig)
+	if len(r.Findings) != 1 {
+		t.Fatalf("findings %+v", r.Findings)
+	}
+	if r.Findings[0].Kind != KindOther {
+		t.Fatalf("control: kind %s before the config is read, want other", r.Findings[0].Kind)
+	}
+	r.ApplyServers([]Server{{Name: "docs", Command: "/srv/tools/docs.py", Args: []string{"--root", "/srv/docs"}, File: "/h/.mcp.json", UID: 1000}})
+	if f := r.Findings[0]; f.Kind != KindMCP || !strings.Contains(strings.Join(f.Evidence, "\n"), `MCP server "docs" of /h/.mcp.json`) {
+		t.Errorf("kind %s evidence %v: want the script server docs", f.Kind, f.Evidence)
+	}
+}

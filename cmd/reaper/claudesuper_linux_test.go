@@ -20,10 +20,20 @@ import (
 // The reap with the example policy finds the old edited copy superseded,
 // by claude's own MCP log and the table, and ends it (SIGINT, as claude
 // would); claude, the current copies and nothing else are touched.
+//
+// Twice: the servers configured as `node SCRIPT`, and as the script itself
+// (`#!/usr/bin/env node`), which the kernel runs as node with the
+// script's path — matched to its config entry all the same.
 func TestRealClaudeSuperseded(t *testing.T) {
 	mods := requireClients(t)
 	becomeSubreaper(t)
-	mark := "csmark" + strings.ReplaceAll(suiteMark, "-", "x")
+	for _, form := range []string{"node-script", "script"} {
+		t.Run(form, func(t *testing.T) { claudeSuperseded(t, mods, form == "script") })
+	}
+}
+
+func claudeSuperseded(t *testing.T, mods string, asScript bool) {
+	mark := "csmark" + strings.ReplaceAll(suiteMark, "-", "x") + map[bool]string{true: "s", false: "n"}[asScript]
 	model := realclients.StartModel(t)
 	home, work := t.TempDir(), t.TempDir()
 	env, cfgDir := realclients.ClaudeSetup(home, work, model.Addr, mark)
@@ -37,10 +47,26 @@ func TestRealClaudeSuperseded(t *testing.T) {
 	os.WriteFile(cfgFile, b, 0o600)
 	script := filepath.Join("..", "..", "testdata", "clients", "stubborn-mcp.mjs")
 	script, _ = filepath.Abs(script)
+	entry := func(args ...string) map[string]any {
+		return map[string]any{"command": "node", "args": append([]string{script}, args...)}
+	}
+	if asScript {
+		// The server as its own command: an executable script whose
+		// #! line runs node.
+		code, err := os.ReadFile(script)
+		if err != nil {
+			t.Fatal(err)
+		}
+		exe := filepath.Join(t.TempDir(), "stubborn-mcp")
+		if err := os.WriteFile(exe, append([]byte("#!/usr/bin/env node\n"), code...), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		entry = func(args ...string) map[string]any { return map[string]any{"command": exe, "args": args} }
+	}
 	writeMCP := func(version string) {
 		b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
-			"edited": map[string]any{"command": "node", "args": []string{script, "--mcp-edited", mark, version}},
-			"same":   map[string]any{"command": "node", "args": []string{script, "--mcp-same", mark}},
+			"edited": entry("--mcp-edited", mark, version),
+			"same":   entry("--mcp-same", mark),
 		}})
 		if err := os.WriteFile(filepath.Join(work, ".mcp.json"), b, 0o644); err != nil {
 			t.Fatal(err)
