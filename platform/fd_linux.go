@@ -153,3 +153,14 @@ func nsInit(status []byte) bool {
 	}
 	return false
 }
+
+// Wchan is the kernel function p sleeps in (/proc/PID/wchan), "" when it
+// is not asleep or that is not shown (kernel.kptr_restrict, no
+// CONFIG_KALLSYMS: "0").
+func (s *Snapshot) Wchan(p *Process) string {
+	b, err := os.ReadFile(procPath(p.PID, "wchan"))
+	if err != nil || string(b) == "0" {
+		return ""
+	}
+	return string(b)
+}

@@ -37,3 +37,6 @@ func (s *Snapshot) StdinWriters(sts []Stdin, procs []*Process, enough func(map[u
 
 // NamespaceInit is Linux's alone: there are no PID namespaces here.
 func (s *Snapshot) NamespaceInit(*Process) bool { return false }
+
+// Wchan is not shown on this platform.
+func (s *Snapshot) Wchan(*Process) string { return "" }

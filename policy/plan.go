@@ -191,6 +191,11 @@ func (p *Policy) Decide(res *scan.Result, m *Matches) *Plan {
 				it.Outcome, it.Detail = Refused, why
 			} else if why, doubt := res.StdinDoubt(f.Root.PID); doubt {
 				it.Outcome, it.Detail = Refused, why
+			} else if d := Uninterruptible(f); d != nil {
+				// A kill does not take until the kernel lets it go: said,
+				// left to a later pass, never a failure on every pass.
+				it.Outcome, it.Benign = Refused, true
+				it.Detail = fmt.Sprintf("pid %d is in uninterruptible sleep (state %c): no signal takes until the kernel lets it go; left for a later pass", d.PID, d.State)
 			} else if actions >= p.Defaults.MaxActions {
 				it.Action = Report
 				it.Detail = fmt.Sprintf("max_actions (%d) reached in this run: reported only", p.Defaults.MaxActions)
@@ -242,4 +247,16 @@ func roundUp(d time.Duration) time.Duration {
 		return r + time.Second
 	}
 	return d
+}
+
+// Uninterruptible returns the first member of f in uninterruptible sleep
+// (D; U where the platform says so), or nil: a process whose signals wait
+// until the kernel lets it go (an NFS server gone, a stuck device).
+func Uninterruptible(f *scan.Finding) *platform.Process {
+	for _, m := range f.Members {
+		if m.Proc.State == 'D' || m.Proc.State == 'U' {
+			return m.Proc
+		}
+	}
+	return nil
 }

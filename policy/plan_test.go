@@ -283,3 +283,24 @@ func TestPlanRefusals(t *testing.T) {
 		check(t, pl, want{300, "mcp", Terminate, Reported, ""})
 	})
 }
+
+// A tree with a member in uninterruptible sleep is left for a later pass
+// — refused by design (Benign: no exit 3), saying why — not signalled and
+// counted failed on every pass. The control: the same tree asleep
+// interruptibly is planned.
+func TestPlanUninterruptible(t *testing.T) {
+	for _, state := range []byte{'D', 'S'} {
+		root := proc(50, 1, []string{"npm", "exec", "some-mcp"}, nil, "/", 1000)
+		child := proc(51, 50, []string{"lsof", "-n"}, nil, "/", 1000)
+		child.State = state
+		pl := planFor(t, ModeReap, 0, root, child)
+		if state == 'D' {
+			check(t, pl, want{50, "mcp", Terminate, Refused, "pid 51 is in uninterruptible sleep (state D)"})
+			if !pl.Items[0].Benign {
+				t.Error("a tree left for its D-state member is counted a failure")
+			}
+		} else {
+			check(t, pl, want{50, "mcp", Terminate, Planned, ""})
+		}
+	}
+}

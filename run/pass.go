@@ -129,9 +129,30 @@ func (p *Pass) Report() *audit.Report {
 	rep := audit.NewReport(pol, t.Result, plan)
 	rep.Errors = append(rep.Errors, t.Problems...)
 	inspect(t, plan).apply(rep)
+	waitChannels(t, plan, rep)
 	if p.Config.All {
 		rep.AddUnmatched(pol, t.Result, plan)
 	}
 	rep.SetWarnings(pol, t.Snap) // with what those reads added
 	return rep
+}
+
+// waitChannels says where each tree left for its uninterruptible sleep
+// waits: the kernel function its process sleeps in (Snapshot.Wchan).
+func waitChannels(t *Table, plan *policy.Plan, rep *audit.Report) {
+	for _, it := range plan.Items {
+		d := policy.Uninterruptible(it.Finding)
+		if d == nil || !it.Benign {
+			continue
+		}
+		w := t.Snap.Wchan(d)
+		if w == "" {
+			continue
+		}
+		for i := range rep.Findings {
+			if f := &rep.Findings[i]; f.RootPID == it.Finding.Root.PID {
+				f.Detail += " (it waits in " + audit.Printable(w) + ")"
+			}
+		}
+	}
 }
