@@ -2,7 +2,9 @@ package client
 
 import (
 	"encoding/json"
+	"regexp"
 	"slices"
+	"strings"
 
 	"github.com/orphanreaper/reaper/client/statedir"
 	"github.com/orphanreaper/reaper/platform"
@@ -30,6 +32,12 @@ type Info struct {
 	// keeps them (comm: at most 15 bytes, "openclaw-gatewa"): such a
 	// process names its state dir in its environment wherever it runs.
 	Comms []string
+	// VersionDirs are the dirs a client's native binary runs from when it
+	// titles itself with its version, as Claude Code's native build does
+	// (~/.local/share/claude/versions/2.1.331: comm "2.1.331"): a process
+	// whose comm is a version and whose command runs from one of them is
+	// the client's own, as one whose comm is in Comms is (Own).
+	VersionDirs []string
 	// Homes are the state dirs the client keeps in a home, as a person
 	// writes them ("~/.claude"; a * stands for any text, "~/.openclaw-*"):
 	// what help and doctor say reaper looks for, derived from the set,
@@ -301,4 +309,32 @@ func (s Set) Names() []string {
 		out = append(out, c.Info().Name)
 	}
 	return out
+}
+
+// versionTitle is a comm that is a version string ("2.1.331", "v1.0.2").
+var versionTitle = regexp.MustCompile(`^v?[0-9]+\.[0-9]+\.[0-9]+`)
+
+// Own reports whether p is one of the client's own processes: titled as
+// one (Comms), or titled with a version and run from one of VersionDirs
+// (only then is its command line read).
+func (in *Info) Own(s *platform.Snapshot, p *platform.Process) bool {
+	if p.Comm == "" || p.Zombie() {
+		return false
+	}
+	if slices.Contains(in.Comms, p.Comm) {
+		return true
+	}
+	if len(in.VersionDirs) == 0 || !versionTitle.MatchString(p.Comm) {
+		return false
+	}
+	argv := s.Cmdline(p)
+	if len(argv) == 0 {
+		return false
+	}
+	for _, dir := range in.VersionDirs {
+		if strings.Contains(argv[0], dir) {
+			return true
+		}
+	}
+	return false
 }

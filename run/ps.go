@@ -109,6 +109,7 @@ func clientNames(set client.Set) map[string]clientName {
 	for _, c := range set.All() {
 		info := c.Info()
 		cn := clientName{info.Name, info.Title}
+		out["info:"+info.Name] = cn
 		for _, o := range info.Owners {
 			out[o] = cn
 		}
@@ -207,15 +208,17 @@ func (b *psBuild) byTitle() {
 	s := b.s
 	for i := range s.Procs {
 		p := &s.Procs[i]
-		cn, ok := b.clients["comm:"+p.Comm]
+		cn, ok := b.titled(p)
 		if !ok || p.Zombie() || p.KernelThread() {
 			continue
 		}
 		if _, named := b.anchor[p.PID]; named {
 			continue
 		}
-		if pp := s.Get(p.PPID); pp != nil && pp.Comm == p.Comm {
-			continue
+		if pp := s.Get(p.PPID); pp != nil {
+			if pc, ok := b.titled(pp); ok && pc == cn {
+				continue // a client's helper under the client
+			}
 		}
 		if _, orphan := b.rootOf[p.PID]; orphan || !b.mine(p) {
 			continue
@@ -223,6 +226,19 @@ func (b *psBuild) byTitle() {
 		b.anchor[p.PID] = len(b.sessions)
 		b.sessions = append(b.sessions, audit.PSSession{Client: cn.name, Title: cn.title, PID: p.PID, UID: -1, Speaker: -1, Processes: []audit.PSProcess{}})
 	}
+}
+
+// titled is the client p is titled as (client.Info.Own), if any.
+func (b *psBuild) titled(p *platform.Process) (clientName, bool) {
+	if cn, ok := b.clients["comm:"+p.Comm]; ok {
+		return cn, true
+	}
+	for _, c := range b.p.Config.Clients.All() {
+		if in := c.Info(); len(in.VersionDirs) > 0 && in.Own(b.s, p) {
+			return b.clients["info:"+in.Name], true
+		}
+	}
+	return clientName{}, false
 }
 
 // versioned finds a version in a client's command: a path component or
@@ -313,7 +329,7 @@ func (b *psBuild) process(p *platform.Process, depth int) audit.PSProcess {
 	} else if p.RSS > 0 {
 		b.pss = false
 	}
-	_, titled := b.clients["comm:"+p.Comm]
+	_, titled := b.titled(p)
 	if _, anchor := b.anchor[p.PID]; titled || anchor || depth == 0 {
 		pr.Kind = "client"
 	} else {

@@ -459,15 +459,17 @@ func watchTargets(t *Table, cs client.Set) []watch.Target {
 	for i := range t.Result.Findings {
 		add(t.Result.Findings[i].OwnerPID)
 	}
-	comms := map[string]bool{}
+	infos := make([]client.Info, 0, len(cs.All()))
 	for _, c := range cs.All() {
-		for _, comm := range c.Info().Comms {
-			comms[comm] = true
-		}
+		infos = append(infos, c.Info())
 	}
 	for i := range s.Procs {
-		if p := &s.Procs[i]; comms[p.Comm] {
-			add(p.PID)
+		p := &s.Procs[i]
+		for k := range infos {
+			if infos[k].Own(s, p) {
+				add(p.PID)
+				break
+			}
 		}
 	}
 	return out

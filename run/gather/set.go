@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
-	"slices"
 	"strings"
 	"sync"
 
@@ -321,9 +320,9 @@ func Load(ctx context.Context, opts Options, pending *Pending, snap *platform.Sn
 		}
 		// The client's own processes, by their comm: the set's Info is
 		// asked once, not for each of 10,000 processes.
-		if in := c.Info(); len(in.Comms) > 0 {
+		if in := c.Info(); len(in.Comms)+len(in.VersionDirs) > 0 {
 			for i := range snap.Procs {
-				if p := &snap.Procs[i]; p.Comm != "" && slices.Contains(in.Comms, p.Comm) && !p.Zombie() {
+				if p := &snap.Procs[i]; in.Own(snap, p) {
 					nameDirs(p, in.Name)
 				}
 			}
