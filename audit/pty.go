@@ -48,7 +48,16 @@ type ZombieGroupEntry struct {
 	Count           int    `json:"count"`
 	OldestAgeSecond int64  `json:"oldest_age_seconds"`
 	PIDs            []int  `json:"pids"`
+	// UserProcesses and ProcessLimit, for a group of ZombieLimitAt or
+	// more: how close the parent's user is to its process limit
+	// (RLIMIT_NPROC), which zombies count against: at it, fork fails.
+	UserProcesses int    `json:"user_processes,omitempty"`
+	ProcessLimit  uint64 `json:"process_limit,omitempty"`
 }
+
+// ZombieLimitAt is the size of a zombie group whose parent's user's
+// process limit is read and said.
+const ZombieLimitAt = 10
 
 // SetPTYs records what the findings' processes hold (their open fds; where
 // those can't be read, the terminal the snapshot knows) and the dead PTYs.
@@ -112,6 +121,14 @@ func zombieGroups(s *platform.Snapshot, gs []scan.ZombieGroup) []ZombieGroupEntr
 		if g.Parent != nil {
 			e.ParentStart = s.Identity(g.Parent)
 			e.ParentCmdline = commandLine(s, g.Parent)
+			if e.Count >= ZombieLimitAt {
+				e.ProcessLimit = s.ProcessLimit(g.Parent)
+				for i := range s.Procs {
+					if s.Procs[i].UID == g.Parent.UID {
+						e.UserProcesses++
+					}
+				}
+			}
 		}
 		out = append(out, e)
 	}

@@ -46,6 +46,9 @@ func (r *Report) WriteTable(w io.Writer, st Style) error {
 			}
 			ew.printf("  %s under %d, oldest %s: %s\n", Plural(z.Count, "zombie"), z.ParentPID,
 				HumanAge(time.Duration(z.OldestAgeSecond)*time.Second), who)
+			if z.ProcessLimit > 0 {
+				ew.printf("    its user has %d processes, zombies included, of a limit of %d (RLIMIT_NPROC): at it, fork fails\n", z.UserProcesses, z.ProcessLimit)
+			}
 		}
 	}
 	if len(r.UnmatchedTrees) > 0 {

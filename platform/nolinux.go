@@ -40,3 +40,6 @@ func (s *Snapshot) NamespaceInit(*Process) bool { return false }
 
 // Wchan is not shown on this platform.
 func (s *Snapshot) Wchan(*Process) string { return "" }
+
+// ProcessLimit is not read on this platform.
+func (s *Snapshot) ProcessLimit(*Process) uint64 { return 0 }

@@ -340,3 +340,13 @@ func TestCapDetail(t *testing.T) {
 		t.Errorf("a small environment: %q cut %v", got, cut)
 	}
 }
+
+func TestParseProcessLimit(t *testing.T) {
+	limits := "Limit                     Soft Limit           Hard Limit           Units     \nMax cpu time              unlimited            unlimited            seconds   \nMax processes             4096                 63432                processes \n"
+	if n := parseProcessLimit([]byte(limits)); n != 4096 {
+		t.Errorf("%d, want the soft limit 4096", n)
+	}
+	if n := parseProcessLimit([]byte(strings.Replace(limits, "4096 ", "unlimited ", 1))); n != 0 {
+		t.Errorf("unlimited: %d, want 0", n)
+	}
+}

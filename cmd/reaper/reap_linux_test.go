@@ -861,3 +861,51 @@ func TestReclaimableIsPSS(t *testing.T) {
 		t.Errorf("reclaimable %d, want the finding's pss %d (its rss is %d)", rep.Totals.Reclaimable, f.PSSBytes, f.RSSBytes)
 	}
 }
+
+// A parent holding many zombies is named with how close its user is to
+// its process limit: the count, the user's processes and RLIMIT_NPROC.
+// The control: a parent of a few zombies is not read for it.
+func TestZombieParentNearItsLimit(t *testing.T) {
+	start := func(n int) int {
+		c := exec.Command("bash", "-c", fmt.Sprintf(`ulimit -Su 4096; for i in $(seq %d); do (exit 0) & done; exec sleep 600`, n))
+		c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { syscall.Kill(-c.Process.Pid, syscall.SIGKILL); c.Wait() })
+		waitForN(t, n, func() bool { return zombiesOf(c.Process.Pid) == n }, "the zombies under their parent")
+		return c.Process.Pid
+	}
+	many, few := start(12), start(3)
+	r := runReaper(t, nil, "scan", "-o", "json", "--policy", writePolicy(t, "version = 1\n"))
+	var doc struct {
+		Groups []struct {
+			ParentPID     int    `json:"parent_pid"`
+			Count         int    `json:"count"`
+			UserProcesses int    `json:"user_processes"`
+			ProcessLimit  uint64 `json:"process_limit"`
+		} `json:"zombie_groups"`
+	}
+	json.Unmarshal([]byte(r.stdout), &doc)
+	seen := 0
+	for _, g := range doc.Groups {
+		switch g.ParentPID {
+		case many:
+			seen++
+			if g.Count != 12 || g.ProcessLimit != 4096 || g.UserProcesses < 13 {
+				t.Errorf("the parent of 12: %+v, want 12 zombies, a limit of 4096 and its user's processes", g)
+			}
+		case few:
+			seen++
+			if g.Count != 3 || g.ProcessLimit != 0 || g.UserProcesses != 0 {
+				t.Errorf("control, the parent of 3: %+v, want no limit read", g)
+			}
+		}
+	}
+	if seen != 2 {
+		t.Fatalf("zombie groups %+v: want both parents", doc.Groups)
+	}
+	if table := runReaper(t, nil, "scan", "--policy", writePolicy(t, "version = 1\n")); !strings.Contains(table.stdout, "of a limit of 4096 (RLIMIT_NPROC)") {
+		t.Errorf("the table does not say the limit:\n%s", table.stdout)
+	}
+}
