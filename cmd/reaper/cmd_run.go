@@ -24,7 +24,7 @@ func newRunCommand(g *globalOptions) *cobra.Command {
 	var opts runOptions
 	cmd := &cobra.Command{
 		Use:   "run [flags] -- CMD [ARG...]",
-		Short: "Run a client, and when it exits, reap what it left behind",
+		Short: "Run a client, or a container's command as its init, and reap what it leaves behind",
 		Long: `run starts CMD as its child, as a child subreaper (PR_SET_CHILD_SUBREAPER):
 whatever CMD's tree leaves when CMD exits — a server it started and lost, a
 job it put in the background, a double-forked or setsid'd process — is
