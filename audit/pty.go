@@ -123,14 +123,30 @@ func zombieGroups(s *platform.Snapshot, gs []scan.ZombieGroup) []ZombieGroupEntr
 			e.ParentCmdline = commandLine(s, g.Parent)
 			if e.Count >= ZombieLimitAt {
 				e.ProcessLimit = s.ProcessLimit(g.Parent)
-				for i := range s.Procs {
-					if s.Procs[i].UID == g.Parent.UID {
-						e.UserProcesses++
-					}
-				}
+				e.UserProcesses = userProcesses(s, s.UID(g.Parent))
 			}
 		}
 		out = append(out, e)
 	}
 	return out
+}
+
+// userProcesses counts uid's processes in s, zombies included. A zombie's
+// /proc dir is root's (it has no memory left to be dumpable: proc(5)), so
+// a zombie counts as its parent's user's.
+func userProcesses(s *platform.Snapshot, uid uint32) int {
+	n := 0
+	for i := range s.Procs {
+		p := &s.Procs[i]
+		owner := p.UID
+		if p.Zombie() {
+			if pp := s.Get(p.PPID); pp != nil {
+				owner = pp.UID
+			}
+		}
+		if owner == uid {
+			n++
+		}
+	}
+	return n
 }

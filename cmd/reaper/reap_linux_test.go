@@ -867,7 +867,9 @@ func TestReclaimableIsPSS(t *testing.T) {
 // The control: a parent of a few zombies is not read for it.
 func TestZombieParentNearItsLimit(t *testing.T) {
 	start := func(n int) int {
-		c := exec.Command("bash", "-c", fmt.Sprintf(`ulimit -Su 4096; for i in $(seq %d); do (exit 0) & done; exec sleep 600`, n))
+		// perl (perl-base: on every Debian) forks n children that exit,
+		// and never waits for them; bash would reap its jobs itself.
+		c := exec.Command("bash", "-c", fmt.Sprintf(`ulimit -Su 4096; exec perl -e 'for (1..%d) { exit 0 unless fork } sleep 600'`, n))
 		c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		if err := c.Start(); err != nil {
 			t.Fatal(err)
