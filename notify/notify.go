@@ -17,6 +17,10 @@ type Desktop interface {
 // MinGap is the shortest time between two notifications.
 const MinGap = 30 * time.Second
 
+// forgetAfter is how long a tree told of is remembered after a report
+// last named it.
+const forgetAfter = 24 * time.Hour
+
 // DefaultAbove is the size from which a tree the policy only reports is
 // worth a notification (its PSS, else RSS).
 const DefaultAbove = 512 << 20
@@ -29,8 +33,11 @@ type Notifier struct {
 	// Now is the clock (tests set it).
 	Now func() time.Time
 
-	last    time.Time
-	told    map[string]bool // trees told of: pid and start
+	last time.Time
+	// told are the trees told of, by pid and start, with when a report
+	// last named them: forgotten a day after, so that a watch running
+	// for months keeps a day's trees, not all of them.
+	told    map[string]time.Time
 	pending []item
 }
 
@@ -51,11 +58,19 @@ func (n *Notifier) Pass(rep *audit.Report) (int, error) {
 		now = n.Now()
 	}
 	if n.told == nil {
-		n.told = map[string]bool{}
+		n.told = map[string]time.Time{}
 	}
+	defer func() {
+		for key, at := range n.told {
+			if now.Sub(at) > forgetAfter {
+				delete(n.told, key)
+			}
+		}
+	}()
 	for _, f := range rep.Findings {
 		key := fmt.Sprintf("%d@%s", f.RootPID, f.Start)
-		if n.told[key] {
+		if _, ok := n.told[key]; ok {
+			n.told[key] = now
 			continue
 		}
 		size := f.RSSBytes
@@ -64,10 +79,10 @@ func (n *Notifier) Pass(rep *audit.Report) (int, error) {
 		}
 		switch {
 		case f.Outcome == "killed" || f.Outcome == "gone" && f.Ended != "":
-			n.told[key] = true
+			n.told[key] = now
 			n.pending = append(n.pending, item{group(f), line(f, size), size, true})
 		case (f.Outcome == "reported" || f.Outcome == audit.OutcomeDeferred && f.Action == "report") && n.Above > 0 && size >= n.Above:
-			n.told[key] = true
+			n.told[key] = now
 			n.pending = append(n.pending, item{group(f), line(f, size) + fmt.Sprintf(" — reaper explain %d", f.RootPID), size, false})
 		}
 	}

@@ -3,6 +3,7 @@ package run
 import (
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/orphanreaper/reaper/audit"
@@ -33,7 +34,7 @@ import (
 // an abandoned job). As an ordinary user, only that user's sessions and
 // orphans are shown. Memory is PSS where it can be read, else RSS.
 func (p *Pass) PS() *audit.PSView {
-	b := &psBuild{p: p, s: p.Snap, res: p.Result, uid: p.UID(), anchor: map[int]int{}, clients: clientNames(p.Config.Clients),
+	b := &psBuild{p: p, s: p.Snap, res: p.Result, uid: p.UID(), anchor: map[int]int{}, endedAt: map[string]int{}, clients: clientNames(p.Config.Clients),
 		cfg: p.Config.Policy.ScanConfig(), pss: true}
 	b.findings()
 	b.records()
@@ -89,6 +90,7 @@ type psBuild struct {
 	rootOf     map[int]int
 	sessions   []audit.PSSession
 	ended      []audit.PSSession
+	endedAt    map[string]int // client@pid → its index in ended
 	orphanList []audit.PSOrphan
 	// held: the findings inside a live session's tree.
 	held    map[int]bool
@@ -165,15 +167,15 @@ func (b *psBuild) records() {
 			if b.uid != 0 && rec.Speaker != b.uid {
 				return
 			}
-			for k := range b.ended {
-				if e := &b.ended[k]; e.PID == o.PID && e.Client == s.Client {
-					if e.SessionID == "" && rec.ID != "" {
-						e.SessionID, e.Dir, e.Kind, e.Record = rec.ID, rec.Dir, rec.Kind, rec.Proof
-					}
-					return
+			key := s.Client + "@" + strconv.Itoa(o.PID)
+			if k, ok := b.endedAt[key]; ok {
+				if e := &b.ended[k]; e.SessionID == "" && rec.ID != "" {
+					e.SessionID, e.Dir, e.Kind, e.Record = rec.ID, rec.Dir, rec.Kind, rec.Proof
 				}
+				return
 			}
 			s.State = "ended"
+			b.endedAt[key] = len(b.ended)
 			b.ended = append(b.ended, s)
 			return
 		}

@@ -398,9 +398,9 @@ func sessionText(s audit.PSSession, folded bool, st audit.Style) string {
 	}
 	id := ""
 	if s.SessionID != "" {
-		id = "  " + s.SessionID
+		id = "  " + audit.Printable(s.SessionID) // a user's record's word
 	}
-	return fmt.Sprintf("%s %s %d %s %s up %s%s%s", fold, s.Title, s.PID, state, audit.HumanBytes(s.MemoryBytes),
+	return fmt.Sprintf("%s %s %d %s %s up %s%s%s", fold, audit.Printable(s.Title), s.PID, state, audit.HumanBytes(s.MemoryBytes),
 		audit.HumanAge(time.Duration(s.AgeSeconds)*time.Second), leaks, id)
 }
 
