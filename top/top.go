@@ -2,7 +2,9 @@ package top
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
@@ -51,6 +53,7 @@ type Model struct {
 	err       string
 	loading   bool
 	refreshed time.Time
+	crashed   error // a panic in a pass, explain or reap
 
 	rows          []row
 	cursor, first int
@@ -106,11 +109,33 @@ func (m *Model) fetch() tea.Cmd {
 	}
 	m.loading = true
 	src := m.src
-	return func() tea.Msg {
+	return guard(func() tea.Msg {
 		v, err := src.View(context.Background())
 		return viewMsg{v, err}
+	})
+}
+
+// crashMsg is a panic in a pass, explain or reap: a bug. top ends on
+// it through its ordinary quit, which gives the terminal back after its
+// input reader has stopped (Bubble Tea's own panic path does not wait
+// for the reader, and leaves it running past the program's end).
+type crashMsg struct{ err error }
+
+// guard runs a command's work, turning its panic into a crashMsg that
+// carries the panic and its stack.
+func guard(f func() tea.Msg) tea.Cmd {
+	return func() (msg tea.Msg) {
+		defer func() {
+			if p := recover(); p != nil {
+				msg = crashMsg{fmt.Errorf("%w: %v\n%s", ErrCrashed, p, debug.Stack())}
+			}
+		}()
+		return f()
 	}
 }
+
+// ErrCrashed is what Run returns when a pass, explain or reap panicked.
+var ErrCrashed = errors.New("top: a bug ended it")
 
 func (m *Model) tick() tea.Cmd {
 	return tea.Tick(m.opts.Interval, func(t time.Time) tea.Msg { return tickMsg(t) })
@@ -145,6 +170,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 	case endMsg:
 		return m, m.ended(msg)
+	case crashMsg:
+		m.crashed = msg.err
+		return m, tea.Quit
 	case tea.KeyMsg:
 		return m, m.key(msg)
 	}
@@ -247,10 +275,10 @@ func (m *Model) key(k tea.KeyMsg) tea.Cmd {
 		if r, ok := m.selected(); ok && r.pid != 0 {
 			src, pid := m.src, r.pid
 			m.status = fmt.Sprintf("explaining %d …", pid)
-			return func() tea.Msg {
+			return guard(func() tea.Msg {
 				text, err := src.Explain(context.Background(), pid)
 				return explainMsg{text, err}
-			}
+			})
 		}
 	case "k":
 		r, ok := m.selected()
@@ -268,10 +296,10 @@ func (m *Model) key(k tea.KeyMsg) tea.Cmd {
 
 func (m *Model) end(root int, dryRun bool) tea.Cmd {
 	src := m.src
-	return func() tea.Msg {
+	return guard(func() tea.Msg {
 		e, err := src.End(context.Background(), root, dryRun)
 		return endMsg{root, dryRun, e, err}
-	}
+	})
 }
 
 func (m *Model) setSort(key string) {
@@ -510,5 +538,8 @@ func clip(s string, n int) string {
 // program its input and output (a test's pseudo-terminal).
 func Run(m *Model, opts ...tea.ProgramOption) error {
 	_, err := tea.NewProgram(m, append([]tea.ProgramOption{tea.WithAltScreen()}, opts...)...).Run()
+	if err == nil {
+		err = m.crashed
+	}
 	return err
 }

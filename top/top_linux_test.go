@@ -3,10 +3,10 @@ package top
 import (
 	"context"
 	"errors"
-	"io"
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -52,8 +52,9 @@ func openPTY(t *testing.T) (master, slave *os.File) {
 }
 
 // A crash gives the terminal back: the pass panics inside top (Bubble
-// Tea runs it as a command), and the program ends with ErrProgramPanic
-// with the line discipline cooked again and the alternate screen left.
+// Tea runs it as a command), and the program ends with ErrCrashed and
+// the panic's words, the line discipline cooked again and the alternate
+// screen left.
 // The control: while it ran, the terminal was raw.
 func TestCrashRestoresTerminal(t *testing.T) {
 	master, slave := openPTY(t)
@@ -67,12 +68,32 @@ func TestCrashRestoresTerminal(t *testing.T) {
 	if !cooked() {
 		t.Fatal("a new terminal is not cooked")
 	}
-	out := make(chan string, 1)
-	go func() { b, _ := io.ReadAll(master); out <- string(b) }()
+	var screen strings.Builder
+	var mu sync.Mutex
+	go func() {
+		b := make([]byte, 4096)
+		for {
+			n, err := master.Read(b)
+			mu.Lock()
+			screen.Write(b[:n])
+			mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+	// Bubble Tea gets a terminal of its own, never closed here: after
+	// a panic it ends without waiting for its input reader, which may
+	// still read the file's descriptor (a close would race with it).
+	fd, err := unix.Dup(int(slave.Fd()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tty := os.NewFile(uintptr(fd), "tty")
 	m := New(crashing{}, Options{})
 	m.src = &slow{crashing{}, make(chan struct{})}
 	done := make(chan error, 1)
-	go func() { done <- Run(m, tea.WithInput(slave), tea.WithOutput(slave)) }()
+	go func() { done <- Run(m, tea.WithInput(tty), tea.WithOutput(tty)) }()
 	raw := false
 	for deadline := time.Now().Add(20 * time.Second); !raw && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		raw = !cooked()
@@ -81,20 +102,28 @@ func TestCrashRestoresTerminal(t *testing.T) {
 		t.Fatal("control: top never put the terminal in raw mode")
 	}
 	close(m.src.(*slow).go_)
-	var err error
 	select {
 	case err = <-done:
 	case <-time.After(20 * time.Second):
 		t.Fatal("top did not end after its pass panicked")
 	}
-	if !errors.Is(err, tea.ErrProgramPanic) {
-		t.Errorf("err %v, want ErrProgramPanic", err)
+	if !errors.Is(err, ErrCrashed) || !strings.Contains(err.Error(), "a bug in a pass") {
+		t.Errorf("err %v, want ErrCrashed with the panic", err)
 	}
 	if !cooked() {
 		t.Error("the terminal was left raw after the crash")
 	}
-	slave.Close()
-	if s := <-out; !strings.Contains(s, "\x1b[?1049l") {
+	left := func() (bool, string) {
+		mu.Lock()
+		defer mu.Unlock()
+		s := screen.String()
+		return strings.Contains(s, "\x1b[?1049l"), s
+	}
+	ok, s := left()
+	for deadline := time.Now().Add(20 * time.Second); !ok && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		ok, s = left()
+	}
+	if !ok {
 		t.Errorf("the alternate screen was not left: %q", s[max(0, len(s)-200):])
 	}
 }
