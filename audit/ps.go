@@ -46,8 +46,9 @@ type PSSession struct {
 	Record    string `json:"record,omitempty"`
 	Speaker   int64  `json:"speaker"`
 	// State is live (in its terminal's foreground), background (on a
-	// terminal, not in its foreground), headless (no terminal) or ended
-	// (the record's process is gone).
+	// terminal, not in its foreground, or a background agent's job by its
+	// record), headless (no terminal) or ended (the record's process is
+	// gone).
 	State       string      `json:"state"`
 	AgeSeconds  int64       `json:"age_seconds"`
 	MemoryBytes uint64      `json:"memory_bytes"`

@@ -303,6 +303,11 @@ func (b *psBuild) tree(sess *audit.PSSession, tree []node) {
 	sess.Version = b.version(root)
 	sess.UID, sess.User = b.user(root)
 	sess.State = state(root)
+	if sess.Kind == "bg" || strings.HasPrefix(sess.Kind, "bg ") {
+		// A background agent's job (Claude Code's --bg): its record says
+		// so, whatever terminal its pty host holds.
+		sess.State = "background"
+	}
 	sess.AgeSeconds = int64(s.Age(root).Seconds())
 	for _, n := range tree {
 		pr := b.process(n.p, n.depth)

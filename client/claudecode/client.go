@@ -139,6 +139,9 @@ func (Adapter) Judge(raw *Raw, uid uint32, snap *platform.Snapshot) (ev scan.Evi
 	if snap != nil {
 		ev.Ledgers = append(ev.Ledgers, supersededRuns(checkedMCP(raw.MCP), lives, uid, snap)...)
 	}
+	dev, derrs := judgeDaemon(raw.Daemon, uid, snap)
+	ev.Ledgers, ev.Sessions = append(ev.Ledgers, dev.Ledgers...), append(ev.Sessions, dev.Sessions...)
+	errs = append(errs, derrs...)
 	return ev, append(raw.Errors(), errs...), warnings
 }
 

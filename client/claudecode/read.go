@@ -40,6 +40,8 @@ type Raw struct {
 	Tools []ToolCall `json:"tools,omitempty"`
 	// MCP are the live sessions' MCP logs and servers (mcplog.go).
 	MCP []SessionMCP `json:"mcp,omitempty"`
+	// Daemon is the background-agent daemon's records (daemon.go).
+	Daemon *Daemon `json:"daemon,omitempty"`
 
 	// global is the global config's servers as read, for MCP's entries.
 	global globalServers
@@ -98,6 +100,7 @@ func ReadRaw(dir string) *Raw {
 	raw.readToolCalls(sd.Path, sd.Owner)
 	raw.readConfig(sd)
 	raw.readMCPLogs(sd)
+	raw.readDaemon(sd)
 	raw.Finish(sd)
 	return raw
 }

@@ -1,0 +1,507 @@
+package claudecode
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/orphanreaper/reaper/client/statedir"
+	"github.com/orphanreaper/reaper/ledger"
+	"github.com/orphanreaper/reaper/platform"
+	"github.com/orphanreaper/reaper/scan"
+)
+
+// Claude Code's background agents (`claude --bg`, 2.1.3xx; read from the
+// 2.1.331 binary and run here offline). A daemon, `claude daemon run`,
+// its own session leader, runs each job as a pty host
+// (`claude bg-pty-host --bg-pty-host <run>/spare/<id>.pty.sock … --
+// claude --bg-spare <run>/spare/<id>.claim.sock`) whose child, the job's
+// claude (`claude bg-spare …`), runs the job's servers and writes the
+// session file of any claude. The daemon keeps one warm spare pair
+// ahead, claims it for the next job and spawns another. <run> is
+// /tmp/cc-daemon-<uid>/<hash>. Its records, in the config dir:
+//
+//   - daemon.lock: the live daemon, {pid, procStart, version, startedAt}.
+//   - daemon/roster.json: {supervisorPid, workers: {<short>: {pid,
+//     procStart, replPid, replProcStart, sessionId, cwd, ptySock, …}}}:
+//     each running job's pty host and claude. A job outlives a SIGKILLed
+//     daemon (its host is reparented) and the next daemon adopts it from
+//     the roster ("fromRoster").
+//   - daemon.log: "[<time>] [bg] bg spare spawned host pid=N",
+//     "bg claimed-spare <short> (<source>)", "bg settled <short> (<how>)",
+//     "[supervisor] ─── daemon start ─── version=V pid=N …",
+//     "bg: control socket bound at <run>/control.sock".
+//
+// What they prove (daemonRuns):
+//   - a roster job whose host lives at its pid and start is a live
+//     background session: its host and claude are owned, wherever they
+//     are in the tree (a job whose daemon was killed is still the user's);
+//   - a pty host or claude of this daemon's <run>/spare/ that no roster
+//     job claims and that is not the live daemon's own child was left by
+//     a daemon that is gone (the next daemon reaps such spares itself,
+//     "bg orphan-spare reap"; one that never starts leaves them, as a
+//     spare busy-looping for days did, anthropics/claude-code #61800):
+//     owner-dead;
+//   - a job the log says settled whose host, the spare the log says it
+//     claimed, still runs under the live daemon past settledHold, with no
+//     roster entry, is work the daemon left behind under itself
+//     (#77649): superseded, with the log's lines as proof.
+//
+// A job the daemon spawned with no warm spare ("bg spawned <short>") names
+// no host in the log: its leftovers under a live daemon are not found.
+
+const (
+	// What is read of the daemon's files: the lock and the roster whole
+	// (the daemon refuses a roster over 8 MiB; reaper reads at most
+	// ledger.MaxSize), the log's last daemonLogTail bytes, its last
+	// maxDaemonEvents events, at most maxWorkers jobs.
+	daemonLogTail   = 256 << 10
+	maxDaemonEvents = 512
+	maxWorkers      = 256
+	// settledHold is how long a job must be settled before what still
+	// runs of it is left behind: the daemon ends a settled job's host
+	// within a second here.
+	settledHold = time.Minute
+)
+
+// Daemon is what the background-agent daemon's files say.
+type Daemon struct {
+	LockFile   string        `json:"lockFile,omitempty"`
+	Lock       *DaemonLock   `json:"lock,omitempty"`
+	RosterFile string        `json:"rosterFile,omitempty"`
+	Workers    []Worker      `json:"workers,omitempty"`
+	LogFile    string        `json:"logFile,omitempty"`
+	Events     []DaemonEvent `json:"events,omitempty"`
+	// Run is the daemon's runtime dir, from the log's control socket
+	// line or a roster job's sockets.
+	Run string `json:"run,omitempty"`
+}
+
+// DaemonLock is daemon.lock: the daemon that holds it.
+type DaemonLock struct {
+	PID       int    `json:"pid"`
+	ProcStart string `json:"procStart"`
+	Version   string `json:"version,omitempty"`
+	StartedAt int64  `json:"startedAt,omitempty"`
+}
+
+// Worker is one roster job.
+type Worker struct {
+	Short         string `json:"short"`
+	PID           int    `json:"pid"`
+	ProcStart     string `json:"procStart"`
+	ReplPID       int    `json:"replPid,omitempty"`
+	ReplProcStart string `json:"replProcStart,omitempty"`
+	SessionID     string `json:"sessionId,omitempty"`
+	Cwd           string `json:"cwd,omitempty"`
+	PtySock       string `json:"ptySock,omitempty"`
+}
+
+// DaemonEvent is one line of the log that says something of a host: What
+// is "start" (PID the daemon's), "spawned" (PID the spare's host),
+// "claimed" or "settled" (Short the job's; How how it settled).
+type DaemonEvent struct {
+	At    int64  `json:"at"` // ms since the epoch
+	What  string `json:"what"`
+	PID   int    `json:"pid,omitempty"`
+	Short string `json:"short,omitempty"`
+	How   string `json:"how,omitempty"`
+}
+
+// readDaemon reads the daemon's files in the config dir, when there are.
+func (raw *Raw) readDaemon(sd statedir.Dir) {
+	d := &Daemon{}
+	if b := raw.readOptional(sd, "daemon.lock"); b != nil {
+		d.LockFile = filepath.Join(sd.Path, "daemon.lock")
+		var l DaemonLock
+		if err := json.Unmarshal(b, &l); err != nil || l.PID <= 0 || statedir.CheckID("procStart", l.ProcStart) != "" {
+			raw.Problem(&ledger.Error{File: d.LockFile, Msg: "not Claude Code's daemon lock: want a pid and its procStart"})
+		} else {
+			d.Lock = &l
+		}
+	}
+	rel := filepath.Join("daemon", "roster.json")
+	if b := raw.readOptional(sd, rel); b != nil {
+		d.RosterFile = filepath.Join(sd.Path, rel)
+		var r struct {
+			Workers map[string]Worker `json:"workers"`
+		}
+		if err := json.Unmarshal(b, &r); err != nil {
+			raw.Problem(&ledger.Error{File: d.RosterFile, Line: statedir.JSONErrLine(b, err), Msg: "not Claude Code's daemon roster: " + statedir.JSONProblem(err)})
+		} else if len(r.Workers) > maxWorkers {
+			raw.Problem(&ledger.Error{File: d.RosterFile, Msg: fmt.Sprintf("more than %d jobs: none read", maxWorkers)})
+		} else {
+			for short, w := range r.Workers {
+				w.Short = short
+				if why := w.check(); why != "" {
+					raw.Problem(&ledger.Error{File: d.RosterFile, Msg: fmt.Sprintf("job %q: %s", statedir.KeyName(short), why)})
+					continue
+				}
+				d.Workers = append(d.Workers, w)
+			}
+		}
+	}
+	d.LogFile = filepath.Join(sd.Path, "daemon.log")
+	d.Events, d.Run = readDaemonLog(sd, "daemon.log")
+	if d.Events == nil {
+		d.LogFile = ""
+	}
+	if d.Run == "" {
+		for _, w := range d.Workers {
+			if run, ok := runOfSock(w.PtySock); ok {
+				d.Run = run
+				break
+			}
+		}
+	}
+	if d.Lock != nil || d.Workers != nil || d.Events != nil {
+		raw.Daemon = d
+	}
+}
+
+// readOptional reads rel below the dir; nothing when it does not exist.
+func (raw *Raw) readOptional(sd statedir.Dir, rel string) []byte {
+	b, err := sd.Read(rel)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		raw.ReadError(filepath.Join(sd.Path, rel), err)
+		return nil
+	}
+	return b
+}
+
+// check says why w is not a roster job, or "".
+func (w *Worker) check() string {
+	if w.PID <= 0 || w.ProcStart == "" {
+		return "want a pid and its procStart"
+	}
+	for _, f := range []struct{ name, v string }{{"short", w.Short}, {"procStart", w.ProcStart}, {"replProcStart", w.ReplProcStart}, {"sessionId", w.SessionID}} {
+		if why := statedir.CheckID(f.name, f.v); why != "" {
+			return why
+		}
+	}
+	if len(w.Cwd) > 4096 || len(w.PtySock) > 4096 {
+		return "a path longer than 4096 bytes"
+	}
+	return ""
+}
+
+// The log lines read, after "[<RFC 3339 time>] [<part>] ".
+var (
+	logLine     = regexp.MustCompile(`^\[([0-9TZ:.+-]{20,35})\] \[[a-z]+\] (.*)$`)
+	startLine   = regexp.MustCompile(`daemon start ─── version=\S+ pid=([0-9]{1,10}) `)
+	spawnedLine = regexp.MustCompile(`^bg spare spawned host pid=([0-9]{1,10})$`)
+	claimedLine = regexp.MustCompile(`^bg claimed-spare ([0-9a-z]{1,64}) \(`)
+	settledLine = regexp.MustCompile(`^bg settled ([0-9a-z]{1,64}) \(([a-z]{1,32})\)`)
+	controlLine = regexp.MustCompile(`^bg: control socket bound at (/\S+)/control\.sock$`)
+)
+
+// readDaemonLog reads the last daemonLogTail bytes of the log: its last
+// maxDaemonEvents events, and the runtime dir its last control socket line
+// names.
+func readDaemonLog(sd statedir.Dir, rel string) ([]DaemonEvent, string) {
+	f, err := platform.OpenBeneath(sd.Path, rel, sd.Owner)
+	if err != nil {
+		return nil, ""
+	}
+	defer f.Close()
+	size, err := f.Seek(0, io.SeekEnd)
+	if err != nil {
+		return nil, ""
+	}
+	from := max(size-daemonLogTail, 0)
+	if _, err := f.Seek(from, io.SeekStart); err != nil {
+		return nil, ""
+	}
+	sc := bufio.NewScanner(io.LimitReader(f, daemonLogTail))
+	sc.Buffer(make([]byte, 0, 16<<10), daemonLogTail)
+	events, run := []DaemonEvent{}, ""
+	first := from > 0
+	for sc.Scan() {
+		if first {
+			first = false // cut by the seek
+			continue
+		}
+		m := logLine.FindSubmatch(bytes.TrimRight(sc.Bytes(), "\r"))
+		if m == nil {
+			continue
+		}
+		at, err := time.Parse(time.RFC3339Nano, string(m[1]))
+		if err != nil {
+			continue
+		}
+		e := DaemonEvent{At: at.UnixMilli()}
+		text := string(m[2])
+		if c := controlLine.FindStringSubmatch(text); c != nil {
+			if runDir.MatchString(c[1]) {
+				run = c[1]
+			}
+			continue
+		}
+		switch {
+		case startLine.MatchString(text):
+			e.What, e.PID = "start", atoi(startLine.FindStringSubmatch(text)[1])
+		case spawnedLine.MatchString(text):
+			e.What, e.PID = "spawned", atoi(spawnedLine.FindStringSubmatch(text)[1])
+		case claimedLine.MatchString(text):
+			e.What, e.Short = "claimed", claimedLine.FindStringSubmatch(text)[1]
+		case settledLine.MatchString(text):
+			s := settledLine.FindStringSubmatch(text)
+			e.What, e.Short, e.How = "settled", s[1], s[2]
+		default:
+			continue
+		}
+		if len(events) == maxDaemonEvents {
+			events = append(events[:0], events[1:]...)
+		}
+		events = append(events, e)
+	}
+	return events, run
+}
+
+func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
+
+// runDir matches a daemon's runtime dir: /tmp/cc-daemon-<uid>/<hash>
+// (any temp dir).
+var runDir = regexp.MustCompile(`^/\S*/cc-daemon-([0-9]{1,10})/[0-9a-f]{4,64}$`)
+
+// runOfSock is the runtime dir of a spare's socket, <run>/spare/<id>.….
+func runOfSock(sock string) (string, bool) {
+	spare := filepath.Dir(sock)
+	if filepath.Base(spare) != "spare" {
+		return "", false
+	}
+	run := filepath.Dir(spare)
+	return run, runDir.MatchString(run)
+}
+
+// check says why d does not hold together as one daemon's records of
+// uid's, or "" (Judge trusts no reader).
+func (d *Daemon) check(uid uint32) string {
+	if len(d.Workers) > maxWorkers || len(d.Events) > maxDaemonEvents {
+		return "past its bounds"
+	}
+	for i := range d.Workers {
+		if why := d.Workers[i].check(); why != "" {
+			return why
+		}
+	}
+	for _, e := range d.Events {
+		if why := statedir.CheckID("short", e.Short+e.How); why != "" {
+			return why
+		}
+	}
+	if d.Run != "" {
+		m := runDir.FindStringSubmatch(d.Run)
+		if m == nil || m[1] != strconv.FormatUint(uint64(uid), 10) {
+			return fmt.Sprintf("runtime dir %q is not cc-daemon-%d's", d.Run, uid)
+		}
+	}
+	return ""
+}
+
+// host is a process of a daemon's: a pty host or a job's claude, with the
+// socket its argv names below <run>/spare/.
+type host struct {
+	p    *platform.Process
+	sock string
+	pty  bool // a pty host, not the claude it runs
+}
+
+// hostOf says whether p is a pty host or job claude of the daemon whose
+// runtime dir is run.
+func hostOf(snap *platform.Snapshot, p *platform.Process, run string) (host, bool) {
+	argv := snap.Cmdline(p)
+	for i := 0; i+1 < len(argv); i++ {
+		if (argv[i] == "--bg-pty-host" || argv[i] == "--bg-spare") && strings.HasPrefix(argv[i+1], run+"/spare/") {
+			return host{p: p, sock: argv[i+1], pty: argv[i] == "--bg-pty-host"}, true
+		}
+		if argv[i] == "--" {
+			break // what the pty host runs, not what it is
+		}
+	}
+	return host{}, false
+}
+
+// judgeDaemon turns the daemon's records into evidence spoken by uid.
+func judgeDaemon(d *Daemon, uid uint32, snap *platform.Snapshot) (ev scan.Evidence, errs []error) {
+	if d == nil || snap == nil {
+		return ev, nil
+	}
+	if why := d.check(uid); why != "" {
+		return ev, []error{fmt.Errorf("%s: not Claude Code's daemon records: %s", d.RosterFile, why)}
+	}
+	identity := func(procStart string) string {
+		ticks, err := strconv.ParseUint(strings.TrimSpace(procStart), 10, 64)
+		if err != nil || snap.BootID == "" || snap.WallClockStarts() {
+			return ""
+		}
+		return platform.FormatIdentity(snap.BootID, ticks)
+	}
+	// The live daemon: the lock's pid at its start, uid's.
+	var daemon *platform.Process
+	daemonOwner := ledger.Owner{Name: OwnerName}
+	if d.Lock != nil {
+		daemonOwner.PID, daemonOwner.Start = d.Lock.PID, identity(d.Lock.ProcStart)
+		if gone, _ := scan.OwnerGone(snap, scan.RecordedBy(uid, d.Lock.PID, daemonOwner.Start)); !gone && daemonOwner.Start != "" {
+			daemon = snap.Get(d.Lock.PID)
+		}
+	}
+	// The roster's live jobs own their host and claude.
+	claimed := map[int]bool{}
+	claimedSock := map[string]bool{}
+	for _, w := range d.Workers {
+		start := identity(w.ProcStart)
+		if start == "" {
+			continue
+		}
+		if gone, _ := scan.OwnerGone(snap, scan.RecordedBy(uid, w.PID, start)); gone {
+			continue
+		}
+		owner := ledger.Owner{Name: OwnerName, PID: w.PID, Start: start}
+		runs := []ledger.Run{{ID: "Claude Code background job " + w.Short, Kind: ledger.KindACP, PID: w.PID, Start: start, State: ledger.RunRunning}}
+		claimed[w.PID], claimedSock[w.PtySock] = true, true
+		if rs := identity(w.ReplProcStart); w.ReplPID > 0 && rs != "" {
+			runs = append(runs, ledger.Run{ID: "Claude Code background job " + w.Short + "'s claude", Kind: ledger.KindACP, PID: w.ReplPID, Start: rs, State: ledger.RunRunning})
+			claimed[w.ReplPID] = true
+		}
+		ev.Ledgers = append(ev.Ledgers, &ledger.Ledger{Version: ledger.Version, Source: d.RosterFile, Speaker: uid, Owner: owner, Runs: runs})
+		ev.Sessions = append(ev.Sessions, scan.Session{Owner: owner, ID: w.SessionID, Dir: w.Cwd, Kind: "bg job " + w.Short,
+			Proof: "Claude Code's daemon roster " + d.RosterFile, Speaker: uid})
+	}
+	if d.Run == "" {
+		return ev, nil
+	}
+	// The daemon's hosts in the table: uid's, alive, not a claimed job's.
+	var hosts []host
+	byPID := map[int]host{}
+	for i := range snap.Procs {
+		p := &snap.Procs[i]
+		if p.Zombie() || snap.UID(p) != uid {
+			continue
+		}
+		if h, ok := hostOf(snap, p, d.Run); ok {
+			byPID[p.PID] = h
+			if !claimed[p.PID] && !claimed[p.PPID] && !claimedSock[h.sock] {
+				hosts = append(hosts, h)
+			}
+		}
+	}
+	var gone, settled []ledger.Run
+	for _, h := range hosts {
+		if _, parent := byPID[h.p.PPID]; parent {
+			continue // its pty host's tree holds it
+		}
+		if daemon != nil && h.p.PPID == daemon.PID {
+			if r, ok := settledRun(d, h, daemon, snap); ok {
+				settled = append(settled, r)
+			}
+			continue // the live daemon's own: its spare, or a job starting
+		}
+		why := "no daemon.lock names a live daemon"
+		if d.Lock != nil {
+			why = fmt.Sprintf("the daemon.lock's daemon (pid %d) is not its parent", d.Lock.PID)
+			if daemon == nil {
+				why = fmt.Sprintf("the daemon.lock's daemon (pid %d) is gone", d.Lock.PID)
+			}
+		}
+		what := "job claude"
+		if h.pty {
+			what = "pty host"
+		}
+		gone = append(gone, ledger.Run{ID: fmt.Sprintf("Claude Code background %s %s", what, filepath.Base(h.sock)), Kind: ledger.KindACP,
+			PID: h.p.PID, Start: snap.Identity(h.p), State: ledger.RunRunning,
+			Proof: fmt.Sprintf("a background daemon's %s of %s/spare that no job in the roster %s claims; %s; cpu %s", what, d.Run, d.RosterFile, why, cpuOf(snap, h.p))})
+	}
+	if len(gone) > 0 {
+		owner := daemonOwner
+		owner.Gone = "Claude Code's background daemon that spawned them is gone (a daemon that starts ends such spares itself: \"bg orphan-spare reap\")"
+		src := d.LockFile
+		if src == "" {
+			src = d.RosterFile
+		}
+		ev.Ledgers = append(ev.Ledgers, &ledger.Ledger{Version: ledger.Version, Source: src, Speaker: uid, Owner: owner, Runs: gone})
+	}
+	if len(settled) > 0 {
+		ev.Ledgers = append(ev.Ledgers, &ledger.Ledger{Version: ledger.Version, Source: d.LogFile, Speaker: uid, Owner: daemonOwner, Runs: settled})
+	}
+	return ev, nil
+}
+
+// settledRun is h, a pty host under the live daemon, as a job the log says
+// settled: the spare the daemon spawned at h's pid — h started within the
+// line's bounds — is the one the next claim took (the daemon keeps one
+// warm spare and claims the last it spawned), and that job settled
+// settledHold ago or more.
+func settledRun(d *Daemon, h host, daemon *platform.Process, snap *platform.Snapshot) (ledger.Run, bool) {
+	if !h.pty {
+		return ledger.Run{}, false
+	}
+	// The events of the live daemon: after its start line.
+	events := d.Events
+	for i := len(events) - 1; i >= 0; i-- {
+		if events[i].What == "start" {
+			if events[i].PID != daemon.PID {
+				return ledger.Run{}, false
+			}
+			events = events[i+1:]
+			break
+		}
+	}
+	spawn, short := -1, ""
+	unclaimed := -1 // the last spare spawned and not yet claimed
+	for i, e := range events {
+		switch e.What {
+		case "spawned":
+			unclaimed = i
+		case "claimed":
+			if unclaimed >= 0 && events[unclaimed].PID == h.p.PID {
+				spawn, short = unclaimed, e.Short
+			}
+			unclaimed = -1
+		}
+	}
+	if spawn < 0 {
+		return ledger.Run{}, false
+	}
+	at := time.UnixMilli(events[spawn].At)
+	if st := snap.Started(h.p); st.Before(at.Add(-startAfter)) || st.After(at.Add(startBefore)) {
+		return ledger.Run{}, false // another process at the pid
+	}
+	for _, w := range d.Workers {
+		if w.Short == short {
+			return ledger.Run{}, false // the roster still lists it
+		}
+	}
+	for _, e := range events[spawn:] {
+		if e.What != "settled" || e.Short != short {
+			continue
+		}
+		done := time.UnixMilli(e.At)
+		if snap.Taken.Sub(done) < settledHold {
+			return ledger.Run{}, false
+		}
+		return ledger.Run{ID: "Claude Code background job " + short, Kind: ledger.KindACP, PID: h.p.PID, Start: snap.Identity(h.p), State: ledger.RunRunning,
+			Superseded: fmt.Sprintf("settled: Claude Code's daemon (pid %d) logged \"bg settled %s (%s)\" at %s, and its pty host %d (\"bg spare spawned host pid=%d\" at %s, then \"bg claimed-spare %s\") still runs under it %s later; the roster %s no longer lists the job (daemon.log %s); cpu %s",
+				daemon.PID, short, e.How, done.UTC().Format(time.TimeOnly), h.p.PID, h.p.PID, at.UTC().Format(time.TimeOnly), short,
+				snap.Taken.Sub(done).Round(time.Second), d.RosterFile, d.LogFile, cpuOf(snap, h.p))}, true
+	}
+	return ledger.Run{}, false
+}
+
+// cpuOf is the CPU time p has used, in words.
+func cpuOf(snap *platform.Snapshot, p *platform.Process) string {
+	ticks := max(snap.ClockTicks, 1)
+	return (time.Duration(p.UTime+p.STime) * time.Second / time.Duration(ticks)).Round(10 * time.Millisecond).String()
+}

@@ -1,0 +1,200 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/orphanreaper/reaper/internal/realclients"
+)
+
+// TestRealClaudeBackground: Claude Code 2.1.331's background agents, for
+// real. `claude --bg PROMPT` starts the daemon (`claude daemon run`, a
+// session of its own, here reparented to this test), which runs the job
+// as a pty host and its claude, with the job's servers, and keeps a warm
+// spare pair ahead; daemon.lock, daemon/roster.json and daemon.log record
+// them.
+//
+//   - With the daemon alive, the reap touches nothing: the job, its
+//     servers, the spare, the daemon (the control for all that follows).
+//   - The daemon SIGKILLed: the job lives on, reparented (the next daemon
+//     adopts it from the roster), and is still no finding — the roster
+//     claims its host at its pid and start.
+//   - A spare that does not end with its daemon (a stuck one busy-looped
+//     for days, anthropics/claude-code #61800; held here by SIGSTOP, as
+//     the real spare ends by itself within a second) is owner-dead: no
+//     roster job claims it and its daemon is gone. It survives a scan
+//     (the negative control) and the reap ends it and nothing else.
+func TestRealClaudeBackground(t *testing.T) {
+	mods := requireClients(t)
+	becomeSubreaper(t)
+	mark := "cbmark" + strings.ReplaceAll(suiteMark, "-", "x")
+	model := realclients.StartModel(t)
+	home, work := t.TempDir(), t.TempDir()
+	env, cfgDir := realclients.ClaudeSetup(home, work, model.Addr, mark)
+	t.Cleanup(func() { killConfigDir(cfgDir); realclients.KillOurs(mark) })
+	bin := filepath.Join(mods, "claude-code-2.1.331", "claude")
+	cmd := exec.Command(bin, "--bg", "say hello")
+	cmd.Dir, cmd.Env = work, env
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("claude --bg: %v\n%s", err, out)
+	} else {
+		t.Logf("claude --bg:\n%s", out)
+	}
+
+	type worker struct {
+		PID     int    `json:"pid"`
+		ReplPID int    `json:"replPid"`
+		PtySock string `json:"ptySock"`
+	}
+	roster := func() map[string]worker {
+		var r struct{ Workers map[string]worker }
+		b, _ := os.ReadFile(filepath.Join(cfgDir, "daemon", "roster.json"))
+		json.Unmarshal(b, &r)
+		return r.Workers
+	}
+	var job worker
+	var run string
+	control := regexp.MustCompile(`control socket bound at (\S+)/control\.sock`)
+	waitFor := func(what string, ok func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(90 * time.Second); !ok(); time.Sleep(100 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				log, _ := os.ReadFile(filepath.Join(cfgDir, "daemon.log"))
+				t.Fatalf("%s: not within 90 s; roster %v; daemon.log:\n%s", what, roster(), log)
+			}
+		}
+	}
+	waitFor("the job in the roster, its servers running", func() bool {
+		for _, w := range roster() {
+			job = w
+		}
+		log, _ := os.ReadFile(filepath.Join(cfgDir, "daemon.log"))
+		if m := control.FindSubmatch(log); m != nil {
+			run = string(m[1])
+		}
+		return job.PID > 0 && alive(job.PID) && alive(job.ReplPID) && run != "" && len(realclients.MarkedPIDs(mark)) == 2
+	})
+	spare := 0
+	waitFor("the warm spare", func() bool {
+		for _, pid := range descendantsOf(os.Getpid()) {
+			if c := cmdlineOf(pid); strings.Contains(c, "--bg-pty-host "+run+"/spare/") && pid != job.PID {
+				spare = pid
+			}
+		}
+		return spare > 0 && len(childrenOf(spare)) == 1
+	})
+	var lock struct{ PID int }
+	b, _ := os.ReadFile(filepath.Join(cfgDir, "daemon.lock"))
+	json.Unmarshal(b, &lock)
+	servers := realclients.MarkedPIDs(mark)
+	jobs := append([]int{job.PID, job.ReplPID}, servers...)
+	t.Logf("daemon %d (run dir %s); job host %d, claude %d, servers %v; spare %d (%v)", lock.PID, run, job.PID, job.ReplPID, servers, spare, childrenOf(spare))
+
+	// Every rule confined to this test's processes: its servers' mark, or
+	// its daemon's run dir on a host's command line.
+	pol := examplePolicyForTest(t, mark+"|"+regexp.QuoteMeta(run))
+	reap := func(what string) *reapReport {
+		t.Helper()
+		rep, r := reapJSONEnv(t, nil, "--policy", pol)
+		t.Logf("%s: reap exit %d\n%s", what, r.code, r.stderr)
+		return rep
+	}
+	rep := reap("the daemon alive")
+	for _, pid := range append(jobs, spare, lock.PID) {
+		if f := rep.finding(pid); f != nil && f.Outcome != "" && f.Outcome != "reported" {
+			t.Errorf("daemon alive: %d (%s) %s by %q", pid, cmdlineOf(pid), f.Outcome, f.Rule)
+		}
+		if !alive(pid) {
+			t.Fatalf("daemon alive: %d (%s) is gone after the reap", pid, cmdlineOf(pid))
+		}
+	}
+
+	// The spare stuck, the daemon killed.
+	stuck := append([]int{spare}, childrenOf(spare)...)
+	for _, pid := range stuck {
+		syscall.Kill(pid, syscall.SIGSTOP)
+	}
+	syscall.Kill(lock.PID, syscall.SIGKILL)
+	var ws syscall.WaitStatus
+	syscall.Wait4(lock.PID, &ws, 0, nil)
+	waitFor("the daemon's hosts reparented", func() bool { return parentOf(job.PID) == os.Getpid() && parentOf(spare) == os.Getpid() })
+
+	// reaper ps shows the job as the roster's background session.
+	ps := runReaper(t, nil, "ps", "--policy", pol, "-o", "json")
+	var view struct {
+		Sessions []struct {
+			PID   int    `json:"pid"`
+			Kind  string `json:"kind"`
+			State string `json:"state"`
+		} `json:"sessions"`
+	}
+	json.Unmarshal([]byte(ps.stdout), &view)
+	found := false
+	for _, s := range view.Sessions {
+		found = found || s.PID == job.PID && strings.HasPrefix(s.Kind, "bg job ") && s.State == "background"
+	}
+	if !found {
+		t.Errorf("reaper ps does not show the roster's job (host %d) as a background session: %+v", job.PID, view.Sessions)
+	}
+	scanOut := runReaper(t, nil, "scan", "--policy", pol, "--color", "never")
+	t.Logf("reaper scan (exit %d):\n%s%s", scanOut.code, scanOut.stdout, scanOut.stderr)
+	for _, pid := range stuck {
+		if !alive(pid) {
+			t.Fatalf("negative control: the stuck spare's %d did not survive without the reap", pid)
+		}
+	}
+	rep = reap("the daemon gone")
+	f := rep.finding(spare)
+	switch {
+	case f == nil:
+		t.Errorf("no finding for the stuck spare %d", spare)
+	case f.Rule != "agent-client-dead" || f.Outcome != "killed" || !contains(f.Reasons, "owner-dead"):
+		t.Errorf("the stuck spare %d: %s by %q, reasons %v, evidence %q; want killed by agent-client-dead", spare, f.Outcome, f.Rule, f.Reasons, f.Evidence)
+	default:
+		t.Logf("the stuck spare %d: %s by %s, reasons %v, evidence %q", spare, f.Outcome, f.Rule, f.Reasons, f.Evidence)
+	}
+	for _, pid := range jobs {
+		if g := rep.finding(pid); g != nil && g.Outcome != "reported" {
+			t.Errorf("daemon gone: the roster's job %d (%s) %s by %q, evidence %q", pid, cmdlineOf(pid), g.Outcome, g.Rule, g.Evidence)
+		}
+	}
+	for deadline := time.Now().Add(30 * time.Second); anyAlive(stuck); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the stuck spare %v lives 30 s after the reap", stuck)
+		}
+	}
+	for _, pid := range jobs {
+		if !alive(pid) {
+			t.Errorf("daemon gone: the roster's job %d is gone after the reap", pid)
+		}
+	}
+}
+
+// killConfigDir SIGKILLs this test's descendants that run with
+// CLAUDE_CONFIG_DIR=dir: the daemon and everything it started.
+func killConfigDir(dir string) {
+	want := []byte("CLAUDE_CONFIG_DIR=" + dir + "\x00")
+	for _, pid := range descendantsOf(os.Getpid()) {
+		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid)); err == nil && bytes.Contains(b, want) {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+}
+
+func anyAlive(pids []int) bool {
+	for _, pid := range pids {
+		if alive(pid) {
+			return true
+		}
+	}
+	return false
+}
