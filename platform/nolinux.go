@@ -30,6 +30,11 @@ func (s *Snapshot) ReadStdin(p *Process) (Stdin, error) {
 	return Stdin{}, nil
 }
 
+// ReadStdout is not implemented on this platform: no claim about stdout.
+func (s *Snapshot) ReadStdout(p *Process) (Stdin, error) {
+	return Stdin{}, nil
+}
+
 // StdinWriters is not implemented on this platform.
 func (s *Snapshot) StdinWriters(sts []Stdin, procs []*Process, enough func(map[uint64][]Writer) bool) (map[uint64][]Writer, int) {
 	return nil, 0

@@ -44,24 +44,76 @@ func (s *Snapshot) ReadStdin(p *Process) (Stdin, error) {
 	return st, nil
 }
 
+// ReadStdout reads what p's fd 1 is, and asks the kernel, as ReadStdin
+// does, whether anyone can still read it: Closed when no process holds
+// the read end of its pipe (poll(2) on a pipe's write end reports
+// POLLERR when it has no reader: pipe_poll in fs/pipe.c), or its socket's
+// other end is closed (POLLHUP). A headless client whose output goes
+// nowhere any more. A file, a terminal or /dev/null: no claim.
+func (s *Snapshot) ReadStdout(p *Process) (Stdin, error) {
+	if s.Self == 0 || p.Zombie() || p.KernelThread() {
+		return Stdin{}, nil
+	}
+	link, err := os.Readlink(procPath(p.PID, "fd/1"))
+	if err != nil {
+		if isGone(err) || errors.Is(err, os.ErrNotExist) {
+			return Stdin{}, nil
+		}
+		return Stdin{}, fmt.Errorf("stdout of %d: %w", p.PID, err)
+	}
+	var st Stdin
+	st.Kind, st.Inode = parseAnonLink(link)
+	if st.Kind == "" {
+		return Stdin{}, nil
+	}
+	fd, ok := st.dup(p.PID, 1)
+	if !ok {
+		return st, nil
+	}
+	defer unix.Close(fd)
+	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLOUT}}
+	if _, err := unix.Poll(fds, 0); err != nil {
+		return st, nil
+	}
+	st.Asked = true
+	switch st.Kind {
+	case "pipe":
+		st.Closed = fds[0].Revents&unix.POLLERR != 0
+	case "socket":
+		st.Closed = fds[0].Revents&unix.POLLHUP != 0
+	}
+	return st, nil
+}
+
+// dup is a duplicate of pid's fd n (pidfd_getfd(2)), when it is still
+// the pipe or socket st names.
+func (st *Stdin) dup(pid, n int) (int, bool) {
+	pidfd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		return -1, false
+	}
+	fd, err := unix.PidfdGetfd(pidfd, n, 0)
+	unix.Close(pidfd)
+	if err != nil {
+		return -1, false
+	}
+	var fst unix.Stat_t
+	if unix.Fstat(fd, &fst) != nil || fst.Ino != st.Inode {
+		unix.Close(fd)
+		return -1, false
+	}
+	return fd, true
+}
+
 // ask asks the kernel, on a duplicate of pid's fd 0, whether st can still
 // be written to. Where it cannot be asked (gone, no pidfds, no ptrace
 // access, fd 0 changed since its link was read), st stays not Asked.
 func (st *Stdin) ask(pid int) {
-	pidfd, err := unix.PidfdOpen(pid, 0)
-	if err != nil {
-		return
-	}
-	fd, err := unix.PidfdGetfd(pidfd, 0, 0)
-	unix.Close(pidfd)
-	if err != nil {
+	fd, ok := st.dup(pid, 0)
+	if !ok {
 		return
 	}
 	defer unix.Close(fd)
-	var fst unix.Stat_t
-	if unix.Fstat(fd, &fst) != nil || fst.Ino != st.Inode {
-		return
-	}
 	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN | unix.POLLRDHUP}}
 	if _, err := unix.Poll(fds, 0); err != nil {
 		return

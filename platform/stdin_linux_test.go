@@ -121,3 +121,57 @@ func TestStdinClosedAndNone(t *testing.T) {
 		t.Errorf("/dev/null: %+v, %v; want no claim", st, err)
 	}
 }
+
+// stdout: a pipe whose read end this test holds has a reader; once that
+// end is closed, the kernel says no one can read it (POLLERR). A file is
+// no claim.
+func TestStdout(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("pidfd_getfd needs ptrace attach access to the child; Yama may refuse it to a user: run as root (CI does)")
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	read := func(out *os.File) Stdin {
+		cmd := exec.Command("sleep", "60")
+		cmd.Stdout = out
+		startExeced(t, cmd)
+		s, err := ReadSnapshot(DefaultProcRoot)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		p := s.Get(cmd.Process.Pid)
+		if p == nil {
+			t.Fatalf("pid %d is not in the table", cmd.Process.Pid)
+		}
+		st, err := s.ReadStdout(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	if st := read(w); st.Kind != "pipe" || !st.Asked || st.Closed {
+		t.Errorf("control: its read end held: %+v; want an open pipe, asked", st)
+	}
+	w.Close()
+	r2, w2, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2.Close()
+	if st := read(w2); st.Kind != "pipe" || !st.Asked || !st.Closed {
+		t.Errorf("no reader: %+v; want a pipe, asked, closed", st)
+	}
+	w2.Close()
+	f, err := os.Create(t.TempDir() + "/out")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if st := read(f); st.Kind != "" {
+		t.Errorf("a file: %+v; want no claim", st)
+	}
+}

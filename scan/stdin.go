@@ -39,6 +39,7 @@ func (r *Result) ApplyStdin() {
 		return // a fixture has no fds
 	}
 	sts := r.readStdins()
+	r.applyStdout()
 	for k := range r.Findings {
 		f, st := &r.Findings[k], sts[k]
 		switch {
@@ -51,6 +52,48 @@ func (r *Result) ApplyStdin() {
 			}
 			r.openStdin[f.Root.PID] = st
 		}
+	}
+}
+
+// applyStdout asks, of each reparented finding whose root is an agent
+// client's own process (a command mark with an owner: claude, codex,
+// gemini …), whether anyone can still read its stdout. A client run
+// headless by a script (`claude -p … | tool`) whose reader died keeps
+// running, and spending, with its output going to a pipe no process
+// reads: the kernel says so (ReadStdout), and the finding gains the
+// reason abandoned. Never one whose output is a file, a terminal, or a
+// pipe a live process reads.
+func (r *Result) applyStdout() {
+	s := r.Tree.Snap
+	var marks []CommandMark
+	for _, m := range r.cfg.Marks.Commands {
+		if m.Owner != "" {
+			marks = append(marks, m)
+		}
+	}
+	for k := range r.Findings {
+		f := &r.Findings[k]
+		if !f.Has(Reparented) || f.Has(Abandoned) {
+			continue
+		}
+		cmd := s.CommandLine(f.Root)
+		var m *CommandMark
+		for i := range marks {
+			if marks[i].Cmdline.MatchString(cmd) {
+				m = &marks[i]
+				break
+			}
+		}
+		if m == nil {
+			continue
+		}
+		st, err := s.ReadStdout(f.Root)
+		if err != nil || !st.Asked || !st.Closed {
+			continue
+		}
+		f.Reasons = append(f.Reasons, Abandoned)
+		f.RootSpeaks = true // the kernel's word about the root's own process
+		f.Evidence = append(f.Evidence, fmt.Sprintf("%s run headless: its stdout %s:[%d] has no reader any more (the kernel's poll: no process holds its read end), so its output goes nowhere", m.Owner, st.Kind, st.Inode))
 	}
 }
 

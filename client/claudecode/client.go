@@ -131,8 +131,15 @@ func (Adapter) Judge(raw *Raw, uid uint32, snap *platform.Snapshot) (ev scan.Evi
 				lives[s.SessionID] = live{s: s, owner: owner, proc: snap.Get(s.PID)}
 			}
 		}
-		ev.Ledgers = append(ev.Ledgers, &ledger.Ledger{Version: ledger.Version, Source: s.File, Speaker: uid, Owner: owner,
-			Runs: []ledger.Run{{ID: "claude session " + s.SessionID, Kind: ledger.KindACP, PID: s.PID, Start: owner.Start, State: ledger.RunRunning}}})
+		if l, ok := lives[s.SessionID]; ok && outputGone(snap, l.proc) {
+			// Its own output goes nowhere (a `claude -p … | tool` whose
+			// reader died): the session file does not make it owned, and
+			// the scan says what the kernel says of it, if it is orphaned.
+			warnings = append(warnings, fmt.Sprintf("%s: claude pid %d lives, but no process reads its output: not held as a live session's", s.File, s.PID))
+		} else {
+			ev.Ledgers = append(ev.Ledgers, &ledger.Ledger{Version: ledger.Version, Source: s.File, Speaker: uid, Owner: owner,
+				Runs: []ledger.Run{{ID: "claude session " + s.SessionID, Kind: ledger.KindACP, PID: s.PID, Start: owner.Start, State: ledger.RunRunning}}})
+		}
 		ev.Ties = append(ev.Ties, scan.Tie{Env: EnvSessionID, Value: s.SessionID, Strong: EnvSessionID,
 			Owner: owner, Speaker: uid, Where: "claude session " + s.SessionID, Proof: "the session file " + s.File, Noun: "claude"})
 	}
@@ -143,6 +150,16 @@ func (Adapter) Judge(raw *Raw, uid uint32, snap *platform.Snapshot) (ev scan.Evi
 	ev.Ledgers, ev.Sessions = append(ev.Ledgers, dev.Ledgers...), append(ev.Sessions, dev.Sessions...)
 	errs = append(errs, derrs...)
 	return ev, append(raw.Errors(), errs...), warnings
+}
+
+// outputGone reports whether the kernel says no process can read p's
+// stdout any more (platform.ReadStdout).
+func outputGone(snap *platform.Snapshot, p *platform.Process) bool {
+	if p == nil {
+		return false
+	}
+	st, err := snap.ReadStdout(p)
+	return err == nil && st.Asked && st.Closed
 }
 
 // owner is the claude a session file names: its pid, with its start time
