@@ -53,6 +53,12 @@ type ZombieGroupEntry struct {
 	// (RLIMIT_NPROC), which zombies count against: at it, fork fails.
 	UserProcesses int    `json:"user_processes,omitempty"`
 	ProcessLimit  uint64 `json:"process_limit,omitempty"`
+	// PIDsMax, PIDsCurrent and PIDsCgroup, for such a group: the tightest
+	// pids controller limit over the parent's cgroup and its ancestors (a
+	// user's slice's TasksMax), its count of tasks and the cgroup.
+	PIDsMax     uint64 `json:"pids_max,omitempty"`
+	PIDsCurrent uint64 `json:"pids_current,omitempty"`
+	PIDsCgroup  string `json:"pids_cgroup,omitempty"`
 }
 
 // ZombieLimitAt is the size of a zombie group whose parent's user's
@@ -124,6 +130,7 @@ func zombieGroups(s *platform.Snapshot, gs []scan.ZombieGroup) []ZombieGroupEntr
 			if e.Count >= ZombieLimitAt {
 				e.ProcessLimit = s.ProcessLimit(g.Parent)
 				e.UserProcesses = userProcesses(s, s.UID(g.Parent))
+				e.PIDsMax, e.PIDsCurrent, e.PIDsCgroup = s.PIDsLimit(g.Parent)
 			}
 		}
 		out = append(out, e)

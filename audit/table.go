@@ -49,6 +49,9 @@ func (r *Report) WriteTable(w io.Writer, st Style) error {
 			if z.ProcessLimit > 0 {
 				ew.printf("    its user has %d processes, zombies included, of a limit of %d (RLIMIT_NPROC): at it, fork fails\n", z.UserProcesses, z.ProcessLimit)
 			}
+			if z.PIDsMax > 0 {
+				ew.printf("    its cgroup %s holds %d tasks, zombies and threads included, of pids.max %d: at it, fork fails\n", Printable(z.PIDsCgroup), z.PIDsCurrent, z.PIDsMax)
+			}
 		}
 	}
 	if len(r.UnmatchedTrees) > 0 {

@@ -46,5 +46,8 @@ func (s *Snapshot) NamespaceInit(*Process) bool { return false }
 // Wchan is not shown on this platform.
 func (s *Snapshot) Wchan(*Process) string { return "" }
 
+// PIDsLimit is not read on this platform.
+func (s *Snapshot) PIDsLimit(*Process) (uint64, uint64, string) { return 0, 0, "" }
+
 // ProcessLimit is not read on this platform.
 func (s *Snapshot) ProcessLimit(*Process) uint64 { return 0 }

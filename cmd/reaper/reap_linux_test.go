@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -866,10 +867,18 @@ func TestReclaimableIsPSS(t *testing.T) {
 // its process limit: the count, the user's processes and RLIMIT_NPROC.
 // The control: a parent of a few zombies is not read for it.
 func TestZombieParentNearItsLimit(t *testing.T) {
+	// As root, the parent of many runs in a pids cgroup of this test's
+	// with pids.max 64 (the v1 pids hierarchy, or v2's), which the report
+	// names beside RLIMIT_NPROC.
+	cg := pidsCgroup(t)
 	start := func(n int) int {
 		// perl (perl-base: on every Debian) forks n children that exit,
 		// and never waits for them; bash would reap its jobs itself.
-		c := exec.Command("bash", "-c", fmt.Sprintf(`ulimit -Su 4096; exec perl -e 'for (1..%d) { exit 0 unless fork } sleep 600'`, n))
+		join := ""
+		if cg != "" && n > 10 {
+			join = fmt.Sprintf("echo $$ > %s/cgroup.procs && ", cg)
+		}
+		c := exec.Command("bash", "-c", fmt.Sprintf(`%sulimit -Su 4096; exec perl -e 'for (1..%d) { exit 0 unless fork } sleep 600'`, join, n))
 		c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		if err := c.Start(); err != nil {
 			t.Fatal(err)
@@ -886,6 +895,9 @@ func TestZombieParentNearItsLimit(t *testing.T) {
 			Count         int    `json:"count"`
 			UserProcesses int    `json:"user_processes"`
 			ProcessLimit  uint64 `json:"process_limit"`
+			PIDsMax       uint64 `json:"pids_max"`
+			PIDsCurrent   uint64 `json:"pids_current"`
+			PIDsCgroup    string `json:"pids_cgroup"`
 		} `json:"zombie_groups"`
 	}
 	json.Unmarshal([]byte(r.stdout), &doc)
@@ -897,9 +909,12 @@ func TestZombieParentNearItsLimit(t *testing.T) {
 			if g.Count != 12 || g.ProcessLimit != 4096 || g.UserProcesses < 13 {
 				t.Errorf("the parent of 12: %+v, want 12 zombies, a limit of 4096 and its user's processes", g)
 			}
+			if cg != "" && (g.PIDsMax != 64 || g.PIDsCurrent != 13 || !strings.HasSuffix(cg, g.PIDsCgroup)) {
+				t.Errorf("the parent of 12: %+v, want pids.max 64 with 13 tasks of %s", g, cg)
+			}
 		case few:
 			seen++
-			if g.Count != 3 || g.ProcessLimit != 0 || g.UserProcesses != 0 {
+			if g.Count != 3 || g.ProcessLimit != 0 || g.UserProcesses != 0 || g.PIDsMax != 0 {
 				t.Errorf("control, the parent of 3: %+v, want no limit read", g)
 			}
 		}
@@ -907,7 +922,44 @@ func TestZombieParentNearItsLimit(t *testing.T) {
 	if seen != 2 {
 		t.Fatalf("zombie groups %+v: want both parents", doc.Groups)
 	}
-	if table := runReaper(t, nil, "scan", "--policy", writePolicy(t, "version = 1\n")); !strings.Contains(table.stdout, "of a limit of 4096 (RLIMIT_NPROC)") {
+	table := runReaper(t, nil, "scan", "--policy", writePolicy(t, "version = 1\n"))
+	if !strings.Contains(table.stdout, "of a limit of 4096 (RLIMIT_NPROC)") {
 		t.Errorf("the table does not say the limit:\n%s", table.stdout)
 	}
+	if cg != "" && !strings.Contains(table.stdout, "13 tasks, zombies and threads included, of pids.max 64") {
+		t.Errorf("the table does not say the cgroup's limit:\n%s", table.stdout)
+	}
+}
+
+// pidsCgroup makes a pids cgroup of this test's with pids.max 64, removed
+// when the test ends: its directory, or "" (and why, logged) when this
+// is not root or the pids controller cannot be used.
+func pidsCgroup(t *testing.T) string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Log("not root: no pids cgroup (the RLIMIT_NPROC part still runs)")
+		return ""
+	}
+	parent := "/sys/fs/cgroup/pids" // v1
+	if _, err := os.Stat(parent + "/cgroup.procs"); err != nil {
+		parent = "/sys/fs/cgroup" // v2, when pids is delegated below its root
+		if b, err := os.ReadFile(parent + "/cgroup.subtree_control"); err != nil || !strings.Contains(string(b), "pids") {
+			t.Log("no pids controller to use here: the cgroup part is not checked")
+			return ""
+		}
+	}
+	dir := filepath.Join(parent, "reaper-test-pids-"+strconv.Itoa(os.Getpid()))
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Logf("no pids cgroup: %v", err)
+		return ""
+	}
+	t.Cleanup(func() {
+		for deadline := time.Now().Add(30 * time.Second); os.Remove(dir) != nil && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		}
+	})
+	if err := os.WriteFile(dir+"/pids.max", []byte("64"), 0o644); err != nil {
+		t.Logf("pids.max: %v", err)
+		return ""
+	}
+	return dir
 }
