@@ -97,6 +97,7 @@ func isShell(argv []string) bool {
 // an unusual name, the fingerprints above say what they are. Only the kind
 // changes, never the reasons: a finding is a finding on its own evidence.
 func (r *Result) ApplyServers(servers []Server) {
+	r.servers = servers
 	if len(servers) == 0 {
 		return
 	}

@@ -324,3 +324,44 @@ func BenchmarkReadLiveSessions(b *testing.B) {
 		ReadRaw(cfg)
 	}
 }
+
+// TestServerSets: a live claude running two copies of its configured
+// server (a second set its session never stopped) is named, with the
+// count and the memory; never a finding. The controls: one copy each,
+// and a second copy younger than the hold (an SDK's probe copy on
+// connect).
+func TestServerSets(t *testing.T) {
+	const uid = 1000
+	dir := filepath.Join(home(t), ".claude")
+	claude := clienttest.Proc(700, 1, 700, uid, []string{"claude"}, nil)
+	srv := func(pid int, ticks uint64) platform.Process {
+		p := clienttest.Proc(pid, 700, 700, uid, []string{"/opt/srv/stubborn", "--quiet"}, []string{"CLAUDECODE=1"})
+		if ticks > 0 {
+			p.StartTicks = ticks
+		}
+		return p
+	}
+	young := uint64(clienttest.Taken.Unix()-2) * 100 // two seconds before the table
+	for _, tc := range []struct {
+		name  string
+		procs []platform.Process
+		want  bool
+	}{
+		{"two sets", []platform.Process{claude, srv(710, 0), srv(720, 0)}, true},
+		{"control: one set", []platform.Process{claude, srv(710, 0)}, false},
+		{"control: a probe copy", []platform.Process{claude, srv(710, 0), srv(720, young)}, false},
+	} {
+		r, got := clienttest.Advise(t, Client, dir, uid, "mcp-server-sets", tc.procs...)
+		if (len(got) == 1) != tc.want {
+			t.Errorf("%s: advice %q, want %v", tc.name, got, tc.want)
+			continue
+		}
+		if tc.want && (!strings.Contains(got[0], "runs 2 sets") || !strings.Contains(got[0], "1 copy beyond one set, 1 MiB") || !strings.Contains(got[0], "SHOULD NOT")) {
+			t.Errorf("%s: %q", tc.name, got[0])
+		}
+		if f := clienttest.Finding(r, 720); f != nil {
+			t.Errorf("%s: a live claude's server is a finding: %+v", tc.name, f)
+		}
+		t.Logf("%s: %q", tc.name, got)
+	}
+}
