@@ -41,7 +41,7 @@ import (
 //     "[supervisor] ─── daemon start ─── version=V pid=N …",
 //     "bg: control socket bound at <run>/control.sock".
 //
-// What they prove (daemonRuns):
+// What they prove (judgeDaemon):
 //   - a roster job whose host lives at its pid and start is a live
 //     background session: its host and claude are owned, wherever they
 //     are in the tree (a job whose daemon was killed is still the user's);
@@ -54,7 +54,10 @@ import (
 //   - a job the log says settled whose host, the spare the log says it
 //     claimed, still runs under the live daemon past settledHold, with no
 //     roster entry, is work the daemon left behind under itself
-//     (#77649): superseded, with the log's lines as proof.
+//     (#77649): superseded, with the log's lines as proof;
+//   - a daemon of this config dir older than the lock's live one, holding
+//     no roster job, was left by a self-restart (#1935): superseded under
+//     the live daemon (its spares, not the live daemon's, are owner-dead).
 //
 // A job the daemon spawned with no warm spare ("bg spawned <short>") names
 // no host in the log: its leftovers under a live daemon are not found.
@@ -380,6 +383,11 @@ func judgeDaemon(d *Daemon, uid uint32, snap *platform.Snapshot) (ev scan.Eviden
 		ev.Sessions = append(ev.Sessions, scan.Session{Owner: owner, ID: w.SessionID, Dir: w.Cwd, Kind: "bg job " + w.Short,
 			Proof: "Claude Code's daemon roster " + d.RosterFile, Speaker: uid})
 	}
+	if daemon != nil {
+		if l := olderGenerations(d, uid, daemon, claimed, snap); l != nil {
+			ev.Ledgers = append(ev.Ledgers, l)
+		}
+	}
 	if d.Run == "" {
 		return ev, nil
 	}
@@ -426,7 +434,7 @@ func judgeDaemon(d *Daemon, uid uint32, snap *platform.Snapshot) (ev scan.Eviden
 	}
 	if len(gone) > 0 {
 		owner := daemonOwner
-		owner.Gone = "Claude Code's background daemon that spawned them is gone (a daemon that starts ends such spares itself: \"bg orphan-spare reap\")"
+		owner.Gone = "the Claude Code background daemon that spawned them is not the live one (a daemon that starts ends such spares itself: \"bg orphan-spare reap\")"
 		src := d.LockFile
 		if src == "" {
 			src = d.RosterFile
@@ -498,6 +506,56 @@ func settledRun(d *Daemon, h host, daemon *platform.Process, snap *platform.Snap
 				snap.Taken.Sub(done).Round(time.Second), d.RosterFile, d.LogFile, cpuOf(snap, h.p))}, true
 	}
 	return ledger.Run{}, false
+}
+
+// olderGenerations finds the daemons of this config dir that the live one
+// replaced (a self-restart for an upgrade that left the old one running:
+// three live generations with no sessions, anthropics/claude-code #1935):
+// a `claude daemon run` of uid's, started before the daemon.lock's live
+// daemon, whose CLAUDE_CONFIG_DIR is this dir (or, unset, whose HOME's
+// .claude is), with no roster job's host among its children. Superseded
+// under the live daemon, with what says so.
+func olderGenerations(d *Daemon, uid uint32, daemon *platform.Process, claimed map[int]bool, snap *platform.Snapshot) *ledger.Ledger {
+	if d.LockFile == "" {
+		return nil
+	}
+	dir := filepath.Dir(d.LockFile)
+	holds := map[int]bool{} // the daemons a claimed host is a child of
+	for pid := range claimed {
+		if q := snap.Get(pid); q != nil {
+			holds[q.PPID] = true
+		}
+	}
+	var runs []ledger.Run
+	for i := range snap.Procs {
+		q := &snap.Procs[i]
+		if q.PID == daemon.PID || q.Zombie() || snap.UID(q) != uid || q.StartTicks >= daemon.StartTicks || holds[q.PID] {
+			continue
+		}
+		argv := snap.Cmdline(q)
+		if len(argv) < 3 || filepath.Base(argv[0]) != "claude" || argv[1] != "daemon" || argv[2] != "run" {
+			continue
+		}
+		cfg, set := snap.Getenv(q, EnvConfigDir)
+		if !set {
+			home, ok := snap.Getenv(q, "HOME")
+			if !ok || home == "" {
+				continue
+			}
+			cfg = filepath.Join(home, ".claude")
+		}
+		if filepath.Clean(cfg) != dir {
+			continue
+		}
+		runs = append(runs, ledger.Run{ID: "Claude Code background daemon, an older generation", Kind: ledger.KindACP, PID: q.PID, Start: snap.Identity(q), State: ledger.RunRunning,
+			Superseded: fmt.Sprintf("replaced by a newer generation: %s names pid %d, started %s, as the live daemon of %s; this one started %s and runs no job of the roster %s; cpu %s",
+				d.LockFile, daemon.PID, snap.Started(daemon).UTC().Format(time.RFC3339), dir, snap.Started(q).UTC().Format(time.RFC3339), d.RosterFile, cpuOf(snap, q))})
+	}
+	if runs == nil {
+		return nil
+	}
+	return &ledger.Ledger{Version: ledger.Version, Source: d.LockFile, Speaker: uid,
+		Owner: ledger.Owner{Name: OwnerName, PID: daemon.PID, Start: snap.Identity(daemon)}, Runs: runs}
 }
 
 // cpuOf is the CPU time p has used, in words.

@@ -200,3 +200,63 @@ func TestDaemonGone(t *testing.T) {
 func zombie(p platform.Process) *platform.Process { p.State = 'Z'; return &p }
 
 func started(p platform.Process, ticks uint64) *platform.Process { p.StartTicks = ticks; return &p }
+
+// TestDaemonOlderGeneration: daemon.lock names 600, started after 500, a
+// `claude daemon run` of the same config dir holding only a spare: the
+// older generation is superseded, its spare with it. The controls: 500
+// holds a roster job's host, names another config dir, or started after
+// the live one.
+func TestDaemonOlderGeneration(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		jobUnder int    // the parent of the roster job's host 510
+		cfg      string // 500's CLAUDE_CONFIG_DIR, "" for this dir
+		start    uint64 // 500's start ticks
+		want     bool
+	}{
+		{"an older generation", 600, "", 50000, true},
+		{"control: it holds a roster job", 500, "", 50000, false},
+		{"control: another config dir", 600, "/home/u/other", 50000, false},
+		{"control: started after the live one", 600, "", 70000, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := bgHome(t, true, 0)
+			lock, _ := json.Marshal(map[string]any{"pid": 600, "procStart": "60000", "version": "2.1.331"})
+			os.WriteFile(filepath.Join(dir, "daemon.lock"), lock, 0o600)
+			cfg := dir
+			if tc.cfg != "" {
+				cfg = tc.cfg
+			}
+			old := clienttest.Proc(500, 1, 500, bgUID, []string{"/opt/claude", "daemon", "run", "--origin", "transient"}, []string{"CLAUDE_CONFIG_DIR=" + cfg})
+			old.StartTicks = tc.start
+			procs := []platform.Process{old, clienttest.Proc(600, 1, 600, bgUID, []string{"/opt/claude", "daemon", "run"}, []string{"CLAUDE_CONFIG_DIR=" + dir})}
+			for _, p := range bgTable(true) {
+				switch p.PID {
+				case 500, 530, 535, 536:
+					continue
+				case 510:
+					p.PPID = tc.jobUnder
+				case 540:
+					p.PPID = 500
+				}
+				procs = append(procs, p)
+			}
+			r := clienttest.Scan(t, Client, dir, bgUID, procs...)
+			f := clienttest.Finding(r, 500)
+			if got := f != nil && f.Has(scan.Superseded); got != tc.want {
+				t.Fatalf("daemon 500: superseded %v, want %v: %+v", got, tc.want, f)
+			}
+			if tc.want {
+				t.Logf("evidence: %q", f.Evidence)
+				if g := clienttest.Finding(r, 540); g == nil || !g.Has(scan.OwnerDead) {
+					t.Errorf("its spare is not a finding of its own, owner-dead: %+v", g)
+				}
+			}
+			for _, pid := range []int{600, 510, 520, 525} {
+				if g := clienttest.Finding(r, pid); g != nil && (g.Has(scan.Superseded) || g.Has(scan.OwnerDead)) {
+					t.Errorf("pid %d is a finding: %+v", pid, g)
+				}
+			}
+		})
+	}
+}
