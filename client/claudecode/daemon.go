@@ -2,7 +2,6 @@ package claudecode
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -200,15 +199,74 @@ func (w *Worker) check() string {
 	return ""
 }
 
-// The log lines read, after "[<RFC 3339 time>] [<part>] ".
-var (
-	logLine     = regexp.MustCompile(`^\[([0-9TZ:.+-]{20,35})\] \[[a-z]+\] (.*)$`)
-	startLine   = regexp.MustCompile(`daemon start ─── version=\S+ pid=([0-9]{1,10}) `)
-	spawnedLine = regexp.MustCompile(`^bg spare spawned host pid=([0-9]{1,10})$`)
-	claimedLine = regexp.MustCompile(`^bg claimed-spare ([0-9a-z]{1,64}) \(`)
-	settledLine = regexp.MustCompile(`^bg settled ([0-9a-z]{1,64}) \(([a-z]{1,32})\)`)
-	controlLine = regexp.MustCompile(`^bg: control socket bound at (/\S+)/control\.sock$`)
-)
+// parseLogLine reads one daemon.log line, "[<RFC 3339 time>] [<part>]
+// <text>", into an event; run is the runtime dir a control socket line
+// names. Plain string matching: a log of 4 MiB is read each pass.
+func parseLogLine(line string) (e DaemonEvent, run string, ok bool) {
+	if len(line) < 30 || line[0] != '[' {
+		return e, "", false
+	}
+	end := strings.Index(line, "] [")
+	if end < 0 || end > 40 {
+		return e, "", false
+	}
+	at, err := time.Parse(time.RFC3339Nano, line[1:end])
+	if err != nil {
+		return e, "", false
+	}
+	rest := line[end+3:]
+	part := strings.Index(rest, "] ")
+	if part < 0 || part > 16 {
+		return e, "", false
+	}
+	text := rest[part+2:]
+	e.At = at.UnixMilli()
+	switch {
+	case strings.HasPrefix(text, "bg spare spawned host pid="):
+		e.What, e.PID = "spawned", pidOf(text[len("bg spare spawned host pid="):])
+		return e, "", e.PID > 0
+	case strings.HasPrefix(text, "bg claimed-spare "):
+		short, _, _ := strings.Cut(text[len("bg claimed-spare "):], " (")
+		e.What, e.Short = "claimed", short
+		return e, "", isShort(short)
+	case strings.HasPrefix(text, "bg settled "):
+		short, how, _ := strings.Cut(text[len("bg settled "):], " (")
+		how, _, _ = strings.Cut(how, ")")
+		e.What, e.Short, e.How = "settled", short, how
+		return e, "", isShort(short) && isShort(how)
+	case strings.HasPrefix(text, "bg: control socket bound at "):
+		dir, found := strings.CutSuffix(strings.TrimRight(text[len("bg: control socket bound at "):], "\r"), "/control.sock")
+		return e, dir, found && runDir.MatchString(dir)
+	case strings.Contains(text, "daemon start ───"):
+		_, after, found := strings.Cut(text, " pid=")
+		e.What, e.PID = "start", pidOf(after)
+		return e, "", found && e.PID > 0
+	}
+	return e, "", false
+}
+
+// pidOf reads the pid that s begins with.
+func pidOf(s string) int {
+	n := 0
+	for i := 0; i < len(s) && i < 10 && '0' <= s[i] && s[i] <= '9'; i++ {
+		n = n*10 + int(s[i]-'0')
+	}
+	return n
+}
+
+// isShort reports whether s is a job's short id or a word of the log:
+// lowercase letters and digits, at most 64.
+func isShort(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !('a' <= s[i] && s[i] <= 'z' || '0' <= s[i] && s[i] <= '9') {
+			return false
+		}
+	}
+	return true
+}
 
 // readDaemonLog reads the last daemonLogTail bytes of the log: its last
 // maxDaemonEvents events, and the runtime dir its last control socket line
@@ -236,39 +294,18 @@ func readDaemonLog(sd statedir.Dir, rel string) ([]DaemonEvent, string) {
 			first = false // cut by the seek
 			continue
 		}
-		m := logLine.FindSubmatch(bytes.TrimRight(sc.Bytes(), "\r"))
-		if m == nil {
+		e, dir, ok := parseLogLine(sc.Text())
+		if !ok {
 			continue
 		}
-		at, err := time.Parse(time.RFC3339Nano, string(m[1]))
-		if err != nil {
+		if e.What == "" {
+			run = dir
 			continue
-		}
-		e := DaemonEvent{At: at.UnixMilli()}
-		text := string(m[2])
-		if c := controlLine.FindStringSubmatch(text); c != nil {
-			if runDir.MatchString(c[1]) {
-				run = c[1]
-			}
-			continue
-		}
-		switch {
-		case startLine.MatchString(text):
-			e.What, e.PID = "start", atoi(startLine.FindStringSubmatch(text)[1])
-		case spawnedLine.MatchString(text):
-			e.What, e.PID = "spawned", atoi(spawnedLine.FindStringSubmatch(text)[1])
-		case claimedLine.MatchString(text):
-			e.What, e.Short = "claimed", claimedLine.FindStringSubmatch(text)[1]
-		case settledLine.MatchString(text):
-			s := settledLine.FindStringSubmatch(text)
-			e.What, e.Short, e.How = "settled", s[1], s[2]
-		default:
-			continue
-		}
-		if len(events) == maxDaemonEvents {
-			events = append(events[:0], events[1:]...)
 		}
 		events = append(events, e)
+	}
+	if len(events) > maxDaemonEvents {
+		events = events[len(events)-maxDaemonEvents:]
 	}
 	return events, run
 }

@@ -260,3 +260,38 @@ func TestDaemonOlderGeneration(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkReadDaemon: a config dir's read with the daemon's records at
+// their bounds — a 4 MiB log (its last 256 KiB read), a roster of 256 jobs
+// — beside the same dir without them.
+func BenchmarkReadDaemon(b *testing.B) {
+	for _, with := range []bool{false, true} {
+		dir := filepath.Join(b.TempDir(), ".claude")
+		os.MkdirAll(filepath.Join(dir, "sessions"), 0o700)
+		os.WriteFile(filepath.Join(dir, "settings.json"), []byte("{}"), 0o600)
+		if with {
+			os.MkdirAll(filepath.Join(dir, "daemon"), 0o700)
+			lock, _ := json.Marshal(map[string]any{"pid": 500, "procStart": "50000"})
+			os.WriteFile(filepath.Join(dir, "daemon.lock"), lock, 0o600)
+			workers := map[string]any{}
+			for i := range maxWorkers {
+				workers[fmt.Sprintf("j%07x", i)] = map[string]any{"pid": 1000 + i, "procStart": "123456", "replPid": 5000 + i, "replProcStart": "123457",
+					"sessionId": fmt.Sprintf("%08x-0000-4000-8000-000000000000", i), "cwd": "/home/u/project", "ptySock": bgRun + "/spare/x.pty.sock"}
+			}
+			r, _ := json.Marshal(map[string]any{"proto": 1, "supervisorPid": 500, "workers": workers})
+			os.WriteFile(filepath.Join(dir, "daemon", "roster.json"), r, 0o600)
+			var log strings.Builder
+			for i := 0; log.Len() < 4<<20; i++ {
+				fmt.Fprintf(&log, "[%s] [bg] bg spare spawned host pid=%d\n[%s] [bg] bg claimed-spare j%07x (shell)\n[%s] [bg] bg settled j%07x (done)\n", at(i), 1000+i, at(i), i, at(i), i)
+			}
+			os.WriteFile(filepath.Join(dir, "daemon.log"), []byte(log.String()), 0o600)
+		}
+		b.Run(map[bool]string{false: "without", true: "with"}[with], func(b *testing.B) {
+			for range b.N {
+				if raw := ReadRaw(dir); with && (raw.Daemon == nil || len(raw.Daemon.Workers) != maxWorkers) {
+					b.Fatalf("not read: %+v", raw.Daemon)
+				}
+			}
+		})
+	}
+}
