@@ -310,8 +310,6 @@ func readDaemonLog(sd statedir.Dir, rel string) ([]DaemonEvent, string) {
 	return events, run
 }
 
-func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
-
 // runDir matches a daemon's runtime dir: /tmp/cc-daemon-<uid>/<hash>
 // (any temp dir).
 var runDir = regexp.MustCompile(`^/\S*/cc-daemon-([0-9]{1,10})/[0-9a-f]{4,64}$`)
