@@ -7,7 +7,8 @@ import (
 )
 
 // FuzzRead: whatever a user writes in Claude Code's session files, its
-// .claude.json, a session's transcript and its MCP log, the adapter's Read, Decode and Judge neither panic nor
+// .claude.json, a session's transcript and its MCP log, its daemon's lock,
+// roster and log, the adapter's Read, Decode and Judge neither panic nor
 // hang, print one line of JSON, and make every claim the reader's uid's
 // (clienttest.FuzzRead).
 func FuzzRead(f *testing.F) {
@@ -17,6 +18,12 @@ func FuzzRead(f *testing.F) {
 			`{"timestamp":"2026-11-26T10:00:01Z","message":{"content":[{"type":"tool_result","tool_use_id":"toolu_1"}]}}` + "\n",
 		".cache/claude-cli-nodejs/-w/mcp-logs-srv/2026-11-26T10-00-00-000Z.jsonl": `{"debug":"Starting connection with timeout of 30000ms","timestamp":"2026-11-26T10:00:00Z","sessionId":"s-1"}` + "\n" +
 			`{"debug":"Starting connection with timeout of 30000ms","timestamp":"2026-11-26T10:00:09Z","sessionId":"s-1"}` + "\n",
+		".claude/daemon.lock":        `{"pid": 4300, "procStart": "730000", "version": "2.1.331"}`,
+		".claude/daemon/roster.json": `{"proto": 1, "supervisorPid": 4300, "workers": {"ab12cd34": {"pid": 4310, "procStart": "731000", "replPid": 4320, "replProcStart": "732000", "sessionId": "s-2", "cwd": "/w", "ptySock": "/tmp/cc-daemon-0/f3e76c85/spare/a.pty.sock"}}}`,
+		".claude/daemon.log": "[2026-11-26T10:00:00.000Z] [supervisor] ─── daemon start ─── version=2.1.331 pid=4300 origin=transient\n" +
+			"[2026-11-26T10:00:00.100Z] [bg] bg: control socket bound at /tmp/cc-daemon-0/f3e76c85/control.sock\n" +
+			"[2026-11-26T10:00:01.000Z] [bg] bg spare spawned host pid=4310\n[2026-11-26T10:00:01.100Z] [bg] bg claimed-spare ab12cd34 (shell)\n" +
+			"[2026-11-26T10:00:09.000Z] [bg] bg settled ab12cd34 (done)\n",
 		".claude.json": "{\"mcpServers\": {\"srv\": {\"command\": \"npx\", \"args\": [\"-y\", \"srv\"]}}, \"projects\": {\"/w\": {\"mcpServers\": {}}}}",
 	}})
 }
