@@ -11,9 +11,8 @@ import (
 
 // Server sets under a live client. The MCP specification (2026-07-28,
 // lifecycle: stdio) says a client SHOULD NOT tie a stdio server's
-// lifetime to a task, thread or conversation. Clients that do (Codex's
-// app-server runs a set per loaded thread, Copilot CLI per session) pile
-// up sets under a parent that lives on, and nothing of theirs says which
+// lifetime to a task, thread or conversation. Clients that do (a set per
+// loaded thread, or per session) pile up sets under a parent that lives on, and nothing of theirs says which
 // set is whose. So it is said, never acted on: a live client holding
 // more than one copy of a configured server, each old enough not to be a
 // connect's short probe (the MCP TypeScript SDK v2 starts one on every

@@ -56,9 +56,9 @@ func (r *Result) ApplyStdin() {
 }
 
 // applyStdout asks, of each reparented finding whose root is an agent
-// client's own process (a command mark with an owner: claude, codex,
-// gemini …), whether anyone can still read its stdout. A client run
-// headless by a script (`claude -p … | tool`) whose reader died keeps
+// client's own process (a command mark with an owner), whether anyone can
+// still read its stdout. A client run
+// headless by a script (`CLIENT -p … | tool`) whose reader died keeps
 // running, and spending, with its output going to a pipe no process
 // reads: the kernel says so (ReadStdout), and the finding gains the
 // reason abandoned. Never one whose output is a file, a terminal, or a

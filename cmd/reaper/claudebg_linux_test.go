@@ -1,13 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -63,7 +61,6 @@ func TestRealClaudeBackground(t *testing.T) {
 	}
 	var job worker
 	var run string
-	control := regexp.MustCompile(`control socket bound at (\S+)/control\.sock`)
 	waitFor := func(what string, ok func() bool) {
 		t.Helper()
 		for deadline := time.Now().Add(90 * time.Second); !ok(); time.Sleep(100 * time.Millisecond) {
@@ -78,8 +75,9 @@ func TestRealClaudeBackground(t *testing.T) {
 			job = w
 		}
 		log, _ := os.ReadFile(filepath.Join(cfgDir, "daemon.log"))
-		if m := control.FindSubmatch(log); m != nil {
-			run = string(m[1])
+		// "bg: control socket bound at <run>/control.sock"
+		if _, after, ok := strings.Cut(string(log), "control socket bound at "); ok {
+			run, _, _ = strings.Cut(after, "/control.sock")
 		}
 		return job.PID > 0 && alive(job.PID) && alive(job.ReplPID) && run != "" && len(realclients.MarkedPIDs(mark)) == 2
 	})
@@ -100,8 +98,9 @@ func TestRealClaudeBackground(t *testing.T) {
 	t.Logf("daemon %d (run dir %s); job host %d, claude %d, servers %v; spare %d (%v)", lock.PID, run, job.PID, job.ReplPID, servers, spare, childrenOf(spare))
 
 	// Every rule confined to this test's processes: its servers' mark, or
-	// its daemon's run dir on a host's command line.
-	pol := examplePolicyForTest(t, mark+"|"+regexp.QuoteMeta(run))
+	// its daemon's run dir on a host's command line (/tmp/cc-daemon-0/<hex>:
+	// no character a pattern reads as more than itself).
+	pol := examplePolicyForTest(t, mark+"|"+run)
 	reap := func(what string) *reapReport {
 		t.Helper()
 		rep, r := reapJSONEnv(t, nil, "--policy", pol)
@@ -182,9 +181,9 @@ func TestRealClaudeBackground(t *testing.T) {
 // killConfigDir SIGKILLs this test's descendants that run with
 // CLAUDE_CONFIG_DIR=dir: the daemon and everything it started.
 func killConfigDir(dir string) {
-	want := []byte("CLAUDE_CONFIG_DIR=" + dir + "\x00")
+	want := "CLAUDE_CONFIG_DIR=" + dir + "\x00"
 	for _, pid := range descendantsOf(os.Getpid()) {
-		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid)); err == nil && bytes.Contains(b, want) {
+		if b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ"); err == nil && strings.Contains(string(b), want) {
 			syscall.Kill(pid, syscall.SIGKILL)
 		}
 	}

@@ -107,9 +107,7 @@ func sdkProbes(t *testing.T, dir, server, mode string) {
 	for done := false; !done; {
 		rep, _ := reapJSONEnv(t, nil, "--policy", pol)
 		reaps++
-		for _, f := range rep.Findings {
-			found = append(found, f)
-		}
+		found = append(found, rep.Findings...)
 		select {
 		case <-ready:
 			done = true

@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -948,7 +947,7 @@ func pidsCgroup(t *testing.T) string {
 			return ""
 		}
 	}
-	dir := filepath.Join(parent, "reaper-test-pids-"+strconv.Itoa(os.Getpid()))
+	dir := filepath.Join(parent, fmt.Sprint("reaper-test-pids-", os.Getpid()))
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Logf("no pids cgroup: %v", err)
 		return ""
