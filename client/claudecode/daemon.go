@@ -387,12 +387,18 @@ func judgeDaemon(d *Daemon, uid uint32, snap *platform.Snapshot) (ev scan.Eviden
 		}
 		return platform.FormatIdentity(snap.BootID, ticks)
 	}
+	// Whether the records' starts can be checked here: procStart is in
+	// clock ticks since boot (Linux). Where they cannot (macOS, or a
+	// start that is not a number), a job is held by its pid alone and
+	// nothing is said gone: a daemon that cannot be shown gone may live.
+	verified := true
 	// The live daemon: the lock's pid at its start, uid's.
 	var daemon *platform.Process
 	daemonOwner := ledger.Owner{Name: OwnerName}
 	if d.Lock != nil {
 		daemonOwner.PID, daemonOwner.Start = d.Lock.PID, identity(d.Lock.ProcStart)
-		if gone, _ := scan.OwnerGone(snap, scan.RecordedBy(uid, d.Lock.PID, daemonOwner.Start)); !gone && daemonOwner.Start != "" {
+		verified = daemonOwner.Start != ""
+		if gone, _ := scan.OwnerGone(snap, scan.RecordedBy(uid, d.Lock.PID, daemonOwner.Start)); !gone && verified {
 			daemon = snap.Get(d.Lock.PID)
 		}
 	}
@@ -402,6 +408,12 @@ func judgeDaemon(d *Daemon, uid uint32, snap *platform.Snapshot) (ev scan.Eviden
 	for _, w := range d.Workers {
 		start := identity(w.ProcStart)
 		if start == "" {
+			// Not checkable: its pids and socket are held all the same.
+			verified = false
+			claimed[w.PID], claimedSock[w.PtySock] = true, true
+			if w.ReplPID > 0 {
+				claimed[w.ReplPID] = true
+			}
 			continue
 		}
 		if gone, _ := scan.OwnerGone(snap, scan.RecordedBy(uid, w.PID, start)); gone {
@@ -417,6 +429,9 @@ func judgeDaemon(d *Daemon, uid uint32, snap *platform.Snapshot) (ev scan.Eviden
 		ev.Ledgers = append(ev.Ledgers, &ledger.Ledger{Version: ledger.Version, Source: d.RosterFile, Speaker: uid, Owner: owner, Runs: runs})
 		ev.Sessions = append(ev.Sessions, scan.Session{Owner: owner, ID: w.SessionID, Dir: w.Cwd, Kind: "bg job " + w.Short,
 			Proof: "Claude Code's daemon roster " + d.RosterFile, Speaker: uid})
+	}
+	if !verified {
+		return ev, nil
 	}
 	if daemon != nil {
 		if l := olderGenerations(d, uid, daemon, claimed, snap); l != nil {

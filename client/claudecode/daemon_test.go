@@ -295,3 +295,34 @@ func BenchmarkReadDaemon(b *testing.B) {
 		})
 	}
 }
+
+// TestDaemonUnverifiable: where the records' starts cannot be checked (a
+// table of wall-clock starts, as macOS gives; or a lock whose procStart is
+// not a number), nothing of the daemon's is said gone or superseded: a
+// daemon that cannot be shown gone may live. The control, on Linux: the
+// spares are owner-dead (TestDaemonGone).
+func TestDaemonUnverifiable(t *testing.T) {
+	t.Run("wall-clock starts", func(t *testing.T) {
+		procs := bgTable(false)
+		for i := range procs {
+			procs[i].StartTicks = clienttest.MacStart(clienttest.Taken.Add(-time.Hour))
+		}
+		r := clienttest.ScanSnapshot(t, Client, bgHome(t, true, 0), bgUID, clienttest.MacSnapshot(procs...))
+		for _, pid := range []int{510, 530, 540} {
+			if f := clienttest.Finding(r, pid); f != nil && (f.Has(scan.OwnerDead) || f.Has(scan.Superseded)) {
+				t.Errorf("pid %d: %+v; want nothing proven", pid, f)
+			}
+		}
+	})
+	t.Run("a lock's start not a number", func(t *testing.T) {
+		dir := bgHome(t, true, 0)
+		lock, _ := json.Marshal(map[string]any{"pid": 500, "procStart": "Mon Nov 24 08:00:00 2026"})
+		os.WriteFile(filepath.Join(dir, "daemon.lock"), lock, 0o600)
+		r := clienttest.Scan(t, Client, dir, bgUID, bgTable(false)...)
+		for _, pid := range []int{530, 540} {
+			if f := clienttest.Finding(r, pid); f != nil && (f.Has(scan.OwnerDead) || f.Has(scan.Superseded)) {
+				t.Errorf("pid %d: %+v; want nothing proven", pid, f)
+			}
+		}
+	})
+}
