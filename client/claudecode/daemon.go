@@ -56,7 +56,8 @@ import (
 //     (#77649): superseded, with the log's lines as proof;
 //   - a daemon of this config dir older than the lock's live one, holding
 //     no roster job, was left by a self-restart (#1935): superseded under
-//     the live daemon (its spares, not the live daemon's, are owner-dead).
+//     the live daemon, its spares in its tree. A host whose parent is any
+//     live daemon is that daemon's: never said left by a dead one.
 //
 // A job the daemon spawned with no warm spare ("bg spawned <short>") names
 // no host in the log: its leftovers under a live daemon are not found.
@@ -467,6 +468,9 @@ func judgeDaemon(d *Daemon, uid uint32, snap *platform.Snapshot) (ev scan.Eviden
 			}
 			continue // the live daemon's own: its spare, or a job starting
 		}
+		if q := snap.Get(h.p.PPID); q != nil && !q.Zombie() && isDaemon(snap, q) {
+			continue // a daemon's that lives: an older generation's goes with it
+		}
 		why := "no daemon.lock names a live daemon"
 		if d.Lock != nil {
 			why = fmt.Sprintf("the daemon.lock's daemon (pid %d) is not its parent", d.Lock.PID)
@@ -582,8 +586,7 @@ func olderGenerations(d *Daemon, uid uint32, daemon *platform.Process, claimed m
 		if q.PID == daemon.PID || q.Zombie() || snap.UID(q) != uid || q.StartTicks >= daemon.StartTicks || holds[q.PID] {
 			continue
 		}
-		argv := snap.Cmdline(q)
-		if len(argv) < 3 || filepath.Base(argv[0]) != "claude" || argv[1] != "daemon" || argv[2] != "run" {
+		if !isDaemon(snap, q) {
 			continue
 		}
 		cfg, set := snap.Getenv(q, EnvConfigDir)
@@ -606,6 +609,12 @@ func olderGenerations(d *Daemon, uid uint32, daemon *platform.Process, claimed m
 	}
 	return &ledger.Ledger{Version: ledger.Version, Source: d.LockFile, Speaker: uid,
 		Owner: ledger.Owner{Name: OwnerName, PID: daemon.PID, Start: snap.Identity(daemon)}, Runs: runs}
+}
+
+// isDaemon reports whether p is a `claude daemon run`.
+func isDaemon(snap *platform.Snapshot, p *platform.Process) bool {
+	argv := snap.Cmdline(p)
+	return len(argv) >= 3 && filepath.Base(argv[0]) == "claude" && argv[1] == "daemon" && argv[2] == "run"
 }
 
 // cpuOf is the CPU time p has used, in words.
