@@ -97,18 +97,9 @@ func isShell(argv []string) bool {
 // an unusual name, the fingerprints above say what they are. Only the kind
 // changes, never the reasons: a finding is a finding on its own evidence.
 func (r *Result) ApplyServers(servers []Server) {
-	r.servers = servers
+	r.servers = newServerIndex(servers)
 	if len(servers) == 0 {
 		return
-	}
-	// By the base name of their command: a finding is compared with the
-	// servers its first word could be, not with every client's every
-	// server (at 1,000 findings and 20 users' configs, 320,000 compares).
-	byCmd := map[string][]int{}
-	for k := range servers {
-		for _, key := range servers[k].keys() {
-			byCmd[key] = append(byCmd[key], k)
-		}
 	}
 	s := r.Tree.Snap
 	for i := range r.Findings {
@@ -116,33 +107,62 @@ func (r *Result) ApplyServers(servers []Server) {
 		if f.Kind != KindOther {
 			continue
 		}
-		words := Words(s.Cmdline(f.Root))
-		if len(words) == 0 {
-			continue
-		}
-		first := path.Base(words[0])
-		cands := byCmd[first]
-		if first == "npm" { // npx once running (MatchesWords)
-			cands = append(slices.Clip(cands), byCmd["npx"]...)
-		}
-		// A script run through its interpreter: the script's name, after
-		// at most two of the interpreter's flags.
-		for i := 1; i < len(words) && i <= 3; i++ {
-			if !strings.HasPrefix(words[i], "-") {
-				if b := path.Base(words[i]); b != first {
-					cands = append(slices.Clip(cands), byCmd[b]...)
-				}
-				break
-			}
-		}
-		for _, k := range cands {
-			if servers[k].MatchesWords(words) && r.speaks(servers[k].UID, f.Root, "MCP server "+servers[k].Name+" of "+servers[k].File) {
-				f.Kind = KindMCP
-				f.Evidence = append(f.Evidence, fmt.Sprintf("its command line is MCP server %q of %s", servers[k].Name, servers[k].File))
-				break
-			}
+		srv := r.servers.match(Words(s.Cmdline(f.Root)), func(m *Server) bool {
+			return r.speaks(m.UID, f.Root, "MCP server "+m.Name+" of "+m.File)
+		})
+		if srv != nil {
+			f.Kind = KindMCP
+			f.Evidence = append(f.Evidence, fmt.Sprintf("its command line is MCP server %q of %s", srv.Name, srv.File))
 		}
 	}
+}
+
+// serverIndex is the declared servers by the names a process of each can
+// show first (keys): a command line is compared with the servers its
+// first word could be, not with every client's every server (at 1,000
+// findings and 20 users' configs, 320,000 compares).
+type serverIndex struct {
+	servers []Server
+	byCmd   map[string][]int
+}
+
+func newServerIndex(servers []Server) *serverIndex {
+	x := &serverIndex{servers: servers, byCmd: map[string][]int{}}
+	for k := range servers {
+		for _, key := range servers[k].keys() {
+			x.byCmd[key] = append(x.byCmd[key], k)
+		}
+	}
+	return x
+}
+
+// match is the first server the command line words is that ok accepts
+// (asked only of a server it is), or nil.
+func (x *serverIndex) match(words []string, ok func(*Server) bool) *Server {
+	if x == nil || len(words) == 0 {
+		return nil
+	}
+	first := path.Base(words[0])
+	cands := x.byCmd[first]
+	if first == "npm" { // npx once running (MatchesWords)
+		cands = append(slices.Clip(cands), x.byCmd["npx"]...)
+	}
+	// A script run through its interpreter: the script's name, after at
+	// most two of the interpreter's flags.
+	for i := 1; i < len(words) && i <= 3; i++ {
+		if !strings.HasPrefix(words[i], "-") {
+			if b := path.Base(words[i]); b != first {
+				cands = append(slices.Clip(cands), x.byCmd[b]...)
+			}
+			break
+		}
+	}
+	for _, k := range cands {
+		if m := &x.servers[k]; m.MatchesWords(words) && ok(m) {
+			return m
+		}
+	}
+	return nil
 }
 
 // keys are the names a process of this server can show first or as the

@@ -29,9 +29,9 @@ type Result struct {
 	Ignored []Ignored
 
 	cfg       Config
-	servers   []Server // the clients' declared servers (ApplyServers)
-	owner     []int16  // per process: 0 not yet known, 1 none, 2+k owner k (k < MaxOwners)
-	subreaper []int8   // per process: 0 not yet known, 1 no, 2 yes
+	servers   *serverIndex // the clients' declared servers (ApplyServers)
+	owner     []int16      // per process: 0 not yet known, 1 none, 2+k owner k (k < MaxOwners)
+	subreaper []int8       // per process: 0 not yet known, 1 no, 2 yes
 	owned     map[int]string
 	// openStdin are the findings' roots whose stdin is open (ApplyStdin),
 	// until ResolveInUse has asked who writes to it; inUse are those a

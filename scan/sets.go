@@ -24,18 +24,12 @@ import (
 const setsHold = 10 * time.Second
 
 // serverSets is the adviser: the servers the clients' configs declare.
-type serverSets struct{ servers []Server }
+type serverSets struct{ servers *serverIndex }
 
 // Advise names each live client process (a command mark with an owner)
 // whose children run more than one copy of a declared server of its user.
 func (a serverSets) Advise(r *Result, _ Sampler) []Advice {
-	var marks []CommandMark
-	for _, m := range r.cfg.Marks.Commands {
-		if m.Owner != "" {
-			marks = append(marks, m)
-		}
-	}
-	if len(marks) == 0 || len(a.servers) == 0 {
+	if a.servers == nil || len(a.servers.servers) == 0 {
 		return nil
 	}
 	s := r.Tree.Snap
@@ -52,17 +46,12 @@ func (a serverSets) Advise(r *Result, _ Sampler) []Advice {
 		if p.Zombie() || len(kids[p.PID]) < 2 {
 			continue
 		}
-		owner := ""
 		cmd := s.CommandLine(p)
-		for _, m := range marks {
-			if m.Cmdline.MatchString(cmd) {
-				owner = m.Owner
-				break
-			}
-		}
-		if owner == "" {
+		client := r.clientOf(cmd)
+		if client == nil {
 			continue
 		}
+		owner := client.Owner
 		uid := s.UID(p)
 		copies := map[string][]*platform.Process{} // server name and file → its copies
 		var names []string
@@ -70,19 +59,15 @@ func (a serverSets) Advise(r *Result, _ Sampler) []Advice {
 			if s.Age(q) < setsHold || s.UID(q) != uid {
 				continue
 			}
-			words := Words(s.Cmdline(q))
-			for k := range a.servers {
-				srv := &a.servers[k]
-				if srv.UID != uid || !srv.MatchesWords(words) {
-					continue
-				}
-				key := fmt.Sprintf("%q (%s)", srv.Name, srv.File)
-				if copies[key] == nil {
-					names = append(names, key)
-				}
-				copies[key] = append(copies[key], q)
-				break
+			srv := a.servers.match(Words(s.Cmdline(q)), func(m *Server) bool { return m.UID == uid })
+			if srv == nil {
+				continue
 			}
+			key := fmt.Sprintf("%q (%s)", srv.Name, srv.File)
+			if copies[key] == nil {
+				names = append(names, key)
+			}
+			copies[key] = append(copies[key], q)
 		}
 		sets, extra := 0, 0
 		var mem uint64

@@ -57,33 +57,19 @@ func (r *Result) ApplyStdin() {
 
 // applyStdout asks, of each reparented finding whose root is an agent
 // client's own process (a command mark with an owner), whether anyone can
-// still read its stdout. A client run
-// headless by a script (`CLIENT -p … | tool`) whose reader died keeps
+// still read its stdout. A client run headless by a script (`CLIENT -p … | tool`) whose reader died keeps
 // running, and spending, with its output going to a pipe no process
 // reads: the kernel says so (ReadStdout), and the finding gains the
 // reason abandoned. Never one whose output is a file, a terminal, or a
 // pipe a live process reads.
 func (r *Result) applyStdout() {
 	s := r.Tree.Snap
-	var marks []CommandMark
-	for _, m := range r.cfg.Marks.Commands {
-		if m.Owner != "" {
-			marks = append(marks, m)
-		}
-	}
 	for k := range r.Findings {
 		f := &r.Findings[k]
 		if !f.Has(Reparented) || f.Has(Abandoned) {
 			continue
 		}
-		cmd := s.CommandLine(f.Root)
-		var m *CommandMark
-		for i := range marks {
-			if marks[i].Cmdline.MatchString(cmd) {
-				m = &marks[i]
-				break
-			}
-		}
+		m := r.clientOf(s.CommandLine(f.Root))
 		if m == nil {
 			continue
 		}

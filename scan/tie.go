@@ -136,15 +136,6 @@ func (r *Result) ApplyPIDMarks() {
 // the user put in the background (its leader lives), never one in a live
 // terminal's foreground, never a daemon leading its own session.
 func (r *Result) ApplyHeadless() {
-	var marks []CommandMark
-	for _, m := range r.cfg.Marks.Commands {
-		if m.Owner != "" {
-			marks = append(marks, m)
-		}
-	}
-	if len(marks) == 0 {
-		return
-	}
 	s := r.Tree.Snap
 	for k := range r.Findings {
 		f := &r.Findings[k]
@@ -159,23 +150,31 @@ func (r *Result) ApplyHeadless() {
 		if root.TTY != 0 && root.TPGID > 0 && int(root.TPGID) == pg {
 			continue // the terminal's foreground: its user can reach it
 		}
-		cmd := s.CommandLine(root)
-		for _, m := range marks {
-			if !m.Cmdline.MatchString(cmd) {
-				continue
-			}
-			f.Owner, f.OwnerPID = m.Owner, pg
-			f.claimed()
-			f.Reasons = append(f.Reasons, OwnerDead)
-			f.RootSpeaks = true // the kernel's process table, about the root's own group
-			reach := "it has no terminal"
-			if root.TTY != 0 {
-				reach = "its group is not its terminal's foreground"
-			}
-			f.Evidence = append(f.Evidence, fmt.Sprintf("headless %s: what launched it, the leader of its process group %d, is gone, and %s: its user can no longer reach it", m.Owner, pg, reach))
-			break
+		m := r.clientOf(s.CommandLine(root))
+		if m == nil {
+			continue
+		}
+		f.Owner, f.OwnerPID = m.Owner, pg
+		f.claimed()
+		f.Reasons = append(f.Reasons, OwnerDead)
+		f.RootSpeaks = true // the kernel's process table, about the root's own group
+		reach := "it has no terminal"
+		if root.TTY != 0 {
+			reach = "its group is not its terminal's foreground"
+		}
+		f.Evidence = append(f.Evidence, fmt.Sprintf("headless %s: what launched it, the leader of its process group %d, is gone, and %s: its user can no longer reach it", m.Owner, pg, reach))
+	}
+}
+
+// clientOf is the command mark with an owner — an agent client's own
+// process — that the command line cmd matches, or nil.
+func (r *Result) clientOf(cmd string) *CommandMark {
+	for i := range r.cfg.Marks.Commands {
+		if m := &r.cfg.Marks.Commands[i]; m.Owner != "" && m.Cmdline.MatchString(cmd) {
+			return m
 		}
 	}
+	return nil
 }
 
 // eachMarked calls take, for each finding still untracked, with each of

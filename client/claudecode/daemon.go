@@ -1,11 +1,9 @@
 package claudecode
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"path/filepath"
 	"regexp"
@@ -87,6 +85,10 @@ type Daemon struct {
 	// Run is the daemon's runtime dir, from the log's control socket
 	// line or a roster job's sockets.
 	Run string `json:"run,omitempty"`
+	// Partial: the lock or the roster is there but was not read whole
+	// (another owner's, unreadable, not JSON, a job refused): what it
+	// would have held is not known, so nothing is said gone.
+	Partial bool `json:"partial,omitempty"`
 }
 
 // DaemonLock is daemon.lock: the daemon that holds it.
@@ -123,30 +125,35 @@ type DaemonEvent struct {
 // readDaemon reads the daemon's files in the config dir, when there are.
 func (raw *Raw) readDaemon(sd statedir.Dir) {
 	d := &Daemon{}
-	if b := raw.readOptional(sd, "daemon.lock"); b != nil {
+	problem := func(err error) { raw.Problem(err); d.Partial = true }
+	if b, there := raw.readOptional(sd, "daemon.lock"); there {
 		d.LockFile = filepath.Join(sd.Path, "daemon.lock")
 		var l DaemonLock
-		if err := json.Unmarshal(b, &l); err != nil || l.PID <= 0 || statedir.CheckID("procStart", l.ProcStart) != "" {
-			raw.Problem(&ledger.Error{File: d.LockFile, Msg: "not Claude Code's daemon lock: want a pid and its procStart"})
+		if b == nil {
+			d.Partial = true
+		} else if err := json.Unmarshal(b, &l); err != nil || l.PID <= 0 || statedir.CheckID("procStart", l.ProcStart) != "" {
+			problem(&ledger.Error{File: d.LockFile, Msg: "not Claude Code's daemon lock: want a pid and its procStart"})
 		} else {
 			d.Lock = &l
 		}
 	}
 	rel := filepath.Join("daemon", "roster.json")
-	if b := raw.readOptional(sd, rel); b != nil {
+	if b, there := raw.readOptional(sd, rel); there {
 		d.RosterFile = filepath.Join(sd.Path, rel)
 		var r struct {
 			Workers map[string]Worker `json:"workers"`
 		}
-		if err := json.Unmarshal(b, &r); err != nil {
-			raw.Problem(&ledger.Error{File: d.RosterFile, Line: statedir.JSONErrLine(b, err), Msg: "not Claude Code's daemon roster: " + statedir.JSONProblem(err)})
+		if b == nil {
+			d.Partial = true
+		} else if err := json.Unmarshal(b, &r); err != nil {
+			problem(&ledger.Error{File: d.RosterFile, Line: statedir.JSONErrLine(b, err), Msg: "not Claude Code's daemon roster: " + statedir.JSONProblem(err)})
 		} else if len(r.Workers) > maxWorkers {
-			raw.Problem(&ledger.Error{File: d.RosterFile, Msg: fmt.Sprintf("more than %d jobs: none read", maxWorkers)})
+			problem(&ledger.Error{File: d.RosterFile, Msg: fmt.Sprintf("more than %d jobs: none read", maxWorkers)})
 		} else {
 			for short, w := range r.Workers {
 				w.Short = short
 				if why := w.check(); why != "" {
-					raw.Problem(&ledger.Error{File: d.RosterFile, Msg: fmt.Sprintf("job %q: %s", statedir.KeyName(short), why)})
+					problem(&ledger.Error{File: d.RosterFile, Msg: fmt.Sprintf("job %q: %s", statedir.KeyName(short), why)})
 					continue
 				}
 				d.Workers = append(d.Workers, w)
@@ -166,22 +173,24 @@ func (raw *Raw) readDaemon(sd statedir.Dir) {
 			}
 		}
 	}
-	if d.Lock != nil || d.Workers != nil || d.Events != nil {
+	if d.Lock != nil || d.Workers != nil || d.Events != nil || d.Partial {
 		raw.Daemon = d
 	}
 }
 
-// readOptional reads rel below the dir; nothing when it does not exist.
-func (raw *Raw) readOptional(sd statedir.Dir, rel string) []byte {
+// readOptional reads rel below the dir: whether it is there, and what it
+// holds (nil when it could not be read: said as the read's problem, or
+// skipped as another owner's).
+func (raw *Raw) readOptional(sd statedir.Dir, rel string) ([]byte, bool) {
 	b, err := sd.Read(rel)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil
+		return nil, false
 	}
 	if err != nil {
 		raw.ReadError(filepath.Join(sd.Path, rel), err)
-		return nil
+		return nil, true
 	}
-	return b
+	return b, true
 }
 
 // check says why w is not a roster job, or "".
@@ -202,7 +211,7 @@ func (w *Worker) check() string {
 
 // parseLogLine reads one daemon.log line, "[<RFC 3339 time>] [<part>]
 // <text>", into an event; run is the runtime dir a control socket line
-// names. Plain string matching: a log of 4 MiB is read each pass.
+// names. Plain string matching: up to 256 KiB of lines are read a pass.
 func parseLogLine(line string) (e DaemonEvent, run string, ok bool) {
 	if len(line) < 30 || line[0] != '[' {
 		return e, "", false
@@ -273,37 +282,19 @@ func isShort(s string) bool {
 // maxDaemonEvents events, and the runtime dir its last control socket line
 // names.
 func readDaemonLog(sd statedir.Dir, rel string) ([]DaemonEvent, string) {
-	f, err := platform.OpenBeneath(sd.Path, rel, sd.Owner)
-	if err != nil {
-		return nil, ""
-	}
-	defer f.Close()
-	size, err := f.Seek(0, io.SeekEnd)
-	if err != nil {
-		return nil, ""
-	}
-	from := max(size-daemonLogTail, 0)
-	if _, err := f.Seek(from, io.SeekStart); err != nil {
-		return nil, ""
-	}
-	sc := bufio.NewScanner(io.LimitReader(f, daemonLogTail))
-	sc.Buffer(make([]byte, 0, 16<<10), daemonLogTail)
 	events, run := []DaemonEvent{}, ""
-	first := from > 0
-	for sc.Scan() {
-		if first {
-			first = false // cut by the seek
-			continue
-		}
-		e, dir, ok := parseLogLine(sc.Text())
-		if !ok {
-			continue
-		}
-		if e.What == "" {
+	read := eachTailLine(sd.Path, rel, sd.Owner, daemonLogTail, func(line []byte) {
+		e, dir, ok := parseLogLine(string(line))
+		switch {
+		case !ok:
+		case e.What == "":
 			run = dir
-			continue
+		default:
+			events = append(events, e)
 		}
-		events = append(events, e)
+	})
+	if read < 0 {
+		return nil, ""
 	}
 	if len(events) > maxDaemonEvents {
 		events = events[len(events)-maxDaemonEvents:]
@@ -392,13 +383,13 @@ func judgeDaemon(d *Daemon, uid uint32, snap *platform.Snapshot) (ev scan.Eviden
 	// clock ticks since boot (Linux). Where they cannot (macOS, or a
 	// start that is not a number), a job is held by its pid alone and
 	// nothing is said gone: a daemon that cannot be shown gone may live.
-	verified := true
+	verified := !d.Partial
 	// The live daemon: the lock's pid at its start, uid's.
 	var daemon *platform.Process
 	daemonOwner := ledger.Owner{Name: OwnerName}
 	if d.Lock != nil {
 		daemonOwner.PID, daemonOwner.Start = d.Lock.PID, identity(d.Lock.ProcStart)
-		verified = daemonOwner.Start != ""
+		verified = verified && daemonOwner.Start != ""
 		if gone, _ := scan.OwnerGone(snap, scan.RecordedBy(uid, d.Lock.PID, daemonOwner.Start)); !gone && verified {
 			daemon = snap.Get(d.Lock.PID)
 		}
@@ -443,11 +434,13 @@ func judgeDaemon(d *Daemon, uid uint32, snap *platform.Snapshot) (ev scan.Eviden
 		return ev, nil
 	}
 	// The daemon's hosts in the table: uid's, alive, not a claimed job's.
+	// Each leads a session of its own (the daemon spawns them detached),
+	// so only session leaders' command lines are read.
 	var hosts []host
 	byPID := map[int]host{}
 	for i := range snap.Procs {
 		p := &snap.Procs[i]
-		if p.Zombie() || snap.UID(p) != uid {
+		if p.SID != p.PID || p.Zombie() || snap.UID(p) != uid {
 			continue
 		}
 		if h, ok := hostOf(snap, p, d.Run); ok {
@@ -563,7 +556,7 @@ func settledRun(d *Daemon, h host, daemon *platform.Process, snap *platform.Snap
 }
 
 // olderGenerations finds the daemons of this config dir that the live one
-// replaced (a self-restart for an upgrade that left the old one running:
+// replaced — each a session leader, as the daemon runs — (a self-restart for an upgrade that left the old one running:
 // three live generations with no sessions, anthropics/claude-code #1935):
 // a `claude daemon run` of uid's, started before the daemon.lock's live
 // daemon, whose CLAUDE_CONFIG_DIR is this dir (or, unset, whose HOME's
@@ -583,7 +576,7 @@ func olderGenerations(d *Daemon, uid uint32, daemon *platform.Process, claimed m
 	var runs []ledger.Run
 	for i := range snap.Procs {
 		q := &snap.Procs[i]
-		if q.PID == daemon.PID || q.Zombie() || snap.UID(q) != uid || q.StartTicks >= daemon.StartTicks || holds[q.PID] {
+		if q.SID != q.PID || q.PID == daemon.PID || q.Zombie() || snap.UID(q) != uid || q.StartTicks >= daemon.StartTicks || holds[q.PID] {
 			continue
 		}
 		if !isDaemon(snap, q) {

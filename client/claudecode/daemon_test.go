@@ -325,6 +325,20 @@ func TestDaemonUnverifiable(t *testing.T) {
 			}
 		}
 	})
+	t.Run("a roster not read whole", func(t *testing.T) {
+		dir := bgHome(t, true, 0)
+		os.WriteFile(filepath.Join(dir, "daemon", "roster.json"), []byte(`{"workers": {"j1": `), 0o600)
+		snap := platform.NewSnapshot(append([]platform.Process{clienttest.Proc(1, 0, 0, 0, []string{"/sbin/init"}, nil)}, bgTable(false)...), clienttest.Boot, 10*time.Hour, clienttest.Taken)
+		ev, problems, _ := clienttest.Judge(Client, dir, bgUID, snap)
+		if len(problems) == 0 {
+			t.Error("a roster that is not JSON is no problem")
+		}
+		for _, l := range ev.Ledgers {
+			if l.Owner.Gone != "" || len(l.Runs) > 0 && l.Runs[0].Superseded != "" {
+				t.Errorf("with the roster unread, a ledger says %q of %+v", l.Owner.Gone, l.Runs)
+			}
+		}
+	})
 	t.Run("a lock's start not a number", func(t *testing.T) {
 		dir := bgHome(t, true, 0)
 		lock, _ := json.Marshal(map[string]any{"pid": 500, "procStart": "Mon Nov 24 08:00:00 2026"})

@@ -186,6 +186,37 @@ func readServerLogs(cache, slug, session string, owner int, budget *int64) []Ser
 	return out
 }
 
+// eachTailLine calls each with every whole line of the last tail bytes of
+// rel below dir, read as owner's through no link (the first line, cut by
+// the seek, is not one). It returns the bytes it spans, or -1 when the
+// file could not be read.
+func eachTailLine(dir, rel string, owner int, tail int64, each func(line []byte)) int64 {
+	f, err := platform.OpenBeneath(dir, rel, owner)
+	if err != nil {
+		return -1
+	}
+	defer f.Close()
+	size, err := f.Seek(0, io.SeekEnd)
+	if err != nil {
+		return -1
+	}
+	from := max(size-tail, 0)
+	if _, err := f.Seek(from, io.SeekStart); err != nil {
+		return -1
+	}
+	sc := bufio.NewScanner(io.LimitReader(f, tail))
+	sc.Buffer(make([]byte, 0, 16<<10), int(tail))
+	first := from > 0
+	for sc.Scan() {
+		if first {
+			first = false // cut by the seek
+			continue
+		}
+		each(sc.Bytes())
+	}
+	return size - from
+}
+
 // listDir lists at most n names in dir, sorted; nothing when it cannot be
 // read.
 func listDir(dir string, n int) []string {
@@ -202,32 +233,10 @@ func readLogEvents(cache, rel, session string, owner int, budget *int64) []LogEv
 	if tail <= 0 {
 		return nil
 	}
-	f, err := platform.OpenBeneath(cache, rel, owner)
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	size, err := f.Seek(0, io.SeekEnd)
-	if err != nil {
-		return nil
-	}
-	from := max(size-tail, 0)
-	if _, err := f.Seek(from, io.SeekStart); err != nil {
-		return nil
-	}
-	*budget -= size - from
-	sc := bufio.NewScanner(io.LimitReader(f, tail))
-	sc.Buffer(make([]byte, 0, 16<<10), logTail)
 	// Only the last lines that may be events are parsed: the events kept
 	// are the last maxEvents of a server's.
 	var lines [][]byte
-	first := from > 0
-	for sc.Scan() {
-		line := sc.Bytes()
-		if first {
-			first = false // cut by the seek
-			continue
-		}
+	read := eachTailLine(cache, rel, owner, tail, func(line []byte) {
 		start := bytes.Contains(line, []byte(`"Starting connection`))
 		stop := bytes.Contains(line, []byte(`"Sending SIGINT to MCP server process`)) || bytes.Contains(line, []byte(`"MCP server process exited`))
 		if (start || stop) && bytes.Contains(line, []byte(session)) {
@@ -236,7 +245,11 @@ func readLogEvents(cache, rel, session string, owner int, budget *int64) []LogEv
 			}
 			lines = append(lines, bytes.Clone(line))
 		}
+	})
+	if read < 0 {
+		return nil
 	}
+	*budget -= read
 	var out []LogEvent
 	for _, line := range lines {
 		var rec struct {

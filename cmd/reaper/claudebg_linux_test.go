@@ -81,6 +81,9 @@ func TestRealClaudeBackground(t *testing.T) {
 		}
 		return job.PID > 0 && alive(job.PID) && alive(job.ReplPID) && run != "" && len(realclients.MarkedPIDs(mark)) == 2
 	})
+	if !strings.HasPrefix(run, "/") || !strings.Contains(run, "/cc-daemon-") || strings.ContainsAny(run, " .*+?()[]{}|^$\\") {
+		t.Fatalf("the daemon's run dir %q is not one a policy pattern can name alone", run)
+	}
 	spare := 0
 	waitFor("the warm spare", func() bool {
 		for _, pid := range descendantsOf(os.Getpid()) {
