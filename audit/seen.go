@@ -2,7 +2,6 @@ package audit
 
 import (
 	"encoding/json"
-	"os"
 	"strconv"
 	"strings"
 
@@ -32,12 +31,12 @@ type Seen struct {
 const maxSeenBytes = 4 << 20
 
 // LoadSeen reads the seen state at path. A missing, unreadable or corrupt
-// file, or one this user does not own, is an empty state: the worst it costs is one repeated record per
+// file, or one that is not the reaper's own (platform.OpenOwn), is an empty state: the worst it costs is one repeated record per
 // finding.
 func LoadSeen(path string) *Seen {
 	s := &Seen{path: path, prev: map[string]string{}, next: map[string]string{}}
-	data, owner, err := platform.ReadFileOwner(path, maxSeenBytes)
-	if err != nil || int(owner) != os.Geteuid() {
+	data, err := platform.ReadOwn(path, maxSeenBytes)
+	if err != nil {
 		return s
 	}
 	var m map[string]string
@@ -76,5 +75,5 @@ func (s *Seen) Save() error {
 	if err != nil {
 		return err
 	}
-	return platform.WriteFileAtomic(s.path, data, 0o600)
+	return platform.WriteOwn(s.path, data, 0o600)
 }

@@ -10,7 +10,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/orphanreaper/reaper/audit"
@@ -186,7 +185,7 @@ func findingsCheck(plan *policy.Plan, embedded bool) audit.Check {
 // whose it is, and which process holds it.
 func lockCheck(path string) audit.Check {
 	c := audit.Check{Name: "lock", Status: audit.CheckOK}
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	f, err := platform.OpenOwn(path, platform.OwnRead)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		// reap makes the file, and its directory: the nearest directory
@@ -214,21 +213,13 @@ func lockCheck(path string) audit.Check {
 		return c
 	case err != nil:
 		c.Status = audit.CheckFail
-		c.Summary = fmt.Sprintf("%s cannot be opened: %v", path, err)
-		c.Fix = "reap cannot take its lock here: remove what is at that path, or pass --lock-file"
+		c.Summary = fmt.Sprintf("lock: %v", err)
+		c.Fix = "reap refuses it: remove what is at that path, or pass --lock-file in a directory only this user can write"
 		return c
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err == nil {
-		if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Uid != run.EUID() {
-			c.Status = audit.CheckFail
-			c.Summary = fmt.Sprintf("%s is owned by uid %d, not by this reaper's uid %d: reap refuses it", path, st.Uid, run.EUID())
-			c.Fix = "remove it, or pass --lock-file in a directory only this user can write"
-			return c
-		}
-	}
 	if pid, cmd := host.LockHolder(f); pid > 0 {
-		c.Summary = fmt.Sprintf("%s is held by pid %d (%s): a reap is running now", path, pid, cmd)
+		c.Summary = fmt.Sprintf("%s is held by pid %d (%s): a reap is running now", path, pid, audit.Printable(cmd))
 		return c
 	}
 	c.Summary = path + " is free"

@@ -1,14 +1,14 @@
 package run
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
-	"syscall"
 	"time"
 
+	"github.com/orphanreaper/reaper/audit"
+	"github.com/orphanreaper/reaper/platform"
 	"github.com/orphanreaper/reaper/platform/host"
 )
 
@@ -45,7 +45,7 @@ func (e *lockError) Error() string {
 	if e.holder > 0 {
 		who = fmt.Sprintf("another reaper, pid %d", e.holder)
 		if e.cmd != "" {
-			who += " (" + e.cmd + ")"
+			who += " (" + audit.Printable(e.cmd) + ")"
 		}
 		who += ","
 	}
@@ -56,41 +56,25 @@ func (e *lockError) Error() string {
 // lock goes with the process: a reaper that dies releases it. It returns
 // the release function.
 //
-// The file must be the reaper's own: a link is not followed, and a file
-// another user owns (made first in a directory they can write) is refused
-// with an error naming its owner rather than waited on.
+// The file must be the reaper's own (platform.OpenOwn): a link is not
+// followed, a FIFO never blocks the open, and a file another user owns
+// (made first in a directory they can write) is refused with an error
+// naming its owner rather than waited on.
 func Lock(path string, wait time.Duration) (func(), error) {
 	if dir := filepath.Dir(path); dir != "" {
 		os.MkdirAll(dir, 0o700) // the user's cache dir may not exist yet
 	}
-	notOurs := func(uid uint32) error {
-		return fmt.Errorf("lock %s is owned by uid %d, not by this reaper's uid %d: not used (pass --lock-file in a directory only you can write)", path, uid, EUID())
-	}
-	if fi, err := os.Lstat(path); err == nil {
-		if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Uid != EUID() {
-			return nil, notOurs(st.Uid) // said before an open it may not make
-		}
-	}
-	// flock(2) needs no write access: read-only, a file of another user's
-	// that appeared since is refused below, not written.
-	f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
+	f, err := platform.OpenOwn(path, platform.OwnLock)
 	if err != nil {
-		return nil, fmt.Errorf("lock %s: %w", path, err)
-	}
-	if fi, err := f.Stat(); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("lock %s: %w", path, err)
-	} else if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Uid != EUID() {
-		f.Close()
-		return nil, notOurs(st.Uid)
+		return nil, fmt.Errorf("lock: %w: not used (pass --lock-file in a directory only you can write)", err)
 	}
 	deadline := time.Now().Add(wait)
 	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if err == nil {
+		ok, err := platform.TryLock(f)
+		if ok {
 			return func() { f.Close() }, nil
 		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) {
+		if err != nil {
 			f.Close()
 			return nil, fmt.Errorf("lock %s: %w", path, err)
 		}

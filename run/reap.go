@@ -3,6 +3,7 @@ package run
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"syscall"
 	"time"
@@ -158,12 +159,12 @@ func Reap(ctx context.Context, cfg ReapConfig) (*Reaped, error) {
 	acting := time.Now()
 	var events []reap.Event
 	var journal reap.Journal
-	var unrecorded string
+	var unrecorded []string
 	if !cfg.DryRun && plannedAny(plan) {
 		// Without the record the reap still acts: it only matters should
 		// this process die mid-reap, and an orphan left is worse.
 		if stops, err := openStopLog(StoppedPath(cfg.LockFile)); err != nil {
-			unrecorded = err.Error() + ": should this reap die mid-way, what it stopped is not continued by the next"
+			unrecorded = append(unrecorded, err.Error()+": should this reap die mid-way, what it stopped is not continued by the next")
 		} else {
 			defer stops.done()
 			journal = stops
@@ -180,7 +181,9 @@ func Reap(ctx context.Context, cfg ReapConfig) (*Reaped, error) {
 		OnProgress: cfg.OnProgress,
 	})
 	if !cfg.DryRun {
-		loops.record(RespawnsPath(cfg.LockFile), plan, results, t.Snap, acting, time.Now())
+		if err := loops.record(RespawnsPath(cfg.LockFile), plan, results, t.Snap, acting, time.Now()); err != nil {
+			unrecorded = append(unrecorded, fmt.Sprintf("the record of respawns: %v: not saved, so a kill loop is told a cycle later", err))
+		}
 	}
 	out := &Reaped{Report: rep, Plan: plan, Results: results, Signals: signalRecords(events), Reread: reread}
 	if cfg.Watching {
@@ -189,9 +192,7 @@ func Reap(ctx context.Context, cfg ReapConfig) (*Reaped, error) {
 	}
 	out.fillIn(pol, t)
 	out.Report.Warnings = append(out.Report.Warnings, recovered...)
-	if unrecorded != "" {
-		out.Report.Warnings = append(out.Report.Warnings, unrecorded)
-	}
+	out.Report.Warnings = append(out.Report.Warnings, unrecorded...)
 	if !cfg.Watching {
 		if err := out.Record(cfg, nil); err != nil {
 			return nil, err
@@ -298,5 +299,6 @@ func signalRecords(events []reap.Event) []audit.Record {
 // lock another reaper holds or another user's file.
 func noPlace(err error) bool {
 	var pe *fs.PathError
-	return errors.As(err, &pe) && (errors.Is(err, syscall.EROFS) || errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission))
+	var fe *platform.FileError
+	return (errors.As(err, &pe) || errors.As(err, &fe)) && (errors.Is(err, syscall.EROFS) || errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission))
 }

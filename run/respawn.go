@@ -5,10 +5,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/orphanreaper/reaper/audit"
@@ -73,7 +71,7 @@ type respawns map[string]*respawnKill
 // cycles), forgetting those older than respawnKeep.
 func loadRespawns(path string, now time.Time) respawns {
 	r := respawns{}
-	b, err := readOwn(path, maxRespawnFile)
+	b, err := platform.ReadOwn(path, maxRespawnFile)
 	if err != nil || json.Unmarshal(b, &r) != nil {
 		return respawns{}
 	}
@@ -125,8 +123,9 @@ func respawned(start time.Time, k *respawnKill) bool {
 
 // record remembers the trees this reap ended under a live parent, from
 // when it began acting (from) to when it was done (until), and saves
-// what is remembered at path.
-func (r respawns) record(path string, plan *policy.Plan, results []reap.Result, s *platform.Snapshot, from, until time.Time) {
+// what is remembered at path: an error when what is there is not the
+// reaper's own (platform.WriteOwn), which is left as it is.
+func (r respawns) record(path string, plan *policy.Plan, results []reap.Result, s *platform.Snapshot, from, until time.Time) error {
 	changed := false
 	for i := range plan.Items {
 		if i >= len(results) || results[i].Outcome != policy.Killed && results[i].Outcome != policy.Gone {
@@ -145,7 +144,7 @@ func (r respawns) record(path string, plan *policy.Plan, results []reap.Result, 
 		changed = true
 	}
 	if !changed {
-		return
+		return nil
 	}
 	if len(r) > maxRespawnKeys {
 		keys := make([]string, 0, len(r))
@@ -159,12 +158,7 @@ func (r respawns) record(path string, plan *policy.Plan, results []reap.Result, 
 	}
 	b, err := json.Marshal(r)
 	if err != nil {
-		return
+		return err
 	}
-	if fi, err := os.Lstat(path); err == nil {
-		if st, ok := fi.Sys().(*syscall.Stat_t); !fi.Mode().IsRegular() || ok && st.Uid != EUID() {
-			return // not the reaper's own file: left alone
-		}
-	}
-	platform.WriteFileAtomic(path, b, 0o600)
+	return platform.WriteOwn(path, b, 0o600)
 }

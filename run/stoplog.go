@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/orphanreaper/reaper/audit"
+	"github.com/orphanreaper/reaper/platform"
 	"github.com/orphanreaper/reaper/platform/kill"
 )
 
@@ -51,27 +51,14 @@ type stopEntry struct {
 	From    string `json:"from,omitempty"`
 }
 
-// openStopLog starts an empty record at path: a regular file of the
-// reaper's own user with no other name, never through a link, emptied
-// only once that is proven (a --lock-file in a directory others can
-// write must not make root truncate what another name of it is).
+// openStopLog starts an empty record at path: one of the reaper's own
+// files (platform.OpenOwn), emptied only once that is proven — a
+// --lock-file in a directory others can write must not make root block on
+// a FIFO there, or truncate what another name of the file is.
 func openStopLog(path string) (*StopLog, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
+	f, err := platform.OpenOwn(path, platform.OwnTruncate)
 	if err != nil {
-		return nil, fmt.Errorf("record of what is stopped %s: %w", path, err)
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("record of what is stopped %s: %w", path, err)
-	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); !fi.Mode().IsRegular() || ok && (st.Uid != EUID() || st.Nlink != 1) {
-		f.Close()
-		return nil, fmt.Errorf("record of what is stopped %s is not a file of this reaper's own: not used", path)
-	}
-	if err := f.Truncate(0); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("record of what is stopped %s: %w", path, err)
+		return nil, fmt.Errorf("record of what is stopped: %w: not used", err)
 	}
 	return &StopLog{path: path, f: f}, nil
 }
@@ -112,7 +99,7 @@ func (l *StopLog) done() {
 // run had never touched it. It returns what it did, for the report, and
 // removes the record.
 func recoverStopped(path string) []string {
-	b, err := readOwn(path, maxStopLog)
+	b, err := platform.ReadOwn(path, maxStopLog)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
 			return []string{fmt.Sprintf("the record of what a reaper stopped, %s: %v: not recovered", path, err)}
@@ -177,28 +164,4 @@ func recoverStopped(path string) []string {
 	}
 	os.Remove(path)
 	return notes
-}
-
-// readOwn reads the file at path, of at most max bytes, when it is a
-// regular file of the reaper's own user with no other name, reached
-// through no link: a record beside the lock is the reaper's word only if
-// no one else could have written it (a --lock-file in a directory others
-// can write).
-func readOwn(path string, max int64) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); !fi.Mode().IsRegular() || ok && (st.Uid != EUID() || st.Nlink != 1) {
-		return nil, fmt.Errorf("%s is not a file of this reaper's own: not read", path)
-	}
-	if fi.Size() > max {
-		return nil, fmt.Errorf("%s: larger than %d bytes: not read", path, max)
-	}
-	return io.ReadAll(io.LimitReader(f, max))
 }

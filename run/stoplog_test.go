@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/orphanreaper/reaper/platform"
 )
 
 // TestReadOwn: a record beside the lock is read only when it is a regular
@@ -17,7 +19,7 @@ func TestReadOwn(t *testing.T) {
 	if err := os.WriteFile(own, []byte(`{"stop":1}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if b, err := readOwn(own, 1<<10); err != nil || string(b) != `{"stop":1}` {
+	if b, err := platform.ReadOwn(own, 1<<10); err != nil || string(b) != `{"stop":1}` {
 		t.Fatalf("control, its own file: %q, %v", b, err)
 	}
 	link := filepath.Join(dir, "link.stopped")
@@ -27,11 +29,11 @@ func TestReadOwn(t *testing.T) {
 	os.WriteFile(other, []byte(`{"stop":1}`), 0o600)
 	os.Link(other, hard)
 	for _, path := range []string{link, hard} {
-		if b, err := readOwn(path, 1<<10); err == nil {
+		if b, err := platform.ReadOwn(path, 1<<10); err == nil {
 			t.Errorf("%s: read %q", path, b)
 		}
 	}
-	if _, err := readOwn(own, 4); err == nil {
+	if _, err := platform.ReadOwn(own, 4); err == nil {
 		t.Error("a file over the bound was read")
 	}
 }

@@ -1,0 +1,191 @@
+//go:build unix
+
+package platform
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// How OpenOwn opens one of reaper's own files.
+type OwnOpen int
+
+const (
+	// OwnRead opens an existing file for reading.
+	OwnRead OwnOpen = iota
+	// OwnLock opens the file read-only, making it when it is missing:
+	// flock(2) needs no write access, so a file that is not the reaper's
+	// is never written.
+	OwnLock
+	// OwnTruncate opens the file for writing, making it when it is
+	// missing, and empties it once it is proven the reaper's own.
+	OwnTruncate
+)
+
+// ErrNotOwn: the path holds something other than a file of this reaper's
+// own — a FIFO, a device, a directory, another user's file, a file with a
+// second name (a hard link), or a symbolic link (ErrSymlink).
+var ErrNotOwn = errors.New("not a file of this reaper's own")
+
+// OpenOwn opens one of reaper's own files — its lock, the record of what
+// a reap stopped, the respawn record, the notifier's seen-file — which
+// may sit in a directory others can write (a --lock-file beside a user's).
+// It is the one rule for them, so that no path there can make reaper
+// block, follow a link, or write a file that is not its own:
+//
+//   - never through a symbolic link at the last component (O_NOFOLLOW);
+//   - never blocking in open(2): O_NONBLOCK, so a FIFO opens at once or
+//     fails (ENXIO for a writer without reader, fifo(7)) instead of
+//     waiting for its other end, where no deadline and no SIGTERM could
+//     end the wait — and a missing file is made with O_CREAT|O_EXCL, which
+//     never opens what another user put there meanwhile
+//     (fs.protected_fifos=0 lets root's plain O_CREAT open a user's FIFO);
+//   - checked after the open, by fstat(2) of the descriptor: a regular
+//     file of this process's euid with one link, else refused with
+//     ErrNotOwn and the reason, and closed.
+//
+// Only then is an OwnTruncate file emptied.
+func OpenOwn(path string, how OwnOpen) (*os.File, error) {
+	fd, err := openOwnFD(path, how)
+	if err != nil {
+		return nil, &FileError{path, err}
+	}
+	if err := checkOwn(fd); err != nil {
+		unix.Close(fd)
+		return nil, &FileError{path, err}
+	}
+	if how == OwnTruncate {
+		if err := unix.Ftruncate(fd, 0); err != nil {
+			unix.Close(fd)
+			return nil, &FileError{path, err}
+		}
+	}
+	return os.NewFile(uintptr(fd), path), nil
+}
+
+// ReadOwn reads one of reaper's own files, opened as OpenOwn opens it,
+// of at most max bytes.
+func ReadOwn(path string, max int64) ([]byte, error) {
+	f, err := OpenOwn(path, OwnRead)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := readRegular(int(f.Fd()), max, AnyOwner)
+	if err != nil {
+		return nil, &FileError{path, err}
+	}
+	return b, nil
+}
+
+func openOwnFD(path string, how OwnOpen) (int, error) {
+	access := unix.O_RDONLY
+	if how == OwnTruncate {
+		access = unix.O_WRONLY
+	}
+	flags := access | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_NOCTTY | unix.O_CLOEXEC
+	for range 8 {
+		fd, err := openName(unix.AT_FDCWD, path, flags)
+		if how == OwnRead || !errors.Is(err, unix.ENOENT) {
+			return fd, ownOpenError(err)
+		}
+		fd, err = openCreate(path, flags|unix.O_CREAT|unix.O_EXCL, 0o600)
+		if !errors.Is(err, unix.EEXIST) {
+			return fd, ownOpenError(err)
+		}
+		// Made by someone else between the two opens: open what is there
+		// now, and check it.
+	}
+	return -1, fmt.Errorf("%w: it keeps appearing and vanishing", ErrNotOwn)
+}
+
+// openCreate makes the file at path, in mode (less the umask).
+func openCreate(path string, flags int, mode uint32) (int, error) {
+	for {
+		fd, err := unix.Open(path, flags, mode)
+		if err == unix.EINTR {
+			continue
+		}
+		return fd, err
+	}
+}
+
+// ownOpenError names what the open refused: a link (ELOOP under
+// O_NOFOLLOW), or a FIFO with no reader (ENXIO under O_NONBLOCK).
+func ownOpenError(err error) error {
+	switch {
+	case errors.Is(err, unix.ELOOP):
+		return ErrSymlink
+	case errors.Is(err, unix.ENXIO):
+		return fmt.Errorf("%w: a FIFO or a device", ErrNotOwn)
+	}
+	return err
+}
+
+// checkOwn says whether fd is a regular file of this process's euid with
+// one link.
+func checkOwn(fd int) error {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return err
+	}
+	return ownStat(&st)
+}
+
+// ownStat says whether st is a regular file of this process's euid with
+// one link.
+func ownStat(st *unix.Stat_t) error {
+	switch {
+	case st.Mode&unix.S_IFMT == unix.S_IFIFO:
+		return fmt.Errorf("%w: a FIFO", ErrNotOwn)
+	case st.Mode&unix.S_IFMT != unix.S_IFREG:
+		return fmt.Errorf("%w: %w", ErrNotOwn, ErrNotRegular)
+	case int(st.Uid) != os.Geteuid():
+		return fmt.Errorf("%w: owned by uid %d, not this reaper's uid %d", ErrNotOwn, st.Uid, os.Geteuid())
+	case st.Nlink != 1:
+		return fmt.Errorf("%w: it has %d names (a hard link)", ErrNotOwn, st.Nlink)
+	}
+	return nil
+}
+
+// TryLock takes an exclusive flock(2) on f without waiting: false when
+// another open file description holds it.
+func TryLock(f *os.File) (bool, error) {
+	for {
+		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		switch {
+		case err == nil:
+			return true, nil
+		case errors.Is(err, unix.EINTR):
+			continue
+		case errors.Is(err, unix.EWOULDBLOCK):
+			return false, nil
+		}
+		return false, err
+	}
+}
+
+// WriteOwn replaces one of reaper's own files at path with data, by
+// WriteFileAtomic: a new file renamed over the name, so nothing that
+// sits at path is ever opened or written through. What is there must be
+// the reaper's own by OpenOwn's rule (looked at with lstat(2), no link
+// followed) or nothing; anything else is refused and left as it is.
+func WriteOwn(path string, data []byte, perm os.FileMode) error {
+	var st unix.Stat_t
+	err := unix.Lstat(path, &st)
+	switch {
+	case errors.Is(err, unix.ENOENT):
+	case err != nil:
+		return &FileError{path, err}
+	case st.Mode&unix.S_IFMT == unix.S_IFLNK:
+		return &FileError{path, ErrSymlink}
+	default:
+		if err := ownStat(&st); err != nil {
+			return &FileError{path, err}
+		}
+	}
+	return WriteFileAtomic(path, data, perm)
+}
