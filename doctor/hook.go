@@ -32,8 +32,19 @@ func hookCheck(cs client.Set, getenv func(string) string, home, self string) aud
 		if err != nil {
 			continue
 		}
-		// Bounded, never blocking on a FIFO; as root, a file that is not
-		// root's (a user's, by an environment sudo kept) is not parsed.
+		// As root, a file that is not root's (a user's, by an environment
+		// sudo kept), or reached through a user's link, is not parsed.
+		if run.EUID() == 0 {
+			if uid, _, err := platform.PathSpeaker(path); err != nil || uid != 0 {
+				if err == nil {
+					found = append(found, fmt.Sprintf("%s (%s) is uid %d's: not read as root", in.Title, path, uid))
+				} else if _, serr := os.Lstat(path); serr == nil {
+					found = append(found, fmt.Sprintf("%s (%s): %v: not read as root", in.Title, path, err))
+				}
+				continue
+			}
+		}
+		// Bounded, never blocking on a FIFO.
 		data, owner, err := platform.ReadFileOwner(path, 16<<20)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue

@@ -295,7 +295,10 @@ func DirNames(path string, n int) ([]string, error) {
 // whoever may write the directory (the sticky bit aside: then only the
 // entry's owner, the directory's, or root) — or "" when only root can.
 // Every component from the file up to / must be root's and writable by
-// no one else: group write is allowed only to group 0. A symbolic link on
+// no one else: group write is allowed only to group 0, and an access ACL
+// entry that grants write to another user or group is refused on Linux
+// (acl(5): the mode's group bits are then the ACL's mask, and a
+// "u:alice:rwx" entry hides behind drwxrwxr-x root:root). A symbolic link on
 // the way is refused, not followed: the caller resolves the path first,
 // so that what is checked is what runs. It is how a root service refuses
 // a binary that `go install` or npm put in a user's directory: whoever
@@ -319,6 +322,12 @@ func WhoCanReplace(path string) (string, error) {
 			return fmt.Sprintf("%s is writable by every user", p), nil
 		case st.Mode&0o020 != 0 && st.Gid != 0 && !sticky:
 			return fmt.Sprintf("%s is writable by group %d", p, st.Gid), nil
+		}
+		if who, err := aclWriter(p); err != nil || who != "" {
+			if err != nil {
+				return "", err
+			}
+			return fmt.Sprintf("%s: %s", p, who), nil
 		}
 		if p == "/" {
 			return "", nil

@@ -91,6 +91,16 @@ func (h *Hook) Install(path, exe string) error {
 func (h *Hook) Uninstall(path string) error { return h.edit(path, "", false) }
 
 func (h *Hook) edit(path, exe string, install bool) error {
+	if os.Geteuid() == 0 {
+		// Root edits only root's files; a user's, as that user (asUser).
+		uid, gid, err := platform.PathSpeaker(path)
+		if err != nil {
+			return fmt.Errorf("%s: not edited as root: %w", path, err)
+		}
+		if uid != 0 {
+			return h.asUser(uid, gid, path, install)
+		}
+	}
 	target, mode, err := settingsFile(path)
 	if err != nil {
 		return err

@@ -2,12 +2,16 @@ package setup
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/orphanreaper/reaper/client"
+	"github.com/orphanreaper/reaper/platform/child"
 )
 
 func hookFor(out *bytes.Buffer) *Hook {
@@ -86,22 +90,51 @@ func TestHookRefuses(t *testing.T) {
 	}
 }
 
-// As root, a settings file in the user's dir that another user owns is
-// not replaced by one of root's.
-func TestHookRefusesAnotherUsersFile(t *testing.T) {
+// As root, a settings file that another user owns, or that is reached
+// through a directory or link of theirs, is never edited by root: the
+// edit goes to a child running as that user (the binary's tests run it
+// for real: cmd/reaper's TestAttackRootHookEdit). The control: root's
+// own file in root's own directory is edited by root.
+func TestHookAsTheFilesUser(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("needs root: chowns a file to another user")
+		t.Skip("needs root: chowns files to another user")
 	}
-	path := filepath.Join(t.TempDir(), "settings.json")
-	os.WriteFile(path, []byte("{}\n"), 0o644)
-	if err := os.Chown(path, 65534, 65534); err != nil {
-		t.Fatal(err)
+	var ran []child.ChildSpec
+	runChild = func(_ context.Context, spec child.ChildSpec) ([]byte, error) {
+		ran = append(ran, spec)
+		return nil, errors.New("not run in this test")
 	}
-	if err := hookFor(&bytes.Buffer{}).Install(path, "/usr/bin/reaper"); err == nil || !strings.Contains(err.Error(), "another user") {
-		t.Errorf("another user's file: %v", err)
+	t.Cleanup(func() { runChild = child.RunChild })
+	root := t.TempDir()
+	victim := filepath.Join(root, "daemon.json")
+	os.WriteFile(victim, []byte("{}\n"), 0o644)
+	theirs := filepath.Join(root, "theirs.json")
+	os.WriteFile(theirs, []byte("{}\n"), 0o644)
+	os.Chown(theirs, 65534, 65534)
+	home := filepath.Join(root, "home")
+	os.Mkdir(home, 0o755)
+	os.Symlink(victim, filepath.Join(home, "settings.json"))
+	os.Lchown(filepath.Join(home, "settings.json"), 65534, 65534)
+	os.Chown(home, 65534, 65534)
+	for _, path := range []string{theirs, filepath.Join(home, "settings.json"), filepath.Join(home, "new", "settings.json")} {
+		ran = nil
+		err := hookFor(&bytes.Buffer{}).Install(path, "/usr/bin/reaper")
+		if err == nil || !strings.Contains(err.Error(), "is uid 65534's") || len(ran) != 1 {
+			t.Errorf("%s: %v, %d children; want the edit handed to uid 65534", path, err, len(ran))
+			continue
+		}
+		if s := ran[0]; !s.Drop || s.UID != 65534 || !slices.Contains(s.Args, path) {
+			t.Errorf("%s: the child %+v", path, s)
+		}
 	}
-	if b, _ := os.ReadFile(path); string(b) != "{}\n" {
-		t.Errorf("it changed: %q", b)
+	if b, _ := os.ReadFile(victim); string(b) != "{}\n" {
+		t.Errorf("root wrote through the user's link: %q", b)
+	}
+	ran = nil
+	own := filepath.Join(root, "own.json")
+	os.WriteFile(own, []byte("{}\n"), 0o600)
+	if err := hookFor(&bytes.Buffer{}).Install(own, "/usr/bin/reaper"); err != nil || len(ran) != 0 {
+		t.Errorf("control, root's own file: %v, %d children", err, len(ran))
 	}
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -61,6 +62,7 @@ watch' (a service), this is the third way to stay clean.`,
 
 func newHookInstallCommand(g *globalOptions, install bool) *cobra.Command {
 	hook := &setup.Hook{Out: g.stdout}
+	var settings string
 	use, short := "install CLIENT", "Add the session-start reap to a client's hooks"
 	if !install {
 		use, short = "uninstall CLIENT", "Remove the session-start reap from a client's hooks"
@@ -81,10 +83,15 @@ func newHookInstallCommand(g *globalOptions, install bool) *cobra.Command {
 				return usagef("hook: %q has no session hooks reaper knows: %s", args[0], strings.Join(names, ", "))
 			}
 			hook.Client, hook.Out = in, g.stdout
-			home, _ := os.UserHomeDir()
-			path, err := hook.Settings(os.Getenv, home)
-			if err != nil {
-				return err
+			path := settings
+			if path == "" {
+				home, _ := os.UserHomeDir()
+				var err error
+				if path, err = hook.Settings(os.Getenv, home); err != nil {
+					return err
+				}
+			} else if !filepath.IsAbs(path) {
+				return usagef("hook: --%s %q: not an absolute path", setup.SettingsFlag, path)
 			}
 			if !install {
 				return hook.Uninstall(path)
@@ -98,5 +105,9 @@ func newHookInstallCommand(g *globalOptions, install bool) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&hook.DryRun, "dry-run", false, "print the change, and change nothing")
+	// Hidden: how root hands a user's settings file to a child running
+	// as that user (setup.Hook), not a flag for people.
+	cmd.Flags().StringVar(&settings, setup.SettingsFlag, "", "the settings file to edit (root's child, as the file's user)")
+	cmd.Flags().MarkHidden(setup.SettingsFlag)
 	return cmd
 }
