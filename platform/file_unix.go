@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -333,15 +332,6 @@ func WhoCanReplace(path string) (string, error) {
 			return "", nil
 		}
 	}
-}
-
-// PIDExists reports whether a process has pid now: kill(2) with signal 0,
-// which sends nothing, fails with ESRCH only when there is none (EPERM:
-// another user's, which exists).
-// A number past what pid_t holds names no process (and kill(2) would
-// take its truncation for a group).
-func PIDExists(pid int) bool {
-	return pid > 0 && pid <= math.MaxInt32 && unix.Kill(pid, 0) != unix.ESRCH
 }
 
 // FileUID is the uid that owns the file fi describes (from os.Stat or

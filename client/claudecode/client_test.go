@@ -255,12 +255,16 @@ func TestManyStaleSessions(t *testing.T) {
 		os.WriteFile(path, b, 0o600)
 		os.Chtimes(path, at, at)
 	}
-	base := time.Now().Add(-time.Hour)
+	// The live writer's record must be written after it started
+	// (platform.RecordOwnerLive) and be the oldest: the stale records are
+	// dated after it, in the next minutes.
+	now := time.Now()
+	base := now.Add(time.Minute)
 	const stale = 3 * maxSessions
 	for k := range stale {
 		write(1<<22+k+1, fmt.Sprintf("stale-%d", k), base.Add(time.Duration(k)*time.Second)) // above pid_max: no such process
 	}
-	write(os.Getpid(), "live", base.Add(-time.Hour)) // the oldest file, of a live pid
+	write(os.Getpid(), "live", now) // the oldest file, of its live writer
 	raw := ReadRaw(filepath.Join(h, ".claude"))
 	ids := map[string]bool{}
 	for _, s := range raw.Sessions {

@@ -16,8 +16,10 @@ import (
 const MaxListed = 1 << 16
 
 // Chosen is which of a records dir's files a reader reads, and what it
-// left: the files named by a process that lives are read first, then
-// the others newest first, up to the bound.
+// left: the files named by a process that lives as their writer could
+// (platform.RecordOwnerLive: the record's user's or root's, started before
+// the record was written) are read first, then the others newest first,
+// up to the bound.
 type Chosen struct {
 	// Names are the files to read, in that order.
 	Names []string
@@ -70,11 +72,21 @@ func Choose(dir string, match func(name string) bool, pidOf func(name string) in
 	var files []file
 	for _, n := range matched {
 		f := file{name: n, live: true}
-		if pid := pidOf(n); pid > 0 {
-			f.live = platform.PIDExists(pid)
-		}
-		if fi, err := os.Lstat(filepath.Join(dir, n)); err == nil {
+		fi, err := os.Lstat(filepath.Join(dir, n))
+		if err == nil {
 			f.at = fi.ModTime().UnixNano()
+		}
+		if pid := pidOf(n); pid > 0 {
+			// The process at the pid is the record's writer only when it
+			// is the record's user's (or root's) and started before the
+			// record was written: another user's process that took the
+			// pid proves nothing, and must not push this user's newest
+			// records past the bound (platform.RecordOwnerLive).
+			uid, ok := uint32(0), false
+			if err == nil {
+				uid, ok = platform.FileUID(fi)
+			}
+			f.live = ok && platform.RecordOwnerLive(pid, uid, fi.ModTime())
 		}
 		files = append(files, f)
 	}
