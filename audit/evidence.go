@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -44,25 +43,6 @@ type RecordExcerpt struct {
 
 // MaxExcerpt bounds one record's excerpt.
 const MaxExcerpt = 4 << 10
-
-// redactions are what never leaves the machine in a bundle: credentials
-// as the agent clients' users hold them (provider API keys, GitHub and
-// Slack tokens, bearer headers, JWTs, the values of secret-named flags
-// and variables, URLs' passwords), each replaced by its kind.
-var redactions = []struct {
-	kind string
-	re   *regexp.Regexp
-	with string
-}{
-	{"url-password", regexp.MustCompile(`(://[^/\s:@]+:)[^@\s/]+@`), "${1}[REDACTED]@"},
-	{"bearer", regexp.MustCompile(`(?i)(bearer\s+)[A-Za-z0-9._~+/=-]{8,}`), "${1}[REDACTED]"},
-	{"secret-value", regexp.MustCompile(`(?i)((?:--?|\b)[A-Za-z0-9_.-]*(?:token|secret|password|passwd|api[_-]?key|apikey|auth|credential|private[_-]?key)[A-Za-z0-9_.-]*(?:[= :]|":\s*"))([^\s",]{4,})`), "${1}[REDACTED]"},
-	{"api-key", regexp.MustCompile(`\b(?:sk|pk|rk)-[A-Za-z0-9_-]{12,}|\bsk-ant-[A-Za-z0-9_-]{8,}|\bAIza[0-9A-Za-z_-]{20,}`), "[REDACTED]"},
-	{"github-token", regexp.MustCompile(`\b(?:gh[pousr]|github_pat)_[A-Za-z0-9_]{16,}`), "[REDACTED]"},
-	{"slack-token", regexp.MustCompile(`\bxox[abprs]-[A-Za-z0-9-]{10,}`), "[REDACTED]"},
-	{"aws-key", regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`), "[REDACTED]"},
-	{"jwt", regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`), "[REDACTED]"},
-}
 
 // Redact takes secrets out of every string of the bundle, and shortens
 // each home given to "~" (the longest first). It works on the bundle's
@@ -109,27 +89,6 @@ func redactValue(v any, homes []string, counts map[string]int) any {
 		}
 	}
 	return v
-}
-
-// RedactString is s with its secrets replaced and homes shortened,
-// counting each kind taken out.
-func RedactString(s string, homes []string, counts map[string]int) string {
-	for _, r := range redactions {
-		if n := len(r.re.FindAllStringIndex(s, -1)); n > 0 {
-			counts[r.kind] += n
-			s = r.re.ReplaceAllString(s, r.with)
-		}
-	}
-	for _, h := range homes {
-		if h == "" || h == "/" {
-			continue
-		}
-		if n := strings.Count(s, h); n > 0 {
-			counts["home"] += n
-			s = strings.ReplaceAll(s, h, "~")
-		}
-	}
-	return s
 }
 
 // WriteTable writes the bundle as Markdown, to paste into an issue.

@@ -5,13 +5,22 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // hostile is what a user can put in any string reaper prints: their
 // process's command line, a state dir's name, a session id, a ledger's
 // owner name. A newline would start a forged line ("root's reaper killed
 // …" in root's journal); ESC would reach the operator's terminal.
-const hostile = "x\nFORGED reaper reap: tree 1 killed\r\x1b[2J\x1b]0;t\a\u202eevil\x85"
+var hostile = hostileControls
+
+// The hostile strings: controls, and bytes that are not UTF-8 alone — a
+// lone 0x9B, the 8-bit CSI, is no rune at all, and a string with no
+// control in it took another path through the escaping.
+const (
+	hostileControls = "x\nFORGED reaper reap: tree 1 killed\r\x1b[2J\x1b]0;t\a\u202eevil\x85\x9b2J\xff"
+	hostileBytes    = "x FORGED \x9b2J\x9b31m red \xff\xfe"
+)
 
 // fill sets every exported string reachable from v to hostile, and gives
 // every slice one element and every map one entry, so that each field any
@@ -68,6 +77,9 @@ func checkOutput(t *testing.T, what, out string) {
 		if i := strings.IndexFunc(line, func(r rune) bool { return r != '\t' && isControl(r) }); i >= 0 {
 			t.Errorf("%s: a control character reaches the output raw: %q", what, line)
 		}
+		if !utf8.ValidString(line) {
+			t.Errorf("%s: a byte that is not UTF-8 reaches the output raw: %q", what, line)
+		}
 	}
 }
 
@@ -78,9 +90,17 @@ func checkOutput(t *testing.T, what, out string) {
 // and journald's MESSAGE. The check's control: the same strings raw do
 // forge a line (so the check can fail).
 func TestNoUserStringForgesOutput(t *testing.T) {
+	for _, h := range []string{hostileControls, hostileBytes} {
+		hostile = h
+		noUserStringForgesOutput(t)
+	}
+	hostile = hostileControls
+}
+
+func noUserStringForgesOutput(t *testing.T) {
 	var ctrl strings.Builder
 	ctrl.WriteString("reaper reap: tree 7 killed: " + hostile + "\n")
-	if strings.Count(ctrl.String(), "\nFORGED") == 0 {
+	if strings.Count(ctrl.String(), "\nFORGED") == 0 && utf8.ValidString(hostile) {
 		t.Fatal("the control does not forge a line")
 	}
 	var rep Report

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/orphanreaper/reaper/platform"
 	"github.com/orphanreaper/reaper/policy"
@@ -394,19 +395,29 @@ func commandLine(s *platform.Snapshot, p *platform.Process) string {
 	return clipAt(s.CommandLine(p), maxCmdline)
 }
 
-// Printable escapes control characters, so that a hostile comm or argv
-// ("foo\nbar", terminal escapes) cannot forge lines of the table.
+// Printable escapes what must not reach a terminal, a log line or a
+// D-Bus string raw, so that a hostile comm or argv ("foo\nbar", terminal
+// escapes) cannot forge lines of the table: C0 and C1 controls and the
+// bidi overrides (isControl), and every byte that is not valid UTF-8,
+// as \xNN — a lone 0x9B is the 8-bit CSI to a terminal that takes C1
+// raw, and no rune at all to a range loop, which would let it through.
+// The result is valid UTF-8 with no control in it.
 func Printable(s string) string {
-	if !strings.ContainsFunc(s, isControl) {
+	if utf8.ValidString(s) && !strings.ContainsFunc(s, isControl) {
 		return s
 	}
 	var b strings.Builder
-	for _, r := range s {
-		if isControl(r) {
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			fmt.Fprintf(&b, "\\x%02x", s[i])
+		case isControl(r):
 			b.WriteString(strings.Trim(strconv.QuoteRune(r), "'"))
-			continue
+		default:
+			b.WriteString(s[i : i+n])
 		}
-		b.WriteRune(r)
+		i += n
 	}
 	return b.String()
 }

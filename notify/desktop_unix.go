@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/godbus/dbus/v5"
@@ -77,6 +78,10 @@ func dialBus(addr string) (*bus, error) {
 // Send calls Notify: app "reaper", no icon, no actions, the server's
 // default timeout.
 func (b *bus) Send(summary, body string) error {
+	// D-Bus strings must be UTF-8, and a bus refuses the whole call when
+	// one is not: what the notifier built is (audit.Printable), and this
+	// keeps any other caller's message from being dropped whole.
+	summary, body = strings.ToValidUTF8(summary, "\uFFFD"), strings.ToValidUTF8(body, "\uFFFD")
 	ctx, cancel := context.WithTimeout(context.Background(), sendWithin)
 	defer cancel()
 	call := b.conn.Object(busName, busPath).CallWithContext(ctx, busNotify, 0,

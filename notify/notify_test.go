@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/orphanreaper/reaper/audit"
 )
@@ -72,5 +73,30 @@ func TestNotifierGapAndGroups(t *testing.T) {
 	}
 	if strings.Count(s[1], "claude-code claude session a:") != 1 || !strings.Contains(s[1], "reaper explain 7") || strings.Contains(s[1], " 8 (sleep)") {
 		t.Errorf("body %q: want session a once with its two trees, the large tree 7 and not the small 8", s[1])
+	}
+}
+
+// Issue 51, attack 5c: D-Bus strings must be UTF-8, and a bus refuses
+// the whole Notify when one is not. One of A's trees named with bytes
+// that are not UTF-8 (0x9B, 0xFF), in its command line, user and owner,
+// shares a batch with B's tree: the message is valid UTF-8, escapes A's
+// bytes, and still tells of B's.
+func TestNotifierSendsValidUTF8(t *testing.T) {
+	d := &desk{}
+	n := &Notifier{Desktop: d}
+	hostile := killed(7, "claude\x9b2J", "run\xff", 10)
+	hostile.Cmdline, hostile.User = "node \x9b31mserver\xfe", "a\xff"
+	if _, err := n.Pass(&audit.Report{Findings: []audit.Finding{hostile, killed(8, "codex", "r2", 20)}}); err != nil {
+		t.Fatal(err)
+	}
+	if len(d.sent) != 1 {
+		t.Fatalf("%d notifications, want 1", len(d.sent))
+	}
+	summary, body := d.sent[0][0], d.sent[0][1]
+	if !utf8.ValidString(summary) || !utf8.ValidString(body) {
+		t.Errorf("not UTF-8: %q / %q", summary, body)
+	}
+	if !strings.Contains(body, `\x9b31mserver\xfe`) || !strings.Contains(body, "mcp 8 (npm exec some-mcp)") {
+		t.Errorf("body %q: want A's bytes escaped and B's tree told", body)
 	}
 }

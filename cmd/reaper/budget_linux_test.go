@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // The attacks of docs/threat-model.md numbered 12 to 18: what any user
@@ -512,6 +513,9 @@ func forgedNames(t *testing.T, a *attackRun) string {
 	os.WriteFile(filepath.Join(state, "gateway.0123abcd.lock"), []byte("garbage \x1b[2J"), 0o644)
 	chownAll(t, state, 65534)
 	adoptShell(t, fmt.Sprintf("export OPENCLAW_STATE_DIR=$'%s'; exec %s 600", strings.ReplaceAll(state, "\n", `\n`), gatewayTitled(t)), nobody)
+	// Bytes that are not UTF-8 and no control besides: a lone 0x9B is
+	// the 8-bit CSI to a terminal that takes C1 raw (issue 51, 5a).
+	adoptShell(t, fmt.Sprintf("exec -a $'npm exec mcp-remote https://b-%s/\x9b2J\xff' /bin/bash -c '/bin/sleep 600; :'", a.mark), nobody)
 	return forged
 }
 
@@ -530,6 +534,12 @@ func TestAttackForgedLines(t *testing.T) {
 	}
 	if !strings.Contains(out, `\n`+forged) {
 		t.Errorf("the control: the forged text is not in the output at all, escaped:\n%s", out)
+	}
+	if !utf8.ValidString(out) || strings.Contains(out, "\x9b") {
+		t.Errorf("a byte that is not UTF-8 reaches root's output raw:\n%q", out)
+	}
+	if !strings.Contains(out, `/\x9b2J\xff`) {
+		t.Errorf("the control: the tree named with 0x9B is not in the output, escaped:\n%s", out)
 	}
 }
 
