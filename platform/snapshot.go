@@ -104,16 +104,6 @@ func NewWallSnapshot(procs []Process, bootID string, boot, taken time.Time) *Sna
 // boot (Linux): what a client recorded of a start is compared accordingly.
 func (s *Snapshot) WallClockStarts() bool { return s.wallStart }
 
-// TakenTicks is the start a process started as the snapshot was taken
-// would carry, in StartTicks' unit: a process whose StartTicks are below
-// it was running before the snapshot.
-func (s *Snapshot) TakenTicks() uint64 {
-	if s.wallStart {
-		return uint64(s.Taken.UnixMicro())
-	}
-	return uint64(s.Uptime/time.Second)*s.ClockTicks + uint64(s.Uptime%time.Second)*s.ClockTicks/uint64(time.Second)
-}
-
 // Started is when p started: to the microsecond on macOS, to the clock
 // tick after this boot's start on Linux.
 func (s *Snapshot) Started(p *Process) time.Time { return s.Taken.Add(-s.Age(p)) }

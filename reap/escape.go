@@ -100,35 +100,31 @@ func (t *tree) ownGroups(s *platform.Snapshot, tr *scan.Tree) map[int]bool {
 
 // escapees looks, once the tree is dead, for what it may have left: the
 // processes in the sessions and process groups it held (children it
-// forked while dying) — each one the gate admits is SIGKILLed — and
-// processes of its user adopted by its root's adopter since the first
-// rescan, in a session or group that is new since the scan, which
-// setsid(2) or setpgid(2) could have taken out of every group: those are
-// not proven the tree's, so they are not signalled, but they are named and
-// the finding is not called killed. It returns a note, and whether the
-// finding failed: a survivor is named, never counted as killed.
+// forked while dying) — each one the gate admits is SIGKILLed, and one
+// that still lives, or that the gate refuses, is named and the finding is
+// failed, never called killed. It returns a note, and whether the finding
+// failed.
+//
+// A process is the tree's only when the kernel ties it to the tree: in
+// its confinement (whatever it forks is born inside, and cgroup.kill ends
+// it), in a session or group the tree held whole, or seen as a member's
+// child at a rescan (then it was a member). A process merely adopted by
+// the tree's adopter during the reap is not: on a busy host PID 1 adopts
+// the host's own processes all the time (a file-transfer shell whose
+// parent exited), and naming them failed reaps that had ended their whole
+// tree. A fork that leaves every group by setsid(2) outside a
+// confinement is the limit of that fallback (docs/threat-model.md).
 func (t *tree) escapees() (string, bool) {
 	s, err := platform.ReadSnapshot(t.opt.ProcRoot)
 	if err != nil {
 		return "could not confirm that nothing the tree forked while dying lives: " + err.Error(), true
 	}
 	defer s.Close()
-	var found, born []*platform.Process
+	var found []*platform.Process
 	for i := range s.Procs {
 		p := &s.Procs[i]
-		switch {
-		case p.Zombie() || p.KernelThread() || t.isApart(p):
-		case t.groups[p.SID] || t.groups[p.PGID]:
+		if !p.Zombie() && !p.KernelThread() && !t.isApart(p) && (t.groups[p.SID] || t.groups[p.PGID]) {
 			found = append(found, p)
-		case p.PPID == t.adopter && t.adopter > 0 && t.adopted != nil && t.adopted[p.PID] != p.StartTicks && !t.member(p) &&
-			p.StartTicks >= t.began && s.UID(p) == t.uid && !t.anothersFork(p) && !(t.known[p.SID] && t.known[p.PGID]):
-			// Adopted since the first rescan, started since the scan, and
-			// in a session or group the scan's table did not hold: perhaps
-			// the tree's fork, which left the tree's groups by making one.
-			// One that started before, or that is still in groups that
-			// were there before (an unrelated process of the same user
-			// whose parent happened to die meanwhile), cannot be.
-			born = append(born, p)
 		}
 	}
 	var refused []string
@@ -153,9 +149,6 @@ func (t *tree) escapees() (string, bool) {
 		}
 	}
 	alive = append(alive, refused...)
-	for _, p := range born {
-		alive = append(alive, fmt.Sprintf("pid %d (%s), adopted by %d since the reap began: it may have been forked by the tree", p.PID, s.CommandLine(p), t.adopter))
-	}
 	switch {
 	case len(alive) > 0:
 		return fmt.Sprintf("partial: %d processes the tree may have forked while dying are alive: %s", len(alive), strings.Join(alive, "; ")), true
@@ -163,35 +156,6 @@ func (t *tree) escapees() (string, bool) {
 		return fmt.Sprintf("%d processes the tree forked while dying found in its sessions and process groups and killed", len(found)), false
 	}
 	return "", false
-}
-
-// anothersFork reports whether p is in a session or process group that
-// another tree of this reap holds whole: that tree's fork, which that
-// tree's own look for escapees deals with, not one this tree may have
-// left.
-func (t *tree) anothersFork(p *platform.Process) bool {
-	if t.reap == nil {
-		return false
-	}
-	for _, o := range *t.reap {
-		if o != t && (o.groups[p.SID] || o.groups[p.PGID]) {
-			return true
-		}
-	}
-	return false
-}
-
-// adoptedBy lists the adopter's children, as s shows them: those adopted
-// later are new. (Whose they are is read only of the new ones: the
-// adopter is PID 1 as often as not.)
-func (t *tree) adoptedBy(s *platform.Snapshot) map[int]uint64 {
-	out := map[int]uint64{}
-	for i := range s.Procs {
-		if p := &s.Procs[i]; p.PPID == t.adopter {
-			out[p.PID] = p.StartTicks
-		}
-	}
-	return out
 }
 
 // member reports whether p is a process the tree handled, by pid and start.

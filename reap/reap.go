@@ -157,8 +157,6 @@ func Execute(ctx context.Context, plan *policy.Plan, snap *platform.Snapshot, op
 		note string
 	}
 	var graces []inGrace
-	var trees []*tree // this reap's, each naming the others' forks as theirs
-	known := knownGroups(snap)
 	for i, it := range plan.Items {
 		out[i] = Result{Outcome: it.Outcome, Detail: it.Detail, PIDs: it.Finding.PIDs()}
 		if it.Outcome != policy.Planned {
@@ -172,8 +170,7 @@ func Execute(ctx context.Context, plan *policy.Plan, snap *platform.Snapshot, op
 			out[i] = Result{Outcome: policy.Failed, Detail: stopped(ctx) + " before this tree: nothing signalled", PIDs: out[i].PIDs}
 			continue
 		}
-		t := &tree{opt: &opt, snap: snap, item: &plan.Items[i], root: it.Finding.Root.PID, kill: it.Action == policy.Kill, reap: &trees, known: known}
-		trees = append(trees, t)
+		t := &tree{opt: &opt, snap: snap, item: &plan.Items[i], root: it.Finding.Root.PID, kill: it.Action == policy.Kill}
 		r, note := t.start(ctx, it.Finding)
 		if r != nil {
 			done(i, t, *r)
@@ -211,28 +208,8 @@ type tree struct {
 	// groups are the sessions and process groups that held only the tree
 	// and what it forked, at any rescan: a process found in one later was
 	// forked by the tree.
-	groups map[int]bool
-	// adopter is the pid that adopted the tree's root, uid its root's
-	// user, and adopted the adopter's children at the first rescan: one of
-	// that user adopted since may have been forked by the tree in a way no
-	// group shows (setsid), and is named if it lives.
-	adopter int
-	uid     uint32
-	adopted map[int]uint64
-	// began is the start (StartTicks) of a process that started as the
-	// scan's table was taken: only one that started since can have been
-	// forked by the tree during its reap.
-	began uint64
-	// known are the sessions and process groups of the scan's table: a
-	// process still in both since cannot have left the tree's by
-	// setsid(2) or setpgid(2) during the reap — a fork that leaves its
-	// groups makes a new one, which the table did not hold.
-	known  map[int]bool
-	termed time.Time // when SIGTERM was sent: the grace runs from it
-	// reap is every tree of this reap: with their graces side by side,
-	// another's fork while dying may be adopted by the same adopter in
-	// this tree's window, and its session or group says whose it is.
-	reap        *[]*tree
+	groups      map[int]bool
+	termed      time.Time // when SIGTERM was sent: the grace runs from it
 	conf        *kill.Confinement
 	releaseNote string // why a confinement given up was not fully released
 	// apart are the processes below the root the scan found not the
@@ -284,7 +261,6 @@ func (t *tree) end(ctx context.Context, note string) Result {
 func (t *tree) begin(f *scan.Finding) {
 	t.ids = map[int]string{}
 	t.starts = map[int]uint64{}
-	t.adopter, t.uid, t.began = f.Root.PPID, t.snap.UID(f.Root), t.snap.TakenTicks()
 	t.apart = map[int]uint64{}
 	for _, p := range f.Apart {
 		t.apart[p.PID] = p.StartTicks
@@ -526,9 +502,6 @@ func (t *tree) stopAndRescan(ctx context.Context, members []*kill.Handle) (strin
 		if err != nil {
 			return "", &Result{Outcome: policy.Refused, Detail: "rescan failed, members not re-checked: " + err.Error(), PIDs: t.pids()}
 		}
-		if t.adopted == nil {
-			t.adopted = t.adoptedBy(s)
-		}
 		tr := scan.NewTree(s)
 		added := t.newMembers(s, tr)
 		// The sessions and groups that hold only the tree and its forks
@@ -591,14 +564,4 @@ func (t *tree) newMembers(s *platform.Snapshot, tr *scan.Tree) int {
 		}
 	}
 	return added
-}
-
-// knownGroups is every session and process group id of s.
-func knownGroups(s *platform.Snapshot) map[int]bool {
-	known := make(map[int]bool, len(s.Procs)/4)
-	for i := range s.Procs {
-		known[s.Procs[i].SID] = true
-		known[s.Procs[i].PGID] = true
-	}
-	return known
 }
