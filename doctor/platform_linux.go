@@ -39,8 +39,9 @@ func pidfdCheck() audit.Check {
 }
 
 // cgroupCheck finds out whether a dying tree can be killed as a unit the
-// way reap does it: by making an empty cgroup below reaper's own, with
-// cgroup.kill, and removing it again.
+// way reap does it: by making an empty confinement, with cgroup.kill, and
+// removing it again. It names the confinements that outlived their reap
+// (their maker SIGKILLed, or its PID namespace ended under it).
 func cgroupCheck() audit.Check {
 	c := audit.Check{Name: "cgroup v2"}
 	root := kill.Cgroup2Root()
@@ -55,7 +56,7 @@ func cgroupCheck() audit.Check {
 		c.Fix = "boot with the unified hierarchy (systemd.unified_cgroup_hierarchy=1), or mount cgroup2"
 		return c
 	}
-	conf, err := kill.NewGuard(nil).Confine("reaper-doctor-" + strconv.Itoa(os.Getpid()))
+	conf, err := kill.NewGuard(nil).Confine("doctor-" + strconv.Itoa(os.Getpid()))
 	if err != nil {
 		c.Status = audit.CheckWarn
 		c.Summary = "a dying tree cannot be killed as a unit here: it is followed by its sessions and process groups"
@@ -69,6 +70,30 @@ func cgroupCheck() audit.Check {
 	c.Details = []string{fmt.Sprintf("made and removed %s%s to find out", root, conf.Path)}
 	if !removed {
 		c.Details = append(c.Details, "it could not be removed again: remove it by hand (rmdir)")
+	}
+	left, err := kill.Confinements(time.Now())
+	if err != nil {
+		c.Details = append(c.Details, "confinements left by reapers that died: "+err.Error())
+	}
+	var empty, busy int
+	for _, l := range left {
+		what := "empty"
+		if l.Populated {
+			what, busy = "holds processes", busy+1
+		} else {
+			empty++
+		}
+		c.Details = append(c.Details, fmt.Sprintf("%s%s, made %s, %s", root, l.Path, l.Made.Format(time.DateTime), what))
+	}
+	switch {
+	case busy > 0:
+		c.Status = audit.CheckWarn
+		c.Summary = fmt.Sprintf("%d confinements that reapers which died left hold processes", busy)
+		c.Fix = "the next reap that takes the dead reaper's lock gives them back (its record of what is stopped); 'reaper explain PID' for each"
+	case empty > 0:
+		c.Status = audit.CheckWarn
+		c.Summary = fmt.Sprintf("%d empty confinements that reapers which died left", empty)
+		c.Fix = "the next reap as root removes the empty ones (rmdir by hand does too)"
 	}
 	return c
 }

@@ -6,7 +6,6 @@ import (
 	"os"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/orphanreaper/reaper/platform"
 	"github.com/orphanreaper/reaper/platform/kill"
@@ -32,7 +31,7 @@ import (
 // confineTree moves the stopped tree into a confinement of its own where
 // the kernel lets the reaper make one, and returns a note for the audit.
 func (t *tree) confineTree() string {
-	c, err := t.opt.confine(t.opt.Guard, fmt.Sprintf("reaper-%d-%d-%d", os.Getpid(), t.root, time.Now().UnixNano()))
+	c, err := t.opt.confine(t.opt.Guard, fmt.Sprintf("%d-%d", os.Getpid(), t.root))
 	if err != nil {
 		if errors.Is(err, errors.ErrUnsupported) {
 			return "" // the session and process-group path; the normal case without root

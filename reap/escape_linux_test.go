@@ -178,7 +178,7 @@ func TestEscapeeRefusedIsNamed(t *testing.T) {
 
 // canConfine reports whether this test process could make a confinement.
 func canConfine() bool {
-	c, err := kill.NewGuard(nil).Confine("reaper-probe-" + itoa(os.Getpid()))
+	c, err := kill.NewGuard(nil).Confine("probe-" + itoa(os.Getpid()))
 	if err != nil {
 		return false
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strings"
 	"syscall"
 	"time"
 
@@ -111,6 +112,13 @@ func Reap(ctx context.Context, cfg ReapConfig) (*Reaped, error) {
 	// What a reap that died left stopped or confined is given back before
 	// this one reads the table (StopLog).
 	recovered := recoverStopped(StoppedPath(cfg.LockFile))
+	// And the empty confinements any reaper that died left, whatever its
+	// lock (kill.SweepConfinements).
+	if !cfg.DryRun {
+		if swept := kill.SweepConfinements(time.Now()); len(swept) > 0 {
+			recovered = append(recovered, fmt.Sprintf("removed %s that reapers which died left: %s", audit.Plural(len(swept), "empty confinement"), strings.Join(swept, ", ")))
+		}
+	}
 
 	pol := cfg.Policy
 	mode := policy.ModeReap

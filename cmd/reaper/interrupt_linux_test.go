@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/orphanreaper/reaper/internal/skips"
 )
 
 // ignoringTree is a bash command for `reaper run --` that leaves one tree
@@ -168,4 +171,59 @@ func TestKilledRunReleasedByTheNextRun(t *testing.T) {
 		t.Errorf("the next reap: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	notStoppedNorConfined(t, pid)
+}
+
+// Issue 51, attack 7: `reaper run` SIGKILLed mid-confinement, its tree
+// then ended by someone else, left an empty reaper-* cgroup for hours,
+// since only a reap with the dead run's lock (its record) looked for it.
+// Any later root reap, whatever its lock, removes it once it is a few
+// seconds old — polled here, reap after reap, until it is gone.
+func TestKilledRunConfinementSwept(t *testing.T) {
+	requireRoot(t)
+	becomeSubreaper(t)
+	pol := writePolicy(t, "version = 1\n[defaults]\ngrace = \"60s\"\n")
+	cmd, pid := runInGrace(t, pol, filepath.Join(t.TempDir(), "reaper.lock"), nil)
+	cg, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
+	path := ""
+	for _, line := range strings.Split(string(cg), "\n") {
+		if rest, ok := strings.CutPrefix(line, "0::"); ok && strings.Contains(rest, "/reaper.confine/reaper-") {
+			path = rest
+		}
+	}
+	if path == "" {
+		skips.Skipf(t, "no confinement here (%s): nothing to leave behind", strings.TrimSpace(string(cg)))
+	}
+	dir := ""
+	for _, root := range []string{"/sys/fs/cgroup/unified", "/sys/fs/cgroup"} {
+		if _, err := os.Stat(root + path); err == nil {
+			dir = root + path
+		}
+	}
+	if dir == "" {
+		t.Fatalf("confinement %s not found under the cgroup2 mounts", path)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	killTreeVerified(pid)
+	waitFor(t, func() bool {
+		b, err := os.ReadFile(dir + "/cgroup.events")
+		return err == nil && strings.Contains(string(b), "populated 0")
+	}, "the dead run's confinement empty")
+	other := filepath.Join(t.TempDir(), "other.lock") // not the dead run's: its record is not read
+	var said bool
+	pol = writePolicy(t, "version = 1\n")
+	for deadline := time.Now().Add(time.Minute); ; {
+		r := runReaper(t, nil, "reap", "--policy", pol, "--lock-file", other, "--journal", "off")
+		said = said || strings.Contains(r.stdout, "empty confinement")
+		if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the empty confinement %s is still there after a minute of reaps", path)
+		}
+		time.Sleep(500 * time.Millisecond) // a reap every half second while it ages
+	}
+	if !said {
+		t.Error("the reap that removed it did not say so")
+	}
 }

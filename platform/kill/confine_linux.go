@@ -28,11 +28,19 @@ import (
 // Documentation/admin-guide/cgroup-v2.rst), and "populated 0" in
 // cgroup.events confirms that nothing is left.
 //
-// It is made below the reaper's own cgroup, which under the shipped
-// systemd unit is delegated to it (Delegate=yes); nothing is moved into
-// the reaper's own cgroup. Moving a member takes it out of its unit's
-// cgroup, and with it out of its memory and pids limits, for the few
-// seconds it has left.
+// Every confinement lives under one parent of the reaper's own
+// (ConfineParent), below the reaper's own cgroup — under the shipped
+// systemd unit, the subtree Delegate=yes hands to it, the only one a
+// service may change ("Managers should refrain from making any changes
+// to the cgroup tree outside of the subtrees for units they created with
+// the Delegate flag turned on", systemd's cgroup delegation doc). A
+// reaper SIGKILLed mid-reap, or whose PID namespace ended under it,
+// leaves its confinement where every later run in that cgroup looks
+// (SweepConfinements); systemd trims a unit's or scope's subtree when it
+// stops, and doctor names any left anywhere (Confinements). Nothing is
+// moved into the reaper's own cgroup. Moving a member takes it out of its
+// unit's cgroup, and with it out of its memory and pids limits, for the
+// few seconds it has left.
 type Confinement struct {
 	// Path is the cgroup's path in the v2 hierarchy.
 	Path  string
@@ -50,26 +58,33 @@ type Confinement struct {
 	Moving func(pid int, start uint64, from string)
 }
 
-// Confine makes an empty confinement named name below the reaper's own
-// cgroup. It fails with an error wrapping errors.ErrUnsupported where it
+// Confine makes an empty confinement under ConfineParent, named
+// "reaper-TAG-NANOS" with the time it was made (SweepConfinements reads
+// it). It fails with an error wrapping errors.ErrUnsupported where it
 // can't be had: not root, no cgroup v2 hierarchy, a read-only one
 // (ProtectControlGroups=), or no cgroup.kill.
-func (g *Guard) Confine(name string) (*Confinement, error) {
+func (g *Guard) Confine(tag string) (*Confinement, error) {
 	if os.Geteuid() != 0 {
 		return nil, fmt.Errorf("confinement needs root: %w", errors.ErrUnsupported)
 	}
-	if name == "" || strings.ContainsAny(name, "/\x00") || name == "." || name == ".." {
-		return nil, fmt.Errorf("confinement name %q", name)
+	if tag == "" || strings.ContainsAny(tag, "/\x00") {
+		return nil, fmt.Errorf("confinement tag %q", tag)
 	}
 	root := Cgroup2Root()
 	if root == "" {
 		return nil, fmt.Errorf("no cgroup v2 hierarchy: %w", errors.ErrUnsupported)
 	}
-	self, err := selfCgroup()
+	parent, err := confineParent()
 	if err != nil {
 		return nil, fmt.Errorf("the reaper's own cgroup: %v: %w", err, errors.ErrUnsupported)
 	}
-	path := strings.TrimSuffix(self, "/") + "/" + name
+	if err := os.Mkdir(root+parent, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		if errors.Is(err, fs.ErrPermission) || errors.Is(err, unix.EROFS) {
+			return nil, fmt.Errorf("cgroup %s: %v: %w", parent, err, errors.ErrUnsupported)
+		}
+		return nil, fmt.Errorf("make cgroup %s: %w", parent, err)
+	}
+	path := fmt.Sprintf("%s/%s%s-%d", parent, confinePrefix, tag, time.Now().UnixNano())
 	dir := root + path
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		if errors.Is(err, fs.ErrPermission) || errors.Is(err, unix.EROFS) {
@@ -170,6 +185,9 @@ func (c *Confinement) Kill() ([]Target, error) {
 		return nil, &RefusalError{0, "confinement " + c.Path + " not killed as a unit: " + c.tainted}
 	}
 	pids, err := subtreeProcs(c.dir)
+	if errors.Is(err, ErrGone) {
+		return nil, nil // removed: a cgroup can be removed only when it holds nothing
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -231,7 +249,7 @@ func (c *Confinement) Remove() bool {
 // is taken.
 func (g *Guard) Reconfined(path string, from map[int]string, first string) (*Confinement, error) {
 	root := Cgroup2Root()
-	if root == "" || !filepath.IsAbs(path) || filepath.Clean(path) != path || !strings.HasPrefix(filepath.Base(path), "reaper-") {
+	if root == "" || !filepath.IsAbs(path) || filepath.Clean(path) != path || !strings.HasPrefix(filepath.Base(path), confinePrefix) {
 		return nil, fmt.Errorf("confinement %q: not one of the reaper's", path)
 	}
 	if _, err := os.Stat(root + path); err != nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"time"
 )
 
 // Cgroup: there are no cgroups on this platform.
@@ -66,4 +67,19 @@ func (c *Confinement) Release() error { return nil }
 // Reconfined is not implemented on this platform.
 func (g *Guard) Reconfined(path string, from map[int]string, first string) (*Confinement, error) {
 	return nil, fmt.Errorf("cgroups: %w", errors.ErrUnsupported)
+}
+
+// ConfinementLeft: there are no cgroups on this platform.
+type ConfinementLeft struct {
+	Path      string
+	Made      time.Time
+	Populated bool
+}
+
+// SweepConfinements: there are no cgroups on this platform.
+func SweepConfinements(time.Time) []string { return nil }
+
+// Confinements: there are no cgroups on this platform.
+func Confinements(time.Time) ([]ConfinementLeft, error) {
+	return nil, fmt.Errorf("cgroups on %s: %w", runtime.GOOS, errors.ErrUnsupported)
 }
