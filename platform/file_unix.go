@@ -220,12 +220,31 @@ func readRegular(fd int, max int64, owner int) ([]byte, error) {
 // with a symbolic link anywhere in it is refused (ErrSymlink), so what is
 // checked is the directory the path names and not one a link points at.
 func DirOwnerNoLinks(path string) (uint32, error) {
+	fd, err := OpenDirNoLinks(path, AnyOwner)
+	if err != nil {
+		return 0, err
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return 0, err
+	}
+	return st.Uid, nil
+}
+
+// OpenDirNoLinks opens the directory at the absolute path for reading,
+// reached from / one component at a time with O_NOFOLLOW|O_DIRECTORY: a
+// symbolic link anywhere on the way is refused (ErrSymlink), so a user
+// who swaps a directory of theirs on the way for a link cannot make root
+// open another one. Unless owner is AnyOwner the directory must be that
+// uid's (ErrNotOwner). It returns the descriptor, which the caller closes.
+func OpenDirNoLinks(path string, owner int) (int, error) {
 	if !filepath.IsAbs(path) {
-		return 0, fmt.Errorf("%s: not an absolute path", path)
+		return -1, fmt.Errorf("%s: not an absolute path", path)
 	}
 	fd, err := unix.Open("/", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return 0, err
+		return -1, err
 	}
 	for _, part := range strings.Split(strings.Trim(path, "/"), "/") {
 		if part == "" {
@@ -240,19 +259,24 @@ func DirOwnerNoLinks(path string) (uint32, error) {
 				err = ErrSymlink
 			}
 		}
-		if err != nil {
-			unix.Close(fd)
-			return 0, nofollowError(err)
-		}
 		unix.Close(fd)
+		if err != nil {
+			return -1, &FileError{path, nofollowError(err)}
+		}
 		fd = next
 	}
-	defer unix.Close(fd)
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		return 0, err
+	if owner != AnyOwner {
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil {
+			unix.Close(fd)
+			return -1, err
+		}
+		if int(st.Uid) != owner {
+			unix.Close(fd)
+			return -1, &FileError{path, fmt.Errorf("%w: owned by uid %d, the state is uid %d's", ErrNotOwner, st.Uid, owner)}
+		}
 	}
-	return st.Uid, nil
+	return fd, nil
 }
 
 // Writable reports, as access(2) does for the real uid, whether this

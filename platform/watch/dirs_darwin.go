@@ -4,13 +4,15 @@ import (
 	"sync"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/orphanreaper/reaper/platform"
 )
 
 // Dirs watches directories for entries made and removed in them: one
 // EVFILT_VNODE NOTE_WRITE knote per directory (a directory is written
 // when an entry is made, renamed in or out, or removed: kqueue(2)), on a
-// descriptor opened O_EVTONLY (it keeps no volume from being unmounted)
-// and O_NOFOLLOW, in one kqueue read by one goroutine. Only that an event
+// descriptor opened with no link followed on the way, in one kqueue read
+// by one goroutine. Only that an event
 // came, and on which directory, is taken from it. Built and vetted for
 // darwin here; not yet run on a Mac.
 type Dirs struct {
@@ -65,7 +67,11 @@ func (d *Dirs) Set(dirs []Dir) int {
 			failed++
 			continue
 		}
-		fd, err := unix.Open(dir.Path, unix.O_EVTONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		// No link followed anywhere on the way, and the uid's own dir
+		// (platform.OpenDirNoLinks): O_NOFOLLOW alone guards only the
+		// last component. (O_RDONLY rather than O_EVTONLY: the descriptor
+		// keeps the volume from being unmounted while it is watched.)
+		fd, err := platform.OpenDirNoLinks(dir.Path, int(dir.UID))
 		if err != nil {
 			failed++
 			continue

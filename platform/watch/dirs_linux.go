@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"sync"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/orphanreaper/reaper/platform"
 )
 
 // Dirs watches directories for entries made and removed in them: one
@@ -28,10 +31,27 @@ type Dirs struct {
 // dirMask is the events that say an entry came or went: a file made or
 // renamed into the dir (IN_CREATE, IN_MOVED_TO — an atomic write), or
 // removed (IN_DELETE, IN_MOVED_FROM). A file written in place is not an
-// event: a session's new file is what names a new owner. IN_ONLYDIR and
-// IN_DONT_FOLLOW: a path that is no directory, or whose last part is a
-// link, is not watched.
-const dirMask = unix.IN_CREATE | unix.IN_MOVED_TO | unix.IN_DELETE | unix.IN_MOVED_FROM | unix.IN_ONLYDIR | unix.IN_DONT_FOLLOW
+// event: a session's new file is what names a new owner. IN_ONLYDIR: a
+// path that is no directory is not watched. No link is followed on the
+// way (addWatch).
+const dirMask = unix.IN_CREATE | unix.IN_MOVED_TO | unix.IN_DELETE | unix.IN_MOVED_FROM | unix.IN_ONLYDIR
+
+// addWatch watches dir without following a link anywhere on its path:
+// IN_DONT_FOLLOW guards only the last component, so a user who swaps a
+// directory on the way for a link between a pass and this call would make
+// root watch another directory and count its events as that user's
+// hints. The directory is opened from / one component at a time with
+// O_NOFOLLOW (platform.OpenDirNoLinks), must be the uid's whose state it
+// is, and the watch is added through /proc/self/fd/N, which names that
+// open directory and nothing else.
+func (d *Dirs) addWatch(dir Dir) (int, error) {
+	fd, err := platform.OpenDirNoLinks(dir.Path, int(dir.UID))
+	if err != nil {
+		return -1, err
+	}
+	defer unix.Close(fd)
+	return unix.InotifyAddWatch(d.ifd, platform.DefaultProcRoot+"/self/fd/"+strconv.Itoa(fd), dirMask)
+}
 
 // NewDirs starts watching no directory; Set says which. It fails where
 // inotify is not to be had (a seccomp filter, fs.inotify.max_user_instances
@@ -80,14 +100,14 @@ func (d *Dirs) Set(dirs []Dir) int {
 			failed++
 			continue
 		}
-		wd, err := unix.InotifyAddWatch(d.ifd, dir.Path, dirMask)
+		wd, err := d.addWatch(dir)
 		if err != nil {
 			failed++
 			continue
 		}
 		if _, ok := d.dirs[wd]; ok {
-			// Another path to a directory already watched (a link on the
-			// way): one watch, and its events are the first dir's.
+			// Another name of a directory already watched (a bind
+			// mount): one watch, and its events are the first dir's.
 			continue
 		}
 		d.wds[dir], d.dirs[wd] = wd, dir

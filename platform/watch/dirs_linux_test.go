@@ -10,7 +10,10 @@ import (
 // A file made, renamed in or removed in a watched dir is told, with the
 // dir's uid; a file written in place is not, nor one made in a dir not
 // watched (the controls); a dir dropped from the set is no longer
-// watched; a link is not followed, and a missing dir fails.
+// watched; a missing dir fails, and so does one reached through a link —
+// as the last component, or a directory on the way a user swapped for a
+// link (issue 51, attack 8: IN_DONT_FOLLOW guarded only the last) — and
+// one that is not the uid's whose state it is said to be.
 func TestDirs(t *testing.T) {
 	d, err := NewDirs()
 	if err != nil {
@@ -18,16 +21,30 @@ func TestDirs(t *testing.T) {
 	}
 	defer d.Close()
 	base := t.TempDir()
-	a, b, other := Dir{filepath.Join(base, "a"), 1001}, Dir{filepath.Join(base, "b"), 1002}, filepath.Join(base, "other")
+	uidA, uidB := uint32(os.Getuid()), uint32(os.Getuid())
+	if os.Geteuid() == 0 {
+		uidA, uidB = 1001, 1002
+	}
+	a, b, other := Dir{filepath.Join(base, "a"), uidA}, Dir{filepath.Join(base, "b"), uidB}, filepath.Join(base, "other")
 	for _, p := range []string{a.Path, b.Path, other} {
 		os.Mkdir(p, 0o755)
 	}
+	os.Chown(a.Path, int(uidA), int(uidA))
+	os.Chown(b.Path, int(uidB), int(uidB))
 	os.WriteFile(filepath.Join(a.Path, "old"), []byte("1"), 0o644)
 	os.Symlink(a.Path, filepath.Join(base, "link"))
-	link := Dir{filepath.Join(base, "link"), 1003}
-	missing := Dir{filepath.Join(base, "missing"), 1004}
-	if failed := d.Set([]Dir{a, b, link, missing}); failed != 2 || d.Len() != 2 {
-		t.Fatalf("Set: %d failed, %d watched; want 2 (the link, the missing dir) and 2", failed, d.Len())
+	link := Dir{filepath.Join(base, "link"), uidA}
+	missing := Dir{filepath.Join(base, "missing"), uidA}
+	// A home whose .claude a user replaced by a link to a dir elsewhere:
+	// the sessions dir below it is reached through the link.
+	elsewhere := filepath.Join(t.TempDir(), "sessions")
+	os.Mkdir(elsewhere, 0o755)
+	os.Chown(elsewhere, int(uidA), int(uidA))
+	os.Symlink(filepath.Dir(elsewhere), filepath.Join(base, "hop"))
+	onTheWay := Dir{filepath.Join(base, "hop", "sessions"), uidA}
+	notTheirs := Dir{other, uidA + 7}
+	if failed := d.Set([]Dir{a, b, link, missing, onTheWay, notTheirs}); failed != 4 || d.Len() != 2 {
+		t.Fatalf("Set: %d failed, %d watched; want 4 (the link, the missing dir, the link on the way, another's dir) and 2", failed, d.Len())
 	}
 	quiet := func(why string) {
 		t.Helper()
