@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -93,11 +92,10 @@ func runInit(cmd *cobra.Command, opts *initOptions, g *globalOptions) error {
 		if f, ok := g.stdin.(*os.File); !ok || !run.IsTerminal(f) {
 			return usagef("init asks before it changes anything: answer on a terminal, or pass --yes")
 		}
-		fmt.Fprint(g.stdout, "\nProceed? [y/N] ")
-		answer, _ := bufio.NewReader(g.stdin).ReadString('\n')
-		if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
+		yes, err := confirm(cmd.Context(), g.stdin, g.stdout, "\nProceed? [y/N] ")
+		if !yes {
 			fmt.Fprintln(g.stdout, "Nothing changed.")
-			return nil
+			return err
 		}
 	}
 	if err := in.Apply(cmd.Context()); err != nil {

@@ -4,15 +4,16 @@ package main
 
 import (
 	"context"
-	"github.com/orphanreaper/reaper/run"
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/orphanreaper/reaper/run"
 )
 
 func main() {
 	runReaderIfAsked()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signalContext()
 	cmd, err := newRootCommand(newGlobalOptions()).ExecuteContextC(ctx)
 	stop()
 	path := ""
@@ -21,6 +22,28 @@ func main() {
 	}
 	os.Exit(exitCode(err, os.Stderr, path))
 }
+
+// signalContext is a context that SIGINT or SIGTERM cancel, with the
+// signal as its cause (signalled): a command that stops for it — a
+// prompt no one answered — exits 128+N, as a shell reports a process the
+// signal ended. Signals after the first still only cancel.
+func signalContext() (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		if s, ok := <-sigs; ok {
+			cancel(signalled{s.(syscall.Signal)})
+		}
+	}()
+	return ctx, func() { signal.Stop(sigs); close(sigs); cancel(nil) }
+}
+
+// signalled is the cause of a context a signal canceled.
+type signalled struct{ sig syscall.Signal }
+
+func (s signalled) Error() string        { return s.sig.String() + " signal received" }
+func (s signalled) Is(target error) bool { return target == context.Canceled }
 
 // runReaderIfAsked turns this process into a reader child (gather) when
 // its parent, a root reaper, started it as one, and never returns then. It
