@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
 
 	"github.com/orphanreaper/reaper/audit"
 	"github.com/orphanreaper/reaper/run"
@@ -173,7 +173,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case crashMsg:
 		m.crashed = msg.err
 		return m, tea.Quit
-	case tea.KeyMsg:
+	case tea.KeyPressMsg:
 		return m, m.key(msg)
 	}
 	return m, nil
@@ -202,8 +202,8 @@ func (m *Model) ended(msg endMsg) tea.Cmd {
 }
 
 // key handles a key press.
-func (m *Model) key(k tea.KeyMsg) tea.Cmd {
-	if k.Type == tea.KeyCtrlC {
+func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
+	if k.String() == "ctrl+c" {
 		return tea.Quit
 	}
 	if m.overlay != "" {
@@ -219,17 +219,19 @@ func (m *Model) key(k tea.KeyMsg) tea.Cmd {
 		return nil
 	}
 	if m.searching {
-		switch k.Type {
+		switch k.Code {
 		case tea.KeyEnter:
 			m.searching = false
-		case tea.KeyEsc:
+		case tea.KeyEscape:
 			m.searching, m.search = false, ""
 		case tea.KeyBackspace:
 			if r := []rune(m.search); len(r) > 0 {
 				m.search = string(r[:len(r)-1])
 			}
-		case tea.KeyRunes, tea.KeySpace:
-			m.search += string(k.Runes)
+		default:
+			if k.Mod&^tea.ModShift == 0 {
+				m.search += k.Text // what the key types; none for a special key
+			}
 		}
 		m.layout()
 		return nil
@@ -249,7 +251,7 @@ func (m *Model) key(k tea.KeyMsg) tea.Cmd {
 		m.move(-len(m.rows))
 	case "end", "G":
 		m.move(len(m.rows))
-	case "enter", " ":
+	case "enter", "space":
 		if r, ok := m.selected(); ok && r.session != 0 {
 			m.collapsed[r.session] = !m.collapsed[r.session]
 			m.layout()
@@ -450,7 +452,14 @@ func procText(p audit.PSProcess, st audit.Style) string {
 // View draws the screen: a header, the rows that fit, a footer of keys
 // (or the search, or what was last said), each line within the width; an
 // overlay replaces the list until a key.
-func (m *Model) View() string {
+func (m *Model) View() tea.View {
+	v := tea.NewView(m.screen())
+	v.AltScreen = true
+	return v
+}
+
+// screen is what View draws: the heading, the list, the footer.
+func (m *Model) screen() string {
 	var b strings.Builder
 	line := func(s string) {
 		b.WriteString(clip(s, m.width))
@@ -537,7 +546,7 @@ func clip(s string, n int) string {
 // Run runs top on the terminal until q, Ctrl-C or SIGTERM; opts give the
 // program its input and output (a test's pseudo-terminal).
 func Run(m *Model, opts ...tea.ProgramOption) error {
-	_, err := tea.NewProgram(m, append([]tea.ProgramOption{tea.WithAltScreen()}, opts...)...).Run()
+	_, err := tea.NewProgram(m, opts...).Run()
 	if err == nil {
 		err = m.crashed
 	}

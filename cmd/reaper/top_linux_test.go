@@ -32,7 +32,15 @@ func startTop(t *testing.T, env []string, args ...string) *terminal {
 func (term *terminal) keys(ks ...string) {
 	for _, k := range ks {
 		term.master.Write([]byte(k))
-		time.Sleep(50 * time.Millisecond) // a key is one read for the TUI
+		pause := 50 * time.Millisecond // a key is one read for the TUI
+		if k == "\x1b" {
+			// A lone ESC is told from the start of an escape sequence
+			// (Alt+key) only by the 50 ms that follow it with nothing
+			// (the TUI's reader, ultraviolet's DefaultEscTimeout): a
+			// person's next key comes later than that.
+			pause = 250 * time.Millisecond
+		}
+		time.Sleep(pause)
 	}
 }
 
