@@ -1,6 +1,7 @@
 package setup
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,7 +16,10 @@ import (
 // only root can replace (platform.WhoCanReplace): otherwise the user who
 // can replace it is root at the next start.
 func (s *Service) binary() (string, error) {
-	exe, err := Executable()
+	exe, note, err := PlannedExecutable(s.DryRun)
+	if note != "" && s.Binary == "" {
+		fmt.Fprintln(s.Out, note)
+	}
 	if s.Binary != "" {
 		exe, err = CheckedPath(s.Binary)
 		if err == nil && !filepath.IsAbs(s.Binary) {
@@ -60,24 +64,47 @@ func Executable() (string, error) {
 	if exe, err = CheckedPath(exe); err != nil {
 		return "", err
 	}
-	if why := Transient(exe); why != "" {
-		return "", fmt.Errorf("this binary is %s, %s: a hook or a service that named it would fail once it is gone. Install reaper for good first (npm install -g @orphanreaper/reaper, brew install orphanreaper/tap/reaper, go install github.com/orphanreaper/reaper/cmd/reaper@latest, or the .deb or .rpm), then run this again from that copy", exe, why)
+	if why, fix := Transient(exe); why != "" {
+		return "", &TransientError{Exe: exe, Why: why, Fix: fix}
 	}
 	return Stable(exe), nil
 }
 
-// Transient says why a binary at exe will not be there for long, or "":
-// in Go's build cache (go run), or in npx's cache (npx without an
-// install).
-func Transient(exe string) string {
+// TransientError is a binary that will not be there for long (Transient):
+// a hook or a service must not name it.
+type TransientError struct{ Exe, Why, Fix string }
+
+func (e *TransientError) Error() string {
+	return fmt.Sprintf("this binary is %s, %s: a hook or a service that named it would fail once it is gone. %s, then run this again from that copy", e.Exe, e.Why, e.Fix)
+}
+
+// PlannedExecutable is Executable for a step that may be a dry run: a dry
+// run writes nothing, so a binary that will not last is shown as it is,
+// with a note saying what the real run will ask for first.
+func PlannedExecutable(dryRun bool) (exe, note string, err error) {
+	exe, err = Executable()
+	var te *TransientError
+	if dryRun && errors.As(err, &te) {
+		return te.Exe, fmt.Sprintf("note: this binary is %s: the real run refuses it. %s first.", te.Why, te.Fix), nil
+	}
+	return exe, "", err
+}
+
+// Transient says why a binary at exe will not be there for long, and
+// the one route that installs the same code for good — "" when it will
+// last: in Go's build cache (go run from a checkout: go install of the
+// same checkout, which needs nothing published), or in npx's cache (npx
+// without an install: the package npx fetched, installed).
+func Transient(exe string) (why, fix string) {
 	slash := filepath.ToSlash(exe)
 	switch {
 	case strings.Contains(slash, "/go-build"):
-		return "in Go's build cache ('go run' builds it there and removes it)"
+		return "in Go's build cache ('go run' builds it there and removes it)",
+			"Install it from the same checkout: 'go install ./cmd/reaper' (it lands in $(go env GOPATH)/bin, ~/go/bin by default)"
 	case strings.Contains(slash, "/_npx/"):
-		return "in npx's cache, which npm clears"
+		return "in npx's cache, which npm clears", "Install the package npx ran: 'npm install -g @orphanreaper/reaper'"
 	}
-	return ""
+	return "", ""
 }
 
 // Stable is exe with a Homebrew keg's versioned path (PREFIX/Cellar/NAME/

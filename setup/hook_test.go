@@ -163,12 +163,12 @@ func TestHookDryRunDiff(t *testing.T) {
 // opt link; any other path is kept.
 func TestBinaryPaths(t *testing.T) {
 	for _, p := range []string{"/tmp/go-build1234/b001/exe/reaper", "/home/u/.npm/_npx/abc123/node_modules/@orphanreaper/reaper-linux-x64/bin/reaper"} {
-		if Transient(p) == "" {
+		if why, fix := Transient(p); why == "" || fix == "" {
 			t.Errorf("%s: not transient", p)
 		}
 	}
 	for _, p := range []string{"/usr/bin/reaper", "/home/u/go/bin/reaper", "/usr/lib/node_modules/@orphanreaper/reaper-linux-x64/bin/reaper"} {
-		if why := Transient(p); why != "" {
+		if why, _ := Transient(p); why != "" {
 			t.Errorf("%s: transient (%s)", p, why)
 		}
 	}

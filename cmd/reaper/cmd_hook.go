@@ -96,9 +96,12 @@ func newHookInstallCommand(g *globalOptions, install bool) *cobra.Command {
 			if !install {
 				return hook.Uninstall(path)
 			}
-			exe, err := setup.Executable()
+			exe, note, err := setup.PlannedExecutable(hook.DryRun)
 			if err != nil {
 				return err
+			}
+			if note != "" {
+				fmt.Fprintln(g.stdout, note)
 			}
 			hook.PolicyPath = run.PolicyPath()
 			return hook.Install(path, exe)

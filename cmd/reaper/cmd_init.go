@@ -46,9 +46,12 @@ func runInit(cmd *cobra.Command, opts *initOptions, g *globalOptions) error {
 	if err != nil {
 		return err
 	}
-	exe, err := setup.Executable()
+	exe, note, err := setup.PlannedExecutable(opts.dryRun)
 	if err != nil {
 		return err
+	}
+	if note != "" {
+		defer fmt.Fprintln(g.stdout, "\n"+note) // after the plan it is about
 	}
 	home, _ := os.UserHomeDir()
 	in := &setup.Init{PolicyPath: run.PolicyPath(), Policy: example, Exe: exe, Out: g.stdout}

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"bytes"
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -72,5 +75,57 @@ func TestInitAsks(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(home, ".config", "reaper", "policy.toml")); err == nil && os.Geteuid() != 0 {
 		t.Error("a policy was written")
+	}
+}
+
+// Issue 52, item 8: from a checkout, `go run ./cmd/reaper init --dry-run`
+// was refused — a dry run writes nothing — and the refusal advised routes
+// nothing has published. A binary in Go's build cache now plans init and
+// hook install as a dry run, with a note naming the one route that works
+// from a checkout ('go install ./cmd/reaper'); the real hook install is
+// still refused (a hook naming it would break when the cache is cleared),
+// with the same advice and no other.
+func TestBuildCacheBinaryPlans(t *testing.T) {
+	cached := filepath.Join(t.TempDir(), "go-build1234", "b001", "exe", "reaper")
+	os.MkdirAll(filepath.Dir(cached), 0o755)
+	b, err := os.ReadFile(reaperBin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cached, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	home := t.TempDir()
+	os.MkdirAll(filepath.Join(home, ".claude"), 0o755)
+	settings := filepath.Join(home, ".claude", "settings.json")
+	os.WriteFile(settings, []byte("{}\n"), 0o600)
+	env := append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
+		"XDG_STATE_HOME="+filepath.Join(home, ".state"), "CLAUDE_CONFIG_DIR=")
+	run := func(args ...string) result {
+		cmd := exec.Command(cached, args...)
+		cmd.Env = env
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		code := 0
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			code = ee.ExitCode()
+		}
+		return result{stdout.String(), stderr.String(), code}
+	}
+	for _, args := range [][]string{{"init", "--dry-run", "--no-service"}, {"hook", "install", "claude-code", "--dry-run"}} {
+		r := run(args...)
+		if r.code != 0 || !strings.Contains(r.stdout, "go install ./cmd/reaper") {
+			t.Errorf("%v from Go's build cache: exit %d\n%s%s", args, r.code, r.stdout, r.stderr)
+		}
+	}
+	r := run("hook", "install", "claude-code")
+	if r.code == 0 || !strings.Contains(r.stderr, "go install ./cmd/reaper") ||
+		strings.Contains(r.stderr, "brew") || strings.Contains(r.stderr, "@latest") {
+		t.Errorf("the real hook install from Go's build cache: exit %d\n%s", r.code, r.stderr)
+	}
+	if b, _ := os.ReadFile(settings); string(b) != "{}\n" {
+		t.Errorf("the settings changed: %q", b)
 	}
 }
