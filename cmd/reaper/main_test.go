@@ -5,12 +5,16 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/orphanreaper/reaper/internal/skips"
+	"github.com/orphanreaper/reaper/run"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
@@ -47,13 +51,27 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(dir)
 		os.Exit(1)
 	}
-	// The runner's own setup is not the tests': a policy in its
-	// ~/.config/reaper would be what every run of the binary reads. A test
-	// that wants a user's policy sets HOME and XDG_CONFIG_HOME itself.
-	os.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
+	// The runner's own setup and state are not the tests': a policy in its
+	// ~/.config/reaper would be what every run of the binary reads, and a
+	// user's reap writes its audit log under ~/.local/state by default.
+	// Every run of the binary and every helper gets the suite's own HOME
+	// and XDG dirs (hermetic); a test that wants a user's sets them
+	// itself. That the runner's own are left as they were is checked at
+	// the end (runnersState).
+	runner := runnersDirs()
+	before := runnersState(runner)
+	if err := hermetic(dir); err != nil {
+		fmt.Fprintln(os.Stderr, "hermetic dirs:", err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
 	code := m.Run()
 	skips.Summary(os.Stderr)
 	os.RemoveAll(dir)
+	if after := runnersState(runner); after != before {
+		fmt.Fprintf(os.Stderr, "FAIL: the suite changed the running user's own reaper state, config or cache:\nbefore:\n%safter:\n%s", before, after)
+		code = 1
+	}
 	if dead := checkSentinels(); len(dead) > 0 {
 		fmt.Fprintf(os.Stderr, "FAIL: the suite's reaping killed orphans no test started: %v\n", dead)
 		code = 1
@@ -91,4 +109,79 @@ func runReaper(t *testing.T, env []string, args ...string) result {
 		t.Fatalf("run reaper %v: %v", args, err)
 	}
 	return result{stdout.String(), stderr.String(), code}
+}
+
+// hermetic gives this process — and so every run of the binary and every
+// helper, which inherit its environment — a HOME and XDG dirs of its own
+// under dir. Go's caches stay where they are (a test that runs go would
+// otherwise rebuild from nothing), named explicitly before HOME moves.
+func hermetic(dir string) error {
+	out, err := exec.Command(goTool(), "env", "GOCACHE", "GOMODCACHE", "GOPATH").Output()
+	if err != nil {
+		return fmt.Errorf("go env: %w", err)
+	}
+	for i, v := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		os.Setenv([]string{"GOCACHE", "GOMODCACHE", "GOPATH"}[i], v)
+	}
+	// HOME and XDG_CONFIG_HOME the suite's, readable by the other users
+	// tests run the binary as (dir is 0755); the other XDG dirs unset, so
+	// that they follow HOME — the suite's, or the one a test gives a run.
+	home := filepath.Join(dir, "home")
+	if err := os.MkdirAll(filepath.Join(home, ".config"), 0o755); err != nil {
+		return err
+	}
+	os.Setenv("HOME", home)
+	os.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+	for _, k := range []string{"XDG_STATE_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_RUNTIME_DIR"} {
+		os.Unsetenv(k)
+	}
+	return nil
+}
+
+// runnersDirs are where reaper keeps the running user's own things, as
+// the environment names them before hermetic: its config dir and the
+// audit log's dir whole, the system units' audit log, and — in the cache
+// and runtime dirs, where the suite's installs of the real clients live
+// too (scripts/install-*.sh) — the lock and its records alone.
+func runnersDirs() []string {
+	home, _ := os.UserHomeDir()
+	env := func(k, fallback string) string {
+		if v := os.Getenv(k); filepath.IsAbs(v) {
+			return v
+		}
+		return fallback
+	}
+	dirs := []string{
+		filepath.Join(env("XDG_CONFIG_HOME", filepath.Join(home, ".config")), "reaper"),
+		filepath.Join(env("XDG_STATE_HOME", filepath.Join(home, ".local", "state")), "log", "reaper"),
+		run.SystemAuditLog,
+	}
+	places := []string{filepath.Join(env("XDG_CACHE_HOME", filepath.Join(home, ".cache")), "reaper")}
+	if rt := os.Getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(rt) {
+		places = append(places, rt)
+	}
+	for _, dir := range places {
+		for _, name := range []string{"reaper.lock", "reaper.stopped", "reaper.respawns", "reaper.seen", "reaper.watch"} {
+			dirs = append(dirs, filepath.Join(dir, name))
+		}
+	}
+	return dirs
+}
+
+// runnersState lists what is in those dirs — names, sizes and
+// modification times: the suite must leave it as it found it.
+func runnersState(dirs []string) string {
+	var b strings.Builder
+	for _, d := range dirs {
+		filepath.WalkDir(d, func(path string, e fs.DirEntry, err error) error {
+			if err != nil {
+				return nil
+			}
+			if fi, err := e.Info(); err == nil {
+				fmt.Fprintf(&b, "%s %d %s\n", path, fi.Size(), fi.ModTime().Format(time.RFC3339Nano))
+			}
+			return nil
+		})
+	}
+	return b.String()
 }
