@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 
 	"github.com/orphanreaper/reaper/client"
 	"github.com/orphanreaper/reaper/platform"
@@ -33,8 +34,12 @@ type Init struct {
 	// Exe is the binary the hooks and the service run.
 	Exe string
 	Out io.Writer
-	// wrote: Apply wrote the policy (Undo removes it).
-	wrote bool
+	// wrote: Apply wrote the policy (Undo removes it); hooked the hooks
+	// it installed, served whether it installed the service: Undo names
+	// only what was done.
+	wrote  bool
+	hooked []HookAt
+	served bool
 }
 
 // HookAt is a client's hook and where its settings are.
@@ -95,8 +100,44 @@ func (in *Init) Steps() []string {
 	return out
 }
 
-// Apply carries the steps out, in order, and stops at the first that
-// fails: what was done before it stays done, and Undo says how to undo it.
+// Check tries every step as a dry run, before anything is changed: the
+// policy's directory can be made and written, each client's settings read
+// and edited in their own format, the service planned (its manager there,
+// its binary one the service may run). The first step that could not be
+// done is the error, and Apply is not to be run: init does all of it or
+// none.
+func (in *Init) Check(ctx context.Context) error {
+	if !in.PolicyExists() {
+		dir := filepath.Dir(in.PolicyPath)
+		for {
+			if _, err := os.Stat(dir); err == nil || dir == filepath.Dir(dir) {
+				break
+			}
+			dir = filepath.Dir(dir)
+		}
+		if err := platform.Writable(dir); err != nil {
+			return fmt.Errorf("the policy: %s cannot be written (%s: %v)", in.PolicyPath, dir, err)
+		}
+	}
+	for _, h := range in.Hooks {
+		hk := &Hook{Client: h.Client, Out: io.Discard, DryRun: true}
+		if err := hk.Install(h.Settings, in.Exe); err != nil {
+			return fmt.Errorf("%s's hook: %w", h.Client.Title, err)
+		}
+	}
+	if in.Service != nil {
+		svc := *in.Service
+		svc.Out, svc.Binary, svc.DryRun = io.Discard, in.Exe, true
+		if err := svc.Install(ctx); err != nil {
+			return fmt.Errorf("the service: %w", err)
+		}
+	}
+	return nil
+}
+
+// Apply carries the steps out, in order (Check first), and stops at the
+// first that fails: what was done before it stays done, and Undo says how
+// to undo it.
 func (in *Init) Apply(ctx context.Context) error {
 	if !in.PolicyExists() {
 		if err := os.MkdirAll(filepath.Dir(in.PolicyPath), 0o755); err != nil {
@@ -113,28 +154,56 @@ func (in *Init) Apply(ctx context.Context) error {
 		if err := hk.Install(h.Settings, in.Exe); err != nil {
 			return fmt.Errorf("%s's hook: %w", h.Client.Title, err)
 		}
+		in.hooked = append(in.hooked, h)
 	}
 	if in.Service != nil {
 		svc := *in.Service
 		svc.Out, svc.Binary = in.Out, in.Exe
-		if err := svc.Install(ctx); err != nil {
+		err := svc.Install(ctx)
+		in.served = true // files may be written before a start that fails: uninstall removes what is there
+		if err != nil {
 			return fmt.Errorf("the service: %w", err)
 		}
 	}
 	return nil
 }
 
+// RunsFrom says what runs reaper from now on, by what Apply set up: the
+// service, and the hooks at each session's start; or, where nothing does,
+// the ways that would.
+func (in *Init) RunsFrom() string {
+	var parts []string
+	if in.served {
+		what := "the system's service (reaper watch as root) reaps as owners exit"
+		if in.Service.User {
+			what = "your service (reaper watch) reaps your processes as their owners exit"
+		}
+		parts = append(parts, what)
+	}
+	if len(in.hooked) > 0 {
+		var names []string
+		for _, h := range in.hooked {
+			names = append(names, h.Client.Title)
+		}
+		parts = append(parts, "a quick reap runs at the start of each session of "+strings.Join(names, ", "))
+	}
+	if len(parts) == 0 {
+		return "Nothing will run reaper on its own here: no service was installed and no client's settings were found. Run 'reaper reap' when you want, start a client as 'reaper run -- CLIENT' (it reaps what the client leaves when it exits), or install a hook once a client is set up ('reaper hook install CLIENT')."
+	}
+	return "From now on, by " + in.PolicyPath + ": " + strings.Join(parts, "; ") + "."
+}
+
 // Undo are the commands that undo what Apply did.
 func (in *Init) Undo() []string {
 	var out []string
-	if in.Service != nil {
+	if in.served {
 		cmd := in.Exe + " service uninstall"
 		if in.Service.User {
 			cmd += " --user"
 		}
 		out = append(out, cmd)
 	}
-	for _, h := range in.Hooks {
+	for _, h := range in.hooked {
 		out = append(out, in.Exe+" hook uninstall "+h.Client.Name)
 	}
 	if in.wrote {

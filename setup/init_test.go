@@ -83,3 +83,57 @@ type infoOnly struct {
 }
 
 func (c infoOnly) Info() client.Info { return c.info }
+
+// Issue 52, item 6: init whose plan held two hooks changed Claude Code's
+// settings, failed on Gemini CLI's (a file it could not edit), and
+// exited without the undo lines: half applied. Check tries every step
+// first, so that one step that cannot be done changes nothing at all; the
+// control, every step possible, passes Check and Apply does all of it.
+// What runs reaper from then on is said, and so is the case where
+// nothing does.
+func TestInitAllOrNone(t *testing.T) {
+	home := t.TempDir()
+	claude := client.Info{Name: "claude-code", Title: "Claude Code", Hook: claudeHook}
+	other := client.Info{Name: "other", Title: "Other", Hook: &client.Hook{Dir: "~/.other", File: "settings.json", Event: "SessionStart"}}
+	os.MkdirAll(filepath.Join(home, ".claude"), 0o755)
+	os.MkdirAll(filepath.Join(home, ".other"), 0o755)
+	settings := filepath.Join(home, ".claude", "settings.json")
+	os.WriteFile(settings, []byte("{}\n"), 0o600)
+	broken := filepath.Join(home, ".other", "settings.json")
+	os.WriteFile(broken, []byte("{\n  \"a\": 1,\n  \"a\": 2\n}\n"), 0o600) // a key twice: not edited
+	cs := client.NewSet(infoOnly{info: claude}, infoOnly{info: other})
+	in := &Init{PolicyPath: filepath.Join(home, ".config", "reaper", "policy.toml"), Policy: []byte("version = 1\n"),
+		Hooks: FindHooks(cs, func(string) string { return "" }, home), Exe: "/usr/bin/reaper", Out: &bytes.Buffer{}}
+	err := in.Check(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "Other's hook") {
+		t.Fatalf("Check: %v, want Other's hook refused", err)
+	}
+	if b, _ := os.ReadFile(settings); string(b) != "{}\n" {
+		t.Errorf("Check changed Claude Code's settings: %q", b)
+	}
+	if _, err := os.Stat(in.PolicyPath); err == nil {
+		t.Error("Check wrote the policy")
+	}
+	if len(in.Undo()) != 0 {
+		t.Errorf("undo lines for nothing done: %v", in.Undo())
+	}
+	// The control: the file fixed, every step can be done, and is.
+	os.WriteFile(broken, []byte("{}\n"), 0o600)
+	if err := in.Check(context.Background()); err != nil {
+		t.Fatalf("control, Check: %v", err)
+	}
+	if err := in.Apply(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if runs := in.RunsFrom(); !strings.Contains(runs, "at the start of each session of Claude Code, Other") {
+		t.Errorf("RunsFrom: %s", runs)
+	}
+	if undo := strings.Join(in.Undo(), "\n"); !strings.Contains(undo, "hook uninstall other") || !strings.Contains(undo, "rm ") {
+		t.Errorf("undo:\n%s", undo)
+	}
+	nothing := &Init{PolicyPath: in.PolicyPath, Policy: in.Policy, Exe: in.Exe, Out: &bytes.Buffer{}}
+	nothing.Apply(context.Background())
+	if runs := nothing.RunsFrom(); !strings.HasPrefix(runs, "Nothing will run reaper on its own here") {
+		t.Errorf("no hook, no service: %s", runs)
+	}
+}

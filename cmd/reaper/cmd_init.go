@@ -86,7 +86,14 @@ func runInit(cmd *cobra.Command, opts *initOptions, g *globalOptions) error {
 	}
 	fmt.Fprintf(g.stdout, "\nreaper init will:\n  %s\n", strings.Join(in.Steps(), "\n  "))
 	if in.Service == nil && !opts.noService {
-		fmt.Fprintln(g.stdout, "  (no service: this host runs neither systemd nor launchd; 'reaper run -- CLIENT' or a hook reaps as clients exit)")
+		fmt.Fprintln(g.stdout, "  (no service: this host runs neither systemd nor launchd; a hook reaps at each session's start, and 'reaper run -- CLIENT' when the client exits)")
+	}
+	// Every step tried first, as a dry run: all of it or none.
+	if err := in.Check(cmd.Context()); err != nil {
+		if !opts.dryRun {
+			fmt.Fprintln(g.stdout, "\nNothing changed: a step cannot be done as planned.")
+		}
+		return err
 	}
 	if opts.dryRun {
 		return nil
@@ -102,8 +109,14 @@ func runInit(cmd *cobra.Command, opts *initOptions, g *globalOptions) error {
 		}
 	}
 	if err := in.Apply(cmd.Context()); err != nil {
+		if undo := in.Undo(); len(undo) > 0 {
+			fmt.Fprintf(g.stdout, "\nStopped part way. To undo what was done:\n  %s\n", strings.Join(undo, "\n  "))
+		}
 		return err
 	}
-	fmt.Fprintf(g.stdout, "\nreaper acts now, by %s. To undo:\n  %s\n", in.PolicyPath, strings.Join(in.Undo(), "\n  "))
+	fmt.Fprintf(g.stdout, "\n%s\n", in.RunsFrom())
+	if undo := in.Undo(); len(undo) > 0 {
+		fmt.Fprintf(g.stdout, "To undo:\n  %s\n", strings.Join(undo, "\n  "))
+	}
 	return nil
 }
