@@ -64,6 +64,9 @@ type Hook struct {
 	DirEnv, HomeEnv, Dir, File string
 	Event, Matcher             string
 	Timeout                    int
+	// JSONC: the client reads the file as JSON with comments and
+	// trailing commas, which the settings editor then takes and keeps.
+	JSONC bool
 }
 
 // Places says where a client keeps its state.

@@ -85,3 +85,28 @@ func TestHookCheckAsRootReadsRootsOwn(t *testing.T) {
 		t.Errorf("a user's settings, as root: %+v", c)
 	}
 }
+
+// Issue 52, item 6: a settings file reaper's editor could not read (JSON
+// with comments, before it took them) made doctor fail "1 hook cannot
+// run" where no hook of reaper's was: doctor judges only reaper's hooks.
+// A file it cannot read that holds reaper's mark is still failed (the
+// control).
+func TestHookCheckJudgesOnlyReapersHooks(t *testing.T) {
+	dir := t.TempDir()
+	env := func(name string) string {
+		if name == "CLAUDE_CONFIG_DIR" {
+			return dir
+		}
+		return ""
+	}
+	cs := client.NewSet(hooked{})
+	settings := filepath.Join(dir, "settings.json")
+	os.WriteFile(settings, []byte("{\n  // mine\n  \"model\": \"opus\"\n}\n"), 0o600)
+	if c := hookCheck(cs, env, "", ""); c.Status == audit.CheckFail {
+		t.Errorf("settings with no hook of reaper's, not read: %+v", c)
+	}
+	os.WriteFile(settings, []byte("{\n  // mine\n  \"hooks\": {\"SessionStart\": [{\"hooks\": [{\"command\": \"reaper reap "+setup.HookMark+"\"}]}]}\n}\n"), 0o600)
+	if c := hookCheck(cs, env, "", ""); c.Status != audit.CheckFail {
+		t.Errorf("control, reaper's hook in a file it cannot read: %+v", c)
+	}
+}

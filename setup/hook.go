@@ -118,9 +118,9 @@ func (h *Hook) edit(path, exe string, install bool) error {
 	}
 	var updated []byte
 	if install {
-		updated, err = AddHook(old, h.Client.Hook.Event, h.entry(exe))
+		updated, err = AddHook(old, h.Client.Hook.Event, h.entry(exe), h.Client.Hook.JSONC)
 	} else {
-		updated, err = RemoveHook(old, h.Client.Hook.Event)
+		updated, err = RemoveHook(old, h.Client.Hook.Event, h.Client.Hook.JSONC)
 	}
 	var se *SettingsError
 	if errors.As(err, &se) {

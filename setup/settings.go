@@ -146,13 +146,20 @@ func splice(data []byte, start, end int, s string) []byte {
 // from the line of the '{' (the unit is the top-level object's: a file indented
 // with tabs or four spaces gains tabs or four spaces), and a line back at
 // the indentation of the '{' before whatever the object held.
-func memberText(data []byte, open int, members []member, key, value string) string {
+func memberText(data, sh []byte, open int, members []member, key, value string) string {
 	text := jsonString(key) + ": " + value
 	if len(members) > 0 {
-		return string(data[open+1:members[0].keyAt]) + text + ","
+		before := data[open+1 : members[0].keyAt]
+		if !bytes.Equal(before, sh[open+1:members[0].keyAt]) {
+			// A comment stands there: the new member goes on a line of
+			// its own, at the first member's indentation, and the comment
+			// stays where it was, before that member.
+			return "\n" + lineIndent(data, members[0].keyAt) + text + ","
+		}
+		return string(before) + text + ","
 	}
 	indent := lineIndent(data, open)
-	return "\n" + indent + indentUnit(data) + text + "\n" + indent
+	return "\n" + indent + indentUnit(sh) + text + "\n" + indent
 }
 
 // lineIndent is the whitespace that begins the line holding data[at].
@@ -193,6 +200,8 @@ func lookup(members []member, key string) (member, int) {
 // of the top-level object and of hooks, and the array's elements. Either
 // index is -1 when there is no such member.
 type hookEntries struct {
+	sh               []byte // the document as parsed (shadow, for JSON with comments)
+	jsonc            bool
 	top, hooks       []member
 	open, hopen      int // the '{' of the top-level object and of hooks
 	hi, ei           int // hooks in top, the event in hooks
@@ -200,13 +209,17 @@ type hookEntries struct {
 	hasHooks, hasEvt bool
 }
 
-func findEvent(data []byte, event string) (*hookEntries, error) {
-	if err := check(data); err != nil {
+func findEvent(data []byte, event string, jsonc bool) (*hookEntries, error) {
+	sh := data
+	if jsonc {
+		sh = shadow(data)
+	}
+	if err := check(sh); err != nil {
 		return nil, err
 	}
-	h := &hookEntries{hi: -1, ei: -1}
+	h := &hookEntries{hi: -1, ei: -1, sh: sh, jsonc: jsonc}
 	var err error
-	if h.open, h.top, err = objectAt(data, 0, "the settings"); err != nil {
+	if h.open, h.top, err = objectAt(sh, 0, "the settings"); err != nil {
 		return nil, err
 	}
 	m, i := lookup(h.top, "hooks")
@@ -214,7 +227,7 @@ func findEvent(data []byte, event string) (*hookEntries, error) {
 		return h, nil
 	}
 	h.hi, h.hasHooks = i, true
-	if h.hopen, h.hooks, err = objectAt(data, m.start, "hooks"); err != nil {
+	if h.hopen, h.hooks, err = objectAt(sh, m.start, "hooks"); err != nil {
 		return nil, err
 	}
 	e, j := lookup(h.hooks, event)
@@ -222,10 +235,67 @@ func findEvent(data []byte, event string) (*hookEntries, error) {
 		return h, nil
 	}
 	h.ei, h.hasEvt = j, true
-	if _, h.elems, err = arrayAt(data, e.start, "hooks."+event); err != nil {
+	if _, h.elems, err = arrayAt(sh, e.start, "hooks."+event); err != nil {
 		return nil, err
 	}
 	return h, nil
+}
+
+// shadow is data with its comments (// to the end of the line, /* */)
+// and its trailing commas (before a '}' or ']') blanked to spaces, the
+// newlines kept: JSON of the same length, in which every offset is the
+// offset in data. It is how settings a client reads as JSON with
+// comments (Gemini CLI's, Qwen Code's) are parsed, while the edits go
+// to data itself, every comment in place. An unterminated /* is left as
+// it is, for the JSON check to refuse.
+func shadow(data []byte) []byte {
+	sh := append([]byte(nil), data...)
+	blank := func(from, to int) {
+		for k := from; k < to; k++ {
+			if sh[k] != '\n' {
+				sh[k] = ' '
+			}
+		}
+	}
+	inString, comma := false, -1
+	for i := 0; i < len(sh); i++ {
+		c := sh[i]
+		switch {
+		case inString:
+			if c == '\\' {
+				i++
+			} else if c == '"' {
+				inString = false
+			}
+		case c == '"':
+			inString, comma = true, -1
+		case c == '/' && i+1 < len(sh) && sh[i+1] == '/':
+			end := bytes.IndexByte(sh[i:], '\n')
+			if end < 0 {
+				end = len(sh) - i
+			}
+			blank(i, i+end)
+			i += end - 1
+		case c == '/' && i+1 < len(sh) && sh[i+1] == '*':
+			end := bytes.Index(sh[i+2:], []byte("*/"))
+			if end < 0 {
+				return sh
+			}
+			blank(i, i+2+end+2)
+			i += 2 + end + 1
+		case c == ',':
+			comma = i
+		case c == '}' || c == ']':
+			if comma >= 0 {
+				sh[comma] = ' '
+			}
+			comma = -1
+		case c == ' ' || c == '\t' || c == '\r' || c == '\n':
+		default:
+			comma = -1
+		}
+	}
+	return sh
 }
 
 // ours reports whether an entry of the event's array is reaper's — one
@@ -254,16 +324,16 @@ func ours(entry []byte) (command, made string, ok bool) {
 
 // FindHook returns the command of reaper's hook in the settings'
 // hooks.<event> array, and whether there is one.
-func FindHook(data []byte, event string) (string, bool, error) {
+func FindHook(data []byte, event string, jsonc bool) (string, bool, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return "", false, nil
 	}
-	h, err := findEvent(data, event)
+	h, err := findEvent(data, event, jsonc)
 	if err != nil {
 		return "", false, err
 	}
 	for _, e := range h.elems {
-		if command, _, ok := ours(data[e.start:e.end]); ok {
+		if command, _, ok := ours(h.sh[e.start:e.end]); ok {
 			return command, true, nil
 		}
 	}
@@ -283,34 +353,35 @@ func HookBinary(command string) string {
 // by entry from the mark its command must end with (HookMark and what was
 // made). An entry of reaper's that is there already is kept when it is
 // the same, and replaced when not (a binary that moved). Empty data is a
-// new file.
-func AddHook(data []byte, event string, entry func(mark string) string) ([]byte, error) {
+// new file. jsonc: the client reads the file as JSON with comments and
+// trailing commas, which are then taken and kept (shadow).
+func AddHook(data []byte, event string, entry func(mark string) string, jsonc bool) ([]byte, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return []byte("{\n  \"hooks\": {\n    " + jsonString(event) + ": [" + entry(HookMark+MadeHooks) + "]\n  }\n}\n"), nil
 	}
-	base, err := RemoveHook(data, event)
+	base, err := RemoveHook(data, event, jsonc)
 	if err != nil {
 		return nil, err
 	}
-	out, err := addTo(base, event, entry)
+	out, err := addTo(base, event, entry, jsonc)
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
-func addTo(data []byte, event string, entry func(string) string) ([]byte, error) {
-	h, err := findEvent(data, event)
+func addTo(data []byte, event string, entry func(string) string, jsonc bool) ([]byte, error) {
+	h, err := findEvent(data, event, jsonc)
 	if err != nil {
 		return nil, err
 	}
 	switch {
 	case !h.hasHooks:
 		value := "{" + jsonString(event) + ": [" + entry(HookMark+MadeHooks) + "]}"
-		return splice(data, h.open+1, h.open+1, memberText(data, h.open, h.top, "hooks", value)), nil
+		return splice(data, h.open+1, h.open+1, memberText(data, h.sh, h.open, h.top, "hooks", value)), nil
 	case !h.hasEvt:
 		value := "[" + entry(HookMark+MadeEvent) + "]"
-		return splice(data, h.hopen+1, h.hopen+1, memberText(data, h.hopen, h.hooks, event, value)), nil
+		return splice(data, h.hopen+1, h.hopen+1, memberText(data, h.sh, h.hopen, h.hooks, event, value)), nil
 	}
 	at := h.hooks[h.ei].start + 1 // after the array's '['
 	if len(h.elems) == 0 {
@@ -322,18 +393,18 @@ func addTo(data []byte, event string, entry func(string) string) ([]byte, error)
 // RemoveHook takes reaper's entries out of the settings' hooks.<event>,
 // and with the last of them what add made for it; every other byte stays.
 // Settings without such an entry are given back as they are.
-func RemoveHook(data []byte, event string) ([]byte, error) {
+func RemoveHook(data []byte, event string, jsonc bool) ([]byte, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return data, nil
 	}
 	for range 64 {
-		h, err := findEvent(data, event)
+		h, err := findEvent(data, event, jsonc)
 		if err != nil {
 			return nil, err
 		}
 		i, made := -1, ""
 		for k, e := range h.elems {
-			if _, m, ok := ours(data[e.start:e.end]); ok {
+			if _, m, ok := ours(h.sh[e.start:e.end]); ok {
 				i, made = k, m
 				break
 			}
@@ -353,12 +424,12 @@ func removeEntry(data []byte, h *hookEntries, i int, made, event string) []byte 
 	if len(elems) == 1 {
 		// The last: the member add made goes as add put it in.
 		if made == MadeHooks && len(h.hooks) == 1 {
-			if out, ok := unsplice(data, h.open, h.top, h.hi, "hooks"); ok {
+			if out, ok := unsplice(data, h.sh, h.open, h.top, h.hi, "hooks"); ok {
 				return out
 			}
 		}
 		if made == MadeEvent || made == MadeHooks {
-			if out, ok := unsplice(data, h.hopen, h.hooks, h.ei, event); ok {
+			if out, ok := unsplice(data, h.sh, h.hopen, h.hooks, h.ei, event); ok {
 				return out
 			}
 		}
@@ -377,7 +448,7 @@ func removeEntry(data []byte, h *hookEntries, i int, made, event string) []byte 
 // is the first and stands exactly as memberText put it: with a comma and
 // the same bytes before it as before the member after it, or, alone, after
 // whitespace and followed by a line back at the indentation of the '{'.
-func unsplice(data []byte, open int, members []member, i int, key string) ([]byte, bool) {
+func unsplice(data, sh []byte, open int, members []member, i int, key string) ([]byte, bool) {
 	if i != 0 {
 		return nil, false
 	}
@@ -388,7 +459,15 @@ func unsplice(data []byte, open int, members []member, i int, key string) ([]byt
 	}
 	if len(members) > 1 {
 		next := members[1]
-		if m.end >= len(data) || data[m.end] != ',' || !bytes.Equal(data[m.end+1:next.keyAt], before) {
+		if m.end >= len(data) || data[m.end] != ',' {
+			return nil, false
+		}
+		// As memberText put it: the same bytes after the comma as before
+		// the member, or, where a comment stood first, the member on a
+		// line of its own at the next one's indentation.
+		after := data[m.end+1 : next.keyAt]
+		commented := !bytes.Equal(after, sh[m.end+1:next.keyAt]) && bytes.Equal(before, []byte("\n"+lineIndent(data, next.keyAt)))
+		if !bytes.Equal(after, before) && !commented {
 			return nil, false
 		}
 		return splice(data, open+1, m.end+1, ""), true

@@ -47,7 +47,7 @@ func TestSettingsIndentation(t *testing.T) {
 		{"compact", "{\"model\":\"opus\"}", "{\"hooks\": ", "]},\"model\""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			after, err := AddHook([]byte(tt.before), "SessionStart", entryOf("/usr/bin/reaper"))
+			after, err := AddHook([]byte(tt.before), "SessionStart", entryOf("/usr/bin/reaper"), false)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -83,18 +83,18 @@ func installed(t *testing.T, data []byte) bool {
 // reaper's entry with one for the new path, and only that.
 func TestSettingsMovedBinary(t *testing.T) {
 	before := "{\n  \"hooks\": {\"SessionStart\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"mine\"}]}]}\n}\n"
-	old, err := AddHook([]byte(before), "SessionStart", entryOf("/old/reaper"))
+	old, err := AddHook([]byte(before), "SessionStart", entryOf("/old/reaper"), false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	moved, err := AddHook(old, "SessionStart", entryOf("/new/reaper"))
+	moved, err := AddHook(old, "SessionStart", entryOf("/new/reaper"), false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(string(moved), "/old/reaper") || !strings.Contains(string(moved), "/new/reaper") {
 		t.Errorf("after a move:\n%s", moved)
 	}
-	if back, _ := RemoveHook(moved, "SessionStart"); string(back) != before {
+	if back, _ := RemoveHook(moved, "SessionStart", false); string(back) != before {
 		t.Errorf("remove after a move: %q", back)
 	}
 }
@@ -112,7 +112,7 @@ func TestSettingsRefused(t *testing.T) {
 		{"SessionStart an object", "{\"hooks\": {\"SessionStart\": {}}}", "1:28: hooks.SessionStart is not an array"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := AddHook([]byte(tt.data), "SessionStart", entryOf("/usr/bin/reaper"))
+			_, err := AddHook([]byte(tt.data), "SessionStart", entryOf("/usr/bin/reaper"), false)
 			var se *SettingsError
 			if !errors.As(err, &se) || !strings.HasPrefix(err.Error(), tt.want) {
 				t.Errorf("err %v, want %q", err, tt.want)
@@ -130,35 +130,89 @@ func FuzzSettingsEdit(f *testing.F) {
 	}
 	f.Add([]byte(`{"hooks":{"SessionStart":[{"hooks":[{"command":"x # reaper hook"}]}]}}`))
 	f.Add([]byte(`{"a":[1,2,{"b":null}],"hooks":{"Stop":[],"SessionStart":[1, 2]}}`))
+	for _, s := range jsoncShapes {
+		f.Add([]byte(s.before))
+	}
 	entry := entryOf("/usr/bin/reaper")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if len(bytes.TrimSpace(data)) == 0 {
 			return // a new file: no bytes to give back
 		}
-		removed, rerr := RemoveHook(data, "SessionStart")
-		if rerr == nil && !json.Valid(removed) {
-			t.Fatalf("remove gave invalid JSON:\n%q\nfrom\n%q", removed, data)
-		}
-		added, err := AddHook(data, "SessionStart", entry)
-		if err != nil {
-			return
-		}
-		if !json.Valid(added) {
-			t.Fatalf("add gave invalid JSON:\n%q\nfrom\n%q", added, data)
-		}
-		if !installed(t, added) {
-			t.Fatalf("add put no hook in:\n%q", added)
-		}
-		again, err := AddHook(added, "SessionStart", entry)
-		if err != nil || !bytes.Equal(again, added) {
-			t.Fatalf("a second add changed %q into %q (%v)", added, again, err)
-		}
-		back, err := RemoveHook(added, "SessionStart")
-		if err != nil {
-			t.Fatalf("remove of what add made: %v", err)
-		}
-		if bytes.Equal(removed, data) && !bytes.Equal(back, data) {
-			t.Fatalf("remove(add(x)) is not x:\n%q\nwant\n%q", back, data)
+		// Strict JSON (Claude Code's settings), and JSON with comments
+		// (Gemini CLI's), judged by what each client reads.
+		for _, jsonc := range []bool{false, true} {
+			valid := json.Valid
+			if jsonc {
+				valid = func(b []byte) bool { return json.Valid(shadow(b)) }
+			}
+			removed, rerr := RemoveHook(data, "SessionStart", jsonc)
+			if rerr == nil && !valid(removed) {
+				t.Fatalf("jsonc %v: remove gave what the client cannot read:\n%q\nfrom\n%q", jsonc, removed, data)
+			}
+			added, err := AddHook(data, "SessionStart", entry, jsonc)
+			if err != nil {
+				continue
+			}
+			if !valid(added) {
+				t.Fatalf("jsonc %v: add gave what the client cannot read:\n%q\nfrom\n%q", jsonc, added, data)
+			}
+			if !installed(t, shadow(added)) {
+				t.Fatalf("jsonc %v: add put no hook in:\n%q", jsonc, added)
+			}
+			again, err := AddHook(added, "SessionStart", entry, jsonc)
+			if err != nil || !bytes.Equal(again, added) {
+				t.Fatalf("jsonc %v: a second add changed %q into %q (%v)", jsonc, added, again, err)
+			}
+			back, err := RemoveHook(added, "SessionStart", jsonc)
+			if err != nil {
+				t.Fatalf("jsonc %v: remove of what add made: %v", jsonc, err)
+			}
+			if bytes.Equal(removed, data) && !bytes.Equal(back, data) {
+				t.Fatalf("jsonc %v: remove(add(x)) is not x:\n%q\nwant\n%q", jsonc, back, data)
+			}
 		}
 	})
+}
+
+// jsoncShapes are settings files as Gemini CLI's users have them: JSON
+// with comments and trailing commas.
+var jsoncShapes = []struct{ name, before string }{
+	{"a line comment first", "{\n  // my settings\n  \"theme\": \"dark\"\n}\n"},
+	{"a block comment first", "{ /* mine */ \"theme\": \"dark\" }"},
+	{"comments everywhere", "// head\n{\n  \"a\": 1, // one\n  /* two */ \"b\": [1, 2,],\n}\n// tail\n"},
+	{"trailing commas", "{\n  \"mcpServers\": {\"fs\": {\"command\": \"npx\",},},\n}\n"},
+	{"comments in hooks", "{\n  \"hooks\": {\n    // none yet\n  },\n  \"x\": \"a // not a comment\",\n}\n"},
+	{"comments in the event", "{\"hooks\": {\"SessionStart\": [ /* mine */ {\"hooks\": [{\"command\": \"mine\"}]}, ]}}"},
+}
+
+// Issue 52, item 6: Gemini CLI reads its settings as JSON with comments,
+// and so does reaper's reader of them, but hook install refused them
+// ("not valid JSON"). As JSONC, each shape takes the hook — every comment
+// and trailing comma kept where it was — and gives it back byte for byte;
+// as strict JSON (Claude Code's), a comment is refused with its place.
+func TestSettingsJSONC(t *testing.T) {
+	for _, tt := range jsoncShapes {
+		t.Run(tt.name, func(t *testing.T) {
+			added, err := AddHook([]byte(tt.before), "SessionStart", entryOf("/usr/bin/reaper"), true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !json.Valid(shadow(added)) || !installed(t, shadow(added)) {
+				t.Fatalf("after add, not the client's JSON with the hook:\n%s", added)
+			}
+			for _, c := range []string{"// my settings", "/* mine */", "// one", "/* two */", "// head", "// tail", "// none yet", "a // not a comment"} {
+				if strings.Count(tt.before, c) != strings.Count(string(added), c) {
+					t.Errorf("comment %q not kept as it was:\n%s", c, added)
+				}
+			}
+			back, err := RemoveHook(added, "SessionStart", true)
+			if err != nil || string(back) != tt.before {
+				t.Errorf("remove(add(x)): %v\n%q\nwant\n%q", err, back, tt.before)
+			}
+		})
+	}
+	var se *SettingsError
+	if _, err := AddHook([]byte(jsoncShapes[0].before), "SessionStart", entryOf("/usr/bin/reaper"), false); !errors.As(err, &se) || se.Line != 2 {
+		t.Errorf("strict JSON with a comment: %v, want refused at line 2", err)
+	}
 }

@@ -32,8 +32,10 @@ var Adapter = configonly.Adapter{
 		// resume or clear, and a matcher other than "*" must equal it — no
 		// pattern, whatever the settings schema says; the timeout is in
 		// milliseconds). "*": every session start.
+		// Its settings are JSON with comments (strip-json-comments):
+		// comments and trailing commas are taken and kept.
 		Hook: &client.Hook{HomeEnv: EnvHome, Dir: "~/.gemini", File: "settings.json", Event: "SessionStart",
-			Matcher: "*", Timeout: 5000}},
+			Matcher: "*", Timeout: 5000, JSONC: true}},
 	Home: ".gemini",
 	// $GEMINI_CLI_HOME/.gemini, when reaper's environment sets it.
 	Own: func(getenv func(string) string) []string {

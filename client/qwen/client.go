@@ -28,7 +28,8 @@ var Adapter = configonly.Adapter{
 		// Its settings' hooks.SessionStart (0.24: the source is startup,
 		// resume, clear or compact; "a|b" matches either; the timeout in
 		// seconds).
-		Hook: &client.Hook{Dir: "~/.qwen", File: "settings.json", Event: "SessionStart", Matcher: "startup|resume", Timeout: 5}},
+		// Read as Gemini CLI's, of which it is a fork: JSON with comments.
+		Hook: &client.Hook{Dir: "~/.qwen", File: "settings.json", Event: "SessionStart", Matcher: "startup|resume", Timeout: 5, JSONC: true}},
 	Home:  ".qwen",
 	Files: []string{"settings.json"}, Base: true,
 	ReadDir: func(dir string) *statedir.Config {
