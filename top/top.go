@@ -173,6 +173,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case crashMsg:
 		m.crashed = msg.err
 		return m, tea.Quit
+	case doneMsg:
+		return m, tea.Quit
 	case tea.KeyPressMsg:
 		return m, m.key(msg)
 	}
@@ -543,12 +545,22 @@ func clip(s string, n int) string {
 	return b.String()
 }
 
-// Run runs top on the terminal until q, Ctrl-C or SIGTERM; opts give the
-// program its input and output (a test's pseudo-terminal).
-func Run(m *Model, opts ...tea.ProgramOption) error {
-	_, err := tea.NewProgram(m, opts...).Run()
+// Run runs top on the terminal until q, Ctrl-C, or ctx's end (reaper's
+// SIGINT or SIGTERM: the signal may come before Bubble Tea has a handler
+// of its own); opts give the program its input and output (a test's
+// pseudo-terminal). ctx's end is an ordinary quit, which waits for the
+// input reader before it gives the terminal back (the kill path does
+// not).
+func Run(ctx context.Context, m *Model, opts ...tea.ProgramOption) error {
+	p := tea.NewProgram(m, opts...)
+	stop := context.AfterFunc(ctx, func() { p.Send(doneMsg{}) })
+	defer stop()
+	_, err := p.Run()
 	if err == nil {
 		err = m.crashed
 	}
 	return err
 }
+
+// doneMsg is Run's context ended: top quits.
+type doneMsg struct{}

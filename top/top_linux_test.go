@@ -93,7 +93,7 @@ func TestCrashRestoresTerminal(t *testing.T) {
 	m := New(crashing{}, Options{})
 	m.src = &slow{crashing{}, make(chan struct{})}
 	done := make(chan error, 1)
-	go func() { done <- Run(m, tea.WithInput(tty), tea.WithOutput(tty)) }()
+	go func() { done <- Run(context.Background(), m, tea.WithInput(tty), tea.WithOutput(tty)) }()
 	raw := false
 	for deadline := time.Now().Add(20 * time.Second); !raw && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		raw = !cooked()

@@ -59,7 +59,7 @@ the reaper lock and writes the audit log as reap does.`,
 				Config:   run.Config{Policy: pol, Clients: run.ClientsOf(clients, pol), Discover: true},
 				LockWait: 5 * time.Second, Records: run.Records{AuditLog: opts.auditLog, Journal: "auto", Log: g.log},
 			}}
-			return top.Run(top.New(src, top.Options{Interval: opts.interval, Sort: opts.sort, Style: g.tableStyle()}))
+			return top.Run(cmd.Context(), top.New(src, top.Options{Interval: opts.interval, Sort: opts.sort, Style: g.tableStyle()}))
 		},
 	}
 	f := cmd.Flags()
