@@ -49,6 +49,7 @@ func ReadSnapshot(root string) (*Snapshot, error) {
 		s.Close()
 		return nil, err
 	}
+	s.readPipeline()
 	return s, nil
 }
 

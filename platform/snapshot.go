@@ -24,6 +24,10 @@ type Snapshot struct {
 	Taken time.Time
 	// Self is the pid of the process that took the snapshot (0 if built).
 	Self int
+	// Pipeline are the other commands of the pipeline the reaper runs in
+	// (Linux: the siblings its pipes lead to), by pid: its own job, never
+	// a finding.
+	Pipeline map[int]bool
 	// FixtureUID, for a fixture's table (Self 0), is the uid of the
 	// reaper that took it, from the fixture's self/status ("Uid:" line), so
 	// that a fixture is judged the same by whoever scans it; NoUID if the

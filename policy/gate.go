@@ -91,6 +91,8 @@ func (g *Gate) structural(s *platform.Snapshot, p *platform.Process) string {
 		return fmt.Sprintf("the tree holds pid %d", p.PID)
 	case p.PID == s.Self && s.Self != 0:
 		return fmt.Sprintf("the tree holds the reaper itself (pid %d)", p.PID)
+	case s.Pipeline[p.PID]:
+		return fmt.Sprintf("the tree holds pid %d (%s) of the reaper's own pipeline", p.PID, p.Comm)
 	case g.self[p.PID]:
 		return fmt.Sprintf("the tree holds the reaper's ancestor %d (%s)", p.PID, p.Comm)
 	case p.KernelThread():

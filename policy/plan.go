@@ -224,7 +224,8 @@ func (g *Gate) tree(s *platform.Snapshot, f *scan.Finding, check func(*platform.
 	return ""
 }
 
-// ancestry returns the reaper's own pid and its ancestors' (docs/safety.md).
+// ancestry returns the reaper's own pid, its ancestors' and its
+// pipeline's other commands' (docs/safety.md).
 func ancestry(res *scan.Result) map[int]bool {
 	s := res.Tree.Snap
 	self := map[int]bool{}
@@ -237,6 +238,9 @@ func ancestry(res *scan.Result) map[int]bool {
 			self[s.Procs[j].PID] = true
 			return true
 		})
+	}
+	for pid := range s.Pipeline {
+		self[pid] = true // the reaper's own job: `reaper reap | grep`
 	}
 	return self
 }
