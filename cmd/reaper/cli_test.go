@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -216,6 +217,24 @@ func TestExitCodeMapping(t *testing.T) {
 	for _, tt := range tests {
 		if got := exitCode(tt.err, io.Discard); got != tt.want {
 			t.Errorf("exitCode(%v) = %d, want %d", tt.err, got, tt.want)
+		}
+	}
+}
+
+// Issue 52, item 9: `reaper --help` never named `reaper init`, the one
+// step that makes reaper act, and left exit 4 out. Its Exit status
+// paragraph names every status run/exit.go defines.
+func TestHelpNamesInitAndEveryExitStatus(t *testing.T) {
+	r := runReaper(t, nil, "--help")
+	if !strings.Contains(r.stdout, "'reaper init'") {
+		t.Errorf("--help does not name reaper init:\n%s", r.stdout)
+	}
+	_, status, _ := strings.Cut(r.stdout, "Exit status:")
+	status, _, _ = strings.Cut(status, "Usage:")
+	status = strings.Join(strings.Fields(status), " ")
+	for _, code := range []int{run.ExitOK, run.ExitError, run.ExitUsage, run.ExitPartial, run.ExitFindings, run.ExitNoInput, run.ExitPermission, run.ExitConfig} {
+		if !strings.Contains(status, " "+strconv.Itoa(code)+" ") && !strings.HasPrefix(status, strconv.Itoa(code)+" ") {
+			t.Errorf("exit %d (%s) is not in --help's exit statuses: %q", code, run.ExitMeaning(code), status)
 		}
 	}
 }
