@@ -17,6 +17,9 @@ type Diagnosis struct {
 	UID           int64   `json:"uid"`
 	User          string  `json:"user"`
 	Checks        []Check `json:"checks"`
+	// OKLeftOut counts the checks that were ok and are not in Checks (-q
+	// shows only the others): the count at the end is of every check.
+	OKLeftOut int `json:"-"`
 }
 
 // The statuses of a check. A failed check is one the reaper cannot do its
@@ -91,8 +94,12 @@ func (d *Diagnosis) WriteTable(w io.Writer, st Style) error {
 		}
 	}
 	if !st.NoHeaders {
-		ew.printf("\n%s: %d ok, %s, %d failed\n", Plural(len(d.Checks), "check"), count[CheckOK],
-			Plural(count[CheckWarn], "warning"), count[CheckFail])
+		left := ""
+		if d.OKLeftOut > 0 {
+			left = fmt.Sprintf(" (%d ok not shown)", d.OKLeftOut)
+		}
+		ew.printf("\n%s: %d ok, %s, %d failed%s\n", Plural(len(d.Checks)+d.OKLeftOut, "check"), count[CheckOK]+d.OKLeftOut,
+			Plural(count[CheckWarn], "warning"), count[CheckFail], left)
 	}
 	return ew.err
 }

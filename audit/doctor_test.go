@@ -70,3 +70,17 @@ func TestWrap(t *testing.T) {
 		}
 	}
 }
+
+// Issue 52, item 9: `doctor -q` shows only the checks that are not ok,
+// and its count said "7 checks" of 13: the count is of every check,
+// saying how many ok ones are not shown.
+func TestDoctorQuietCountsEveryCheck(t *testing.T) {
+	d := &Diagnosis{Checks: []Check{{Name: "a", Status: CheckWarn, Summary: "w"}, {Name: "b", Status: CheckFail, Summary: "f"}}, OKLeftOut: 5}
+	var b strings.Builder
+	if err := d.WriteTable(&b, Style{}); err != nil {
+		t.Fatal(err)
+	}
+	if want := "7 checks: 5 ok, 1 warning, 1 failed (5 ok not shown)"; !strings.Contains(b.String(), want) {
+		t.Errorf("got:\n%s\nwant %q", b.String(), want)
+	}
+}

@@ -67,6 +67,7 @@ func runDoctor(ctx context.Context, opts *doctorOptions, g *globalOptions) error
 				notOK = append(notOK, c)
 			}
 		}
+		d.OKLeftOut = len(d.Checks) - len(notOK)
 		d.Checks = notOK
 		if len(notOK) == 0 {
 			return nil
