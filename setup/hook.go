@@ -133,8 +133,21 @@ func (h *Hook) edit(path, exe string, install bool) error {
 		fmt.Fprintf(h.Out, "unchanged  %s\n", path)
 		return nil
 	}
+	// A file install made (there was none) goes again with its hook.
+	made := !install && string(updated) == Skeleton && bytes.Contains(old, []byte(HookMark+MadeFile))
 	if h.DryRun {
+		if made {
+			fmt.Fprintf(h.Out, "would remove %s (reaper made it)\n", path)
+			return nil
+		}
 		fmt.Fprintf(h.Out, "would change %s:\n%s", path, UnifiedDiff(path, string(old), string(updated)))
+		return nil
+	}
+	if made {
+		if err := os.Remove(target); err != nil {
+			return err
+		}
+		fmt.Fprintf(h.Out, "removed    %s (reaper made it)\n", path)
 		return nil
 	}
 	if old != nil {

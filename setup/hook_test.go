@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -183,5 +184,44 @@ func TestBinaryPaths(t *testing.T) {
 	os.Symlink(filepath.Join("..", "Cellar", "reaper", "1.2.3"), filepath.Join(prefix, "opt", "reaper"))
 	if got, want := Stable(keg), filepath.Join(prefix, "opt", "reaper", "bin", "reaper"); got != want {
 		t.Errorf("Stable(%s) = %s, want %s", keg, got, want)
+	}
+}
+
+// Issue 52, item 9: install on a file it created rewrote it on the second
+// run, and uninstall left "{}" and a backup where there had been no file.
+// A file install makes is made as add makes any other (a second install
+// finds it unchanged), and uninstall removes it whole, with no backup.
+// The control: a file the user had keeps existing after uninstall.
+func TestHookMadeFileRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "settings.json")
+	var out bytes.Buffer
+	h := hookFor(&out)
+	if err := h.Install(path, "/usr/bin/reaper"); err != nil {
+		t.Fatal(err)
+	}
+	first, _ := os.ReadFile(path)
+	out.Reset()
+	if err := h.Install(path, "/usr/bin/reaper"); err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := os.ReadFile(path); !bytes.Equal(again, first) || !strings.Contains(out.String(), "unchanged") {
+		t.Errorf("a second install changed the file it made:\n%s\n%s", first, out.String())
+	}
+	if err := h.Uninstall(path); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("uninstall left the file install made: %v", err)
+	}
+	if names, _ := os.ReadDir(dir); len(names) != 0 {
+		t.Errorf("uninstall left %v", names)
+	}
+	// The control: the user's own "{}" stays a file after a round trip.
+	os.WriteFile(path, []byte("{}\n"), 0o600)
+	h.Install(path, "/usr/bin/reaper")
+	h.Uninstall(path)
+	if b, err := os.ReadFile(path); err != nil || string(b) != "{}\n" {
+		t.Errorf("control, the user's own file: %q, %v", b, err)
 	}
 }

@@ -17,7 +17,13 @@ const (
 	HookMark  = "# reaper hook"
 	MadeEvent = " +event"
 	MadeHooks = " +hooks"
+	// MadeFile: add made the whole file (there was none); remove gives
+	// back Skeleton, which uninstall then removes.
+	MadeFile = " +file"
 )
+
+// Skeleton is what is left of a file add made once its hook is removed.
+const Skeleton = "{}\n"
 
 // A settings file is edited as bytes, never decoded and encoded again:
 // the user's order, spacing, newlines and numbers stay as they were. The
@@ -313,7 +319,7 @@ func ours(entry []byte) (command, made string, ok bool) {
 		if json.Unmarshal(h["command"], &command) != nil {
 			continue
 		}
-		for _, suffix := range []string{MadeHooks, MadeEvent, ""} {
+		for _, suffix := range []string{MadeFile, MadeHooks, MadeEvent, ""} {
 			if strings.HasSuffix(command, HookMark+suffix) {
 				return command, suffix, true
 			}
@@ -356,14 +362,28 @@ func HookBinary(command string) string {
 // new file. jsonc: the client reads the file as JSON with comments and
 // trailing commas, which are then taken and kept (shadow).
 func AddHook(data []byte, event string, entry func(mark string) string, jsonc bool) ([]byte, error) {
+	// A new file — or one add made, its hook taken out again — is the
+	// skeleton with the hook added as to any other file, marked MadeFile:
+	// a second add finds it as it made it (unchanged), and remove gives
+	// back the skeleton exactly.
+	made := func(mark string) string {
+		if mark == HookMark+MadeHooks {
+			mark = HookMark + MadeFile
+		}
+		return entry(mark)
+	}
 	if len(bytes.TrimSpace(data)) == 0 {
-		return []byte("{\n  \"hooks\": {\n    " + jsonString(event) + ": [" + entry(HookMark+MadeHooks) + "]\n  }\n}\n"), nil
+		return addTo([]byte(Skeleton), event, made, jsonc)
 	}
 	base, err := RemoveHook(data, event, jsonc)
 	if err != nil {
 		return nil, err
 	}
-	out, err := addTo(base, event, entry, jsonc)
+	with := entry
+	if string(base) == Skeleton && bytes.Contains(data, []byte(HookMark+MadeFile)) {
+		with = made
+	}
+	out, err := addTo(base, event, with, jsonc)
 	if err != nil {
 		return nil, err
 	}
@@ -423,12 +443,12 @@ func removeEntry(data []byte, h *hookEntries, i int, made, event string) []byte 
 	e, elems := h.elems[i], h.elems
 	if len(elems) == 1 {
 		// The last: the member add made goes as add put it in.
-		if made == MadeHooks && len(h.hooks) == 1 {
+		if (made == MadeHooks || made == MadeFile) && len(h.hooks) == 1 {
 			if out, ok := unsplice(data, h.sh, h.open, h.top, h.hi, "hooks"); ok {
 				return out
 			}
 		}
-		if made == MadeEvent || made == MadeHooks {
+		if made == MadeEvent || made == MadeHooks || made == MadeFile {
 			if out, ok := unsplice(data, h.sh, h.hopen, h.hooks, h.ei, event); ok {
 				return out
 			}
