@@ -80,8 +80,39 @@ func (p *Pass) Explain(pid int) (*audit.Explanation, error) {
 	}
 	if e.Verdict == "" {
 		e.Verdict, e.Why = "not-orphaned", notOrphaned(t.Result, i)
+		if sess := sessionOf(p.PS(), pid); sess != nil && !strings.Contains(e.Why, fmt.Sprintf("(pid %d)", sess.PID)) {
+			// The session says it first (unless the reason names its
+			// process already): what a person asks of a live session's
+			// server is whose it is.
+			e.Why = fmt.Sprintf("a process of the live %s session %s: %s", sess.Title, sessionName(sess), e.Why)
+		}
 	}
 	return e, nil
+}
+
+// sessionOf is the live session of v whose tree holds pid (nil: none).
+func sessionOf(v *audit.PSView, pid int) *audit.PSSession {
+	for k := range v.Sessions {
+		sess := &v.Sessions[k]
+		if sess.State == "ended" {
+			continue
+		}
+		for _, q := range sess.Processes {
+			if q.PID == pid {
+				return sess
+			}
+		}
+	}
+	return nil
+}
+
+// sessionName is how a person tells a session: its id where its record
+// gives one, its client's pid, and its state.
+func sessionName(sess *audit.PSSession) string {
+	if sess.SessionID != "" {
+		return fmt.Sprintf("%s (pid %d, %s)", audit.Printable(sess.SessionID), sess.PID, sess.State)
+	}
+	return fmt.Sprintf("of pid %d (%s)", sess.PID, sess.State)
 }
 
 // ancestors lists the processes above index i, each with its role.

@@ -1,0 +1,43 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// Issue 52, item 9: explain on a live Claude Code session's MCP server
+// said "not-orphaned: … a service, a login session or a protected
+// process", which is true of the session's tree and says nothing of whose
+// it is. The session is named first: its client, its id, its pid and
+// state. The control: an adopted process of no session is not said to be
+// one's.
+func TestExplainNamesTheSession(t *testing.T) {
+	becomeSubreaper(t)
+	mark := fmt.Sprintf("explainsess%d", os.Getpid())
+	home := t.TempDir()
+	session := "s-explain-" + suiteMark
+	owner := adopt(t, "session-owner-"+mark, fmt.Sprintf(`export CLAUDE_CODE_SESSION_ID=%s; (exec -a %q sleep 600) & wait`, session, "npm exec mcp-remote https://"+mark), nil)
+	server := childWith(t, owner, mark, "the session's server")
+	t.Cleanup(func() { syscall.Kill(server, syscall.SIGKILL) })
+	writeSession(t, home, owner, session)
+	env := []string{"HOME=" + home, "CLAUDE_CONFIG_DIR="}
+	explain := func(pid int) (verdict, why string) {
+		r := runReaper(t, env, "explain", strconv.Itoa(pid), "-o", "json")
+		var e struct{ Verdict, Why string }
+		if err := json.Unmarshal([]byte(r.stdout), &e); err != nil {
+			t.Fatalf("explain %d: exit %d, %v\n%s%s", pid, r.code, err, r.stdout, r.stderr)
+		}
+		return e.Verdict, e.Why
+	}
+	if v, why := explain(server); v != "not-orphaned" || !strings.Contains(why, "live Claude Code session "+session) || !strings.Contains(why, fmt.Sprintf("pid %d", owner)) {
+		t.Errorf("the live session's server: %s, %q; want the session named", v, why)
+	}
+	if _, why := explain(os.Getpid()); strings.Contains(why, "a process of the live") {
+		t.Errorf("control, the test itself: %q names a session", why)
+	}
+}
