@@ -157,9 +157,9 @@ func (v *PSView) WriteTable(w io.Writer, st Style) error {
 		ew.printf("%s; %d processes here; memory: %s\n", scope, v.Processes, memoryWords(v.Memory))
 	}
 	for _, s := range v.Sessions {
-		ew.printf("\n%s\n", clipWidth(sessionLine(s, st), termWidth+40))
+		ew.printf("\n%s\n", clipWidth(sessionLine(s, st), st.cols(termWidth+40)))
 		if s.Record != "" {
-			ew.printf("  %s\n", clipWidth(Printable(recordLine(s)), termWidth-2))
+			ew.printf("  %s\n", clipWidth(Printable(recordLine(s)), st.cols(termWidth)-2))
 		}
 		for _, p := range s.Processes {
 			ew.printf("%s\n", processLine(p, st))
@@ -185,8 +185,10 @@ func (v *PSView) WriteTable(w io.Writer, st Style) error {
 			if o.Rule != "" {
 				rule = Printable(o.Rule) + " → " + Printable(o.Action)
 			}
+			// What will happen to it first: ps is where a person looks
+			// for that, and a long list of reasons must not cut it off.
 			ew.printf("%s\n", clipWidth(fmt.Sprintf("  tree %d, %s: %s; %s; %s", o.RootPID, HumanBytes(o.MemoryBytes),
-				Printable(strings.Join(o.Reasons, ", ")), whose, rule), termWidth+20))
+				rule, Printable(strings.Join(o.Reasons, ", ")), whose), st.cols(termWidth+20)))
 			for _, p := range o.Processes {
 				ew.printf("%s\n", processLine(p, st))
 			}
@@ -265,7 +267,7 @@ func processLine(p PSProcess, st Style) string {
 		state = " [" + Printable(p.State) + "]"
 	}
 	head := fmt.Sprintf("  %s%-7d %-5s %8s%s%s ", strings.Repeat("  ", min(p.Depth, 8)), p.PID, what, HumanBytes(p.MemoryBytes), state, leak)
-	return head + clipWidth(Printable(p.Cmdline), max(termWidth-len([]rune(head)), 20))
+	return head + clipWidth(Printable(p.Cmdline), max(st.cols(termWidth)-len([]rune(head)), 20))
 }
 
 func totalLine(name string, t PSTotal) string {
@@ -289,4 +291,13 @@ func joinPIDs(pids []int) string {
 		parts[i] = fmt.Sprint(p)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// cols is the width a view cuts its lines at: the terminal's, where
+// stdout is one whose width is known, else the view's own.
+func (st Style) cols(own int) int {
+	if st.Width > 0 {
+		return st.Width
+	}
+	return own
 }

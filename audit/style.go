@@ -15,6 +15,10 @@ type Style struct {
 	// and the line that says there is nothing: its rows only, for grep
 	// and awk.
 	NoHeaders bool
+	// Width is the terminal's width in columns, for the views that cut
+	// long lines (ps): 0 where stdout is no terminal, and the views keep
+	// their own widths.
+	Width int
 }
 
 // SGR parameters, each of two digits, so that every painted word is

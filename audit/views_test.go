@@ -56,3 +56,27 @@ func TestPTYViewTable(t *testing.T) {
 		t.Errorf("legend or caveat with nothing starred, as root:\n%s", table.String())
 	}
 }
+
+// Issue 52, item 9: ps cut every line at about 100 columns whatever the
+// terminal, and an orphan's rule and action — what will happen to it,
+// what ps is for — came last, after its reasons, and were cut first. They
+// come first now, and a terminal's width is the width lines are cut at.
+func TestPSOrphanLineShowsWhatWillHappen(t *testing.T) {
+	long := "/usr/lib/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js /home/ann/projects/a/very/long/path/indeed"
+	v := &PSView{Orphans: []PSOrphan{{RootPID: 4242, Reasons: []string{"reparented", "owner-dead", "stdin-closed", "abandoned"},
+		Owner: "claude-code", SessionID: "0b8f1c2e-1111-4222-8333-944455556666", Rule: "orphaned-agent-trees", Action: "terminate",
+		Processes: []PSProcess{{PID: 4242, Kind: "mcp", Cmdline: "node " + long}}}}}
+	for _, width := range []int{0, 80, 200} {
+		var b strings.Builder
+		if err := v.WriteTable(&b, Style{Width: width}); err != nil {
+			t.Fatal(err)
+		}
+		out := b.String()
+		if !strings.Contains(out, "tree 4242") || !strings.Contains(out, "orphaned-agent-trees → terminate") {
+			t.Errorf("width %d: the rule and action are not shown:\n%s", width, out)
+		}
+		if width == 200 && !strings.Contains(out, long) {
+			t.Errorf("width 200: the command line is cut:\n%s", out)
+		}
+	}
+}

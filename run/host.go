@@ -33,6 +33,9 @@ func ChildMain(args []string, stdout, stderr io.Writer, cs client.Set) int {
 // IsTerminal reports whether f is a terminal.
 func IsTerminal(f *os.File) bool { return platform.IsTerminal(f) }
 
+// TermWidth is terminal f's width in columns, 0 when f is none.
+func TermWidth(f *os.File) int { return platform.TermWidth(f) }
+
 // ServiceManager is a watch's side of the service manager, from what
 // systemd set in the environment: how to notify it, and how often it
 // wants WATCHDOG=1 (0: never).

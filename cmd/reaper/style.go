@@ -14,7 +14,11 @@ var colorWhens = []string{"auto", "always", "never"}
 // locale is not UTF-8, colour as --color says, headings unless
 // --no-headers.
 func (g *globalOptions) tableStyle() audit.Style {
-	return audit.Style{ASCII: !audit.UTF8Locale(), Color: g.useColor(), NoHeaders: g.noHeaders}
+	st := audit.Style{ASCII: !audit.UTF8Locale(), Color: g.useColor(), NoHeaders: g.noHeaders}
+	if f, ok := g.stdout.(*os.File); ok {
+		st.Width = run.TermWidth(f)
+	}
+	return st
 }
 
 // write prints v on stdout in format (table or json).
