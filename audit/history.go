@@ -24,7 +24,8 @@ type HistoryFilter struct {
 	Rule         string
 	User         string // a name, or a uid in decimal
 	Outcome      string
-	Signals      bool // the signal records too, not only the decisions
+	Mode         string // "reap" or "dry-run" (a top preview is one); "" both
+	Signals      bool   // the signal records too, not only the decisions
 }
 
 // History is what the audit log says happened in a span of time: the
@@ -41,6 +42,9 @@ type History struct {
 		// KilledBytes is the RSS of the trees killed, when each was found.
 		KilledBytes uint64 `json:"killed_bytes"`
 		Signals     int    `json:"signals"`
+		// DryRuns counts the decisions of dry runs (reap --dry-run, top's
+		// previews): planned, never signalled.
+		DryRuns int `json:"dry_runs"`
 	} `json:"totals"`
 	// Skipped counts lines that were not audit records (torn, or not
 	// JSON): they are not shown, and said.
@@ -145,7 +149,8 @@ func (f HistoryFilter) keeps(r *Record) bool {
 	case r.Event != "decision":
 		return false
 	case f.Rule != "" && r.Rule != f.Rule,
-		f.Outcome != "" && r.Outcome != f.Outcome:
+		f.Outcome != "" && r.Outcome != f.Outcome,
+		f.Mode != "" && recordMode(r) != f.Mode:
 		return false
 	case f.User != "":
 		return r.User == f.User || r.UID != nil && strconv.FormatInt(*r.UID, 10) == f.User
@@ -161,6 +166,9 @@ func (h *History) add(r Record) {
 	}
 	h.Totals.Decisions++
 	h.Totals.Outcomes[r.Outcome]++
+	if recordMode(&r) == "dry-run" {
+		h.Totals.DryRuns++
+	}
 	if r.Outcome == "killed" {
 		h.Totals.KilledBytes += r.RSSBytes
 	}
@@ -185,7 +193,7 @@ func (h *History) WriteTable(w io.Writer, st Style) error {
 		tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
 		if !st.NoHeaders {
 			// Painted like the cells below it: the same bytes more.
-			fmt.Fprintf(tw, "TIME\t%s\tRULE\tUSER\tPID\tRSS\tCOMMAND\n", st.paint(sgrPlain, "OUTCOME"))
+			fmt.Fprintf(tw, "TIME\tMODE\t%s\tRULE\tUSER\tPID\tRSS\tCOMMAND\n", st.paint(sgrPlain, "OUTCOME"))
 		}
 		for _, r := range h.Records {
 			when := r.Time.Local().Format("2006-01-02 15:04:05")
@@ -194,14 +202,14 @@ func (h *History) WriteTable(w io.Writer, st Style) error {
 				if r.Via != "" {
 					what += " by " + r.Via
 				}
-				fmt.Fprintf(tw, "%s\t%s\t\t\t%d\t\t%s: %s\n", when, st.paint(sgrPlain, "signal"), r.RootPID, Printable(what), Printable(r.Result))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t\t\t%d\t\t%s: %s\n", when, Printable(recordMode(&r)), st.paint(sgrPlain, "signal"), r.RootPID, Printable(what), Printable(r.Result))
 				continue
 			}
 			user := r.User
 			if user == "" && r.UID != nil && *r.UID >= 0 {
 				user = strconv.FormatInt(*r.UID, 10)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", when, st.paint(outcomeColor(r.Outcome, false), Printable(r.Outcome)), Printable(r.Rule), Printable(user), r.RootPID,
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", when, Printable(recordMode(&r)), st.paint(outcomeColor(r.Outcome, false), Printable(r.Outcome)), Printable(r.Rule), Printable(user), r.RootPID,
 				HumanBytes(r.RSSBytes), clip(Printable(r.Cmdline)))
 		}
 		if err := tw.Flush(); err != nil && ew.err == nil {
@@ -220,6 +228,9 @@ func (h *History) WriteTable(w io.Writer, st Style) error {
 	}
 	if h.Totals.KilledBytes > 0 {
 		sum += " · " + HumanBytes(h.Totals.KilledBytes) + " in the trees killed"
+	}
+	if n := h.Totals.DryRuns; n > 0 {
+		sum += fmt.Sprintf(" · %d of them dry runs (top's previews are too), which signalled nothing", n)
 	}
 	if h.Totals.Signals > 0 {
 		sum += " · " + Plural(h.Totals.Signals, "signal")
@@ -240,4 +251,13 @@ func (h *History) SkippedNote() string {
 		return "1 line of the audit log was not a record: skipped"
 	}
 	return fmt.Sprintf("%d lines of the audit log were not records: skipped", h.Skipped)
+}
+
+// recordMode is the mode a record was written in: "reap" where the
+// record says none (the signal records, older logs).
+func recordMode(r *Record) string {
+	if r.Mode == "" {
+		return "reap"
+	}
+	return r.Mode
 }

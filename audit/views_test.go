@@ -2,8 +2,11 @@ package audit
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The pty view's table says what its model says — the legend only when a
@@ -78,5 +81,38 @@ func TestPSOrphanLineShowsWhatWillHappen(t *testing.T) {
 		if width == 200 && !strings.Contains(out, long) {
 			t.Errorf("width 200: the command line is cut:\n%s", out)
 		}
+	}
+}
+
+// Issue 52, item 9: history listed dry runs and top's previews like real
+// reaps, with no mode and no filter. Each line says its mode, the sums
+// count the dry runs apart, and the filter takes one mode.
+func TestHistoryTellsDryRuns(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "audit.jsonl")
+	now := time.Now()
+	var lines []string
+	for _, r := range []Record{
+		{Time: now, Event: "decision", Mode: "reap", RootPID: 10, Rule: "r", Outcome: "killed", Cmdline: "killed-for-real"},
+		{Time: now, Event: "decision", Mode: "dry-run", RootPID: 11, Rule: "r", Outcome: "planned", Cmdline: "only-planned"},
+	} {
+		b, _ := json.Marshal(r)
+		lines = append(lines, string(b))
+	}
+	os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o600)
+	h, err := ReadHistory([]string{path}, HistoryFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	h.WriteTable(&b, Style{})
+	out := b.String()
+	for _, want := range []string{"MODE", "dry-run", "1 of them dry runs"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in:\n%s", want, out)
+		}
+	}
+	if h, _ := ReadHistory([]string{path}, HistoryFilter{Mode: "reap"}); len(h.Records) != 1 || h.Records[0].RootPID != 10 {
+		t.Errorf("--mode reap: %+v", h.Records)
 	}
 }

@@ -61,6 +61,7 @@ audit log does not exist.`,
 	f.StringVar(&opts.filter.Rule, "rule", "", "only the decisions of the rule `NAME`")
 	f.StringVar(&opts.filter.User, "user", "", "only the trees of `USER` (a name or a uid)")
 	f.StringVar(&opts.filter.Outcome, "outcome", "", "only the decisions with `OUTCOME`: killed, gone, failed, refused, planned or reported")
+	f.StringVar(&opts.filter.Mode, "mode", "", "only the decisions of `MODE`: reap (what was done) or dry-run (reap --dry-run and top's previews: nothing signalled)")
 	f.BoolVar(&opts.filter.Signals, "signals", false, "list every signal sent too (not with --rule, --user or --outcome)")
 	f.StringVarP(&opts.output, "output", "o", "table", "output format: table or json")
 	return cmd
@@ -69,6 +70,9 @@ audit log does not exist.`,
 func runHistory(opts *historyOptions, g *globalOptions, now time.Time) error {
 	if err := validateOutput(&opts.output); err != nil {
 		return err
+	}
+	if m := opts.filter.Mode; m != "" && m != "reap" && m != "dry-run" {
+		return usagef("--mode %q: want reap or dry-run", m)
 	}
 	if err := opts.filter.Set(opts.since, opts.until, now); err != nil {
 		return usagef("%v", err)
