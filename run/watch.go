@@ -7,11 +7,13 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/orphanreaper/reaper/audit"
 	"github.com/orphanreaper/reaper/client"
 	"github.com/orphanreaper/reaper/platform"
+	"github.com/orphanreaper/reaper/platform/host"
 	"github.com/orphanreaper/reaper/platform/watch"
 	"github.com/orphanreaper/reaper/policy"
 	"github.com/orphanreaper/reaper/run/gather"
@@ -57,6 +59,12 @@ const (
 	TriggerReload   = "reload"
 )
 
+// WatchLockPath is the lock a watch holds for its life, beside the reap
+// lock: a second watch of the scope finds it held.
+func WatchLockPath(lockFile string) string {
+	return strings.TrimSuffix(lockFile, ".lock") + ".watch"
+}
+
 // Watch makes passes until ctx ends: one at once, then one whenever a hint
 // says one is due — the exit of an owner the last pass's evidence named
 // (a pidfd each), or a new entry in a client's dir where a new owner's
@@ -88,21 +96,23 @@ func Watch(ctx context.Context, cfg WatchConfig, hup <-chan os.Signal) error {
 		log = slog.New(slog.DiscardHandler)
 	}
 	// Another watch of the same scope would do every pass twice, each
-	// waiting on the other's lock: said at the start, not found out.
+	// waiting on the other's lock: each watch holds the scope's watch lock
+	// (beside the reap lock) for its life, and one that finds it held says
+	// so at the start, with the holder.
 	lockFile := cfg.LockFile
 	if lockFile == "" {
 		lockFile = LockPath()
 	}
-	if release, err := Lock(lockFile, 0); err == nil {
-		release()
-	} else {
-		var le *lockError
-		if errors.As(err, &le) {
-			holder := "another reaper"
-			if le.holder > 0 {
-				holder = fmt.Sprintf("pid %d (%s)", le.holder, le.cmd)
+	if f, err := platform.OpenOwn(WatchLockPath(lockFile), platform.OwnLock); err == nil {
+		if ok, _ := platform.TryLock(f); ok {
+			defer f.Close()
+		} else {
+			holder := "another reaper watch"
+			if pid, cmd := host.LockHolder(f); pid > 0 {
+				holder = fmt.Sprintf("pid %d (%s)", pid, cmd)
 			}
-			log.Warn("the lock is held now: if that is another watch of this scope, stop one of them (each pass waits for the other's)", "lock", lockFile, "holder", holder)
+			f.Close()
+			log.Warn("another reaper watch watches this scope already: two do every pass twice, each waiting for the other's lock; stop one of them", "holder", holder, "lock", lockFile)
 		}
 	}
 	exits, err := watch.New()

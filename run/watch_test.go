@@ -11,6 +11,7 @@ import (
 
 	"github.com/orphanreaper/reaper/audit"
 	"github.com/orphanreaper/reaper/client"
+	"github.com/orphanreaper/reaper/platform"
 	"github.com/orphanreaper/reaper/policy"
 	"github.com/orphanreaper/reaper/run/gather"
 
@@ -135,18 +136,22 @@ func TestFailedPassStatusIsOneLine(t *testing.T) {
 	}
 }
 
-// A watch that starts while another reaper holds its lock says so at
-// once, naming the lock: two watches of one scope would each wait on the
-// other's passes. The control: with the lock free, no such word.
+// A watch that starts while another watch holds its scope's watch lock
+// says so at once, naming the lock: two watches of one scope would each
+// wait on the other's passes. The control: with the lock free, no such
+// word.
 func TestWatchSaysLockHeld(t *testing.T) {
 	for _, held := range []bool{false, true} {
 		lock := filepath.Join(t.TempDir(), "reaper.lock")
 		if held {
-			release, err := Lock(lock, 0)
+			f, err := platform.OpenOwn(WatchLockPath(lock), platform.OwnLock)
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer release()
+			defer f.Close()
+			if ok, err := platform.TryLock(f); !ok {
+				t.Fatal(err)
+			}
 		}
 		var out bytes.Buffer
 		ctx, cancel := context.WithCancel(context.Background())
@@ -154,7 +159,7 @@ func TestWatchSaysLockHeld(t *testing.T) {
 		cfg := WatchConfig{ReapConfig: ReapConfig{Config: config(t, client.NewSet()), LockFile: lock}, Log: slog.New(slog.NewTextHandler(&out, nil))}
 		cfg.ProcRoot = ""
 		Watch(ctx, cfg, nil)
-		if said := strings.Contains(out.String(), "the lock is held now") && strings.Contains(out.String(), lock); said != held {
+		if said := strings.Contains(out.String(), "watches this scope already") && strings.Contains(out.String(), lock); said != held {
 			t.Errorf("lock held %v: the watch said %q", held, out.String())
 		}
 	}

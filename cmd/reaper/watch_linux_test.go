@@ -402,3 +402,30 @@ func cgroupOf(pid int) string {
 	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
 	return string(b)
 }
+
+// Issue 52, item 9: two watches of the same user ran side by side
+// without a word, each pass done twice. A second watch of the scope (the
+// same lock) says at its start that another watches it, naming the
+// holder. The control: the first watch, alone when it started, says
+// nothing of the kind.
+func TestSecondWatchIsSaid(t *testing.T) {
+	becomeSubreaper(t)
+	pol := watchPolicy(t, "", fmt.Sprintf("twowatch%d", os.Getpid()), `"reparented"`, "min_age = \"0s\"")
+	first := startWatch(t, pol)
+	second := &watching{stdout: &lockedBuffer{}, stderr: &lockedBuffer{}, lock: first.lock}
+	second.cmd = exec.Command(reaperBin, "watch", "--policy", pol, "--lock-file", first.lock, "--journal", "off")
+	second.cmd.Stdout, second.cmd.Stderr = second.stdout, second.stderr
+	if err := second.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { second.cmd.Process.Kill(); second.cmd.Wait() })
+	waitFor(t, func() bool {
+		return strings.Contains(second.stderr.String(), "another reaper watch watches this scope already")
+	}, "the second watch saying so")
+	if !strings.Contains(second.stderr.String(), fmt.Sprintf("pid %d", first.cmd.Process.Pid)) {
+		t.Errorf("the holder is not named:\n%s", second.stderr.String())
+	}
+	if strings.Contains(first.stderr.String(), "watches this scope already") {
+		t.Errorf("control: the first watch said it:\n%s", first.stderr.String())
+	}
+}
