@@ -17,6 +17,11 @@ import (
 // state. The control: an adopted process of no session is not said to be
 // one's.
 func TestExplainNamesTheSession(t *testing.T) {
+	// As an ordinary user, the test's own processes sit in a tree of
+	// root's that the harness's PID 1 adopted: explain calls the session
+	// another user's orphan, out of its scope, before any session is
+	// asked about. As root the tree is the reaper's own.
+	requireRoot(t)
 	becomeSubreaper(t)
 	mark := fmt.Sprintf("explainsess%d", os.Getpid())
 	home := t.TempDir()
