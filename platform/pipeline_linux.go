@@ -28,42 +28,43 @@ func (s *Snapshot) readPipeline() {
 		}
 		return out
 	}
-	on := map[uint64]bool{}
-	for _, ino := range pipes("self") {
-		on[ino] = true
-	}
+	queue := pipes("self")
 	me := s.Get(s.Self)
-	if len(on) == 0 || me == nil {
+	if len(queue) == 0 || me == nil {
 		return
 	}
-	var siblings []*Process
+	// Each sibling's pipes read once, then a walk from the reaper's own
+	// over the pipes they share: linear in the siblings, however their
+	// pipes chain.
+	held := map[uint64][]int{} // pipe inode → the siblings on it
+	links := map[int][]uint64{}
 	for i := range s.Procs {
 		if p := &s.Procs[i]; p.PPID == me.PPID && p.PID != s.Self && !p.Zombie() && !p.KernelThread() {
-			siblings = append(siblings, p)
+			links[p.PID] = pipes(strconv.Itoa(p.PID))
+			for _, ino := range links[p.PID] {
+				held[ino] = append(held[ino], p.PID)
+			}
 		}
 	}
-	links := map[int][]uint64{}
-	for grew := true; grew; {
-		grew = false
-		for _, p := range siblings {
-			if s.Pipeline[p.PID] {
+	seen := map[uint64]bool{}
+	for _, ino := range queue {
+		seen[ino] = true
+	}
+	for len(queue) > 0 {
+		ino := queue[0]
+		queue = queue[1:]
+		for _, pid := range held[ino] {
+			if s.Pipeline[pid] {
 				continue
 			}
-			ps, ok := links[p.PID]
-			if !ok {
-				ps = pipes(strconv.Itoa(p.PID))
-				links[p.PID] = ps
+			if s.Pipeline == nil {
+				s.Pipeline = map[int]bool{}
 			}
-			for _, ino := range ps {
-				if on[ino] {
-					if s.Pipeline == nil {
-						s.Pipeline = map[int]bool{}
-					}
-					s.Pipeline[p.PID], grew = true, true
-					for _, other := range ps {
-						on[other] = true
-					}
-					break
+			s.Pipeline[pid] = true
+			for _, other := range links[pid] {
+				if !seen[other] {
+					seen[other] = true
+					queue = append(queue, other)
 				}
 			}
 		}

@@ -421,10 +421,14 @@ func readLine(fd int, buf []byte) (int, error) {
 	return total, nil
 }
 
-// clockTicks returns USER_HZ, the unit of the time fields in /proc/PID/stat.
-// sysconf(_SC_CLK_TCK) needs libc; the kernel hands the same value to every
-// process in its auxiliary vector as AT_CLKTCK (getauxval(3)).
-func clockTicks() uint64 {
+// clockTicks returns USER_HZ, the unit of the time fields in /proc/PID/stat,
+// read once: it does not change while the process runs.
+var clockTicks = sync.OnceValue(readClockTicks)
+
+// readClockTicks reads USER_HZ. sysconf(_SC_CLK_TCK) needs libc; the kernel
+// hands the same value to every process in its auxiliary vector as
+// AT_CLKTCK (getauxval(3)).
+func readClockTicks() uint64 {
 	const atClktck = 17
 	b, err := os.ReadFile(DefaultProcRoot + "/self/auxv")
 	if err == nil && unsafe.Sizeof(uintptr(0)) == 8 {

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -104,15 +102,7 @@ func TestBuildCacheBinaryPlans(t *testing.T) {
 	run := func(args ...string) result {
 		cmd := exec.Command(cached, args...)
 		cmd.Env = env
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		err := cmd.Run()
-		code := 0
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			code = ee.ExitCode()
-		}
-		return result{stdout.String(), stderr.String(), code}
+		return runCmd(t, cmd)
 	}
 	for _, args := range [][]string{{"init", "--dry-run", "--no-service"}, {"hook", "install", "claude-code", "--dry-run"}} {
 		r := run(args...)

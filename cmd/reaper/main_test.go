@@ -97,6 +97,13 @@ func runReaper(t *testing.T, env []string, args ...string) result {
 	t.Helper()
 	cmd := exec.Command(reaperBin, args...)
 	cmd.Env = append(os.Environ(), env...)
+	return runCmd(t, cmd)
+}
+
+// runCmd runs cmd and returns what it printed and its exit status; a
+// command that cannot be started fails the test.
+func runCmd(t *testing.T, cmd *exec.Cmd) result {
+	t.Helper()
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -106,7 +113,7 @@ func runReaper(t *testing.T, env []string, args ...string) result {
 	case errors.As(err, &ee):
 		code = ee.ExitCode()
 	case err != nil:
-		t.Fatalf("run reaper %v: %v", args, err)
+		t.Fatalf("run %v: %v", cmd.Args, err)
 	}
 	return result{stdout.String(), stderr.String(), code}
 }

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -99,20 +97,9 @@ func runReaperWithin(t *testing.T, within time.Duration, args ...string) result 
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), within)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, reaperBin, args...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
+	r := runCmd(t, exec.CommandContext(ctx, reaperBin, args...))
 	if ctx.Err() != nil {
-		t.Fatalf("reaper %v still running after %s: it blocked\n%s%s", args, within, stdout.String(), stderr.String())
+		t.Fatalf("reaper %v still running after %s: it blocked\n%s%s", args, within, r.stdout, r.stderr)
 	}
-	code := 0
-	var ee *exec.ExitError
-	switch {
-	case errors.As(err, &ee):
-		code = ee.ExitCode()
-	case err != nil:
-		t.Fatalf("run reaper %v: %v", args, err)
-	}
-	return result{stdout.String(), stderr.String(), code}
+	return r
 }

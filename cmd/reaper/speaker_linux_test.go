@@ -290,17 +290,7 @@ func runReaperAs(t *testing.T, cred *syscall.Credential, env []string, args ...s
 	cmd := exec.Command(reaperBin, args...)
 	cmd.Env = append(os.Environ(), env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	code := 0
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("run reaper as %d: %v", cred.Uid, err)
-	}
-	return result{stdout.String(), stderr.String(), code}
+	return runCmd(t, cmd)
 }
 
 // reapJSONEnv is reapJSON with env added to the reaper's.
