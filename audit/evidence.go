@@ -105,14 +105,19 @@ func (e *Evidence) WriteTable(w io.Writer, _ Style) error {
 		if s.Version != "" {
 			client += " " + s.Version
 		}
-		ew.printf("| client | %s |\n| session | %s, pid %d, %s, up %s |\n", mdText(client), mdText(orNone(s.SessionID)), s.PID, s.State,
-			HumanAge(time.Duration(s.AgeSeconds)*time.Second))
+		up := "up " + HumanAge(time.Duration(s.AgeSeconds)*time.Second)
+		if s.State == "ended" {
+			up = s.Started()
+		}
+		ew.printf("| client | %s |\n| session | %s, pid %d, %s, %s |\n", mdText(client), mdText(orNone(s.SessionID)), s.PID, s.State, up)
 		if s.Dir != "" {
 			ew.printf("| directory | %s |\n", mdText(s.Dir))
 		}
 	}
 	ew.printf("| generated | %s |\n\n", e.Generated)
-	if s := e.Session; s != nil {
+	if s := e.Session; s != nil && s.State == "ended" {
+		ew.printf("### The session ended: its process is gone; it left %s (%s): %s\n\n", Plural(len(s.Leftovers), "tree"), HumanBytes(s.MemoryBytes), joinPIDs(s.Leftovers))
+	} else if s != nil {
 		ew.printf("### The session's tree (%s, %s)\n\n```\n", HumanBytes(s.MemoryBytes), Plural(len(s.Processes), "process"))
 		for _, p := range s.Processes {
 			ew.printf("%s\n", fullLine(p))

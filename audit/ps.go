@@ -49,8 +49,12 @@ type PSSession struct {
 	// terminal, not in its foreground, or a background agent's job by its
 	// record), headless (no terminal) or ended (the record's process is
 	// gone).
-	State       string      `json:"state"`
+	State string `json:"state"`
+	// AgeSeconds is how long the session's process has run; for an ended
+	// session, how long ago it started, when its record says (StartedAt,
+	// RFC 3339), else 0.
 	AgeSeconds  int64       `json:"age_seconds"`
+	StartedAt   string      `json:"started_at,omitempty"`
 	MemoryBytes uint64      `json:"memory_bytes"`
 	CPUSeconds  float64     `json:"cpu_seconds"`
 	Processes   []PSProcess `json:"processes"`
@@ -228,6 +232,11 @@ func sessionLine(s PSSession, st Style) string {
 	}
 	line := fmt.Sprintf("%s  pid %d  %s  %s  cpu %s  up %s", name, s.PID, state, HumanBytes(s.MemoryBytes),
 		cpuText(s.CPUSeconds), HumanAge(time.Duration(s.AgeSeconds)*time.Second))
+	if s.State == "ended" {
+		// Its process is gone: what is left is its leftovers' memory, and
+		// its start only when its record says.
+		line = fmt.Sprintf("%s  pid %d  %s  %s left behind  %s", name, s.PID, state, HumanBytes(s.MemoryBytes), s.Started())
+	}
 	if s.User != "" {
 		line += "  " + Printable(s.User)
 	}
@@ -235,6 +244,14 @@ func sessionLine(s PSSession, st Style) string {
 		line += "  " + st.paint(sgrYellow, Plural(s.Leaks, "leak"))
 	}
 	return line
+}
+
+// Started says when an ended session started, as its record says.
+func (s *PSSession) Started() string {
+	if s.StartedAt == "" {
+		return "its start not recorded"
+	}
+	return "started " + HumanAge(time.Duration(s.AgeSeconds)*time.Second) + " ago"
 }
 
 // recordLine says which record names the session, and whose word it is.

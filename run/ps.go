@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/orphanreaper/reaper/audit"
 	"github.com/orphanreaper/reaper/client"
@@ -161,20 +162,26 @@ func (b *psBuild) records() {
 			gone, _ = scan.OwnerGone(b.s, scan.RecordedBy(rec.Speaker, o.PID, o.Start))
 		}
 		cn := b.client(o.Name)
-		s := audit.PSSession{Client: cn.name, Title: cn.title, PID: o.PID, UID: -1, SessionID: rec.ID, Dir: rec.Dir, Kind: rec.Kind,
+		s := audit.PSSession{Client: cn.name, Title: cn.title, Version: rec.Version, PID: o.PID, UID: -1, SessionID: rec.ID, Dir: rec.Dir, Kind: rec.Kind,
 			Record: rec.Proof, Speaker: int64(rec.Speaker), Processes: []audit.PSProcess{}}
+		if !rec.Started.IsZero() {
+			s.StartedAt = rec.Started.UTC().Format(time.RFC3339)
+		}
 		if gone {
 			if b.uid != 0 && rec.Speaker != b.uid {
 				return
 			}
+			s.State = "ended"
+			if !rec.Started.IsZero() {
+				s.AgeSeconds = max(int64(time.Since(rec.Started).Seconds()), 0)
+			}
 			key := s.Client + "@" + strconv.Itoa(o.PID)
 			if k, ok := b.endedAt[key]; ok {
 				if e := &b.ended[k]; e.SessionID == "" && rec.ID != "" {
-					e.SessionID, e.Dir, e.Kind, e.Record = rec.ID, rec.Dir, rec.Kind, rec.Proof
+					e.SessionID, e.Dir, e.Kind, e.Record, e.Version, e.StartedAt, e.AgeSeconds = rec.ID, rec.Dir, rec.Kind, rec.Proof, s.Version, s.StartedAt, s.AgeSeconds
 				}
 				return
 			}
-			s.State = "ended"
 			b.endedAt[key] = len(b.ended)
 			b.ended = append(b.ended, s)
 			return
@@ -184,8 +191,8 @@ func (b *psBuild) records() {
 			return // a client judged orphaned is among the orphans
 		}
 		if k, ok := b.anchor[o.PID]; ok {
-			if b.sessions[k].SessionID == "" && rec.ID != "" {
-				b.sessions[k].SessionID, b.sessions[k].Dir, b.sessions[k].Kind, b.sessions[k].Record = rec.ID, rec.Dir, rec.Kind, rec.Proof
+			if e := &b.sessions[k]; e.SessionID == "" && rec.ID != "" {
+				e.SessionID, e.Dir, e.Kind, e.Record, e.Version, e.StartedAt = rec.ID, rec.Dir, rec.Kind, rec.Proof, s.Version, s.StartedAt
 			}
 			return
 		}
@@ -300,7 +307,9 @@ func (b *psBuild) walk(pid int) []node {
 func (b *psBuild) tree(sess *audit.PSSession, tree []node) {
 	s := b.s
 	root := s.Get(sess.PID)
-	sess.Version = b.version(root)
+	if v := b.version(root); v != "" {
+		sess.Version = v // the process's own word over its record's
+	}
 	sess.UID, sess.User = b.user(root)
 	sess.State = state(root)
 	if sess.Kind == "bg" || strings.HasPrefix(sess.Kind, "bg ") {

@@ -58,6 +58,11 @@ type Session struct {
 	// Proof is the record, in words ("the session file /h/…/1234.json").
 	Proof   string
 	Speaker uint32
+	// Version is the client's version and Started the session's start, as
+	// the record says (zero when it does not): all an ended session has
+	// left to say of itself.
+	Version string
+	Started time.Time
 }
 
 // apply folds the evidence into the result in the one order that is

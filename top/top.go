@@ -432,8 +432,11 @@ func sessionText(s audit.PSSession, folded bool, st audit.Style) string {
 	if s.SessionID != "" {
 		id = "  " + audit.Printable(s.SessionID) // a user's record's word
 	}
-	return fmt.Sprintf("%s %s %d %s %s up %s%s%s", fold, audit.Printable(s.Title), s.PID, state, audit.HumanBytes(s.MemoryBytes),
-		audit.HumanAge(time.Duration(s.AgeSeconds)*time.Second), leaks, id)
+	up := "up " + audit.HumanAge(time.Duration(s.AgeSeconds)*time.Second)
+	if s.State == "ended" {
+		up = s.Started() // its process is gone: not "up 0s"
+	}
+	return fmt.Sprintf("%s %s %d %s %s %s%s%s", fold, audit.Printable(s.Title), s.PID, state, audit.HumanBytes(s.MemoryBytes), up, leaks, id)
 }
 
 func procText(p audit.PSProcess, st audit.Style) string {

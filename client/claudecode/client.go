@@ -125,7 +125,7 @@ func (Adapter) Judge(raw *Raw, uid uint32, snap *platform.Snapshot) (ev scan.Evi
 		owner := s.owner(snap)
 		adv.sessions = append(adv.sessions, s)
 		ev.Sessions = append(ev.Sessions, scan.Session{Owner: owner, ID: s.SessionID, Dir: s.Cwd, Kind: s.Kind,
-			Proof: "the session file " + s.File, Speaker: uid})
+			Proof: "the session file " + s.File, Speaker: uid, Version: s.Version, Started: s.started()})
 		if snap != nil && owner.Gone == "" && owner.Start != "" {
 			if gone, _ := scan.OwnerGone(snap, scan.RecordedBy(uid, s.PID, owner.Start)); !gone {
 				lives[s.SessionID] = live{s: s, owner: owner, proc: snap.Get(s.PID)}

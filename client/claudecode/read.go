@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/orphanreaper/reaper/client/statedir"
 	"github.com/orphanreaper/reaper/ledger"
@@ -73,18 +74,31 @@ type Session struct {
 	// PIDDomain (2.1.330+) names the pid namespace the pid is of:
 	// linux:<machine-id>:pid:[<inode>].
 	PIDDomain string `json:"pidDomain,omitempty"`
+	// Version is the claude that wrote the file (2.1.331).
+	Version string `json:"version,omitempty"`
 }
 
 // check says why s is not a session file Claude Code writes, or "": its
 // identifiers are tens of bytes (statedir.MaxID). Asked in the reader, so
 // that its output stays small, and again by Judge, which trusts no reader.
 func (s *Session) check() string {
-	for _, f := range []struct{ name, v string }{{"sessionId", s.SessionID}, {"procStart", s.ProcStart}, {"kind", s.Kind}, {"pidDomain", s.PIDDomain}} {
+	for _, f := range []struct{ name, v string }{{"sessionId", s.SessionID}, {"procStart", s.ProcStart}, {"kind", s.Kind}, {"pidDomain", s.PIDDomain}, {"version", s.Version}} {
 		if why := statedir.CheckID(f.name, f.v); why != "" {
 			return why
 		}
 	}
 	return ""
+}
+
+// started is the session's start as the file says (startedAt, ms since
+// the epoch), or zero for none or a value no clock of the last and next
+// few decades would give.
+func (s *Session) started() time.Time {
+	t := time.UnixMilli(s.StartedAt)
+	if s.StartedAt <= 0 || t.Year() < 2000 || t.Year() > 2100 {
+		return time.Time{}
+	}
+	return t
 }
 
 // ReadRaw reads the config dir's session files and its global config's

@@ -111,7 +111,7 @@ func TestPS(t *testing.T) {
 		t.Errorf("the live session's server %d is listed as an orphan", server)
 	}
 	table := runReaper(t, env, "ps", "--policy", pol)
-	if !strings.Contains(table.stdout, fmt.Sprintf("Claude Code  pid %d", owner)) || !strings.Contains(table.stdout, "session "+session) {
+	if !strings.Contains(table.stdout, fmt.Sprintf("Claude Code 2.1.331  pid %d", owner)) || !strings.Contains(table.stdout, "session "+session) {
 		t.Errorf("the table does not name the session:\n%s", table.stdout)
 	}
 
@@ -129,6 +129,13 @@ func TestPS(t *testing.T) {
 	}
 	if !ended {
 		t.Errorf("no ended session of pid %d leaving %d:\n%s", owner, server, out)
+	}
+	// Its line says what its record says (the version, its start 90 s
+	// before the file was written), not "up 0s" of a process that is gone.
+	table = runReaper(t, env, "ps", "--policy", pol)
+	line := grepLines(table.stdout, fmt.Sprintf("pid %d  ended", owner))
+	if !strings.Contains(line, "Claude Code 2.1.331") || !strings.Contains(line, "left behind  started ") || strings.Contains(line, " up ") {
+		t.Errorf("the ended session's line %q: want its version, its leftovers' memory and its start as the record says:\n%s", line, table.stdout)
 	}
 }
 
@@ -272,6 +279,16 @@ func TestEvidence(t *testing.T) {
 	}
 	if !strings.Contains(md.stdout, "## reaper evidence: "+strconv.Itoa(server)) || !strings.Contains(md.stdout, "Redacted by reaper before printing:") {
 		t.Errorf("the Markdown:\n%s", md.stdout)
+	}
+	// The ended session: its client's version and its start from the
+	// record, and no "tree of 0 processes" for a process that is gone.
+	for _, want := range []string{"| client | Claude Code 2.1.331 |", "ended, started ", "### The session ended: its process is gone; it left 1 tree ("} {
+		if !strings.Contains(md.stdout, want) {
+			t.Errorf("the Markdown lacks %q:\n%s", want, md.stdout)
+		}
+	}
+	if strings.Contains(md.stdout, "0 processes") || strings.Contains(md.stdout, "up 0s") {
+		t.Errorf("the Markdown calls the ended session a tree of 0 processes, or up 0s:\n%s", md.stdout)
 	}
 	schema, _ := os.ReadFile("../../audit/evidence.schema.json")
 	if errs, err := schematest.Validate(schema, []byte(js.stdout)); err != nil || len(errs) > 0 {

@@ -74,8 +74,8 @@ func writeSession(t *testing.T, home string, pid int, session string) {
 	t.Helper()
 	dir := filepath.Join(home, ".claude", "sessions")
 	os.MkdirAll(dir, 0o700)
-	b, _ := json.Marshal(map[string]any{"pid": pid, "sessionId": session, "cwd": "/w", "startedAt": time.Now().UnixMilli(),
-		"procStart": fmt.Sprint(statOf(pid).StartTicks), "kind": "interactive"})
+	b, _ := json.Marshal(map[string]any{"pid": pid, "sessionId": session, "cwd": "/w", "startedAt": time.Now().Add(-90 * time.Second).UnixMilli(),
+		"procStart": fmt.Sprint(statOf(pid).StartTicks), "kind": "interactive", "version": "2.1.331"})
 	tmp := filepath.Join(home, ".claude", "session.tmp")
 	if err := os.WriteFile(tmp, b, 0o600); err != nil {
 		t.Fatal(err)
