@@ -56,7 +56,7 @@ var sgr = regexp.MustCompile("\x1b\\[[0-9]+m")
 // tabwriter table stays aligned — and each view paints what it should.
 func TestStyleColor(t *testing.T) {
 	painted := map[string][]string{
-		"report": {"\x1b[32mterminated\x1b[0m", "\x1b[33mrefused\x1b[0m", "\x1b[31mfailed\x1b[0m",
+		"report": {"\x1b[32mkilled by SIGTERM\x1b[0m", "\x1b[33mrefused\x1b[0m", "\x1b[31mfailed\x1b[0m",
 			"\x1b[01mpty-dead\x1b[0m", "\x1b[31mdead PTY\x1b[0m", "\x1b[31mErrors\x1b[0m", "\x1b[33mwarning:\x1b[0m"},
 		"history": {"\x1b[32mkilled\x1b[0m", "\x1b[33mrefused\x1b[0m", "\x1b[39mreported\x1b[0m", "\x1b[39msignal\x1b[0m"},
 		"doctor":  {"\x1b[32mok    \x1b[0m", "\x1b[33mwarn  \x1b[0m", "\x1b[31mfail  \x1b[0m", "\x1b[39minfo  \x1b[0m"},

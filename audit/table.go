@@ -428,11 +428,11 @@ func outcomeWords(f *Finding) string {
 	case f.Outcome != "killed":
 		return f.Outcome
 	case f.Ended == "SIGTERM":
-		return "terminated"
+		return "killed by SIGTERM" // history's word first: it records "killed"
 	case f.Ended == "SIGKILL":
-		return "killed after the grace"
+		return "killed by SIGKILL after the grace"
 	case f.Ended == "cgroup.kill":
-		return "killed (cgroup.kill)"
+		return "killed by cgroup.kill"
 	}
 	return "killed"
 }

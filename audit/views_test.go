@@ -116,3 +116,17 @@ func TestHistoryTellsDryRuns(t *testing.T) {
 		t.Errorf("--mode reap: %+v", h.Records)
 	}
 }
+
+// A killed tree's words in reap's report begin with the word history
+// records for it, however it ended; a tree only reported is not called
+// killed (the control).
+func TestKilledWordsMatchHistory(t *testing.T) {
+	for _, ended := range []string{"", "SIGTERM", "SIGKILL", "cgroup.kill"} {
+		if w := outcomeWords(&Finding{Outcome: "killed", Ended: ended}); !strings.HasPrefix(w, "killed") {
+			t.Errorf("ended by %q: %q, want it to begin with history's \"killed\"", ended, w)
+		}
+	}
+	if w := outcomeWords(&Finding{Outcome: "reported"}); strings.Contains(w, "killed") {
+		t.Errorf("reported: %q", w)
+	}
+}

@@ -256,7 +256,33 @@ func (l *loader) rule(t map[string]any, a at) {
 			l.fail(at{a.table, a.index, "name"}, "rule %q is defined twice (first on line %d)", r.Name, prev.Line)
 		}
 	}
+	if why := broad(&r); why != "" {
+		l.p.Warnings = append(l.p.Warnings, fmt.Sprintf("%s:%d: rule %q %ss %s: a tmux or screen server, a nohup'd job and a daemon started by hand are such trees; "+
+			"give it a kind, an owner, a cmdline, env or cgroup, or user = [\"@evidence\"], or make it report", l.file, r.Line, r.Name, r.Action, why))
+	}
 	l.p.Rules = append(l.p.Rules, r)
+}
+
+// broad says what an acting rule takes when nothing but the tree's shape
+// confines it — reasons any process PID 1 adopts has (reparented,
+// untracked) and no kind, owner, command, environment, cgroup or
+// evidence — or "" when something does.
+func broad(r *Rule) string {
+	if r.Action == Report || len(r.Kind) > 0 || len(r.Owner) > 0 || r.Cmdline != nil || len(r.Env) > 0 || r.Cgroup != nil || r.Evidence {
+		return ""
+	}
+	var shape []string
+	for _, w := range r.When {
+		if w != scan.Reparented && w != scan.Untracked {
+			return ""
+		}
+		shape = append(shape, string(w))
+	}
+	who := "of every user"
+	if r.UIDs != nil {
+		who = "of its users"
+	}
+	return "every " + strings.Join(shape, " or ") + " tree " + who + ", of any kind, on its shape alone"
 }
 
 // ownerNames are the names a finding can be attributed to: the policy's

@@ -268,3 +268,31 @@ func TestTooManyOwners(t *testing.T) {
 		t.Errorf("%d owners: %v, want %q", scan.MaxOwners+1, err, want)
 	}
 }
+
+// A rule that signals every reparented or untracked tree on its shape
+// alone is valid, with a warning naming its line; anything that confines
+// it — a kind, a cmdline, @evidence — or a report action (the controls)
+// takes the warning away.
+func TestBroadRuleWarns(t *testing.T) {
+	head := "version = 1\n[[rule]]\nname = \"all\"\nwhen = [\"reparented\", \"untracked\"]\n"
+	for _, tc := range []struct {
+		extra string
+		warn  bool
+	}{
+		{`action = "terminate"`, true},
+		{"action = \"kill\"\nuser = [\"1234\"]", true},
+		{"action = \"terminate\"\nkind = [\"mcp\"]", false},
+		{"action = \"terminate\"\ncmdline = 'mcp-server'", false},
+		{"action = \"terminate\"\nuser = [\"@evidence\"]", false},
+		{`action = "report"`, false},
+	} {
+		p, err := Parse("p.toml", []byte(head+tc.extra+"\n"), testClients)
+		if err != nil {
+			t.Fatalf("%q: %v", tc.extra, err)
+		}
+		warned := len(p.Warnings) == 1 && strings.HasPrefix(p.Warnings[0], `p.toml:2: rule "all" `) && strings.Contains(p.Warnings[0], "tmux")
+		if warned != tc.warn || len(p.Warnings) > 1 {
+			t.Errorf("%q: warnings %q, want a warning %v", tc.extra, p.Warnings, tc.warn)
+		}
+	}
+}

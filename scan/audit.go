@@ -80,7 +80,8 @@ const (
 
 // PTYStates groups holds by terminal and finds the dead ones, the same
 // way whatever scope the holds cover: a terminal is dead when its master
-// was closed, or when only findings hold it. A slave whose link is not
+// was closed — never because findings alone hold its master: their
+// holder lives, and is what the policy judges. A slave whose link is not
 // "(deleted)" has an open master — devpts removes the slave's node when
 // the last master fd closes (drivers/tty/pty.c, pty_close →
 // devpts_pty_kill) — so a master no process read holds is somewhere
@@ -125,10 +126,11 @@ func PTYStates(holds map[*platform.Process][]platform.PTYHold, scope PTYScope, i
 			st.Why = "master not visible: it is open, held by a process this run cannot see (another PID namespace, or fds it could not read)"
 		case len(st.Masters) == 0:
 			st.Why = "its master is open but no process holds it: a descriptor in flight over a unix socket"
-		case onlyFindings && scope == FindingsOnly:
-			st.Dead, st.Why = true, "only findings hold its master (of the findings' fds; 'reaper pty' reads every process's)"
 		case onlyFindings:
-			st.Dead, st.Why = true, "only findings hold its master"
+			// Not dead: its master's holder lives and may read it (a tmux
+			// or screen server a broad rule took is one). It goes when
+			// the findings go; whether they should is the policy's call.
+			st.Why = "only findings hold its master: it is live while they are, and ends with them"
 		}
 		out = append(out, *st)
 	}

@@ -77,7 +77,7 @@ func TestPTYStates(t *testing.T) {
 	// slave is not hung up), never proof of death.
 	want := map[int]string{
 		1: "alive: ", 2: "alive: ", 4: "alive: ", 7: "alive: ",
-		3: "dead: only findings hold its master",
+		3: "alive: only findings hold its master: it is live while they are, and ends with them",
 		5: "dead: its master was closed: the holder died or let go, the slave is hung up",
 		6: "alive: its master is open but no process holds it: a descriptor in flight over a unix socket",
 	}

@@ -64,7 +64,11 @@ func runPolicyCheck(path string, g *globalOptions) error {
 	if len(p.Clients) > 0 {
 		owners += ", " + audit.Plural(len(p.Clients), "declared client")
 	}
-	fmt.Fprintf(g.stdout, "%s: valid: %s, %s, %s (%d that signal), %s\n", path, owners,
+	warned := ""
+	if n := len(p.Warnings); n > 0 {
+		warned = " (read the " + map[bool]string{true: "warning", false: "warnings"}[n == 1] + " above)"
+	}
+	fmt.Fprintf(g.stdout, "%s: valid%s: %s, %s, %s (%d that signal), %s\n", path, warned, owners,
 		audit.Plural(len(p.Subreapers), "subreaper"), audit.Plural(len(p.Rules), "rule"), acting, protectEntries(len(p.Protect)))
 	return nil
 }

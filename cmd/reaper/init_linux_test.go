@@ -177,7 +177,7 @@ func TestRunInitGroup(t *testing.T) {
 			if code := r.wait(t); code != 143 {
 				t.Errorf("exit %d, want 143\n%s", code, r.stderr)
 			}
-			reaped := strings.Contains(r.stderr.String(), fmt.Sprintf("tree %d terminated", job))
+			reaped := strings.Contains(r.stderr.String(), fmt.Sprintf("tree %d killed by SIGTERM", job))
 			if alive(job) || reaped == group {
 				t.Errorf("the job %d: alive %v, ended by run's reap %v; want it gone, %s\n%s", job, alive(job), reaped,
 					map[bool]string{true: "by the group's SIGTERM", false: "by the reap"}[group], r.stderr)
@@ -219,7 +219,7 @@ func TestRunAsNamespaceInit(t *testing.T) {
 		t.Fatalf("exit %d, want CMD's 7\n%s", code, r.stderr)
 	}
 	out := r.stderr.String()
-	for _, want := range []string{"no lock (", "terminated (other, rule run-leftover", "left", "protected by \"keep\"", "ended 2 processes left in the namespace, some by SIGKILL after 1s"} {
+	for _, want := range []string{"no lock (", "killed by SIGTERM (other, rule run-leftover", "left", "protected by \"keep\"", "ended 2 processes left in the namespace, some by SIGKILL after 1s"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, out)
 		}

@@ -667,11 +667,11 @@ func TestReapQuiet(t *testing.T) {
 		fmt.Sscanf(l, "reaper reap: tree %d ", &p)
 		lines[p] = l
 	}
-	if len(lines) != 2 || !strings.HasPrefix(lines[pid], fmt.Sprintf("reaper reap: tree %d terminated (", pid)) {
-		t.Errorf("first reap -q: %q; want one line per tree, %d terminated", r.stdout, pid)
+	if len(lines) != 2 || !strings.HasPrefix(lines[pid], fmt.Sprintf("reaper reap: tree %d killed by SIGTERM (", pid)) {
+		t.Errorf("first reap -q: %q; want one line per tree, %d killed by SIGTERM", r.stdout, pid)
 	}
-	if l := lines[stubborn]; !strings.HasPrefix(l, fmt.Sprintf("reaper reap: tree %d killed after the grace (", stubborn)) &&
-		!strings.HasPrefix(l, fmt.Sprintf("reaper reap: tree %d killed (cgroup.kill) (", stubborn)) {
+	if l := lines[stubborn]; !strings.HasPrefix(l, fmt.Sprintf("reaper reap: tree %d killed by SIGKILL after the grace (", stubborn)) &&
+		!strings.HasPrefix(l, fmt.Sprintf("reaper reap: tree %d killed by cgroup.kill (", stubborn)) {
 		t.Errorf("the tree that ignores SIGTERM: %q; want it killed after the grace, or by cgroup.kill", l)
 	}
 	r = runReaper(t, nil, "reap", "-q", "--policy", pol, "--lock-file", lock)

@@ -126,7 +126,9 @@ func TestWatchOwnerDeath(t *testing.T) {
 		t.Logf("owner SIGKILL → its orphan gone: %s (a SIGTERM that ends it at once; backstop 1m)", time.Since(killed).Round(time.Millisecond))
 		// The pass writes its line once the tree is confirmed gone, a
 		// moment after the orphan dies.
-		waitFor(t, func() bool { return strings.Contains(w.stdout.String(), fmt.Sprintf("tree %d terminated", child)) }, "the watch's line for the orphan")
+		waitFor(t, func() bool {
+			return strings.Contains(w.stdout.String(), fmt.Sprintf("tree %d killed by SIGTERM", child))
+		}, "the watch's line for the orphan")
 		// The metrics say what triggered the passes, and the reaction.
 		want := []string{`reaper_watch_passes_total{trigger="start"} 1`, `reaper_watch_passes_total{trigger="hint"} 1`,
 			"reaper_watch_reaction_seconds_count 1", `reaper_watch_owners{watching="true"}`}
