@@ -128,6 +128,9 @@ func (g *Gate) User(s *platform.Snapshot, p *platform.Process, rule *Rule, f *sc
 	case rule == nil:
 		return fmt.Sprintf("pid %d belongs to %s; only a rule's user list reaches other users", p.PID, UserText(uid))
 	}
+	if rule.Builtin != "" {
+		return fmt.Sprintf("pid %d belongs to %s, not the reaper's %s: %s", p.PID, UserText(uid), UserText(g.uid), rule.Builtin)
+	}
 	reach := "has no user list"
 	switch {
 	case rule.Evidence:

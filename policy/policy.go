@@ -147,6 +147,10 @@ type Rule struct {
 	MinRSS uint64
 	Action Action
 	Line   int
+	// Builtin, set by code for a rule of its own (reaper run's
+	// run-leftover), says what to do where a refusal would advise editing
+	// the rule: no file holds it.
+	Builtin string
 }
 
 // Protect names processes that are never signalled, whatever a rule says.

@@ -124,7 +124,11 @@ func (w *Wrap) Run(argv []string) (status int, err error) {
 		fmt.Fprintf(w.Stderr, "reaper run: interrupted by %s while reaping what the command left: what was stopped is continued; 'reaper watch' or the timer reaps the rest\n", kill.SignalName(s))
 		return 128 + int(s), nil
 	}
-	if err != nil && w.Log != nil {
+	switch {
+	case err != nil && os.Getpid() == 1:
+		// Not an error yet: what the reap left, the namespace's end below
+		// ends, and says so.
+	case err != nil && w.Log != nil:
 		w.Log.Error("what the command left was not reaped", "err", err)
 	}
 	if w.Log != nil && adoptedZombies > 0 {
@@ -288,7 +292,11 @@ func (w *Wrap) reapAdopted(parent context.Context, adopted func(*platform.Proces
 		return err
 	}
 	pol.Subreapers = append(append([]policy.Subreaper{}, base.Subreapers...), policy.Subreaper{Subreaper: scan.Subreaper{Cmdline: self}})
-	pol.Rules = []policy.Rule{{Name: "run-leftover", Action: policy.Terminate,
+	builtin := "reaper run reaps its own user's leftovers only: 'reaper reap' or the watch, with a rule whose user list takes in that user, reaps this one"
+	if os.Getpid() == 1 {
+		builtin = "reaper run reaps its own user's leftovers only; as this namespace's init it ends the rest as it exits"
+	}
+	pol.Rules = []policy.Rule{{Name: "run-leftover", Action: policy.Terminate, Builtin: builtin,
 		When: []scan.Reason{scan.Reparented, scan.OwnerDead, scan.RunDone, scan.SessionEnded, scan.Untracked}}}
 	timeout := DefaultTimeout(&pol)
 	started := time.Now()

@@ -186,6 +186,40 @@ func TestRunInitGroup(t *testing.T) {
 	}
 }
 
+// As a PID namespace's init, run as root, a leftover of another user's is
+// refused by run's built-in rule with advice a user can follow (no file
+// holds run-leftover, so no "add it to its user list"), and no "not
+// reaped" error: the namespace's end ends it, and says so. The control:
+// without the refusal's advice the line would name the rule to edit.
+func TestRunLeavesAnotherUsersToTheNamespace(t *testing.T) {
+	requireRoot(t)
+	unshare, err := exec.LookPath("unshare")
+	setpriv, err2 := exec.LookPath("setpriv")
+	if err != nil || err2 != nil {
+		skips.Skip(t, "needs util-linux's unshare and setpriv (apt-get install util-linux)")
+	}
+	dir := t.TempDir()
+	pol := dir + "/policy.toml"
+	os.WriteFile(pol, []byte("version = 1\n[defaults]\ngrace = \"1s\"\n"), 0o644)
+	r := startRun(t, []string{unshare, "--pid", "--fork", "--mount-proc"}, "--policy", pol, "--lock-file", dir+"/reaper.lock", "--", "bash", "-c",
+		fmt.Sprintf(`(exec %s --reuid 4243 --regid 4243 --clear-groups sleep 600) & sleep 0.3; exit 0`, setpriv))
+	if code := r.wait(t); code != 0 {
+		t.Fatalf("exit %d, want CMD's 0\n%s", code, r.stderr)
+	}
+	out := r.stderr.String()
+	for _, want := range []string{"refused", "uid 4243", "reaper run reaps its own user's leftovers only; as this namespace's init it ends the rest as it exits",
+		"ended 1 process left in the namespace"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, out)
+		}
+	}
+	for _, bad := range []string{"to its user list", "not reaped", "level=ERROR"} {
+		if strings.Contains(out, bad) {
+			t.Errorf("stderr says %q:\n%s", bad, out)
+		}
+	}
+}
+
 // As a PID namespace's init (unshare --pid --fork --mount-proc, what a
 // container runtime does), run ends what the reap left — here two
 // [[protect]]ed processes, one ignoring SIGTERM — within the grace, and
