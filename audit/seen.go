@@ -35,6 +35,9 @@ const maxSeenBytes = 4 << 20
 // finding.
 func LoadSeen(path string) *Seen {
 	s := &Seen{path: path, prev: map[string]string{}, next: map[string]string{}}
+	if path == "" {
+		return s // nowhere to remember: every report-only finding is new
+	}
 	data, err := platform.ReadOwn(path, maxSeenBytes)
 	if err != nil {
 		return s
@@ -71,6 +74,9 @@ func (s *Seen) Filter(r *Report) *Report {
 // (mode 0600: the findings name other users' processes). Its directory is
 // the lock's, which the reap has made by then.
 func (s *Seen) Save() error {
+	if s.path == "" {
+		return nil
+	}
 	data, err := json.Marshal(s.next)
 	if err != nil {
 		return err

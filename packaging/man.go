@@ -2,6 +2,7 @@ package packaging
 
 import (
 	"os"
+	"regexp"
 	"strings"
 )
 
@@ -64,6 +65,11 @@ func TidyManPage(path string) error {
 		return err
 	}
 	page := strings.ReplaceAll(string(b), "\\fP[=false]", "\\fP")
+	// A value's name in quotes reads as the default to type
+	// (--lock-file="FILE"): cobra quotes a string flag's default, and
+	// manDefaults puts the value's name there where the default depends
+	// on the run. In italics, unquoted, as man(7) writes a placeholder.
+	page = placeholder.ReplaceAllString(page, `\fP=\fI$1\fP`)
 	// groff reads its input as Latin-1 unless told: the help's few
 	// non-ASCII characters as its own escapes.
 	page = strings.NewReplacer("—", "\\(em", "–", "\\(en", "→", "\\(->", "…", "...", "×", "\\(mu", "·", "\\(pc",
@@ -87,6 +93,10 @@ func TidyManPage(path string) error {
 	}
 	return os.WriteFile(path, []byte(page), 0o644)
 }
+
+// placeholder is a flag's value name in quotes on a man page's option
+// line: a word in capitals.
+var placeholder = regexp.MustCompile(`\\fP="([A-Z][A-Z0-9_]*)"`)
 
 // ManSource is the pages' left footer, "reaper VERSION", kept short: man
 // centres the date on an 80-column line, and a snapshot's version

@@ -1,6 +1,11 @@
 package packaging
 
-import "testing"
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
 
 // The man pages' left footer leaves room for the date man centres on
 // an 80-column line, and keeps what identifies the build.
@@ -20,5 +25,19 @@ func TestManSource(t *testing.T) {
 		if len(got) > 31 {
 			t.Errorf("ManSource(%q) = %q: %d characters would run into the date", v, got, len(got))
 		}
+	}
+}
+
+// A flag's value name is written as a placeholder, not as a quoted
+// default to type; a real default keeps its quotes (the control).
+func TestTidyManPagePlaceholder(t *testing.T) {
+	page := filepath.Join(t.TempDir(), "reaper-reap.1")
+	os.WriteFile(page, []byte(".TP\n\\fB--lock-file\\fP=\"FILE\"\n.TP\n\\fB--color\\fP=\"auto\"\n"), 0o644)
+	if err := TidyManPage(page); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(page)
+	if !strings.Contains(string(b), "\\fB--lock-file\\fP=\\fIFILE\\fP\n") || !strings.Contains(string(b), "\\fB--color\\fP=\"auto\"\n") {
+		t.Errorf("tidied:\n%s", b)
 	}
 }

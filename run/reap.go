@@ -77,6 +77,9 @@ type Reaped struct {
 	// (ReapConfig.Watching).
 	Watch []watch.Target
 	Due   time.Time
+	// Lock is the lock file the reap held (its default when the config
+	// named none): what it remembers sits beside it.
+	Lock string
 	// WatchDirs are the dirs of the clients' state where a new entry
 	// announces a new owner (client.Info.Announce), for a watch's pass.
 	WatchDirs []watch.Dir
@@ -193,7 +196,7 @@ func Reap(ctx context.Context, cfg ReapConfig) (*Reaped, error) {
 			unrecorded = append(unrecorded, fmt.Sprintf("the record of respawns: %v: not saved, so a kill loop is told a cycle later", err))
 		}
 	}
-	out := &Reaped{Report: rep, Plan: plan, Results: results, Signals: signalRecords(events), Reread: reread}
+	out := &Reaped{Report: rep, Plan: plan, Results: results, Signals: signalRecords(events), Reread: reread, Lock: cfg.LockFile}
 	if cfg.Watching {
 		out.Watch, out.Due = watchTargets(t, cfg.Clients), nextDue(t, pol, time.Now())
 		out.WatchDirs = announceDirs(t, cfg.Clients)
@@ -231,7 +234,11 @@ func (r *Reaped) Record(cfg ReapConfig, watch *audit.WatchMetrics) error {
 	logged := r.Report
 	var seen *audit.Seen
 	if r.Report.Mode == string(policy.ModeReap) && !cfg.LogRepeats {
-		seen = audit.LoadSeen(SeenPath(cfg.LockFile))
+		lock := r.Lock
+		if lock == "" {
+			lock = cfg.LockFile
+		}
+		seen = audit.LoadSeen(SeenPath(lock))
 		logged = seen.Filter(r.Report)
 	}
 	recs := cfg.Records

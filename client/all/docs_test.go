@@ -56,8 +56,21 @@ session_id = "id"
 
 // docs/clients.md names every client of the list and every state dir it
 // keeps in a home (client.Info.Homes): the list is the code's, and a new
-// adapter without its page fails here.
+// adapter without its page fails here. The glossary's list names them
+// all too.
 func TestDocsNameEveryClient(t *testing.T) {
+	g, err := os.ReadFile(filepath.Join("..", "..", "docs", "glossary.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, entry, _ := strings.Cut(string(g), "**client** —")
+	entry, _, _ = strings.Cut(entry, "\n\n")
+	entry = strings.Join(strings.Fields(entry), " ")
+	for _, c := range Clients.All() {
+		if title := c.Info().Title; !strings.Contains(entry, title) {
+			t.Errorf("docs/glossary.md's client entry does not name %s", title)
+		}
+	}
 	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "clients.md"))
 	if err != nil {
 		t.Fatal(err)
@@ -72,6 +85,59 @@ func TestDocsNameEveryClient(t *testing.T) {
 			if !strings.Contains(doc, "`"+h+"`") && !strings.Contains(doc, "`"+h+"/") {
 				t.Errorf("docs/clients.md does not name %s's state dir %s", info.Title, h)
 			}
+		}
+	}
+}
+
+// docs/policy.md's owner key names every owner name a shipped client's
+// findings carry, and its [[owner]] section every client by title: the
+// lists are the code's (they had named 7 owners and 4 clients of 12).
+func TestPolicyDocNamesEveryOwner(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "policy.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	_, ownerRow, _ := strings.Cut(doc, "| `owner` | list of owner names |")
+	ownerRow, _, _ = strings.Cut(ownerRow, "\n")
+	for _, o := range Clients.Owners() {
+		if !strings.Contains(ownerRow, "`"+o+"`") {
+			t.Errorf("docs/policy.md's owner row does not name %q", o)
+		}
+	}
+	_, section, _ := strings.Cut(doc, "## `[[owner]]`: a supervisor")
+	section, _, _ = strings.Cut(section, "| key |")
+	section = strings.Join(strings.Fields(section), " ")
+	for _, c := range Clients.All() {
+		if info := c.Info(); info.Name != "openclaw" && !strings.Contains(section, info.Title) {
+			t.Errorf("docs/policy.md's [[owner]] section does not name %s among the clients that need no entry", info.Title)
+		}
+	}
+}
+
+// The example policy's header names every shipped client, and its
+// agent-client-dead rule each agent CLI's own owner name (OpenClaw's have
+// rules of their own): a client added without a line there fails.
+func TestExamplePolicyNamesEveryClient(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "packaging", "policy.example.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	header, _, _ := strings.Cut(doc, "version = 1")
+	header = strings.Join(strings.Fields(strings.ReplaceAll(header, "#", " ")), " ")
+	_, rule, _ := strings.Cut(doc, `name = "agent-client-dead"`)
+	rule, _, _ = strings.Cut(rule, "[[rule]]")
+	for _, c := range Clients.All() {
+		info := c.Info()
+		if !strings.Contains(header, info.Title) {
+			t.Errorf("the example policy's header does not name %s", info.Title)
+		}
+		if info.Name == "openclaw" {
+			continue
+		}
+		if o := info.Owners[0]; !strings.Contains(rule, `"`+o+`"`) {
+			t.Errorf("the example policy's agent-client-dead rule does not name %s's owner %q", info.Title, o)
 		}
 	}
 }
