@@ -9,7 +9,9 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/BurntSushi/toml"
 
@@ -36,6 +38,18 @@ const (
 	pidDir    = "app-server-daemon"
 	daemonPID = "daemon.pid"
 	updatePID = "daemon-updater.pid"
+	// legacyPID is the daemon's record as a standalone install (0.148)
+	// writes it, {pid, processStartTime} and no identity; 0.171 still
+	// attaches to a daemon recorded so.
+	legacyPID = "app-server.pid"
+)
+
+// The package roots a daemon's servers carry on PATH, by the record's
+// layout: an npm install's managed daemon (daemon.pid), a standalone
+// install's (app-server.pid).
+const (
+	managedRoot    = "app-server-daemon"
+	standaloneRoot = "standalone"
 )
 
 // Adapter is Codex's adapter; Client is it on the client seam
@@ -112,7 +126,7 @@ func (Adapter) Read(dir string) *Raw {
 	if !ok {
 		return raw
 	}
-	for _, f := range []struct{ name, role string }{{daemonPID, "app-server"}, {updatePID, "updater"}} {
+	for _, f := range []struct{ name, role string }{{daemonPID, "app-server"}, {legacyPID, "app-server"}, {updatePID, "updater"}} {
 		rel := filepath.Join(pidDir, f.name)
 		path := filepath.Join(sd.Path, rel)
 		b, err := sd.Read(rel)
@@ -136,6 +150,9 @@ func (Adapter) Read(dir string) *Raw {
 			continue
 		}
 		rec.File, rec.Role = path, f.role
+		if f.name == legacyPID && slices.ContainsFunc(raw.Daemons, func(d Record) bool { return d.Role == "app-server" && d.PID == rec.PID }) {
+			continue // both layouts name one daemon: daemon.pid says more
+		}
 		raw.Daemons = append(raw.Daemons, rec)
 	}
 	raw.readConfig(sd)
@@ -200,7 +217,13 @@ func (Adapter) Judge(raw *Raw, uid uint32, snap *platform.Snapshot) (ev scan.Evi
 		ev.Ledgers = append(ev.Ledgers, &ledger.Ledger{Version: ledger.Version, Source: rec.File, Speaker: uid, Owner: owner,
 			Runs: []ledger.Run{{ID: "codex " + rec.Role + " daemon", Kind: ledger.KindACP, PID: rec.PID, Start: owner.Start, State: ledger.RunRunning}}})
 		if rec.Role == "app-server" {
-			mark := filepath.Join(dir, "packages", "app-server-daemon") + "/"
+			// Each layout's record ties the servers of its own package
+			// root: two records never claim one server.
+			root := managedRoot
+			if filepath.Base(rec.File) == legacyPID {
+				root = standaloneRoot
+			}
+			mark := filepath.Join(dir, "packages", root) + "/"
 			ev.Ties = append(ev.Ties, scan.Tie{Env: envPath, Value: mark, InList: true, Strong: envPath,
 				Owner: owner, Speaker: uid, Where: "Codex home " + dir, Proof: "the daemon pid file " + rec.File, Noun: "codex daemon"})
 		}
@@ -228,7 +251,22 @@ func ownerGone(snap *platform.Snapshot, uid uint32, o ledger.Owner) bool {
 func (rec *Record) owner(snap *platform.Snapshot) ledger.Owner {
 	o := ledger.Owner{Name: DaemonName, PID: rec.PID}
 	id, ok := parseIdentity(rec.ProcessIdentity)
-	if !ok || snap == nil {
+	if snap == nil {
+		return o
+	}
+	if !ok {
+		// No identity (app-server.pid): processStartTime, `ps -o lstart=`
+		// text, confirms the live pid when it names its start to the
+		// second in UTC. It never proves the daemon gone — its clock's
+		// zone is not recorded — so a pid that lives and does not match
+		// is left to the pid alone, owned.
+		if at, err := time.Parse(lstartUTC, strings.Join(strings.Fields(rec.ProcessStartTime), " ")); err == nil {
+			if q := snap.Get(rec.PID); q != nil && !q.Zombie() {
+				if d := snap.Started(q).Sub(at); d > -2*time.Second && d < 3*time.Second {
+					o.Start = snap.Identity(q)
+				}
+			}
+		}
 		return o
 	}
 	switch mac := snap.WallClockStarts(); {
@@ -242,6 +280,9 @@ func (rec *Record) owner(snap *platform.Snapshot) ledger.Owner {
 	}
 	return o
 }
+
+// lstartUTC is `ps -o lstart=` text under LC_ALL=C, its spaces folded.
+const lstartUTC = "Mon Jan 2 15:04:05 2006"
 
 // identity is a record's processIdentity, whichever shape.
 type identity struct {

@@ -11,6 +11,11 @@
 // sessions of their own, with a scrubbed environment whose only mark is a
 // PATH entry under <CODEX_HOME>/packages/app-server-daemon/: that entry
 // ties them to the daemon the record names, owner-dead once it is gone.
+// A standalone install (0.148; 0.171 still attaches to its daemon)
+// records the daemon as app-server-daemon/app-server.pid, {pid,
+// processStartTime} with no identity, its servers' PATH entry under
+// <CODEX_HOME>/packages/standalone/: read alike, each record tying its own
+// layout's package root.
 // The native TUI, started by the npm wrapper with CODEX_MANAGED_BY_NPM=1,
 // keeps the wrapper's process group: orphaned by a SIGKILL of the wrapper,
 // it is tied to its client by that group. Servers are declared in
