@@ -23,8 +23,11 @@ var configFiles = []string{"kilo.jsonc", "kilo.json"}
 // Adapter is Kilo's adapter, a config-only client (no variable names its
 // dir); Client is it on the client seam (client/all lists it).
 var Adapter = configonly.Adapter{
+	// Comms: the npm package's bin, a node script, is titled by its file
+	// name (kilo); the native binary it starts is .kilo, and the
+	// platform package's binary, run as itself, kilo too.
 	About: client.Info{Name: OwnerName, Title: "Kilo", EnvNames: []string{EnvPID},
-		Owners: []string{OwnerName}, Marks: marks},
+		Owners: []string{OwnerName}, Marks: marks, Comms: []string{"kilo", ".kilo"}},
 	Home: filepath.Join(".config", "kilo"),
 	// $XDG_CONFIG_HOME/kilo.
 	Own: func(getenv func(string) string) []string {

@@ -302,3 +302,57 @@ func TestEvidence(t *testing.T) {
 		t.Errorf("the session file's excerpt: %+v", doc.Records)
 	}
 }
+
+// TestPSKilo: Kilo's npm bin (a script, titled by its file name, kilo)
+// and the native .kilo it starts are one Kilo session in ps, the wrapper
+// its process and .kilo in its tree. The control: a process titled
+// kilo-x is no session.
+func TestPSKilo(t *testing.T) {
+	dir := t.TempDir()
+	sleep, err := os.ReadFile("/bin/sleep")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{".kilo", "kilo-x"} {
+		if err := os.WriteFile(filepath.Join(dir, name), sleep, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	script := filepath.Join(dir, "kilo")
+	os.WriteFile(script, []byte("#!/bin/bash\n\""+dir+"/.kilo\" 600 &\nwait\n"), 0o755)
+	start := func(path string, args ...string) int {
+		c := exec.Command(path, args...)
+		c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { syscall.Kill(-c.Process.Pid, syscall.SIGKILL); c.Wait() })
+		return c.Process.Pid
+	}
+	wrapper, other := start(script), start(filepath.Join(dir, "kilo-x"), "600")
+	var native int
+	waitFor(t, func() bool {
+		kids := childrenOf(wrapper)
+		if len(kids) == 1 && commOf(kids[0]) == ".kilo" {
+			native = kids[0]
+		}
+		return native > 0 && commOf(other) == "kilo-x"
+	}, "kilo's native child")
+	r := runReaper(t, []string{"XDG_CONFIG_HOME=" + dir}, "ps", "-o", "json")
+	var doc psDoc
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+		t.Fatalf("ps: exit %d: %v\n%s", r.code, err, r.stderr)
+	}
+	found := false
+	for _, s := range doc.Sessions {
+		switch s.PID {
+		case wrapper:
+			found = s.Client == "kilo" && len(s.Processes) == 2 && s.Processes[1].PID == native && s.Processes[1].Kind == "client"
+		case native, other:
+			t.Errorf("pid %d (%s) is a session of its own: %+v", s.PID, commOf(s.PID), s)
+		}
+	}
+	if !found {
+		t.Errorf("no Kilo session of the wrapper %d with .kilo %d in its tree:\n%s", wrapper, native, r.stdout)
+	}
+}
