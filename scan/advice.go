@@ -32,7 +32,7 @@ type Sampler func(procs []*platform.Process) map[int]Activity
 // Advise asks each adviser for its advice over the final findings, in ID
 // order, and adds its own on server sets under live clients (sets.go). sample, when not nil, is theirs to measure activity with.
 func (r *Result) Advise(advisers []Adviser, sample Sampler) {
-	advisers = append(advisers[:len(advisers):len(advisers)], serverSets{r.servers})
+	advisers = append(advisers[:len(advisers):len(advisers)], serverSets{servers: r.servers, sessions: r.sessions})
 	for _, a := range advisers {
 		r.Advice = append(r.Advice, a.Advise(r, sample)...)
 	}

@@ -74,6 +74,7 @@ type Session struct {
 // headless clients, then the declared MCP servers (the kind only), and the
 // advice last, over the final findings.
 func (r *Result) apply(ev Evidence) {
+	r.sessions = ev.Sessions
 	r.ApplyLedgers(ev.Ledgers)
 	r.ApplyTies(ev.Ties)
 	r.ApplyPIDMarks()

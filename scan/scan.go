@@ -30,6 +30,7 @@ type Result struct {
 
 	cfg       Config
 	servers   *serverIndex // the clients' declared servers (ApplyServers)
+	sessions  []Session    // the sessions the clients' records name (apply), for the server-set advice
 	owner     []int16      // per process: 0 not yet known, 1 none, 2+k owner k (k < MaxOwners)
 	subreaper []int8       // per process: 0 not yet known, 1 no, 2 yes
 	owned     map[int]string

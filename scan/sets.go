@@ -24,7 +24,33 @@ import (
 const setsHold = 10 * time.Second
 
 // serverSets is the adviser: the servers the clients' configs declare.
-type serverSets struct{ servers *serverIndex }
+type serverSets struct {
+	servers *serverIndex
+	// sessions are the clients' records of their sessions: a client that
+	// keeps several open in one process (Copilot CLI's /new keeps the
+	// previous session open, with its servers) runs a set for each.
+	sessions []Session
+}
+
+// open is the sessions the clients' own records keep open in p, in the
+// word of p's user (or root's), and the records, in words.
+func (a serverSets) open(s *platform.Snapshot, p *platform.Process, uid uint32) (int, []string) {
+	ids := map[string]bool{}
+	var proofs []string
+	for _, rec := range a.sessions {
+		o := rec.Owner
+		if o.PID != p.PID || o.Gone != "" || rec.ID == "" || ids[rec.ID] || rec.Speaker != uid && rec.Speaker != 0 {
+			continue
+		}
+		if gone, _ := OwnerGone(s, RecordedBy(rec.Speaker, o.PID, o.Start)); gone {
+			continue
+		}
+		ids[rec.ID] = true
+		proofs = append(proofs, rec.Proof)
+	}
+	sort.Strings(proofs)
+	return len(ids), proofs
+}
 
 // Advise names each live client process (a command mark with an owner)
 // whose children run more than one copy of a declared server of its user.
@@ -89,10 +115,25 @@ func (a serverSets) Advise(r *Result, _ Sampler) []Advice {
 		if sets < 2 {
 			continue
 		}
+		head := fmt.Sprintf("%s pid %d (%s) runs %d sets of its MCP servers: %s; %s beyond one set, %.0f MiB with what they run",
+			owner, p.PID, clip(cmd, 80), sets, strings.Join(each, ", "), copiesOf(extra), float64(mem)/(1<<20))
+		open, proofs := a.open(s, p, uid)
+		if open >= sets {
+			// As many sessions as sets, by the client's own records: a set
+			// a session, as the client means it — not a leak.
+			out = append(out, Advice{ID: "mcp-server-sets", Severity: "info",
+				Evidence: fmt.Sprintf("%s. Its own records keep %d sessions open in it (%s): a set for each open session, as the client means it (Copilot CLI's /new keeps the previous session open, with its servers), not ended threads'",
+					head, open, clipList(proofs, 3)),
+				Setting: "nothing to reap: end the sessions you no longer need in the client, or restart it, to free the memory"})
+			continue
+		}
+		why := "sets beyond the first are likely ended threads' or tasks', left running under a client that lives"
+		if open >= 2 {
+			why = fmt.Sprintf("its own records keep %d sessions open in it (%s), and the sets beyond those are likely ended threads' or tasks', left running under a client that lives", open, clipList(proofs, 3))
+		}
 		out = append(out, Advice{ID: "mcp-server-sets", Severity: "info",
-			Evidence: fmt.Sprintf("%s pid %d (%s) runs %d sets of its MCP servers: %s; %s beyond one set, %.0f MiB with what they run. The MCP specification (2026-07-28) says a client SHOULD NOT tie a stdio server's lifetime to a task, thread or conversation: sets beyond the first are likely ended threads' or tasks', left running under a client that lives",
-				owner, p.PID, clip(cmd, 80), sets, strings.Join(each, ", "), copiesOf(extra), float64(mem)/(1<<20)),
-			Setting: "reaper signals nothing under a live client on this evidence (which set is whose is not shown): close the client's idle threads or sessions, or restart it; `reaper evidence` gathers what to attach to the client's bug report"})
+			Evidence: head + ". The MCP specification (2026-07-28) says a client SHOULD NOT tie a stdio server's lifetime to a task, thread or conversation: " + why,
+			Setting:  "reaper signals nothing under a live client on this evidence (which set is whose is not shown): close the client's idle threads or sessions, or restart it; `reaper evidence` gathers what to attach to the client's bug report"})
 	}
 	return out
 }
@@ -108,6 +149,14 @@ func treeRSS(q *platform.Process, kids map[int][]*platform.Process, depth int) u
 		n += treeRSS(c, kids, depth+1)
 	}
 	return n
+}
+
+// clipList joins the first n of items, saying how many more there are.
+func clipList(items []string, n int) string {
+	if len(items) <= n {
+		return strings.Join(items, "; ")
+	}
+	return fmt.Sprintf("%s; and %d more", strings.Join(items[:n], "; "), len(items)-n)
 }
 
 func copiesOf(n int) string {

@@ -146,3 +146,37 @@ func BenchmarkReadLocks(b *testing.B) {
 		}
 	}
 }
+
+// Copilot's /new keeps the previous session open in the same copilot,
+// with its servers: two session dirs whose locks name the live copilot
+// and two sets of its servers are a set a session, as the client means
+// it — the advice says so, not "likely ended threads'". The control: one
+// session's lock and the same two sets — the second set is named likely
+// an ended thread's.
+func TestNewKeepsASetPerSession(t *testing.T) {
+	const uid = 1000
+	old := uint64(clienttest.Taken.Add(-time.Hour).Unix()) * 100
+	copilot := clienttest.Proc(810, 1, 810, uid, []string{"/usr/lib/node_modules/@github/copilot-linux-x64/copilot"}, nil)
+	srv := func(pid int) platform.Process {
+		p := clienttest.Proc(pid, 810, 810, uid, []string{"/opt/srv/quiet-helper", "--stdio"}, []string{EnvPID + "=810"})
+		p.StartTicks = old
+		return p
+	}
+	for _, tc := range []struct {
+		name     string
+		sessions []string
+		want     string
+	}{
+		{"/new: two open sessions", []string{"s-one", "s-two"}, "keep 2 sessions open in it"},
+		{"control: one open session", []string{"s-one"}, "likely ended threads'"},
+	} {
+		dir := copilotDir(t)
+		for _, id := range tc.sessions {
+			session(t, dir, id, nil, 810)
+		}
+		_, got := clienttest.Advise(t, Client, dir, uid, "mcp-server-sets", copilot, srv(820), srv(821))
+		if len(got) != 1 || !strings.Contains(got[0], tc.want) || strings.Contains(got[0], "likely") != strings.Contains(tc.want, "likely") {
+			t.Errorf("%s: advice %q, want it to say %q", tc.name, got, tc.want)
+		}
+	}
+}
