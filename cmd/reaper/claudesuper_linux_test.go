@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -65,7 +66,7 @@ func claudeSuperseded(t *testing.T, mods string, asScript bool) {
 	}
 	writeMCP := func(version string) {
 		b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
-			"edited": entry("--mcp-edited", mark, version),
+			"edited": entry("--mcp-edited", mark, version, "--with-tool"),
 			"same":   entry("--mcp-same", mark),
 		}})
 		if err := os.WriteFile(filepath.Join(work, ".mcp.json"), b, 0o644); err != nil {
@@ -101,15 +102,34 @@ func claudeSuperseded(t *testing.T, mods string, asScript bool) {
 			time.Sleep(1500 * time.Millisecond)
 		}
 	}
-	// Edit "edited", reconnect it: /mcp, Enter (the first server), Enter
-	// (Reconnect).
+	// choose moves a menu's cursor (❯) down to the item that says label
+	// and takes it: what the menu holds is read off the screen, not
+	// assumed ("edited" has a tool, so "View tools" comes before
+	// "Reconnect" in its menu).
+	choose := func(label string) {
+		t.Helper()
+		for moves := range 12 {
+			if item := selected(term.output()); strings.Contains(item, label) {
+				t.Logf("menu: %q after %d moves down", item, moves)
+				keys("\r")
+				return
+			}
+			keys("\x1b[B")
+		}
+		t.Fatalf("no menu item %q under the cursor; the screen:\n%s", label, strings.Join(playScreen(term.output()), "\n"))
+	}
+	// Edit "edited", reconnect it: /mcp, the server, Reconnect.
 	writeMCP("v2")
-	keys("/mcp", "\r", "\r", "\r")
+	keys("/mcp", "\r")
+	choose("edited")
+	choose("Reconnect")
 	waitFor("the edited entry's new copy", func() bool { return len(server(mark+" v2")) == 1 })
 	current := server(mark + " v2")[0]
 	keys("\x1b")
 	// Reconnect "same", unchanged: claude stops its old copy itself.
-	keys("/mcp", "\r", "\x1b[B", "\r", "\r")
+	keys("/mcp", "\r")
+	choose("same")
+	choose("Reconnect")
 	waitFor("the unchanged entry reconnected", func() bool {
 		s := server("--mcp-same")
 		return len(s) == 1 && s[0] != same
@@ -187,4 +207,124 @@ func slicesHasString(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// selected is the menu item under the cursor (❯) on the screen the
+// client drew — the whole output played on a grid, as a terminal does
+// (Ink redraws only the cells that change, so the bytes after the last ❯
+// are not the item) — the lowest such row's text after the ❯.
+func selected(out []byte) string {
+	rows := playScreen(out)
+	for r := len(rows) - 1; r >= 0; r-- {
+		if _, item, ok := strings.Cut(rows[r], "❯"); ok {
+			return strings.TrimSpace(item)
+		}
+	}
+	return ""
+}
+
+// playScreen plays a terminal's output onto a grid of cells: text,
+// carriage return, newline, backspace and the cursor's CSI moves (A B C D
+// E F G H f), erases (J K); every other control sequence is skipped. The
+// rows, each trimmed. Enough for a test to read what a menu shows.
+func playScreen(out []byte) []string {
+	var grid [][]rune
+	row, col, savedRow, savedCol := 0, 0, 0, 0
+	put := func(r rune) {
+		for len(grid) <= row {
+			grid = append(grid, nil)
+		}
+		for len(grid[row]) <= col {
+			grid[row] = append(grid[row], ' ')
+		}
+		grid[row][col] = r
+		col++
+	}
+	s := []rune(string(out))
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '\r':
+			col = 0
+		case c == '\n':
+			row++
+		case c == '\b':
+			col = max(col-1, 0)
+		case c == 0x1b && i+1 < len(s) && s[i+1] == '[':
+			j := i + 2
+			for j < len(s) && (s[j] >= '0' && s[j] <= '9' || s[j] == ';' || s[j] == '?' || s[j] == '>' || s[j] == '<' || s[j] == '=') {
+				j++
+			}
+			if j >= len(s) {
+				i = j
+				continue
+			}
+			params := strings.Split(strings.TrimLeft(string(s[i+2:j]), "?><="), ";")
+			n := func(k, def int) int {
+				if k < len(params) {
+					if v, err := strconv.Atoi(params[k]); err == nil && v > 0 {
+						return v
+					}
+				}
+				return def
+			}
+			switch s[j] {
+			case 'A':
+				row = max(row-n(0, 1), 0)
+			case 'B':
+				row += n(0, 1)
+			case 'C':
+				col += n(0, 1)
+			case 'D':
+				col = max(col-n(0, 1), 0)
+			case 'E':
+				row, col = row+n(0, 1), 0
+			case 'F':
+				row, col = max(row-n(0, 1), 0), 0
+			case 'G':
+				col = n(0, 1) - 1
+			case 'H', 'f':
+				row, col = n(0, 1)-1, n(1, 1)-1
+			case 'K':
+				if row < len(grid) && col < len(grid[row]) {
+					grid[row] = grid[row][:col]
+				}
+			case 'J':
+				if n(0, 0) == 2 {
+					grid = nil
+				} else if row < len(grid) {
+					if col < len(grid[row]) {
+						grid[row] = grid[row][:col]
+					}
+					grid = grid[:row+1]
+				}
+			}
+			i = j
+		case c == 0x1b && i+1 < len(s) && s[i+1] == ']':
+			// OSC: to BEL or ST.
+			j := i + 2
+			for j < len(s) && s[j] != 0x07 && !(s[j] == 0x1b && j+1 < len(s) && s[j+1] == '\\') {
+				j++
+			}
+			if j < len(s) && s[j] == 0x1b {
+				j++
+			}
+			i = j
+		case c == 0x1b && i+1 < len(s) && s[i+1] == '7':
+			savedRow, savedCol = row, col
+			i++
+		case c == 0x1b && i+1 < len(s) && s[i+1] == '8':
+			row, col = savedRow, savedCol
+			i++
+		case c == 0x1b:
+			i++ // a two-byte sequence
+		case c < 0x20 || c == 0x7f:
+		default:
+			put(c)
+		}
+	}
+	rows := make([]string, len(grid))
+	for r := range grid {
+		rows[r] = strings.TrimRight(string(grid[r]), " ")
+	}
+	return rows
 }

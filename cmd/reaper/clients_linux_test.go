@@ -34,15 +34,16 @@ func requireClients(t *testing.T) string {
 // servers, reparented to this test (the control); the reap then finds each
 // as owner-dead by the proof Claude Code left and kills it.
 //
-// The same for Claude Code 2.1.331, the current release (its session file
-// adds pidDomain; npm on Node 20 installs 2.1.197 by its engines, so the
-// lockfile pins 2.1.331 under an alias).
+// The same for Claude Code 2.1.331 (its session file adds pidDomain; npm
+// on Node 20 installs 2.1.197 by its engines, so the lockfile pins it
+// under an alias) and 2.1.332, the newest.
 func TestRealClaudeCode(t *testing.T) {
 	mods := requireClients(t)
 	becomeSubreaper(t)
 	for _, v := range []struct{ name, dir string }{
 		{"2.1.197", filepath.Join("@anthropic-ai", "claude-code-linux-x64")},
 		{"2.1.331", "claude-code-2.1.331"},
+		{"2.1.332", "claude-code-2.1.332"}, // the newest, beside the pinned
 	} {
 		t.Run(v.name, func(t *testing.T) { realClaudeCode(t, filepath.Join(mods, v.dir, "claude"), v.name) })
 	}
@@ -336,13 +337,26 @@ func killOneShot(t *testing.T, what, mark string, model *realclients.Model, work
 func TestRealCodexExec(t *testing.T) {
 	mods := requireClients(t)
 	becomeSubreaper(t)
-	mark := "cxmark" + strings.ReplaceAll(suiteMark, "-", "x")
+	for _, v := range codexVersions {
+		t.Run(v.name, func(t *testing.T) { realCodexExec(t, filepath.Join(mods, v.dir, "bin", "codex.js"), v.name) })
+	}
+}
+
+// codexVersions are the Codex packages the real-client suite runs: the
+// pinned one and, under an alias, the newest.
+var codexVersions = []struct{ name, dir string }{
+	{"0.169.0", filepath.Join("@openai", "codex")},
+	{"0.171.0", "codex-0.171.0"},
+}
+
+func realCodexExec(t *testing.T, codexJS, version string) {
+	mark := "cxmark" + strings.ReplaceAll(suiteMark, "-", "x") + strings.ReplaceAll(version, ".", "")
 	model := realclients.StartModel(t)
 	home, work := t.TempDir(), t.TempDir()
 	codexHome := filepath.Join(home, ".codex")
 	realclients.WriteCodexConfig(codexHome, work, model.Addr, mark)
 	env := realclients.Env(home, "CODEX_HOME="+codexHome, "OPENAI_API_KEY=test-key")
-	wrapper, log := realclients.StartDetached(t, work, env, "node", filepath.Join(mods, "@openai", "codex", "bin", "codex.js"), "exec", "--skip-git-repo-check", "say hello "+mark)
+	wrapper, log := realclients.StartDetached(t, work, env, "node", codexJS, "exec", "--skip-git-repo-check", "say hello "+mark)
 	t.Cleanup(func() { realclients.KillOurs(mark) })
 	waitMarked(t, mark, 4, model, log) // the wrapper and the native codex (the prompt holds the mark), two servers
 	marked := realclients.MarkedPIDs(mark)
@@ -376,7 +390,13 @@ func TestRealCodexExec(t *testing.T) {
 func TestRealCodexDaemon(t *testing.T) {
 	mods := requireClients(t)
 	becomeSubreaper(t)
-	mark := "cxdmark" + strings.ReplaceAll(suiteMark, "-", "x")
+	for _, v := range codexVersions {
+		t.Run(v.name, func(t *testing.T) { realCodexDaemon(t, filepath.Join(mods, v.dir, "bin", "codex.js"), v.name) })
+	}
+}
+
+func realCodexDaemon(t *testing.T, codexJS, version string) {
+	mark := "cxdmark" + strings.ReplaceAll(suiteMark, "-", "x") + strings.ReplaceAll(version, ".", "")
 	home, err := os.MkdirTemp("", mark) // the daemon's argv holds its CODEX_HOME, so the mark
 	if err != nil {
 		t.Fatal(err)
@@ -385,7 +405,7 @@ func TestRealCodexDaemon(t *testing.T) {
 	codexHome := filepath.Join(home, ".codex")
 	os.MkdirAll(codexHome, 0o700)
 	os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte("model = \"m\"\nmodel_provider = \"mock\"\n[model_providers.mock]\nname = \"mock\"\nbase_url = \"http://127.0.0.1:9/v1\"\nwire_api = \"responses\"\nenv_key = \"OPENAI_API_KEY\"\n"), 0o600)
-	cmd := exec.Command("node", filepath.Join(mods, "@openai", "codex", "bin", "codex.js"), "app-server", "daemon", "start")
+	cmd := exec.Command("node", codexJS, "app-server", "daemon", "start")
 	cmd.Dir, cmd.Env = home, realclients.Env(home, "CODEX_HOME="+codexHome, "OPENAI_API_KEY=test-key")
 	out, err := cmd.CombinedOutput()
 	if err != nil {

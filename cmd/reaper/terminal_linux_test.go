@@ -97,6 +97,13 @@ func (term *terminal) resize(t *testing.T, rows, cols uint16) {
 	}
 }
 
+// output is all the client wrote to its terminal.
+func (term *terminal) output() []byte {
+	term.mu.Lock()
+	defer term.mu.Unlock()
+	return bytes.Clone(term.out.Bytes())
+}
+
 // screen is what the client wrote to its terminal, its last n bytes.
 func (term *terminal) screen(n int) string {
 	term.mu.Lock()

@@ -1,5 +1,6 @@
 // A stdio MCP server that will not go: it answers initialize and
-// tools/list (no tools), and ignores SIGTERM, SIGHUP and the end of its
+// tools/list (no tools; one, "echo", with --with-tool in its argv), and
+// ignores SIGTERM, SIGHUP and the end of its
 // stdin — the kind agent clients leave behind when they die without a
 // clean shutdown. Its argv carries the test's mark; with PAD=MiB it holds
 // that much memory. Run by the real-client tests (cmd/reaper).
@@ -30,6 +31,11 @@ rl.on("line", (line) => {
     };
   } else if (msg.method === "tools/list") {
     result = { tools: [] };
+    if (process.argv.includes("--with-tool")) {
+      // A client's menus change with a tool: Claude Code's /mcp puts
+      // "View tools" before "Reconnect".
+      result.tools.push({ name: "echo", description: "Echo its text.", inputSchema: { type: "object", properties: { text: { type: "string" } } } });
+    }
   }
   try {
     process.stdout.write(JSON.stringify({ jsonrpc: "2.0", id: msg.id, result }) + "\n");
