@@ -27,8 +27,8 @@ const setsHold = 10 * time.Second
 type serverSets struct {
 	servers *serverIndex
 	// sessions are the clients' records of their sessions: a client that
-	// keeps several open in one process (Copilot CLI's /new keeps the
-	// previous session open, with its servers) runs a set for each.
+	// keeps several open in one process (an earlier session left open
+	// beside a new one) runs a set for each.
 	sessions []Session
 }
 
@@ -122,7 +122,7 @@ func (a serverSets) Advise(r *Result, _ Sampler) []Advice {
 			// As many sessions as sets, by the client's own records: a set
 			// a session, as the client means it — not a leak.
 			out = append(out, Advice{ID: "mcp-server-sets", Severity: "info",
-				Evidence: fmt.Sprintf("%s. Its own records keep %d sessions open in it (%s): a set for each open session, as the client means it (Copilot CLI's /new keeps the previous session open, with its servers), not ended threads'",
+				Evidence: fmt.Sprintf("%s. Its own records keep %d sessions open in it (%s): a set for each open session, as the client means it (a client that keeps an earlier session open beside a new one runs a set for each), not ended threads'",
 					head, open, clipList(proofs, 3)),
 				Setting: "nothing to reap: end the sessions you no longer need in the client, or restart it, to free the memory"})
 			continue

@@ -21,6 +21,7 @@ import (
 )
 
 func TestExitCodes(t *testing.T) {
+	t.Parallel() // fixtures and the binary alone: nothing of the host
 	dir := t.TempDir()
 	valid := filepath.Join(dir, "ok.toml")
 	if err := os.WriteFile(valid, []byte("version = 1\n"), 0o644); err != nil {
@@ -200,6 +201,7 @@ func TestAuditLogAndMetrics(t *testing.T) {
 }
 
 func TestExitCodeMapping(t *testing.T) {
+	t.Parallel() // fixtures and the binary alone: nothing of the host
 	tests := []struct {
 		err  error
 		want int
@@ -225,6 +227,7 @@ func TestExitCodeMapping(t *testing.T) {
 // step that makes reaper act, and left exit 4 out. Its Exit status
 // paragraph names every status run/exit.go defines.
 func TestHelpNamesInitAndEveryExitStatus(t *testing.T) {
+	t.Parallel() // fixtures and the binary alone: nothing of the host
 	r := runReaper(t, nil, "--help")
 	if !strings.Contains(r.stdout, "'reaper init'") {
 		t.Errorf("--help does not name reaper init:\n%s", r.stdout)

@@ -18,6 +18,7 @@ import (
 // testdata/proc; the output must equal testdata/golden (refresh with
 // go test ./cmd/reaper -run Golden -update).
 func TestGoldenScan(t *testing.T) {
+	t.Parallel() // fixtures and the binary alone: nothing of the host
 	if runtime.GOOS != "linux" {
 		skips.Skip(t, "--proc fixtures are Linux only")
 	}
@@ -90,6 +91,7 @@ func compareGolden(t *testing.T, name string, r result) {
 // finding a [[protect]] rule refuses, a live owner's child, and a pid
 // that is not there (66).
 func TestGoldenExplain(t *testing.T) {
+	t.Parallel() // fixtures and the binary alone: nothing of the host
 	if runtime.GOOS != "linux" {
 		skips.Skip(t, "--proc fixtures are Linux only")
 	}
@@ -120,6 +122,7 @@ func TestGoldenExplain(t *testing.T) {
 // gzipped one, a torn line and a line that is not JSON; filters by time,
 // rule, user (by name and by uid) and outcome.
 func TestGoldenHistory(t *testing.T) {
+	t.Parallel() // fixtures and the binary alone: nothing of the host
 	log := "../../testdata/audit/audit.jsonl"
 	env := []string{"TZ=UTC", "LC_ALL=C.UTF-8"}
 	for _, tt := range []struct {
@@ -163,6 +166,7 @@ func normalize(s string) string {
 // The report is one model: its JSON holds all a table shows, so a table
 // rebuilt from the JSON alone equals the table the same scan printed.
 func TestTableFromJSON(t *testing.T) {
+	t.Parallel() // fixtures and the binary alone: nothing of the host
 	if runtime.GOOS != "linux" {
 		skips.Skip(t, "--proc fixtures are Linux only")
 	}
@@ -201,6 +205,7 @@ func TestTableFromJSON(t *testing.T) {
 // line ending in " …" is a cut one, its start compared; "…" alone stands
 // for what was left out; the header's time is the golden's TIME).
 func TestReadmeSampleIsTheGolden(t *testing.T) {
+	t.Parallel() // fixtures and the binary alone: nothing of the host
 	readme, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)

@@ -330,6 +330,9 @@ func descendantsOf(pid int) []int {
 // while CMD still runs. The control: without --watch it lives on until
 // CMD's end.
 func TestRunWatchInside(t *testing.T) {
+	if isolated(t) {
+		return
+	}
 	becomeSubreaper(t)
 	mark := "runwatch-" + suiteMark
 	pol := watchPolicy(t, "", mark, `"owner-dead"`, "min_age = \"0s\"")

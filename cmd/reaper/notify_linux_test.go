@@ -78,6 +78,9 @@ func sessionBus(t *testing.T) (string, *notifications) {
 // notification, naming it — and then of nothing through the idle passes
 // that follow. The control: the orphan lived on before the watch started.
 func TestWatchDesktopNotify(t *testing.T) {
+	if isolated(t) {
+		return
+	}
 	becomeSubreaper(t)
 	addr, service := sessionBus(t)
 	mark := "watch-notify-" + suiteMark

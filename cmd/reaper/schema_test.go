@@ -17,6 +17,7 @@ import (
 // they do not name. The controls: a document with a field its schema does
 // not name, and one with a status it does not know, fail.
 func TestJSONSchemas(t *testing.T) {
+	t.Parallel() // fixtures and the binary alone: nothing of the host
 	dir := t.TempDir()
 	log := filepath.Join(dir, "audit.jsonl")
 	fixture := []string{"--proc", "../../testdata/proc", "--policy", "../../testdata/policy/fixture.toml"}
@@ -70,6 +71,7 @@ func TestJSONSchemas(t *testing.T) {
 // explain's finding is the report's: the definitions explain.schema.json
 // copies from report.schema.json are the same.
 func TestExplainSchemaCopiesTheReports(t *testing.T) {
+	t.Parallel() // fixtures and the binary alone: nothing of the host
 	defs := func(path string) map[string]any {
 		b, err := os.ReadFile(path)
 		if err != nil {

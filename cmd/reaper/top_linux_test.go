@@ -96,6 +96,9 @@ func (term *terminal) cooked(t *testing.T) bool {
 // dry-run, and the orphan lives on through "n" (the control) and is ended
 // by "y"; q, Ctrl-C and SIGTERM each give the terminal back cooked.
 func TestTop(t *testing.T) {
+	if isolated(t) {
+		return
+	}
 	becomeSubreaper(t)
 	mark := fmt.Sprintf("top%d", os.Getpid())
 	pol := watchPolicy(t, "", mark, `"reparented", "owner-dead"`, "min_age = \"0s\"")

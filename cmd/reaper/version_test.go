@@ -13,6 +13,7 @@ import (
 // `reaper version -o json` says what a script needs; the test binary is
 // built with -buildvcs=false, so it says that no commit was stamped.
 func TestVersionJSON(t *testing.T) {
+	t.Parallel() // fixtures and the binary alone: nothing of the host
 	r := runReaper(t, nil, "version", "-o", "json")
 	var v struct {
 		Version, Commit, OS, Arch, Go string
@@ -55,6 +56,7 @@ func TestVersionStampsTheCommit(t *testing.T) {
 // says nothing (its exit status says it), an invalid one still prints its
 // errors. The control: without -q the valid one says so.
 func TestQuietPolicyCheck(t *testing.T) {
+	t.Parallel() // fixtures and the binary alone: nothing of the host
 	valid := "../../packaging/policy.example.toml"
 	if r := runReaper(t, nil, "policy", "check", "-q", valid); r.code != 0 || r.stdout != "" {
 		t.Errorf("-q, valid: exit %d, stdout %q; want 0 and nothing", r.code, r.stdout)

@@ -155,6 +155,9 @@ func TestWatchOwnerDeath(t *testing.T) {
 // control: under a watch whose backstop is a minute away, the same orphan
 // lives on (no hint came for it).
 func TestWatchBackstop(t *testing.T) {
+	if isolated(t) {
+		return
+	}
 	requireRoot(t)
 	becomeSubreaper(t)
 	mark := "watch-backstop-" + suiteMark
@@ -243,6 +246,9 @@ func TestWatchReloadAndStop(t *testing.T) {
 // it (WATCHDOG_USEC), STOPPING=1 on SIGTERM. (The other watch tests run
 // with no NOTIFY_SOCKET: the watch runs all the same.)
 func TestWatchNotify(t *testing.T) {
+	if isolated(t) {
+		return
+	}
 	requireRoot(t)
 	sock := filepath.Join(t.TempDir(), "notify")
 	conn, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: sock, Net: "unixgram"})

@@ -21,6 +21,9 @@ import (
 // unseen and its orphan lives on. The owner is titled like no client, so
 // only its session file can name it.
 func TestWatchNewSessionFile(t *testing.T) {
+	if isolated(t) {
+		return
+	}
 	requireRoot(t)
 	becomeSubreaper(t)
 	mark := "watch-session-" + suiteMark
