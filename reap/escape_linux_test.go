@@ -368,8 +368,15 @@ func TestAnotherTreesForkIsNotAnEscapee(t *testing.T) {
 				return
 			}
 			plan, s := planFor(t, quiet, policy.Terminate)
-			go func() { // the forker dies, forking, inside the quiet tree's grace
-				time.Sleep(500 * time.Millisecond)
+			rec := &recorder{}
+			opt.OnSignal = rec.add
+			go func() {
+				// The forker dies, forking, inside the quiet tree's grace:
+				// once the quiet tree has its SIGTERM, however long a busy
+				// machine took to send it (the grace is 2 s after it).
+				for deadline := time.Now().Add(30 * time.Second); !rec.sent("SIGTERM", quiet) && time.Now().Before(deadline); {
+					time.Sleep(10 * time.Millisecond)
+				}
 				syscall.Kill(forker, syscall.SIGTERM)
 			}()
 			res := Execute(context.Background(), plan, s, opt)

@@ -151,6 +151,18 @@ type recorder struct {
 
 func (r *recorder) add(e Event) { r.mu.Lock(); r.events = append(r.events, e); r.mu.Unlock() }
 
+// sent reports whether sig went to pid, and was delivered.
+func (r *recorder) sent(sig string, pid int) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, e := range r.events {
+		if e.Signal == sig && e.PID == pid && e.Result == "ok" {
+			return true
+		}
+	}
+	return false
+}
+
 func (r *recorder) signals(sig string) int {
 	n := 0
 	for _, e := range r.events {

@@ -8,14 +8,6 @@ import (
 	"testing"
 )
 
-// envIsolated marks a test binary run inside a PID namespace of its own
-// by isolated; envBin names the reaper binary the outer run built, which
-// the inner one uses as it is.
-const (
-	envIsolated = "REAPER_TEST_ISOLATED"
-	envBin      = "REAPER_TEST_BIN"
-)
-
 // isolated runs the calling test again, alone, in a PID namespace and
 // /proc of its own (unshare --pid --fork --mount-proc, as root), and
 // reports whether it did: the caller then returns, its result the inner

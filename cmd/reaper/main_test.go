@@ -23,6 +23,14 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 // runs the real program.
 var reaperBin string
 
+// envIsolated marks a test binary run inside a PID namespace of its own
+// (isolated, Linux); envBin names the reaper binary the outer run built,
+// which the inner one uses as it is.
+const (
+	envIsolated = "REAPER_TEST_ISOLATED"
+	envBin      = "REAPER_TEST_BIN"
+)
+
 func TestMain(m *testing.M) {
 	// The integration tests re-execute this test binary as their fake
 	// gateways and children; those never reach the tests.
@@ -84,6 +92,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "FAIL: the suite's reaping killed orphans no test started: %v\n", dead)
 		code = 1
 	}
+	endLeftHelpers()
 	os.Exit(code)
 }
 

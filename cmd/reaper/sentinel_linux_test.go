@@ -257,3 +257,18 @@ action = "terminate"
 	fmt.Println(string(out))
 	os.Exit(0)
 }
+
+// endLeftHelpers ends what the suite's tests left running under it — the
+// suite is every orphan's subreaper as root (startSentinels) — and names
+// each on stderr: a helper outlives its test only by a cleanup's miss,
+// and none may outlive the suite.
+func endLeftHelpers() {
+	var left []string
+	for _, pid := range descendantsOf(os.Getpid()) {
+		left = append(left, fmt.Sprintf("%d %q", pid, cmdlineOf(pid)))
+		killTreeVerified(pid)
+	}
+	if len(left) > 0 {
+		fmt.Fprintf(os.Stderr, "the suite ended %d processes its tests left running: %s\n", len(left), strings.Join(left, ", "))
+	}
+}
