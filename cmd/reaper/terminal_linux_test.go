@@ -27,6 +27,9 @@ type terminal struct {
 	mu     sync.Mutex
 	out    bytes.Buffer
 	closed bool
+	// drained is closed when the master reads nothing more: every holder
+	// of the slave has closed it (or the master was closed).
+	drained chan struct{}
 }
 
 // startOnTerminal starts argv as the session leader of a new
@@ -47,8 +50,9 @@ func startOnTerminal(t *testing.T, dir string, env []string, argv ...string) *te
 		t.Fatalf("start %v: %v", argv, err)
 	}
 	slave.Close()
-	term := &terminal{pid: cmd.Process.Pid, master: master}
+	term := &terminal{pid: cmd.Process.Pid, master: master, drained: make(chan struct{})}
 	go func() {
+		defer close(term.drained)
 		buf := make([]byte, 32<<10)
 		for {
 			n, err := master.Read(buf)

@@ -31,16 +31,21 @@ func startTop(t *testing.T, env []string, args ...string) *terminal {
 // keys types into the terminal, one key at a time as a person does.
 func (term *terminal) keys(ks ...string) {
 	for _, k := range ks {
+		before := term.written()
 		term.master.Write([]byte(k))
-		pause := 50 * time.Millisecond // a key is one read for the TUI
+		time.Sleep(50 * time.Millisecond) // a key is one read for the TUI
 		if k == "\x1b" {
 			// A lone ESC is told from the start of an escape sequence
 			// (Alt+key) only by the 50 ms that follow it with nothing
-			// (the TUI's reader, ultraviolet's DefaultEscTimeout): a
-			// person's next key comes later than that.
-			pause = 250 * time.Millisecond
+			// (the TUI's reader, ultraviolet's DefaultEscTimeout): the
+			// next key waits until the TUI has drawn what ESC did — on a
+			// loaded machine it may not have read it yet, and ESC with
+			// the next key in one read is Alt+key.
+			for deadline := time.Now().Add(10 * time.Second); term.written() == before && time.Now().Before(deadline); {
+				time.Sleep(20 * time.Millisecond)
+			}
+			time.Sleep(100 * time.Millisecond)
 		}
-		time.Sleep(pause)
 	}
 }
 
@@ -177,6 +182,12 @@ func exited(t *testing.T, term *terminal, way string) {
 	case <-time.After(30 * time.Second):
 		syscall.Kill(term.pid, syscall.SIGKILL)
 		t.Fatalf("%s: top did not exit within 30 s; its screen:\n%q", way, term.screen(2000))
+	}
+	// Its last bytes may still be in the terminal when it is reaped: read
+	// them all (the master reads to its end once no one holds the slave).
+	select {
+	case <-term.drained:
+	case <-time.After(10 * time.Second):
 	}
 	out := term.screen(4096)
 	if !strings.Contains(out, "\x1b[?1049l") || !strings.Contains(out, "\x1b[?25h") {

@@ -76,10 +76,9 @@ func onePass(t *testing.T, dir string, cache *Cache, roots []*platform.Process) 
 
 // A watch's pass takes a user's state as the last pass read it while none
 // of that user's trees is a candidate, and reads it again when one is, or
-// when the cache is refreshed. The reads counted prove which it did; the
-// rows judged prove the cached read is what was used (the store changed in
-// between), and the control is the pass without a cache, which always
-// reads.
+// when the cache is refreshed. The rows judged prove which it did (the
+// store changes before every pass), and the control is the pass without a
+// cache, which always reads.
 func TestCacheReadsWhatThePassMayActOn(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "oc")
 	execRows(t, dir, 1)
@@ -112,9 +111,14 @@ func TestCacheReadsWhatThePassMayActOn(t *testing.T) {
 		if st.read {
 			want = st.rowsNow
 		}
-		if rows != want || st.read != (reads > reads0) || !st.read && reused == reused0 || read.Err != "" || read.Skipped != "" {
-			t.Errorf("%s: %d rows judged, reads +%d, reused +%d (%+v); want %d rows, read %v", st.name, rows, reads-reads0, reused-reused0, read, want, st.read)
+		// The rows judged say which read was used: the store changes
+		// before every pass, so a fresh read and the cached one differ.
+		// The cache's counts cover every dir of the host the pass read
+		// (another user's clients among them), so they are logged only.
+		if rows != want || read.Err != "" || read.Skipped != "" {
+			t.Errorf("%s: %d rows judged (%+v); want %d rows, read %v", st.name, rows, read, want, st.read)
 		}
+		t.Logf("%s: %d rows judged; the pass read %d dirs, took %d from the cache", st.name, rows, reads-reads0, reused-reused0)
 	}
 	if rows, _ := onePass(t, dir, nil, nil); rows != 4 {
 		t.Errorf("control, no cache: %d rows, want the store's 4", rows)
@@ -146,7 +150,9 @@ func TestIdleUsersStateIsNotRead(t *testing.T) {
 }
 
 // onePassAsRoot is a root run's Begin and Load with the state dir reaper's
-// own environment names, and what it says of the dir.
+// own environment names, and what it says of the dir: its read, and the
+// problems that name it (the pass reads the host's other state too, which
+// a busy machine's other work can make slow or unreadable).
 func onePassAsRoot(t *testing.T, dir string) (int, DirRead) {
 	t.Helper()
 	snap, err := platform.ReadSnapshot(platform.DefaultProcRoot)
@@ -166,9 +172,15 @@ func onePassAsRoot(t *testing.T, dir string) (int, DirRead) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	mine := 0
+	for _, pr := range set.Problems {
+		if strings.Contains(pr.Msg, dir) {
+			mine++
+		}
+	}
 	for _, r := range set.Read {
 		if r.Path == dir {
-			return len(set.Problems), r
+			return mine, r
 		}
 	}
 	t.Fatalf("the dir was not listed: %+v", set.Read)
