@@ -123,7 +123,9 @@ func TestTop(t *testing.T) {
 
 	// The session's own process: k is refused, e explains.
 	at := term.written()
-	term.keys("/", strconv.Itoa(owner), "\r", "g", "k")
+	// Searched by their marks, not their pids: in a namespace of its own
+	// a pid is two digits, which a size or an age can show too.
+	term.keys(append(append([]string{"/"}, strings.Split("session-owner-"+mark, "")...), "\r", "g", "k")...)
 	term.shows(t, at, fmt.Sprintf("pid %d is a live session's process, not a finding", owner), "k refused on the live session")
 	at = term.written()
 	term.keys("e")
@@ -135,7 +137,7 @@ func TestTop(t *testing.T) {
 
 	// The orphan: k shows the plan; n leaves it (the control), y ends it.
 	at = term.written()
-	term.keys("/", strconv.Itoa(stray), "\r", "g", "k")
+	term.keys(append(append([]string{"/"}, strings.Split("stray."+mark, "")...), "\r", "g", "k")...)
 	term.shows(t, at, fmt.Sprintf("End tree %d as the plan says?", stray), "the dry-run of ending the orphan")
 	at = term.written()
 	term.keys("n")
