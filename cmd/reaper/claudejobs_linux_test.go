@@ -69,7 +69,9 @@ func TestRealClaudeBashJobs(t *testing.T) {
 	var job int
 	for deadline := time.Now().Add(90 * time.Second); job == 0 && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		for _, pid := range realclients.MarkedPIDs(mark) {
-			if strings.Contains(cmdlineOf(pid), mark+"-job") {
+			// The job itself, not the tool's shell that started it (its
+			// command holds the same words, and it exits at once).
+			if c := cmdlineOf(pid); strings.HasPrefix(c, "sh -c sleep 300; true ") && strings.Contains(c, mark+"-job") {
 				job = pid
 			}
 		}
