@@ -50,7 +50,7 @@ func TestInitPromptInterrupted(t *testing.T) {
 			}
 			slave.Close()
 			t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-			screen := &lockedScreen{}
+			screen := &lockedScreen{drained: make(chan struct{})}
 			go screen.copyFrom(master)
 			waitFor(t, func() bool { return strings.Contains(screen.String(), "Proceed? [y/N]") }, "the prompt")
 			tt.send(master, cmd.Process.Pid)
@@ -61,6 +61,10 @@ func TestInitPromptInterrupted(t *testing.T) {
 			case werr = <-done:
 			case <-time.After(30 * time.Second):
 				t.Fatalf("still waiting at its prompt 30 s after %s\n%s", tt.name, screen)
+			}
+			select { // its last words may still be in the terminal: read them all
+			case <-screen.drained:
+			case <-time.After(10 * time.Second):
 			}
 			code := 0
 			var ee *exec.ExitError
@@ -94,9 +98,14 @@ func policyState() bool {
 type lockedScreen struct {
 	mu sync.Mutex
 	b  bytes.Buffer
+	// drained is closed when the terminal reads nothing more (no one
+	// holds its slave); nil until copyFrom starts.
+	drained chan struct{}
 }
 
+// copyFrom keeps what f reads, to its end.
 func (s *lockedScreen) copyFrom(f *os.File) {
+	defer close(s.drained)
 	buf := make([]byte, 4096)
 	for {
 		n, err := f.Read(buf)
