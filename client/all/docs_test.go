@@ -116,8 +116,9 @@ func TestPolicyDocNamesEveryOwner(t *testing.T) {
 }
 
 // The example policy's header names every shipped client, and its
-// agent-client-dead rule each agent CLI's own owner name (OpenClaw's have
-// rules of their own): a client added without a line there fails.
+// agent-client-dead and agent-client-mcp rules each agent CLI's own owner
+// name (OpenClaw's have rules of their own): a client added without its
+// line in both fails here.
 func TestExamplePolicyNamesEveryClient(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join("..", "..", "packaging", "policy.example.toml"))
 	if err != nil {
@@ -126,8 +127,11 @@ func TestExamplePolicyNamesEveryClient(t *testing.T) {
 	doc := string(b)
 	header, _, _ := strings.Cut(doc, "version = 1")
 	header = strings.Join(strings.Fields(strings.ReplaceAll(header, "#", " ")), " ")
-	_, rule, _ := strings.Cut(doc, `name = "agent-client-dead"`)
-	rule, _, _ = strings.Cut(rule, "[[rule]]")
+	rules := map[string]string{}
+	for _, name := range []string{"agent-client-dead", "agent-client-mcp"} {
+		_, rule, _ := strings.Cut(doc, `name = "`+name+`"`)
+		rules[name], _, _ = strings.Cut(rule, "[[rule]]")
+	}
 	for _, c := range Clients.All() {
 		info := c.Info()
 		if !strings.Contains(header, info.Title) {
@@ -136,8 +140,10 @@ func TestExamplePolicyNamesEveryClient(t *testing.T) {
 		if info.Name == "openclaw" {
 			continue
 		}
-		if o := info.Owners[0]; !strings.Contains(rule, `"`+o+`"`) {
-			t.Errorf("the example policy's agent-client-dead rule does not name %s's owner %q", info.Title, o)
+		for name, rule := range rules {
+			if o := info.Owners[0]; !strings.Contains(rule, `"`+o+`"`) {
+				t.Errorf("the example policy's %s rule does not name %s's owner %q", name, info.Title, o)
+			}
 		}
 	}
 }
