@@ -15,7 +15,8 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 .PHONY: build check test fuzz docs packages release clean e2e-deps
 
 # The quick checks, for any user: formatting, vet and staticcheck on Linux
-# and darwin, the darwin and freebsd builds (no cgo), the darwin test
+# and darwin, the darwin, freebsd and windows builds (no cgo: a port
+# breaks in platform's fallbacks, never in a package above), the darwin test
 # binaries compiled, and the library packages' tests (those that need root
 # skip without it; cmd/reaper's, which build and run the binary, are in
 # `make test`).
@@ -28,6 +29,7 @@ check:
 	for arch in amd64 arm64; do CGO_ENABLED=0 GOOS=darwin GOARCH=$$arch go build ./... || exit 1; \
 		CGO_ENABLED=0 GOOS=darwin GOARCH=$$arch go test -exec=true -count=1 ./... >/dev/null || exit 1; done
 	CGO_ENABLED=0 GOOS=freebsd GOARCH=amd64 go build ./...
+	CGO_ENABLED=0 GOOS=windows GOARCH=amd64 go build ./...
 	GOOS= GOARCH= go install $(STATICCHECK)
 	"$$(go env GOPATH)/bin/staticcheck" ./...
 	GOOS=darwin "$$(go env GOPATH)/bin/staticcheck" ./...

@@ -85,13 +85,6 @@ func OpenBeneath(dir, rel string, owner int) (*os.File, error) {
 	return os.NewFile(uintptr(fd), path), nil
 }
 
-// FileStamp is what a write to a file changes: its size and its
-// modification and change times (ns).
-type FileStamp struct {
-	Size         int64
-	Mtime, Ctime int64
-}
-
 // Stamp returns the open file's FileStamp, from fstat(2).
 func Stamp(f *os.File) (FileStamp, error) {
 	var st unix.Stat_t
@@ -366,6 +359,15 @@ func FileUID(fi os.FileInfo) (uint32, bool) {
 		return 0, false
 	}
 	return st.Uid, true
+}
+
+// FileOwner is the uid and gid that own fi, from its stat.
+func FileOwner(fi os.FileInfo) (uid, gid uint32, ok bool) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, 0, false
+	}
+	return st.Uid, st.Gid, true
 }
 
 // Kernel is the kernel's release and version as uname(2) gives them

@@ -10,26 +10,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// How OpenOwn opens one of reaper's own files.
-type OwnOpen int
-
-const (
-	// OwnRead opens an existing file for reading.
-	OwnRead OwnOpen = iota
-	// OwnLock opens the file read-only, making it when it is missing:
-	// flock(2) needs no write access, so a file that is not the reaper's
-	// is never written.
-	OwnLock
-	// OwnTruncate opens the file for writing, making it when it is
-	// missing, and empties it once it is proven the reaper's own.
-	OwnTruncate
-)
-
-// ErrNotOwn: the path holds something other than a file of this reaper's
-// own — a FIFO, a device, a directory, another user's file, a file with a
-// second name (a hard link), or a symbolic link (ErrSymlink).
-var ErrNotOwn = errors.New("not a file of this reaper's own")
-
 // OpenOwn opens one of reaper's own files — its lock, the record of what
 // a reap stopped, the respawn record, the notifier's seen-file — which
 // may sit in a directory others can write (a --lock-file beside a user's).

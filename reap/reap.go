@@ -353,7 +353,7 @@ func (t *tree) sigterm() *Result {
 			t.resume()
 			return &r
 		}
-		t.send(h, syscall.SIGCONT)
+		t.send(h, kill.SigCont)
 	}
 	t.termed = time.Now()
 	return nil
@@ -487,7 +487,7 @@ func (t *tree) stopAndRescan(ctx context.Context, members []*kill.Handle) (strin
 			if t.opt.Journal != nil {
 				t.opt.Journal.Stopping(h.PID, t.starts[h.PID])
 			}
-			if r, stop := t.send(h, syscall.SIGSTOP); stop {
+			if r, stop := t.send(h, kill.SigStop); stop {
 				return "", &r
 			}
 		}

@@ -3,7 +3,6 @@ package reap
 import (
 	"context"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/orphanreaper/reaper/platform"
@@ -85,7 +84,7 @@ func (t *tree) alive() []*kill.Handle {
 func (t *tree) resume() {
 	t.release()
 	for _, h := range t.handles {
-		t.send(h, syscall.SIGCONT)
+		t.send(h, kill.SigCont)
 	}
 }
 

@@ -10,7 +10,6 @@ import (
 	"os"
 	"strings"
 	"sync"
-	"syscall"
 
 	"github.com/orphanreaper/reaper/audit"
 	"github.com/orphanreaper/reaper/platform"
@@ -154,7 +153,7 @@ func recoverStopped(path string) []string {
 		if err != nil {
 			continue // gone, or another process now
 		}
-		if h.State() == "T" && h.Signal(syscall.SIGCONT) == nil {
+		if h.State() == "T" && h.Signal(kill.SigCont) == nil {
 			resumed++
 		}
 		h.Close()

@@ -9,7 +9,6 @@ import (
 	"reflect"
 	"sort"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -160,7 +159,7 @@ var hostile = []struct {
 	name string
 	make func(path string) error
 }{
-	{"a FIFO", func(p string) error { return syscall.Mkfifo(p, 0o644) }},
+	{"a FIFO", mkfifo},
 	{"a link out of the dir", func(p string) error { return os.Symlink("/etc/passwd", p) }},
 	{"garbage", func(p string) error { return os.WriteFile(p, []byte("\x00{\"garbage\": [1, 2,\xff"), 0o644) }},
 	{"17 MiB", func(p string) error {

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package realclients is the harness of the tests that run the published
 // agent clients (Claude Code, Codex, Gemini CLI, OpenCode, Qwen Code,
 // Copilot CLI, Kilo, Cline), installed from npm by

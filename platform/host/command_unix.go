@@ -12,16 +12,6 @@ import (
 	"syscall"
 )
 
-// NotStartedError is a command that could not be started: not found
-// (NotFound: on no PATH entry, or no such file), or not executable.
-type NotStartedError struct {
-	Err      error
-	NotFound bool
-}
-
-func (e *NotStartedError) Error() string { return e.Err.Error() }
-func (e *NotStartedError) Unwrap() error { return e.Err }
-
 // RunCommand runs argv as this process's child, in its process group and
 // on its terminal, passes on the signals sent to this process alone, and
 // returns the command's exit status (128+N when signal N ended it): what

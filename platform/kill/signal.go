@@ -89,13 +89,12 @@ func signalError(pid int, sig syscall.Signal, err error) error {
 
 // signalName names the signals the reaper sends, for logs.
 func signalName(sig syscall.Signal) string {
+	if name, ok := jobSignals[sig]; ok {
+		return name
+	}
 	switch sig {
 	case 0:
 		return "0"
-	case syscall.SIGSTOP:
-		return "SIGSTOP"
-	case syscall.SIGCONT:
-		return "SIGCONT"
 	case syscall.SIGINT:
 		return "SIGINT"
 	case syscall.SIGHUP:

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/orphanreaper/reaper/platform"
 )
@@ -67,8 +66,8 @@ func dirAccounts(root string) []account {
 		if err != nil {
 			continue
 		}
-		if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Uid != 0 {
-			out = append(out, account{UID: st.Uid, GID: st.Gid, Home: home})
+		if uid, gid, ok := platform.FileOwner(fi); ok && uid != 0 {
+			out = append(out, account{UID: uid, GID: gid, Home: home})
 		}
 	}
 	return out
