@@ -31,6 +31,16 @@ const (
 	envBin      = "REAPER_TEST_BIN"
 )
 
+// buildReaper builds the binary the tests run, at reaperBin.
+// -buildvcs=false: in a checkout another user owns (root's, run by an
+// ordinary user), git refuses to read it and the build would fail with
+// "error obtaining VCS status"; the tests need no revision.
+func buildReaper() ([]byte, error) {
+	build := exec.Command(goTool(), "build", "-buildvcs=false", "-o", reaperBin, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	return build.CombinedOutput()
+}
+
 func TestMain(m *testing.M) {
 	// The integration tests re-execute this test binary as their fake
 	// gateways and children; those never reach the tests.
@@ -53,16 +63,7 @@ func TestMain(m *testing.M) {
 		// A test run again in a namespace of its own (isolated): the
 		// outer run's binary, as it is.
 		reaperBin = bin
-	}
-	// -buildvcs=false: in a checkout another user owns (root's, run by an
-	// ordinary user), git refuses to read it and the build would fail
-	// with "error obtaining VCS status"; the tests need no revision.
-	build := exec.Command(goTool(), "build", "-buildvcs=false", "-o", reaperBin, ".")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if reaperBin != filepath.Join(dir, "reaper") {
-		build = exec.Command("true")
-	}
-	if out, err := build.CombinedOutput(); err != nil {
+	} else if out, err := buildReaper(); err != nil {
 		fmt.Fprintf(os.Stderr, "build reaper: %v\n%s", err, out)
 		os.RemoveAll(dir)
 		os.Exit(1)

@@ -1,10 +1,9 @@
-//go:build unix && !linux
+//go:build !linux
 
 package host
 
 import (
 	"errors"
-	"os"
 	"syscall"
 	"time"
 )
@@ -16,9 +15,6 @@ type Init struct {
 	Helper     []string
 	HelperStop time.Duration
 }
-
-// Relayed are the signals RunCommand passes on.
-var Relayed = []os.Signal{syscall.SIGTERM, syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2}
 
 // RunInit is RunCommand here: with no subreaper, this process adopts
 // nothing, so it has no zombies but its command's to reap.
