@@ -3,6 +3,7 @@
 package reaper_test
 
 import (
+	"go/ast"
 	"go/parser"
 	"go/token"
 	"os"
@@ -49,17 +50,19 @@ func platform(rel string) bool {
 
 // The repository's structural rules, enforced rather than hoped:
 // one doc.go with the package comment per package; only platform talks to
-// the OS through x/sys, gopsutil and go-systemd (the measuring tools in
-// scripts/ aside); only the list (client/all) imports an agent client's
+// the OS — through syscall, x/sys, gopsutil and go-systemd, and by a
+// /proc/ path — (the measuring tools in scripts/ and the tests' support in
+// internal/ and client/clienttest aside); only the list (client/all) imports an agent client's
 // adapter, and only cmd imports the list; policy imports no client; cmd
 // imports neither scan, gather nor platform (it maps flags to run, setup
-// and doctor);
+// and doctor), but for the names of the signals it catches
+// (platform/signals);
 // nothing shells out but doctor's questions to the service manager, in
 // platform.
 func TestLayout(t *testing.T) {
 	root := "."
 	adapters := adapters(t)
-	osOnly := []string{"golang.org/x/sys", "github.com/shirou/gopsutil", "github.com/coreos/go-systemd"}
+	osOnly := []string{"syscall", "golang.org/x/sys", "github.com/shirou/gopsutil", "github.com/coreos/go-systemd"}
 	dirs := map[string][]string{} // package dir → its non-test Go files
 	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
 		if err != nil {
@@ -81,10 +84,21 @@ func TestLayout(t *testing.T) {
 		rel, _ := filepath.Rel(root, dir)
 		docs := 0
 		for _, path := range files {
-			f, err := parser.ParseFile(fset, path, nil, parser.ParseComments|parser.ImportsOnly)
+			f, err := parser.ParseFile(fset, path, nil, parser.ParseComments)
 			if err != nil {
 				t.Fatal(err)
 			}
+			// scripts/ holds the tools that measure reaper (the stat-only
+			// floor), not reaper; internal/ and client/clienttest are the
+			// tests' support (a FIFO, the real clients' installs).
+			osFree := !platform(rel) && !strings.HasPrefix(rel, "scripts"+string(filepath.Separator)) &&
+				!strings.HasPrefix(rel, "internal"+string(filepath.Separator)) && rel != filepath.Join("client", "clienttest")
+			ast.Inspect(f, func(n ast.Node) bool {
+				if lit, ok := n.(*ast.BasicLit); ok && lit.Kind == token.STRING && osFree && strings.Contains(lit.Value, "/proc/") {
+					t.Errorf("%s: %s names a /proc/ path: only platform reads the kernel's files", fset.Position(lit.Pos()), lit.Value)
+				}
+				return true
+			})
 			if f.Doc != nil && strings.HasPrefix(f.Doc.Text(), "Package ") || f.Doc != nil && strings.HasPrefix(f.Doc.Text(), "Command ") {
 				docs++
 				if filepath.Base(path) != "doc.go" && f.Name.Name != "main" {
@@ -94,9 +108,7 @@ func TestLayout(t *testing.T) {
 			for _, imp := range f.Imports {
 				p, _ := strconv.Unquote(imp.Path.Value)
 				for _, o := range osOnly {
-					// scripts/ holds the tools that measure reaper (the
-					// stat-only floor), not reaper.
-					if strings.HasPrefix(p, o) && !platform(rel) && !strings.HasPrefix(rel, "scripts"+string(filepath.Separator)) {
+					if (p == o || strings.HasPrefix(p, o+"/")) && osFree {
 						t.Errorf("%s imports %s: only platform and its packages talk to the OS", path, p)
 					}
 				}
@@ -110,7 +122,7 @@ func TestLayout(t *testing.T) {
 					t.Errorf("%s imports %s: only cmd does; every package below receives a client.Set", path, list)
 				case ours && strings.HasPrefix(a, "client") && rel == "policy":
 					t.Errorf("%s imports %s: policy is given the clients' owner names and marks as values", path, a)
-				case ours && strings.HasPrefix(rel, "cmd"+string(filepath.Separator)) && (a == "scan" || a == "run/gather" || platform(a)):
+				case ours && strings.HasPrefix(rel, "cmd"+string(filepath.Separator)) && (a == "scan" || a == "run/gather" || platform(a) && a != "platform/signals"):
 					t.Errorf("%s imports %s: cmd maps flags to run, setup and doctor, and reads no table or state of its own", path, a)
 				}
 				// platform/host's service files run systemctl or launchctl,

@@ -185,7 +185,7 @@ func findingsCheck(plan *policy.Plan, embedded bool) audit.Check {
 // whose it is, and which process holds it.
 func lockCheck(path string) audit.Check {
 	c := audit.Check{Name: "lock", Status: audit.CheckOK}
-	f, err := platform.OpenOwn(path, platform.OwnRead)
+	holder, cmd, err := platform.LockState(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		// reap makes the file, and its directory: the nearest directory
@@ -217,9 +217,8 @@ func lockCheck(path string) audit.Check {
 		c.Fix = "reap refuses it: remove what is at that path, or pass --lock-file in a directory only this user can write"
 		return c
 	}
-	defer f.Close()
-	if pid, cmd := host.LockHolder(f); pid > 0 {
-		c.Summary = fmt.Sprintf("%s is held by pid %d (%s): a reap is running now", path, pid, audit.Printable(cmd))
+	if holder > 0 {
+		c.Summary = fmt.Sprintf("%s is held by pid %d (%s): a reap is running now", path, holder, audit.Printable(cmd))
 		return c
 	}
 	c.Summary = path + " is free"

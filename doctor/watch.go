@@ -3,19 +3,12 @@
 package doctor
 
 import (
-	"fmt"
-	"os"
 	"runtime"
 	"strings"
 
 	"github.com/orphanreaper/reaper/audit"
 	"github.com/orphanreaper/reaper/platform/watch"
 )
-
-// inotifyLimit is where the kernel keeps the inotify watches one user may
-// hold (inotify(7)): a root watch of every account's sessions dir holds
-// one each.
-const inotifyLimit = "/proc/sys/fs/inotify/max_user_watches"
 
 // watchAbility says what `reaper watch` can watch here: owners' exits
 // (pidfd and epoll on Linux, kqueue on macOS) and the clients' dirs where
@@ -34,14 +27,7 @@ func watchAbility() audit.Check {
 		missing = append(missing, "new sessions' files ("+err.Error()+"): a session started after a pass is watched from the next one (at most --backstop later)")
 	} else {
 		d.Close()
-		line := "new sessions' files: watched (kqueue, a descriptor per directory)"
-		if runtime.GOOS == "linux" {
-			line = "new sessions' files: watched (inotify)"
-			if b, err := os.ReadFile(inotifyLimit); err == nil {
-				line += fmt.Sprintf("; %s is %s", inotifyLimit, strings.TrimSpace(string(b)))
-			}
-		}
-		c.Details = append(c.Details, line)
+		c.Details = append(c.Details, "new sessions' files: watched ("+watch.DirsMechanism()+")")
 	}
 	switch {
 	case len(missing) == 0:

@@ -24,7 +24,7 @@ func TestWatchAbility(t *testing.T) {
 	c := watchAbility()
 	details := strings.Join(c.Details, "\n")
 	if c.Status != audit.CheckOK || !strings.Contains(details, "owners' exits: watched (pidfd and epoll)") ||
-		!strings.Contains(details, "new sessions' files: watched (inotify); /proc/sys/fs/inotify/max_user_watches is ") {
+		!strings.Contains(details, "new sessions' files: watched (inotify; /proc/sys/fs/inotify/max_user_watches is ") {
 		t.Errorf("watch check %+v: want ok, both watched, the limit shown", c)
 	}
 }

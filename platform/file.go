@@ -3,6 +3,7 @@ package platform
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Errors of the bounded file reads. A root reaper reads files that ordinary
@@ -67,3 +68,14 @@ const (
 // own — a FIFO, a device, a directory, another user's file, a file with a
 // second name (a hard link), or a symbolic link (ErrSymlink).
 var ErrNotOwn = errors.New("not a file of this reaper's own")
+
+// FileID is a file's identity — its device and inode — and its owner.
+type FileID struct {
+	Dev, Ino uint64
+	UID      int
+}
+
+// InProcFS reports whether the clean absolute path is /proc or below it,
+// where a path names whatever the reading process has (/proc/self/cwd,
+// /proc/self/root), not a file of its own.
+func InProcFS(path string) bool { return path == "/proc" || strings.HasPrefix(path, "/proc/") }

@@ -379,3 +379,21 @@ func Kernel() string {
 	}
 	return strings.TrimSpace(unix.ByteSliceToString(u.Release[:]) + " " + unix.ByteSliceToString(u.Version[:]))
 }
+
+// readOnlyFS reports whether err is EROFS: a write to a read-only file
+// system.
+func readOnlyFS(err error) bool { return errors.Is(err, syscall.EROFS) }
+
+// StatID returns the identity and owner of the file at path, following a
+// link as stat(2) does.
+func StatID(path string) (FileID, bool) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return FileID{}, false
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return FileID{}, false
+	}
+	return FileID{Dev: uint64(st.Dev), Ino: uint64(st.Ino), UID: int(st.Uid)}, true
+}

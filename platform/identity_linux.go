@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"strings"
 )
 
 // StartIdentity returns the start identity of the live process pid,
@@ -24,4 +25,23 @@ func StartIdentity(pid int) (string, error) {
 		return "", fmt.Errorf("start identity of %d: %w", pid, err)
 	}
 	return FormatIdentity(string(bytes.TrimSpace(boot)), p.StartTicks), nil
+}
+
+// PIDNamespace names this process's PID namespace as the kernel links it,
+// "pid:[<inode>]" (namespaces(7)); "" where it cannot be read.
+func PIDNamespace() string {
+	ns, err := os.Readlink(DefaultProcRoot + "/self/ns/pid")
+	if err != nil {
+		return ""
+	}
+	return ns
+}
+
+// MachineID is this machine's id, machine-id(5); "" where it has none.
+func MachineID() string {
+	id, err := os.ReadFile("/etc/machine-id")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(id))
 }

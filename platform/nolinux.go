@@ -51,3 +51,9 @@ func (s *Snapshot) PIDsLimit(*Process) (uint64, uint64, string) { return 0, 0, "
 
 // ProcessLimit is not read on this platform.
 func (s *Snapshot) ProcessLimit(*Process) uint64 { return 0 }
+
+// PIDNamespace: there are no PID namespaces here.
+func PIDNamespace() string { return "" }
+
+// MachineID is not read here.
+func MachineID() string { return "" }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"syscall"
 
 	"github.com/orphanreaper/reaper/platform"
 	"github.com/orphanreaper/reaper/platform/kill"
@@ -138,7 +137,7 @@ func (t *tree) escapees() (string, bool) {
 			continue
 		}
 		h := t.handles[n]
-		t.send(h, syscall.SIGKILL)
+		t.send(h, kill.Kill)
 		opened = append(opened, h)
 	}
 	var alive []string

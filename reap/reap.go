@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/orphanreaper/reaper/platform"
@@ -60,7 +59,7 @@ type Options struct {
 	// send is the signal seam, replaceable in tests to simulate a process
 	// that cannot die; killCgroup is its unit form; confine makes the
 	// cgroup a stopped tree is moved into (nil result: per-pid path).
-	send       func(h *kill.Handle, sig syscall.Signal) error
+	send       func(h *kill.Handle, sig kill.Signal) error
 	killCgroup func(g *kill.Guard, path string, members []*kill.Handle) ([]kill.Target, error)
 	confine    func(g *kill.Guard, name string) (*kill.Confinement, error)
 }
@@ -341,7 +340,7 @@ func (t *tree) sigterm() *Result {
 	if t.item.Finding.Has(scan.Superseded) {
 		for _, h := range t.handles {
 			if h.PID == t.root {
-				if r, stop := t.send(h, syscall.SIGINT); stop {
+				if r, stop := t.send(h, kill.Interrupt); stop {
 					t.resume()
 					return &r
 				}
@@ -349,11 +348,11 @@ func (t *tree) sigterm() *Result {
 		}
 	}
 	for _, h := range t.handles {
-		if r, stop := t.send(h, syscall.SIGTERM); stop {
+		if r, stop := t.send(h, kill.Term); stop {
 			t.resume()
 			return &r
 		}
-		t.send(h, kill.SigCont)
+		t.send(h, kill.Continue)
 	}
 	t.termed = time.Now()
 	return nil
@@ -390,7 +389,7 @@ func (t *tree) finish(note string) Result {
 	note = joinNotes(note, cgNote)
 	for _, h := range left {
 		if !units.covers(h.PID) {
-			t.send(h, syscall.SIGKILL)
+			t.send(h, kill.Kill)
 		}
 	}
 	t.wait(context.Background(), t.opt.KillWait, nil)
@@ -443,13 +442,13 @@ func (t *tree) open(s *platform.Snapshot, p *platform.Process) (Result, bool) {
 
 // send signals through the seam, records the event, and says whether the
 // tree must stop here (a refusal or no permission).
-func (t *tree) send(h *kill.Handle, sig syscall.Signal) (Result, bool) {
+func (t *tree) send(h *kill.Handle, sig kill.Signal) (Result, bool) {
 	err := t.opt.send(h, sig)
 	ev := Event{Time: time.Now().UTC(), RootPID: t.root, PID: h.PID, Start: t.ids[h.PID], Signal: kill.SignalName(sig), Result: "ok"}
 	defer func() { t.emit(ev) }()
 	switch {
 	case err == nil:
-		t.delivered = t.delivered || sig == syscall.SIGTERM || sig == syscall.SIGKILL
+		t.delivered = t.delivered || sig == kill.Term || sig == kill.Kill
 		return Result{}, false
 	case errors.Is(err, platform.ErrGone):
 		ev.Result = "gone"
@@ -487,7 +486,7 @@ func (t *tree) stopAndRescan(ctx context.Context, members []*kill.Handle) (strin
 			if t.opt.Journal != nil {
 				t.opt.Journal.Stopping(h.PID, t.starts[h.PID])
 			}
-			if r, stop := t.send(h, kill.SigStop); stop {
+			if r, stop := t.send(h, kill.Stop); stop {
 				return "", &r
 			}
 		}

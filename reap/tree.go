@@ -84,7 +84,7 @@ func (t *tree) alive() []*kill.Handle {
 func (t *tree) resume() {
 	t.release()
 	for _, h := range t.handles {
-		t.send(h, kill.SigCont)
+		t.send(h, kill.Continue)
 	}
 }
 

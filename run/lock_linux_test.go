@@ -13,20 +13,20 @@ import (
 // line, from /proc/locks. The control: once released, the lock is taken.
 func TestLockNamesItsHolder(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "reaper.lock")
-	release, err := Lock(path, 0)
+	release, err := lock(path, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = Lock(path, 0)
-	var le *lockError
+	_, err = lock(path, 0)
+	var le lockError
 	if !errors.As(err, &le) {
 		t.Fatalf("second lock: %v, want a lockError", err)
 	}
-	if le.holder != os.Getpid() || !strings.Contains(err.Error(), "pid "+strconv.Itoa(os.Getpid())+" (") {
-		t.Errorf("holder %d: %q; want this test's pid %d, with its command line", le.holder, err, os.Getpid())
+	if le.Holder != os.Getpid() || !strings.Contains(err.Error(), "pid "+strconv.Itoa(os.Getpid())+" (") {
+		t.Errorf("holder %d: %q; want this test's pid %d, with its command line", le.Holder, err, os.Getpid())
 	}
 	release()
-	again, err := Lock(path, 0)
+	again, err := lock(path, 0)
 	if err != nil {
 		t.Fatalf("control: the released lock: %v", err)
 	}

@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/orphanreaper/reaper/audit"
@@ -101,8 +99,8 @@ func Reap(ctx context.Context, cfg ReapConfig) (*Reaped, error) {
 	if cfg.LockFile == "" {
 		cfg.LockFile = LockPath()
 	}
-	release, err := Lock(cfg.LockFile, cfg.LockWait)
-	if err != nil && cfg.LockOptional && noPlace(err) {
+	release, err := lock(cfg.LockFile, cfg.LockWait)
+	if err != nil && cfg.LockOptional && platform.Unmakeable(err) {
 		// A read-only image, a lock dir that is not there: an init's
 		// reap goes on without (NoLock says so).
 		cfg.NoLock(err)
@@ -307,13 +305,4 @@ func signalRecords(events []reap.Event) []audit.Record {
 			Signal: e.Signal, Via: e.Via, Result: e.Result}
 	}
 	return recs
-}
-
-// noPlace reports whether a Lock error is the file not being makeable —
-// a read-only filesystem, a missing dir, no permission — rather than a
-// lock another reaper holds or another user's file.
-func noPlace(err error) bool {
-	var pe *fs.PathError
-	var fe *platform.FileError
-	return (errors.As(err, &pe) || errors.As(err, &fe)) && (errors.Is(err, syscall.EROFS) || errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission))
 }

@@ -153,7 +153,7 @@ func recoverStopped(path string) []string {
 		if err != nil {
 			continue // gone, or another process now
 		}
-		if h.State() == "T" && h.Signal(kill.SigCont) == nil {
+		if h.State() == "T" && h.Signal(kill.Continue) == nil {
 			resumed++
 		}
 		h.Close()

@@ -3,10 +3,7 @@ package run
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
@@ -20,11 +17,11 @@ import (
 // a subreaper to the scan (by its exact command line), and only the
 // findings whose root descends from it are kept (Config.Only).
 func Under(cfg *Config, pid int) error {
-	argv, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	argv, err := platform.ReadCmdline(pid)
 	if err != nil {
 		return fmt.Errorf("--under %d: %w", pid, err)
 	}
-	cmd := strings.TrimRight(strings.ReplaceAll(string(argv), "\x00", " "), " ")
+	cmd := strings.TrimRight(strings.Join(argv, " "), " ")
 	self, err := regexp.Compile("^" + regexp.QuoteMeta(cmd) + "$")
 	if err != nil {
 		return err
@@ -57,24 +54,22 @@ func descends(p *platform.Process, pid int) bool {
 }
 
 // Adoptions tells, until ctx ends, when the process at pid has a child it
-// did not have at the last look, every interval: an init's adoption,
-// which no signal announces (a process's parent dying sends its new
-// parent nothing). It reads /proc/PID/task/*/children where the kernel has
-// it (CONFIG_PROC_CHILDREN), else the parent of every process — a
-// container's handful, or a host's table once a second.
+// did not have at the last look (platform.Children), every interval: an
+// init's adoption, which no signal announces (a process's parent dying
+// sends its new parent nothing).
 func Adoptions(ctx context.Context, pid int, every time.Duration) <-chan struct{} {
 	out := make(chan struct{}, 1)
 	go func() {
 		t := time.NewTicker(every)
 		defer t.Stop()
-		seen := childrenOf(pid)
+		seen := platform.Children(pid)
 		for {
 			select {
 			case <-ctx.Done():
 				return
 			case <-t.C:
 			}
-			now := childrenOf(pid)
+			now := platform.Children(pid)
 			for c := range now {
 				if !seen[c] {
 					select {
@@ -87,33 +82,5 @@ func Adoptions(ctx context.Context, pid int, every time.Duration) <-chan struct{
 			seen = now
 		}
 	}()
-	return out
-}
-
-// childrenOf is the set of pid's children.
-func childrenOf(pid int) map[int]bool {
-	out := map[int]bool{}
-	tasks, _ := filepath.Glob("/proc/" + strconv.Itoa(pid) + "/task/*/children")
-	if len(tasks) > 0 {
-		for _, t := range tasks {
-			b, _ := os.ReadFile(t)
-			for _, f := range strings.Fields(string(b)) {
-				if c, err := strconv.Atoi(f); err == nil {
-					out[c] = true
-				}
-			}
-		}
-		return out
-	}
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		c, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if p, err := platform.ReadStat(c); err == nil && p.PPID == pid {
-			out[c] = true
-		}
-	}
 	return out
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/orphanreaper/reaper/audit"
 	"github.com/orphanreaper/reaper/client"
 	"github.com/orphanreaper/reaper/platform"
-	"github.com/orphanreaper/reaper/platform/host"
 	"github.com/orphanreaper/reaper/platform/watch"
 	"github.com/orphanreaper/reaper/policy"
 	"github.com/orphanreaper/reaper/run/gather"
@@ -103,17 +102,17 @@ func Watch(ctx context.Context, cfg WatchConfig, hup <-chan os.Signal) error {
 	if lockFile == "" {
 		lockFile = LockPath()
 	}
-	if f, err := platform.OpenOwn(WatchLockPath(lockFile), platform.OwnLock); err == nil {
-		if ok, _ := platform.TryLock(f); ok {
-			defer f.Close()
-		} else {
-			holder := "another reaper watch"
-			if pid, cmd := host.LockHolder(f); pid > 0 {
-				holder = fmt.Sprintf("pid %d (%s)", pid, cmd)
-			}
-			f.Close()
-			log.Warn("another reaper watch watches this scope already: two do every pass twice, each waiting for the other's lock; stop one of them", "holder", holder, "lock", lockFile)
+	release, err := platform.Lock(WatchLockPath(lockFile), 0)
+	var busy *platform.LockBusyError
+	switch {
+	case err == nil:
+		defer release()
+	case errors.As(err, &busy):
+		holder := "another reaper watch"
+		if busy.Holder > 0 {
+			holder = fmt.Sprintf("pid %d (%s)", busy.Holder, audit.Printable(busy.Cmd))
 		}
+		log.Warn("another reaper watch watches this scope already: two do every pass twice, each waiting for the other's lock; stop one of them", "holder", holder, "lock", lockFile)
 	}
 	exits, err := watch.New()
 	if err != nil {

@@ -14,14 +14,13 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/orphanreaper/reaper/audit"
 	"github.com/orphanreaper/reaper/client"
 	"github.com/orphanreaper/reaper/platform"
 	"github.com/orphanreaper/reaper/platform/host"
-	"github.com/orphanreaper/reaper/platform/kill"
+	"github.com/orphanreaper/reaper/platform/signals"
 	"github.com/orphanreaper/reaper/policy"
 	"github.com/orphanreaper/reaper/scan"
 )
@@ -93,13 +92,13 @@ func (w *Wrap) Run(argv []string) (status int, err error) {
 	// (relayed, or sent to its group by the terminal), and what reaches it
 	// after ends the reap as an interrupt ends 'reaper reap'.
 	sigs := make(chan os.Signal, 8)
-	signal.Notify(sigs, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGINT, syscall.SIGTERM)
+	signal.Notify(sigs, signals.Wrapping...)
 	defer signal.Stop(sigs)
 	var code int
 	adoptedZombies := 0
 	if subreaper == nil || os.Getpid() == 1 {
 		// An adopter reaps what it adopts as it exits, as an init does.
-		code, err = host.RunInit(argv, host.Init{Group: w.Group, Reaped: func(int, syscall.WaitStatus) { adoptedZombies++ }, Helper: w.watchArgv()}, started)
+		code, err = host.RunInit(argv, host.Init{Group: w.Group, Reaped: func(int) { adoptedZombies++ }, Helper: w.watchArgv()}, started)
 	} else {
 		code, err = host.RunCommand(argv, started)
 	}
@@ -118,11 +117,11 @@ func (w *Wrap) Run(argv []string) (status int, err error) {
 	}
 	ctx, interrupted := interruptible(sigs)
 	err = w.reapAdopted(ctx, adopted)
-	if s := interrupted(); s != 0 {
+	if s := interrupted(); s != nil {
 		// Ended like an interrupted reap: what it had stopped continued,
 		// a confinement released (reap.Execute); the status says so.
-		fmt.Fprintf(w.Stderr, "reaper run: interrupted by %s while reaping what the command left: what was stopped is continued; 'reaper watch' or the timer reaps the rest\n", kill.SignalName(s))
-		return 128 + int(s), nil
+		fmt.Fprintf(w.Stderr, "reaper run: interrupted by %s while reaping what the command left: what was stopped is continued; 'reaper watch' or the timer reaps the rest\n", signals.Name(s))
+		return signals.ExitStatus(s), nil
 	}
 	switch {
 	case err != nil && os.Getpid() == 1:
@@ -188,8 +187,8 @@ func (w *Wrap) endNamespace() {
 
 // interruptible drops the signals sigs received while the command ran
 // (they were the command's) and returns a context cancelled by the next
-// one, with the signal that cancelled it (0: none yet).
-func interruptible(sigs chan os.Signal) (context.Context, func() syscall.Signal) {
+// one, with the signal that cancelled it (nil: none yet).
+func interruptible(sigs chan os.Signal) (context.Context, func() os.Signal) {
 	for drained := false; !drained; {
 		select {
 		case <-sigs:
@@ -198,15 +197,12 @@ func interruptible(sigs chan os.Signal) (context.Context, func() syscall.Signal)
 		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	var got atomic.Int32
+	var got atomic.Value
 	go func() {
-		s := <-sigs
-		if n, ok := s.(syscall.Signal); ok {
-			got.Store(int32(n))
-		}
+		got.Store(<-sigs)
 		cancel()
 	}()
-	return ctx, func() syscall.Signal { return syscall.Signal(got.Load()) }
+	return ctx, func() os.Signal { s, _ := got.Load().(os.Signal); return s }
 }
 
 // descendants records the processes that descend from one pid, each by

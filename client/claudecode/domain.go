@@ -1,10 +1,9 @@
 package claudecode
 
 import (
-	"os"
-	"runtime"
-	"strings"
 	"sync"
+
+	"github.com/orphanreaper/reaper/platform"
 )
 
 // domain is the pid domain of this reaper as Claude Code 2.1.330+ writes
@@ -13,16 +12,9 @@ import (
 // another pid namespace (a container sharing the home), which is no
 // process here.
 var domain = sync.OnceValue(func() string {
-	if runtime.GOOS != "linux" {
+	ns, id := platform.PIDNamespace(), platform.MachineID()
+	if ns == "" || id == "" {
 		return ""
 	}
-	ns, err := os.Readlink("/proc/self/ns/pid")
-	if err != nil {
-		return ""
-	}
-	id, err := os.ReadFile("/etc/machine-id")
-	if err != nil || len(strings.TrimSpace(string(id))) == 0 {
-		return ""
-	}
-	return "linux:" + strings.TrimSpace(string(id)) + ":" + ns
+	return "linux:" + id + ":" + ns
 })

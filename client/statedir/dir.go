@@ -24,7 +24,7 @@ func Open(dir string) (Dir, error) {
 	if !ok {
 		return Dir{}, &ledger.Error{File: dir, Msg: "not a readable directory"}
 	}
-	return Dir{Path: dir, Owner: id.uid, id: id}, nil
+	return Dir{Path: dir, Owner: id.UID, id: id}, nil
 }
 
 // Unchanged reports whether the path still names the directory that was

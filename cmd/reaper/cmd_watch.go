@@ -6,12 +6,12 @@ import (
 	"os"
 	"os/signal"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/orphanreaper/reaper/notify"
+	"github.com/orphanreaper/reaper/platform/signals"
 	"github.com/orphanreaper/reaper/policy"
 	"github.com/orphanreaper/reaper/run"
 )
@@ -118,7 +118,7 @@ func runWatch(ctx context.Context, opts *watchOptions, g *globalOptions) error {
 		timeout = run.DefaultTimeout(pol)
 	}
 	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
+	signal.Notify(hup, signals.Hangup)
 	defer signal.Stop(hup)
 	notifier, err := opts.notifier(g)
 	if err != nil {

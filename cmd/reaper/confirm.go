@@ -7,7 +7,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"syscall"
+
+	"github.com/orphanreaper/reaper/platform/signals"
 )
 
 // confirm asks question and reads the answer from in: true for "y" or
@@ -39,7 +40,7 @@ func confirm(ctx context.Context, in io.Reader, out io.Writer, question string) 
 func interrupted(ctx context.Context) error {
 	var s signalled
 	if errors.As(context.Cause(ctx), &s) {
-		return exitStatus(128 + int(s.sig))
+		return exitStatus(signals.ExitStatus(s.sig))
 	}
-	return exitStatus(128 + int(syscall.SIGINT))
+	return exitStatus(signals.ExitStatus(signals.Interrupt))
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/orphanreaper/reaper/audit"
 	"github.com/orphanreaper/reaper/internal/skips"
+	"github.com/orphanreaper/reaper/platform"
 	"github.com/orphanreaper/reaper/run"
 )
 
@@ -136,7 +137,7 @@ func TestDoctorPolicy(t *testing.T) {
 func TestDoctorLock(t *testing.T) {
 	dir := t.TempDir()
 	lock := filepath.Join(dir, "reaper.lock")
-	release, err := run.Lock(lock, 0)
+	release, err := platform.Lock(lock, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,8 +6,8 @@ import (
 	"context"
 	"os"
 	"os/signal"
-	"syscall"
 
+	"github.com/orphanreaper/reaper/platform/signals"
 	"github.com/orphanreaper/reaper/run"
 )
 
@@ -30,19 +30,19 @@ func main() {
 func signalContext() (context.Context, func()) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(sigs, signals.Ending...)
 	go func() {
 		if s, ok := <-sigs; ok {
-			cancel(signalled{s.(syscall.Signal)})
+			cancel(signalled{s})
 		}
 	}()
 	return ctx, func() { signal.Stop(sigs); close(sigs); cancel(nil) }
 }
 
 // signalled is the cause of a context a signal canceled.
-type signalled struct{ sig syscall.Signal }
+type signalled struct{ sig os.Signal }
 
-func (s signalled) Error() string        { return s.sig.String() + " signal received" }
+func (s signalled) Error() string        { return signals.Name(s.sig) + " received" }
 func (s signalled) Is(target error) bool { return target == context.Canceled }
 
 // runReaderIfAsked turns this process into a reader child (gather) when

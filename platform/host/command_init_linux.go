@@ -21,7 +21,7 @@ type Init struct {
 	Group bool
 	// Reaped is told each adopted child this process reaped (not the
 	// command), with its status.
-	Reaped func(pid int, ws syscall.WaitStatus)
+	Reaped func(pid int)
 	// Helper, when set, is a program started beside the command (the
 	// watch reaper run runs inside), its output on this process's
 	// stderr; when the command exits it is sent SIGTERM and waited for
@@ -123,7 +123,7 @@ func RunInit(argv []string, opts Init, started func(pid int)) (int, error) {
 				continue
 			}
 			if opts.Reaped != nil {
-				opts.Reaped(got, ws)
+				opts.Reaped(got)
 			}
 		}
 	}

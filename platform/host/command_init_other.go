@@ -4,14 +4,13 @@ package host
 
 import (
 	"errors"
-	"syscall"
 	"time"
 )
 
 // Init is how RunInit runs its command (Linux: see init_linux.go).
 type Init struct {
 	Group      bool
-	Reaped     func(pid int, ws syscall.WaitStatus)
+	Reaped     func(pid int)
 	Helper     []string
 	HelperStop time.Duration
 }

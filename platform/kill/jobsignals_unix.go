@@ -4,13 +4,9 @@ package kill
 
 import "syscall"
 
-// The job-control signals a reap stops a tree with and lets it go on
-// with: callers name them here, not in syscall, so that only platform
-// knows what the system calls them.
+// The job-control verbs: a reap stops a tree with Stop and lets it go on
+// with Continue.
 const (
-	SigStop = syscall.SIGSTOP
-	SigCont = syscall.SIGCONT
+	Stop     Signal = syscall.SIGSTOP
+	Continue Signal = syscall.SIGCONT
 )
-
-// jobSignals are the job-control signals by name.
-var jobSignals = map[syscall.Signal]string{SigStop: "SIGSTOP", SigCont: "SIGCONT"}

@@ -7,6 +7,7 @@ import (
 	"syscall"
 
 	"github.com/orphanreaper/reaper/platform"
+	"github.com/orphanreaper/reaper/platform/signals"
 )
 
 // Errors of the signal path. Callers match them with errors.Is; they are
@@ -75,7 +76,7 @@ func (g *Guard) check(pid int) error {
 
 // signalError maps the result of a signal to the seam's errors: ESRCH is
 // ErrGone (gone is success for a reaper), EPERM is ErrPermission.
-func signalError(pid int, sig syscall.Signal, err error) error {
+func signalError(pid int, sig Signal, err error) error {
 	switch {
 	case err == nil:
 		return nil
@@ -88,26 +89,15 @@ func signalError(pid int, sig syscall.Signal, err error) error {
 }
 
 // signalName names the signals the reaper sends, for logs.
-func signalName(sig syscall.Signal) string {
-	if name, ok := jobSignals[sig]; ok {
+func signalName(sig Signal) string {
+	if name, ok := names[sig]; ok {
 		return name
 	}
-	switch sig {
-	case 0:
+	if sig == 0 {
 		return "0"
-	case syscall.SIGINT:
-		return "SIGINT"
-	case syscall.SIGHUP:
-		return "SIGHUP"
-	case syscall.SIGQUIT:
-		return "SIGQUIT"
-	case syscall.SIGTERM:
-		return "SIGTERM"
-	case syscall.SIGKILL:
-		return "SIGKILL"
 	}
-	return sig.String()
+	return signals.Name(sig)
 }
 
 // SignalName is the name of sig as the audit log writes it.
-func SignalName(sig syscall.Signal) string { return signalName(sig) }
+func SignalName(sig Signal) string { return signalName(sig) }

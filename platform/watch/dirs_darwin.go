@@ -131,3 +131,6 @@ func (d *Dirs) Close() error {
 	})
 	return nil
 }
+
+// DirsMechanism says how Dirs watches here.
+func DirsMechanism() string { return "kqueue, a descriptor per directory" }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 
 	"golang.org/x/sys/unix"
@@ -164,4 +165,17 @@ func (d *Dirs) Close() error {
 	}
 	<-d.done
 	return err
+}
+
+// inotifyLimit is where the kernel keeps the inotify watches one user may
+// hold (inotify(7)): a root watch of every account's sessions dir holds
+// one each.
+const inotifyLimit = "/proc/sys/fs/inotify/max_user_watches"
+
+// DirsMechanism says how Dirs watches here, and its limit.
+func DirsMechanism() string {
+	if b, err := os.ReadFile(inotifyLimit); err == nil {
+		return fmt.Sprintf("inotify; %s is %s", inotifyLimit, strings.TrimSpace(string(b)))
+	}
+	return "inotify"
 }

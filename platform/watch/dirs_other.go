@@ -29,3 +29,6 @@ func (d *Dirs) Set(dirs []Dir) int { return len(dirs) }
 
 // Close does nothing.
 func (d *Dirs) Close() error { return nil }
+
+// DirsMechanism: Dirs does not watch here.
+func DirsMechanism() string { return "" }

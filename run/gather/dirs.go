@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
-	"strings"
 
 	"github.com/orphanreaper/reaper/platform"
 )
@@ -44,7 +43,7 @@ func checkNamed(dir string, uid uint32) error {
 		return fmt.Errorf("%q is not an absolute path", dir)
 	case filepath.Clean(dir) != dir:
 		return fmt.Errorf("%q is not a clean path", dir)
-	case dir == "/" || dir == "/proc" || strings.HasPrefix(dir, "/proc/"):
+	case dir == "/" || platform.InProcFS(dir):
 		return fmt.Errorf("%q is not a state dir", dir)
 	}
 	owner, err := platform.DirOwnerNoLinks(dir)

@@ -1,4 +1,4 @@
-package host
+package platform
 
 import (
 	"bufio"
@@ -9,14 +9,12 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/orphanreaper/reaper/platform"
 )
 
-// LockHolder finds the process holding an flock(2) on f in /proc/locks
+// lockHolder finds the process holding an flock(2) on f in /proc/locks
 // (proc(5): "id: FLOCK ADVISORY WRITE pid major:minor:inode start end",
 // the device in hex), and its command line; 0 when none is listed.
-func LockHolder(f *os.File) (int, string) {
+func lockHolder(f *os.File) (int, string) {
 	fi, err := f.Stat()
 	if err != nil {
 		return 0, ""
@@ -42,7 +40,7 @@ func LockHolder(f *os.File) (int, string) {
 			continue
 		}
 		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-		cmd := []rune(strings.Join(platform.ParseCmdline(b), " "))
+		cmd := []rune(strings.Join(ParseCmdline(b), " "))
 		if len(cmd) > 80 {
 			cmd = append(cmd[:80], '…')
 		}
