@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"strings"
 	"sync"
+	"testing"
 )
 
 // detail names one on-demand file.
@@ -32,6 +33,9 @@ const (
 	// or past exit_mm while it exits. Its environment read empty too, so
 	// nothing it holds was seen (ReadInPart).
 	cmdlineEmpty
+	// missed marks a detail asked while the snapshot was frozen and not
+	// loaded (Freeze): what the decision read of p is not all there is.
+	missed
 )
 
 // MaxDetail bounds what is read of one process's command line or
@@ -191,6 +195,10 @@ func (s *Snapshot) CommandLine(p *Process) string {
 // user's process without privilege, a zombie).
 func (s *Snapshot) Getenv(p *Process, name string) (string, bool) {
 	if s.keepEnv != nil && !s.keepEnv[name] && s.reader != nil && !p.KernelThread() && !p.Zombie() {
+		if s.frozen {
+			s.miss(p, detailEnviron)
+			return "", false
+		}
 		b, err := s.readDetail(p.PID, detailEnviron)
 		if err != nil {
 			return "", false
@@ -234,13 +242,14 @@ func (s *Snapshot) EnvironUnreadable(p *Process) bool {
 // /proc/PID, which is root for a non-dumpable task of any user. It is
 // NoUID when the process could not be read, so that it counts as nobody's.
 func (s *Snapshot) UID(p *Process) uint32 {
-	if !s.statusUID || p.loaded&detailStatus != 0 {
+	if !s.statusUID || p.loaded&detailStatus != 0 || p.KernelThread() {
 		return p.UID
+	}
+	if s.frozen {
+		s.miss(p, detailStatus)
+		return NoUID // not loaded: nobody's, as an unreadable status is
 	}
 	p.loaded |= detailStatus
-	if p.KernelThread() {
-		return p.UID
-	}
 	b, err := s.readDetail(p.PID, detailStatus)
 	uid, ok := ParseStatusUID(b)
 	switch {
@@ -336,6 +345,46 @@ func (s *Snapshot) readDetail(pid int, d detail) ([]byte, error) {
 	return s.reader.read(pid, d)
 }
 
+// Freeze makes the snapshot a value until thaw is called: a lazy accessor
+// (Cmdline, Getenv, UID, Cgroup) then answers from what is loaded and
+// reads nothing. A detail asked and not loaded is a miss: it answers
+// empty (a uid: NoUID, nobody's), counts (Misses), and marks the process
+// so that nothing is acted on from what was read of it (ReadInPart). Under
+// test a miss panics, so that every test that decides proves the decision
+// reads nothing the pass did not load first (Load).
+func (s *Snapshot) Freeze() (thaw func()) {
+	s.frozen = true
+	return func() { s.frozen = false }
+}
+
+// Misses counts the details asked while the snapshot was frozen and not
+// loaded.
+func (s *Snapshot) Misses() int { return s.misses }
+
+// miss counts a detail asked while frozen, and fails under test.
+func (s *Snapshot) miss(p *Process, d detail) {
+	s.misses++
+	p.loaded |= missed
+	if testing.Testing() {
+		panic(fmt.Sprintf("platform: pid %d's %s asked while the snapshot is frozen, and not loaded before (Load)", p.PID, detailName(d)))
+	}
+}
+
+// detailName names d for a miss.
+func detailName(d detail) string {
+	switch d {
+	case detailCmdline:
+		return "command line"
+	case detailEnviron:
+		return "environment"
+	case detailCgroup:
+		return "cgroup"
+	case detailStatus:
+		return "uid (status)"
+	}
+	return fmt.Sprintf("detail %#x", uint16(d))
+}
+
 // Reads counts the files the lazy accessors (Cmdline, Getenv, UID,
 // Cgroup) have read: a pass loads what its decision needs first (Load),
 // and its tests check that deciding reads nothing after.
@@ -360,6 +409,10 @@ func (s *Snapshot) Load(procs []*Process, uids bool) {
 // load marks d as loaded for p and reports whether it must be read now.
 func (s *Snapshot) load(p *Process, d detail) bool {
 	if p.loaded&d != 0 {
+		return false
+	}
+	if s.frozen && s.reader != nil && !p.KernelThread() && !p.Zombie() {
+		s.miss(p, d)
 		return false
 	}
 	p.loaded |= d
@@ -398,6 +451,9 @@ func (p *Process) capped(b []byte, d detail) []byte {
 func (s *Snapshot) ReadInPart(p *Process) string {
 	s.Cmdline(p)
 	s.environ(p)
+	if p.loaded&missed != 0 {
+		return "its details were not read before the decision"
+	}
 	switch p.loaded & (cmdlineInPart | environInPart) {
 	case cmdlineInPart:
 		return fmt.Sprintf("its command line is longer than %d KiB and was read in part", MaxDetail>>10)

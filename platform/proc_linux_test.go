@@ -350,3 +350,52 @@ func TestParseProcessLimit(t *testing.T) {
 		t.Errorf("unlimited: %d, want 0", n)
 	}
 }
+
+// A frozen table answers from what is loaded and reads nothing: a
+// detail loaded before answers as before; one not loaded is a miss —
+// under test a panic — counted, answered empty, and the process is one
+// nothing is acted on (ReadInPart). The control: thawed, the same detail
+// is read.
+func TestFreeze(t *testing.T) {
+	child := exec.Command("sleep", "60")
+	startExeced(t, child)
+	s, err := ReadSnapshot(DefaultProcRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	self, other := s.Get(os.Getpid()), s.Get(child.Process.Pid)
+	s.Load([]*Process{self}, true)
+	reads := s.Reads()
+	thaw := s.Freeze()
+	if argv := s.Cmdline(self); len(argv) == 0 || s.UID(self) != uint32(os.Getuid()) {
+		t.Errorf("a loaded detail, frozen: %q uid %d", argv, s.UID(self))
+	}
+	for _, ask := range []struct {
+		name string
+		read func()
+	}{
+		{"command line", func() { s.Cmdline(other) }},
+		{"uid", func() { s.UID(other) }},
+		{"environment", func() { s.Getenv(other, "PATH") }},
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s of a process not loaded, frozen: no panic under test", ask.name)
+				}
+			}()
+			ask.read()
+		}()
+	}
+	if s.Reads() != reads || s.Misses() != 3 {
+		t.Errorf("frozen: %d reads, %d misses; want 0 and 3", s.Reads()-reads, s.Misses())
+	}
+	thaw()
+	if argv := s.Cmdline(other); len(argv) != 2 || argv[0] != "sleep" {
+		t.Errorf("control: thawed, the command line reads %q", argv)
+	}
+	if why := s.ReadInPart(other); !strings.Contains(why, "not read before the decision") {
+		t.Errorf("a process missed while frozen: ReadInPart %q", why)
+	}
+}

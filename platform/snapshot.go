@@ -40,6 +40,8 @@ type Snapshot struct {
 
 	reader      detailReader
 	reads       int // lazy detail reads (Reads)
+	frozen      bool
+	misses      int // details asked while frozen (Misses)
 	closer      func() error
 	cgroupProcs func(path string) ([]int, error)
 	// wallStart: StartTicks are microseconds since the epoch (macOS), not
@@ -123,7 +125,7 @@ func (s *Snapshot) DropDetails(keep func(p *Process) bool) {
 			continue
 		}
 		p.details = nil
-		p.loaded &^= detailCmdline | detailEnviron | detailCgroup | detailStdio | environDenied | cmdlineInPart | environInPart | cmdlineEmpty
+		p.loaded &^= detailCmdline | detailEnviron | detailCgroup | detailStdio | environDenied | cmdlineInPart | environInPart | cmdlineEmpty | missed
 	}
 }
 

@@ -45,29 +45,34 @@ func Scan(ctx context.Context, cfg Config, mode policy.Mode) (*Pass, error) {
 // a plan's options are made. Its phases:
 //
 //   - cfg.Only drops the findings a run does not own (reaper run);
-//   - each finding's rule (policy.MatchAll: reads nothing), its root's
-//     details read first (the table's one read after the scan, in two
-//     steps: platform.Snapshot.Load);
+//   - each finding's rule (policy.MatchAll), its root's details read
+//     first (the table's one read after the scan, in two steps:
+//     platform.Snapshot.Load), on the table frozen (Snapshot.Freeze: a
+//     read of what was not loaded is a miss, and fails under test);
 //   - the details of the members of the findings a rule takes, for the
 //     gate;
 //   - who writes to an open stdin, asked of the findings a rule takes
 //     (scan.Result.ResolveInUse), of every finding for explain
 //     (EveryStdin), and of the unmatched for scan --all (All);
-//   - the decision (policy.Decide: reads nothing).
+//   - the decision (policy.Decide), on the table frozen again.
 func (t *Table) Decide(cfg Config, mode policy.Mode) *policy.Plan {
 	res, pol := t.Result, cfg.Policy
 	if cfg.Only != nil {
 		res.Findings = slices.DeleteFunc(res.Findings, func(f scan.Finding) bool { return !cfg.Only(&f) })
 	}
 	loadRoots(t, pol)
+	thaw := t.Snap.Freeze()
 	m := pol.MatchAll(res, policy.PlanOptions{Mode: mode, UID: t.UID(), Doubts: t.Doubts})
+	thaw()
 	loadMatched(t, pol, m)
 	if cfg.EveryStdin {
 		res.ResolveAllInUse() // a person asks: who writes to every open stdin
 	} else {
 		res.ResolveInUse(m.Roots())
 	}
+	thaw = t.Snap.Freeze()
 	plan := pol.Decide(res, m)
+	thaw()
 	if cfg.All && len(plan.UnmatchedFindings) > 0 {
 		// Those in use are no orphans: asked now, for the trees listed.
 		roots := make([]int, len(plan.UnmatchedFindings))
