@@ -44,11 +44,6 @@ type ReapConfig struct {
 	// is never passed over.
 	LockOptional bool
 	NoLock       func(error)
-	// Watching: the reap is a watch's pass, which wants the owners to
-	// watch and the next min_age (Reaped.Watch, Reaped.Due) and leaves
-	// its traces itself once it has re-armed from them (Reaped.Record); a
-	// reap of its own does not look for them, and records as it ends.
-	Watching bool
 }
 
 // DefaultTimeout bounds a reap under pol when no --timeout says: room for
@@ -63,7 +58,8 @@ func DefaultTimeout(pol *policy.Policy) time.Duration {
 var ErrReapFixture = errors.New("--proc is for scan only: reap acts on the live process table, never on a fixture's facts")
 
 // Reaped is what a reap did: its report (outcomes in), its plan with each
-// item's outcome, and the signals it sent.
+// item's outcome, the signals it sent, and what a watch arms from it. Its
+// caller leaves its traces (Record): a watch once it has re-armed.
 type Reaped struct {
 	Report  *audit.Report
 	Plan    *policy.Plan
@@ -71,8 +67,7 @@ type Reaped struct {
 	Signals []audit.Record
 	// Watch are the live owners the pass's evidence named, whose exit is
 	// when their trees become orphans; Due is when the next tree the pass
-	// saw reaches a min_age (zero: none). Set for a watch's pass alone
-	// (ReapConfig.Watching).
+	// saw reaches a min_age (zero: none).
 	Watch []watch.Target
 	Due   time.Time
 	// Lock is the lock file the reap held (its default when the config
@@ -91,7 +86,8 @@ type Reaped struct {
 // ledgers with a fresh table and spare what became owned, make the report
 // (every process it names read while it still exists), let go of the
 // details of every process the plan does not act on, execute, fill in
-// each item's outcome, record. ctx carries the deadline.
+// each item's outcome and what a watch arms from. ctx carries the
+// deadline. The caller records it (Reaped.Record).
 func Reap(ctx context.Context, cfg ReapConfig) (*Reaped, error) {
 	if cfg.ProcRoot != "" {
 		return nil, ErrReapFixture
@@ -194,19 +190,11 @@ func Reap(ctx context.Context, cfg ReapConfig) (*Reaped, error) {
 			unrecorded = append(unrecorded, fmt.Sprintf("the record of respawns: %v: not saved, so a kill loop is told a cycle later", err))
 		}
 	}
-	out := &Reaped{Report: rep, Plan: plan, Results: results, Signals: signalRecords(events), Reread: reread, Lock: cfg.LockFile}
-	if cfg.Watching {
-		out.Watch, out.Due = watchTargets(t, cfg.Clients), nextDue(t, pol, time.Now())
-		out.WatchDirs = announceDirs(t, cfg.Clients)
-	}
+	out := &Reaped{Report: rep, Plan: plan, Results: results, Signals: signalRecords(events), Reread: reread, Lock: cfg.LockFile,
+		Watch: watchTargets(t, cfg.Clients), Due: nextDue(t, pol, time.Now()), WatchDirs: announceDirs(t, cfg.Clients)}
 	out.fillIn(pol, t)
 	out.Report.Warnings = append(out.Report.Warnings, recovered...)
 	out.Report.Warnings = append(out.Report.Warnings, unrecorded...)
-	if !cfg.Watching {
-		if err := out.Record(cfg, nil); err != nil {
-			return nil, err
-		}
-	}
 	return out, nil
 }
 

@@ -80,7 +80,7 @@ func TestReapRereadsKeptStateBeforeActing(t *testing.T) {
 		now := time.Now()
 		r, err := Reap(context.Background(), ReapConfig{
 			Config:  Config{Policy: pol, Clients: all.Clients, Discover: true, Cache: cache, Timeout: time.Minute},
-			Started: now, Deadline: now.Add(time.Minute), DryRun: true, Watching: true,
+			Started: now, Deadline: now.Add(time.Minute), DryRun: true,
 			LockFile: filepath.Join(t.TempDir(), "lock"), Records: Records{Journal: "off"},
 		})
 		if err != nil {

@@ -235,7 +235,6 @@ func (w *watcher) pass(ctx context.Context) time.Time {
 		w.state.Refresh()
 	}
 	rc := w.cfg.ReapConfig
-	rc.Watching = true
 	rc.Cache = w.state
 	rc.Started = time.Now()
 	rc.Deadline = rc.Started.Add(w.cfg.Timeout)

@@ -319,6 +319,9 @@ func (w *Wrap) reapAdopted(parent context.Context, adopted func(*platform.Proces
 			fmt.Fprintf(w.Stderr, "reaper run: no lock (%v): reaping without one\n", err)
 		}}
 	r, err := Reap(ctx, cfg)
+	if err == nil {
+		err = r.Record(cfg, nil)
+	}
 	if err != nil {
 		return err
 	}

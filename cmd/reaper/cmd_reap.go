@@ -124,6 +124,9 @@ func runReap(ctx context.Context, opts *reapOptions, g *globalOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := done.Record(cfg, nil); err != nil {
+		return err
+	}
 	if err := writeReport(done.Report, &opts.scanOptions, g); err != nil {
 		return err
 	}
