@@ -56,10 +56,10 @@ func policyCheck(cfg Config, file, from string) (*policy.Policy, audit.Check) {
 	return pol, c
 }
 
-// actionCounts is "2 terminate, 1 report", in the actions' order.
+// actionCounts is "2 terminate, 1 report", the strongest action first.
 func actionCounts(acts map[policy.Action]int) string {
 	var parts []string
-	for _, a := range []policy.Action{policy.Kill, policy.Terminate, policy.Report} {
+	for _, a := range slices.Backward(policy.Actions) {
 		if n := acts[a]; n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", n, a))
 		}

@@ -675,11 +675,14 @@ func (l *loader) action(t map[string]any, a at) (Action, bool) {
 	if !ok {
 		return "", false
 	}
-	switch act := Action(s); act {
-	case Report, Terminate, Kill:
+	if act := Action(s); slices.Contains(Actions, act) {
 		return act, true
 	}
-	l.fail(at{a.table, a.index, "action"}, "unknown action %q; actions are report, terminate, kill", s)
+	names := make([]string, len(Actions))
+	for i, a := range Actions {
+		names[i] = string(a)
+	}
+	l.fail(at{a.table, a.index, "action"}, "unknown action %q; actions are %s", s, strings.Join(names, ", "))
 	return "", false
 }
 

@@ -21,6 +21,11 @@ const (
 	Kill Action = "kill"
 )
 
+// Actions are every action a rule may take, the gentlest first: the one
+// list the loader, doctor and the report schemas' enums (a test of
+// audit's) read. A new action is added here, and in reap's path.
+var Actions = []Action{Report, Terminate, Kill}
+
 // Policy is a validated policy file.
 type Policy struct {
 	// Source is the file it came from, or "embedded default".
