@@ -149,7 +149,7 @@ func privilegeCheck() audit.Check {
 func scheduleCheck(ctx context.Context) (audit.Check, []string) {
 	if !host.SystemdBooted() {
 		return audit.Check{Name: "timer", Status: audit.CheckWarn,
-			Summary: "systemd is not this host's init: no reaper.timer runs reaper",
+			Summary: "systemd is not this host's init: no " + setup.TimerUnit + " runs reaper",
 			Fix:     "run 'reaper reap --quiet' every minute from what this host has (cron, the container's supervisor)"}, nil
 	}
 	user := run.EUID() != 0

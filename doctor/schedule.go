@@ -9,6 +9,7 @@ import (
 
 	"github.com/orphanreaper/reaper/audit"
 	"github.com/orphanreaper/reaper/run"
+	"github.com/orphanreaper/reaper/setup"
 )
 
 // This file judges how the host runs reaper on its own — a systemd timer
@@ -75,19 +76,19 @@ func systemdCheck(user bool, timer, service map[string]string, now time.Time) au
 	switch {
 	case timer["LoadState"] != "loaded":
 		c.Status = audit.CheckWarn
-		c.Summary = "reaper.timer is not installed: nothing runs reaper on its own"
-		c.Fix = fmt.Sprintf("'%s' writes and starts reaper-watch.service for this binary ('--timer' for reaper.timer); the .deb and .rpm ship both", install)
+		c.Summary = setup.TimerUnit + " is not installed: nothing runs reaper on its own"
+		c.Fix = fmt.Sprintf("'%s' writes and starts %s for this binary ('--timer' for %s); the .deb and .rpm ship both", install, setup.WatchUnit, setup.TimerUnit)
 		return c
 	case timer["UnitFileState"] != "enabled":
 		c.Status = audit.CheckWarn
-		c.Summary = fmt.Sprintf("reaper.timer is installed but %s: it does not start at boot", orNA(timer["UnitFileState"]))
-		c.Fix = fmt.Sprintf("'%s enable --now reaper.timer'", ctl)
+		c.Summary = fmt.Sprintf("%s is installed but %s: it does not start at boot", setup.TimerUnit, orNA(timer["UnitFileState"]))
+		c.Fix = fmt.Sprintf("'%s enable --now %s'", ctl, setup.TimerUnit)
 	case timer["ActiveState"] != "active":
 		c.Status = audit.CheckWarn
-		c.Summary = fmt.Sprintf("reaper.timer is enabled but %s: it starts at the next boot", orNA(timer["ActiveState"]))
-		c.Fix = fmt.Sprintf("'%s start reaper.timer'", ctl)
+		c.Summary = fmt.Sprintf("%s is enabled but %s: it starts at the next boot", setup.TimerUnit, orNA(timer["ActiveState"]))
+		c.Fix = fmt.Sprintf("'%s start %s'", ctl, setup.TimerUnit)
 	default:
-		c.Summary = "reaper.timer is enabled and active"
+		c.Summary = setup.TimerUnit + " is enabled and active"
 	}
 	if argv := execArgv(service["ExecStart"]); len(argv) > 0 {
 		c.Details = append(c.Details, "runs: "+strings.Join(argv, " "))
@@ -97,7 +98,7 @@ func systemdCheck(user bool, timer, service map[string]string, now time.Time) au
 		if t, ok := systemdTime(timer["LastTriggerUSec"]); ok {
 			c.Details = append(c.Details, fmt.Sprintf("last started %s ago; no exit recorded yet", audit.HumanAge(now.Sub(t))))
 		} else {
-			c.Details = append(c.Details, "reaper.service has not run since boot")
+			c.Details = append(c.Details, setup.ReapUnit+" has not run since boot")
 		}
 		return c
 	}
@@ -118,9 +119,9 @@ func systemdCheck(user bool, timer, service map[string]string, now time.Time) au
 	} else {
 		c.Status = audit.CheckFail
 	}
-	journal := "journalctl -u reaper.service -n 50"
+	journal := "journalctl -u " + setup.ReapUnit + " -n 50"
 	if user {
-		journal = "journalctl --user -u reaper.service -n 50"
+		journal = "journalctl --user -u " + setup.ReapUnit + " -n 50"
 	}
 	c.Fix = joinFix(c.Fix, "'"+journal+"' shows the last run's errors")
 	return c
@@ -218,24 +219,24 @@ func watchInUse(watch map[string]string) bool {
 // what runs reaper on its own, so that scripts find one check either way.
 func watchCheck(user bool, watch map[string]string) audit.Check {
 	c := audit.Check{Name: "timer", Status: audit.CheckOK}
-	ctl, journal := "systemctl", "journalctl -u reaper-watch.service -n 50"
+	ctl, journal := "systemctl", "journalctl -u "+setup.WatchUnit+" -n 50"
 	if user {
-		ctl, journal = "systemctl --user", "journalctl --user -u reaper-watch.service -n 50"
+		ctl, journal = "systemctl --user", "journalctl --user -u "+setup.WatchUnit+" -n 50"
 	}
 	switch {
 	case watch["ActiveState"] == "active" && watch["SubState"] == "running":
-		c.Summary = "reaper-watch.service is running: a pass follows an owner's exit"
+		c.Summary = setup.WatchUnit + " is running: a pass follows an owner's exit"
 	case watch["ActiveState"] == "activating" || watch["ActiveState"] == "reloading":
 		c.Status = audit.CheckInfo
-		c.Summary = fmt.Sprintf("reaper-watch.service is %s: its first pass has not ended", watch["ActiveState"])
+		c.Summary = fmt.Sprintf("%s is %s: its first pass has not ended", setup.WatchUnit, watch["ActiveState"])
 	case watch["ActiveState"] == "failed":
 		c.Status = audit.CheckFail
-		c.Summary = fmt.Sprintf("reaper-watch.service failed (%s): nothing runs reaper on its own", orNA(watch["Result"]))
-		c.Fix = "'" + journal + "' shows why; then '" + ctl + " restart reaper-watch.service'"
+		c.Summary = fmt.Sprintf("%s failed (%s): nothing runs reaper on its own", setup.WatchUnit, orNA(watch["Result"]))
+		c.Fix = "'" + journal + "' shows why; then '" + ctl + " restart " + setup.WatchUnit + "'"
 	default:
 		c.Status = audit.CheckWarn
-		c.Summary = fmt.Sprintf("reaper-watch.service is enabled but %s: it starts at the next boot", orNA(watch["ActiveState"]))
-		c.Fix = "'" + ctl + " start reaper-watch.service'"
+		c.Summary = fmt.Sprintf("%s is enabled but %s: it starts at the next boot", setup.WatchUnit, orNA(watch["ActiveState"]))
+		c.Fix = "'" + ctl + " start " + setup.WatchUnit + "'"
 	}
 	if s := watch["StatusText"]; s != "" {
 		c.Details = append(c.Details, "status: "+audit.Printable(s))
