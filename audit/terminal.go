@@ -3,6 +3,8 @@ package audit
 import (
 	"os"
 	"strings"
+
+	"github.com/orphanreaper/reaper/platform"
 )
 
 // UseColor says whether a table is coloured: when is --color's value
@@ -36,3 +38,11 @@ func UTF8Locale() bool {
 	}
 	return false
 }
+
+// IsTerminal reports whether f is a terminal: what colour, a table's
+// width, a progress line and a prompt ask.
+func IsTerminal(f *os.File) bool { return platform.IsTerminal(f) }
+
+// TermWidth is terminal f's width in columns, 0 when f is none (a table
+// is then as wide as its rows).
+func TermWidth(f *os.File) int { return platform.TermWidth(f) }

@@ -21,7 +21,7 @@ type Config struct {
 	// PolicyFile and LockFile are what the command line names: "" is the
 	// one the timer's command line names, else the default.
 	PolicyFile, LockFile string
-	// Timeout bounds the scan.
+	// Timeout bounds the scan (0: run.NewConfig's bound).
 	Timeout time.Duration
 	Clients client.Set
 	// ReadTable reads the process table (nil: platform.ReadSnapshot).
@@ -58,13 +58,15 @@ func Diagnose(ctx context.Context, cfg Config) (*audit.Diagnosis, error) {
 	if scanPol == nil {
 		scanPol = policy.Default(run.PolicyClients(cfg.Clients))
 	}
-	sctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
-	defer cancel()
 	started := time.Now()
-	cs := run.ClientsOf(cfg.Clients, scanPol)
+	rc := run.NewConfig(scanPol, cfg.Clients)
+	rc.ReadTable = cfg.ReadTable
+	if cfg.Timeout > 0 {
+		rc.Timeout = cfg.Timeout
+	}
 	// A reap would plan as a dry run does: the same pass, its signals not
 	// sent.
-	pass, err := run.Scan(sctx, run.Config{Policy: scanPol, Clients: cs, Discover: true, Timeout: cfg.Timeout, ReadTable: cfg.ReadTable}, policy.ModeDryRun)
+	pass, err := run.Scan(ctx, rc, policy.ModeDryRun)
 	took := time.Since(started)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -79,7 +81,7 @@ func Diagnose(ctx context.Context, cfg Config) (*audit.Diagnosis, error) {
 	d.Checks = append(d.Checks, platformChecks()...)
 	d.Checks = append(d.Checks, polCheck)
 	if pass != nil {
-		d.Checks = append(d.Checks, stateDirsCheck(pass.Dirs, uid, cs.Homes()), findingsCheck(pass.Plan, pol == nil))
+		d.Checks = append(d.Checks, stateDirsCheck(pass.Dirs, uid, rc.Clients.Homes()), findingsCheck(pass.Plan, pol == nil))
 	}
 	home, _ := os.UserHomeDir()
 	self, _ := os.Executable()

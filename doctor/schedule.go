@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/orphanreaper/reaper/audit"
-	"github.com/orphanreaper/reaper/run"
 	"github.com/orphanreaper/reaper/setup"
 )
 
@@ -107,14 +106,14 @@ func systemdCheck(user bool, timer, service map[string]string, now time.Time) au
 	result := service["Result"]
 	switch {
 	case result == "success" || result == "":
-		c.Details = append(c.Details, fmt.Sprintf("last run ended %s ago: exit %d (%s)", ago, status, run.ExitMeaning(status)))
+		c.Details = append(c.Details, fmt.Sprintf("last run ended %s ago: exit %d (%s)", ago, status, audit.ExitMeaning(status)))
 		return c
 	case result == "exit-code":
-		c.Details = append(c.Details, fmt.Sprintf("last run ended %s ago: exit %d (%s)", ago, status, run.ExitMeaning(status)))
+		c.Details = append(c.Details, fmt.Sprintf("last run ended %s ago: exit %d (%s)", ago, status, audit.ExitMeaning(status)))
 	default: // signal, timeout, core-dump, oom-kill, …
 		c.Details = append(c.Details, fmt.Sprintf("last run ended %s ago: %s", ago, result))
 	}
-	if result == "exit-code" && status == run.ExitPartial {
+	if result == "exit-code" && status == audit.ExitPartial {
 		c.Status = audit.CheckWarn // the reaper works; one tree was not dealt with
 	} else {
 		c.Status = audit.CheckFail
@@ -178,15 +177,15 @@ func launchdCheck(target string, found bool, out string) audit.Check {
 	case err != nil:
 		c.Details = append(c.Details, fmt.Sprintf("%s runs; last exit: %s", runs, orNA(props["last exit code"])))
 	default:
-		c.Details = append(c.Details, fmt.Sprintf("%s runs; last exit %d (%s)", runs, code, run.ExitMeaning(code)))
+		c.Details = append(c.Details, fmt.Sprintf("%s runs; last exit %d (%s)", runs, code, audit.ExitMeaning(code)))
 		switch code {
-		case run.ExitOK:
-		case run.ExitPartial:
+		case audit.ExitOK:
+		case audit.ExitPartial:
 			c.Status = audit.CheckWarn
 		default:
 			c.Status = audit.CheckFail
 		}
-		if code != run.ExitOK {
+		if code != audit.ExitOK {
 			c.Fix = "the job's StandardErrorPath (/var/log/reaper/reaper.err for the shipped daemon) has the last run's errors"
 		}
 	}

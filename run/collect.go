@@ -36,8 +36,9 @@ type Config struct {
 	// Advise: the report shows advice, and the scan takes its second's
 	// look at the MCP pools of live gateways for it.
 	Advise bool
-	// Timeout is the run's bound, for the words of its error; the context
-	// carries the deadline.
+	// Timeout bounds each read of the table (Collect), and names the
+	// bound in its error; the caller's context may end it sooner.
+	// NewConfig sets a minute; 0 leaves the bound to the context.
 	Timeout time.Duration
 	// All: the report lists the trees no rule matched too (scan --all).
 	All bool
@@ -50,7 +51,7 @@ type Config struct {
 	Only func(f *scan.Finding) bool
 	// ReadTable reads the process table (nil: platform.ReadSnapshot): a
 	// seam for tests that make it slow.
-	ReadTable TableReader
+	ReadTable tableReader
 }
 
 // Table is one read of the process table and what the scan made of it.
@@ -87,12 +88,18 @@ func (t *Table) UID() uint32 {
 func EUID() uint32 { return uint32(os.Geteuid()) }
 
 // Collect takes the table, scans it, and applies the ledgers and the
-// clients' state, within ctx: the run's deadline and an interrupt end it.
+// clients' state, within cfg.Timeout and ctx: the run's deadline and an
+// interrupt end it.
 // Every file is read without blocking (platform.ReadFile), so the bound is
 // for what is slow rather than stuck — a loaded host's /proc, a state
 // database its gateway holds. A read cut off goes on until the process
 // exits; it holds no lock and sends no signal.
 func Collect(ctx context.Context, cfg Config) (*Table, error) {
+	if cfg.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, cfg.Timeout)
+		defer cancel()
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, cutShort(ctx, cfg.Timeout, "before reading the process table")
 	}
@@ -214,10 +221,10 @@ func sampleActivity(snap *platform.Snapshot) scan.Sampler {
 	}
 }
 
-// TableReader reads a process table: platform.ReadSnapshot, or a test's
+// tableReader reads a process table: platform.ReadSnapshot, or a test's
 // slow stand-in.
-type TableReader = func(root string) (*platform.Snapshot, error)
+type tableReader = func(root string) (*platform.Snapshot, error)
 
 // ReadTable, when set, is what every run reads the table with whose
 // Config names no reader: a seam for the command's tests.
-var ReadTable TableReader
+var ReadTable tableReader

@@ -8,11 +8,13 @@
 // made. The Pass is the value every verb reads: scan reports it, explain
 // and pty are views of it (Pass.Explain, Pass.PTYs), ledger show is
 // Ledgers, 'reaper run --' is Wrap, doctor scans through it, and Reap
-// takes the lock, makes a pass, re-reads what became owned, reports,
-// executes and records — a watch re-arms from what its reap returned
-// before the pass is recorded.
+// takes the lock, makes a pass, re-reads what became owned, reports and
+// executes, and returns what a watch arms from; its caller records it
+// (Reaped.Record) — a watch after it has re-armed. The decision reads a
+// frozen table (platform.Snapshot.Freeze).
 //
-// cmd/reaper maps flags to a Config and errors to exit codes, and prints;
+// cmd/reaper maps flags to a Config (NewConfig: every verb that scans is
+// bounded) and errors to exit codes (audit's), and prints;
 // everything between is here, and tested without building the binary.
 // run never prints to stdout and never decides an exit status: it returns
 // the report and the outcomes.

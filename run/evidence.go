@@ -15,9 +15,9 @@ import (
 	"github.com/orphanreaper/reaper/platform"
 )
 
-// ErrNoSubject is an evidence subject that is neither a process nor a
+// errNoSubject is an evidence subject that is neither a process nor a
 // session of this pass.
-var ErrNoSubject = errors.New("no such process or session")
+var errNoSubject = errors.New("no such process or session")
 
 // Bundle is the evidence bundle for a bug report about subject — a pid, or a
 // session id as ps shows it: the session or orphan it is or is in (the ps
@@ -69,7 +69,7 @@ func (p *Pass) Bundle(subject string, reaper audit.Version) (*audit.Evidence, er
 		}
 	}
 	if ev.Session == nil && ev.Orphan == nil && ev.Explanation == nil {
-		return nil, fmt.Errorf("%q: %w (a pid, or a session id as reaper ps shows it)", subject, ErrNoSubject)
+		return nil, fmt.Errorf("%q: %w (a pid, or a session id as reaper ps shows it)", subject, errNoSubject)
 	}
 	if ev.Session == nil && ev.Orphan != nil && ev.Orphan.SessionID != "" {
 		for i := range v.Sessions {

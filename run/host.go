@@ -5,14 +5,11 @@ import (
 	"errors"
 	"io"
 	"io/fs"
-	"os"
-	"time"
 
 	"github.com/orphanreaper/reaper/client"
 	"github.com/orphanreaper/reaper/client/declared"
 	"github.com/orphanreaper/reaper/ledger"
 	"github.com/orphanreaper/reaper/platform"
-	"github.com/orphanreaper/reaper/platform/host"
 	"github.com/orphanreaper/reaper/platform/kill"
 	"github.com/orphanreaper/reaper/run/gather"
 )
@@ -28,19 +25,6 @@ const ChildCommand = gather.ChildCommand
 // policy declares; it returns the exit status.
 func ChildMain(args []string, stdout, stderr io.Writer, cs client.Set) int {
 	return gather.ChildMain(args, stdout, stderr, cs, declared.FromSpec)
-}
-
-// IsTerminal reports whether f is a terminal.
-func IsTerminal(f *os.File) bool { return platform.IsTerminal(f) }
-
-// TermWidth is terminal f's width in columns, 0 when f is none.
-func TermWidth(f *os.File) int { return platform.TermWidth(f) }
-
-// ServiceManager is a watch's side of the service manager, from what
-// systemd set in the environment: how to notify it, and how often it
-// wants WATCHDOG=1 (0: never).
-func ServiceManager() (notify func(state string), watchdog time.Duration) {
-	return func(state string) { host.Notify(state) }, host.WatchdogInterval()
 }
 
 // NoInput reports whether err says a file could not be opened at all —
@@ -69,7 +53,7 @@ type Validated struct {
 func Validate(ctx context.Context, paths []string, cs client.Set) []Validated {
 	out := make([]Validated, len(paths))
 	for i, path := range paths {
-		ls, errs := ReadPath(ctx, path, cs)
+		ls, errs := readPath(ctx, path, cs)
 		v := Validated{Path: path, Ledgers: len(ls), Errs: errs, Unopened: len(errs) == 1 && NoInput(errs[0])}
 		for _, l := range ls {
 			v.Runs += len(l.Runs)
@@ -80,10 +64,10 @@ func Validate(ctx context.Context, paths []string, cs client.Set) []Validated {
 	return out
 }
 
-// ReadPath reads one path the operator names — a v1 ledger file, or a
+// readPath reads one path the operator names — a v1 ledger file, or a
 // client's state dir (as its owner, in a reader child, when root) — for
 // ledger validate.
-func ReadPath(ctx context.Context, path string, cs client.Set) ([]*ledger.Ledger, []error) {
+func readPath(ctx context.Context, path string, cs client.Set) ([]*ledger.Ledger, []error) {
 	return gather.ReadPath(ctx, path, cs)
 }
 

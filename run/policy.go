@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/orphanreaper/reaper/client"
 	"github.com/orphanreaper/reaper/client/declared"
@@ -16,10 +17,22 @@ import (
 // SystemPolicy is the policy a root reaper reads by default.
 const SystemPolicy = "/etc/reaper/policy.toml"
 
-// ClientsOf are the clients a run with pol knows: base (the shipped list
-// cmd hands down) and those pol declares with session files
-// (client/declared).
-func ClientsOf(base client.Set, pol *policy.Policy) client.Set {
+// scanTimeout bounds a pass whose verb names no bound: a scan of
+// 20,000 processes takes well under a second.
+const scanTimeout = time.Minute
+
+// NewConfig composes a run's configuration under pol once: the clients
+// it knows — base, the shipped list cmd hands down, and those pol
+// declares with session files (client/declared) — their state discovered,
+// each read of the table bounded by a minute (Timeout; a verb's --timeout
+// sets another). Every verb that scans starts here, so each is bounded as
+// scan is.
+func NewConfig(pol *policy.Policy, base client.Set) Config {
+	return Config{Policy: pol, Clients: clientsOf(base, pol), Discover: true, Timeout: scanTimeout}
+}
+
+// clientsOf are the clients a run with pol knows (NewConfig).
+func clientsOf(base client.Set, pol *policy.Policy) client.Set {
 	list := declared.Clients(pol)
 	if len(list) == 0 {
 		return base
@@ -39,16 +52,16 @@ func LoadPolicy(file string, cs client.Set) (*policy.Policy, error) {
 	if file == PolicyFromEnv {
 		// An image that cannot mount a file: the policy's text in the
 		// environment.
-		text, ok := os.LookupEnv(PolicyEnv)
+		text, ok := os.LookupEnv(policyEnv)
 		if !ok {
-			return nil, &policy.Error{File: "$" + PolicyEnv, Msg: "--policy - reads the policy from $" + PolicyEnv + ", which is not set"}
+			return nil, &policy.Error{File: "$" + policyEnv, Msg: "--policy - reads the policy from $" + policyEnv + ", which is not set"}
 		}
-		return policy.Parse("$"+PolicyEnv, []byte(text), PolicyClients(cs))
+		return policy.Parse("$"+policyEnv, []byte(text), PolicyClients(cs))
 	}
 	if file != "" {
 		return policy.Load(file, PolicyClients(cs))
 	}
-	for _, path := range DefaultPolicyPaths() {
+	for _, path := range defaultPolicyPaths() {
 		_, err := os.Stat(path)
 		if err == nil {
 			return policy.Load(path, PolicyClients(cs))
@@ -61,16 +74,16 @@ func LoadPolicy(file string, cs client.Set) (*policy.Policy, error) {
 }
 
 // PolicyFromEnv is the --policy that names the environment's policy:
-// the text of PolicyEnv, for a container image that cannot mount a file.
+// the text of policyEnv, for a container image that cannot mount a file.
 const (
 	PolicyFromEnv = "-"
-	PolicyEnv     = "REAPER_POLICY"
+	policyEnv     = "REAPER_POLICY"
 )
 
-// DefaultPolicyPaths are where a policy is looked for when none is named:
+// defaultPolicyPaths are where a policy is looked for when none is named:
 // /etc/reaper/policy.toml for root, else the user's
 // $XDG_CONFIG_HOME/reaper/policy.toml (~/.config when unset).
-func DefaultPolicyPaths() []string {
+func defaultPolicyPaths() []string {
 	if EUID() == 0 {
 		return []string{SystemPolicy}
 	}
@@ -86,9 +99,9 @@ func DefaultPolicyPaths() []string {
 }
 
 // PolicyPath is where a run of this user reads its policy when none is
-// named ("" when no home is known): the first of DefaultPolicyPaths.
+// named ("" when no home is known): the first of defaultPolicyPaths.
 func PolicyPath() string {
-	if paths := DefaultPolicyPaths(); len(paths) > 0 {
+	if paths := defaultPolicyPaths(); len(paths) > 0 {
 		return paths[0]
 	}
 	return ""

@@ -53,9 +53,9 @@ func DefaultTimeout(pol *policy.Policy) time.Duration {
 	return 3*pol.Defaults.Grace + 30*time.Second
 }
 
-// ErrReapFixture refuses a reap of a fixture's table: its pids are not
+// errReapFixture refuses a reap of a fixture's table: its pids are not
 // this machine's processes.
-var ErrReapFixture = errors.New("--proc is for scan only: reap acts on the live process table, never on a fixture's facts")
+var errReapFixture = errors.New("--proc is for scan only: reap acts on the live process table, never on a fixture's facts")
 
 // Reaped is what a reap did: its report (outcomes in), its plan with each
 // item's outcome, the signals it sent, and what a watch arms from it. Its
@@ -90,7 +90,7 @@ type Reaped struct {
 // deadline. The caller records it (Reaped.Record).
 func Reap(ctx context.Context, cfg ReapConfig) (*Reaped, error) {
 	if cfg.ProcRoot != "" {
-		return nil, ErrReapFixture
+		return nil, errReapFixture
 	}
 	if cfg.LockFile == "" {
 		cfg.LockFile = LockPath()
@@ -108,7 +108,7 @@ func Reap(ctx context.Context, cfg ReapConfig) (*Reaped, error) {
 	defer release()
 	// What a reap that died left stopped or confined is given back before
 	// this one reads the table (StopLog).
-	recovered := recoverStopped(StoppedPath(cfg.LockFile))
+	recovered := recoverStopped(stoppedPath(cfg.LockFile))
 	// And the empty confinements any reaper that died left, whatever its
 	// lock (kill.SweepConfinements).
 	if !cfg.DryRun {
@@ -150,7 +150,7 @@ func Reap(ctx context.Context, cfg ReapConfig) (*Reaped, error) {
 	}
 	// A tree its live parent keeps starting again as reaper ends it is
 	// left alone after a few cycles (respawns).
-	loops := loadRespawns(RespawnsPath(cfg.LockFile), time.Now())
+	loops := loadRespawns(respawnsPath(cfg.LockFile), time.Now())
 	loops.refuse(plan, t.Snap)
 	rep := pass.Report()
 	acted := map[*platform.Process]bool{}
@@ -168,7 +168,7 @@ func Reap(ctx context.Context, cfg ReapConfig) (*Reaped, error) {
 	if !cfg.DryRun && plannedAny(plan) {
 		// Without the record the reap still acts: it only matters should
 		// this process die mid-reap, and an orphan left is worse.
-		if stops, err := openStopLog(StoppedPath(cfg.LockFile)); err != nil {
+		if stops, err := openStopLog(stoppedPath(cfg.LockFile)); err != nil {
 			unrecorded = append(unrecorded, err.Error()+": should this reap die mid-way, what it stopped is not continued by the next")
 		} else {
 			defer stops.done()
@@ -186,7 +186,7 @@ func Reap(ctx context.Context, cfg ReapConfig) (*Reaped, error) {
 		OnProgress: cfg.OnProgress,
 	})
 	if !cfg.DryRun {
-		if err := loops.record(RespawnsPath(cfg.LockFile), plan, results, t.Snap, acting, time.Now()); err != nil {
+		if err := loops.record(respawnsPath(cfg.LockFile), plan, results, t.Snap, acting, time.Now()); err != nil {
 			unrecorded = append(unrecorded, fmt.Sprintf("the record of respawns: %v: not saved, so a kill loop is told a cycle later", err))
 		}
 	}
@@ -224,7 +224,7 @@ func (r *Reaped) Record(cfg ReapConfig, watch *audit.WatchMetrics) error {
 		if lock == "" {
 			lock = cfg.LockFile
 		}
-		seen = audit.LoadSeen(SeenPath(lock))
+		seen = audit.LoadSeen(seenPath(lock))
 		logged = seen.Filter(r.Report)
 	}
 	recs := cfg.Records

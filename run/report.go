@@ -51,11 +51,11 @@ func (r Records) Record(rep, logged *audit.Report, signals []audit.Record, took 
 	return nil
 }
 
-// SeenPath is where a reap remembers the report-only findings it has
+// seenPath is where a reap remembers the report-only findings it has
 // recorded: beside its lock file (in /run for root, so that a reboot,
 // which ends every process a finding names, forgets them too).
 // No lock named, no place: "" (never ".seen" in the working directory).
-func SeenPath(lockFile string) string {
+func seenPath(lockFile string) string {
 	if lockFile == "" {
 		return ""
 	}

@@ -39,9 +39,9 @@ const (
 	maxRespawnFile = 1 << 20
 )
 
-// RespawnsPath is where the kills a respawn is told by are remembered,
+// respawnsPath is where the kills a respawn is told by are remembered,
 // beside the lock.
-func RespawnsPath(lockFile string) string {
+func respawnsPath(lockFile string) string {
 	return strings.TrimSuffix(lockFile, ".lock") + ".respawns"
 }
 

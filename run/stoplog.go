@@ -16,9 +16,9 @@ import (
 	"github.com/orphanreaper/reaper/platform/kill"
 )
 
-// StoppedPath is where a reap writes down what it stops and confines
+// stoppedPath is where a reap writes down what it stops and confines
 // (StopLog), beside the lock that the reap holds while it writes.
-func StoppedPath(lockFile string) string {
+func stoppedPath(lockFile string) string {
 	return strings.TrimSuffix(lockFile, ".lock") + ".stopped"
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/orphanreaper/reaper/audit"
 	"github.com/orphanreaper/reaper/client"
 	"github.com/orphanreaper/reaper/platform"
+	"github.com/orphanreaper/reaper/platform/host"
 	"github.com/orphanreaper/reaper/platform/watch"
 	"github.com/orphanreaper/reaper/policy"
 	"github.com/orphanreaper/reaper/run/gather"
@@ -38,6 +39,8 @@ type WatchConfig struct {
 	Reload func() (*policy.Policy, error)
 	// Notify tells the service manager (READY=1, STATUS=…, WATCHDOG=1,
 	// STOPPING=1); Watchdog is how often it wants WATCHDOG=1 (0: never).
+	// Unset, both are what systemd set in the environment, if anything
+	// (sd_notify(3), sd_watchdog_enabled(3)).
 	Notify   func(state string)
 	Watchdog time.Duration
 	// Log says what the watch does: passes, reloads, what it cannot watch.
@@ -51,16 +54,16 @@ type WatchConfig struct {
 
 // Trigger names why a pass was made.
 const (
-	TriggerStart    = "start"
-	TriggerHint     = "hint"
-	TriggerMinAge   = "min_age"
-	TriggerBackstop = "backstop"
-	TriggerReload   = "reload"
+	triggerStart    = "start"
+	triggerHint     = "hint"
+	triggerMinAge   = "min_age"
+	triggerBackstop = "backstop"
+	triggerReload   = "reload"
 )
 
-// WatchLockPath is the lock a watch holds for its life, beside the reap
+// watchLockPath is the lock a watch holds for its life, beside the reap
 // lock: a second watch of the scope finds it held.
-func WatchLockPath(lockFile string) string {
+func watchLockPath(lockFile string) string {
 	return strings.TrimSuffix(lockFile, ".lock") + ".watch"
 }
 
@@ -88,7 +91,10 @@ func Watch(ctx context.Context, cfg WatchConfig, hup <-chan os.Signal) error {
 	}
 	notify := cfg.Notify
 	if notify == nil {
-		notify = func(string) {}
+		notify = func(state string) { host.Notify(state) }
+		if cfg.Watchdog == 0 {
+			cfg.Watchdog = host.WatchdogInterval()
+		}
 	}
 	log := cfg.Log
 	if log == nil {
@@ -102,7 +108,7 @@ func Watch(ctx context.Context, cfg WatchConfig, hup <-chan os.Signal) error {
 	if lockFile == "" {
 		lockFile = LockPath()
 	}
-	release, err := platform.Lock(WatchLockPath(lockFile), 0)
+	release, err := platform.Lock(watchLockPath(lockFile), 0)
 	var busy *platform.LockBusyError
 	switch {
 	case err == nil:
@@ -225,11 +231,11 @@ func (b *hintBudget) allow(uid uint32, now time.Time) bool {
 func (w *watcher) pass(ctx context.Context) time.Time {
 	trigger := w.trigger
 	if trigger == "" {
-		trigger = TriggerStart
+		trigger = triggerStart
 	}
 	w.passes++
 	w.metrics.Passes[trigger]++
-	if trigger != TriggerHint && trigger != TriggerMinAge {
+	if trigger != triggerHint && trigger != triggerMinAge {
 		// The first pass, the backstop and a reload read every user's
 		// state: a change no hint announced is seen within a backstop.
 		w.state.Refresh()
@@ -270,7 +276,7 @@ func (w *watcher) pass(ctx context.Context) time.Time {
 // rearm watches the owners and announce dirs a pass returned, and counts
 // them in the metrics.
 func (w *watcher) rearm(r *Reaped, trigger string) {
-	if trigger == TriggerHint && !w.firstHint.IsZero() && ended(r) > 0 {
+	if trigger == triggerHint && !w.firstHint.IsZero() && ended(r) > 0 {
 		w.metrics.Reaction += time.Since(w.firstHint)
 		w.metrics.ReactionCount++
 	}
@@ -403,14 +409,14 @@ func (w *watcher) wait(ctx context.Context, t *timers, hup <-chan os.Signal) (st
 			hint(time.Now())
 		case <-t.debounce.C:
 			w.firstHint, t.first, t.firstExit = t.firstExit, time.Time{}, time.Time{}
-			return TriggerHint, false
+			return triggerHint, false
 		case <-t.due.C:
-			return TriggerMinAge, false
+			return triggerMinAge, false
 		case <-t.backstop.C:
-			return TriggerBackstop, false
+			return triggerBackstop, false
 		case <-hup:
 			w.reload()
-			return TriggerReload, false
+			return triggerReload, false
 		case <-watchdog:
 			w.notify("WATCHDOG=1")
 		}

@@ -144,7 +144,7 @@ func TestWatchSaysLockHeld(t *testing.T) {
 	for _, held := range []bool{false, true} {
 		lock := filepath.Join(t.TempDir(), "reaper.lock")
 		if held {
-			f, err := platform.OpenOwn(WatchLockPath(lock), platform.OwnLock)
+			f, err := platform.OpenOwn(watchLockPath(lock), platform.OwnLock)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -298,7 +298,7 @@ func (w *Wrap) reapAdopted(parent context.Context, adopted func(*platform.Proces
 	started := time.Now()
 	ctx, cancel := context.WithDeadline(parent, started.Add(timeout))
 	defer cancel()
-	cfg := ReapConfig{Config: Config{Policy: &pol, Clients: ClientsOf(w.Clients, &pol), Discover: true, Timeout: timeout, ReadTable: ReadTable,
+	cfg := ReapConfig{Config: Config{Policy: &pol, Clients: clientsOf(w.Clients, &pol), Discover: true, Timeout: timeout, ReadTable: ReadTable,
 		Only: func(f *scan.Finding) bool {
 			if !adopted(f.Root) {
 				return false // not the command's: the host's, left to reap and watch

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/orphanreaper/reaper/audit"
 )
 
 // The attacks of docs/threat-model.md numbered 12 to 18: what any user
@@ -147,7 +149,7 @@ func (a *attackRun) run(t *testing.T, args ...string) (*reapReport, result, time
 // end at its deadline, and every other finding is as wanted.
 func (a *attackRun) check(t *testing.T, rep *reapReport, r result) {
 	t.Helper()
-	if r.code != exitOK && r.code != exitPartial {
+	if r.code != audit.ExitOK && r.code != audit.ExitPartial {
 		t.Errorf("exit %d, want 0 or 3: the run must end by itself, not at its deadline\n%s", r.code, r.stderr)
 	}
 	for _, pid := range a.victims {

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/orphanreaper/reaper/audit"
 	"github.com/orphanreaper/reaper/internal/skips"
 	"github.com/orphanreaper/reaper/ledger"
 	"github.com/orphanreaper/reaper/policy"
@@ -209,8 +210,8 @@ func TestExitCodeMapping(t *testing.T) {
 		{nil, 0},
 		{errors.New("boom"), 1},
 		{usagef("bad flag"), 2},
-		{&outcomeError{exitPartial, "1 planned action failed"}, 3},
-		{&outcomeError{exitPermission, "no privilege"}, 77},
+		{&outcomeError{audit.ExitPartial, "1 planned action failed"}, 3},
+		{&outcomeError{audit.ExitPermission, "no privilege"}, 77},
 		{&policy.Error{File: "p.toml", Line: 3, Msg: "bad"}, 78},
 		{fmt.Errorf("wrapped: %w", &ledger.Error{File: "l.json", Msg: "bad"}), 78},
 		{configError{errors.New("2 of 3 paths are invalid")}, 78},
@@ -225,7 +226,7 @@ func TestExitCodeMapping(t *testing.T) {
 
 // Issue 52, item 9: `reaper --help` never named `reaper init`, the one
 // step that makes reaper act, and left exit 4 out. Its Exit status
-// paragraph names every status run/exit.go defines.
+// paragraph names every status audit/exit.go defines.
 func TestHelpNamesInitAndEveryExitStatus(t *testing.T) {
 	t.Parallel() // fixtures and the binary alone: nothing of the host
 	r := runReaper(t, nil, "--help")
@@ -235,9 +236,9 @@ func TestHelpNamesInitAndEveryExitStatus(t *testing.T) {
 	_, status, _ := strings.Cut(r.stdout, "Exit status:")
 	status, _, _ = strings.Cut(status, "Usage:")
 	status = strings.Join(strings.Fields(status), " ")
-	for _, code := range []int{run.ExitOK, run.ExitError, run.ExitUsage, run.ExitPartial, run.ExitFindings, run.ExitNoInput, run.ExitPermission, run.ExitConfig} {
+	for _, code := range []int{audit.ExitOK, audit.ExitError, audit.ExitUsage, audit.ExitPartial, audit.ExitFindings, audit.ExitNoInput, audit.ExitPermission, audit.ExitConfig} {
 		if !strings.Contains(status, " "+strconv.Itoa(code)+" ") && !strings.HasPrefix(status, strconv.Itoa(code)+" ") {
-			t.Errorf("exit %d (%s) is not in --help's exit statuses: %q", code, run.ExitMeaning(code), status)
+			t.Errorf("exit %d (%s) is not in --help's exit statuses: %q", code, audit.ExitMeaning(code), status)
 		}
 	}
 }

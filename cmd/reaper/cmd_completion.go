@@ -2,17 +2,15 @@ package main
 
 import (
 	"github.com/spf13/cobra"
+
+	"github.com/orphanreaper/reaper/docs"
 )
 
 func newCompletionCommand(g *globalOptions) *cobra.Command {
 	return &cobra.Command{
-		Use:   "completion bash|zsh|fish",
-		Short: "Print a shell completion script",
-		Long: `completion prints a completion script for the shell named.
-
-  bash:  reaper completion bash > /etc/bash_completion.d/reaper
-  zsh:   reaper completion zsh > "${fpath[1]}/_reaper"
-  fish:  reaper completion fish > ~/.config/fish/completions/reaper.fish`,
+		Use:       "completion bash|zsh|fish",
+		Short:     "Print a shell completion script",
+		Long:      docs.Help("completion"),
 		ValidArgs: []string{"bash", "zsh", "fish"},
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/orphanreaper/reaper/audit"
+	"github.com/orphanreaper/reaper/docs"
 	"github.com/orphanreaper/reaper/doctor"
 )
 
@@ -25,16 +26,7 @@ func newDoctorCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "doctor",
 		Short: "Check what reaper needs of this host, and how it is run here; never sends a signal",
-		Long: `doctor looks at everything reaper depends on and says, for each, ok, warn
-or fail, with the facts behind it and what to do:
-
-` + doctorChecksHelp() + `
-It scans as scan does and never sends a signal. A reaper run by hand sees
-what the timer's sees only when both run as the same user: run doctor as
-root for the system timer.
-
-Exit status: 0 nothing failed (warnings included), 1 a check failed: the
-reaper cannot do its job as this host runs it.`,
+		Long:  docs.Help("doctor", "checks", doctorChecksHelp()),
 		Example: `  sudo reaper doctor
   reaper doctor -o json | jq '.checks[] | select(.status != "ok")'`,
 		Args: noArgs,
@@ -55,7 +47,7 @@ func runDoctor(ctx context.Context, opts *doctorOptions, g *globalOptions) error
 		return err
 	}
 	d, err := doctor.Diagnose(ctx, doctor.Config{Version: versionString(), PolicyFile: opts.policyFile, LockFile: opts.lockFile,
-		Timeout: scanBound(opts.timeout), Clients: clients})
+		Timeout: opts.timeout, Clients: clients})
 	if err != nil {
 		return err
 	}
@@ -83,7 +75,7 @@ func runDoctor(ctx context.Context, opts *doctorOptions, g *globalOptions) error
 		}
 	}
 	if len(failed) > 0 {
-		return &outcomeError{code: exitError, msg: fmt.Sprintf("%s failed: %s", audit.Plural(len(failed), "check"), strings.Join(failed, ", "))}
+		return &outcomeError{code: audit.ExitError, msg: fmt.Sprintf("%s failed: %s", audit.Plural(len(failed), "check"), strings.Join(failed, ", "))}
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/orphanreaper/reaper/docs"
 	"github.com/orphanreaper/reaper/policy"
 	"github.com/orphanreaper/reaper/run"
 )
@@ -15,13 +16,7 @@ func newExplainCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "explain PID",
 		Short: "Say why one process is, or is not, in a finding, and what every rule makes of it",
-		Long: `explain scans as scan does (it never sends a signal) and then tells the
-story of one process: who it is, its ancestors up to PID 1 and what the
-scan makes of each (init, a subreaper, a live owner), whether its tree is
-a finding and why (reasons and evidence), and every rule of the policy in
-order: the one that matches first, and why each before it does not.
-
-Exit status: 0 (whatever the verdict), 2 a bad PID, 66 no such process.`,
+		Long:  docs.Help("explain"),
 		Example: `  reaper explain 4242
   reaper explain 4242 --policy /etc/reaper/policy.toml -o json`,
 		Args: oneArg("PID"),
@@ -50,10 +45,7 @@ func runExplain(ctx context.Context, pid int, opts *scanOptions, g *globalOption
 	if err != nil {
 		return err
 	}
-	timeout := opts.scanTimeout()
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	cfg := opts.config(pol, timeout, false)
+	cfg := opts.config(pol, opts.timeout, false)
 	cfg.EveryStdin = true // a person asks: who writes to every open stdin
 	pass, err := run.Scan(ctx, cfg, policy.ModeScan)
 	if err != nil {

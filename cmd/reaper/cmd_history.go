@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/orphanreaper/reaper/audit"
+	"github.com/orphanreaper/reaper/docs"
 	"github.com/orphanreaper/reaper/run"
 )
 
@@ -25,24 +26,7 @@ func newHistoryCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "history",
 		Short: "Say what reaper decided and did, from its audit log",
-		Long: `history reads the audit log that reap writes (--audit-log; the system
-unit's is /var/log/reaper/audit.jsonl, the default as root; a user's reap
-and watch write ~/.local/state/log/reaper/audit.jsonl — on macOS
-~/Library/Logs/reaper/audit.jsonl — the default otherwise) and the rotations logrotate keeps
-beside it (audit.jsonl.1, audit.jsonl.2.gz, …), and lists each decision:
-when, its outcome, the rule, whose tree, its root pid, its RSS and its
-command, then the sums. A report-only finding is in the log when a reap
-first met it and when it changed, not once per run.
-
---since and --until take a duration back from now (24h, 90m), a date
-(2026-11-23), a time (2026-11-23T08:00 or RFC 3339), or yesterday or
-today (midnight, local time). The default is the last 24 hours.
-
-The journal holds the same records, where journald runs:
-journalctl MESSAGE_ID=8f3a1c9d5b2e4f6a8c0d1e2f3a4b5c6d --since yesterday
-
-Exit status: 0 (nothing recorded is not an error), 2 a bad flag, 66 the
-audit log does not exist.`,
+		Long:  docs.Help("history"),
 		Example: `  reaper history
   reaper history --since yesterday --outcome killed
   reaper history --since 7d --user alice --rule owner-dead -o json`,

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/orphanreaper/reaper/client"
+	"github.com/orphanreaper/reaper/docs"
 	"github.com/orphanreaper/reaper/run"
 	"github.com/orphanreaper/reaper/setup"
 )
@@ -39,20 +40,7 @@ func newHookCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "hook",
 		Short: "Wire a quick reap of your leftovers into an agent client's session start",
-		Long: `hook adds to an agent client's own settings a hook that runs when a session
-starts: a quick reap of this user's leftovers ('reaper reap --quiet', by
-your policy; with none, the embedded policy only reports), in the
-background, so the session does not wait for it, and silent, so nothing
-reaches the model's context.
-
-` + list.String() + `
-install keeps every other byte of the settings file as it was, backs the
-file up beside it first (settings.json.reaper-backup), changes nothing
-when its hook is there already, and replaces its own hook for a binary
-that moved; --dry-run prints the change. A file it cannot edit safely (not
-JSON, a key twice) is refused with its line and column. uninstall removes
-exactly what install added. With 'reaper run' (wrap a client) and 'reaper
-watch' (a service), this is the third way to stay clean.`,
+		Long:  docs.Help("hook", "clients", list.String()),
 	}
 	cmd.Args = noArgs // an unknown subcommand is a usage error, not help
 	cmd.RunE = func(cmd *cobra.Command, args []string) error { return cmd.Help() }

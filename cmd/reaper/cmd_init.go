@@ -9,6 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/orphanreaper/reaper/audit"
+	"github.com/orphanreaper/reaper/docs"
 	"github.com/orphanreaper/reaper/packaging"
 	"github.com/orphanreaper/reaper/policy"
 	"github.com/orphanreaper/reaper/run"
@@ -20,15 +22,9 @@ type initOptions struct{ yes, dryRun, noService, noHooks bool }
 func newInitCommand(g *globalOptions) *cobra.Command {
 	var opts initOptions
 	cmd := &cobra.Command{
-		Use:   "init [--yes] [--dry-run]",
-		Short: "Set reaper up to act, in one step: policy, hooks and service",
-		Long: `init makes reaper act here in one step. It shows what the policy would
-do on this machine now (a dry run of yours, or of the shipped example,
-which signals only what evidence proves abandoned), then what it will set
-up: that policy written (yours is kept), the session-start hook of each
-agent client found in this account, and the service. After you confirm
-(--yes: without asking; with no terminal to ask on, nothing changes
-without it) it does so, and says how to undo each part.`,
+		Use:     "init [--yes] [--dry-run]",
+		Short:   "Set reaper up to act, in one step: policy, hooks and service",
+		Long:    docs.Help("init"),
 		Example: "  reaper init\n  reaper init --dry-run\n  reaper init --yes --no-service",
 		Args:    noArgs,
 		RunE:    func(cmd *cobra.Command, args []string) error { return runInit(cmd, &opts, g) },
@@ -75,7 +71,7 @@ func runInit(cmd *cobra.Command, opts *initOptions, g *globalOptions) error {
 	if err != nil {
 		return err
 	}
-	pass, err := run.Scan(cmd.Context(), run.Config{Policy: pol, Clients: run.ClientsOf(clients, pol), Discover: true, Timeout: scanBound(0)}, policy.ModeDryRun)
+	pass, err := run.Scan(cmd.Context(), run.NewConfig(pol, clients), policy.ModeDryRun)
 	if err != nil {
 		return err
 	}
@@ -99,7 +95,7 @@ func runInit(cmd *cobra.Command, opts *initOptions, g *globalOptions) error {
 		return nil
 	}
 	if !opts.yes {
-		if f, ok := g.stdin.(*os.File); !ok || !run.IsTerminal(f) {
+		if f, ok := g.stdin.(*os.File); !ok || !audit.IsTerminal(f) {
 			return usagef("init asks before it changes anything: answer on a terminal, or pass --yes")
 		}
 		yes, err := confirm(cmd.Context(), g.stdin, g.stdout, "\nProceed? [y/N] ")

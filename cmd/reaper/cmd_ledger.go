@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/orphanreaper/reaper/docs"
 	"github.com/orphanreaper/reaper/run"
 )
 
@@ -13,15 +14,9 @@ func newLedgerCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "ledger",
 		Short: "Validate supervisor ledgers and OpenClaw state, or show what they map to now",
-		Long: `A ledger is what a supervisor (a gateway) writes about the processes it
-started: its own pid and start identity, its sessions, and each run's pid,
-start identity, session and state (format v1; the guide and schema are
-/usr/share/doc/reaper/ledger-guide.md and ledger-schema.json from the
-packages, ledger/GUIDE.md and ledger/schema.json in the source). reaper
-also reads OpenClaw's own state dirs: gateway
-lock files, ACP process leases and the state database.`,
-		Args: noArgs,
-		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
+		Long:  docs.Help("ledger"),
+		Args:  noArgs,
+		RunE:  func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
 	cmd.AddCommand(newLedgerValidateCommand(g), newLedgerShowCommand(g))
 	return cmd
@@ -29,11 +24,9 @@ lock files, ACP process leases and the state database.`,
 
 func newLedgerValidateCommand(g *globalOptions) *cobra.Command {
 	return &cobra.Command{
-		Use:   "validate PATH...",
-		Short: "Check ledger files or OpenClaw state dirs; exit 0 if all are valid, 78 if not",
-		Long: `validate reads each PATH — a v1 ledger file or an OpenClaw state dir — and
-reports what it holds, or every problem as FILE:LINE: message. It looks at
-no process.`,
+		Use:     "validate PATH...",
+		Short:   "Check ledger files or OpenClaw state dirs; exit 0 if all are valid, 78 if not",
+		Long:    docs.Help("ledger-validate"),
 		Example: "  reaper ledger validate ~/.myapp/reaper-ledger.json ~/.openclaw",
 		Args:    someArgs("PATH"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -78,17 +71,9 @@ type ledgerShowOptions struct {
 func newLedgerShowCommand(g *globalOptions) *cobra.Command {
 	var opts ledgerShowOptions
 	cmd := &cobra.Command{
-		Use:   "show [PATH...]",
-		Short: "Show the owners, runs and sessions of ledgers and what each maps to in the process table now",
-		Long: `show reads each PATH (a v1 ledger file or an OpenClaw state dir), takes a
-snapshot of the process table, and says for the owner whether it is alive,
-and for each run whether its process is alive (and the same process: its
-start identity matches), gone, pid-reused, orphaned (part of a finding) or
-unverified (the run records no identity).
-
-With no PATH it shows what scan reads: the agent clients' state dirs it
-finds (every home's as root, each read as its owner) and the ledgers the
-policy's [[owner]] entries name.`,
+		Use:     "show [PATH...]",
+		Short:   "Show the owners, runs and sessions of ledgers and what each maps to in the process table now",
+		Long:    docs.Help("ledger-show"),
 		Example: "  reaper ledger show\n  reaper ledger show ~/.openclaw\n  reaper ledger show --output json ./ledger.json",
 		Args: func(cmd *cobra.Command, args []string) error {
 			return validateOutput(&opts.output)
@@ -108,7 +93,9 @@ func runLedgerShow(cmd *cobra.Command, paths []string, opts *ledgerShowOptions, 
 	if err != nil {
 		return err
 	}
-	view, problems, err := run.Ledgers(context.Background(), run.Config{Policy: pol, Clients: run.ClientsOf(clients, pol), ProcRoot: opts.procRoot}, paths)
+	cfg := run.NewConfig(pol, clients)
+	cfg.ProcRoot = opts.procRoot
+	view, problems, err := run.Ledgers(context.Background(), cfg, paths)
 	if err != nil {
 		return err
 	}

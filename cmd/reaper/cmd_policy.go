@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/orphanreaper/reaper/docs"
 	"github.com/orphanreaper/reaper/run"
 	"io/fs"
 
@@ -25,12 +26,9 @@ func newPolicyCommand(g *globalOptions) *cobra.Command {
 
 func newPolicyCheckCommand(g *globalOptions) *cobra.Command {
 	return &cobra.Command{
-		Use:   "check FILE",
-		Short: "Validate a policy file; exit 0 if valid, 78 if not",
-		Long: `check parses and validates a policy file strictly: unknown keys, unknown
-reasons, actions or kinds, bad regular expressions, durations and sizes are
-errors, each printed as FILE:LINE: message. Exit status 0 means valid, 78
-means invalid.`,
+		Use:     "check FILE",
+		Short:   "Validate a policy file; exit 0 if valid, 78 if not",
+		Long:    docs.Help("policy-check"),
 		Example: "  reaper policy check /etc/reaper/policy.toml",
 		Args:    oneArg("FILE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -76,12 +74,9 @@ func runPolicyCheck(path string, g *globalOptions) error {
 func newPolicyShowCommand(g *globalOptions) *cobra.Command {
 	var example bool
 	cmd := &cobra.Command{
-		Use:   "show [--example]",
-		Short: "Print the embedded default policy, or the shipped example",
-		Long: `show prints the embedded default policy (what runs when no policy file is
-found: it only reports), a commented starting point; with --example, the
-shipped example policy instead (packaging/policy.example.toml, installed
-as /usr/share/doc/reaper/policy.example.toml), which the docs build on.`,
+		Use:     "show [--example]",
+		Short:   "Print the embedded default policy, or the shipped example",
+		Long:    docs.Help("policy-show"),
 		Example: "  reaper policy show --example > ~/.config/reaper/policy.toml",
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {

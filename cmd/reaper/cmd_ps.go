@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/orphanreaper/reaper/audit"
+	"github.com/orphanreaper/reaper/docs"
 	"github.com/orphanreaper/reaper/policy"
 	"github.com/orphanreaper/reaper/run"
 )
@@ -20,26 +21,9 @@ type psOptions struct {
 func newPsCommand(g *globalOptions) *cobra.Command {
 	var opts psOptions
 	cmd := &cobra.Command{
-		Use:   "ps",
-		Short: "List every agent session with its process tree and memory, then the orphans",
-		Long: `ps shows what reaper sees before it acts: every agent session on this
-machine, each with its tree — servers, tool jobs, subagents — its memory
-and CPU, then the orphans (the findings the policy names, which no live
-session holds), then totals per client and for the machine.
-
-A session is a client's own record whose process still runs (a Claude
-Code session file, a Copilot CLI lock, a ledger's owner: the record's
-words are its user's, and say so), or a process titled as a client's own
-(claude, codex, opencode, cline, openclaw-gateway). Its state: live (its
-terminal's foreground), background (on a terminal, behind another job),
-headless (no terminal), or ended (its process is gone; what it left is
-among the orphans). A finding inside a live session's tree — a server
-the client superseded, a tool call's job it abandoned — is marked LEAK.
-
-Memory is PSS where it can be read (each shared page split among the
-processes that map it, so the sums add up), else RSS. As an ordinary
-user, ps shows your sessions; as root, everyone's. It reads and signals
-nothing a scan does not: fast enough to run every 2 s.`,
+		Use:     "ps",
+		Short:   "List every agent session with its process tree and memory, then the orphans",
+		Long:    docs.Help("ps"),
 		Example: "  reaper ps\n  reaper ps --sort cpu\n  reaper ps -o json | jq '.sessions[] | {client, pid, memory_bytes}'",
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -53,7 +37,7 @@ nothing a scan does not: fast enough to run every 2 s.`,
 			if err != nil {
 				return err
 			}
-			pass, err := run.Scan(context.Background(), run.Config{Policy: pol, Clients: run.ClientsOf(clients, pol), Discover: true}, policy.ModeScan)
+			pass, err := run.Scan(context.Background(), run.NewConfig(pol, clients), policy.ModeScan)
 			if err != nil {
 				return err
 			}

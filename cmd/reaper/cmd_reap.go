@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/orphanreaper/reaper/audit"
+	"github.com/orphanreaper/reaper/docs"
 	"github.com/orphanreaper/reaper/run"
 )
 
@@ -39,39 +40,7 @@ func newReapCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "reap",
 		Short: "Apply the policy: terminate or kill the orphaned trees its rules name",
-		Long: `reap does what scan does, then carries out the rules' actions. For each
-tree to terminate, every process is first proven to be the one scanned (a
-pidfd is opened, then the start time re-read), the tree is stopped and
-rescanned until no new process appears — every process, planned or new,
-checked again by the same rules as the plan — then SIGTERM and SIGCONT are
-sent, and after the policy's grace period SIGKILL goes to what remains;
-each process is confirmed gone. As root on a writable cgroup v2 hierarchy
-the stopped tree is first moved into a cgroup of its own, so that what it
-forks while dying is killed with it (cgroup.kill); elsewhere its sessions
-and process groups are followed. Ledgers are re-read just before acting,
-and a run that became owned is spared.
-
-Never signalled, whatever the policy says: pid 1, kernel threads, zombies,
-the reaper and its ancestors, live owners and their running runs, processes
-a [[protect]] rule names, processes younger than min_age, and other users'
-processes (by their real uid) unless a rule's user list names them. Ledger
-or OpenClaw state that could not be read holds back the trees it could
-speak for: its user's, and those naming its state dir.
-
-One reaper runs at a time per host and user (a lock file); a second one
-waits up to --lock-timeout, then exits 1. The whole run ends by --timeout;
-SIGINT and SIGTERM end it early, continuing whatever it had stopped. On
-a terminal, a line on stderr says which tree it is waiting on through the
-grace, and how many of its processes are left.
-
---dry-run sends only signal 0 and prints the plan: outcome "planned".
---proc is refused: reap acts only on the live process table.
-
-Exit status: 0 every planned action done (or nothing to do), 3 a planned
-action was refused or failed or a process survived (younger than min_age
-is not a failure), 66 a named policy or ledger cannot be opened, 77
-lacking the privilege for a planned action, 78 invalid policy or ledger
-(nothing signalled).`,
+		Long:  docs.Help("reap"),
 		Example: `  reaper reap --dry-run
   reaper reap --policy /etc/reaper/policy.toml --audit-log /var/log/reaper/audit.jsonl
   reaper reap --ledger ~/.openclaw --output json`,
@@ -117,7 +86,7 @@ func runReap(ctx context.Context, opts *reapOptions, g *globalOptions) error {
 	cfg := run.ReapConfig{Config: opts.config(pol, timeout, true), Started: started, Deadline: started.Add(timeout),
 		DryRun: opts.dryRun, LockFile: opts.lockFile, LockWait: opts.lockTimeout, LogRepeats: opts.logRepeats,
 		Records: opts.records(g), BeforeAct: opts.beforeAct}
-	if f, ok := g.stderr.(*os.File); ok && !g.quiet && !opts.dryRun && run.IsTerminal(f) {
+	if f, ok := g.stderr.(*os.File); ok && !g.quiet && !opts.dryRun && audit.IsTerminal(f) {
 		cfg.OnProgress = (&audit.Progress{W: f}).Show
 	}
 	done, err := run.Reap(ctx, cfg)
@@ -146,9 +115,9 @@ func outcome(partial, permission int) error {
 		if n == 1 {
 			verb = "was"
 		}
-		return &outcomeError{exitPartial, fmt.Sprintf("%s %s refused or failed (see each finding's detail)", audit.Plural(n, "planned action"), verb)}
+		return &outcomeError{audit.ExitPartial, fmt.Sprintf("%s %s refused or failed (see each finding's detail)", audit.Plural(n, "planned action"), verb)}
 	case permission > 0:
-		return &outcomeError{exitPermission, "lacking the privilege for a planned action (run as the processes' user, or as root)"}
+		return &outcomeError{audit.ExitPermission, "lacking the privilege for a planned action (run as the processes' user, or as root)"}
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/orphanreaper/reaper/docs"
 	"github.com/orphanreaper/reaper/run"
 )
 
@@ -25,60 +26,7 @@ func newRunCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run [flags] -- CMD [ARG...]",
 		Short: "Run a client, or a container's command as its init, and reap what it leaves behind",
-		Long: `run starts CMD as its child, as a child subreaper (PR_SET_CHILD_SUBREAPER):
-whatever CMD's tree leaves when CMD exits — a server it started and lost, a
-job it put in the background, a double-forked or setsid'd process — is
-reparented to run instead of init. CMD runs as if started directly: same
-terminal and process group (job control, Ctrl-C and window size reach it
-from the terminal), SIGTERM and SIGHUP sent to run are passed on, and run
-exits with CMD's status (128+N when a signal N ended it).
-
-When CMD exits, run reaps what it adopted as 'reaper reap' reaps a tree:
-SIGTERM, the policy's grace, SIGKILL, each process proved and confirmed
-gone — unless evidence says a live owner still uses it (a shared daemon
-whose record another live session verifies, a run a live owner's ledger
-holds, a process whose [[owner]] pid marker or unit names an owner that
-lives) or a [[protect]] entry names it. Its lines go to stderr, never to
-CMD's stdout.
-
-  alias claude='reaper run -- claude'
-
-A SIGHUP, SIGQUIT, SIGINT or SIGTERM that reaches run after CMD exited
-ends the reap as an interrupt ends 'reaper reap' — what it stopped is
-continued, a tree it confined given back — and run exits 128+N. If run
-itself is killed, what CMD leaves goes to init as before, and the next
-reap, watch pass or run continues what it had stopped (its record beside
-the lock): 'reaper watch' or the timer is the backstop.
-
-As an adopter (Linux), run is a correct init: every child it adopts is
-reaped the moment it exits (no zombie piles up under it, as under a
-subreaper that never waits), the signals a container runtime or a
-terminal sends — TERM, INT, HUP, QUIT, USR1, USR2, WINCH — are passed to
-CMD (to CMD's process group with -g, as tini -g does; INT, QUIT and WINCH
-from run's own terminal reach CMD from the terminal), and CMD's status
-is run's. As a PID namespace's init (a container's PID 1), once the reap
-is done it ends what is left in the namespace — SIGTERM, the policy's
-grace, SIGKILL — and exits, so the container stops promptly; with no
-writable place for the lock (a read-only image) it reaps without one and
-says so. No policy file, config or passwd entry is needed:
-
-  ENTRYPOINT ["reaper", "run", "--", "node", "server.js"]
-
-While CMD lives, --watch (on by default as a namespace's init) runs the
-watch inside, scoped to what run adopted and its descendants: the same
-passes as 'reaper watch' by the policy (--policy FILE, or --policy - for
-the policy's text in $REAPER_POLICY, for an image that cannot mount a
-file), so a live gateway's ended sessions' trees and a dead client's
-servers are reaped as they appear, not at the container's end.
-
-On macOS, which has no subreapers, run records CMD's descendants while CMD
-runs (the process table every second, each process by its pid and start
-time) and, when CMD exits, reaps those that outlived it and were
-reparented to launchd — the same proved, graced kill. What that cannot
-cover: a process that CMD's tree starts and detaches within a second,
-between two looks (a daemon double-forked and the middle process gone),
-and one started in CMD's last second; 'reaper watch' or the timer is the
-backstop for those.`,
+		Long:  docs.Help("run"),
 		Example: `  reaper run -- claude
   reaper run --audit-log ~/.local/state/reaper/audit.jsonl -- codex`,
 		Args: someArgs("CMD"),

@@ -11,6 +11,7 @@ import (
 
 	"github.com/orphanreaper/reaper/audit"
 	"github.com/orphanreaper/reaper/client"
+	"github.com/orphanreaper/reaper/docs"
 	"github.com/orphanreaper/reaper/policy"
 	"github.com/orphanreaper/reaper/run"
 )
@@ -68,23 +69,7 @@ func newScanCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "scan",
 		Short: "Find orphaned process trees and report them; never sends a signal",
-		Long: `scan reads the process table once, finds the trees whose root lost its
-parent (reparented to PID 1, a systemd user manager or a subreaper) and is
-not held by a live owner, matches them against the policy's rules, and
-prints one tree per finding with pid, age, RSS, command and the reasons.
-
-Only the first matching rule counts; trees no rule matches are not shown.
-A finding a safety rule would refuse (it holds the reaper, a live owner, or
-a run a live owner's ledger holds) shows as refused, with the reason; one
-that holds a process a [[protect]] entry names, as protected.
-
-Exit status: 0, whether or not it finds anything; with --exit-code, 4 when
-it reports a finding (for monitoring); 1 an error, 2 a bad flag, 66 or 78
-a named policy or ledger that cannot be opened or is invalid.
-
-` + ledgersHelp(clients) + `
-
-scan never sends a signal, whatever the policy's actions say.`,
+		Long:  docs.Help("scan", "ledgers", ledgersHelp(clients)),
 		Example: `  reaper scan
   reaper scan --output json | jq '.findings[] | {root_pid, rule, reasons}'
   reaper scan --policy ./policy.toml --metrics /var/lib/prometheus/node-exporter/reaper.prom`,
@@ -115,22 +100,6 @@ a user's files speak only for that user's processes.`, strings.Join(cs.Titles(),
 	return strings.Join(audit.Wrap(text, 74), "\n")
 }
 
-// defaultScanTimeout bounds a scan whose --timeout is not given: a scan of
-// 20,000 processes takes well under a second.
-const defaultScanTimeout = 60 * time.Second
-
-// scanTimeout is the run's bound: --timeout, else defaultScanTimeout.
-func (o *scanOptions) scanTimeout() time.Duration { return scanBound(o.timeout) }
-
-// scanBound is a scan's bound: timeout where given, else
-// defaultScanTimeout.
-func scanBound(timeout time.Duration) time.Duration {
-	if timeout > 0 {
-		return timeout
-	}
-	return defaultScanTimeout
-}
-
 func runScan(ctx context.Context, opts *scanOptions, g *globalOptions) error {
 	if err := opts.validate(); err != nil {
 		return err
@@ -140,10 +109,7 @@ func runScan(ctx context.Context, opts *scanOptions, g *globalOptions) error {
 	if err != nil {
 		return err
 	}
-	timeout := opts.scanTimeout()
-	ctx, cancel := context.WithDeadline(ctx, started.Add(timeout))
-	defer cancel()
-	pass, err := run.Scan(ctx, opts.config(pol, timeout, true), policy.ModeScan)
+	pass, err := run.Scan(ctx, opts.config(pol, opts.timeout, true), policy.ModeScan)
 	if err != nil {
 		return err
 	}
@@ -152,7 +118,7 @@ func runScan(ctx context.Context, opts *scanOptions, g *globalOptions) error {
 		return err
 	}
 	if opts.exitCode && len(pass.Plan.Items) > 0 {
-		return exitStatus(run.ExitFindings)
+		return exitStatus(audit.ExitFindings)
 	}
 	return nil
 }

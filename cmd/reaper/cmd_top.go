@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/orphanreaper/reaper/audit"
+	"github.com/orphanreaper/reaper/docs"
 	"github.com/orphanreaper/reaper/run"
 	"github.com/orphanreaper/reaper/top"
 )
@@ -22,22 +23,9 @@ type topOptions struct {
 func newTopCommand(g *globalOptions) *cobra.Command {
 	var opts topOptions
 	cmd := &cobra.Command{
-		Use:   "top",
-		Short: "Watch the agent sessions and orphans live; explain or end one from the list",
-		Long: `top is reaper ps, live: every session with its tree, then the orphans,
-refreshed every --interval (2 s at least), in the terminal (80 columns
-will do; NO_COLOR turns colour off).
-
-Keys: Up/Down (or j), PgUp/PgDn, g/G move; Enter folds a session's tree; s
-cycles the order, m/c/a sort by memory, CPU or age; / searches (Enter
-keeps the search, Esc clears it); e explains the selected process (as
-reaper explain PID); r refreshes now; q or Ctrl-C quits.
-
-k ends the selected finding — an orphan's tree, or a leak inside a live
-session — through reap's own path confined to that tree: its dry-run is
-shown first, and nothing is signalled until you press y. A live session's
-own process is no finding, and k says so and does nothing. The reap takes
-the reaper lock and writes the audit log as reap does.`,
+		Use:     "top",
+		Short:   "Watch the agent sessions and orphans live; explain or end one from the list",
+		Long:    docs.Help("top"),
 		Example: "  reaper top\n  reaper top --sort cpu --interval 5s",
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -47,7 +35,7 @@ the reaper lock and writes the audit log as reap does.`,
 			if opts.interval < top.MinInterval {
 				return usagef("--interval %s: at least %s (each refresh reads every process)", opts.interval, top.MinInterval)
 			}
-			if !run.IsTerminal(os.Stdin) || !run.IsTerminal(os.Stdout) {
+			if !audit.IsTerminal(os.Stdin) || !audit.IsTerminal(os.Stdout) {
 				return usagef("top needs a terminal: use reaper ps (or ps -o json) for a pipe")
 			}
 			pol, err := resolvePolicy(opts.policyFile)
@@ -56,7 +44,7 @@ the reaper lock and writes the audit log as reap does.`,
 			}
 			userAuditLogDefault(cmd, &opts.auditLog)
 			src := &run.Live{Reap: run.ReapConfig{
-				Config:   run.Config{Policy: pol, Clients: run.ClientsOf(clients, pol), Discover: true},
+				Config:   run.NewConfig(pol, clients),
 				LockWait: 5 * time.Second, Records: run.Records{AuditLog: opts.auditLog, Journal: "auto", Log: g.log},
 			}}
 			return top.Run(cmd.Context(), top.New(src, top.Options{Interval: opts.interval, Sort: opts.sort, Style: g.tableStyle()}))

@@ -4,6 +4,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/orphanreaper/reaper/audit"
+	"github.com/orphanreaper/reaper/docs"
 	"github.com/orphanreaper/reaper/run"
 )
 
@@ -15,12 +16,9 @@ var version, commit = "", ""
 func newVersionCommand(g *globalOptions) *cobra.Command {
 	var output string
 	cmd := &cobra.Command{
-		Use:   "version",
-		Short: "Print the version",
-		Long: `version prints reaper's version — the release's, else the commit it was
-built from as the Go toolchain stamped it (go build in a git checkout;
-'go install …@vX.Y.Z' stamps the version) — its platform and Go, and
-whether signals go through pidfds here.`,
+		Use:     "version",
+		Short:   "Print the version",
+		Long:    docs.Help("version"),
 		Example: "  reaper version\n  reaper version -o json | jq -r .commit",
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {

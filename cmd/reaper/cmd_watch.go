@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/orphanreaper/reaper/docs"
 	"github.com/orphanreaper/reaper/notify"
 	"github.com/orphanreaper/reaper/platform/signals"
 	"github.com/orphanreaper/reaper/policy"
@@ -30,53 +31,7 @@ func newWatchCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "watch",
 		Short: "Reap in the second an owner dies: passes on its exit, at min_age, and every --backstop",
-		Long: `watch runs until SIGTERM or SIGINT, making passes. Every pass is exactly the
-pass 'reaper reap' makes — the same lock, scan, evidence, identity checks,
-min_age, plan, execution and records — so the watch adds no second way to
-decide. What it adds is when:
-
-  at once, when it starts;
-  when an owner the last pass's evidence named exits (a live gateway, a
-    claude whose session file verifies, a verified codex daemon, the
-    group leader a client's marker names, a client's own process): the
-    kernel reparents an owner's children before it tells its pidfd
-    pollers, so the next pass already sees the orphans. Exits are
-    debounced: a pass follows 300 ms after the last one, and at most
-    1.5 s after the first;
-  when a tree the last pass saw reaches a min_age (the defaults' or a
-    rule's);
-  and every --backstop at the latest, so that a lost hint never loses
-    an orphan.
-
-An exit is a hint that a pass is due, never a reason to signal. Exits are
-watched by pidfd on Linux and by kqueue on macOS; where they cannot be (a
-kernel before 5.3, a seccomp filter), or an owner's watch fails, a pass
-comes every 10 s instead of every --backstop, and the log and the metrics
-(reaper_watch_owners{watching="false"}, reaper_watch_unwatched_owners) say
-so.
-
-SIGHUP reads the policy again; an invalid one is logged with its file and
-line, and the policy in force is kept. SIGTERM and SIGINT end the watch
-within seconds (exit 0): a pass in flight continues whatever it stopped.
-Each pass takes the one-reaper-at-a-time lock, so a 'reaper reap' by hand
-waits for the pass, or the pass for it.
-
-Under systemd (Type=notify) it says READY=1 after its first pass, a
-STATUS= line after each, WATCHDOG=1 when the unit sets WatchdogSec, and
-STOPPING=1. Each pass prints what --quiet prints: a line for each tree
-acted on, refused or failed, and each error.
-
---dry-run makes it a watching audit: every pass plans and sends only
-signal 0.
-
---notify tells the desktop (the freedesktop notification service on the
-session bus, or notify-send; Notification Center on macOS) when a pass
-ended something — what, whose, how much memory — and when it finds a tree
-it only reports of --notify-above or more; grouped by session, at most
-one notification every 30 s (what comes sooner is sent with the next),
-never twice for one tree, nothing when nothing happened. A host with no
-session bus says so once and never tries. The per-user service runs with
---notify.`,
+		Long:  docs.Help("watch"),
 		Example: `  reaper watch --dry-run
   reaper watch --policy /etc/reaper/policy.toml --audit-log /var/log/reaper/audit.jsonl
   kill -HUP "$(pidof reaper)"    # read the policy again`,
@@ -124,14 +79,11 @@ func runWatch(ctx context.Context, opts *watchOptions, g *globalOptions) error {
 	if err != nil {
 		return err
 	}
-	sdNotify, watchdog := run.ServiceManager()
 	cfg := run.WatchConfig{
 		ReapConfig: run.ReapConfig{Config: opts.config(pol, timeout, false), DryRun: opts.dryRun, LockFile: opts.lockFile,
 			LockWait: opts.lockTimeout, LogRepeats: opts.logRepeats, Records: opts.records(g)},
 		Backstop: opts.backstop,
 		Reload:   func() (*policy.Policy, error) { return resolvePolicy(opts.policyFile) },
-		Notify:   sdNotify,
-		Watchdog: watchdog,
 		Log:      g.log,
 		OnPass: func(r *run.Reaped, trigger string) {
 			if err := r.Report.WriteQuietAs(g.stdout, "watch "+time.Now().Format("15:04:05")); err != nil && g.log != nil {

@@ -13,17 +13,6 @@ import (
 	"github.com/orphanreaper/reaper/setup"
 )
 
-// The exit codes (run/exit.go; README, "Command line and exit status").
-const (
-	exitOK         = run.ExitOK
-	exitError      = run.ExitError
-	exitUsage      = run.ExitUsage
-	exitPartial    = run.ExitPartial
-	exitNoInput    = run.ExitNoInput
-	exitPermission = run.ExitPermission
-	exitConfig     = run.ExitConfig
-)
-
 // configError is an invalid policy or ledger whose details were printed.
 type configError struct{ err error }
 
@@ -54,7 +43,7 @@ func usagef(format string, args ...any) error {
 // "reaper" when unknown).
 func exitCode(err error, stderr io.Writer, cmdPath ...string) int {
 	if err == nil {
-		return exitOK
+		return audit.ExitOK
 	}
 	var es exitStatus
 	if errors.As(err, &es) {
@@ -78,20 +67,20 @@ func exitCode(err error, stderr io.Writer, cmdPath ...string) int {
 	var np *run.NoProcessError
 	switch {
 	case errors.As(err, &ne), errors.As(err, &np):
-		return exitNoInput
+		return audit.ExitNoInput
 	case (errors.As(err, &pe) || errors.As(err, &le)) && noInput(err):
-		return exitNoInput
+		return audit.ExitNoInput
 	case errors.As(err, &pe), errors.As(err, &le), errors.As(err, &ce):
-		return exitConfig
+		return audit.ExitConfig
 	case errors.As(err, &ue), errors.As(err, &se), errors.Is(err, run.ErrProcFlag):
 		help := "reaper"
 		if len(cmdPath) > 0 && cmdPath[0] != "" {
 			help = cmdPath[0]
 		}
 		fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", help)
-		return exitUsage
+		return audit.ExitUsage
 	}
-	return exitError
+	return audit.ExitError
 }
 
 // noInput: a file named could not be opened at all (run.NoInput).

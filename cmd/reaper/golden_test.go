@@ -110,10 +110,10 @@ func TestGoldenExplain(t *testing.T) {
 			compareGolden(t, tt.golden, runReaper(t, env, append(base, tt.args...)...))
 		})
 	}
-	if r := runReaper(t, env, append(base, "999")...); r.code != exitNoInput || !strings.Contains(r.stderr, "no process 999") {
+	if r := runReaper(t, env, append(base, "999")...); r.code != audit.ExitNoInput || !strings.Contains(r.stderr, "no process 999") {
 		t.Errorf("explain of a pid not there: exit %d, %q; want 66", r.code, r.stderr)
 	}
-	if r := runReaper(t, env, append(base, "x1")...); r.code != exitUsage {
+	if r := runReaper(t, env, append(base, "x1")...); r.code != audit.ExitUsage {
 		t.Errorf("explain x1: exit %d, want 2", r.code)
 	}
 }
@@ -146,11 +146,11 @@ func TestGoldenHistory(t *testing.T) {
 	if !strings.Contains(rows.stderr, "warning: 2 lines of the audit log were not records: skipped") || strings.Contains(rows.stdout, "skipped") {
 		t.Errorf("--no-headers: stderr %q; want the skipped lines said there, not in the rows:\n%s", rows.stderr, rows.stdout)
 	}
-	if r := runReaper(t, env, "history", "--audit-log", log, "--color", "sometimes"); r.code != exitUsage || !strings.Contains(r.stderr, `--color "sometimes"`) {
+	if r := runReaper(t, env, "history", "--audit-log", log, "--color", "sometimes"); r.code != audit.ExitUsage || !strings.Contains(r.stderr, `--color "sometimes"`) {
 		t.Errorf("a bad --color: exit %d, %q; want 2 and the value named", r.code, r.stderr)
 	}
 	r := runReaper(t, env, "history", "--audit-log", log, "--since", "someday")
-	if r.code != exitUsage || !strings.Contains(r.stderr, `--since "someday"`) {
+	if r.code != audit.ExitUsage || !strings.Contains(r.stderr, `--since "someday"`) {
 		t.Errorf("a bad --since: exit %d, %q; want 2 and the value named", r.code, r.stderr)
 	}
 }

@@ -367,7 +367,7 @@ func TestReapOtherUser(t *testing.T) {
 	nobody := &syscall.Credential{Uid: 65534, Gid: 65534}
 	pid := adopt(t, "npm exec mcp-remote https://nobody.test", "sleep 60; exit 0", nobody)
 	rep, r := reapJSON(t, "--policy", reapPolicy(t, ""))
-	if r.code != exitPartial {
+	if r.code != audit.ExitPartial {
 		t.Fatalf("exit %d, want 3 (a planned action was refused): %s", r.code, r.stderr)
 	}
 	if f := rep.finding(pid); f == nil || f.Outcome != "refused" || !strings.Contains(f.Detail, "uid 65534") {

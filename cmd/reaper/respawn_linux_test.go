@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/orphanreaper/reaper/audit"
 )
 
 // respawner starts a supervisor titled name that runs `sleep 300` titled
@@ -86,7 +88,7 @@ action = "terminate"
 	if f == nil || f.Outcome != "refused" || !strings.Contains(f.Detail, "kill loop") || !strings.Contains(f.Detail, fmt.Sprintf("restart pid %d", sup)) {
 		t.Fatalf("the fourth copy: %+v, want refused as a kill loop naming pid %d", f, sup)
 	}
-	if !alive(child) || r.code != exitPartial {
+	if !alive(child) || r.code != audit.ExitPartial {
 		t.Errorf("the fourth copy: alive %v, exit %d; want alive, exit 3", alive(child), r.code)
 	}
 	t.Logf("after 3 kills: %s", f.Detail)

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/orphanreaper/reaper/audit"
+	"github.com/orphanreaper/reaper/docs"
 )
 
 // globalOptions are shared by every command.
@@ -31,38 +32,9 @@ func newGlobalOptions() *globalOptions {
 
 func newRootCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "reaper",
-		Short: "Find and remove the process trees AI-agent gateways leave behind",
-		Long: `reaper finds the PTY shells, ACP agent runtimes and MCP servers that agent
-gateways and clients (OpenClaw, Claude Code, Codex, Gemini CLI and others)
-left running when they crashed, restarted or forgot a session, and reports
-or kills them according to a TOML policy.
-
-A tree is an orphan when its root was reparented to PID 1, a systemd user
-manager or another subreaper, and no live owner holds it. Every finding
-says why (reasons and evidence) and which policy rule matched it.
-
-Start with a report; it never sends a signal:
-
-  reaper scan
-  reaper scan --output json
-
-The embedded default policy only reports. To act, 'reaper init' shows what
-the shipped example policy would do here (a dry run), then sets it up —
-the policy, the clients' session hooks and the service — after asking;
-or write a policy yourself (see 'reaper policy show') to
-/etc/reaper/policy.toml (root) or ~/.config/reaper/policy.toml, and check
-it with 'reaper policy check FILE'.
-
-When something seems off: 'reaper doctor' checks the host and how reaper
-is run on it; 'reaper explain PID' says why a process is, or is not, a
-finding; 'reaper history' says what reaper did.
-
-Exit status: 0 success (found or not), 1 runtime error, 2 usage error,
-3 partial (a planned action was refused or failed), 4 findings (scan
---exit-code), 66 a file named on the command line cannot be opened, 77
-lacking privilege for a planned action, 78 invalid policy or ledger
-(nothing was signalled), 128+N ended by signal N at a prompt (130: Ctrl-C).`,
+		Use:               "reaper",
+		Short:             "Find and remove the process trees AI-agent gateways leave behind",
+		Long:              docs.Help("reaper"),
 		SilenceUsage:      true,
 		SilenceErrors:     true,
 		Args:              noArgs,

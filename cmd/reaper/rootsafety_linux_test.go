@@ -17,6 +17,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/orphanreaper/reaper/audit"
 	"github.com/orphanreaper/reaper/internal/skips"
 	"github.com/orphanreaper/reaper/platform"
 	"github.com/orphanreaper/reaper/run"
@@ -115,7 +116,7 @@ func TestNonDumpableOtherUserIsNotRoots(t *testing.T) {
 	if f == nil || f.Outcome != "refused" || !strings.Contains(f.Detail, "uid 65534") {
 		t.Errorf("finding %+v, want refused as uid 65534's", f)
 	}
-	if r.code != exitPartial {
+	if r.code != audit.ExitPartial {
 		t.Errorf("exit %d, want 3 (a planned action was refused)", r.code)
 	}
 	if stateOf(pid) != "S" {
@@ -151,7 +152,7 @@ func TestNewMemberOfAnotherUserRefused(t *testing.T) {
 	}
 	err := runReap(context.Background(), opts, g)
 	var oe *outcomeError
-	if !errors.As(err, &oe) || oe.code != exitPartial {
+	if !errors.As(err, &oe) || oe.code != audit.ExitPartial {
 		t.Errorf("runReap: %v, want exit 3\n%s", err, stderr.String())
 	}
 	var rep reapReport
@@ -209,7 +210,7 @@ func TestFIFOStateFileDoesNotHang(t *testing.T) {
 		start := time.Now()
 		r := runReaper(t, []string{"OPENCLAW_STATE_DIR=" + state}, args...)
 		took := time.Since(start)
-		if r.code != 0 && r.code != exitPartial {
+		if r.code != 0 && r.code != audit.ExitPartial {
 			t.Errorf("%s: exit %d: %s", args[0], r.code, r.stderr)
 		}
 		if took > 10*time.Second {
@@ -282,7 +283,7 @@ action = "terminate"
 `)
 	// Named with --ledger, the state dir is the operator's: garbage in it
 	// stops the run (78) and nothing is signalled.
-	if r := runReaper(t, nil, "reap", "--policy", pol, "--ledger", state, "--lock-file", filepath.Join(t.TempDir(), "lock")); r.code != exitConfig {
+	if r := runReaper(t, nil, "reap", "--policy", pol, "--ledger", state, "--lock-file", filepath.Join(t.TempDir(), "lock")); r.code != audit.ExitConfig {
 		t.Fatalf("--ledger with garbage: exit %d, want 78\n%s", r.code, r.stderr)
 	}
 	rr := runReaper(t, []string{"OPENCLAW_STATE_DIR=" + state}, "reap", "--output", "json", "--policy", pol, "--lock-file", filepath.Join(t.TempDir(), "lock"))
@@ -290,7 +291,7 @@ action = "terminate"
 	if err := json.Unmarshal([]byte(rr.stdout), &rep); err != nil {
 		t.Fatalf("reap: exit %d, %v\n%s", rr.code, err, rr.stderr)
 	}
-	if rr.code != exitPartial {
+	if rr.code != audit.ExitPartial {
 		t.Errorf("exit %d, want 3: a planned action was refused for unreadable state", rr.code)
 	}
 	for _, pid := range []int{roots, named} {
@@ -364,8 +365,8 @@ when = ["reparented"]
 cmdline = 'interrupt\.test'
 action = "terminate"
 `, selfSubreaper(t)))
-	audit := filepath.Join(t.TempDir(), "audit.jsonl")
-	cmd := exec.Command(reaperBin, "reap", "--output", "json", "--policy", pol, "--audit-log", audit,
+	auditLog := filepath.Join(t.TempDir(), "audit.jsonl")
+	cmd := exec.Command(reaperBin, "reap", "--output", "json", "--policy", pol, "--audit-log", auditLog,
 		"--lock-file", filepath.Join(t.TempDir(), "lock"), "--journal", "off")
 	var stdout bytes.Buffer
 	cmd.Stdout = &stdout
@@ -381,7 +382,7 @@ action = "terminate"
 		t.Errorf("the reaper took %v to stop after SIGINT", took)
 	}
 	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != exitPartial {
+	if !errors.As(err, &ee) || ee.ExitCode() != audit.ExitPartial {
 		t.Errorf("exit %v, want 3", err)
 	}
 	var rep reapReport
@@ -394,7 +395,7 @@ action = "terminate"
 			t.Errorf("pid %d left stopped", p)
 		}
 	}
-	if b, _ := os.ReadFile(audit); !bytes.Contains(b, []byte("interrupted")) {
+	if b, _ := os.ReadFile(auditLog); !bytes.Contains(b, []byte("interrupted")) {
 		t.Errorf("the audit log does not say the run was interrupted:\n%s", b)
 	}
 }

@@ -19,10 +19,15 @@ var clients = all.Clients
 func resolvePolicy(flag string) (*policy.Policy, error) { return run.LoadPolicy(flag, clients) }
 
 // config is the run configuration of a scan's or a reap's flags, once its
-// policy is resolved: every run discovers the clients' state.
+// policy is resolved (run.NewConfig), timeout its bound where a flag or
+// the verb sets one.
 func (o *scanOptions) config(pol *policy.Policy, timeout time.Duration, advise bool) run.Config {
-	return run.Config{Policy: pol, Clients: run.ClientsOf(clients, pol), ProcRoot: o.procRoot, Ledgers: o.ledgers, Discover: true,
-		Advise: advise, All: o.all, Timeout: timeout}
+	cfg := run.NewConfig(pol, clients)
+	cfg.ProcRoot, cfg.Ledgers, cfg.Advise, cfg.All = o.procRoot, o.ledgers, advise, o.all
+	if timeout > 0 {
+		cfg.Timeout = timeout
+	}
+	return cfg
 }
 
 // records are the traces a scan's or a reap's flags ask for.

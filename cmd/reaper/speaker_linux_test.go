@@ -21,6 +21,8 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/orphanreaper/reaper/internal/skips"
+
+	"github.com/orphanreaper/reaper/audit"
 )
 
 // The attacks of docs/threat-model.md ("The attacks, each with its
@@ -423,7 +425,7 @@ func TestAttackHostileStoresCannotVetoEveryone(t *testing.T) {
 		t.Fatalf("reap: exit %d after %s, %v\n%s", r.code, took, err, r.stderr)
 	}
 	t.Logf("%d stores in %d state dirs, %d KiB in all: the run took %s, exit %d", 2*len(names), len(names), size>>10, took.Round(time.Millisecond), r.code)
-	if r.code != exitPartial {
+	if r.code != audit.ExitPartial {
 		t.Errorf("exit %d, want 3 (A's tree refused for A's unreadable state; not 1: the run must not end at its deadline)\n%s", r.code, r.stderr)
 	}
 	for _, pid := range []int{roots, bs} {

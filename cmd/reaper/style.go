@@ -4,7 +4,6 @@ import (
 	"os"
 
 	"github.com/orphanreaper/reaper/audit"
-	"github.com/orphanreaper/reaper/run"
 )
 
 // colorWhens are the values --color takes.
@@ -16,7 +15,7 @@ var colorWhens = []string{"auto", "always", "never"}
 func (g *globalOptions) tableStyle() audit.Style {
 	st := audit.Style{ASCII: !audit.UTF8Locale(), Color: g.useColor(), NoHeaders: g.noHeaders}
 	if f, ok := g.stdout.(*os.File); ok {
-		st.Width = run.TermWidth(f)
+		st.Width = audit.TermWidth(f)
 	}
 	return st
 }
@@ -29,5 +28,5 @@ func (g *globalOptions) write(v audit.Tabular, format string) error {
 // useColor is --color, for stdout (audit.UseColor).
 func (g *globalOptions) useColor() bool {
 	f, _ := g.stdout.(*os.File)
-	return audit.UseColor(g.color, f != nil && run.IsTerminal(f))
+	return audit.UseColor(g.color, f != nil && audit.IsTerminal(f))
 }

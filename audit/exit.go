@@ -1,7 +1,8 @@
-package run
+package audit
 
 // The exit statuses of a reaper command (README, "Command line and exit
-// status"): cmd/reaper maps a run's errors and outcomes to them.
+// status"): cmd/reaper maps a run's errors and outcomes to them, doctor
+// reads a service's last one.
 const (
 	ExitOK         = 0
 	ExitError      = 1  // runtime error
