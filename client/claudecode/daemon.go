@@ -365,98 +365,139 @@ func hostOf(snap *platform.Snapshot, p *platform.Process, run string) (host, boo
 }
 
 // judgeDaemon turns the daemon's records into evidence spoken by uid.
-func judgeDaemon(d *Daemon, uid uint32, snap *platform.Snapshot) (ev scan.Evidence, errs []error) {
+func judgeDaemon(d *Daemon, uid uint32, snap *platform.Snapshot) (scan.Evidence, []error) {
 	if d == nil || snap == nil {
-		return ev, nil
+		return scan.Evidence{}, nil
 	}
 	if why := d.check(uid); why != "" {
-		return ev, []error{fmt.Errorf("%s: not Claude Code's daemon records: %s", d.RosterFile, why)}
-	}
-	identity := func(procStart string) string {
-		ticks, err := strconv.ParseUint(strings.TrimSpace(procStart), 10, 64)
-		if err != nil || snap.BootID == "" || snap.WallClockStarts() {
-			return ""
-		}
-		return platform.FormatIdentity(snap.BootID, ticks)
+		return scan.Evidence{}, []error{fmt.Errorf("%s: not Claude Code's daemon records: %s", d.RosterFile, why)}
 	}
 	// Whether the records' starts can be checked here: procStart is in
 	// clock ticks since boot (Linux). Where they cannot (macOS, or a
 	// start that is not a number), a job is held by its pid alone and
 	// nothing is said gone: a daemon that cannot be shown gone may live.
-	verified := !d.Partial
-	// The live daemon: the lock's pid at its start, uid's.
-	var daemon *platform.Process
-	daemonOwner := ledger.Owner{Name: OwnerName}
-	if d.Lock != nil {
-		daemonOwner.PID, daemonOwner.Start = d.Lock.PID, identity(d.Lock.ProcStart)
-		verified = verified && daemonOwner.Start != ""
-		if gone, _ := scan.OwnerGone(snap, scan.RecordedBy(uid, d.Lock.PID, daemonOwner.Start)); !gone && verified {
-			daemon = snap.Get(d.Lock.PID)
+	j := &daemonJudge{d: d, uid: uid, snap: snap, verified: !d.Partial, owner: ledger.Owner{Name: OwnerName},
+		claimed: map[int]bool{}, claimedSock: map[string]bool{}}
+	j.lock()
+	j.roster()
+	if !j.verified {
+		return j.ev, nil
+	}
+	if j.daemon != nil {
+		if l := olderGenerations(d, uid, j.daemon, j.claimed, snap); l != nil {
+			j.ev.Ledgers = append(j.ev.Ledgers, l)
 		}
 	}
-	// The roster's live jobs own their host and claude.
-	claimed := map[int]bool{}
-	claimedSock := map[string]bool{}
-	for _, w := range d.Workers {
-		start := identity(w.ProcStart)
+	if d.Run != "" {
+		j.spares()
+	}
+	return j.ev, nil
+}
+
+// daemonJudge is one judging of a daemon's records, one method per record
+// it reads: the lock (the live daemon), the roster (its jobs), the hosts
+// no job claims (spares, against the log).
+type daemonJudge struct {
+	d        *Daemon
+	uid      uint32
+	snap     *platform.Snapshot
+	verified bool // every start could be checked here
+	// daemon is the live daemon (the lock's pid at its start, uid's), and
+	// owner the lock's owner record.
+	daemon *platform.Process
+	owner  ledger.Owner
+	// claimed are the roster's live jobs' pids and sockets.
+	claimed     map[int]bool
+	claimedSock map[string]bool
+	ev          scan.Evidence
+}
+
+// identity is a record's procStart as a start identity; "" where it
+// cannot be checked here.
+func (j *daemonJudge) identity(procStart string) string {
+	ticks, err := strconv.ParseUint(strings.TrimSpace(procStart), 10, 64)
+	if err != nil || j.snap.BootID == "" || j.snap.WallClockStarts() {
+		return ""
+	}
+	return platform.FormatIdentity(j.snap.BootID, ticks)
+}
+
+// lock finds the live daemon the daemon.lock names.
+func (j *daemonJudge) lock() {
+	l := j.d.Lock
+	if l == nil {
+		return
+	}
+	j.owner.PID, j.owner.Start = l.PID, j.identity(l.ProcStart)
+	j.verified = j.verified && j.owner.Start != ""
+	if gone, _ := scan.OwnerGone(j.snap, scan.RecordedBy(j.uid, l.PID, j.owner.Start)); !gone && j.verified {
+		j.daemon = j.snap.Get(l.PID)
+	}
+}
+
+// roster claims the roster's live jobs: each owns its host and claude.
+func (j *daemonJudge) roster() {
+	for _, w := range j.d.Workers {
+		start := j.identity(w.ProcStart)
 		if start == "" {
 			// Not checkable: its pids and socket are held all the same.
-			verified = false
-			claimed[w.PID], claimedSock[w.PtySock] = true, true
+			j.verified = false
+			j.claimed[w.PID], j.claimedSock[w.PtySock] = true, true
 			if w.ReplPID > 0 {
-				claimed[w.ReplPID] = true
+				j.claimed[w.ReplPID] = true
 			}
 			continue
 		}
-		if gone, _ := scan.OwnerGone(snap, scan.RecordedBy(uid, w.PID, start)); gone {
+		if gone, _ := scan.OwnerGone(j.snap, scan.RecordedBy(j.uid, w.PID, start)); gone {
 			continue
 		}
 		owner := ledger.Owner{Name: OwnerName, PID: w.PID, Start: start}
 		runs := []ledger.Run{{ID: "Claude Code background job " + w.Short, Kind: ledger.KindACP, PID: w.PID, Start: start, State: ledger.RunRunning}}
-		claimed[w.PID], claimedSock[w.PtySock] = true, true
-		if rs := identity(w.ReplProcStart); w.ReplPID > 0 && rs != "" {
+		j.claimed[w.PID], j.claimedSock[w.PtySock] = true, true
+		if rs := j.identity(w.ReplProcStart); w.ReplPID > 0 && rs != "" {
 			runs = append(runs, ledger.Run{ID: "Claude Code background job " + w.Short + "'s claude", Kind: ledger.KindACP, PID: w.ReplPID, Start: rs, State: ledger.RunRunning})
-			claimed[w.ReplPID] = true
+			j.claimed[w.ReplPID] = true
 		}
-		ev.Ledgers = append(ev.Ledgers, &ledger.Ledger{Version: ledger.Version, Source: d.RosterFile, Speaker: uid, Owner: owner, Runs: runs})
-		ev.Sessions = append(ev.Sessions, scan.Session{Owner: owner, ID: w.SessionID, Dir: w.Cwd, Kind: "bg job " + w.Short,
-			Proof: "Claude Code's daemon roster " + d.RosterFile, Speaker: uid})
+		j.ev.Ledgers = append(j.ev.Ledgers, &ledger.Ledger{Version: ledger.Version, Source: j.d.RosterFile, Speaker: j.uid, Owner: owner, Runs: runs})
+		j.ev.Sessions = append(j.ev.Sessions, scan.Session{Owner: owner, ID: w.SessionID, Dir: w.Cwd, Kind: "bg job " + w.Short,
+			Proof: "Claude Code's daemon roster " + j.d.RosterFile, Speaker: j.uid})
 	}
-	if !verified {
-		return ev, nil
-	}
-	if daemon != nil {
-		if l := olderGenerations(d, uid, daemon, claimed, snap); l != nil {
-			ev.Ledgers = append(ev.Ledgers, l)
-		}
-	}
-	if d.Run == "" {
-		return ev, nil
-	}
-	// The daemon's hosts in the table: uid's, alive, not a claimed job's.
-	// Each leads a session of its own (the daemon spawns them detached),
-	// so only session leaders' command lines are read.
-	var hosts []host
-	byPID := map[int]host{}
-	for i := range snap.Procs {
-		p := &snap.Procs[i]
-		if p.SID != p.PID || p.Zombie() || snap.UID(p) != uid {
+}
+
+// unclaimed are the daemon's hosts in the table that no job claims: uid's,
+// alive. Each leads a session of its own (the daemon spawns them
+// detached), so only session leaders' command lines are read. byPID holds
+// every host, claimed or not.
+func (j *daemonJudge) unclaimed() (hosts []host, byPID map[int]host) {
+	byPID = map[int]host{}
+	for i := range j.snap.Procs {
+		p := &j.snap.Procs[i]
+		if p.SID != p.PID || p.Zombie() || j.snap.UID(p) != j.uid {
 			continue
 		}
-		if h, ok := hostOf(snap, p, d.Run); ok {
+		if h, ok := hostOf(j.snap, p, j.d.Run); ok {
 			byPID[p.PID] = h
-			if !claimed[p.PID] && !claimed[p.PPID] && !claimedSock[h.sock] {
+			if !j.claimed[p.PID] && !j.claimed[p.PPID] && !j.claimedSock[h.sock] {
 				hosts = append(hosts, h)
 			}
 		}
 	}
+	return hosts, byPID
+}
+
+// spares judges the hosts no job claims: the live daemon's spare a job
+// settled (the log), a live daemon's own, or one no live daemon keeps —
+// gone, with the daemon that spawned it.
+func (j *daemonJudge) spares() {
+	d, snap := j.d, j.snap
+	hosts, byPID := j.unclaimed()
 	var gone, settled []ledger.Run
 	for _, h := range hosts {
 		if _, parent := byPID[h.p.PPID]; parent {
 			continue // its pty host's tree holds it
 		}
-		if daemon != nil && h.p.PPID == daemon.PID {
-			if r, ok := settledRun(d, h, daemon, snap); ok {
+		if j.daemon != nil && h.p.PPID == j.daemon.PID {
+			if r, ok := settledRun(d, h, j.daemon, snap); ok {
 				settled = append(settled, r)
 			}
 			continue // the live daemon's own: its spare, or a job starting
@@ -464,34 +505,37 @@ func judgeDaemon(d *Daemon, uid uint32, snap *platform.Snapshot) (ev scan.Eviden
 		if q := snap.Get(h.p.PPID); q != nil && !q.Zombie() && isDaemon(snap, q) {
 			continue // a daemon's that lives: an older generation's goes with it
 		}
-		why := "no daemon.lock names a live daemon"
-		if d.Lock != nil {
-			why = fmt.Sprintf("the daemon.lock's daemon (pid %d) is not its parent", d.Lock.PID)
-			if daemon == nil {
-				why = fmt.Sprintf("the daemon.lock's daemon (pid %d) is gone", d.Lock.PID)
-			}
-		}
 		what := "job claude"
 		if h.pty {
 			what = "pty host"
 		}
 		gone = append(gone, ledger.Run{ID: fmt.Sprintf("Claude Code background %s %s", what, filepath.Base(h.sock)), Kind: ledger.KindACP,
 			PID: h.p.PID, Start: snap.Identity(h.p), State: ledger.RunRunning,
-			Proof: fmt.Sprintf("a background daemon's %s of %s/spare that no job in the roster %s claims; %s; cpu %s", what, d.Run, d.RosterFile, why, cpuOf(snap, h.p))})
+			Proof: fmt.Sprintf("a background daemon's %s of %s/spare that no job in the roster %s claims; %s; cpu %s", what, d.Run, d.RosterFile, j.noDaemon(), cpuOf(snap, h.p))})
 	}
 	if len(gone) > 0 {
-		owner := daemonOwner
+		owner := j.owner
 		owner.Gone = "the Claude Code background daemon that spawned them is not the live one (a daemon that starts ends such spares itself: \"bg orphan-spare reap\")"
 		src := d.LockFile
 		if src == "" {
 			src = d.RosterFile
 		}
-		ev.Ledgers = append(ev.Ledgers, &ledger.Ledger{Version: ledger.Version, Source: src, Speaker: uid, Owner: owner, Runs: gone})
+		j.ev.Ledgers = append(j.ev.Ledgers, &ledger.Ledger{Version: ledger.Version, Source: src, Speaker: j.uid, Owner: owner, Runs: gone})
 	}
 	if len(settled) > 0 {
-		ev.Ledgers = append(ev.Ledgers, &ledger.Ledger{Version: ledger.Version, Source: d.LogFile, Speaker: uid, Owner: daemonOwner, Runs: settled})
+		j.ev.Ledgers = append(j.ev.Ledgers, &ledger.Ledger{Version: ledger.Version, Source: d.LogFile, Speaker: j.uid, Owner: j.owner, Runs: settled})
 	}
-	return ev, nil
+}
+
+// noDaemon says why a spare's daemon is not the live one.
+func (j *daemonJudge) noDaemon() string {
+	switch {
+	case j.d.Lock == nil:
+		return "no daemon.lock names a live daemon"
+	case j.daemon == nil:
+		return fmt.Sprintf("the daemon.lock's daemon (pid %d) is gone", j.d.Lock.PID)
+	}
+	return fmt.Sprintf("the daemon.lock's daemon (pid %d) is not its parent", j.d.Lock.PID)
 }
 
 // settledRun is h, a pty host under the live daemon, as a job the log says

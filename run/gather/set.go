@@ -251,12 +251,55 @@ func Load(ctx context.Context, opts Options, pending *Pending, snap *platform.Sn
 	set := &Set{}
 	fixture := snap.Self == 0
 	seen := map[string]bool{}
-	for _, path := range opts.Named {
+	if err := set.loadNamed(ctx, opts.Named, seen, snap, pending, fixture); err != nil {
+		return nil, err
+	}
+	set.loadOwnerLedgers(opts.OwnerLedgers, seen)
+	// The table is known. The reads are judged against it once ready is
+	// closed — only after this goroutine has done with the snapshot below:
+	// the snapshot reads details lazily and is not safe to share.
+	pending.snap = snap
+	if pending.cache != nil {
+		pending.fresh = pending.cache.fresh(roots)
+	}
+	pending.Start(snap)
+	if !opts.Discover || fixture {
+		close(pending.ready)
+		pending.wait()
+		return set, nil
+	}
+	list := &pending.list
+	before := len(list.dirs)
+	nameDirs(list, opts.Clients, snap, liveOwners, roots)
+	set.Warnings = append(set.Warnings, list.refuse...)
+	pending.revive(list.dirs[pending.first:before], snap, roots)
+	// Judging the readers' output allocates a few MiB that are garbage at
+	// once, on a heap the table made large, whose next collection is far:
+	// collect sooner while it runs (measured at 20,000 processes with 20
+	// users' state, the reaper's peak 17.7 → 16.8 MiB at no measurable
+	// cost in time; lowering it for all of Load cost 35 ms).
+	defer debug.SetGCPercent(debug.SetGCPercent(25))
+	close(pending.ready)
+	// Wait for the first reads before the second are started: the second
+	// grows parts, which the first write into.
+	pending.wait()
+	pending.start(ctx, list.dirs[before:], before-pending.first).Wait()
+	for _, part := range pending.parts {
+		set.merge(part)
+	}
+	pending.cache.done()
+	return set, nil
+}
+
+// loadNamed reads the ledgers and state dirs named on the command line:
+// one that cannot be read fails the run. A fixture's speak for no user.
+func (set *Set) loadNamed(ctx context.Context, named []string, seen map[string]bool, snap *platform.Snapshot, pending *Pending, fixture bool) error {
+	for _, path := range named {
 		path = filepath.Clean(path)
 		seen[path] = true
 		ev, errs, warnings := readPath(ctx, path, snap, &pending.readers)
 		if len(errs) > 0 {
-			return nil, errs[0]
+			return errs[0]
 		}
 		set.Warnings = append(set.Warnings, warnings...)
 		if fixture {
@@ -266,7 +309,13 @@ func Load(ctx context.Context, opts Options, pending *Pending, snap *platform.Sn
 		}
 		set.Add(ev)
 	}
-	for _, path := range opts.OwnerLedgers {
+	return nil
+}
+
+// loadOwnerLedgers reads the ledgers the policy's owners name, those not
+// named on the command line already. One that cannot be read is doubt.
+func (set *Set) loadOwnerLedgers(paths []string, seen map[string]bool) {
+	for _, path := range paths {
 		if seen[path] {
 			continue
 		}
@@ -288,27 +337,17 @@ func Load(ctx context.Context, opts Options, pending *Pending, snap *platform.Sn
 		}
 		set.Ledgers = append(set.Ledgers, l)
 	}
-	// The table is known. The reads are judged against it once ready is
-	// closed — only after this goroutine has done with the snapshot below:
-	// the snapshot reads details lazily and is not safe to share.
-	pending.snap = snap
-	if pending.cache != nil {
-		pending.fresh = pending.cache.fresh(roots)
-	}
-	pending.Start(snap)
-	if !opts.Discover || fixture {
-		close(pending.ready)
-		pending.wait()
-		return set, nil
-	}
-	list := &pending.list
-	before := len(list.dirs)
-	// One lookup for every process asked, not one made per process and
-	// client: 10,000 of them at 2,000 orphans.
+}
+
+// nameDirs adds to list the state dirs the processes name: the live
+// owners, each client's own processes (by their comm), and the roots of
+// the findings. One lookup for every process asked, not one made per
+// process and client: 10,000 of them at 2,000 orphans.
+func nameDirs(list *dirList, cs client.Set, snap *platform.Snapshot, liveOwners, roots []*platform.Process) {
 	var asked *platform.Process
 	getenv := func(name string) (string, bool) { return snap.Getenv(asked, name) }
-	for _, c := range opts.Clients.All() {
-		nameDirs := func(p *platform.Process, what string) {
+	for _, c := range cs.All() {
+		named := func(p *platform.Process, what string) {
 			asked = p
 			dir, from := c.NamedDir(getenv)
 			if dir != "" {
@@ -316,67 +355,57 @@ func Load(ctx context.Context, opts Options, pending *Pending, snap *platform.Sn
 			}
 		}
 		for _, p := range liveOwners {
-			nameDirs(p, "live owner")
+			named(p, "live owner")
 		}
 		// The client's own processes, by their comm: the set's Info is
 		// asked once, not for each of 10,000 processes.
 		if in := c.Info(); len(in.Comms)+len(in.VersionDirs) > 0 {
 			for i := range snap.Procs {
 				if p := &snap.Procs[i]; in.Own(snap, p) {
-					nameDirs(p, in.Name)
+					named(p, in.Name)
 				}
 			}
 		}
 		for _, p := range roots {
-			nameDirs(p, "orphan")
+			named(p, "orphan")
 		}
 	}
-	set.Warnings = append(set.Warnings, list.refuse...)
-	// The roots' real uids, as the gate reads them: a user whose every
-	// process showed root as its /proc dir's owner was passed over by
-	// Start, and their state could speak for these trees. Their dirs are
-	// read now, and Start's passing over is dropped.
+}
+
+// revive reads the dirs Start passed over (of dirs, the homes' and
+// reaper's own) of a user who owns one of the roots by its real uid, as
+// the gate reads it: a user whose every process showed root as its /proc
+// dir's owner was passed over by Start, and their state could speak for
+// these trees. Their dirs are read now, and Start's passing over is
+// dropped.
+func (p *Pending) revive(dirs []Dir, snap *platform.Snapshot, roots []*platform.Process) {
+	if p.active == nil {
+		return
+	}
 	skipped := map[uint32][]Dir{} // the dirs Start passed over, by uid
-	if pending.active != nil {
-		for _, d := range list.dirs[pending.first:before] {
-			if !pending.active[d.UID] {
-				skipped[d.UID] = append(skipped[d.UID], d)
-			}
+	for _, d := range dirs {
+		if !p.active[d.UID] {
+			skipped[d.UID] = append(skipped[d.UID], d)
 		}
 	}
-	if len(skipped) > 0 {
-		for _, p := range roots {
-			// A process whose /proc files show a user is dumpable, and that
-			// user is its owner; only root's may be another's in disguise.
-			if p.UID != 0 {
-				continue
+	if len(skipped) == 0 {
+		return
+	}
+	for _, r := range roots {
+		// A process whose /proc files show a user is dumpable, and that
+		// user is its owner; only root's may be another's in disguise.
+		if r.UID != 0 {
+			continue
+		}
+		if uid := snap.UID(r); skipped[uid] != nil && !p.active[uid] {
+			p.active[uid] = true
+			if p.revived == nil {
+				p.revived = map[uint32]bool{}
 			}
-			if uid := snap.UID(p); skipped[uid] != nil && !pending.active[uid] {
-				pending.active[uid] = true
-				if pending.revived == nil {
-					pending.revived = map[uint32]bool{}
-				}
-				pending.revived[uid] = true
-				list.dirs = append(list.dirs, skipped[uid]...)
-			}
+			p.revived[uid] = true
+			p.list.dirs = append(p.list.dirs, skipped[uid]...)
 		}
 	}
-	// Judging the readers' output allocates a few MiB that are garbage at
-	// once, on a heap the table made large, whose next collection is far:
-	// collect sooner while it runs (measured at 20,000 processes with 20
-	// users' state, the reaper's peak 17.7 → 16.8 MiB at no measurable
-	// cost in time; lowering it for all of Load cost 35 ms).
-	defer debug.SetGCPercent(debug.SetGCPercent(25))
-	close(pending.ready)
-	// Wait for the first reads before the second are started: the second
-	// grows parts, which the first write into.
-	pending.wait()
-	pending.start(ctx, list.dirs[before:], before-pending.first).Wait()
-	for _, part := range pending.parts {
-		set.merge(part)
-	}
-	pending.cache.done()
-	return set, nil
 }
 
 // merge appends what another Set holds.
