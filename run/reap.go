@@ -3,8 +3,6 @@ package run
 import (
 	"context"
 	"errors"
-	"fmt"
-	"strings"
 	"time"
 
 	"github.com/orphanreaper/reaper/audit"
@@ -106,16 +104,9 @@ func Reap(ctx context.Context, cfg ReapConfig) (*Reaped, error) {
 		return nil, err
 	}
 	defer release()
-	// What a reap that died left stopped or confined is given back before
-	// this one reads the table (StopLog).
-	recovered := recoverStopped(stoppedPath(cfg.LockFile))
-	// And the empty confinements any reaper that died left, whatever its
-	// lock (kill.SweepConfinements).
-	if !cfg.DryRun {
-		if swept := kill.SweepConfinements(time.Now()); len(swept) > 0 {
-			recovered = append(recovered, fmt.Sprintf("removed %s that reapers which died left: %s", audit.Plural(len(swept), "empty confinement"), strings.Join(swept, ", ")))
-		}
-	}
+	// What a reap that died left is given back before this one reads the
+	// table.
+	books := openBooks(cfg.LockFile, cfg.DryRun)
 
 	pol := cfg.Policy
 	mode := policy.ModeReap
@@ -150,8 +141,7 @@ func Reap(ctx context.Context, cfg ReapConfig) (*Reaped, error) {
 	}
 	// A tree its live parent keeps starting again as reaper ends it is
 	// left alone after a few cycles (respawns).
-	loops := loadRespawns(respawnsPath(cfg.LockFile), time.Now())
-	loops.refuse(plan, t.Snap)
+	books.loops.refuse(plan, t.Snap)
 	rep := pass.Report()
 	acted := map[*platform.Process]bool{}
 	for _, it := range plan.Items {
@@ -163,20 +153,8 @@ func Reap(ctx context.Context, cfg ReapConfig) (*Reaped, error) {
 
 	acting := time.Now()
 	var events []reap.Event
-	var journal reap.Journal
-	var unrecorded []string
-	if !cfg.DryRun && plannedAny(plan) {
-		// Without the record the reap still acts: it only matters should
-		// this process die mid-reap, and an orphan left is worse.
-		if stops, err := openStopLog(stoppedPath(cfg.LockFile)); err != nil {
-			unrecorded = append(unrecorded, err.Error()+": should this reap die mid-way, what it stopped is not continued by the next")
-		} else {
-			defer stops.done()
-			journal = stops
-		}
-	}
 	results := reap.Execute(ctx, plan, t.Snap, reap.Options{
-		Journal:    journal,
+		Journal:    books.journal(plan),
 		Grace:      pol.Defaults.Grace,
 		DryRun:     cfg.DryRun,
 		ProcRoot:   platform.DefaultProcRoot,
@@ -185,16 +163,11 @@ func Reap(ctx context.Context, cfg ReapConfig) (*Reaped, error) {
 		OnSignal:   func(e reap.Event) { events = append(events, e) },
 		OnProgress: cfg.OnProgress,
 	})
-	if !cfg.DryRun {
-		if err := loops.record(respawnsPath(cfg.LockFile), plan, results, t.Snap, acting, time.Now()); err != nil {
-			unrecorded = append(unrecorded, fmt.Sprintf("the record of respawns: %v: not saved, so a kill loop is told a cycle later", err))
-		}
-	}
+	books.close(plan, results, t.Snap, acting)
 	out := &Reaped{Report: rep, Plan: plan, Results: results, Signals: signalRecords(events), Reread: reread, Lock: cfg.LockFile,
 		Watch: watchTargets(t, cfg.Clients), Due: nextDue(t, pol, time.Now()), WatchDirs: announceDirs(t, cfg.Clients)}
 	out.fillIn(pol, t)
-	out.Report.Warnings = append(out.Report.Warnings, recovered...)
-	out.Report.Warnings = append(out.Report.Warnings, unrecorded...)
+	out.Report.Warnings = append(out.Report.Warnings, books.warnings...)
 	return out, nil
 }
 
