@@ -33,8 +33,9 @@ type Config struct {
 	// Cache keeps the state dirs' reads between a watch's passes
 	// (gather.Cache); nil reads them all.
 	Cache *gather.Cache
-	// Advise: the report shows advice, and the scan takes its second's
-	// look at the MCP pools of live gateways for it.
+	// Advise: the pass asks the clients' advisers for advice, a phase of
+	// its own after attribution (Scan), which takes its second's look at
+	// the MCP pools of live gateways; the report shows it.
 	Advise bool
 	// Timeout bounds each read of the table (Collect), and names the
 	// bound in its error; the caller's context may end it sooner.
@@ -181,7 +182,6 @@ func collect(ctx context.Context, cfg Config) (*Table, error) {
 		return nil, err
 	}
 	ev := set.Evidence
-	ev.Advise, ev.Sample = cfg.Advise, sampleActivity(snap)
 	res.Attribute(ev)
 	snap.Warnings = append(snap.Warnings, set.Warnings...)
 	for _, ig := range res.Ignored {

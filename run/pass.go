@@ -28,15 +28,21 @@ type Pass struct {
 //     lead to (gather.Load), before the scan;
 //  3. attribution (scan.Scan): the orphaned trees, who owns them, what
 //     each is;
-//  4. the decision (Table.Decide): the findings' details read, each
+//  4. advice, when Config.Advise asks (scan.Result.Advise): the clients'
+//     advisers over the final findings, with a second's sample of the
+//     live gateways' MCP pools;
+//  5. the decision (Table.Decide): the findings' details read, each
 //     finding's rule, who writes to the matched stdin, then policy's
-//     verdict — pure but for that one read.
+//     verdict on the table frozen.
 //
 // mode is what the run will do with the plan.
 func Scan(ctx context.Context, cfg Config, mode policy.Mode) (*Pass, error) {
 	t, err := Collect(ctx, cfg)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.Advise {
+		t.Result.Advise(t.Evidence.Advisers, sampleActivity(t.Snap))
 	}
 	return &Pass{Table: t, Config: cfg, Plan: t.Decide(cfg, mode)}, nil
 }

@@ -239,7 +239,6 @@ func spareNewlyOwned(ctx context.Context, cfg Config, plan *policy.Plan) error {
 	if !plannedAny(plan) {
 		return nil
 	}
-	cfg.Advise = false
 	now, err := Collect(ctx, cfg)
 	if err != nil {
 		return err

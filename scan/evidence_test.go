@@ -25,8 +25,9 @@ func (endedCounter) Advise(r *Result, _ Sampler) []Advice {
 }
 
 // Scan folds the evidence gather reads in its one order: the ledger's
-// ended session makes the finding first, and the advice, made last, counts
-// it; without Advise the finding stands and there is no advice. gather is
+// ended session makes the finding; advice, a phase of its own asked after
+// (Result.Advise), counts it; not asked, the finding stands and there is
+// no advice. gather is
 // given the live owners the scan met (the gateway, an ancestor of the
 // candidate), and its error ends the scan.
 func TestScanWithEvidence(t *testing.T) {
@@ -43,10 +44,13 @@ func TestScanWithEvidence(t *testing.T) {
 				met = append(met, o.PID)
 			}
 			l := gwLedger(200, id(200), []ledger.Session{{Key: "s", State: ledger.SessionClosed}}, run("exec:x", 300, id(300), ledger.RunRunning, "s"))
-			return Evidence{Ledgers: []*ledger.Ledger{l}, Advise: advise, Advisers: []Adviser{endedCounter{}}}, nil
+			return Evidence{Ledgers: []*ledger.Ledger{l}, Advisers: []Adviser{endedCounter{}}}, nil
 		})
 		if err != nil {
 			t.Fatal(err)
+		}
+		if advise {
+			r.Advise([]Adviser{endedCounter{}}, nil)
 		}
 		if !reflect.DeepEqual(met, []int{200}) {
 			t.Errorf("gather was given the live owners %v, want [200]", met)

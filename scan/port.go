@@ -29,13 +29,9 @@ type Evidence struct {
 	// Sessions are the sessions the clients' records name, live or not:
 	// what `reaper ps` groups processes by. Attribution never reads them.
 	Sessions []Session
-	// Advise false computes no advice (and spends no sampling window);
-	// Sample measures activity for it.
-	Advise bool
-	Sample Sampler
 }
 
-// Add appends what o holds (its Advise and Sample are not taken).
+// Add appends what o holds.
 func (e *Evidence) Add(o Evidence) {
 	e.Ledgers = append(e.Ledgers, o.Ledgers...)
 	e.Ties = append(e.Ties, o.Ties...)
@@ -71,8 +67,9 @@ type Session struct {
 // the ties for what no ledger claimed, then the pids the clients' pid
 // marks name (a pid named outright says more than a process group), then
 // the process groups of what the clients' leader marks name, then the
-// headless clients, then the declared MCP servers (the kind only), and the
-// advice last, over the final findings.
+// headless clients, then the declared MCP servers (the kind only). Advice
+// is a phase of its own, over the final findings, asked by whoever wants
+// it (Result.Advise).
 func (r *Result) apply(ev Evidence) {
 	r.sessions = ev.Sessions
 	r.ApplyLedgers(ev.Ledgers)
@@ -81,9 +78,6 @@ func (r *Result) apply(ev Evidence) {
 	r.ApplyLeaders()
 	r.ApplyHeadless()
 	r.ApplyServers(ev.Servers)
-	if ev.Advise {
-		r.Advise(ev.Advisers, ev.Sample)
-	}
 }
 
 // Tie is a client's claim, read from its state, that the orphaned trees

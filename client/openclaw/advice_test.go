@@ -174,10 +174,11 @@ func adviceOf(procs []platform.Process, ledgers []*ledger.Ledger, a *adviser, sa
 	snap := platform.NewSnapshot(append(base, procs...), "boot", 10*time.Hour, time.Unix(0, 0))
 	cfg := scan.Config{Marks: marks, Owners: []scan.Owner{{Name: OwnerName, Cmdline: regexp.MustCompile(`(^|/)openclaw-gateway( |$)`)}}}
 	r, err := scan.Scan(snap, cfg, func(_, _ []*platform.Process) (scan.Evidence, error) {
-		return scan.Evidence{Ledgers: ledgers, Advisers: []scan.Adviser{a}, Advise: true, Sample: sample}, nil
+		return scan.Evidence{Ledgers: ledgers}, nil
 	})
 	if err != nil {
 		panic(err)
 	}
+	r.Advise([]scan.Adviser{a}, sample)
 	return r.Advice
 }
