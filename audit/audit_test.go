@@ -4,9 +4,14 @@ import (
 	"encoding/json"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/orphanreaper/reaper/platform"
+	"github.com/orphanreaper/reaper/policy"
+	"github.com/orphanreaper/reaper/scan"
 )
 
 func TestPrintable(t *testing.T) {
@@ -134,9 +139,9 @@ func TestAggregateWarnings(t *testing.T) {
 
 // What ended each killed tree, and for one killed as a unit, which
 // cgroups: from the signal records alone.
-func TestSetEndings(t *testing.T) {
+func TestEndings(t *testing.T) {
 	r := &Report{Findings: []Finding{{RootPID: 10, Outcome: "killed"}, {RootPID: 20, Outcome: "killed"}, {RootPID: 30, Outcome: "killed"}, {RootPID: 40, Outcome: "failed"}}}
-	r.SetEndings([]Record{
+	r.setEndings([]Record{
 		{RootPID: 10, PID: 10, Signal: "SIGTERM", Result: "ok"},
 		{RootPID: 20, PID: 20, Signal: "SIGTERM", Result: "ok"},
 		{RootPID: 20, PID: 21, Signal: "SIGKILL", Result: "ok"},
@@ -159,13 +164,13 @@ func TestSetEndings(t *testing.T) {
 
 // What a finding's exit would free: each member's PSS where read, its RSS
 // otherwise; the finding's own pss_bytes only when every member's was read.
-func TestSetPSS(t *testing.T) {
+func TestPSS(t *testing.T) {
 	r := &Report{Findings: []Finding{
 		{RootPID: 10, Members: []Member{{PID: 10, RSSBytes: 100}, {PID: 11, RSSBytes: 50}}},
 		{RootPID: 20, Members: []Member{{PID: 20, RSSBytes: 300}, {PID: 21, RSSBytes: 200}}},
 	}}
 	r.Totals.ReclaimableBytes = 650                   // the RSS of all
-	r.SetPSS(map[int]uint64{10: 40, 11: 20, 20: 120}) // 21 unreadable: its RSS stands
+	r.setPSS(map[int]uint64{10: 40, 11: 20, 20: 120}) // 21 unreadable: its RSS stands
 	if r.Totals.ReclaimableBytes != 40+20+120+200 {
 		t.Errorf("reclaimable %d, want %d", r.Totals.ReclaimableBytes, 40+20+120+200)
 	}
@@ -186,6 +191,27 @@ func TestQuietDryRunSaysItsPlan(t *testing.T) {
 		}
 		if said := strings.Contains(b.String(), "reaper dry-run: tree 42 would terminate (mcp, rule r"); said != (mode == "dry-run") {
 			t.Errorf("%s: --quiet said %q", mode, b.String())
+		}
+	}
+}
+
+// A report is made once from its facts and edits none of them: the
+// outcomes a reap's report takes are not in the facts, nor in a report
+// made from them before (a scan's, or the preview).
+func TestNewReportLeavesItsFacts(t *testing.T) {
+	facts := &Facts{Report{Findings: []Finding{{RootPID: 10, Action: "terminate", Outcome: "planned"}}}}
+	pol := policy.Default(policy.Clients{})
+	snap := platform.NewSnapshot(nil, "boot", time.Hour, time.Unix(0, 0))
+	before := NewReport(facts, pol, snap, nil)
+	plan := &policy.Plan{Items: []policy.Item{{Finding: &scan.Finding{Root: &platform.Process{PID: 10}}, Action: policy.Terminate, Outcome: policy.Killed}}}
+	after := NewReport(facts, pol, snap, &Done{Plan: plan, Covered: map[int][]int{10: {10, 11}},
+		Signals: []Record{{RootPID: 10, PID: 10, Signal: "SIGTERM", Result: "ok"}}, Warnings: []string{"the reap's own"}})
+	if f := after.Findings[0]; f.Outcome != "killed" || f.Ended != "SIGTERM" || len(f.PIDs) != 2 || !slices.Contains(after.Warnings, "the reap's own") {
+		t.Errorf("the reap's report: %+v, warnings %q", f, after.Warnings)
+	}
+	for name, f := range map[string]Finding{"the facts": facts.r.Findings[0], "the report before": before.Findings[0]} {
+		if f.Outcome != "planned" || f.Ended != "" || f.PIDs != nil {
+			t.Errorf("%s took the reap's outcome: %+v", name, f)
 		}
 	}
 }

@@ -65,9 +65,9 @@ type ZombieGroupEntry struct {
 // process limit is read and said.
 const ZombieLimitAt = 10
 
-// SetPTYs records what the findings' processes hold (their open fds; where
+// setPTYs records what the findings' processes hold (their open fds; where
 // those can't be read, the terminal the snapshot knows) and the dead PTYs.
-func (r *Report) SetPTYs(holds map[*platform.Process][]platform.PTYHold, states []scan.PTYState) {
+func (r *Report) setPTYs(holds map[*platform.Process][]platform.PTYHold, states []scan.PTYState) {
 	held := map[int]bool{}
 	for i := range r.Findings {
 		f := &r.Findings[i]
@@ -97,15 +97,6 @@ func (r *Report) SetPTYs(holds map[*platform.Process][]platform.PTYHold, states 
 	for _, st := range states {
 		if st.Dead {
 			r.PTY.Dead = append(r.PTY.Dead, DeadPTY{PTS: st.PTS, Why: st.Why, Masters: pids(st.Masters), Slaves: pids(st.Slaves)})
-		}
-	}
-}
-
-// SetActivity records the activity evidence of the finding rooted at root.
-func (r *Report) SetActivity(root int, a *Activity) {
-	for i := range r.Findings {
-		if r.Findings[i].RootPID == root {
-			r.Findings[i].Activity = a
 		}
 	}
 }

@@ -63,8 +63,8 @@ type UnmatchedTree struct {
 	WhyNot     string   `json:"why_not"`
 }
 
-// AddUnmatched lists the trees no rule of pol matched, each with why.
-func (r *Report) AddUnmatched(pol *policy.Policy, res *scan.Result, plan *policy.Plan) {
+// addUnmatched lists the trees no rule of pol matched, each with why.
+func (r *Report) addUnmatched(pol *policy.Policy, res *scan.Result, plan *policy.Plan) {
 	s := res.Tree.Snap
 	r.UnmatchedTrees = []UnmatchedTree{}
 	for _, f := range plan.UnmatchedFindings {
@@ -198,8 +198,8 @@ type Totals struct {
 	InUse int `json:"in_use,omitempty"`
 }
 
-// NewReport builds the report of a plan over res.
-func NewReport(pol *policy.Policy, res *scan.Result, plan *policy.Plan) *Report {
+// newReport builds the report of a plan over res, as the scan found it.
+func newReport(pol *policy.Policy, res *scan.Result, plan *policy.Plan) *Report {
 	s := res.Tree.Snap
 	users := userNames{}
 	r := &Report{
@@ -257,16 +257,7 @@ func NewReport(pol *policy.Policy, res *scan.Result, plan *policy.Plan) *Report 
 		r.Unknown = append(r.Unknown, UnknownEntry{PID: u.Proc.PID, PPID: u.Proc.PPID, Comm: u.Proc.Comm})
 	}
 	sort.Slice(r.Findings, func(i, j int) bool { return r.Findings[i].RootPID < r.Findings[j].RootPID })
-	r.SetWarnings(pol, s)
 	return r
-}
-
-// SetWarnings sets the report's warnings from the policy's and the
-// snapshot's as they are now: reads after the report was made (a reap
-// reading real uids as it acts) add theirs, so a report made before
-// acting takes them again when it is written.
-func (r *Report) SetWarnings(pol *policy.Policy, s *platform.Snapshot) {
-	r.Warnings = append(append([]string{}, pol.Warnings...), aggregate(s.Warnings)...)
 }
 
 // OutcomeDeferred is a finding's outcome when the plan refused it by
@@ -289,11 +280,9 @@ func (f *Finding) decide(it policy.Item) {
 	}
 }
 
-// SetOutcomes records what was done: each item's action, outcome and
+// setOutcomes records what was done: each item's action, outcome and
 // detail, and the pids its action covered (rescans included), by root.
-// A reap makes its report before it acts, while the processes it names
-// still exist, and records the outcomes after.
-func (r *Report) SetOutcomes(plan *policy.Plan, covered map[int][]int) {
+func (r *Report) setOutcomes(plan *policy.Plan, covered map[int][]int) {
 	byRoot := map[int]*Finding{}
 	for i := range r.Findings {
 		byRoot[r.Findings[i].RootPID] = &r.Findings[i]
@@ -310,11 +299,11 @@ func (r *Report) SetOutcomes(plan *policy.Plan, covered map[int][]int) {
 	}
 }
 
-// SetPSS counts, for each finding, what its exit would free in the
+// setPSS counts, for each finding, what its exit would free in the
 // reclaimable total: each member's PSS where it was read (pss, by pid),
 // its RSS otherwise. A finding's PSSBytes is set when every member's was
 // read.
-func (r *Report) SetPSS(pss map[int]uint64) {
+func (r *Report) setPSS(pss map[int]uint64) {
 	for i := range r.Findings {
 		f := &r.Findings[i]
 		var rss, reclaim, sum uint64
@@ -336,11 +325,11 @@ func (r *Report) SetPSS(pss map[int]uint64) {
 	}
 }
 
-// SetEndings says, of each tree the reap killed, what ended it, from the
+// setEndings says, of each tree the reap killed, what ended it, from the
 // signals sent (each record's RootPID, Signal, Via and Result): SIGTERM
 // when no SIGKILL was needed; and of a tree killed as a unit, which
 // cgroups.
-func (r *Report) SetEndings(signals []Record) {
+func (r *Report) setEndings(signals []Record) {
 	ended := map[int]string{}
 	cgroups := map[int][]string{}
 	for _, s := range signals {

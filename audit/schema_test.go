@@ -60,8 +60,7 @@ func TestReportSchema(t *testing.T) {
 	m := pol.MatchAll(res, policy.PlanOptions{Mode: policy.ModeScan, UID: uint32(os.Geteuid())})
 	res.ResolveInUse(m.Roots())
 	plan := pol.Decide(res, m)
-	rep := NewReport(pol, res, plan)
-	rep.AddUnmatched(pol, res, plan)
+	rep := NewReport(Read(Reading{Policy: pol, Result: res, Plan: plan, Unmatched: true}), pol, s, nil)
 	live, err := json.Marshal(rep)
 	if err != nil {
 		t.Fatal(err)

@@ -15,21 +15,13 @@ import (
 // leftover. Only such trees pay it.
 const activityWindow = 500 * time.Millisecond
 
-// inspection is what inspect found, to be put in the report once the
-// outcomes are known (reap inspects before it acts).
+// inspection is what inspect found, for the report's facts (reap
+// inspects before it acts).
 type inspection struct {
 	holds    map[*platform.Process][]platform.PTYHold
 	states   []scan.PTYState
 	activity map[int]*audit.Activity
 	pss      map[int]uint64 // member pid → PSS, where read
-}
-
-func (in *inspection) apply(rep *audit.Report) {
-	rep.SetPTYs(in.holds, in.states)
-	rep.SetPSS(in.pss)
-	for root, a := range in.activity {
-		rep.SetActivity(root, a)
-	}
 }
 
 // inspect reads what the findings hold — their pseudo-terminals — and,

@@ -131,39 +131,35 @@ func loadMatched(t *Table, pol *policy.Policy, m *policy.Matches) {
 	t.Snap.Load(signalled, true)
 }
 
-// Report makes the pass's report: every process it names is read now —
-// command lines, terminals held, activity — so that nothing is read after
-// (a reap makes it before it acts, and only records the outcomes later).
-// With Config.All it lists the trees no rule matched too.
+// Report makes the pass's report at once, from its facts.
 func (p *Pass) Report() *audit.Report {
-	pol, t, plan := p.Config.Policy, p.Table, p.Plan
-	rep := audit.NewReport(pol, t.Result, plan)
-	rep.Errors = append(rep.Errors, t.Problems...)
-	inspect(t, plan).apply(rep)
-	waitChannels(t, plan, rep)
-	if p.Config.All {
-		rep.AddUnmatched(pol, t.Result, plan)
-	}
-	rep.SetWarnings(pol, t.Snap) // with what those reads added
-	return rep
+	return audit.NewReport(p.facts(), p.Config.Policy, p.Table.Snap, nil)
 }
 
-// waitChannels says where each tree left for its uninterruptible sleep
-// waits: the kernel function its process sleeps in (Snapshot.Wchan).
-func waitChannels(t *Table, plan *policy.Plan, rep *audit.Report) {
+// facts reads what the pass's report says: every process it names is read
+// now — command lines, terminals held, activity — so that nothing is read
+// after (a reap reads them before it acts, and makes its report after).
+// With Config.All they list the trees no rule matched too.
+func (p *Pass) facts() *audit.Facts {
+	t, plan := p.Table, p.Plan
+	in := inspect(t, plan)
+	return audit.Read(audit.Reading{Policy: p.Config.Policy, Result: t.Result, Plan: plan, Problems: t.Problems, Unmatched: p.Config.All,
+		PTYHolds: in.holds, PTYStates: in.states, PSS: in.pss, Activity: in.activity, Waits: waitChannels(t, plan)})
+}
+
+// waitChannels says where each benign tree left for its uninterruptible
+// sleep waits, by root: the kernel function its process sleeps in
+// (Snapshot.Wchan).
+func waitChannels(t *Table, plan *policy.Plan) map[int]string {
+	out := map[int]string{}
 	for _, it := range plan.Items {
 		d := policy.Uninterruptible(it.Finding)
 		if d == nil || !it.Benign {
 			continue
 		}
-		w := t.Snap.Wchan(d)
-		if w == "" {
-			continue
-		}
-		for i := range rep.Findings {
-			if f := &rep.Findings[i]; f.RootPID == it.Finding.Root.PID {
-				f.Detail += " (it waits in " + audit.Printable(w) + ")"
-			}
+		if w := t.Snap.Wchan(d); w != "" {
+			out[it.Finding.Root.PID] = w
 		}
 	}
+	return out
 }

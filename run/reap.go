@@ -142,7 +142,7 @@ func Reap(ctx context.Context, cfg ReapConfig) (*Reaped, error) {
 	// A tree its live parent keeps starting again as reaper ends it is
 	// left alone after a few cycles (respawns).
 	books.loops.refuse(plan, t.Snap)
-	rep := pass.Report()
+	facts := pass.facts()
 	acted := map[*platform.Process]bool{}
 	for _, it := range plan.Items {
 		for _, m := range it.Finding.Members {
@@ -164,25 +164,17 @@ func Reap(ctx context.Context, cfg ReapConfig) (*Reaped, error) {
 		OnProgress: cfg.OnProgress,
 	})
 	books.close(plan, results, t.Snap, acting)
-	out := &Reaped{Report: rep, Plan: plan, Results: results, Signals: signalRecords(events), Reread: reread, Lock: cfg.LockFile,
-		Watch: watchTargets(t, cfg.Clients), Due: nextDue(t, pol, time.Now()), WatchDirs: announceDirs(t, cfg.Clients)}
-	out.fillIn(pol, t)
-	out.Report.Warnings = append(out.Report.Warnings, books.warnings...)
-	return out, nil
-}
-
-// fillIn puts the outcomes in the plan's items and the report: each
-// item's outcome and detail, every pid its action covered (rescans
-// included), how each tree ended, and the warnings the reap added.
-func (r *Reaped) fillIn(pol *policy.Policy, t *Table) {
+	// Each item's outcome and detail, and every pid its action covered
+	// (rescans included), into the plan and the report.
 	covered := map[int][]int{}
-	for i, res := range r.Results {
-		r.Plan.Items[i].Outcome, r.Plan.Items[i].Detail = res.Outcome, res.Detail
-		covered[r.Plan.Items[i].Finding.Root.PID] = res.PIDs
+	for i, res := range results {
+		plan.Items[i].Outcome, plan.Items[i].Detail = res.Outcome, res.Detail
+		covered[plan.Items[i].Finding.Root.PID] = res.PIDs
 	}
-	r.Report.SetOutcomes(r.Plan, covered)
-	r.Report.SetEndings(r.Signals)
-	r.Report.SetWarnings(pol, t.Snap)
+	signals := signalRecords(events)
+	rep := audit.NewReport(facts, pol, t.Snap, &audit.Done{Plan: plan, Covered: covered, Signals: signals, Warnings: books.warnings})
+	return &Reaped{Report: rep, Plan: plan, Results: results, Signals: signals, Reread: reread, Lock: cfg.LockFile,
+		Watch: watchTargets(t, cfg.Clients), Due: nextDue(t, pol, time.Now()), WatchDirs: announceDirs(t, cfg.Clients)}, nil
 }
 
 // Record leaves the reap's traces, with what a watch adds to the metrics
