@@ -15,9 +15,9 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 .PHONY: build check test fuzz docs packages release clean e2e-deps
 
 # The quick checks, for any user: formatting, vet and staticcheck on Linux
-# and darwin, the darwin, freebsd and windows builds (no cgo: a port
-# breaks in platform's fallbacks, never in a package above), the darwin test
-# binaries compiled, and the library packages' tests (those that need root
+# and darwin, the darwin, freebsd and windows builds and the windows vet,
+# tests included (no cgo: a port breaks in platform's fallbacks, never in
+# a package above), the darwin test binaries compiled, and the library packages' tests (those that need root
 # skip without it; cmd/reaper's, which build and run the binary, are in
 # `make test`).
 check:
@@ -30,6 +30,7 @@ check:
 		CGO_ENABLED=0 GOOS=darwin GOARCH=$$arch go test -exec=true -count=1 ./... >/dev/null || exit 1; done
 	CGO_ENABLED=0 GOOS=freebsd GOARCH=amd64 go build ./...
 	CGO_ENABLED=0 GOOS=windows GOARCH=amd64 go build ./...
+	CGO_ENABLED=0 GOOS=windows GOARCH=amd64 go vet ./...
 	GOOS= GOARCH= go install $(STATICCHECK)
 	"$$(go env GOPATH)/bin/staticcheck" ./...
 	GOOS=darwin "$$(go env GOPATH)/bin/staticcheck" ./...

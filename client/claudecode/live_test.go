@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -264,7 +263,7 @@ func TestFIFOsDoNotBlock(t *testing.T) {
 	if len(logs) != 1 {
 		t.Fatalf("log dirs %v", logs)
 	}
-	if err := syscall.Mkfifo(filepath.Join(logs[0], "mcp-logs-fifo"), 0o600); err != nil {
+	if err := clienttest.Mkfifo(filepath.Join(logs[0], "mcp-logs-fifo"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan *Raw, 1)
@@ -279,7 +278,7 @@ func TestFIFOsDoNotBlock(t *testing.T) {
 	}
 	sessions := filepath.Join(h, ".claude", "sessions")
 	os.RemoveAll(sessions)
-	if err := syscall.Mkfifo(sessions, 0o600); err != nil {
+	if err := clienttest.Mkfifo(sessions, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	go func() { done <- ReadRaw(filepath.Join(h, ".claude")) }()

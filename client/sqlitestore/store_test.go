@@ -10,10 +10,10 @@ import (
 	"sort"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/orphanreaper/reaper/client/clienttest"
 	"github.com/orphanreaper/reaper/internal/sqlitetest"
 	"github.com/orphanreaper/reaper/platform"
 )
@@ -187,7 +187,7 @@ func TestQueryRefusesHostileWAL(t *testing.T) {
 	}
 	cases := map[string]func(t *testing.T, wal string){
 		"a symbolic link": func(t *testing.T, wal string) { os.Symlink("/etc/passwd", wal) },
-		"a FIFO":          func(t *testing.T, wal string) { syscall.Mkfifo(wal, 0o600) },
+		"a FIFO":          func(t *testing.T, wal string) { clienttest.Mkfifo(wal, 0o600) },
 		"huge": func(t *testing.T, wal string) {
 			f, _ := os.Create(wal)
 			f.Truncate(maxWAL + 1) // sparse

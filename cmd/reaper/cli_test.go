@@ -11,10 +11,10 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/orphanreaper/reaper/audit"
+	"github.com/orphanreaper/reaper/client/clienttest"
 	"github.com/orphanreaper/reaper/internal/skips"
 	"github.com/orphanreaper/reaper/ledger"
 	"github.com/orphanreaper/reaper/policy"
@@ -32,7 +32,7 @@ func TestExitCodes(t *testing.T) {
 	// A FIFO would block a reader that opens it without O_NONBLOCK until a
 	// writer came: none ever does here.
 	fifo := filepath.Join(dir, "fifo.toml")
-	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+	if err := clienttest.Mkfifo(fifo, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	huge := filepath.Join(dir, "huge.toml")
