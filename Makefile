@@ -17,9 +17,9 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # The quick checks, for any user: formatting, vet and staticcheck on Linux
 # and darwin, the darwin, freebsd and windows builds and the windows vet,
 # tests included (no cgo: a port breaks in platform's fallbacks, never in
-# a package above), the darwin test binaries compiled, and the library packages' tests (those that need root
-# skip without it; cmd/reaper's, which build and run the binary, are in
-# `make test`).
+# a package above), the darwin test binaries compiled, and the library
+# packages' tests (those that need root skip without it; cmd/reaper's,
+# which build and run the binary, are in `make test`).
 check:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt would change: $$unformatted"; exit 1; fi
 	go vet ./...
