@@ -1,0 +1,32 @@
+package platform
+
+import (
+	"os"
+	"strings"
+)
+
+// NamespaceInit reports whether p is the init of a PID namespace below
+// this one — a container's PID 1, seen from the host: the last pid of the
+// NSpid line of its status is 1 (proc(5), Linux 4.1+). Such a process
+// adopts the orphans of its namespace as PID 1 does the host's.
+func (s *Snapshot) NamespaceInit(p *Process) bool {
+	if s.Self == 0 || p.PID == 1 || p.Zombie() || p.KernelThread() {
+		return false
+	}
+	b, err := os.ReadFile(procPath(p.PID, "status"))
+	if err != nil {
+		return false
+	}
+	return nsInit(b)
+}
+
+// nsInit reads a status file's NSpid line: more than one pid, the last 1.
+func nsInit(status []byte) bool {
+	for _, line := range strings.Split(string(status), "\n") {
+		if rest, ok := strings.CutPrefix(line, "NSpid:"); ok {
+			f := strings.Fields(rest)
+			return len(f) > 1 && f[len(f)-1] == "1"
+		}
+	}
+	return false
+}
