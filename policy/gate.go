@@ -173,11 +173,16 @@ func (g *Gate) Doubtful(s *platform.Snapshot, p *platform.Process) string {
 }
 
 // Admit returns why the reaper may not signal p for rule, or "" when it
-// may: the structural refusals, the user check, a process too large to
-// read whole, and doubt, in that order.
+// may: the structural refusals, the keep mark (a process of the tree's
+// user with REAPER_KEEP=1, unless the rule overrides it), the user check,
+// a process too large to read whole, and doubt, in that order.
 func (g *Gate) Admit(s *platform.Snapshot, p *platform.Process, rule *Rule, f *scan.Finding) string {
 	if why := g.Structural(s, p); why != "" {
 		return why
+	}
+	if (rule == nil || !rule.OverrideKeep) && marked(s, p) && s.UID(p) == s.UID(f.Root) {
+		// A process the tree's rescans found that asks to be kept.
+		return keptDetail(p)
 	}
 	if why := g.User(s, p, rule, f); why != "" {
 		return why
@@ -201,8 +206,11 @@ func (g *Gate) Deny(plan *Plan) map[int]string {
 	s := res.Tree.Snap
 	for _, it := range plan.Items {
 		for _, m := range it.Finding.Members {
-			if pr := g.pol.Protected(s, m.Proc); pr != nil {
+			switch pr := g.pol.Protected(s, m.Proc); {
+			case pr != nil:
 				deny[m.Proc.PID] = fmt.Sprintf("protected by %q", pr.Name)
+			case it.Outcome == Protected:
+				deny[m.Proc.PID] = it.Detail // kept by its own word
 			}
 		}
 	}

@@ -179,6 +179,8 @@ func (p *Policy) Decide(res *scan.Result, m *Matches) *Plan {
 			it.Outcome, it.Detail = Refused, why
 		} else if why := g.tree(s, f, g.protected); why != "" {
 			it.Outcome, it.Detail = Protected, why
+		} else if kept := keptBy(s, &it); kept != nil {
+			it.Outcome, it.Detail = Protected, keptDetail(kept)
 		} else if it.Signals() {
 			if age := s.Age(f.Root); age < p.Defaults.MinAge {
 				it.Outcome, it.Benign = Refused, true

@@ -156,6 +156,9 @@ type Rule struct {
 	// run-leftover), says what to do where a refusal would advise editing
 	// the rule: no file holds it.
 	Builtin string
+	// OverrideKeep: the rule acts on trees that ask to be kept
+	// (REAPER_KEEP=1), as the rule says explicitly (override_keep).
+	OverrideKeep bool
 }
 
 // Protect names processes that are never signalled, whatever a rule says.
@@ -165,11 +168,11 @@ type Protect struct {
 	Line int
 }
 
-// EnvNames are the environment variables the policy looks up: its rules'
-// and protect entries' env matchers, its owners' pid markers and its
-// declared clients'.
+// EnvNames are the environment variables the policy looks up: the keep
+// mark (KeepEnv), its rules' and protect entries' env matchers, its
+// owners' pid markers and its declared clients'.
 func (p *Policy) EnvNames() []string {
-	var names []string
+	names := []string{KeepEnv}
 	for _, c := range p.Clients {
 		names = append(names, c.PIDEnv...)
 		if c.Sessions != nil && c.Sessions.Env != "" {

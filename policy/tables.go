@@ -75,7 +75,7 @@ func (l *loader) owner(t map[string]any, a at) {
 	l.p.Owners = append(l.p.Owners, o)
 }
 
-var ruleKeys = []string{"name", "when", "kind", "owner", "cmdline", "env", "cgroup", "user", "min_age", "min_rss", "action"}
+var ruleKeys = []string{"name", "when", "kind", "owner", "cmdline", "env", "cgroup", "user", "min_age", "min_rss", "action", "override_keep"}
 
 func (l *loader) rule(t map[string]any, a at) {
 	l.unknownKeys(t, a, ruleKeys)
@@ -114,6 +114,17 @@ func (l *loader) rule(t map[string]any, a at) {
 	}
 	if act, ok := l.action(t, a); ok {
 		r.Action = act
+	}
+	if v, ok := t["override_keep"]; ok {
+		b, isBool := v.(bool)
+		if !isBool {
+			l.fail(at{a.table, a.index, "override_keep"}, "override_keep must be true or false, not %s", tomlType(v))
+		}
+		r.OverrideKeep = b
+		if b && r.Action != Report {
+			l.p.Warnings = append(l.p.Warnings, fmt.Sprintf("%s:%d: rule %q has override_keep = true: it %ss trees whose processes ask to be kept (%s=1), a daemon that detached on purpose among them",
+				l.file, r.Line, r.Name, r.Action, KeepEnv))
+		}
 	}
 	for _, prev := range l.p.Rules {
 		if prev.Name == r.Name && r.Name != "" {

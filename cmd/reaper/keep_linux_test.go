@@ -1,0 +1,52 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// An orphaned server that asks to be kept — REAPER_KEEP=1 in its
+// environment, as a daemon that detaches on purpose sets it — is left by
+// reap, and explain says by whose word. The control: the same tree
+// without the mark, under the same policy, is killed.
+func TestKeepMarkLeavesTheTree(t *testing.T) {
+	becomeSubreaper(t)
+	for _, keep := range []bool{true, false} {
+		t.Run(map[bool]string{true: "marked", false: "control"}[keep], func(t *testing.T) {
+			url := "https://keep-" + strconv.FormatBool(keep) + "-" + suiteMark + ".test"
+			mark := ""
+			if keep {
+				mark = "export REAPER_KEEP=1; "
+			}
+			pid := adoptShell(t, fmt.Sprintf("%sexec -a %q bash -c %q", mark, "npm exec mcp-remote "+url, "sleep 60; exit 0"), nil)
+			pol := writePolicy(t, fmt.Sprintf("version = 1\n[defaults]\nmin_age = \"0s\"\ngrace = \"2s\"\n%s\n[[rule]]\nname = \"keep-test\"\nwhen = [\"reparented\"]\ncmdline = '%s'\naction = \"terminate\"\n",
+				selfSubreaper(t), regexp.QuoteMeta(url)))
+			explain := runReaper(t, nil, "explain", "--policy", pol, strconv.Itoa(pid))
+			r := runReaper(t, nil, "reap", "--output", "json", "--journal", "off", "--policy", pol, "--lock-file", filepath.Join(t.TempDir(), "reaper.lock"))
+			var rep reapReport
+			if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+				t.Fatalf("reap: exit %d, %v\n%s%s", r.code, err, r.stdout, r.stderr)
+			}
+			f := rep.finding(pid)
+			if f == nil {
+				t.Fatalf("no finding for pid %d:\n%s", pid, r.stdout)
+			}
+			word := fmt.Sprintf("kept by its own word: pid %d", pid)
+			switch {
+			case keep && (f.Outcome != "protected" || !strings.Contains(f.Detail, word) || !alive(pid)):
+				t.Errorf("marked: %s %q, alive %v; want protected %q and alive", f.Outcome, f.Detail, alive(pid), word)
+			case keep && !strings.Contains(explain.stdout, word):
+				t.Errorf("explain does not say by whose word:\n%s", explain.stdout)
+			case !keep && (f.Outcome != "killed" || alive(pid)):
+				t.Errorf("control: %s %q, alive %v; want killed", f.Outcome, f.Detail, alive(pid))
+			case !keep && strings.Contains(explain.stdout, "kept by its own word"):
+				t.Errorf("control: explain says kept:\n%s", explain.stdout)
+			}
+		})
+	}
+}
