@@ -84,14 +84,17 @@ type PSProcess struct {
 
 // PSOrphan is one finding no live session holds.
 type PSOrphan struct {
-	RootPID     int         `json:"root_pid"`
-	Kind        string      `json:"kind"`
-	Reasons     []string    `json:"reasons"`
-	Owner       string      `json:"owner"`
-	Client      string      `json:"client"`
-	SessionID   string      `json:"session_id,omitempty"`
-	Rule        string      `json:"rule"`
-	Action      string      `json:"action"`
+	RootPID   int      `json:"root_pid"`
+	Kind      string   `json:"kind"`
+	Reasons   []string `json:"reasons"`
+	Owner     string   `json:"owner"`
+	Client    string   `json:"client"`
+	SessionID string   `json:"session_id,omitempty"`
+	Rule      string   `json:"rule"`
+	Action    string   `json:"action"`
+	// Protected says why the tree is never signalled, whatever its rule
+	// says: a [[protect]] entry, or a process's own REAPER_KEEP=1.
+	Protected   string      `json:"protected,omitempty"`
 	UID         int64       `json:"uid"`
 	User        string      `json:"user"`
 	MemoryBytes uint64      `json:"memory_bytes"`
@@ -185,10 +188,7 @@ func (v *PSView) WriteTable(w io.Writer, st Style) error {
 			if o.SessionID != "" {
 				whose += " session " + Printable(o.SessionID)
 			}
-			rule := "no rule"
-			if o.Rule != "" {
-				rule = Printable(o.Rule) + " → " + Printable(o.Action)
-			}
+			rule := RuleText(o)
 			// What will happen to it first: ps is where a person looks
 			// for that, and a long list of reasons must not cut it off.
 			ew.printf("%s\n", clipWidth(fmt.Sprintf("  tree %d, %s: %s; %s; %s", o.RootPID, HumanBytes(o.MemoryBytes),
@@ -317,4 +317,16 @@ func (st Style) cols(own int) int {
 		return st.Width
 	}
 	return own
+}
+
+// RuleText is what ps and top say an orphan's rule does: "no rule", the
+// rule and its action, and why it is protected where it is.
+func RuleText(o PSOrphan) string {
+	switch {
+	case o.Rule == "":
+		return "no rule"
+	case o.Protected != "":
+		return Printable(o.Rule) + " → " + Printable(o.Action) + ", protected: " + Printable(o.Protected)
+	}
+	return Printable(o.Rule) + " → " + Printable(o.Action)
 }

@@ -427,6 +427,9 @@ func (b *psBuild) orphans() {
 		if it.Rule != nil {
 			o.Rule, o.Action = it.Rule.Name, string(it.Action)
 		}
+		if it.Outcome == policy.Protected {
+			o.Protected = it.Detail
+		}
 		for _, m := range f.Members {
 			pr := b.process(m.Proc, m.Depth)
 			if m.Depth == 0 {

@@ -381,7 +381,7 @@ func (m *Model) layout() {
 		m.rows = append(m.rows, row{text: "orphans — the findings no live session holds"})
 	}
 	for _, o := range m.view.Orphans {
-		head := fmt.Sprintf("tree %d  %s  %s  %s", o.RootPID, audit.HumanBytes(o.MemoryBytes), strings.Join(o.Reasons, ","), ruleText(o))
+		head := fmt.Sprintf("tree %d  %s  %s  %s", o.RootPID, audit.HumanBytes(o.MemoryBytes), strings.Join(o.Reasons, ","), audit.RuleText(o))
 		var procs []row
 		for _, p := range o.Processes {
 			text := procText(p, st)
@@ -403,13 +403,6 @@ func (m *Model) layout() {
 		}
 	}
 	m.move(0)
-}
-
-func ruleText(o audit.PSOrphan) string {
-	if o.Rule == "" {
-		return "no rule"
-	}
-	return o.Rule + " → " + o.Action
 }
 
 func sessionText(s audit.PSSession, folded bool, st audit.Style) string {

@@ -12,7 +12,7 @@ import (
 
 // An orphaned server that asks to be kept — REAPER_KEEP=1 in its
 // environment, as a daemon that detaches on purpose sets it — is left by
-// reap, and explain says by whose word. The control: the same tree
+// reap, and explain and ps say by whose word. The control: the same tree
 // without the mark, under the same policy, is killed.
 func TestKeepMarkLeavesTheTree(t *testing.T) {
 	becomeSubreaper(t)
@@ -27,6 +27,21 @@ func TestKeepMarkLeavesTheTree(t *testing.T) {
 			pol := writePolicy(t, fmt.Sprintf("version = 1\n[defaults]\nmin_age = \"0s\"\ngrace = \"2s\"\n%s\n[[rule]]\nname = \"keep-test\"\nwhen = [\"reparented\"]\ncmdline = '%s'\naction = \"terminate\"\n",
 				selfSubreaper(t), regexp.QuoteMeta(url)))
 			explain := runReaper(t, nil, "explain", "--policy", pol, strconv.Itoa(pid))
+			var ps struct {
+				Orphans []struct {
+					RootPID   int    `json:"root_pid"`
+					Protected string `json:"protected"`
+				} `json:"orphans"`
+			}
+			if r := runReaper(t, nil, "ps", "--output", "json", "--policy", pol); json.Unmarshal([]byte(r.stdout), &ps) != nil {
+				t.Fatalf("ps: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+			}
+			psSays := ""
+			for _, o := range ps.Orphans {
+				if o.RootPID == pid {
+					psSays = o.Protected
+				}
+			}
 			r := runReaper(t, nil, "reap", "--output", "json", "--journal", "off", "--policy", pol, "--lock-file", filepath.Join(t.TempDir(), "reaper.lock"))
 			var rep reapReport
 			if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
@@ -42,6 +57,10 @@ func TestKeepMarkLeavesTheTree(t *testing.T) {
 				t.Errorf("marked: %s %q, alive %v; want protected %q and alive", f.Outcome, f.Detail, alive(pid), word)
 			case keep && !strings.Contains(explain.stdout, word):
 				t.Errorf("explain does not say by whose word:\n%s", explain.stdout)
+			case keep && !strings.Contains(psSays, word):
+				t.Errorf("ps: the orphan's protected is %q, want %q", psSays, word)
+			case !keep && psSays != "":
+				t.Errorf("control: ps says protected: %q", psSays)
 			case !keep && (f.Outcome != "killed" || alive(pid)):
 				t.Errorf("control: %s %q, alive %v; want killed", f.Outcome, f.Detail, alive(pid))
 			case !keep && strings.Contains(explain.stdout, "kept by its own word"):
