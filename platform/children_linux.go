@@ -1,6 +1,7 @@
 package platform
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -8,9 +9,16 @@ import (
 )
 
 // ReadCmdline reads the command line of the live process pid from
-// /proc/PID/cmdline (proc(5)): empty for a kernel thread or a zombie.
+// /proc/PID/cmdline (proc(5)), its first MaxDetail bytes (the process's
+// owner makes it as long as their stack limit allows): empty for a kernel
+// thread or a zombie.
 func ReadCmdline(pid int) ([]string, error) {
-	b, err := os.ReadFile(procPath(pid, "cmdline"))
+	f, err := os.Open(procPath(pid, "cmdline"))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, MaxDetail))
 	if err != nil {
 		return nil, err
 	}

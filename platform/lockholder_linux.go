@@ -39,8 +39,8 @@ func lockHolder(f *os.File) (int, string) {
 		if err != nil || pid <= 0 {
 			continue
 		}
-		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-		cmd := []rune(strings.Join(ParseCmdline(b), " "))
+		argv, _ := ReadCmdline(pid)
+		cmd := []rune(strings.Join(argv, " "))
 		if len(cmd) > 80 {
 			cmd = append(cmd[:80], '…')
 		}

@@ -209,15 +209,7 @@ func TestKeepEnv(t *testing.T) {
 // DropDetails lets go of what was read for the processes it does not keep,
 // and a later ask reads them again: nothing answers from a dropped detail.
 func TestDropDetails(t *testing.T) {
-	child := exec.Command("sleep", "60")
-	child.Env = []string{"REAPER_KEEP_A=kept"}
-	startExeced(t, child)
-	s, err := ReadSnapshot(DefaultProcRoot)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	self, other := s.Get(os.Getpid()), s.Get(child.Process.Pid)
+	s, self, other := withChild(t, "REAPER_KEEP_A=kept")
 	s.Cmdline(self)
 	s.Getenv(other, "REAPER_KEEP_A")
 	s.Cmdline(other)
@@ -357,14 +349,7 @@ func TestParseProcessLimit(t *testing.T) {
 // nothing is acted on (ReadInPart). The control: thawed, the same detail
 // is read.
 func TestFreeze(t *testing.T) {
-	child := exec.Command("sleep", "60")
-	startExeced(t, child)
-	s, err := ReadSnapshot(DefaultProcRoot)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	self, other := s.Get(os.Getpid()), s.Get(child.Process.Pid)
+	s, self, other := withChild(t)
 	s.Load([]*Process{self}, true)
 	reads := s.Reads()
 	thaw := s.Freeze()
@@ -398,4 +383,20 @@ func TestFreeze(t *testing.T) {
 	if why := s.ReadInPart(other); !strings.Contains(why, "not read before the decision") {
 		t.Errorf("a process missed while frozen: ReadInPart %q", why)
 	}
+}
+
+// withChild starts a sleep with env (ended with the test) and reads the
+// live table: the snapshot (closed with the test), this process's entry
+// and the sleep's.
+func withChild(t *testing.T, env ...string) (s *Snapshot, self, child *Process) {
+	t.Helper()
+	cmd := exec.Command("sleep", "60")
+	cmd.Env = env
+	startExeced(t, cmd)
+	s, err := ReadSnapshot(DefaultProcRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s, s.Get(os.Getpid()), s.Get(cmd.Process.Pid)
 }

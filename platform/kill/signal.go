@@ -90,7 +90,7 @@ func signalError(pid int, sig Signal, err error) error {
 
 // signalName names the signals the reaper sends, for logs.
 func signalName(sig Signal) string {
-	if name, ok := names[sig]; ok {
+	if name, ok := jobNames[sig]; ok {
 		return name
 	}
 	if sig == 0 {

@@ -16,5 +16,7 @@ const (
 	Kill      Signal = syscall.SIGKILL
 )
 
-// names are the verbs by the names signal(7) gives them.
-var names = map[Signal]string{Interrupt: "SIGINT", Term: "SIGTERM", Kill: "SIGKILL", Stop: "SIGSTOP", Continue: "SIGCONT"}
+// jobNames are the job-control verbs by signal(7)'s names (Stop and
+// Continue stand for nothing where there is no job control, so
+// platform/signals cannot name them); signals.Name names the rest.
+var jobNames = map[Signal]string{Stop: "SIGSTOP", Continue: "SIGCONT"}
