@@ -22,9 +22,14 @@ type PSView struct {
 	Memory   string      `json:"memory"`
 	Sessions []PSSession `json:"sessions"`
 	Orphans  []PSOrphan  `json:"orphans"`
-	Clients  []PSTotal   `json:"clients"`
-	Total    PSTotal     `json:"total"`
-	Warnings []string    `json:"warnings"`
+	// Duplicates are the servers several live sessions each run a copy
+	// of: waste to see, never a finding.
+	Duplicates []PSDuplicate `json:"duplicates"`
+	// Headroom is each user's process count against their limits.
+	Headroom []Headroom `json:"headroom"`
+	Clients  []PSTotal  `json:"clients"`
+	Total    PSTotal    `json:"total"`
+	Warnings []string   `json:"warnings"`
 }
 
 // PSSession is one session: a live client process with its tree, or an
@@ -99,6 +104,30 @@ type PSOrphan struct {
 	User        string      `json:"user"`
 	MemoryBytes uint64      `json:"memory_bytes"`
 	Processes   []PSProcess `json:"processes"`
+}
+
+// PSDuplicate is one server several live sessions each run a copy of:
+// the same command line (the server's own, below any launcher of the
+// client's) of the same user. Clients that start every configured server
+// once per session (Claude Code does, by design) run N sessions × M
+// servers; a server that speaks HTTP, or one put behind a bridge, runs
+// once for them all.
+type PSDuplicate struct {
+	Command string `json:"command"`
+	// Name is the server's name as its client's config calls it, where a
+	// config declares it.
+	Name    string   `json:"name,omitempty"`
+	Clients []string `json:"clients"`
+	UID     int64    `json:"uid"`
+	User    string   `json:"user"`
+	Copies  int      `json:"copies"`
+	// Sessions are the pids of the sessions' processes, PIDs the copies'.
+	Sessions []int `json:"sessions"`
+	PIDs     []int `json:"pids"`
+	// MemoryBytes is what the copies hold together, each with what it
+	// runs.
+	MemoryBytes uint64 `json:"memory_bytes"`
+	Advice      string `json:"advice"`
 }
 
 // PSTotal sums sessions, processes and memory, for a client or the
@@ -198,6 +227,14 @@ func (v *PSView) WriteTable(w io.Writer, st Style) error {
 			}
 		}
 	}
+	if len(v.Duplicates) > 0 {
+		ew.printf("\ncopies across live sessions (each session started its own; never a finding)\n")
+		for _, d := range v.Duplicates {
+			ew.printf("%s\n", clipWidth("  "+DuplicateLine(d), st.cols(termWidth+20)))
+			ew.printf("%s\n", clipWidth("    "+Printable(d.Command), st.cols(termWidth)))
+			ew.printf("%s\n", clipWidth("    "+Printable(d.Advice), st.cols(termWidth+40)))
+		}
+	}
 	ew.printf("\n")
 	for _, c := range v.Clients {
 		ew.printf("%s\n", totalLine(c.Client, c))
@@ -207,6 +244,21 @@ func (v *PSView) WriteTable(w io.Writer, st Style) error {
 		ew.printf("warning: %s\n", Printable(warning))
 	}
 	return ew.err
+}
+
+// DuplicateLine says how many copies of a server run, under how many
+// sessions, and what they hold.
+func DuplicateLine(d PSDuplicate) string {
+	what := "a server"
+	if d.Name != "" {
+		what = fmt.Sprintf("server %q", Printable(d.Name))
+	}
+	line := fmt.Sprintf("%s: %s under %s, %s together, pids %s", what, Plural(d.Copies, "copy"), Plural(len(d.Sessions), "session"),
+		HumanBytes(d.MemoryBytes), joinPIDs(d.PIDs))
+	if d.User != "" {
+		line += "  " + Printable(d.User)
+	}
+	return line
 }
 
 func memoryWords(m string) string {

@@ -352,6 +352,9 @@ func Plural(n int, word string) string {
 	if strings.HasSuffix(word, "s") {
 		return strconv.Itoa(n) + " " + word + "es"
 	}
+	if stem, ok := strings.CutSuffix(word, "y"); ok && !strings.ContainsAny(stem[max(len(stem)-1, 0):], "aeiou") {
+		return strconv.Itoa(n) + " " + stem + "ies" // copies, not keys' "keies"
+	}
 	return strconv.Itoa(n) + " " + word + "s"
 }
 

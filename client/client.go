@@ -49,6 +49,11 @@ type Info struct {
 	// watch takes a new entry there as a hint that the user's state names
 	// a new owner to watch.
 	Announce []string
+	// RemoteServer is how the client registers an MCP server by its URL
+	// (streamable HTTP), in its own words, NAME and URL standing for the
+	// server's; empty where it has no such transport. ps gives it to a
+	// server several of its sessions each run a copy of.
+	RemoteServer string
 	// Hook is where the client takes a command to run when a session
 	// starts (reaper hook install), when it has such settings.
 	Hook *Hook

@@ -92,6 +92,36 @@ func tableCheck(t *run.Table, took time.Duration) audit.Check {
 	return c
 }
 
+// headroomCheck is each user's processes against their process limits
+// (audit.ReadHeadroom): as root every user's, else the doctor's own; a
+// warning at audit.HeadroomWarnAt percent or more.
+func headroomCheck(t *run.Table, uid uint32) audit.Check {
+	hs := audit.ReadHeadroom(t.Snap, func(u uint32) bool { return uid == 0 || u == uid })
+	c := audit.Check{Name: "headroom", Status: audit.CheckOK}
+	warned := 0
+	for i, h := range hs {
+		if h.Warn {
+			warned++
+			c.Details = append(c.Details, h.Warning())
+		} else if i < 3 {
+			c.Details = append(c.Details, fmt.Sprintf("%s: %d%%, %s", h.Who(), h.Percent, h.Limits()))
+		}
+	}
+	switch {
+	case warned > 0:
+		c.Status = audit.CheckWarn
+		c.Summary = fmt.Sprintf("%s at %d%% or more of a process limit", audit.Plural(warned, "user"), audit.HeadroomWarnAt)
+		c.Fix = "find what forks (reaper ps; reaper watch names a fork storm as it happens), or raise the limit: ulimit -u, LimitNPROC=, or TasksMax= of the user's slice"
+	case len(hs) == 0 && uid == 0:
+		c.Summary = "no user but root runs processes (root's count meets no process limit)"
+	case len(hs) == 0:
+		c.Summary = "no process of yours was seen"
+	default:
+		c.Summary = fmt.Sprintf("every user below %d%% of their process limits (RLIMIT_NPROC, pids.max)", audit.HeadroomWarnAt)
+	}
+	return c
+}
+
 // stateDirsCheck lists the clients' state dirs the scan read, each as its
 // owner, and those that could not be read; where none was found, the
 // dirs the clients (homes: their Info.Homes) keep in a home.

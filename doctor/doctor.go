@@ -76,7 +76,7 @@ func Diagnose(ctx context.Context, cfg Config) (*audit.Diagnosis, error) {
 			Summary: "the scan failed: " + err.Error()})
 	} else {
 		defer pass.Close()
-		d.Checks = append(d.Checks, tableCheck(pass.Table, took))
+		d.Checks = append(d.Checks, tableCheck(pass.Table, took), headroomCheck(pass.Table, uid))
 	}
 	d.Checks = append(d.Checks, platformChecks()...)
 	d.Checks = append(d.Checks, polCheck)

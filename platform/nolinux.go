@@ -49,9 +49,6 @@ func (s *Snapshot) Wchan(*Process) string { return "" }
 // PIDsLimit is not read on this platform.
 func (s *Snapshot) PIDsLimit(*Process) (uint64, uint64, string) { return 0, 0, "" }
 
-// ProcessLimit is not read on this platform.
-func (s *Snapshot) ProcessLimit(*Process) uint64 { return 0 }
-
 // PIDNamespace: there are no PID namespaces here.
 func PIDNamespace() string { return "" }
 

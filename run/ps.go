@@ -73,7 +73,14 @@ func (p *Pass) PS() *audit.PSView {
 		}
 	}
 	v.Orphans = append(v.Orphans, b.orphanList...)
+	v.Duplicates = b.duplicates(v.Sessions)
 	v.Warnings = append(v.Warnings, p.Problems...)
+	v.Headroom = audit.ReadHeadroom(b.s, func(uid uint32) bool { return b.uid == 0 || uid == b.uid })
+	for _, h := range v.Headroom {
+		if w := h.Warning(); w != "" {
+			v.Warnings = append(v.Warnings, w)
+		}
+	}
 	b.totals(v)
 	v.Sort("memory")
 	return v
@@ -102,8 +109,9 @@ type psBuild struct {
 	cfg   scan.Config
 }
 
-// clientName is a client as people call it.
-type clientName struct{ name, title string }
+// clientName is a client as people call it, and how it registers an MCP
+// server by URL (client.Info.RemoteServer).
+type clientName struct{ name, title, remote string }
 
 // clientNames maps every owner name and process title a client's
 // evidence carries to the client.
@@ -111,7 +119,7 @@ func clientNames(set client.Set) map[string]clientName {
 	out := map[string]clientName{}
 	for _, c := range set.All() {
 		info := c.Info()
-		cn := clientName{info.Name, info.Title}
+		cn := clientName{info.Name, info.Title, info.RemoteServer}
 		out["info:"+info.Name] = cn
 		for _, o := range info.Owners {
 			out[o] = cn
@@ -129,7 +137,7 @@ func (b *psBuild) client(owner string) clientName {
 	if c, ok := b.clients[owner]; ok {
 		return c
 	}
-	return clientName{owner, owner}
+	return clientName{owner, owner, ""}
 }
 
 // mine reports whether p is in the view's scope: every process as root,

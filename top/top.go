@@ -395,6 +395,19 @@ func (m *Model) layout() {
 		m.rows = append(m.rows, row{text: head, pid: o.RootPID, root: o.RootPID})
 		m.rows = append(m.rows, procs...)
 	}
+	if len(m.view.Duplicates) > 0 {
+		m.rows = append(m.rows, row{text: "copies across live sessions — never a finding"})
+	}
+	for _, d := range m.view.Duplicates {
+		if text := audit.DuplicateLine(d) + "  " + audit.Printable(d.Command); match(text) {
+			m.rows = append(m.rows, row{text: "  " + text})
+		}
+	}
+	for _, h := range m.view.Headroom {
+		if w := h.Warning(); w != "" {
+			m.rows = append(m.rows, row{text: "warning: " + w})
+		}
+	}
 	m.cursor = min(m.cursor, max(0, len(m.rows)-1))
 	for i, r := range m.rows {
 		if was != 0 && r.pid == was {

@@ -56,7 +56,7 @@ var Client = client.New[Raw](Adapter{})
 
 // Info: Cline's marker, its owner names, its processes' title.
 func (Adapter) Info() client.Info {
-	return client.Info{Name: OwnerName, Title: "Cline", Homes: []string{"~/.cline"}, EnvNames: []string{EnvLaunch, EnvDir, envHome},
+	return client.Info{Name: OwnerName, Title: "Cline", RemoteServer: "`\"NAME\": {\"type\": \"streamableHttp\", \"url\": \"URL\"}` in its MCP settings", Homes: []string{"~/.cline"}, EnvNames: []string{EnvLaunch, EnvDir, envHome},
 		Owners: []string{OwnerName, HubName}, Marks: marks, Comms: []string{"cline"}}
 }
 

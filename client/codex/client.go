@@ -64,7 +64,7 @@ var Client = client.New[Raw](Adapter{})
 // Info: the codex binary names its CODEX_HOME wherever it runs; PATH holds
 // the daemon's mark; the owner names are the client's and its daemon's.
 func (Adapter) Info() client.Info {
-	return client.Info{Name: OwnerName, Title: "Codex", Homes: []string{"~/.codex"}, Announce: []string{pidDir}, EnvNames: []string{EnvHome, EnvByNPM, envPath},
+	return client.Info{Name: OwnerName, Title: "Codex", RemoteServer: "`codex mcp add NAME --url URL`", Homes: []string{"~/.codex"}, Announce: []string{pidDir}, EnvNames: []string{EnvHome, EnvByNPM, envPath},
 		Owners: []string{OwnerName, DaemonName}, Marks: marks, Comms: []string{"codex"}}
 }
 

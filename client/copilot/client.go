@@ -42,7 +42,7 @@ type Raw struct {
 // Info: Copilot CLI's marker and the owner name it attributes findings
 // to.
 func (Adapter) Info() client.Info {
-	return client.Info{Name: OwnerName, Title: "Copilot CLI", Homes: []string{"~/.copilot"}, EnvNames: []string{EnvPID, EnvSession, EnvHome, "HOME"},
+	return client.Info{Name: OwnerName, Title: "Copilot CLI", RemoteServer: "`\"NAME\": {\"type\": \"http\", \"url\": \"URL\"}` in ~/.copilot/mcp-config.json", Homes: []string{"~/.copilot"}, EnvNames: []string{EnvPID, EnvSession, EnvHome, "HOME"},
 		Owners: []string{OwnerName}, Marks: marks}
 }
 

@@ -26,7 +26,7 @@ const (
 // as node, so no comm of its names its dir); Client is it on the client
 // seam (client/all lists it).
 var Adapter = configonly.Adapter{
-	About: client.Info{Name: OwnerName, Title: "Gemini CLI", EnvNames: []string{EnvMarker, EnvRelaunch, EnvHome},
+	About: client.Info{Name: OwnerName, Title: "Gemini CLI", RemoteServer: "`gemini mcp add --transport http NAME URL`", EnvNames: []string{EnvMarker, EnvRelaunch, EnvHome},
 		Owners: []string{OwnerName}, Marks: marks,
 		// Its settings' hooks.SessionStart (0.61: the source is startup,
 		// resume or clear, and a matcher other than "*" must equal it — no

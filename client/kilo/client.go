@@ -26,7 +26,7 @@ var Adapter = configonly.Adapter{
 	// Comms: the npm package's bin, a node script, is titled by its file
 	// name (kilo); the native binary it starts is .kilo, and the
 	// platform package's binary, run as itself, kilo too.
-	About: client.Info{Name: OwnerName, Title: "Kilo", EnvNames: []string{EnvPID},
+	About: client.Info{Name: OwnerName, Title: "Kilo", RemoteServer: "`\"mcp\": {\"NAME\": {\"type\": \"remote\", \"url\": \"URL\"}}` in kilo.json", EnvNames: []string{EnvPID},
 		Owners: []string{OwnerName}, Marks: marks, Comms: []string{"kilo", ".kilo"}},
 	Home: filepath.Join(".config", "kilo"),
 	// $XDG_CONFIG_HOME/kilo.

@@ -30,7 +30,7 @@ var configFiles = []string{"opencode.jsonc", "opencode.json", "config.json"}
 // names its config dir wherever it runs); Client is it on the client seam
 // (client/all lists it).
 var Adapter = configonly.Adapter{
-	About: client.Info{Name: OwnerName, Title: "OpenCode", EnvNames: []string{EnvPID, EnvConfigDir},
+	About: client.Info{Name: OwnerName, Title: "OpenCode", RemoteServer: "`\"mcp\": {\"NAME\": {\"type\": \"remote\", \"url\": \"URL\"}}` in opencode.json", EnvNames: []string{EnvPID, EnvConfigDir},
 		Owners: []string{OwnerName}, Marks: marks, Comms: []string{"opencode"}},
 	Home: filepath.Join(".config", "opencode"),
 	// OPENCODE_CONFIG_DIR, or $XDG_CONFIG_HOME/opencode.

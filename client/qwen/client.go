@@ -23,7 +23,7 @@ const (
 // node, so no comm of its names its dir; no variable names it); Client
 // is it on the client seam (client/all lists it).
 var Adapter = configonly.Adapter{
-	About: client.Info{Name: OwnerName, Title: "Qwen Code", EnvNames: []string{EnvLauncher, EnvRelaunch},
+	About: client.Info{Name: OwnerName, Title: "Qwen Code", RemoteServer: "`qwen mcp add --transport http NAME URL`", EnvNames: []string{EnvLauncher, EnvRelaunch},
 		Owners: []string{OwnerName}, Marks: marks,
 		// Its settings' hooks.SessionStart (0.24: the source is startup,
 		// resume, clear or compact; "a|b" matches either; the timeout in

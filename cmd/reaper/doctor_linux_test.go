@@ -62,7 +62,7 @@ func TestDoctorChecks(t *testing.T) {
 			t.Errorf("check %q is %s with neither fix nor details", c.Name, c.Status)
 		}
 	}
-	want := []string{"process table", "pidfd", "watch", "cgroup v2", "privileges", "policy", "state dirs", "findings", "lock", "timer", "hooks", "records", "journal"}
+	want := []string{"process table", "headroom", "pidfd", "watch", "cgroup v2", "privileges", "policy", "state dirs", "findings", "lock", "timer", "hooks", "records", "journal"}
 	if !reflect.DeepEqual(names, want) {
 		t.Errorf("checks %q, want %q", names, want)
 	}
@@ -96,7 +96,7 @@ func TestDoctorChecks(t *testing.T) {
 			t.Errorf("line of %d columns: %q", n, line)
 		}
 	}
-	if !strings.Contains(tr.stdout, "13 checks: ") {
+	if !strings.Contains(tr.stdout, "14 checks: ") {
 		t.Errorf("no count in:\n%s", tr.stdout)
 	}
 }

@@ -62,10 +62,7 @@ func TestPS(t *testing.T) {
 		if r.code != 0 {
 			t.Fatalf("ps: exit %d\n%s", r.code, r.stderr)
 		}
-		schema, _ := os.ReadFile("../../audit/ps.schema.json")
-		if errs, err := schematest.Validate(schema, []byte(r.stdout)); err != nil || len(errs) > 0 {
-			t.Errorf("ps -o json does not keep to ps.schema.json: %v %s", err, strings.Join(errs, "\n"))
-		}
+		validPS(t, r.stdout)
 		var doc psDoc
 		if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
 			t.Fatal(err)
@@ -354,5 +351,14 @@ func TestPSKilo(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("no Kilo session of the wrapper %d with .kilo %d in its tree:\n%s", wrapper, native, r.stdout)
+	}
+}
+
+// validPS fails t when out does not keep to the shipped ps.schema.json.
+func validPS(t *testing.T, out string) {
+	t.Helper()
+	schema, _ := os.ReadFile("../../audit/ps.schema.json")
+	if errs, err := schematest.Validate(schema, []byte(out)); err != nil || len(errs) > 0 {
+		t.Errorf("ps -o json does not keep to ps.schema.json: %v %s", err, strings.Join(errs, "\n"))
 	}
 }

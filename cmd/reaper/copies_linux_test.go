@@ -1,0 +1,151 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// TestPSCopies: three stand-in Claude Code sessions of one user, each
+// running the same two stdio servers. ps's JSON has two duplicates, each
+// 3 copies under the 3 sessions with a memory figure; the table says so
+// in words; reap --dry-run plans nothing for them. The control: a fourth
+// server only one session runs is no duplicate.
+func TestPSCopies(t *testing.T) {
+	becomeSubreaper(t)
+	mark := fmt.Sprintf("copies%d", os.Getpid())
+	pol := watchPolicy(t, "", mark, `"reparented", "owner-dead"`, "min_age = \"0s\"")
+	home := t.TempDir()
+	env := []string{"HOME=" + home, "CLAUDE_CONFIG_DIR="}
+	servers := []string{"npm exec mcp-remote https://a." + mark, "npm exec mcp-remote https://b." + mark}
+	var sessions, copies []int
+	for i := range 3 {
+		script := fmt.Sprintf("export CLAUDE_CODE_SESSION_ID=s%d-%s;", i, suiteMark)
+		for _, srv := range servers {
+			script += fmt.Sprintf(" (exec -a %q sleep 600) &", srv)
+		}
+		if i == 0 {
+			script += fmt.Sprintf(" (exec -a %q sleep 600) &", "npm exec mcp-remote https://only."+mark)
+		}
+		owner := adopt(t, "session-owner-"+mark, script+" wait", nil)
+		for _, srv := range servers {
+			pid := childWith(t, owner, srv, "server "+srv)
+			t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
+			copies = append(copies, pid)
+		}
+		if i == 0 {
+			pid := childWith(t, owner, "https://only."+mark, "the server one session runs")
+			t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
+		}
+		writeSession(t, home, owner, fmt.Sprintf("s%d-%s", i, suiteMark))
+		sessions = append(sessions, owner)
+	}
+	r := runReaper(t, env, "ps", "-o", "json", "--policy", pol)
+	if r.code != 0 {
+		t.Fatalf("ps: exit %d\n%s", r.code, r.stderr)
+	}
+	validPS(t, r.stdout)
+	var doc struct {
+		Duplicates []struct {
+			Command     string
+			Copies      int
+			Sessions    []int
+			PIDs        []int
+			MemoryBytes uint64 `json:"memory_bytes"`
+			Advice      string
+		}
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+	var ours []string
+	slices.Sort(sessions)
+	for _, d := range doc.Duplicates {
+		if !strings.Contains(d.Command, mark) {
+			continue // another test's, or the machine's own
+		}
+		ours = append(ours, strings.TrimSuffix(d.Command, " 600")) // sleep's argument
+		if d.Copies != 3 || !slices.Equal(d.Sessions, sessions) || len(d.PIDs) != 3 || d.MemoryBytes == 0 ||
+			!strings.Contains(d.Advice, "claude mcp add --transport http") {
+			t.Errorf("duplicate %+v: want 3 copies under sessions %v, their memory, Claude Code's advice", d, sessions)
+		}
+		for _, pid := range d.PIDs {
+			if !slices.Contains(copies, pid) {
+				t.Errorf("duplicate %q names pid %d, not one of the copies %v", d.Command, pid, copies)
+			}
+		}
+	}
+	slices.Sort(ours)
+	if !slices.Equal(ours, servers) {
+		t.Errorf("duplicates of this test: %q, want the two servers %q (not the one only one session runs):\n%s", ours, servers, r.stdout)
+	}
+	table := runReaper(t, env, "ps", "--policy", pol)
+	if !strings.Contains(table.stdout, "copies across live sessions") || !strings.Contains(table.stdout, "3 copies under 3 sessions") {
+		t.Errorf("ps's table does not say the copies in words:\n%s", table.stdout)
+	}
+	plan := runReaper(t, env, "reap", "--dry-run", "-o", "json", "--policy", pol)
+	for _, pid := range copies {
+		if strings.Contains(plan.stdout, fmt.Sprintf(`"root_pid": %d,`, pid)) {
+			t.Errorf("reap --dry-run plans for a live session's server %d:\n%s", pid, plan.stdout)
+		}
+	}
+}
+
+// TestHeadroom: a user with 5 processes whose RLIMIT_NPROC is 6 is warned
+// in ps (its JSON and its words) and in doctor; the control, a user with
+// as many processes and a limit of 100, is shown and not warned.
+func TestHeadroom(t *testing.T) {
+	requireRoot(t)
+	// Two uids no account has, so no other process counts against them.
+	near, far := 40000+os.Getpid()%10000, 50000+os.Getpid()%10000
+	for _, u := range []struct{ uid, limit int }{{near, 6}, {far, 100}} {
+		for range 5 {
+			// The shell lowers its own limit, as a login's ulimit does, and
+			// becomes the sleep: no fork after it.
+			c := exec.Command("bash", "-c", fmt.Sprintf("ulimit -u %d && exec sleep 600", u.limit))
+			c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: &syscall.Credential{Uid: uint32(u.uid), Gid: uint32(u.uid)}}
+			if err := c.Start(); err != nil {
+				t.Fatal(err)
+			}
+			pid := c.Process.Pid
+			t.Cleanup(func() { syscall.Kill(-pid, syscall.SIGKILL); c.Wait() })
+			waitFor(t, func() bool { return strings.HasPrefix(cmdlineOf(pid), "sleep") }, "the limited sleep")
+		}
+	}
+	env := []string{"HOME=/", "XDG_CONFIG_HOME=/nonexistent", "CLAUDE_CONFIG_DIR="}
+	r := runReaper(t, env, "ps", "-o", "json")
+	validPS(t, r.stdout)
+	var doc struct {
+		Headroom []struct {
+			UID            int
+			Tasks, Percent int
+			ProcessLimit   uint64 `json:"process_limit"`
+			Warn           bool
+		}
+		Warnings []string
+	}
+	json.Unmarshal([]byte(r.stdout), &doc)
+	got := map[int]string{}
+	for _, h := range doc.Headroom {
+		got[h.UID] = fmt.Sprintf("%d tasks of %d, %d%%, warn %t", h.Tasks, h.ProcessLimit, h.Percent, h.Warn)
+	}
+	if got[near] != "5 tasks of 6, 83%, warn true" || got[far] != "5 tasks of 100, 5%, warn false" {
+		t.Errorf("ps's headroom: uid %d %q, uid %d %q; want 5 of 6 warned and 5 of 100 not", near, got[near], far, got[far])
+	}
+	table := runReaper(t, env, "ps")
+	if w := grepLines(table.stdout, fmt.Sprintf("warning: uid %d ", near)); !strings.Contains(w, "83% of a process limit") {
+		t.Errorf("ps's table does not warn of uid %d:\n%s", near, table.stdout)
+	}
+	if strings.Contains(table.stdout, fmt.Sprintf("uid %d ", far)) {
+		t.Errorf("ps's table warns of uid %d, far from its limit:\n%s", far, table.stdout)
+	}
+	d := runReaper(t, env, "doctor")
+	if w := grepLines(d.stdout, fmt.Sprintf("uid %d is at 83%%", near)); w == "" || !strings.Contains(d.stdout, "warn  headroom") {
+		t.Errorf("doctor does not warn of uid %d:\n%s", near, d.stdout)
+	}
+}

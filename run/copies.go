@@ -1,0 +1,129 @@
+package run
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/orphanreaper/reaper/audit"
+)
+
+// duplicates groups the servers several live sessions each run a copy of
+// (audit.PSDuplicate): in each live session's tree, every MCP server
+// below the client with no server above it (a launcher's child, such as
+// npx's node, is part of its copy), keyed by its user and its command
+// line. A server only one session runs, however many copies, is the
+// server-set advice's (scan/sets.go), not this.
+func (b *psBuild) duplicates(sessions []audit.PSSession) []audit.PSDuplicate {
+	type group struct {
+		d        audit.PSDuplicate
+		sessions map[int]bool
+		remote   map[string]string // client title → how it registers a server by URL
+	}
+	groups := map[string]*group{}
+	var keys []string
+	for _, s := range sessions {
+		if s.State == "ended" {
+			continue
+		}
+		procs := s.Processes
+		for i := 1; i < len(procs); i++ {
+			p := procs[i]
+			if p.Kind != "mcp" || underServer(procs, i) {
+				continue
+			}
+			key := fmt.Sprintf("%d\x00%s", s.UID, p.Cmdline)
+			g := groups[key]
+			if g == nil {
+				g = &group{d: audit.PSDuplicate{Command: p.Cmdline, UID: s.UID, User: s.User, Clients: []string{}, Sessions: []int{}, PIDs: []int{}},
+					sessions: map[int]bool{}, remote: map[string]string{}}
+				groups[key] = g
+				keys = append(keys, key)
+			}
+			g.d.Copies++
+			g.d.PIDs = append(g.d.PIDs, p.PID)
+			g.d.MemoryBytes += subtreeBytes(procs, i)
+			if g.d.Name == "" {
+				g.d.Name = p.Name
+			}
+			if !g.sessions[s.PID] {
+				g.sessions[s.PID] = true
+				g.d.Sessions = append(g.d.Sessions, s.PID)
+			}
+			if !slices.Contains(g.d.Clients, s.Client) {
+				g.d.Clients = append(g.d.Clients, s.Client)
+				g.remote[s.Title] = b.client("info:" + s.Client).remote
+			}
+		}
+	}
+	out := []audit.PSDuplicate{}
+	for _, key := range keys {
+		g := groups[key]
+		if len(g.sessions) < 2 {
+			continue
+		}
+		sort.Ints(g.d.PIDs)
+		sort.Ints(g.d.Sessions)
+		sort.Strings(g.d.Clients)
+		g.d.Advice = copiesAdvice(g.d, g.remote)
+		out = append(out, g.d)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].MemoryBytes != out[j].MemoryBytes {
+			return out[i].MemoryBytes > out[j].MemoryBytes
+		}
+		return out[i].Command < out[j].Command
+	})
+	return out
+}
+
+// underServer reports whether procs[i] has an MCP server among its
+// ancestors in the session's tree (procs is in pre-order with depths).
+func underServer(procs []audit.PSProcess, i int) bool {
+	depth := procs[i].Depth
+	for j := i - 1; j > 0 && depth > 1; j-- {
+		if procs[j].Depth < depth {
+			if procs[j].Kind == "mcp" {
+				return true
+			}
+			depth = procs[j].Depth
+		}
+	}
+	return false
+}
+
+// subtreeBytes is the memory of procs[i] and what it runs.
+func subtreeBytes(procs []audit.PSProcess, i int) uint64 {
+	sum := procs[i].MemoryBytes
+	for j := i + 1; j < len(procs) && procs[j].Depth > procs[i].Depth; j++ {
+		sum += procs[j].MemoryBytes
+	}
+	return sum
+}
+
+// copiesAdvice is what to do about a server's copies: run it once and
+// register it over HTTP, in each client's own words where it has them.
+func copiesAdvice(d audit.PSDuplicate, remote map[string]string) string {
+	name := d.Name
+	if name == "" {
+		name = "NAME"
+	}
+	var how []string
+	titles := make([]string, 0, len(remote))
+	for t := range remote {
+		titles = append(titles, t)
+	}
+	sort.Strings(titles)
+	for _, t := range titles {
+		if r := remote[t]; r != "" {
+			how = append(how, t+": "+strings.ReplaceAll(r, "NAME", name))
+		}
+	}
+	advice := fmt.Sprintf("each session starts its own copy; %s extra. Run it once (an HTTP server, or behind a stdio-to-HTTP bridge) and register it over HTTP",
+		audit.HumanBytes(d.MemoryBytes-d.MemoryBytes/uint64(max(d.Copies, 1))))
+	if len(how) > 0 {
+		advice += " — " + strings.Join(how, "; ")
+	}
+	return advice
+}
