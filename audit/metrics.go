@@ -16,6 +16,13 @@ import (
 // half a file.
 // w is the watch's own figures (nil: a run of its own, which has none).
 func WriteMetrics(path string, r *Report, signals []Record, took time.Duration, w *WatchMetrics) error {
+	return platform.WriteFileAtomic(path, MetricsText(r, signals, took, w, time.Now()), 0o644)
+}
+
+// MetricsText is r's metrics in the Prometheus text format, as the
+// textfile holds them and a watch's --metrics-listen serves them; now is
+// the run's end (reaper_last_success_timestamp_seconds).
+func MetricsText(r *Report, signals []Record, took time.Duration, w *WatchMetrics, now time.Time) []byte {
 	var b bytes.Buffer
 	gauge := func(name, help string) {
 		fmt.Fprintf(&b, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name)
@@ -81,11 +88,11 @@ func WriteMetrics(path string, r *Report, signals []Record, took time.Duration, 
 	gauge("reaper_run_duration_seconds", "Wall time of the last run.")
 	fmt.Fprintf(&b, "reaper_run_duration_seconds %g\n", took.Seconds())
 	gauge("reaper_last_success_timestamp_seconds", "Unix time the last run finished.")
-	fmt.Fprintf(&b, "reaper_last_success_timestamp_seconds %d\n", time.Now().Unix())
+	fmt.Fprintf(&b, "reaper_last_success_timestamp_seconds %d\n", now.Unix())
 	if w != nil {
 		w.write(&b)
 	}
-	return platform.WriteFileAtomic(path, b.Bytes(), 0o644)
+	return b.Bytes()
 }
 
 func labels(kv ...string) string {
@@ -133,6 +140,18 @@ type WatchMetrics struct {
 	StateReads, StateReused uint64
 	// Dirs is how many state dirs are watched for new owners' files.
 	Dirs int
+	// Heartbeat is when the last pass completed: it advances on every
+	// pass, so a watch that stopped working is one whose heartbeat ages.
+	Heartbeat time.Time
+	// Copies and Headroom are the last pass's live figures (ps's
+	// duplicates and headroom).
+	Copies   []PSDuplicate
+	Headroom []Headroom
+	// Storms are the fork storms going on, StormsSaid how many were said
+	// since the start, StormsSeen how ("" where none can be).
+	Storms     []Storm
+	StormsSaid uint64
+	StormsSeen string
 }
 
 func (w *WatchMetrics) write(b *bytes.Buffer) {
@@ -158,4 +177,58 @@ func (w *WatchMetrics) write(b *bytes.Buffer) {
 	fmt.Fprintf(b, "reaper_watch_dirs %d\n", w.Dirs)
 	counter("reaper_watch_state_dirs_total", "Clients' state dirs passes went through: read (a reader child as root, for another user's), or reused as an earlier pass read them (a user none of whose trees the pass could act on).")
 	writeCounts(b, "reaper_watch_state_dirs_total", map[string]int{labels("how", "read"): int(w.StateReads), labels("how", "reused"): int(w.StateReused)})
+	gauge := func(name, help string) {
+		fmt.Fprintf(b, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name)
+	}
+	gauge("reaper_watch_heartbeat_timestamp_seconds", "Unix time reaper watch last completed a pass: it advances on every pass (at least every --backstop); an old one is a watch that stopped working.")
+	fmt.Fprintf(b, "reaper_watch_heartbeat_timestamp_seconds %.3f\n", float64(w.Heartbeat.UnixMilli())/1000)
+	w.writeLive(b, gauge)
+	counter("reaper_fork_storms_total", "Fork storms reaper watch has said since it started: a parent starting processes faster than the policy's storm_rate for storm_for.")
+	fmt.Fprintf(b, "reaper_fork_storms_total %d\n", w.StormsSaid)
+	gauge("reaper_fork_storm_rate", "Processes a second each parent in a fork storm now starts (seen: fork events, or sampled: a lower bound).")
+	rates := map[string]int{}
+	for _, s := range w.Storms {
+		rates[labels("pid", fmt.Sprint(s.PID), "comm", s.Comm, "user", s.User, "seen", s.Seen)] = s.Rate
+	}
+	writeCounts(b, "reaper_fork_storm_rate", rates)
+}
+
+// writeLive writes the copies of servers across live sessions and each
+// user's headroom.
+func (w *WatchMetrics) writeLive(b *bytes.Buffer, gauge func(name, help string)) {
+	gauge("reaper_server_copies", "Copies of one MCP server that several live sessions of a user each run (ps's duplicates): never a finding.")
+	copies, held := map[string]int{}, map[string]int{}
+	for _, d := range w.Copies {
+		server := d.Name
+		if server == "" {
+			server = clipAt(d.Command, 80)
+		}
+		l := labels("server", server, "user", d.User)
+		copies[l] += d.Copies
+		held[l] += int(d.MemoryBytes)
+	}
+	writeCounts(b, "reaper_server_copies", copies)
+	gauge("reaper_server_copies_bytes", "Memory the copies of a server across live sessions hold together, with what they run.")
+	writeCounts(b, "reaper_server_copies_bytes", held)
+	gauge("reaper_user_tasks", "Each user's tasks (processes and threads; zombies count one), as RLIMIT_NPROC counts them.")
+	tasks, limits, percent := map[string]int{}, map[string]int{}, map[string]int{}
+	for _, h := range w.Headroom {
+		user := h.User
+		if user == "" {
+			user = fmt.Sprint(h.UID)
+		}
+		tasks[labels("user", user)] = h.Tasks
+		if h.ProcessLimit > 0 {
+			limits[labels("user", user, "limit", "rlimit_nproc")] = int(h.ProcessLimit)
+		}
+		if h.PIDsMax > 0 {
+			limits[labels("user", user, "limit", "pids_max")] = int(h.PIDsMax)
+		}
+		percent[labels("user", user)] = h.Percent
+	}
+	writeCounts(b, "reaper_user_tasks", tasks)
+	gauge("reaper_user_task_limit", "Each user's process limits: RLIMIT_NPROC of their newest processes (macOS: kern.maxprocperuid), and the tightest pids.max over their cgroup.")
+	writeCounts(b, "reaper_user_task_limit", limits)
+	gauge("reaper_user_limit_percent", "How full each user's fuller process limit is, in percent: past 80, reaper warns; at 100, fork fails.")
+	writeCounts(b, "reaper_user_limit_percent", percent)
 }

@@ -161,3 +161,10 @@ func message(items []item) (string, string) {
 	}
 	return "reaper " + strings.Join(parts, "; "), strings.TrimRight(body.String(), "\n")
 }
+
+// Storm tells of a fork storm as it starts: at once, whatever the gap
+// since the last notification (a machine about to run out of processes
+// does not wait). Its end is not told: the log says it.
+func (n *Notifier) Storm(s audit.Storm) error {
+	return n.Desktop.Send("reaper: fork storm", s.Line())
+}

@@ -49,7 +49,7 @@ func TestParseSpecExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Defaults != (Defaults{Action: Report, Grace: 5 * time.Second, MinAge: 30 * time.Second, MaxActions: 100}) {
+	if p.Defaults != (Defaults{Action: Report, Grace: 5 * time.Second, MinAge: 30 * time.Second, MaxActions: 100, StormRate: DefaultStormRate, StormFor: DefaultStormFor}) {
 		t.Errorf("defaults %+v", p.Defaults)
 	}
 	if len(p.Owners) != 1 || p.Owners[0].Name != "openclaw-gateway" || p.Owners[0].Line != 9 {
@@ -293,6 +293,22 @@ func TestBroadRuleWarns(t *testing.T) {
 		warned := len(p.Warnings) == 1 && strings.HasPrefix(p.Warnings[0], `p.toml:2: rule "all" `) && strings.Contains(p.Warnings[0], "tmux")
 		if warned != tc.warn || len(p.Warnings) > 1 {
 			t.Errorf("%q: warnings %q, want a warning %v", tc.extra, p.Warnings, tc.warn)
+		}
+	}
+}
+
+// The storm keys: a rate and a time a person can read back, and the
+// errors that name the key (the control: the defaults when unset).
+func TestStormKeys(t *testing.T) {
+	p, err := Parse("s.toml", []byte("version = 1\n[defaults]\nstorm_rate = 100\nstorm_for = \"5s\"\n"), testClients)
+	if err != nil || p.Defaults.StormRate != 100 || p.Defaults.StormFor != 5*time.Second {
+		t.Errorf("storm_rate 100, storm_for 5s: %+v %v", p.Defaults, err)
+	}
+	for _, bad := range []string{"storm_rate = -1", "storm_rate = \"fast\"", "storm_for = \"500ms\"", "storm_for = \"2h\""} {
+		_, err := Parse("s.toml", []byte("version = 1\n[defaults]\n"+bad+"\n"), testClients)
+		key, _, _ := strings.Cut(bad, " ")
+		if err == nil || !strings.Contains(err.Error(), "s.toml:3") || !strings.Contains(err.Error(), key) {
+			t.Errorf("%s: %v, want an error at s.toml:3 naming %s", bad, err, key)
 		}
 	}
 }

@@ -97,7 +97,20 @@ type Defaults struct {
 	Grace      time.Duration // between SIGTERM and SIGKILL
 	MinAge     time.Duration // never act on a process younger than this
 	MaxActions int           // per run; past it, report only
+	// StormRate is the processes a second one parent may start, and
+	// StormFor how long, before a watch says it is a fork storm (0: never
+	// said). Said only: a storm is never signalled for.
+	StormRate int
+	StormFor  time.Duration
 }
+
+// Default fork storm threshold: runaway agent process growth panicked
+// macOS kernels at ~43 spawns a second (anthropics/claude-code #80362);
+// a build or a test suite forks faster than 30 a second only in bursts.
+const (
+	DefaultStormRate = 30
+	DefaultStormFor  = 2 * time.Second
+)
 
 // Owner recognises a live supervisor (scan.Owner: its name, command line,
 // pid marker and service cgroup) and names the ledgers it writes.

@@ -15,14 +15,14 @@ import (
 )
 
 func (l *loader) defaults(v any) {
-	d := Defaults{Action: Report, Grace: 5 * time.Second, MinAge: 30 * time.Second, MaxActions: 100}
+	d := Defaults{Action: Report, Grace: 5 * time.Second, MinAge: 30 * time.Second, MaxActions: 100, StormRate: DefaultStormRate, StormFor: DefaultStormFor}
 	if v != nil {
 		t, ok := v.(map[string]any)
 		a := at{table: "defaults", index: -1}
 		if !ok {
 			l.fail(at{index: -1, key: "defaults"}, "defaults must be a table: [defaults]")
 		} else {
-			l.unknownKeys(t, a, []string{"action", "grace", "min_age", "max_actions"})
+			l.unknownKeys(t, a, []string{"action", "grace", "min_age", "max_actions", "storm_rate", "storm_for"})
 			if act, ok := l.action(t, a); ok {
 				d.Action = act
 			}
@@ -41,6 +41,19 @@ func (l *loader) defaults(v any) {
 				} else {
 					d.MaxActions = int(i)
 				}
+			}
+			if n, ok := t["storm_rate"]; ok {
+				if i, isInt := n.(int64); !isInt || i < 0 || i > 100000 {
+					l.fail(at{a.table, a.index, "storm_rate"}, "storm_rate must be a whole number of processes a second, 0 (never said) to 100000")
+				} else {
+					d.StormRate = int(i)
+				}
+			}
+			if f, ok := l.duration(t, a, "storm_for"); ok {
+				if f < time.Second || f > time.Hour || f%time.Second != 0 {
+					l.fail(at{a.table, a.index, "storm_for"}, "storm_for %s: want whole seconds, 1s to 1h", f)
+				}
+				d.StormFor = f
 			}
 		}
 	}

@@ -35,31 +35,7 @@ import (
 // an abandoned job). As an ordinary user, only that user's sessions and
 // orphans are shown. Memory is PSS where it can be read, else RSS.
 func (p *Pass) PS() *audit.PSView {
-	b := &psBuild{p: p, s: p.Snap, res: p.Result, uid: p.UID(), anchor: map[int]int{}, endedAt: map[string]int{}, clients: clientNames(p.Config.Clients),
-		cfg: p.Config.Policy.ScanConfig(), pss: true}
-	b.findings()
-	b.records()
-	b.byTitle()
-	// The trees first, reading nothing; then what showing them needs, read
-	// on several goroutines (command lines, PSS); then the view.
-	trees := make([][]node, len(b.sessions))
-	var all []*platform.Process
-	for i := range b.sessions {
-		trees[i] = b.walk(b.sessions[i].PID)
-		for _, n := range trees[i] {
-			all = append(all, n.p)
-		}
-	}
-	for _, it := range b.p.Plan.Items {
-		for _, m := range it.Finding.Members {
-			all = append(all, m.Proc)
-		}
-	}
-	b.s.Load(all, false)
-	b.pssOf = b.s.PSSOf(all)
-	for i := range b.sessions {
-		b.tree(&b.sessions[i], trees[i])
-	}
+	b := p.sessionTrees(true)
 	b.orphans()
 	v := &audit.PSView{SchemaVersion: 1, Processes: len(b.s.Procs), AsRoot: b.uid == 0, Memory: "pss",
 		Sessions: []audit.PSSession{}, Orphans: []audit.PSOrphan{}, Clients: []audit.PSTotal{}, Warnings: []string{}}
@@ -75,7 +51,7 @@ func (p *Pass) PS() *audit.PSView {
 	v.Orphans = append(v.Orphans, b.orphanList...)
 	v.Duplicates = b.duplicates(v.Sessions)
 	v.Warnings = append(v.Warnings, p.Problems...)
-	v.Headroom = audit.ReadHeadroom(b.s, func(uid uint32) bool { return b.uid == 0 || uid == b.uid })
+	v.Headroom = b.headroom()
 	for _, h := range v.Headroom {
 		if w := h.Warning(); w != "" {
 			v.Warnings = append(v.Warnings, w)
@@ -84,6 +60,54 @@ func (p *Pass) PS() *audit.PSView {
 	b.totals(v)
 	v.Sort("memory")
 	return v
+}
+
+// Live is what a watch's pass adds to its metrics of the live sessions:
+// the servers several run a copy of (memory as RSS: PSS is a read per
+// process, ps's), and each user's headroom.
+func (p *Pass) Live() ([]audit.PSDuplicate, []audit.Headroom) {
+	b := p.sessionTrees(false)
+	return b.duplicates(b.sessions), b.headroom()
+}
+
+// headroom is each user's in the view's scope (audit.ReadHeadroom).
+func (b *psBuild) headroom() []audit.Headroom {
+	return audit.ReadHeadroom(b.s, func(uid uint32) bool { return b.uid == 0 || uid == b.uid })
+}
+
+// sessionTrees finds the sessions and fills each live one from its tree,
+// with each process's PSS where pss asks (else RSS).
+func (p *Pass) sessionTrees(pss bool) *psBuild {
+	b := &psBuild{p: p, s: p.Snap, res: p.Result, uid: p.UID(), anchor: map[int]int{}, endedAt: map[string]int{}, clients: clientNames(p.Config.Clients),
+		cfg: p.Config.Policy.ScanConfig(), pss: true}
+	b.findings()
+	b.records()
+	b.byTitle()
+	// The trees first, reading nothing; then what showing them needs, read
+	// on several goroutines (command lines, PSS); then the view.
+	trees := make([][]node, len(b.sessions))
+	var all []*platform.Process
+	for i := range b.sessions {
+		trees[i] = b.walk(b.sessions[i].PID)
+		for _, n := range trees[i] {
+			all = append(all, n.p)
+		}
+	}
+	if pss {
+		for _, it := range b.p.Plan.Items {
+			for _, m := range it.Finding.Members {
+				all = append(all, m.Proc)
+			}
+		}
+	}
+	b.s.Load(all, false)
+	if pss {
+		b.pssOf = b.s.PSSOf(all)
+	}
+	for i := range b.sessions {
+		b.tree(&b.sessions[i], trees[i])
+	}
+	return b
 }
 
 // psBuild is one PS view in the making.

@@ -42,6 +42,9 @@ type ReapConfig struct {
 	// is never passed over.
 	LockOptional bool
 	NoLock       func(error)
+	// Live asks for the live sessions' figures (Reaped.Copies, Headroom):
+	// a watch's metrics.
+	Live bool
 }
 
 // DefaultTimeout bounds a reap under pol when no --timeout says: room for
@@ -78,6 +81,10 @@ type Reaped struct {
 	// its first plan would have signalled, and rested in part on reads
 	// kept from an earlier pass (ReapConfig.Cache).
 	Reread bool
+	// Copies and Headroom are the live sessions' figures, when
+	// ReapConfig.Live asked (Pass.Live).
+	Copies   []audit.PSDuplicate
+	Headroom []audit.Headroom
 }
 
 // Reap is one reap, in order: take the lock, collect, plan, re-read the
@@ -143,6 +150,11 @@ func Reap(ctx context.Context, cfg ReapConfig) (*Reaped, error) {
 	// left alone after a few cycles (respawns).
 	books.loops.refuse(plan, t.Snap)
 	facts := pass.facts()
+	var copies []audit.PSDuplicate
+	var headroom []audit.Headroom
+	if cfg.Live {
+		copies, headroom = pass.Live()
+	}
 	acted := map[*platform.Process]bool{}
 	for _, it := range plan.Items {
 		for _, m := range it.Finding.Members {
@@ -174,7 +186,8 @@ func Reap(ctx context.Context, cfg ReapConfig) (*Reaped, error) {
 	signals := signalRecords(events)
 	rep := audit.NewReport(facts, pol, t.Snap, &audit.Done{Plan: plan, Covered: covered, Signals: signals, Warnings: books.warnings})
 	return &Reaped{Report: rep, Plan: plan, Results: results, Signals: signals, Reread: reread, Lock: cfg.LockFile,
-		Watch: watchTargets(t, cfg.Clients), Due: nextDue(t, pol, time.Now()), WatchDirs: announceDirs(t, cfg.Clients)}, nil
+		Watch: watchTargets(t, cfg.Clients), Due: nextDue(t, pol, time.Now()), WatchDirs: announceDirs(t, cfg.Clients),
+		Copies: copies, Headroom: headroom}, nil
 }
 
 // Record leaves the reap's traces, with what a watch adds to the metrics

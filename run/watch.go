@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/orphanreaper/reaper/audit"
@@ -50,6 +51,14 @@ type WatchConfig struct {
 	// Adopted, when set, says an adopter took a new child (Adoptions):
 	// a hint, as an owner's exit is.
 	Adopted <-chan struct{}
+	// OnStorm is told of each fork storm as it starts and as it ends
+	// (over), after the log line: a desktop notification.
+	OnStorm func(s audit.Storm, over bool)
+	// Publish, when set, is given each pass's metrics as the textfile
+	// holds them (audit.MetricsText), and when the pass completed — and
+	// again when a fork storm starts or ends (a --metrics-listen
+	// endpoint).
+	Publish func(text []byte, beat time.Time)
 }
 
 // Trigger names why a pass was made.
@@ -134,6 +143,10 @@ func Watch(ctx context.Context, cfg WatchConfig, hup <-chan os.Signal) error {
 	}
 	w := &watcher{cfg: cfg, exits: exits, dirs: dirs, log: log, notify: notify, state: gather.NewCache(),
 		metrics: audit.WatchMetrics{Passes: map[string]uint64{}, Watching: exits != nil}}
+	w.cfg.Live = true
+	w.storms = &stormWatch{mine: func(uid uint32) bool { return EUID() == 0 || uid == EUID() }, say: w.storm}
+	w.storms.set(cfg.Policy.Defaults)
+	w.metrics.StormsSeen = w.storms.start(ctx)
 
 	ready := false
 	timer := newTimers()
@@ -169,6 +182,65 @@ type watcher struct {
 	metrics   audit.WatchMetrics
 	// state keeps the state dirs' reads from pass to pass.
 	state *gather.Cache
+	// storms says the fork storms it sees between passes.
+	storms *stormWatch
+	// full are the uids last said to be past their headroom.
+	full map[int64]bool
+	// last is the last pass's metrics, published again when a storm
+	// starts or ends.
+	last struct {
+		sync.Mutex
+		report  *audit.Report
+		signals []audit.Record
+		took    time.Duration
+		metrics audit.WatchMetrics
+	}
+}
+
+// publish gives Publish the last pass's metrics, with the storms now.
+func (w *watcher) publish() {
+	if w.cfg.Publish == nil {
+		return
+	}
+	w.last.Lock()
+	defer w.last.Unlock()
+	if w.last.report == nil {
+		return
+	}
+	m := w.last.metrics
+	m.Storms, m.StormsSaid = w.storms.storms()
+	w.cfg.Publish(audit.MetricsText(w.last.report, w.last.signals, w.last.took, &m, m.Heartbeat), m.Heartbeat)
+}
+
+// sayHeadroom logs each user who came past audit.HeadroomWarnAt since
+// the last pass (once, not on every pass while they stay there).
+func (w *watcher) sayHeadroom(hs []audit.Headroom) {
+	full := map[int64]bool{}
+	for _, h := range hs {
+		if !h.Warn {
+			continue
+		}
+		full[h.UID] = true
+		if !w.full[h.UID] {
+			w.log.Warn(h.Warning(), "uid", h.UID, "percent", h.Percent)
+		}
+	}
+	w.full = full
+}
+
+// storm says a fork storm as it starts or ends: a log line (the journal's
+// under a service manager), the status, and OnStorm's notification.
+func (w *watcher) storm(s audit.Storm, over bool) {
+	if over {
+		w.log.Info(fmt.Sprintf("fork storm over: pid %d (%s)", s.PID, audit.Printable(s.Comm)), "pid", s.PID, "lasted", s.For)
+	} else {
+		w.log.Warn(s.Line(), "pid", s.PID, "uid", s.UID, "rate", s.Rate, "storm_rate", s.Threshold, "seen", s.Seen)
+		w.notify("STATUS=" + audit.Printable(s.Line()))
+	}
+	if w.cfg.OnStorm != nil {
+		w.cfg.OnStorm(s, over)
+	}
+	go w.publish() // after second() lets the storms go
 }
 
 // What the exits of users' processes may cost: any user can title a
@@ -260,7 +332,15 @@ func (w *watcher) pass(ctx context.Context) time.Time {
 	// dirs where a new one is announced too; then the pass's traces, with
 	// the metrics that say so.
 	w.rearm(r, trigger)
+	w.metrics.Heartbeat = time.Now()
+	w.metrics.Copies, w.metrics.Headroom = r.Copies, r.Headroom
+	w.metrics.Storms, w.metrics.StormsSaid = w.storms.storms()
+	w.sayHeadroom(r.Headroom)
 	m := w.metrics
+	w.last.Lock()
+	w.last.report, w.last.signals, w.last.took, w.last.metrics = r.Report, r.Signals, time.Since(rc.Started), m
+	w.last.Unlock()
+	w.publish()
 	if err := r.Record(rc, &m); err != nil {
 		w.log.Error("the pass's record was not written", "trigger", trigger, "err", err)
 	}
@@ -440,6 +520,7 @@ func (w *watcher) reload() {
 		return
 	}
 	w.cfg.Policy = pol
+	w.storms.set(pol.Defaults)
 	w.log.Info("policy reloaded", "source", pol.Source, "rules", len(pol.Rules))
 }
 

@@ -45,6 +45,8 @@ type Wrap struct {
 	// CMD's exit.
 	Watch     bool
 	PolicyArg string
+	// MetricsListen is the watch's --metrics-listen ("": none).
+	MetricsListen string
 	// Grace bounds, for a PID namespace's init, how long what is left
 	// after the reap has between SIGTERM and SIGKILL (0: the policy's
 	// grace).
@@ -161,6 +163,9 @@ func (w *Wrap) watchArgv() []string {
 	}
 	if w.AuditLog != "" {
 		argv = append(argv, "--audit-log", w.AuditLog)
+	}
+	if w.MetricsListen != "" {
+		argv = append(argv, "--metrics-listen", w.MetricsListen)
 	}
 	return argv
 }

@@ -19,6 +19,7 @@ type runOptions struct {
 	record     bool
 	group      bool
 	watch      bool // --watch given: watch; else as PID 1 alone
+	listen     string
 }
 
 func newRunCommand(g *globalOptions) *cobra.Command {
@@ -37,6 +38,9 @@ func newRunCommand(g *globalOptions) *cobra.Command {
 			if !cmd.Flags().Changed("watch") {
 				opts.watch = os.Getpid() == 1 // a container's init watches unless told not to
 			}
+			if opts.listen != "" && !opts.watch {
+				return usagef("--metrics-listen serves the watch's metrics: it needs the watch (--watch, or run as a PID namespace's init)")
+			}
 			return runRun(args, &opts, g)
 		},
 	}
@@ -45,6 +49,7 @@ func newRunCommand(g *globalOptions) *cobra.Command {
 	f.StringVar(&opts.auditLog, "audit-log", "", "append one JSON line per decision and signal to `FILE`")
 	f.StringVar(&opts.lockFile, "lock-file", "", "the one-reaper-at-a-time lock `FILE` (default as for reap)")
 	f.BoolVar(&opts.watch, "watch", false, "while CMD lives, run the watch inside: reap, by the policy, what CMD's tree leaves as it appears (default: on as a PID namespace's init, off elsewhere; --watch=false turns it off)")
+	f.StringVar(&opts.listen, "metrics-listen", "", "the watch inside serves /metrics and /healthz at `ADDR` (host:port), as reaper watch does")
 	f.BoolVarP(&opts.group, "group", "g", false, "put CMD in a process group of its own and pass signals to the whole group (tini -g)")
 	f.BoolVar(&opts.record, "record", false, "record CMD's descendants while it runs and reap those that outlive it, as on macOS, instead of adopting them")
 	f.MarkHidden("record") // how macOS runs; on Linux, for its tests
@@ -63,7 +68,7 @@ func runRun(argv []string, opts *runOptions, g *globalOptions) error {
 		return err
 	}
 	w := &run.Wrap{Policy: pol, Clients: clients, AuditLog: opts.auditLog, LockFile: opts.lockFile, Record: opts.record,
-		Group: opts.group, Watch: opts.watch, PolicyArg: opts.policyFile, Stderr: g.stderr, Log: g.log}
+		Group: opts.group, Watch: opts.watch, PolicyArg: opts.policyFile, MetricsListen: opts.listen, Stderr: g.stderr, Log: g.log}
 	code, err := w.Run(argv)
 	var se *run.StartError
 	if errors.As(err, &se) {

@@ -10,11 +10,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/orphanreaper/reaper/audit"
 	"github.com/orphanreaper/reaper/docs"
 	"github.com/orphanreaper/reaper/notify"
 	"github.com/orphanreaper/reaper/platform/signals"
 	"github.com/orphanreaper/reaper/policy"
 	"github.com/orphanreaper/reaper/run"
+	"github.com/orphanreaper/reaper/scrape"
 )
 
 // watchOptions are the flags of `reaper watch`: reap's, and the backstop.
@@ -24,6 +26,7 @@ type watchOptions struct {
 	notify      bool
 	notifyAbove string
 	under       int
+	listen      string
 }
 
 func newWatchCommand(g *globalOptions) *cobra.Command {
@@ -48,6 +51,7 @@ func newWatchCommand(g *globalOptions) *cobra.Command {
 	cmd.Flags().MarkHidden("under")
 	cmd.Flags().BoolVar(&opts.notify, "notify", false, "tell the desktop what was ended, and large trees only reported")
 	cmd.Flags().StringVar(&opts.notifyAbove, "notify-above", "512MiB", "with --notify: the `SIZE` from which a report-only tree is told of (0: never)")
+	cmd.Flags().StringVar(&opts.listen, "metrics-listen", "", "serve /metrics (Prometheus) and /healthz at `ADDR` (host:port; 127.0.0.1:0 picks a port, said at the start): for a pod, where no textfile collector runs")
 	cmd.Flags().MarkHidden("proc")
 	cmd.Flags().MarkHidden("output") // a pass prints its --quiet lines
 	cmd.Flags().MarkHidden("all")
@@ -111,6 +115,32 @@ func runWatch(ctx context.Context, opts *watchOptions, g *globalOptions) error {
 		cfg.NoLock = func(err error) {
 			once.Do(func() { fmt.Fprintf(g.stderr, "reaper run: watch without a lock (%v)\n", err) })
 		}
+	}
+	if notifier != nil {
+		cfg.OnStorm = func(s audit.Storm, over bool) {
+			if over {
+				return
+			}
+			if err := notifier.Storm(s); err != nil && g.log != nil {
+				g.log.Warn("a notification was not sent", "err", err)
+			}
+		}
+	}
+	if opts.listen != "" {
+		// Healthy while a pass completed within two backstops and a
+		// pass's own deadline.
+		srv, err := scrape.Listen(opts.listen, 2*opts.backstop+timeout)
+		if err != nil {
+			return usagef("--metrics-listen %s: %v", opts.listen, err)
+		}
+		go func() {
+			if err := srv.Serve(ctx); err != nil {
+				fmt.Fprintf(g.stderr, "reaper watch: the metrics endpoint stopped: %v\n", err)
+			}
+		}()
+		cfg.Publish = srv.Publish
+		// Said even with --quiet: a port 0 is known only from here.
+		fmt.Fprintf(g.stderr, "reaper watch: metrics at http://%s/metrics, health at http://%s/healthz\n", srv.Addr(), srv.Addr())
 	}
 	if !g.quiet { // a foreground watch says it started, and how it works
 		fmt.Fprintf(g.stdout, "reaper watch %s: policy %s; a pass as an owner exits, at a tree's min_age, and every %s%s\n", versionString(), pol.Source, opts.backstop, map[bool]string{true: " (dry run: nothing is signalled)"}[opts.dryRun])

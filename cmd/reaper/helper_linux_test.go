@@ -75,6 +75,9 @@ func runHelperIfAsked() {
 	if dir := os.Getenv(envNSPid2); dir != "" {
 		runPID2Helper(dir)
 	}
+	if spec := os.Getenv(envForker); spec != "" {
+		runForker(spec)
+	}
 	raw := os.Getenv(envSpec)
 	if raw == "" {
 		return

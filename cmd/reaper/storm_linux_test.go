@@ -1,0 +1,98 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// envForker makes this test binary a parent that starts RATE children a
+// second for SECONDS, each running ARGV ("RATE SECONDS ARGV…"), then
+// lives on (until helperLifetime) for the test to see it was not
+// signalled.
+const envForker = "REAPER_TEST_FORKER"
+
+func runForker(spec string) {
+	var rate, secs int
+	f := strings.Fields(spec)
+	fmt.Sscan(f[0], &rate)
+	fmt.Sscan(f[1], &secs)
+	argv := f[2:]
+	start := time.Now()
+	for i := 0; time.Since(start) < time.Duration(secs)*time.Second; i++ {
+		c := exec.Command(argv[0], argv[1:]...)
+		if c.Start() == nil {
+			go c.Wait()
+		}
+		// Paced from the start, not from the last child: the rate holds
+		// however long each start takes.
+		time.Sleep(time.Until(start.Add(time.Duration(i+1) * time.Second / time.Duration(rate))))
+	}
+	time.Sleep(helperLifetime)
+	os.Exit(0)
+}
+
+// TestForkStorm: a parent starting 100 processes a second for 5 s under
+// reaper watch is named — its pid and its rate — in a line on the watch's
+// stderr, and nothing is signalled: the parent lives, and no pass acted.
+// As root, the kernel's fork events count its short-lived children; as a
+// user, samples count the children alive when sampled (here they live 2
+// s). The control: a parent starting 5 a second for as long is never
+// named.
+func TestForkStorm(t *testing.T) {
+	mark := fmt.Sprintf("storm%d", os.Getpid())
+	pol := watchPolicy(t, "", mark, `"reparented", "owner-dead"`, "min_age = \"0s\"")
+	w := startWatch(t, pol, "--backstop", "1s")
+	child := "/bin/true"
+	if os.Geteuid() != 0 {
+		child = "sleep 2" // sampled: a child alive at the sample counts
+	}
+	forker := func(rate int) int {
+		self, err := os.Executable()
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := exec.Command(self)
+		// Not the mark: the test's rule would take it as its own tree.
+		c.Args = []string{fmt.Sprintf("storm-parent-%d", rate)}
+		c.Env = append(os.Environ(), fmt.Sprintf("%s=%d 5 %s", envForker, rate, child))
+		c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { syscall.Kill(-c.Process.Pid, syscall.SIGKILL); c.Wait() })
+		return c.Process.Pid
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the watch's stdout:\n%s\nits stderr:\n%s", w.stdout, w.stderr)
+		}
+	})
+	calm := forker(5)
+	started := time.Now()
+	storm := forker(100)
+	line := ""
+	waitFor(t, func() bool {
+		line = grepLines(w.stderr.String(), fmt.Sprintf("fork storm: pid %d ", storm))
+		return line != ""
+	}, "the storm's line")
+	t.Logf("said %s after the storm began: %s", time.Since(started).Round(10*time.Millisecond), line)
+	if !strings.Contains(line, "processes a second") || !strings.Contains(line, "storm_rate 30") {
+		t.Errorf("the storm's line %q: want its rate and the policy's", line)
+	}
+	// Past the calm parent's 5 s: it was never said.
+	time.Sleep(time.Until(started.Add(6 * time.Second)))
+	if strings.Contains(w.stderr.String(), fmt.Sprintf("fork storm: pid %d ", calm)) {
+		t.Errorf("a parent starting 5 a second was named a storm:\n%s", w.stderr.String())
+	}
+	if !alive(storm) || !alive(calm) {
+		t.Errorf("a forking parent was signalled (storm alive %t, calm alive %t)", alive(storm), alive(calm))
+	}
+	if out := w.stdout.String(); strings.Contains(out, "killed") || strings.Contains(out, "terminated") {
+		t.Errorf("the watch acted during the storm:\n%s", out)
+	}
+}

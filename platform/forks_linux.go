@@ -1,0 +1,170 @@
+package platform
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"os"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+)
+
+// Forks are the kernel's process events (the proc connector, cn_proc):
+// every fork on the host as it happens, with its parent. The connector
+// speaks only to a listener in the initial user and PID namespaces
+// (drivers/connector/cn_proc.c, cn_proc_mcast_ctl: outside them it says
+// nothing); before Linux 6.6 only with CAP_NET_ADMIN, since then to any
+// user ("connector/cn_proc: Allow non-root users access"; measured here:
+// nobody's listen on 6.18 is acknowledged and gets every fork). Where it
+// cannot be had, the watch samples (ForkCount).
+type Forks struct{ fd int }
+
+// The proc connector's ids and messages: include/uapi/linux/connector.h
+// (CN_IDX_PROC, CN_VAL_PROC; struct cn_msg, 20 bytes) and
+// include/uapi/linux/cn_proc.h (PROC_CN_MCAST_LISTEN; struct proc_event:
+// what, cpu, timestamp_ns, then the event's data; PROC_EVENT_FORK's is
+// parent_pid, parent_tgid, child_pid, child_tgid).
+const (
+	cnIdxProc         = 1
+	cnValProc         = 1
+	cnMsgLen          = 20
+	procCnMcastListen = 1
+	procEventFork     = 1
+	procEventData     = 16 // what (4), cpu (4), timestamp_ns (8)
+)
+
+// OpenForks subscribes to the host's fork events.
+func OpenForks() (*Forks, error) {
+	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, unix.NETLINK_CONNECTOR)
+	if err != nil {
+		return nil, err
+	}
+	f := &Forks{fd: fd}
+	if err := unix.Bind(fd, &unix.SockaddrNetlink{Family: unix.AF_NETLINK, Groups: cnIdxProc}); err != nil {
+		f.Close()
+		return nil, err
+	}
+	msg := make([]byte, unix.NLMSG_HDRLEN+cnMsgLen+4)
+	ne := binary.NativeEndian
+	ne.PutUint32(msg[0:], uint32(len(msg)))
+	ne.PutUint16(msg[4:], unix.NLMSG_DONE)
+	ne.PutUint32(msg[12:], uint32(os.Getpid()))
+	cn := msg[unix.NLMSG_HDRLEN:]
+	ne.PutUint32(cn[0:], cnIdxProc)
+	ne.PutUint32(cn[4:], cnValProc)
+	ne.PutUint16(cn[16:], 4)
+	ne.PutUint32(cn[cnMsgLen:], procCnMcastListen)
+	if err := unix.Sendto(fd, msg, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
+		f.Close()
+		return nil, err
+	}
+	// The kernel acknowledges the listen at once (PROC_EVENT_NONE, its
+	// ack.err the refusal: EPERM without CAP_NET_ADMIN), or, outside the
+	// initial namespaces, says nothing and sends no event: a second
+	// without the ack is a refusal too.
+	if err := f.ack(); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// ack reads the listen's acknowledgement, within a second.
+func (f *Forks) ack() error {
+	tv := unix.Timeval{Sec: 1}
+	if err := unix.SetsockoptTimeval(f.fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); err != nil {
+		return err
+	}
+	buf := make([]byte, 4096)
+	n, _, err := unix.Recvfrom(f.fd, buf, 0)
+	if err != nil {
+		if errors.Is(err, unix.EAGAIN) {
+			return errors.New("the proc connector did not acknowledge the listen (not the host's namespaces)")
+		}
+		return err
+	}
+	at := unix.NLMSG_HDRLEN + cnMsgLen
+	if n >= at+procEventData+4 && binary.NativeEndian.Uint32(buf[at:]) == 0 {
+		if e := binary.NativeEndian.Uint32(buf[at+procEventData:]); e != 0 {
+			return unix.Errno(e)
+		}
+	}
+	tv = unix.Timeval{}
+	return unix.SetsockoptTimeval(f.fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv)
+}
+
+// Read waits for the next batch of events and gives each fork of a
+// process (not a thread: a child whose pid is its tgid) to fork, by the
+// parent process's and the child's pids. It returns the read's error
+// (after Close, EBADF).
+func (f *Forks) Read(buf []byte, fork func(parent, child int)) error {
+	n, _, err := unix.Recvfrom(f.fd, buf, 0)
+	if err != nil {
+		return err
+	}
+	ne := binary.NativeEndian
+	for b := buf[:n]; len(b) >= unix.NLMSG_HDRLEN; {
+		size := int(ne.Uint32(b[0:]))
+		if size < unix.NLMSG_HDRLEN || size > len(b) {
+			break
+		}
+		d := b[unix.NLMSG_HDRLEN:size]
+		b = b[min((size+unix.NLMSG_ALIGNTO-1)&^(unix.NLMSG_ALIGNTO-1), len(b)):]
+		if len(d) < cnMsgLen+procEventData+16 {
+			continue
+		}
+		ev := d[cnMsgLen:]
+		if ne.Uint32(ev[0:]) != procEventFork {
+			continue
+		}
+		data := ev[procEventData:]
+		parentTGID, childPID, childTGID := int32(ne.Uint32(data[4:])), int32(ne.Uint32(data[8:])), int32(ne.Uint32(data[12:]))
+		if childPID == childTGID {
+			fork(int(parentTGID), int(childTGID))
+		}
+	}
+	return nil
+}
+
+// Close ends the subscription.
+func (f *Forks) Close() error { return unix.Close(f.fd) }
+
+// ForkCount is the forks since boot, the host's (proc(5): /proc/stat,
+// "processes"): sampled, its rise is the host's rate of new processes
+// and threads.
+func ForkCount() (uint64, error) {
+	b, err := os.ReadFile(DefaultProcRoot + "/stat")
+	if err != nil {
+		return 0, err
+	}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		if rest, ok := bytes.CutPrefix(sc.Bytes(), []byte("processes ")); ok {
+			return strconv.ParseUint(string(bytes.TrimSpace(rest)), 10, 64)
+		}
+	}
+	return 0, errors.New("/proc/stat: no processes line")
+}
+
+// ReadUID is pid's real uid (/proc/PID/status), alone: a storm's parent.
+func ReadUID(pid int) (uint32, error) {
+	b, err := os.ReadFile(procPath(pid, "status"))
+	if err != nil {
+		return 0, err
+	}
+	uid, ok := ParseStatusUID(b)
+	if !ok {
+		return 0, errors.New(procPath(pid, "status") + ": no Uid line")
+	}
+	return uid, nil
+}
+
+// Overrun reports whether a Read's error is only that events came faster
+// than they were read (ENOBUFS: some are lost) or a signal (EINTR): the
+// next Read goes on.
+func Overrun(err error) bool {
+	return errors.Is(err, unix.ENOBUFS) || errors.Is(err, unix.EINTR)
+}

@@ -1,0 +1,16 @@
+//go:build !linux
+
+package run
+
+import (
+	"context"
+
+	"github.com/orphanreaper/reaper/audit"
+)
+
+// start: fork storms are seen on Linux only (its fork events, or its
+// fork count sampled); here none is said.
+func (w *stormWatch) start(context.Context) string {
+	w.streak, w.now = map[int]int{}, map[int]*audit.Storm{}
+	return ""
+}

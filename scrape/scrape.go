@@ -1,0 +1,140 @@
+// Package scrape serves a watch's metrics over HTTP (--metrics-listen):
+// /metrics, the series the node_exporter textfile holds, renewed on every
+// pass, with the Prometheus client library's exposition (text, OpenMetrics
+// or protobuf, as the scraper asks) and the reaper process's own Go and
+// process series; /healthz, 200 while passes complete, 503 once the last
+// is older than its limit. For a pod, where there is no node to write a
+// textfile to.
+package scrape
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// Server is one endpoint. Publish gives it each pass's metrics; until
+// the first, /metrics serves the process's own series alone.
+type Server struct {
+	ln  net.Listener
+	srv *http.Server
+	// limit is how old the last pass may be before /healthz fails.
+	limit time.Duration
+
+	mu      sync.Mutex
+	text    []byte
+	beat    time.Time
+	started time.Time
+}
+
+// Listen listens on addr (host:port; port 0 picks one: Addr says which).
+// limit is the oldest a last pass may be and the endpoint healthy: a
+// watch's backstop and its pass's timeout, with room.
+func Listen(addr string, limit time.Duration) (*Server, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{ln: ln, limit: limit, started: time.Now()}
+	own := prometheus.NewRegistry()
+	own.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(prometheus.Gatherers{prometheus.GathererFunc(s.gather), own},
+		promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError, EnableOpenMetrics: true, Timeout: 10 * time.Second}))
+	mux.HandleFunc("/healthz", s.healthz)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/" {
+			http.NotFound(w, r)
+			return
+		}
+		fmt.Fprintln(w, "reaper: /metrics (Prometheus), /healthz (200 while passes complete)")
+	})
+	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second,
+		WriteTimeout: 30 * time.Second, IdleTimeout: time.Minute, MaxHeaderBytes: 16 << 10}
+	return s, nil
+}
+
+// Addr is the address it listens on.
+func (s *Server) Addr() string { return s.ln.Addr().String() }
+
+// Serve serves until ctx ends.
+func (s *Server) Serve(ctx context.Context) error {
+	go func() {
+		<-ctx.Done()
+		shut, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		s.srv.Shutdown(shut)
+	}()
+	if err := s.srv.Serve(s.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// Publish takes a pass's metrics (audit.MetricsText) and when it
+// completed.
+func (s *Server) Publish(text []byte, beat time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.text, s.beat = text, beat
+}
+
+// gather parses the last pass's text into the library's families: the
+// same series, served in whatever format the scraper asks for.
+func (s *Server) gather() ([]*dto.MetricFamily, error) {
+	s.mu.Lock()
+	text := s.text
+	s.mu.Unlock()
+	if len(text) == 0 {
+		return nil, nil
+	}
+	p := expfmt.NewTextParser(model.LegacyValidation)
+	fams, err := p.TextToMetricFamilies(bytes.NewReader(text))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*dto.MetricFamily, 0, len(fams))
+	for _, f := range fams {
+		out = append(out, f)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].GetName() < out[j].GetName() })
+	return out, nil
+}
+
+// healthz is 200 while the last pass is no older than the limit (before
+// the first, while the start is not), else 503, with the age in words.
+func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
+	s.mu.Lock()
+	beat, started := s.beat, s.started
+	s.mu.Unlock()
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	if beat.IsZero() {
+		if age := time.Since(started); age > s.limit {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprintf(w, "no pass completed in the %s since the start\n", age.Round(time.Second))
+			return
+		}
+		fmt.Fprintln(w, "starting: the first pass is under way")
+		return
+	}
+	age := time.Since(beat)
+	if age > s.limit {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		fmt.Fprintf(w, "the last pass completed %s ago (more than %s)\n", age.Round(time.Second), s.limit)
+		return
+	}
+	fmt.Fprintf(w, "ok: the last pass completed %s ago\n", age.Round(time.Millisecond))
+}
