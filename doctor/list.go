@@ -9,6 +9,7 @@ type CheckInfo struct{ Name, What string }
 // Checks are every check doctor may run, in order.
 var Checks = []CheckInfo{
 	{"process table", "how many processes, in which PID namespace, read how fast"},
+	{"headroom", "each user's processes and threads against their process limits (RLIMIT_NPROC; macOS kern.maxprocperuid; their cgroup's pids.max): a warning past 80%, where fork starts to fail"},
 	{"pidfd", "whether signals can go through pidfds (Linux 5.3+)"},
 	{"watch", "whether reaper watch can see owners exit (pidfd, kqueue) and state dirs change"},
 	{"cgroup v2", "whether a dying tree can be killed as a unit (root, a writable cgroup v2 with cgroup.kill): it makes and removes an empty cgroup under /reaper.confine to find out, and names any confinement a reaper that died left"},

@@ -1,0 +1,58 @@
+package scrape
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// The endpoint serves what was published, in the text format, beside the
+// process's own series; /healthz is 200 for a fresh pass and 503 for one
+// older than the limit (and before any pass, once the start is).
+func TestServer(t *testing.T) {
+	s, err := Listen("127.0.0.1:0", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- s.Serve(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	base := "http://" + s.Addr()
+
+	if code, body := get(t, base+"/healthz"); code != 200 || !strings.HasPrefix(body, "starting") {
+		t.Errorf("before a pass: %d %q, want 200 starting", code, body)
+	}
+	if _, body := get(t, base+"/metrics"); strings.Contains(body, "reaper_") || !strings.Contains(body, "go_goroutines") {
+		t.Errorf("before a pass, /metrics: want the process's own series alone:\n%s", body)
+	}
+	text := "# HELP reaper_processes Processes.\n# TYPE reaper_processes gauge\nreaper_processes 42\n"
+	s.Publish([]byte(text), time.Now())
+	if code, body := get(t, base+"/metrics"); code != 200 || !strings.Contains(body, "reaper_processes 42") {
+		t.Errorf("/metrics: %d, want the published series:\n%s", code, body)
+	}
+	if code, body := get(t, base+"/healthz"); code != 200 || !strings.HasPrefix(body, "ok") {
+		t.Errorf("a fresh pass: %d %q, want 200 ok", code, body)
+	}
+	s.Publish([]byte(text), time.Now().Add(-time.Hour))
+	if code, body := get(t, base+"/healthz"); code != 503 || !strings.Contains(body, "ago") {
+		t.Errorf("a pass an hour old: %d %q, want 503", code, body)
+	}
+	if code, _ := get(t, base+"/nowhere"); code != 404 {
+		t.Errorf("/nowhere: %d, want 404", code)
+	}
+}
