@@ -79,6 +79,7 @@ debfiles=$(dpkg-deb -c "$deb")
 grep -q ' ./usr/share/doc/reaper/copyright$' <<<"$debfiles" || fail "the .deb has no copyright file"
 grep -q ' ./usr/share/doc/reaper/prometheus/reaper-alerts.yml$' <<<"$debfiles" || fail "the .deb has no alerting rules"
 grep -q ' ./usr/share/doc/reaper/grafana/reaper-dashboard.json$' <<<"$debfiles" || fail "the .deb has no dashboard"
+grep -q ' ./usr/share/doc/reaper/kubernetes/reaper.yaml$' <<<"$debfiles" || fail "the .deb has no Kubernetes example"
 # Each build's version must sort after the one before it, in dpkg's order
 # (and so rpm's: the same ~ and + rules): a hash alone does not.
 if git rev-parse -q --verify HEAD~1 >/dev/null; then
