@@ -387,10 +387,12 @@ func (b *psBuild) process(p *platform.Process, depth int) audit.PSProcess {
 }
 
 // kind is what p is: the scan's classes, and a server a client's config
-// declares (its user's config speaking for its user's process).
+// declares (its user's config speaking for its user's process), with the
+// name the config gives it — an MCP server the scan knows by its command
+// line is named too.
 func (b *psBuild) kind(p *platform.Process) (string, string) {
 	k := b.cfg.Classify(b.s, p)
-	if k != scan.KindOther {
+	if k != scan.KindOther && k != scan.KindMCP {
 		return string(k), ""
 	}
 	words := scan.Words(b.s.Cmdline(p))

@@ -29,10 +29,6 @@ type stormWatch struct {
 	total  uint64
 }
 
-// maxParents bounds the parents a second's count keeps: past it, a new
-// parent is not counted (a storm is one parent's, and is counted first).
-const maxParents = 1 << 16
-
 // second takes one second's counts (parent → processes started; -1 for
 // the host's count where no parent is known).
 func (w *stormWatch) second(counts map[int]int) {

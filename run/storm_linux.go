@@ -10,6 +10,10 @@ import (
 	"github.com/orphanreaper/reaper/platform"
 )
 
+// maxParents bounds the parents a second's count keeps: past it, a new
+// parent is not counted (a storm is one parent's, and is counted first).
+const maxParents = 1 << 16
+
 // start counts each second's new processes by parent until ctx ends:
 // from the kernel's fork events where the watch may subscribe to them
 // (root on the host), else by sampling — the host's fork count each

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/orphanreaper/reaper/internal/realclients"
+)
+
+// TestRealClaudeCodeCopies: two live sessions of the real Claude Code
+// (2.1.332, `claude -p` each, one user's config with the two stubborn
+// servers) start a copy of each server apiece. `reaper ps -o json` lists
+// both servers as duplicates — 2 copies under the 2 sessions, by the
+// names the config gives them, with Claude Code's own command for a
+// server by URL — and a dry run plans nothing for any of them.
+func TestRealClaudeCodeCopies(t *testing.T) {
+	mods := requireClients(t)
+	becomeSubreaper(t)
+	bin := filepath.Join(mods, "claude-code-2.1.332", "claude")
+	mark := "cccopies" + strings.ReplaceAll(suiteMark, "-", "x")
+	model := realclients.StartModel(t)
+	home, work := t.TempDir(), t.TempDir()
+	env, _ := realclients.ClaudeSetup(home, work, model.Addr, mark)
+	t.Cleanup(func() { realclients.KillOurs(mark) })
+	var claudes []int
+	for k := range 2 {
+		pid, log := realclients.StartDetached(t, work, env, bin, "-p", fmt.Sprintf("say hello %d %s", k, mark))
+		claudes = append(claudes, pid)
+		waitMarked(t, mark, 3*(k+1), model, log) // each claude (its prompt holds the mark) and its two servers
+	}
+	r := runReaper(t, append(env, "XDG_CONFIG_HOME="+home+"/.config"), "ps", "-o", "json", "--policy", examplePolicyForTest(t, mark))
+	if r.code != 0 {
+		t.Fatalf("ps: exit %d\n%s", r.code, r.stderr)
+	}
+	validPS(t, r.stdout)
+	var doc struct {
+		Duplicates []struct {
+			Command, Name, Advice string
+			Copies                int
+			Sessions, PIDs        []int
+			MemoryBytes           uint64 `json:"memory_bytes"`
+		}
+	}
+	json.Unmarshal([]byte(r.stdout), &doc)
+	slices.Sort(claudes)
+	names := []string{}
+	for _, d := range doc.Duplicates {
+		if !strings.Contains(d.Command, mark) {
+			continue
+		}
+		names = append(names, d.Name)
+		if d.Copies != 2 || !slices.Equal(d.Sessions, claudes) || d.MemoryBytes == 0 || !strings.Contains(d.Advice, "claude mcp add --transport http "+d.Name+" URL") {
+			t.Errorf("duplicate %+v: want 2 copies under the sessions %v, their memory, and Claude Code's command", d, claudes)
+		}
+		t.Logf("%s: %d copies under %v, %d bytes: %s", d.Name, d.Copies, d.Sessions, d.MemoryBytes, d.Advice)
+	}
+	slices.Sort(names)
+	if !slices.Equal(names, []string{"helper", "stubborn"}) {
+		t.Errorf("duplicates of this test's servers: %q, want helper and stubborn:\n%s", names, r.stdout)
+	}
+	plan := runReaper(t, env, "reap", "--dry-run", "-o", "json", "--policy", examplePolicyForTest(t, mark))
+	for _, pid := range realclients.MarkedPIDs(mark) {
+		if strings.Contains(plan.stdout, fmt.Sprintf(`"root_pid": %d,`, pid)) {
+			t.Errorf("reap --dry-run plans for pid %d of a live session:\n%s", pid, plan.stdout)
+		}
+	}
+}
