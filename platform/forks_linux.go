@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"strconv"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -35,8 +36,24 @@ const (
 	procEventData     = 16 // what (4), cpu (4), timestamp_ns (8)
 )
 
-// OpenForks subscribes to the host's fork events.
+// OpenForks subscribes to the host's fork events. It asks for forks
+// alone (struct proc_input's event_type, Linux 6.6 and later: exec, exit
+// and the rest are not sent to it), and where the kernel does not take
+// that form (older ones ignore a message of its size, unacknowledged)
+// for every event. It waits up to a second for each acknowledgement.
 func OpenForks() (*Forks, error) {
+	var err error
+	for _, filtered := range []bool{true, false} {
+		var f *Forks
+		if f, err = listen(filtered); err == nil {
+			return f, nil
+		}
+	}
+	return nil, err
+}
+
+// listen opens a socket and subscribes, with the fork filter or without.
+func listen(filtered bool) (*Forks, error) {
 	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, unix.NETLINK_CONNECTOR)
 	if err != nil {
 		return nil, err
@@ -46,7 +63,14 @@ func OpenForks() (*Forks, error) {
 		f.Close()
 		return nil, err
 	}
-	msg := make([]byte, unix.NLMSG_HDRLEN+cnMsgLen+4)
+	// Room for a drain's worth of events between two reads (Drain): what
+	// overflows is lost, a count low, never high.
+	unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUF, 4<<20)
+	input := 4 // enum proc_cn_mcast_op alone
+	if filtered {
+		input = 8 // struct proc_input: mcast_op, event_type
+	}
+	msg := make([]byte, unix.NLMSG_HDRLEN+cnMsgLen+input)
 	ne := binary.NativeEndian
 	ne.PutUint32(msg[0:], uint32(len(msg)))
 	ne.PutUint16(msg[4:], unix.NLMSG_DONE)
@@ -54,16 +78,19 @@ func OpenForks() (*Forks, error) {
 	cn := msg[unix.NLMSG_HDRLEN:]
 	ne.PutUint32(cn[0:], cnIdxProc)
 	ne.PutUint32(cn[4:], cnValProc)
-	ne.PutUint16(cn[16:], 4)
+	ne.PutUint16(cn[16:], uint16(input))
 	ne.PutUint32(cn[cnMsgLen:], procCnMcastListen)
+	if filtered {
+		ne.PutUint32(cn[cnMsgLen+4:], procEventFork)
+	}
 	if err := unix.Sendto(fd, msg, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
 		f.Close()
 		return nil, err
 	}
 	// The kernel acknowledges the listen at once (PROC_EVENT_NONE, its
-	// ack.err the refusal: EPERM without CAP_NET_ADMIN), or, outside the
-	// initial namespaces, says nothing and sends no event: a second
-	// without the ack is a refusal too.
+	// ack.err a refusal), or says nothing: outside the initial
+	// namespaces, or a form it does not take. A second without the ack is
+	// a refusal too.
 	if err := f.ack(); err != nil {
 		f.Close()
 		return nil, err
@@ -81,7 +108,7 @@ func (f *Forks) ack() error {
 	n, _, err := unix.Recvfrom(f.fd, buf, 0)
 	if err != nil {
 		if errors.Is(err, unix.EAGAIN) {
-			return errors.New("the proc connector did not acknowledge the listen (not the host's namespaces)")
+			return errors.New("the proc connector did not acknowledge the listen (not the host's namespaces, or a kernel before it)")
 		}
 		return err
 	}
@@ -95,20 +122,44 @@ func (f *Forks) ack() error {
 	return unix.SetsockoptTimeval(f.fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv)
 }
 
-// Read waits for the next batch of events and gives each fork of a
-// process (not a thread: a child whose pid is its tgid) to fork, by the
-// parent process's and the child's pids. It returns the read's error
-// (after Close, EBADF).
-func (f *Forks) Read(buf []byte, fork func(parent, child int)) error {
-	n, _, err := unix.Recvfrom(f.fd, buf, 0)
-	if err != nil {
-		return err
+// Wait waits up to timeout for an event to read (poll(2)); it reports
+// whether one is there. A host where nothing forks costs no wakeup but
+// the timeout's.
+func (f *Forks) Wait(timeout time.Duration) (bool, error) {
+	for {
+		n, err := unix.Poll([]unix.PollFd{{Fd: int32(f.fd), Events: unix.POLLIN}}, int(timeout.Milliseconds()))
+		if !errors.Is(err, unix.EINTR) {
+			return n > 0, err
+		}
 	}
+}
+
+// Drain reads every event there is, without waiting, and gives each fork
+// of a process (not a thread: a child whose pid is its tgid) to fork, by
+// the parent process's and the child's pids. Read between waits, a
+// storm's events cost a read each and no wakeup each.
+func (f *Forks) Drain(buf []byte, fork func(parent, child int)) error {
+	for {
+		n, _, err := unix.Recvfrom(f.fd, buf, unix.MSG_DONTWAIT)
+		switch {
+		case errors.Is(err, unix.EAGAIN):
+			return nil
+		case errors.Is(err, unix.ENOBUFS), errors.Is(err, unix.EINTR):
+			continue // some were lost: a count low, never high
+		case err != nil:
+			return err
+		}
+		parseForks(buf[:n], fork)
+	}
+}
+
+// parseForks gives each fork of a process in one datagram to fork.
+func parseForks(b []byte, fork func(parent, child int)) {
 	ne := binary.NativeEndian
-	for b := buf[:n]; len(b) >= unix.NLMSG_HDRLEN; {
+	for len(b) >= unix.NLMSG_HDRLEN {
 		size := int(ne.Uint32(b[0:]))
 		if size < unix.NLMSG_HDRLEN || size > len(b) {
-			break
+			return
 		}
 		d := b[unix.NLMSG_HDRLEN:size]
 		b = b[min((size+unix.NLMSG_ALIGNTO-1)&^(unix.NLMSG_ALIGNTO-1), len(b)):]
@@ -125,7 +176,6 @@ func (f *Forks) Read(buf []byte, fork func(parent, child int)) error {
 			fork(int(parentTGID), int(childTGID))
 		}
 	}
-	return nil
 }
 
 // Close ends the subscription.
@@ -160,11 +210,4 @@ func ReadUID(pid int) (uint32, error) {
 		return 0, errors.New(procPath(pid, "status") + ": no Uid line")
 	}
 	return uid, nil
-}
-
-// Overrun reports whether a Read's error is only that events came faster
-// than they were read (ENOBUFS: some are lost) or a signal (EINTR): the
-// next Read goes on.
-func Overrun(err error) bool {
-	return errors.Is(err, unix.ENOBUFS) || errors.Is(err, unix.EINTR)
 }

@@ -80,6 +80,11 @@ func (b *psBuild) headroom() []audit.Headroom {
 func (p *Pass) sessionTrees(pss bool) *psBuild {
 	b := &psBuild{p: p, s: p.Snap, res: p.Result, uid: p.UID(), anchor: map[int]int{}, endedAt: map[string]int{}, clients: clientNames(p.Config.Clients),
 		cfg: p.Config.Policy.ScanConfig(), pss: true}
+	for _, c := range p.Config.Clients.All() {
+		if in := c.Info(); len(in.VersionDirs) > 0 {
+			b.native = append(b.native, in)
+		}
+	}
 	b.findings()
 	b.records()
 	b.byTitle()
@@ -131,6 +136,9 @@ type psBuild struct {
 	pss   bool
 	pssOf map[int]uint64
 	cfg   scan.Config
+	// native are the clients whose native binary titles itself with its
+	// version (Info.VersionDirs): asked once, not of every process.
+	native []client.Info
 }
 
 // clientName is a client as people call it, and how it registers an MCP
@@ -274,8 +282,8 @@ func (b *psBuild) titled(p *platform.Process) (clientName, bool) {
 	if cn, ok := b.clients["comm:"+p.Comm]; ok {
 		return cn, true
 	}
-	for _, c := range b.p.Config.Clients.All() {
-		if in := c.Info(); len(in.VersionDirs) > 0 && in.Own(b.s, p) {
+	for i := range b.native {
+		if in := &b.native[i]; in.Own(b.s, p) {
 			return b.clients["info:"+in.Name], true
 		}
 	}

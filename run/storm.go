@@ -81,13 +81,35 @@ func (w *stormWatch) set(d policy.Defaults) {
 	w.rate, w.sustain = d.StormRate, max(int(d.StormFor/time.Second), 1)
 }
 
-// storms are the storms going on, and how many were said since the start.
-func (w *stormWatch) storms() ([]audit.Storm, uint64) {
+// storms are the storms going on, how many were said since the start,
+// and how they are seen ("" until it is known, or where none can be).
+func (w *stormWatch) storms() ([]audit.Storm, uint64, string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	out := make([]audit.Storm, 0, len(w.now))
 	for _, s := range w.now {
 		out = append(out, *s)
 	}
-	return out, w.total
+	return out, w.total, w.seen
+}
+
+// setSeen says how the counts are had.
+func (w *stormWatch) setSeen(how string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.seen = how
+}
+
+// active reports whether a parent is over the rate now (a streak going).
+func (w *stormWatch) active() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.streak) > 0
+}
+
+// overRate reports whether n processes in a second reach the rate.
+func (w *stormWatch) overRate(n int) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.rate > 0 && n >= w.rate
 }

@@ -3,7 +3,6 @@ package run
 import (
 	"context"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/orphanreaper/reaper/audit"
@@ -15,61 +14,72 @@ import (
 const maxParents = 1 << 16
 
 // start counts each second's new processes by parent until ctx ends:
-// from the kernel's fork events where the watch may subscribe to them
-// (root on the host), else by sampling — the host's fork count each
-// second, and only when it is past the rate, the table's processes
-// younger than a second by parent. It returns how (audit.Storm.Seen).
-func (w *stormWatch) start(ctx context.Context) string {
+// from the kernel's fork events where the watch may subscribe to them,
+// else by sampling — the host's fork count each second, and only when it
+// is past the rate, the table's processes younger than a second by
+// parent. It subscribes on a goroutine of its own (a kernel that does
+// not answer costs a second or two, not the first pass's).
+func (w *stormWatch) start(ctx context.Context) {
 	w.streak, w.now = map[int]int{}, map[int]*audit.Storm{}
 	w.about = aboutParent
-	if f, err := platform.OpenForks(); err == nil {
-		w.seen = "fork events"
-		go w.events(ctx, f)
-		return w.seen
-	}
-	w.seen = "sampled"
-	go w.sample(ctx)
-	return w.seen
+	go func() {
+		f, err := platform.OpenForks()
+		if err != nil {
+			w.setSeen("sampled")
+			w.sample(ctx)
+			return
+		}
+		defer f.Close()
+		w.setSeen("fork events")
+		w.events(ctx, f)
+	}()
 }
 
-// events counts the fork events f gives, and hands the counts over
-// every second.
+// Reading the fork events: the first after a quiet spell wakes the
+// reader, which then reads what came every drainEvery within the second,
+// never one wakeup an event; idle, it looks up every idleWait to see
+// whether the watch ended.
+const (
+	drainEvery = 100 * time.Millisecond
+	idleWait   = 5 * time.Second
+)
+
+// events counts the fork events f gives, and hands the counts over once
+// a second while any come (and a second after the last, so that a storm
+// is seen to end).
 func (w *stormWatch) events(ctx context.Context, f *platform.Forks) {
-	var mu sync.Mutex
+	buf := make([]byte, 64<<10)
 	counts := map[int]int{}
-	go func() {
-		<-ctx.Done()
-		f.Close()
-	}()
-	go func() {
-		buf := make([]byte, 64<<10)
-		for {
-			err := f.Read(buf, func(parent, _ int) {
-				mu.Lock()
-				if _, ok := counts[parent]; ok || len(counts) < maxParents {
-					counts[parent]++
-				}
-				mu.Unlock()
-			})
-			// ENOBUFS: events came faster than they were read, and some
-			// are lost (a count low, never high); anything else ends it.
-			if err != nil && !platform.Overrun(err) {
+	count := func(parent, _ int) {
+		if _, ok := counts[parent]; ok || len(counts) < maxParents {
+			counts[parent]++
+		}
+	}
+	second := time.Now() // when the second being counted began
+	busy := false        // a second is being counted
+	for ctx.Err() == nil {
+		wait := idleWait
+		if busy {
+			wait = max(time.Until(second.Add(time.Second)), 0)
+		}
+		ready, err := f.Wait(wait)
+		if err != nil {
+			return
+		}
+		if ready && !busy {
+			second, busy = time.Now(), true
+		}
+		if ready {
+			time.Sleep(min(drainEvery, max(time.Until(second.Add(time.Second)), 0)))
+			if f.Drain(buf, count) != nil {
 				return
 			}
 		}
-	}()
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-			mu.Lock()
-			c := counts
-			counts = make(map[int]int, len(c))
-			mu.Unlock()
-			w.second(c)
+		if busy && time.Since(second) >= time.Second {
+			w.second(counts)
+			busy = len(counts) > 0 || w.active()
+			counts = map[int]int{}
+			second = second.Add(time.Second)
 		}
 	}
 }
@@ -96,11 +106,11 @@ func (w *stormWatch) sample(ctx context.Context) {
 		rose := int(n - last)
 		last = n
 		counts := map[int]int{}
-		if rose >= w.rate {
+		if w.overRate(rose) {
 			counts = youngByParent()
 			named := false
 			for _, c := range counts {
-				named = named || c >= w.rate
+				named = named || w.overRate(c)
 			}
 			if !named {
 				counts[-1] = rose // the host's alone: no parent to name

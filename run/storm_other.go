@@ -10,7 +10,6 @@ import (
 
 // start: fork storms are seen on Linux only (its fork events, or its
 // fork count sampled); here none is said.
-func (w *stormWatch) start(context.Context) string {
+func (w *stormWatch) start(context.Context) {
 	w.streak, w.now = map[int]int{}, map[int]*audit.Storm{}
-	return ""
 }

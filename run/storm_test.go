@@ -35,7 +35,7 @@ func TestStormSecond(t *testing.T) {
 	if len(said) != len(want) || said[0] != want[0] || said[1] != want[1] {
 		t.Errorf("said %q, want %q", said, want)
 	}
-	if _, total := w.storms(); total != 1 {
+	if _, total, _ := w.storms(); total != 1 {
 		t.Errorf("%d storms counted, want 1", total)
 	}
 	said = nil

@@ -146,7 +146,7 @@ func Watch(ctx context.Context, cfg WatchConfig, hup <-chan os.Signal) error {
 	w.cfg.Live = true
 	w.storms = &stormWatch{mine: func(uid uint32) bool { return EUID() == 0 || uid == EUID() }, say: w.storm}
 	w.storms.set(cfg.Policy.Defaults)
-	w.metrics.StormsSeen = w.storms.start(ctx)
+	w.storms.start(ctx)
 
 	ready := false
 	timer := newTimers()
@@ -208,7 +208,7 @@ func (w *watcher) publish() {
 		return
 	}
 	m := w.last.metrics
-	m.Storms, m.StormsSaid = w.storms.storms()
+	m.Storms, m.StormsSaid, m.StormsSeen = w.storms.storms()
 	w.cfg.Publish(audit.MetricsText(w.last.report, w.last.signals, w.last.took, &m, m.Heartbeat), m.Heartbeat)
 }
 
@@ -334,7 +334,7 @@ func (w *watcher) pass(ctx context.Context) time.Time {
 	w.rearm(r, trigger)
 	w.metrics.Heartbeat = time.Now()
 	w.metrics.Copies, w.metrics.Headroom = r.Copies, r.Headroom
-	w.metrics.Storms, w.metrics.StormsSaid = w.storms.storms()
+	w.metrics.Storms, w.metrics.StormsSaid, w.metrics.StormsSeen = w.storms.storms()
 	w.sayHeadroom(r.Headroom)
 	m := w.metrics
 	w.last.Lock()
