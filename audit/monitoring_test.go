@@ -52,7 +52,13 @@ func TestMonitoringNamesMetrics(t *testing.T) {
 func TestWatchMetrics(t *testing.T) {
 	dir := t.TempDir()
 	w := &WatchMetrics{Passes: map[string]uint64{"start": 1, "hint": 4, "backstop": 2}, Owners: 7, Unwatched: 1,
-		Watching: true, HintsIgnored: 3, Reaction: 1500 * time.Millisecond, ReactionCount: 4}
+		Watching: true, HintsIgnored: 3, Reaction: 1500 * time.Millisecond, ReactionCount: 4,
+		Heartbeat: time.UnixMilli(1795900000250),
+		Copies: []PSDuplicate{{Command: "npx -y @acme/docs-mcp", Name: "docs", User: "alice", Copies: 3, MemoryBytes: 3 << 20},
+			{Command: `node /srv/"odd".js`, User: "alice", Copies: 2, MemoryBytes: 1 << 20}},
+		Headroom:   []Headroom{{UID: 1000, User: "alice", Tasks: 850, ProcessLimit: 1000, PIDsMax: 4915, Percent: 85}, {UID: 4242, Tasks: 3}},
+		Storms:     []Storm{{PID: 4242, Comm: "node", User: "alice", Rate: 120, Seen: "fork events"}},
+		StormsSaid: 2}
 	if err := WriteMetrics(filepath.Join(dir, "watch.prom"), &Report{}, nil, time.Second, w); err != nil {
 		t.Fatal(err)
 	}
@@ -65,6 +71,13 @@ func TestWatchMetrics(t *testing.T) {
 		`reaper_watch_passes_total{trigger="backstop"} 2` + "\n" + `reaper_watch_passes_total{trigger="hint"} 4` + "\n" + `reaper_watch_passes_total{trigger="start"} 1`,
 		"reaper_watch_hints_ignored_total 3", `reaper_watch_owners{watching="true"} 7`, "reaper_watch_unwatched_owners 1",
 		"# TYPE reaper_watch_reaction_seconds summary", "reaper_watch_reaction_seconds_sum 1.5", "reaper_watch_reaction_seconds_count 4",
+		"reaper_watch_heartbeat_timestamp_seconds 1795900000.250",
+		`reaper_server_copies{server="docs",user="alice"} 3`, `reaper_server_copies{server="node /srv/\"odd\".js",user="alice"} 2`,
+		`reaper_server_copies_bytes{server="docs",user="alice"} 3145728`,
+		`reaper_user_tasks{user="4242"} 3` + "\n" + `reaper_user_tasks{user="alice"} 850`,
+		`reaper_user_task_limit{user="alice",limit="pids_max"} 4915` + "\n" + `reaper_user_task_limit{user="alice",limit="rlimit_nproc"} 1000`,
+		`reaper_user_limit_percent{user="alice"} 85`,
+		"reaper_fork_storms_total 2", `reaper_fork_storm_rate{pid="4242",comm="node",user="alice",seen="fork events"} 120`,
 	} {
 		if !strings.Contains(string(text), line+"\n") {
 			t.Errorf("%q not in:\n%s", line, text)

@@ -100,3 +100,19 @@ func TestNotifierSendsValidUTF8(t *testing.T) {
 		t.Errorf("body %q: want A's bytes escaped and B's tree told", body)
 	}
 }
+
+// A fork storm is told at once, whatever was told just before: its pid,
+// its rate, whose — and a user's title in it is escaped.
+func TestNotifierStorm(t *testing.T) {
+	d := &desk{}
+	n := &Notifier{Desktop: d, Above: DefaultAbove}
+	n.Pass(&audit.Report{Findings: []audit.Finding{killed(4321, "claude-code", "claude session s1", 300)}})
+	if err := n.Storm(audit.Storm{PID: 777, Comm: "node\x1b[2J", User: "ann", Rate: 120, For: 2 * time.Second, Threshold: 30, Seen: "fork events"}); err != nil {
+		t.Fatal(err)
+	}
+	last := d.sent[len(d.sent)-1]
+	if len(d.sent) != 2 || last[0] != "reaper: fork storm" || !strings.Contains(last[1], "pid 777") || !strings.Contains(last[1], "120 processes a second") ||
+		!strings.Contains(last[1], "of ann") || strings.Contains(last[1], "\x1b") {
+		t.Errorf("sent %q, want the storm told at once, in words, escaped", d.sent)
+	}
+}

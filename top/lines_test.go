@@ -24,3 +24,33 @@ func TestSessionTextEnded(t *testing.T) {
 		t.Errorf("live: %q", live)
 	}
 }
+
+// top lists the copies of a server across live sessions under their own
+// heading, and a user's warning past their process limit; a search keeps
+// a copy's row that holds it (and drops one that does not).
+func TestLayoutCopiesAndHeadroom(t *testing.T) {
+	v := &audit.PSView{Duplicates: []audit.PSDuplicate{{Command: "npx -y docs-mcp", Name: "docs", Copies: 3, Sessions: []int{1, 2, 3}, PIDs: []int{4, 5, 6}, MemoryBytes: 3 << 20}},
+		Headroom: []audit.Headroom{{UID: 1000, User: "ann", Tasks: 900, ProcessLimit: 1000, Percent: 90, Warn: true}, {UID: 1001, User: "bob", Tasks: 9, ProcessLimit: 1000, Percent: 0}}}
+	m := &Model{view: v}
+	m.layout()
+	var text []string
+	for _, r := range m.rows {
+		text = append(text, r.text)
+	}
+	all := strings.Join(text, "\n")
+	for _, want := range []string{"copies across live sessions", `server "docs": 3 copies under 3 sessions`, "warning: user ann (uid 1000) is at 90%"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("top's rows lack %q:\n%s", want, all)
+		}
+	}
+	if strings.Contains(all, "bob") {
+		t.Errorf("top warns of a user far from their limit:\n%s", all)
+	}
+	m.search = "nothing-like-it"
+	m.layout()
+	for _, r := range m.rows {
+		if strings.Contains(r.text, "docs-mcp") {
+			t.Errorf("a search for another text kept the copy's row %q", r.text)
+		}
+	}
+}
