@@ -92,24 +92,3 @@ func (w *stormWatch) storms() ([]audit.Storm, uint64, string) {
 	}
 	return out, w.total, w.seen
 }
-
-// setSeen says how the counts are had.
-func (w *stormWatch) setSeen(how string) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.seen = how
-}
-
-// active reports whether a parent is over the rate now (a streak going).
-func (w *stormWatch) active() bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return len(w.streak) > 0
-}
-
-// overRate reports whether n processes in a second reach the rate.
-func (w *stormWatch) overRate(n int) bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.rate > 0 && n >= w.rate
-}
