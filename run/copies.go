@@ -120,10 +120,11 @@ func copiesAdvice(d audit.PSDuplicate, remote map[string]string) string {
 			how = append(how, t+": "+strings.ReplaceAll(r, "NAME", name))
 		}
 	}
-	advice := fmt.Sprintf("each session starts its own copy; %s extra. Run it once (an HTTP server, or behind a stdio-to-HTTP bridge) and register it over HTTP",
-		audit.HumanBytes(d.MemoryBytes-d.MemoryBytes/uint64(max(d.Copies, 1))))
-	if len(how) > 0 {
-		advice += " — " + strings.Join(how, "; ")
+	extra := audit.HumanBytes(d.MemoryBytes - d.MemoryBytes/uint64(max(d.Copies, 1)))
+	if len(how) == 0 {
+		return fmt.Sprintf("each session starts its own copy; %s extra. reaper knows no way for %s to take a server by URL: the copies stay while the sessions do",
+			extra, strings.Join(titles, ", "))
 	}
-	return advice
+	return fmt.Sprintf("each session starts its own copy; %s extra. Run it once (an HTTP server, or behind a stdio-to-HTTP bridge) and register it over HTTP — %s",
+		extra, strings.Join(how, "; "))
 }

@@ -1,8 +1,10 @@
 package run
 
 import (
+	"strings"
 	"testing"
 
+	"github.com/orphanreaper/reaper/audit"
 	"github.com/orphanreaper/reaper/platform"
 )
 
@@ -22,5 +24,20 @@ func TestSessionState(t *testing.T) {
 		if got := state(&tt.p); got != tt.want {
 			t.Errorf("%+v: %s, want %s", tt.p, got, tt.want)
 		}
+	}
+}
+
+// The advice for a server's copies is each client's own command for a
+// server by URL, the server's name in it; a client with none is told so,
+// and not to register what it cannot.
+func TestCopiesAdvice(t *testing.T) {
+	d := audit.PSDuplicate{Name: "docs", Copies: 3, MemoryBytes: 3 << 20}
+	got := copiesAdvice(d, map[string]string{"Claude Code": "`claude mcp add --transport http NAME URL`", "OpenClaw": ""})
+	if !strings.Contains(got, "2.0 MiB extra") || !strings.Contains(got, "Claude Code: `claude mcp add --transport http docs URL`") || strings.Contains(got, "OpenClaw") {
+		t.Errorf("advice %q", got)
+	}
+	got = copiesAdvice(d, map[string]string{"OpenClaw": ""})
+	if strings.Contains(got, "register it over HTTP") || !strings.Contains(got, "no way for OpenClaw") {
+		t.Errorf("advice without a way %q", got)
 	}
 }
