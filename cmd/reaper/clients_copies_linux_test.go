@@ -16,7 +16,10 @@ import (
 // servers) start a copy of each server apiece. `reaper ps -o json` lists
 // both servers as duplicates — 2 copies under the 2 sessions, by the
 // names the config gives them, with Claude Code's own command for a
-// server by URL — and a dry run plans nothing for any of them.
+// server by URL — and a dry run plans nothing for any of them. A watch
+// running through it all serves the copies per server at its endpoint
+// (reaper_server_copies 2 for each), and says no fork storm of either
+// client starting.
 func TestRealClaudeCodeCopies(t *testing.T) {
 	mods := requireClients(t)
 	becomeSubreaper(t)
@@ -26,6 +29,7 @@ func TestRealClaudeCodeCopies(t *testing.T) {
 	home, work := t.TempDir(), t.TempDir()
 	env, _ := realclients.ClaudeSetup(home, work, model.Addr, mark)
 	t.Cleanup(func() { realclients.KillOurs(mark) })
+	w := startWatch(t, examplePolicyForTest(t, mark), "--backstop", "1s", "--metrics-listen", "127.0.0.1:0")
 	var claudes []int
 	for k := range 2 {
 		pid, log := realclients.StartDetached(t, work, env, bin, "-p", fmt.Sprintf("say hello %d %s", k, mark))
@@ -61,6 +65,15 @@ func TestRealClaudeCodeCopies(t *testing.T) {
 	slices.Sort(names)
 	if !slices.Equal(names, []string{"helper", "stubborn"}) {
 		t.Errorf("duplicates of this test's servers: %q, want helper and stubborn:\n%s", names, r.stdout)
+	}
+	var addr []string
+	waitFor(t, func() bool { addr = announced.FindStringSubmatch(w.stderr.String()); return addr != nil }, "the watch's endpoint")
+	for _, name := range []string{"helper", "stubborn"} {
+		series := fmt.Sprintf(`reaper_server_copies{server=%q,user="root"} 2`, name)
+		waitFor(t, func() bool { _, body := scrapeOnce(t, addr[1]); return strings.Contains(body, series) }, series)
+	}
+	if strings.Contains(w.stderr.String(), "fork storm:") {
+		t.Errorf("two claudes starting were said to be a fork storm:\n%s", w.stderr.String())
 	}
 	plan := runReaper(t, env, "reap", "--dry-run", "-o", "json", "--policy", examplePolicyForTest(t, mark))
 	for _, pid := range realclients.MarkedPIDs(mark) {
