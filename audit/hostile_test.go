@@ -136,3 +136,17 @@ func noUserStringForgesOutput(t *testing.T) {
 		checkOutput(t, name, b.String())
 	}
 }
+
+// A storm's journal record: its line escaped (a user's process title can
+// hold a newline or an escape), its fields whole, and the end a notice.
+func TestStormEntry(t *testing.T) {
+	s := Storm{PID: 777, Comm: "x\nMESSAGE=forged\x1b[2J", Command: "node evil.js", UID: 1000, User: "ann", Rate: 120, Threshold: 30, Seen: "fork events"}
+	e := stormEntry(s, false)
+	if strings.ContainsAny(e.msg, "\n\x1b") || e.pri != priWarning || e.fields["MESSAGE_ID"] != MessageIDStorm ||
+		e.fields["REAPER_PID"] != "777" || e.fields["REAPER_RATE"] != "120" || e.fields["REAPER_COMM"] != s.Comm {
+		t.Errorf("start: %+v", e)
+	}
+	if over := stormEntry(s, true); over.pri != priNotice || over.fields["REAPER_EVENT"] != "fork-storm-over" || strings.ContainsAny(over.msg, "\n\x1b") {
+		t.Errorf("end: %+v", over)
+	}
+}

@@ -13,6 +13,7 @@ import (
 const (
 	MessageIDDecision = "8f3a1c9d5b2e4f6a8c0d1e2f3a4b5c6d"
 	MessageIDSignal   = "2b7e9c4a1d3f4e5b9a8c7d6e5f4a3b2c"
+	MessageIDStorm    = "c41e7a9b3f5d4c2e8b6a0f1d2e3c4b5a"
 )
 
 // syslog priorities (syslog(3)) for the records.
@@ -35,6 +36,35 @@ func Journal(r *Report, signals []Record) (bool, error) {
 		}
 	}
 	return true, nil
+}
+
+// JournalStorm sends a fork storm's start (or its end: over) to
+// journald, when journald is there: journalctl MESSAGE_ID=c41e7a9b…
+// selects them, REAPER_PID and REAPER_RATE say whose and how fast.
+func JournalStorm(s Storm, over bool) (bool, error) {
+	if !host.JournalEnabled() {
+		return false, nil
+	}
+	e := stormEntry(s, over)
+	if err := host.JournalSend(e.msg, e.pri, e.fields); err != nil {
+		return true, fmt.Errorf("journald: %w", err)
+	}
+	return true, nil
+}
+
+// stormEntry is a storm's record: a warning as it starts, a notice as it
+// ends.
+func stormEntry(s Storm, over bool) journalEntry {
+	e := journalEntry{msg: Printable(s.Line()), pri: priWarning, fields: map[string]string{
+		"SYSLOG_IDENTIFIER": "reaper", "MESSAGE_ID": MessageIDStorm, "REAPER_EVENT": "fork-storm",
+		"REAPER_PID": strconv.Itoa(s.PID), "REAPER_COMM": s.Comm, "REAPER_USER": s.User, "REAPER_UID": strconv.FormatInt(s.UID, 10),
+		"REAPER_RATE": strconv.Itoa(s.Rate), "REAPER_STORM_RATE": strconv.Itoa(s.Threshold), "REAPER_SEEN": s.Seen, "REAPER_CMDLINE": s.Command,
+	}}
+	if over {
+		e.msg, e.pri = Printable(fmt.Sprintf("fork storm over: pid %d (%s), after %s", s.PID, s.Comm, s.For)), priNotice
+		e.fields["REAPER_EVENT"] = "fork-storm-over"
+	}
+	return e
 }
 
 // journalEntry is one record for journald: its MESSAGE, priority and

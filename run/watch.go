@@ -237,6 +237,11 @@ func (w *watcher) storm(s audit.Storm, over bool) {
 		w.log.Warn(s.Line(), "pid", s.PID, "uid", s.UID, "rate", s.Rate, "storm_rate", s.Threshold, "seen", s.Seen)
 		w.notify("STATUS=" + audit.Printable(s.Line()))
 	}
+	if j := w.cfg.Records.Journal; j == "on" || j == "auto" {
+		if _, err := audit.JournalStorm(s, over); err != nil {
+			w.log.Warn("the storm's journal record was not sent", "err", err)
+		}
+	}
 	if w.cfg.OnStorm != nil {
 		w.cfg.OnStorm(s, over)
 	}
