@@ -7,8 +7,27 @@ import (
 	"strings"
 
 	"github.com/orphanreaper/reaper/audit"
+	"github.com/orphanreaper/reaper/platform"
+	"github.com/orphanreaper/reaper/platform/host"
 	"github.com/orphanreaper/reaper/platform/watch"
 )
+
+// forkStorms says how the watch sees fork storms here: the kernel's fork
+// events where it may listen, else a sample each second.
+func forkStorms() string {
+	if runtime.GOOS != "linux" {
+		return "fork storms: not watched on this platform"
+	}
+	if !host.HostPIDNamespace() {
+		return "fork storms: sampled each second (the kernel's fork events are the host's PID namespace's alone); a parent is named by the children alive at a sample"
+	}
+	f, err := platform.OpenForks()
+	if err != nil {
+		return "fork storms: sampled each second (the kernel's fork events: " + err.Error() + "; root has them, and any user from Linux 6.6); a parent is named by the children alive at a sample"
+	}
+	f.Close()
+	return "fork storms: every fork seen as it happens (the kernel's fork events)"
+}
 
 // watchAbility says what `reaper watch` can watch here: owners' exits
 // (pidfd and epoll on Linux, kqueue on macOS) and the clients' dirs where
@@ -29,6 +48,7 @@ func watchAbility() audit.Check {
 		d.Close()
 		c.Details = append(c.Details, "new sessions' files: watched ("+watch.DirsMechanism()+")")
 	}
+	c.Details = append(c.Details, forkStorms())
 	switch {
 	case len(missing) == 0:
 		c.Summary = "reaper watch reacts to an owner's exit and to a new session's file without polling"
