@@ -36,24 +36,14 @@ const (
 	procEventData     = 16 // what (4), cpu (4), timestamp_ns (8)
 )
 
-// OpenForks subscribes to the host's fork events. It asks for forks
-// alone (struct proc_input's event_type, Linux 6.6 and later: exec, exit
-// and the rest are not sent to it), and where the kernel does not take
-// that form (older ones ignore a message of its size, unacknowledged)
-// for every event. It waits up to a second for each acknowledgement.
+// OpenForks subscribes to the host's fork events: every event first
+// (PROC_CN_MCAST_LISTEN alone, which every kernel acknowledges at once —
+// with its refusal, if it refuses), then forks alone (struct proc_input's
+// event_type, Linux 6.6 and later: exec, exit and the rest are no longer
+// sent to this socket). A kernel before 6.6 ignores the second message and
+// keeps sending every event; one after filters out its acknowledgement
+// too (measured on 6.18), so none is waited for.
 func OpenForks() (*Forks, error) {
-	var err error
-	for _, filtered := range []bool{true, false} {
-		var f *Forks
-		if f, err = listen(filtered); err == nil {
-			return f, nil
-		}
-	}
-	return nil, err
-}
-
-// listen opens a socket and subscribes, with the fork filter or without.
-func listen(filtered bool) (*Forks, error) {
 	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, unix.NETLINK_CONNECTOR)
 	if err != nil {
 		return nil, err
@@ -66,8 +56,28 @@ func listen(filtered bool) (*Forks, error) {
 	// Room for a drain's worth of events between two reads (Drain): what
 	// overflows is lost, a count low, never high.
 	unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUF, 4<<20)
+	if err := f.listen(false); err != nil {
+		f.Close()
+		return nil, err
+	}
+	// The kernel acknowledges the listen at once (PROC_EVENT_NONE, its
+	// ack.err a refusal), or says nothing: outside the initial
+	// namespaces. A second without the ack is a refusal too.
+	if err := f.ack(); err != nil {
+		f.Close()
+		return nil, err
+	}
+	if err := f.listen(true); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// listen sends PROC_CN_MCAST_LISTEN, for forks alone or for every event.
+func (f *Forks) listen(forksAlone bool) error {
 	input := 4 // enum proc_cn_mcast_op alone
-	if filtered {
+	if forksAlone {
 		input = 8 // struct proc_input: mcast_op, event_type
 	}
 	msg := make([]byte, unix.NLMSG_HDRLEN+cnMsgLen+input)
@@ -80,22 +90,10 @@ func listen(filtered bool) (*Forks, error) {
 	ne.PutUint32(cn[4:], cnValProc)
 	ne.PutUint16(cn[16:], uint16(input))
 	ne.PutUint32(cn[cnMsgLen:], procCnMcastListen)
-	if filtered {
+	if forksAlone {
 		ne.PutUint32(cn[cnMsgLen+4:], procEventFork)
 	}
-	if err := unix.Sendto(fd, msg, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
-		f.Close()
-		return nil, err
-	}
-	// The kernel acknowledges the listen at once (PROC_EVENT_NONE, its
-	// ack.err a refusal), or says nothing: outside the initial
-	// namespaces, or a form it does not take. A second without the ack is
-	// a refusal too.
-	if err := f.ack(); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return f, nil
+	return unix.Sendto(f.fd, msg, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK})
 }
 
 // ack reads the listen's acknowledgement, within a second.
@@ -108,7 +106,7 @@ func (f *Forks) ack() error {
 	n, _, err := unix.Recvfrom(f.fd, buf, 0)
 	if err != nil {
 		if errors.Is(err, unix.EAGAIN) {
-			return errors.New("the proc connector did not acknowledge the listen (not the host's namespaces, or a kernel before it)")
+			return errors.New("the proc connector did not acknowledge the listen (not the host's namespaces)")
 		}
 		return err
 	}
