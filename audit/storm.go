@@ -11,8 +11,8 @@ import (
 // #80362: macOS panicked at ~43 spawns a second). A watch says it at
 // once; it is never signalled for.
 type Storm struct {
-	// PID is the parent's (0: the host's rate alone, where no parent could
-	// be named), Comm its kernel name and Command its command line.
+	// PID is the parent's (0: the PID namespace's rate alone, where no
+	// parent could be named), Comm its kernel name and Command its command line.
 	PID     int    `json:"pid"`
 	Comm    string `json:"comm"`
 	Command string `json:"command"`
@@ -32,7 +32,7 @@ type Storm struct {
 // Line is the storm in words, for a log line and a notification.
 func (s Storm) Line() string {
 	if s.PID == 0 {
-		return fmt.Sprintf("fork storm: the host starts %d processes a second, for %s now (storm_rate %d); which parent, only fork events say (root's watch on the host)",
+		return fmt.Sprintf("fork storm: this PID namespace starts %d processes a second, for %s now (storm_rate %d); which parent, only fork events say (a watch on the host: root's, or any user's from Linux 6.6)",
 			s.Rate, s.For.Round(time.Second), s.Threshold)
 	}
 	who := s.User

@@ -1,7 +1,6 @@
 package platform
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/binary"
 	"errors"
@@ -19,7 +18,7 @@ import (
 // nothing); before Linux 6.6 only with CAP_NET_ADMIN, since then to any
 // user ("connector/cn_proc: Allow non-root users access"; measured here:
 // nobody's listen on 6.18 is acknowledged and gets every fork). Where it
-// cannot be had, the watch samples (ForkCount).
+// cannot be had, the watch samples (LastPID).
 type Forks struct{ fd int }
 
 // The proc connector's ids and messages: include/uapi/linux/connector.h
@@ -179,22 +178,17 @@ func parseForks(b []byte, fork func(parent, child int)) {
 // Close ends the subscription.
 func (f *Forks) Close() error { return unix.Close(f.fd) }
 
-// ForkCount is the forks since boot, the host's (proc(5): /proc/stat,
-// "processes"): sampled, its rise is the host's rate of new processes
-// and threads.
-func ForkCount() (uint64, error) {
-	b, err := os.ReadFile(DefaultProcRoot + "/stat")
+// LastPID is the last pid this PID namespace gave a process or a thread
+// (/proc/sys/kernel/ns_last_pid, pid_namespaces(7)): sampled, its rise is
+// the namespace's own rate of new tasks — a container's, not the host's —
+// until it wraps at pid_max (a fall: the caller takes it as a rise past
+// any rate).
+func LastPID() (int, error) {
+	b, err := os.ReadFile(DefaultProcRoot + "/sys/kernel/ns_last_pid")
 	if err != nil {
 		return 0, err
 	}
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		if rest, ok := bytes.CutPrefix(sc.Bytes(), []byte("processes ")); ok {
-			return strconv.ParseUint(string(bytes.TrimSpace(rest)), 10, 64)
-		}
-	}
-	return 0, errors.New("/proc/stat: no processes line")
+	return strconv.Atoi(string(bytes.TrimSpace(b)))
 }
 
 // ReadUID is pid's real uid (/proc/PID/status), alone: a storm's parent.

@@ -24,5 +24,5 @@ func (f *Forks) Drain([]byte, func(parent, child int)) error { return errNoForks
 // Close is Linux's alone.
 func (f *Forks) Close() error { return nil }
 
-// ForkCount is Linux's alone.
-func ForkCount() (uint64, error) { return 0, errNoForks }
+// LastPID is Linux's alone.
+func LastPID() (int, error) { return 0, errNoForks }

@@ -2,6 +2,7 @@ package run
 
 import (
 	"context"
+	"math"
 	"strings"
 	"time"
 
@@ -15,8 +16,8 @@ const maxParents = 1 << 16
 
 // start counts each second's new processes by parent until ctx ends:
 // from the kernel's fork events where the watch may subscribe to them,
-// else by sampling — the host's fork count each second, and only when it
-// is past the rate, the table's processes younger than a second by
+// else by sampling — the namespace's last pid each second, and only when
+// it rose past the rate, the table's processes younger than a second by
 // parent. It subscribes on a goroutine of its own (a kernel that does
 // not answer costs a second or two, not the first pass's).
 func (w *stormWatch) start(ctx context.Context) {
@@ -84,10 +85,10 @@ func (w *stormWatch) events(ctx context.Context, f *platform.Forks) {
 	}
 }
 
-// sample reads the host's fork count each second, and the table only
-// when it rose by the rate or more.
+// sample reads the namespace's last pid each second, and the table only
+// when it rose by the rate or more (or wrapped).
 func (w *stormWatch) sample(ctx context.Context) {
-	last, err := platform.ForkCount()
+	last, err := platform.LastPID()
 	if err != nil {
 		return
 	}
@@ -99,11 +100,14 @@ func (w *stormWatch) sample(ctx context.Context) {
 			return
 		case <-tick.C:
 		}
-		n, err := platform.ForkCount()
+		n, err := platform.LastPID()
 		if err != nil {
 			return
 		}
-		rose := int(n - last)
+		rose := n - last
+		if rose < 0 {
+			rose = math.MaxInt32 // wrapped at pid_max: read the table
+		}
 		last = n
 		counts := map[int]int{}
 		if w.overRate(rose) {
@@ -112,8 +116,8 @@ func (w *stormWatch) sample(ctx context.Context) {
 			for _, c := range counts {
 				named = named || w.overRate(c)
 			}
-			if !named {
-				counts[-1] = rose // the host's alone: no parent to name
+			if !named && rose != math.MaxInt32 {
+				counts[-1] = rose // the namespace's alone: no parent to name
 			}
 		}
 		w.second(counts)

@@ -9,7 +9,7 @@ import (
 )
 
 // start: fork storms are seen on Linux only (its fork events, or its
-// fork count sampled); here none is said.
+// last pid sampled); here none is said.
 func (w *stormWatch) start(context.Context) {
 	w.streak, w.now = map[int]int{}, map[int]*audit.Storm{}
 }
