@@ -19,7 +19,14 @@ import (
 // user ("connector/cn_proc: Allow non-root users access"; measured here:
 // nobody's listen on 6.18 is acknowledged and gets every fork). Where it
 // cannot be had, the watch samples (LastPID).
-type Forks struct{ fd int }
+type Forks struct {
+	fd int
+	// nonce marks this socket's listen: its acknowledgement carries it
+	// back, plus one, in cn_msg's ack (cn_proc_ack: rcvd_ack + 1; its seq
+	// is the kernel's own, measured on 6.18), told apart from the events
+	// of other listeners, which reach every socket bound to the group.
+	nonce uint32
+}
 
 // The proc connector's ids and messages: include/uapi/linux/connector.h
 // (CN_IDX_PROC, CN_VAL_PROC; struct cn_msg, 20 bytes) and
@@ -47,7 +54,7 @@ func OpenForks() (*Forks, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &Forks{fd: fd}
+	f := &Forks{fd: fd, nonce: uint32(os.Getpid())<<8 ^ uint32(time.Now().UnixNano())}
 	if err := unix.Bind(fd, &unix.SockaddrNetlink{Family: unix.AF_NETLINK, Groups: cnIdxProc}); err != nil {
 		f.Close()
 		return nil, err
@@ -87,6 +94,7 @@ func (f *Forks) listen(forksAlone bool) error {
 	cn := msg[unix.NLMSG_HDRLEN:]
 	ne.PutUint32(cn[0:], cnIdxProc)
 	ne.PutUint32(cn[4:], cnValProc)
+	ne.PutUint32(cn[12:], f.nonce)
 	ne.PutUint16(cn[16:], uint16(input))
 	ne.PutUint32(cn[cnMsgLen:], procCnMcastListen)
 	if forksAlone {
@@ -95,28 +103,42 @@ func (f *Forks) listen(forksAlone bool) error {
 	return unix.Sendto(f.fd, msg, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK})
 }
 
-// ack reads the listen's acknowledgement, within a second.
+// ack reads the listen's acknowledgement, within a second: the
+// PROC_EVENT_NONE whose cn_msg carries this listen's nonce back.
+// Another listener's events reach this socket too, as soon as it is bound
+// to the group — in a PID namespace where this listen is never answered,
+// as much as on the host — and are passed over: only the ack says this
+// socket was heard.
 func (f *Forks) ack() error {
 	tv := unix.Timeval{Sec: 1}
 	if err := unix.SetsockoptTimeval(f.fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); err != nil {
 		return err
 	}
-	buf := make([]byte, 4096)
-	n, _, err := unix.Recvfrom(f.fd, buf, 0)
-	if err != nil {
+	deadline := time.Now().Add(time.Second)
+	buf := make([]byte, 64<<10)
+	ne := binary.NativeEndian
+	for time.Now().Before(deadline) {
+		n, _, err := unix.Recvfrom(f.fd, buf, 0)
 		if errors.Is(err, unix.EAGAIN) {
-			return errors.New("the proc connector did not acknowledge the listen (not the host's namespaces)")
+			break
 		}
-		return err
-	}
-	at := unix.NLMSG_HDRLEN + cnMsgLen
-	if n >= at+procEventData+4 && binary.NativeEndian.Uint32(buf[at:]) == 0 {
-		if e := binary.NativeEndian.Uint32(buf[at+procEventData:]); e != 0 {
+		if errors.Is(err, unix.ENOBUFS) || errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		at := unix.NLMSG_HDRLEN
+		if n < at+cnMsgLen+procEventData+4 || ne.Uint32(buf[at+12:]) != f.nonce+1 || ne.Uint32(buf[at+cnMsgLen:]) != 0 {
+			continue // an event, or another socket's ack
+		}
+		if e := ne.Uint32(buf[at+cnMsgLen+procEventData:]); e != 0 {
 			return unix.Errno(e)
 		}
+		tv = unix.Timeval{}
+		return unix.SetsockoptTimeval(f.fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv)
 	}
-	tv = unix.Timeval{}
-	return unix.SetsockoptTimeval(f.fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv)
+	return errors.New("the proc connector did not acknowledge the listen (not the host's namespaces)")
 }
 
 // Wait waits up to timeout for an event to read (poll(2)); it reports
