@@ -28,11 +28,11 @@ setpriv --reuid=nobody --regid=nogroup --clear-groups \
 	bash -c "cd '$work/reaper' && go test -count=1 -v ./..." >"$work/nobody.log" 2>&1 && rc=0 || rc=$?
 # The packages' lines and each one's closing summary of what it skipped.
 grep -E '^(ok|FAIL|panic|--- FAIL|skipped [0-9]+ tests?|  [0-9]+: )' "$work/nobody.log" | grep -v 'no test files' || true
-[ "$rc" = 0 ] || { echo "FAIL: the tests as nobody (exit $rc)"; exit 1; }
+[ "$rc" = 0 ] || { grep -B60 -A2 -e '--- FAIL' "$work/nobody.log" | tail -300; echo "FAIL: the tests as nobody (exit $rc)"; exit 1; }
 grep -q '^skipped [0-9]* tests' "$work/nobody.log" || { echo "FAIL: the run as nobody did not say what it skipped"; exit 1; }
 
 echo "== as root, in a private PID namespace"
 unshare --pid --fork --mount-proc go test -count=1 -v ./... >"$work/pidns.log" 2>&1 && rc=0 || rc=$?
 grep -E '^(ok|FAIL|panic|--- FAIL|skipped [0-9]+ tests?|  [0-9]+: )' "$work/pidns.log" | grep -v 'no test files' || true
-[ "$rc" = 0 ] || { echo "FAIL: the tests in a PID namespace (exit $rc)"; exit 1; }
+[ "$rc" = 0 ] || { grep -B60 -A2 -e '--- FAIL' "$work/pidns.log" | tail -300; echo "FAIL: the tests in a PID namespace (exit $rc)"; exit 1; }
 echo "test-elsewhere: ok"
