@@ -46,7 +46,7 @@ func runForker(spec string) {
 // named.
 func TestForkStorm(t *testing.T) {
 	mark := fmt.Sprintf("storm%d", os.Getpid())
-	pol := watchPolicy(t, "", mark, `"reparented", "owner-dead"`, "min_age = \"0s\"")
+	pol := watchPolicy(t, "", mark, `"reparented", "owner-dead"`, "min_age = \"0s\"\nstorm_rate = 30")
 	w := startWatch(t, pol, "--backstop", "1s")
 	// Short-lived children where the kernel's fork events can be had (as
 	// doctor says: on the host, as root or on Linux 6.6+); elsewhere the

@@ -73,9 +73,16 @@ func startWatchEnv(t *testing.T, env []string, pol string, args ...string) *watc
 }
 
 // watchPolicy terminates trees holding mark for the reasons when, with an
-// [[owner]] titled like a gateway and the defaults given.
+// [[owner]] titled like a gateway and the defaults given (storm_rate 0
+// unless they set it).
 func watchPolicy(t *testing.T, path, mark, when, defaults string) string {
 	t.Helper()
+	if !strings.Contains(defaults, "storm_rate") {
+		// A watch says every storm of its user's (root's: everyone's),
+		// and the suite's packages run side by side: a test's watch says
+		// no other test's storm unless it is a storm's test.
+		defaults += "\nstorm_rate = 0"
+	}
 	text := fmt.Sprintf("version = 1\n[defaults]\ngrace = \"2s\"\n%s\n%s\n%s\n[[rule]]\nname = \"watched\"\nwhen = [%s]\ncmdline = '%s'\naction = \"terminate\"\n",
 		defaults, selfSubreaper(t), gatewayOwner, when, regexp.QuoteMeta(mark))
 	if path == "" {
