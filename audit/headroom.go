@@ -3,6 +3,7 @@ package audit
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/orphanreaper/reaper/platform"
 	"github.com/orphanreaper/reaper/policy"
@@ -58,12 +59,7 @@ func ReadHeadroom(s *platform.Snapshot, mine func(uid uint32) bool) []Headroom {
 		if p.KernelThread() {
 			continue
 		}
-		owner := p.UID
-		if p.Zombie() {
-			if pp := s.Get(p.PPID); pp != nil {
-				owner = pp.UID // a zombie's /proc entry is root's (userProcesses)
-			}
-		}
+		owner := countedAs(s, p)
 		if owner == 0 || owner == platform.NoUID || !mine(owner) {
 			continue
 		}
@@ -149,13 +145,5 @@ func (h Headroom) Limits() string {
 	if len(parts) == 0 {
 		return fmt.Sprintf("%s, no limit set", Plural(h.Processes, "process"))
 	}
-	return fmt.Sprintf("%s; ", Plural(h.Processes, "process")) + joinWords(parts)
-}
-
-func joinWords(parts []string) string {
-	out := parts[0]
-	for _, p := range parts[1:] {
-		out += ", " + p
-	}
-	return out
+	return fmt.Sprintf("%s; ", Plural(h.Processes, "process")) + strings.Join(parts, ", ")
 }

@@ -98,8 +98,16 @@ func MetricsText(r *Report, signals []Record, took time.Duration, w *WatchMetric
 func labels(kv ...string) string {
 	var parts []string
 	for i := 0; i+1 < len(kv); i += 2 {
-		// The text format escapes exactly \, " and newline in label values.
-		v := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(kv[i+1])
+		// A value a user controls (a process title, a server's name) may
+		// hold invalid UTF-8, which the text format does not take (one
+		// such label and a scraper drops the whole exposition), or
+		// controls: Printable escapes both, the newline aside, which the
+		// text format escapes itself, with \ and ".
+		lines := strings.Split(kv[i+1], "\n")
+		for k := range lines {
+			lines[k] = Printable(lines[k])
+		}
+		v := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(strings.Join(lines, "\n"))
 		parts = append(parts, kv[i]+`="`+v+`"`)
 	}
 	return "{" + strings.Join(parts, ",") + "}"

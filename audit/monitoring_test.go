@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // The shipped alerting rules and Grafana dashboard query only metrics
@@ -56,8 +57,9 @@ func TestWatchMetrics(t *testing.T) {
 		Heartbeat: time.UnixMilli(1795900000250),
 		Copies: []PSDuplicate{{Command: "npx -y @acme/docs-mcp", Name: "docs", User: "alice", Copies: 3, MemoryBytes: 3 << 20},
 			{Command: `node /srv/"odd".js`, User: "alice", Copies: 2, MemoryBytes: 1 << 20}},
-		Headroom:   []Headroom{{UID: 1000, User: "alice", Tasks: 850, ProcessLimit: 1000, PIDsMax: 4915, Percent: 85}, {UID: 4242, Tasks: 3}},
-		Storms:     []Storm{{PID: 4242, Comm: "node", User: "alice", Rate: 120, Seen: "fork events"}},
+		Headroom: []Headroom{{UID: 1000, User: "alice", Tasks: 850, ProcessLimit: 1000, PIDsMax: 4915, Percent: 85}, {UID: 4242, Tasks: 3}},
+		Storms: []Storm{{PID: 4242, Comm: "node", User: "alice", Rate: 120, Seen: "fork events"},
+			{PID: 4343, Comm: "x\xff\x1by", User: "bob", Rate: 50, Seen: "fork events"}},
 		StormsSaid: 2}
 	if err := WriteMetrics(filepath.Join(dir, "watch.prom"), &Report{}, nil, time.Second, w); err != nil {
 		t.Fatal(err)
@@ -66,6 +68,9 @@ func TestWatchMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	text, _ := os.ReadFile(filepath.Join(dir, "watch.prom"))
+	if !utf8.Valid(text) {
+		t.Errorf("the metrics are not UTF-8:\n%q", text)
+	}
 	for _, line := range []string{
 		"# TYPE reaper_watch_passes_total counter",
 		`reaper_watch_passes_total{trigger="backstop"} 2` + "\n" + `reaper_watch_passes_total{trigger="hint"} 4` + "\n" + `reaper_watch_passes_total{trigger="start"} 1`,
@@ -78,6 +83,8 @@ func TestWatchMetrics(t *testing.T) {
 		`reaper_user_task_limit{user="alice",limit="pids_max"} 4915` + "\n" + `reaper_user_task_limit{user="alice",limit="rlimit_nproc"} 1000`,
 		`reaper_user_limit_percent{user="alice"} 85`,
 		"reaper_fork_storms_total 2", `reaper_fork_storm_rate{pid="4242",comm="node",user="alice",seen="fork events"} 120`,
+		// A title that is not UTF-8, with a control: escaped, the text valid.
+		`reaper_fork_storm_rate{pid="4343",comm="x\\xff\\x1by",user="bob",seen="fork events"} 50`,
 	} {
 		if !strings.Contains(string(text), line+"\n") {
 			t.Errorf("%q not in:\n%s", line, text)

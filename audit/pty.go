@@ -135,16 +135,20 @@ func zombieGroups(s *platform.Snapshot, gs []scan.ZombieGroup) []ZombieGroupEntr
 func userProcesses(s *platform.Snapshot, uid uint32) int {
 	n := 0
 	for i := range s.Procs {
-		p := &s.Procs[i]
-		owner := p.UID
-		if p.Zombie() {
-			if pp := s.Get(p.PPID); pp != nil {
-				owner = pp.UID
-			}
-		}
-		if owner == uid {
+		if countedAs(s, &s.Procs[i]) == uid {
 			n++
 		}
 	}
 	return n
+}
+
+// countedAs is the user a process counts against: its /proc entry's
+// owner, or for a zombie, whose entry is root's, its parent's.
+func countedAs(s *platform.Snapshot, p *platform.Process) uint32 {
+	if p.Zombie() {
+		if pp := s.Get(p.PPID); pp != nil {
+			return pp.UID
+		}
+	}
+	return p.UID
 }

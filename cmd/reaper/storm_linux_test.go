@@ -89,8 +89,12 @@ func TestForkStorm(t *testing.T) {
 	if !strings.Contains(line, "processes a second") || !strings.Contains(line, "storm_rate 30") {
 		t.Errorf("the storm's line %q: want its rate and the policy's", line)
 	}
-	// Past the calm parent's 5 s: it was never said.
-	time.Sleep(time.Until(started.Add(6 * time.Second)))
+	// The storm's end is said once its 5 s are over — and the calm
+	// parent, started first, has forked its 5 s by then: it was never
+	// said.
+	waitFor(t, func() bool {
+		return strings.Contains(w.stderr.String(), fmt.Sprintf("fork storm over: pid %d ", storm))
+	}, "the storm's end")
 	if strings.Contains(w.stderr.String(), fmt.Sprintf("fork storm: pid %d ", calm)) {
 		t.Errorf("a parent starting 5 a second was named a storm:\n%s", w.stderr.String())
 	}
