@@ -227,6 +227,9 @@ func (b *psBuild) records() {
 			return
 		}
 		proc := b.s.Get(o.PID)
+		if proc == nil {
+			return // started after the table was read: the next pass's
+		}
 		if _, orphan := b.rootOf[o.PID]; orphan || !b.mine(proc) {
 			return // a client judged orphaned is among the orphans
 		}
