@@ -115,6 +115,28 @@ type Adapter[R any] interface {
 	Judge(r *R, uid uint32, snap *platform.Snapshot) (ev scan.Evidence, problems []error, warnings []string)
 }
 
+// Updater is an Adapter whose records (the files its Announce dirs
+// hold, one per session) can be read by name: a watch, told by the kernel
+// which entries changed since its last read of a dir, reads those and
+// keeps the rest of that read, so that a pass costs what changed, not
+// what the dir has piled up.
+type Updater[R any] interface {
+	// ReadChanged is Read, but of the dir's records only those named
+	// (relative to dir, as "sessions/1234.json"); one named and gone was
+	// removed. Everything else of the dir is read as Read reads it.
+	ReadChanged(dir string, names []string) *R
+	// Merge is now, a ReadChanged of names, with the records of prev —
+	// the dir's last read — that names do not name; uid is whose read
+	// both are. It keeps the client's bound on records, letting go of
+	// the oldest of processes that are gone.
+	Merge(prev, now *R, names []string, uid uint32) *R
+	// Unsettled are the records of r to read again at the next read by
+	// change, though no change names them: those that could not be
+	// parsed — a file read as it was being written, whose end no event
+	// announces.
+	Unsettled(r *R) []string
+}
+
 // Raw is what a read's pointer has: the head every state dir's read
 // begins with (statedir.Head, embedded), and what the read says without
 // casting doubt.
@@ -131,6 +153,11 @@ type Client interface {
 	// Read is the adapter's Read of dir as one line of JSON: what a reader
 	// child prints.
 	Read(dir string) []byte
+	// ReadChanged is the adapter's ReadChanged (Updater), as Read prints
+	// it; an adapter that is no Updater reads everything.
+	ReadChanged(dir string, names []string) []byte
+	// Updates reports whether the adapter is an Updater.
+	Updates() bool
 	// Decode decodes what Read printed for dir as the read of uid — whom
 	// the reader ran as, never what the data says of itself — checked to
 	// be that dir's, bounded (statedir.Decode). It needs no table: it runs
@@ -155,6 +182,13 @@ type Decoded interface {
 	// Wire is the decoded read as Read would print it: the same bytes when
 	// the trip through JSON lost nothing (the contract suite checks it).
 	Wire() []byte
+	// Merge is this read, a ReadChanged of names, with prev's other
+	// records (Updater.Merge); itself when either read was found wrong or
+	// the adapter is no Updater.
+	Merge(prev Decoded, names []string) Decoded
+	// Unsettled is the adapter's Unsettled of this read (Updater), nil
+	// for none.
+	Unsettled() []string
 }
 
 // New erases a to a Client. P is *R (inferred: client.New[Raw](Adapter{})).
@@ -181,6 +215,25 @@ func (p port[R, P]) Read(dir string) []byte {
 		return []byte("null")
 	}
 	return b
+}
+
+// ReadChanged implements Client.
+func (p port[R, P]) ReadChanged(dir string, names []string) []byte {
+	u, ok := p.Adapter.(Updater[R])
+	if !ok {
+		return p.Read(dir)
+	}
+	b, err := json.Marshal(u.ReadChanged(dir, names))
+	if err != nil {
+		return []byte("null")
+	}
+	return b
+}
+
+// Updates implements Client.
+func (p port[R, P]) Updates() bool {
+	_, ok := p.Adapter.(Updater[R])
+	return ok
 }
 
 // Decode implements Client.
@@ -218,6 +271,25 @@ func (d *decoded[R, P]) Wire() []byte {
 		return nil
 	}
 	return b
+}
+
+// Merge implements Decoded.
+func (d *decoded[R, P]) Merge(prev Decoded, names []string) Decoded {
+	u, ok := d.a.(Updater[R])
+	old, same := prev.(*decoded[R, P])
+	if !ok || !same || d.errs != nil || old.errs != nil || old.uid != d.uid {
+		return d
+	}
+	return &decoded[R, P]{a: d.a, r: u.Merge(old.r, d.r, names, d.uid), uid: d.uid}
+}
+
+// Unsettled implements Decoded.
+func (d *decoded[R, P]) Unsettled() []string {
+	u, ok := d.a.(Updater[R])
+	if !ok || d.errs != nil {
+		return nil
+	}
+	return u.Unsettled(d.r)
 }
 
 // Speak makes uid the speaker of every claim in ev: what a user's state

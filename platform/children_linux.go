@@ -55,3 +55,74 @@ func Children(pid int) map[int]bool {
 	}
 	return out
 }
+
+// Family is an init's tree as its watch needs it: the init's children,
+// and the processes below it that have children of their own — whose
+// exit makes those children the init's, which no signal tells it.
+type Family struct {
+	Children map[int]bool
+	Parents  []Process
+}
+
+// maxFamily bounds the processes ReadFamily walks below an init.
+const maxFamily = 1 << 14
+
+// ReadFamily reads pid's Family: down the tree from pid by each
+// process's /proc/PID/task/*/children where the kernel has them, else
+// from the whole table's parents.
+func ReadFamily(pid int) Family {
+	f := Family{Children: map[int]bool{}}
+	if _, err := os.Stat(procPath(pid, "task/"+strconv.Itoa(pid)+"/children")); err != nil {
+		return familyFromTable(pid)
+	}
+	f.Children = Children(pid)
+	queue := make([]int, 0, len(f.Children))
+	for c := range f.Children {
+		queue = append(queue, c)
+	}
+	for walked := 0; len(queue) > 0 && walked < maxFamily; walked++ {
+		c := queue[0]
+		queue = queue[1:]
+		kids := Children(c)
+		if len(kids) == 0 {
+			continue
+		}
+		if p, err := ReadStat(c); err == nil {
+			f.Parents = append(f.Parents, *p)
+		}
+		for k := range kids {
+			queue = append(queue, k)
+		}
+	}
+	return f
+}
+
+// familyFromTable is ReadFamily from the table's stat files.
+func familyFromTable(pid int) Family {
+	f := Family{Children: map[int]bool{}}
+	s, err := ReadSnapshot(DefaultProcRoot)
+	if err != nil {
+		return f
+	}
+	defer s.Close()
+	kids := map[int][]int{}
+	for i := range s.Procs {
+		kids[s.Procs[i].PPID] = append(kids[s.Procs[i].PPID], s.Procs[i].PID)
+	}
+	for _, c := range kids[pid] {
+		f.Children[c] = true
+	}
+	queue := append([]int(nil), kids[pid]...)
+	for walked := 0; len(queue) > 0 && walked < maxFamily; walked++ {
+		c := queue[0]
+		queue = queue[1:]
+		if len(kids[c]) == 0 {
+			continue
+		}
+		if p := s.Get(c); p != nil {
+			f.Parents = append(f.Parents, *p)
+		}
+		queue = append(queue, kids[c]...)
+	}
+	return f
+}

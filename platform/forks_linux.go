@@ -204,14 +204,31 @@ func (f *Forks) Close() error { return unix.Close(f.fd) }
 // (/proc/sys/kernel/ns_last_pid, pid_namespaces(7)): sampled, its rise is
 // the namespace's own rate of new tasks — a container's, not the host's —
 // until it wraps at pid_max (a fall: the caller takes it as a rise past
-// any rate).
-func LastPID() (int, error) {
-	b, err := os.ReadFile(DefaultProcRoot + "/sys/kernel/ns_last_pid")
+// any rate). Read once a second, it is kept open and read with pread:
+// one system call a read.
+type LastPID struct{ fd int }
+
+// OpenLastPID opens this namespace's ns_last_pid.
+func OpenLastPID() (*LastPID, error) {
+	fd, err := unix.Open(DefaultProcRoot+"/sys/kernel/ns_last_pid", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: DefaultProcRoot + "/sys/kernel/ns_last_pid", Err: err}
+	}
+	return &LastPID{fd: fd}, nil
+}
+
+// Read reads the last pid now.
+func (l *LastPID) Read() (int, error) {
+	var b [24]byte
+	n, err := unix.Pread(l.fd, b[:], 0)
 	if err != nil {
 		return 0, err
 	}
-	return strconv.Atoi(string(bytes.TrimSpace(b)))
+	return strconv.Atoi(string(bytes.TrimSpace(b[:n])))
 }
+
+// Close closes it.
+func (l *LastPID) Close() error { return unix.Close(l.fd) }
 
 // ReadUID is pid's real uid (/proc/PID/status), alone: a storm's parent.
 func ReadUID(pid int) (uint32, error) {

@@ -25,4 +25,13 @@ func (f *Forks) Drain([]byte, func(parent, child int)) error { return errNoForks
 func (f *Forks) Close() error { return nil }
 
 // LastPID is Linux's alone.
-func LastPID() (int, error) { return 0, errNoForks }
+type LastPID struct{}
+
+// OpenLastPID is Linux's alone.
+func OpenLastPID() (*LastPID, error) { return nil, errNoForks }
+
+// Read is Linux's alone.
+func (*LastPID) Read() (int, error) { return 0, errNoForks }
+
+// Close is Linux's alone.
+func (*LastPID) Close() error { return nil }

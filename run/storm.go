@@ -23,6 +23,12 @@ type stormWatch struct {
 	about func(pid int) (comm, command string, uid uint32, ok bool)
 	say   func(s audit.Storm, over bool)
 
+	// forked is told, at most once a second, that something forked
+	// since the last: the kernel's fork events, or its last pid sampled
+	// and moved — and once as either starts, for what came before.
+	// Closed where neither can be had.
+	forked chan struct{}
+
 	mu     sync.Mutex
 	streak map[int]int          // parent → seconds in a row over rate
 	now    map[int]*audit.Storm // the storms said and not yet over
@@ -91,4 +97,12 @@ func (w *stormWatch) storms() ([]audit.Storm, uint64, string) {
 		out = append(out, *s)
 	}
 	return out, w.total, w.seen
+}
+
+// fork says that something forked (forked), without waiting.
+func (w *stormWatch) fork() {
+	select {
+	case w.forked <- struct{}{}:
+	default:
+	}
 }

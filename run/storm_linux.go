@@ -22,16 +22,19 @@ const maxParents = 1 << 16
 // not answer costs a second or two, not the first pass's).
 func (w *stormWatch) start(ctx context.Context) {
 	w.streak, w.now = map[int]int{}, map[int]*audit.Storm{}
+	w.forked = make(chan struct{}, 1)
 	w.about = aboutParent
 	go func() {
 		f, err := platform.OpenForks()
 		if err != nil {
 			w.setSeen("sampled")
 			w.sample(ctx)
+			close(w.forked) // the last pid could not be read: no word of forks
 			return
 		}
 		defer f.Close()
 		w.setSeen("fork events")
+		w.fork() // what forked before the subscription was not counted
 		w.events(ctx, f)
 	}()
 }
@@ -77,6 +80,9 @@ func (w *stormWatch) events(ctx context.Context, f *platform.Forks) {
 			}
 		}
 		if busy && time.Since(second) >= time.Second {
+			if len(counts) > 0 {
+				w.fork()
+			}
 			w.second(counts)
 			busy = len(counts) > 0 || w.active()
 			counts = map[int]int{}
@@ -88,10 +94,16 @@ func (w *stormWatch) events(ctx context.Context, f *platform.Forks) {
 // sample reads the namespace's last pid each second, and the table only
 // when it rose by the rate or more (or wrapped).
 func (w *stormWatch) sample(ctx context.Context) {
-	last, err := platform.LastPID()
+	lp, err := platform.OpenLastPID()
 	if err != nil {
 		return
 	}
+	defer lp.Close()
+	last, err := lp.Read()
+	if err != nil {
+		return
+	}
+	w.fork() // what forked before this first read was not seen
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	for {
@@ -100,9 +112,12 @@ func (w *stormWatch) sample(ctx context.Context) {
 			return
 		case <-tick.C:
 		}
-		n, err := platform.LastPID()
+		n, err := lp.Read()
 		if err != nil {
 			return
+		}
+		if n != last {
+			w.fork()
 		}
 		rose := n - last
 		if rose < 0 {

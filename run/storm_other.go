@@ -12,4 +12,6 @@ import (
 // last pid sampled); here none is said.
 func (w *stormWatch) start(context.Context) {
 	w.streak, w.now = map[int]int{}, map[int]*audit.Storm{}
+	w.forked = make(chan struct{})
+	close(w.forked)
 }

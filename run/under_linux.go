@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/orphanreaper/reaper/platform"
+	"github.com/orphanreaper/reaper/platform/host"
+	"github.com/orphanreaper/reaper/platform/watch"
 	"github.com/orphanreaper/reaper/policy"
 	"github.com/orphanreaper/reaper/scan"
 )
@@ -54,32 +56,82 @@ func descends(p *platform.Process, pid int) bool {
 }
 
 // Adoptions tells, until ctx ends, when the process at pid has a child it
-// did not have at the last look (platform.Children), every interval: an
-// init's adoption, which no signal announces (a process's parent dying
-// sends its new parent nothing).
-func Adoptions(ctx context.Context, pid int, every time.Duration) <-chan struct{} {
+// did not have at the last look and did not start for itself (host.Own,
+// a reader child): an init's adoption. A process's parent dying sends
+// its new parent nothing, and in a PID namespace the kernel tells no one
+// of a fork (the proc connector serves the initial namespaces alone), so
+// it looks (platform.ReadFamily) when something may have changed:
+//
+//   - the init reaped an adopted child (reaped): that child's children,
+//     if it had any, are the init's now;
+//   - a process below the init that had children at the last look
+//     exited: a pidfd on each says so at once;
+//   - something forked (forked: the watch's fork count says so, at most
+//     once a second): a new parent may be below the init, to be watched
+//     from now.
+//
+// Idle, nothing forks and nothing exits, and it looks at nothing. Where
+// forks cannot be told of (forked closed) or exits not watched (no
+// pidfds), it looks every second.
+func Adoptions(ctx context.Context, pid int, forked <-chan struct{}, reaped <-chan struct{}) <-chan struct{} {
 	out := make(chan struct{}, 1)
 	go func() {
-		t := time.NewTicker(every)
-		defer t.Stop()
-		seen := platform.Children(pid)
+		var tick <-chan time.Time
+		parents, err := watch.New()
+		var exited <-chan watch.Target
+		if err == nil {
+			defer parents.Close()
+			exited = parents.C()
+		} else {
+			t := time.NewTicker(time.Second)
+			defer t.Stop()
+			tick = t.C
+		}
+		var seen map[int]bool
+		look := func() {
+			f := platform.ReadFamily(pid)
+			if seen != nil {
+				for c := range f.Children {
+					if !seen[c] && !host.Own(c) {
+						select {
+						case out <- struct{}{}:
+						default:
+						}
+						break
+					}
+				}
+			}
+			seen = f.Children
+			if parents != nil {
+				targets := make([]watch.Target, 0, len(f.Parents))
+				for _, p := range f.Parents {
+					if !host.Own(p.PID) {
+						targets = append(targets, watch.Target{PID: p.PID, StartTicks: p.StartTicks})
+					}
+				}
+				parents.Set(targets)
+			}
+		}
+		look()
 		for {
 			select {
 			case <-ctx.Done():
 				return
-			case <-t.C:
-			}
-			now := platform.Children(pid)
-			for c := range now {
-				if !seen[c] {
-					select {
-					case out <- struct{}{}:
-					default:
+			case _, ok := <-forked:
+				if !ok {
+					forked = nil
+					if tick == nil {
+						// No word of forks: a look every second instead.
+						t := time.NewTicker(time.Second)
+						defer t.Stop()
+						tick = t.C
 					}
-					break
 				}
+			case <-tick:
+			case <-reaped:
+			case <-exited:
 			}
-			seen = now
+			look()
 		}
 	}()
 	return out

@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 )
 
 // Under is Linux's alone: elsewhere reaper run adopts nothing.
@@ -15,4 +14,4 @@ func Under(_ *Config, pid int) error {
 }
 
 // Adoptions never tells: nothing is adopted here.
-func Adoptions(context.Context, int, time.Duration) <-chan struct{} { return nil }
+func Adoptions(context.Context, int, <-chan struct{}, <-chan struct{}) <-chan struct{} { return nil }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -32,9 +33,11 @@ type WatchConfig struct {
 	// so that its orphans wait no longer than this (default 10s; never
 	// more than Backstop).
 	Poll time.Duration
-	// Quiet is how long hints must stop before a pass (default 300 ms),
-	// Cap how long after the first hint a pass is made anyway (1.5 s).
-	Quiet, Cap time.Duration
+	// Gap is the least time from the end of one pass to the start of a
+	// pass a hint makes (default 250 ms): the first hint after a quiet
+	// spell passes at once, and what comes during a pass or within Gap of
+	// it is one pass more, at its end.
+	Gap time.Duration
 	// Reload reads the policy again (SIGHUP). An invalid file keeps the
 	// policy in force.
 	Reload func() (*policy.Policy, error)
@@ -48,12 +51,19 @@ type WatchConfig struct {
 	Log *slog.Logger
 	// OnPass is given each pass's outcome and what triggered it.
 	OnPass func(r *Reaped, trigger string)
-	// Adopted, when set, says an adopter took a new child (Adoptions):
-	// a hint, as an owner's exit is.
-	Adopted <-chan struct{}
+	// Adopter, when set, is the pid of the init whose adoptions are
+	// hints, as an owner's exit is (Adoptions: reaper run's watch
+	// inside); Reaped is told when it reaped an adopted child.
+	Adopter int
+	Reaped  <-chan struct{}
 	// OnStorm is told of each fork storm as it starts and as it ends
 	// (over), after the log line: a desktop notification.
 	OnStorm func(s audit.Storm, over bool)
+	// Lean returns the heap's free pages to the kernel after each pass
+	// (debug.FreeOSMemory, leanAfter it: a collection, then the scavenger
+	// at once): an init's watch, idle between passes, keeps only what it
+	// holds — one init per sandbox, thousands per host.
+	Lean bool
 	// Publish, when set, is given each pass's metrics as the textfile
 	// holds them (audit.MetricsText), and when the pass completed — and
 	// again when a fork storm starts or ends (a --metrics-listen
@@ -92,11 +102,8 @@ func Watch(ctx context.Context, cfg WatchConfig, hup <-chan os.Signal) error {
 	if cfg.Poll <= 0 {
 		cfg.Poll = 10 * time.Second
 	}
-	if cfg.Quiet <= 0 {
-		cfg.Quiet = 300 * time.Millisecond
-	}
-	if cfg.Cap <= 0 {
-		cfg.Cap = 1500 * time.Millisecond
+	if cfg.Gap <= 0 {
+		cfg.Gap = 250 * time.Millisecond
 	}
 	notify := cfg.Notify
 	if notify == nil {
@@ -147,11 +154,28 @@ func Watch(ctx context.Context, cfg WatchConfig, hup <-chan os.Signal) error {
 	w.storms = &stormWatch{mine: func(uid uint32) bool { return EUID() == 0 || uid == EUID() }, say: w.storm}
 	w.storms.set(cfg.Policy.Defaults)
 	w.storms.start(ctx)
+	if cfg.Adopter > 0 {
+		// Looked for when something forked (the storm count's own read
+		// of the kernel's count), a parent below exited, or the init
+		// reaped a child.
+		w.adopted = Adoptions(ctx, cfg.Adopter, w.storms.forked, cfg.Reaped)
+	}
 
 	ready := false
 	timer := newTimers()
+	lean := time.AfterFunc(time.Hour, debug.FreeOSMemory)
+	lean.Stop()
+	defer lean.Stop()
 	for {
 		due := w.pass(ctx)
+		if cfg.Lean {
+			// The heap's free pages back to the kernel once the watch
+			// has settled (its first second sets up the fork count).
+			lean.Reset(leanAfter)
+		}
+		// Whatever made it, the pass covered the hints held before it.
+		timer.lastPass, timer.pending, timer.firstExit = time.Now(), false, time.Time{}
+		timer.held.Stop()
 		if !ready {
 			notify("READY=1")
 			ready = true
@@ -167,6 +191,10 @@ func Watch(ctx context.Context, cfg WatchConfig, hup <-chan os.Signal) error {
 	}
 }
 
+// leanAfter is how long after a pass a Lean watch returns its heap's
+// free pages to the kernel.
+const leanAfter = 2 * time.Second
+
 // watcher is the state of one watch between passes.
 type watcher struct {
 	cfg     WatchConfig
@@ -179,11 +207,15 @@ type watcher struct {
 	hints   hintBudget
 	// firstHint is when the first owner's exit a hint pass passes on came.
 	firstHint time.Time
+	// refreshed is when a pass last read every user's state whole.
+	refreshed time.Time
 	metrics   audit.WatchMetrics
 	// state keeps the state dirs' reads from pass to pass.
 	state *gather.Cache
 	// storms says the fork storms it sees between passes.
 	storms *stormWatch
+	// adopted says the Adopter took a new child (nil: none watched).
+	adopted <-chan struct{}
 	// full are the uids last said to be past their headroom.
 	full map[int64]bool
 	// last is the last pass's metrics, published again when a storm
@@ -312,10 +344,13 @@ func (w *watcher) pass(ctx context.Context) time.Time {
 	}
 	w.passes++
 	w.metrics.Passes[trigger]++
-	if trigger != triggerHint && trigger != triggerMinAge {
+	if trigger != triggerHint && trigger != triggerMinAge || time.Since(w.refreshed) >= w.cfg.Backstop {
 		// The first pass, the backstop and a reload read every user's
-		// state: a change no hint announced is seen within a backstop.
+		// state whole, and so does the first pass a backstop after the
+		// last that did — hints that never stop keep the backstop from
+		// coming: a change no hint announced is seen within a backstop.
 		w.state.Refresh()
+		w.refreshed = time.Now()
 	}
 	rc := w.cfg.ReapConfig
 	rc.Cache = w.state
@@ -342,10 +377,14 @@ func (w *watcher) pass(ctx context.Context) time.Time {
 	w.metrics.Storms, w.metrics.StormsSaid, w.metrics.StormsSeen = w.storms.storms()
 	w.sayHeadroom(r.Headroom)
 	m := w.metrics
-	w.last.Lock()
-	w.last.report, w.last.signals, w.last.took, w.last.metrics = r.Report, r.Signals, time.Since(rc.Started), m
-	w.last.Unlock()
-	w.publish()
+	if w.cfg.Publish != nil {
+		// Kept for a fork storm's publish between passes: the report
+		// holds the pass's table, let go of otherwise.
+		w.last.Lock()
+		w.last.report, w.last.signals, w.last.took, w.last.metrics = r.Report, r.Signals, time.Since(rc.Started), m
+		w.last.Unlock()
+		w.publish()
+	}
 	if err := r.Record(rc, &m); err != nil {
 		w.log.Error("the pass's record was not written", "trigger", trigger, "err", err)
 	}
@@ -403,18 +442,20 @@ func ended(r *Reaped) int {
 }
 
 // timers are the watch's clocks: the backstop, the next min_age, the
-// debounce of hints and the service manager's watchdog.
+// hints held back until Gap after the last pass, and the service
+// manager's watchdog.
 type timers struct {
-	backstop, due, debounce *time.Timer
-	watchdog                *time.Ticker
-	first                   time.Time // the first hint not yet passed on
-	firstExit               time.Time // the first owner's exit not yet passed on
+	backstop, due, held *time.Timer
+	watchdog            *time.Ticker
+	lastPass            time.Time // when the last pass ended
+	pending             bool      // a hint not yet passed on
+	firstExit           time.Time // the first owner's exit not yet passed on
 }
 
 func newTimers() *timers {
-	t := &timers{backstop: time.NewTimer(time.Hour), due: time.NewTimer(time.Hour), debounce: time.NewTimer(time.Hour)}
+	t := &timers{backstop: time.NewTimer(time.Hour), due: time.NewTimer(time.Hour), held: time.NewTimer(time.Hour)}
 	t.due.Stop()
-	t.debounce.Stop()
+	t.held.Stop()
 	return t
 }
 
@@ -426,8 +467,11 @@ func (t *timers) minAge(due time.Time) {
 	}
 }
 
-// wait waits for the next reason to pass — a debounced hint, a min_age,
-// the backstop, a reload — and returns it, or stop when ctx ends.
+// wait waits for the next reason to pass — a hint, a min_age, the
+// backstop, a reload — and returns it, or stop when ctx ends. A hint
+// passes at once when the last pass ended Gap ago or more, at Gap after
+// it otherwise: the hints that come while a pass runs wait in their
+// channels and are one pass together.
 func (w *watcher) wait(ctx context.Context, t *timers, hup <-chan os.Signal) (string, bool) {
 	var exits <-chan watch.Target
 	if w.exits != nil {
@@ -437,14 +481,15 @@ func (w *watcher) wait(ctx context.Context, t *timers, hup <-chan os.Signal) (st
 	if w.dirs != nil {
 		dirs = w.dirs.C()
 	}
-	// hint debounces a hint that came at now: a quiet period after the
-	// last, at most Cap after the first.
+	// hint holds a hint that came at now until Gap after the last pass
+	// (no time at all when that is past); the hints that follow before
+	// then join it.
 	hint := func(now time.Time) {
-		if t.first.IsZero() {
-			t.first = now
+		if t.pending {
+			return
 		}
-		t.debounce.Stop()
-		t.debounce.Reset(min(w.cfg.Quiet, max(t.first.Add(w.cfg.Cap).Sub(now), 0)))
+		t.pending = true
+		t.held.Reset(max(t.lastPass.Add(w.cfg.Gap).Sub(now), 0))
 	}
 	var watchdog <-chan time.Time
 	if w.cfg.Watchdog > 0 {
@@ -473,12 +518,16 @@ func (w *watcher) wait(ctx context.Context, t *timers, hup <-chan os.Signal) (st
 			// A user's state dir has a new entry: the next pass reads
 			// that user's state again, and learns the owner it names.
 			// Lost events (no path) may be anyone's: every user's.
+			// Its entry's name is what that read reads of its records.
 			uid := d.UID
-			if d.Path == "" {
+			switch {
+			case d.Path == "":
 				uid = platform.NoUID
 				w.state.Refresh()
-			} else {
+			case d.Name == "":
 				w.state.Stale(d.UID)
+			default:
+				w.state.Changed(d.UID, filepath.Join(d.Path, d.Name))
 			}
 			if !w.hints.allow(uid, time.Now()) {
 				w.metrics.HintsIgnored++
@@ -486,14 +535,14 @@ func (w *watcher) wait(ctx context.Context, t *timers, hup <-chan os.Signal) (st
 			}
 			w.log.Debug("a state dir changed", "dir", audit.Printable(d.Path), "uid", d.UID)
 			hint(time.Now())
-		case <-w.cfg.Adopted:
+		case <-w.adopted:
 			w.log.Debug("the init adopted a process")
 			if t.firstExit.IsZero() {
 				t.firstExit = time.Now()
 			}
 			hint(time.Now())
-		case <-t.debounce.C:
-			w.firstHint, t.first, t.firstExit = t.firstExit, time.Time{}, time.Time{}
+		case <-t.held.C:
+			w.firstHint, t.pending, t.firstExit = t.firstExit, false, time.Time{}
 			return triggerHint, false
 		case <-t.due.C:
 			return triggerMinAge, false

@@ -10,7 +10,6 @@ import (
 	"os/signal"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -38,15 +37,12 @@ type Wrap struct {
 	// Group relays signals to CMD's process group rather than to CMD
 	// (tini's -g), CMD in a group of its own.
 	Group bool
-	// Watch runs `reaper watch` inside while CMD lives, scoped to what
-	// this process adopted and its descendants (Under), with PolicyArg as
-	// its --policy ("": the default): the leftovers of a live CMD's ended
-	// sessions and of its dead clients are reaped as they appear, not at
-	// CMD's exit.
-	Watch     bool
-	PolicyArg string
-	// MetricsListen is the watch's --metrics-listen ("": none).
-	MetricsListen string
+	// Inside, when set, is the watch run inside this process while CMD
+	// lives (reaper run's --watch): given a context that ends when CMD
+	// has exited, and told of each adopted child this process reaped (its
+	// children, if it had any, are this process's now). Run waits for it
+	// to return before it reaps what CMD left.
+	Inside func(ctx context.Context, reaped <-chan struct{}) error
 	// Grace bounds, for a PID namespace's init, how long what is left
 	// after the reap has between SIGTERM and SIGKILL (0: the policy's
 	// grace).
@@ -99,8 +95,18 @@ func (w *Wrap) Run(argv []string) (status int, err error) {
 	var code int
 	adoptedZombies := 0
 	if subreaper == nil || os.Getpid() == 1 {
-		// An adopter reaps what it adopts as it exits, as an init does.
-		code, err = host.RunInit(argv, host.Init{Group: w.Group, Reaped: func(int) { adoptedZombies++ }, Helper: w.watchArgv()}, started)
+		// An adopter reaps what it adopts as it exits, as an init does,
+		// and runs the watch inside beside it, in this process.
+		reaped := make(chan struct{}, 1)
+		inside := w.inside(started)
+		code, err = host.RunInit(argv, host.Init{Group: w.Group, Reaped: func(int) {
+			adoptedZombies++
+			select {
+			case reaped <- struct{}{}:
+			default:
+			}
+		}}, func(pid int) { inside.start(pid, reaped) })
+		inside.stop()
 	} else {
 		code, err = host.RunCommand(argv, started)
 	}
@@ -142,32 +148,46 @@ func (w *Wrap) Run(argv []string) (status int, err error) {
 	return code, nil
 }
 
-// watchArgv is the watch run inside: this binary's `watch --under` this
-// process, quiet, its lines on run's stderr, with run's policy, lock and
-// audit log; nil without Watch.
-func (w *Wrap) watchArgv() []string {
-	if !w.Watch {
-		return nil
+// insideWatch is the watch a Wrap runs inside its process while CMD
+// lives.
+type insideWatch struct {
+	w       *Wrap
+	started func(int)
+	cancel  context.CancelFunc
+	done    chan struct{}
+}
+
+func (w *Wrap) inside(started func(int)) *insideWatch {
+	return &insideWatch{w: w, started: started}
+}
+
+// start is RunInit's started: CMD runs at pid; the watch starts beside
+// it.
+func (in *insideWatch) start(pid int, reaped <-chan struct{}) {
+	if in.started != nil {
+		in.started(pid)
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		fmt.Fprintf(w.Stderr, "reaper run: no watch inside: %v\n", err)
-		return nil
+	if in.w.Inside == nil {
+		return
 	}
-	argv := []string{exe, "watch", "--under", strconv.Itoa(os.Getpid()), "--quiet", "--journal", "off"}
-	if w.PolicyArg != "" {
-		argv = append(argv, "--policy", w.PolicyArg)
+	ctx, cancel := context.WithCancel(context.Background())
+	in.cancel, in.done = cancel, make(chan struct{})
+	go func() {
+		defer close(in.done)
+		if err := in.w.Inside(ctx, reaped); err != nil {
+			fmt.Fprintf(in.w.Stderr, "reaper run: the watch inside stopped: %v\n", err)
+		}
+	}()
+}
+
+// stop ends the watch once CMD has exited, and waits for it: a pass in
+// flight ends what it stopped, as a reap interrupted does.
+func (in *insideWatch) stop() {
+	if in.cancel == nil {
+		return
 	}
-	if w.LockFile != "" {
-		argv = append(argv, "--lock-file", w.LockFile)
-	}
-	if w.AuditLog != "" {
-		argv = append(argv, "--audit-log", w.AuditLog)
-	}
-	if w.MetricsListen != "" {
-		argv = append(argv, "--metrics-listen", w.MetricsListen)
-	}
-	return argv
+	in.cancel()
+	<-in.done
 }
 
 // endNamespace ends, as a PID namespace's init, what the reap left in the

@@ -65,9 +65,11 @@ kb() { awk -v k="$2" '$1 == k":" {print $2}' "/proc/$1/status"; }
 perhour() { awk -v d="$1" -v s="$SECS" -v hz="$hz" 'BEGIN {printf "%.2f", d / hz * 3600 / s}'; }
 
 echo "idle for $SECS s, $(date -u +%Y-%m-%d), $(nproc) cores"
-printf '%-34s %14s %10s %10s\n' "" "CPU s/hour" "RSS KiB" "peak KiB"
-printf '%-34s %14s %10s %10s\n' "tini 0.19 (PID 1)" "$(perhour $((t1 - t0)))" "$(kb "$tini_pid" VmRSS)" "$(kb "$tini_pid" VmHWM)"
-printf '%-34s %14s %10s %10s\n' "reaper run (PID 1)" "$(perhour $((r1 - r0)))" "$(kb "$reaper_pid" VmRSS)" "$(kb "$reaper_pid" VmHWM)"
+printf '%-34s %14s %10s %10s %10s\n' "" "CPU s/hour" "RSS KiB" "anon KiB" "peak KiB"
+row() { printf '%-34s %14s %10s %10s %10s\n' "$1" "$(perhour "$2")" "$(kb "$3" VmRSS)" "$(kb "$3" RssAnon)" "$(kb "$3" VmHWM)"; }
+row "tini 0.19 (PID 1)" $((t1 - t0)) "$tini_pid"
+row "reaper run (PID 1)" $((r1 - r0)) "$reaper_pid"
 if [ -n "$helper" ]; then
-	printf '%-34s %14s %10s %10s\n' "  its watch inside (reaper watch)" "$(perhour $((h1 - h0)))" "$(kb "$helper" VmRSS)" "$(kb "$helper" VmHWM)"
+	row "  its watch inside (reaper watch)" $((h1 - h0)) "$helper"
 fi
+echo "reaper processes: $([ -n "$helper" ] && echo "2 (the init, and its watch's)" || echo "1 (the watch in the init's process)")"

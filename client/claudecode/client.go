@@ -34,7 +34,10 @@ const (
 // (client/all lists it).
 type Adapter struct{}
 
-var _ client.Adapter[Raw] = Adapter{}
+var (
+	_ client.Adapter[Raw] = Adapter{}
+	_ client.Updater[Raw] = Adapter{}
+)
 
 // Client is the adapter as the rest of reaper handles it.
 var Client = client.New[Raw](Adapter{})

@@ -281,3 +281,68 @@ func TestManyStaleSessions(t *testing.T) {
 		t.Errorf("skipped %q, want %q", raw.Skipped, want)
 	}
 }
+
+// BenchmarkReadRawStale is one read of a config dir holding N stale
+// session files (pids no process has) beside one live one.
+func BenchmarkReadRawStale(b *testing.B) {
+	for _, n := range []int{10, 300, 2000, 10000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			h := b.TempDir()
+			dir := filepath.Join(h, ".claude", "sessions")
+			os.MkdirAll(dir, 0o700)
+			for k := range n {
+				pid := 4000000 + k
+				body, _ := json.Marshal(map[string]any{"pid": pid, "sessionId": fmt.Sprintf("s-%d", k), "cwd": "/w", "startedAt": 1, "procStart": "900", "version": "2.1.331", "kind": "interactive"})
+				os.WriteFile(filepath.Join(dir, fmt.Sprintf("%d.json", pid)), body, 0o600)
+			}
+			b.ResetTimer()
+			for range b.N {
+				ReadRaw(filepath.Join(h, ".claude"))
+			}
+		})
+	}
+}
+
+// Merge keeps the session files a ReadChanged did not name, drops the
+// ones it named and did not find (removed), and past the bound lets go
+// of the oldest of claudes that are gone — never a live claude's, however
+// old (control: the oldest dead one goes in its place).
+func TestMergeKeepsTheLive(t *testing.T) {
+	dir := "/h/.claude"
+	now := time.Now()
+	file := func(pid int) string { return filepath.Join(dir, "sessions", fmt.Sprintf("%d.json", pid)) }
+	prev := &Raw{}
+	prev.Dir = dir
+	// This test's own process is a live claude, and the oldest by far.
+	prev.Sessions = append(prev.Sessions, Session{File: file(os.Getpid()), PID: os.Getpid(), SessionID: "live", StartedAt: now.UnixMilli()})
+	for k := 1; k < maxSessions; k++ {
+		pid := 4000000 + k
+		prev.Sessions = append(prev.Sessions, Session{File: file(pid), PID: pid, SessionID: fmt.Sprintf("dead-%d", k), StartedAt: now.Add(time.Hour + time.Duration(k)*time.Second).UnixMilli()})
+	}
+	prev.Tools = []ToolCall{{Session: "dead-1"}, {Session: "dead-2"}}
+	next := &Raw{}
+	next.Dir = dir
+	next.Sessions = []Session{
+		{File: file(4200000), PID: 4200000, SessionID: "new", StartedAt: now.Add(2 * time.Hour).UnixMilli()},
+		{File: file(4200001), PID: 4200001, SessionID: "new-2", StartedAt: now.Add(2 * time.Hour).UnixMilli()},
+	}
+	removed := fmt.Sprintf("sessions/%d.json", 4000000+5)
+	got := Adapter{}.Merge(prev, next, []string{"sessions/4200000.json", "sessions/4200001.json", removed}, uint32(os.Geteuid()))
+	ids := map[string]bool{}
+	for _, s := range got.Sessions {
+		ids[s.SessionID] = true
+	}
+	switch {
+	case len(got.Sessions) != maxSessions:
+		t.Errorf("%d sessions, want the bound %d", len(got.Sessions), maxSessions)
+	case !ids["live"]:
+		t.Error("the live claude's session, the oldest, was let go of")
+	case ids["dead-1"]:
+		t.Error("control: the oldest dead claude's session was kept")
+	case !ids["new"] || ids["dead-5"]:
+		t.Errorf("the named: new %v, removed %v; want the new one and not the removed", ids["new"], ids["dead-5"])
+	}
+	if len(got.Tools) != 1 || got.Tools[0].Session != "dead-2" {
+		t.Errorf("tool calls %+v: want dead-2's alone (dead-1's session was let go of)", got.Tools)
+	}
+}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/orphanreaper/reaper/client/statedir"
 	"github.com/orphanreaper/reaper/ledger"
+	"github.com/orphanreaper/reaper/platform"
 )
 
 // maxSessions bounds the session files read from one config dir: one per
@@ -104,13 +105,21 @@ func (s *Session) started() time.Time {
 // ReadRaw reads the config dir's session files and its global config's
 // MCP servers, as the calling process may: as root that is the child
 // running as the dir's owner.
-func ReadRaw(dir string) *Raw {
+func ReadRaw(dir string) *Raw { return readRaw(dir, nil, false) }
+
+// readRaw is ReadRaw; with only, of the session files only those named
+// (ReadChanged).
+func readRaw(dir string, names []string, only bool) *Raw {
 	head, sd, ok := statedir.Start(dir)
 	raw := &Raw{Config: statedir.Config{Head: head}}
 	if !ok {
 		return raw
 	}
-	raw.readSessions(sd)
+	if only {
+		raw.readSessionFiles(sd, changedSessions(names))
+	} else {
+		raw.readSessions(sd)
+	}
 	raw.readToolCalls(sd.Path, sd.Owner)
 	raw.readConfig(sd)
 	raw.readMCPLogs(sd)
@@ -140,7 +149,12 @@ func (raw *Raw) readSessions(sd statedir.Dir) {
 	if why := chosen.Stale("session files", maxSessions); why != "" {
 		raw.Skip(dir, why)
 	}
-	files := chosen.Names
+	raw.readSessionFiles(sd, chosen.Names)
+}
+
+// readSessionFiles reads the session files named (their names in
+// sessions/), in order: one gone meanwhile is passed over.
+func (raw *Raw) readSessionFiles(sd statedir.Dir, files []string) {
 	for _, n := range files {
 		rel := filepath.Join("sessions", n)
 		path := filepath.Join(sd.Path, rel)
@@ -212,4 +226,134 @@ func (raw *Raw) readConfig(sd statedir.Dir) {
 			break
 		}
 	}
+}
+
+// changedSessions are the session files' names among names, a watch's
+// changed entries of the config dir: "sessions/<pid>.json", at most
+// maxSessions of them (the caller reads the whole dir past that).
+func changedSessions(names []string) []string {
+	var out []string
+	for _, n := range names {
+		dir, file := filepath.Split(n)
+		if dir == "sessions/" && sessionName.MatchString(file) && len(out) < maxSessions {
+			out = append(out, file)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// ReadChanged reads the config dir as Read does, but of its session files
+// only those named (client.Updater): a watch's pass, told by inotify which
+// sessions/ entries changed since its last read, reads those alone and
+// keeps the others from that read (Merge).
+func (Adapter) ReadChanged(dir string, names []string) *Raw { return readRaw(dir, names, true) }
+
+// Merge is now, a read of the session files names name, with prev's other
+// session files, their transcripts' tool calls and their MCP logs; the
+// config, the daemon's records and what could not be read of them are
+// now's. Past maxSessions, the oldest session files of claudes that are
+// gone (platform.RecordOwnerLive: none of uid's or root's processes at
+// the pid, started before the file) are let go of, as a full read leaves
+// them past the bound; a live claude's is never let go of.
+func (Adapter) Merge(prev, now *Raw, names []string, uid uint32) *Raw {
+	out := *now
+	changed := map[string]bool{}
+	for _, n := range names {
+		changed[filepath.Clean(n)] = true
+	}
+	sessions := filepath.Join(prev.Dir, "sessions")
+	rel := func(file string) string {
+		r, err := filepath.Rel(prev.Dir, file)
+		if err != nil {
+			return file
+		}
+		return r
+	}
+	var kept []Session
+	for _, s := range prev.Sessions {
+		if !changed[rel(s.File)] {
+			kept = append(kept, s)
+		}
+	}
+	out.Sessions = append(kept, now.Sessions...)
+	if over := len(out.Sessions) - maxSessions; over > 0 {
+		out.Sessions = letGo(out.Sessions, over, uid)
+	}
+	ids := map[string]bool{}
+	for _, s := range out.Sessions {
+		ids[s.SessionID] = true
+	}
+	seen := map[string]bool{}
+	for _, s := range now.Sessions {
+		seen[s.SessionID] = true
+	}
+	out.Tools = nil
+	for _, c := range prev.Tools {
+		if ids[c.Session] && !seen[c.Session] {
+			out.Tools = append(out.Tools, c)
+		}
+	}
+	out.Tools = append(out.Tools, now.Tools...)
+	out.MCP = nil
+	for _, m := range prev.MCP {
+		if ids[m.Session] && !seen[m.Session] {
+			out.MCP = append(out.MCP, m)
+		}
+	}
+	out.MCP = append(out.MCP, now.MCP...)
+	// What could not be read of the session files kept is still so.
+	out.Problems = append([]statedir.Problem(nil), now.Problems...)
+	for _, p := range prev.Problems {
+		if filepath.Dir(p.File) == sessions && !changed[rel(p.File)] {
+			out.Problems = append(out.Problems, p)
+		}
+	}
+	for _, sk := range prev.Skipped {
+		if strings.HasPrefix(sk, sessions+": ") {
+			out.Skipped = append(out.Skipped, sk)
+		}
+	}
+	return &out
+}
+
+// Unsettled are the session files raw could not parse (client.Updater):
+// one read as Claude Code wrote it is read again by the next read by
+// change, which no event of its end would otherwise bring.
+func (Adapter) Unsettled(raw *Raw) []string {
+	sessions := filepath.Join(raw.Dir, "sessions")
+	var out []string
+	for _, p := range raw.Problems {
+		if filepath.Dir(p.File) == sessions && sessionName.MatchString(filepath.Base(p.File)) {
+			out = append(out, filepath.Join("sessions", filepath.Base(p.File)))
+		}
+	}
+	return out
+}
+
+// letGo drops n of sessions: the oldest by startedAt of those whose
+// claude is gone; fewer when not that many are.
+func letGo(sessions []Session, n int, uid uint32) []Session {
+	order := make([]int, len(sessions))
+	for k := range order {
+		order[k] = k
+	}
+	sort.SliceStable(order, func(i, j int) bool { return sessions[order[i]].StartedAt < sessions[order[j]].StartedAt })
+	drop := map[int]bool{}
+	for _, k := range order {
+		if len(drop) == n {
+			break
+		}
+		s := sessions[k]
+		if !platform.RecordOwnerLive(s.PID, uid, time.UnixMilli(s.StartedAt)) {
+			drop[k] = true
+		}
+	}
+	out := sessions[:0:0]
+	for k, s := range sessions {
+		if !drop[k] {
+			out = append(out, s)
+		}
+	}
+	return out
 }

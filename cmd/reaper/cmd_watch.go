@@ -109,9 +109,10 @@ func runWatch(ctx context.Context, opts *watchOptions, g *globalOptions) error {
 		if err := run.Under(&cfg.ReapConfig.Config, opts.under); err != nil {
 			return err
 		}
-		cfg.Adopted = run.Adoptions(ctx, opts.under, time.Second)
+		cfg.Adopter, cfg.Reaped = opts.under, g.reaped
 		var once sync.Once
 		cfg.LockOptional = true
+		cfg.Lean = true
 		cfg.NoLock = func(err error) {
 			once.Do(func() { fmt.Fprintf(g.stderr, "reaper run: watch without a lock (%v)\n", err) })
 		}

@@ -109,18 +109,33 @@ func TestRunInitReapsAdopted(t *testing.T) {
 }
 
 // Churn: processes adopted and exiting all through a run's life never
-// pile up as zombies.
+// pile up as zombies (tini's reaping test: a hundred short-lived children
+// and more) — with the watch inside run's process too, whose reader
+// children's exits the init must leave to their own waiters.
 func TestRunInitChurn(t *testing.T) {
-	r := startRun(t, nil, "--", "bash", "-c", `for round in $(seq 40); do for i in 1 2 3 4 5; do (sleep 0.05 &); done; sleep 0.05; done; echo churned; exec sleep 600`)
-	run := r.cmd.Process.Pid
-	most := 0
-	waitForN(t, 200, func() bool {
-		most = max(most, zombiesOf(run))
-		return strings.Contains(r.stdout.String(), "churned")
-	}, "200 processes adopted and exited")
-	waitFor(t, func() bool { return zombiesOf(run) == 0 && len(childrenOf(run)) == 1 }, "no zombie after the churn")
-	t.Logf("200 adopted processes through 40 rounds: at most %d zombies seen at a time", most)
-	syscall.Kill(run, syscall.SIGKILL)
+	for _, watch := range []bool{false, true} {
+		t.Run(fmt.Sprintf("watch=%v", watch), func(t *testing.T) {
+			args := []string{"--", "bash", "-c", `for round in $(seq 40); do for i in 1 2 3 4 5; do (sleep 0.05 &); done; sleep 0.05; done; echo churned; exec sleep 600`}
+			if watch {
+				mark := "churn-" + suiteMark
+				pol := watchPolicy(t, "", mark, `"owner-dead"`, "min_age = \"0s\"")
+				args = append([]string{"--watch", "--policy", pol, "--lock-file", t.TempDir() + "/reaper.lock"}, args...)
+			}
+			r := startRun(t, nil, args...)
+			run := r.cmd.Process.Pid
+			most := 0
+			waitForN(t, 200, func() bool {
+				most = max(most, zombiesOf(run))
+				return strings.Contains(r.stdout.String(), "churned")
+			}, "200 processes adopted and exited")
+			waitFor(t, func() bool { return zombiesOf(run) == 0 && len(childrenOf(run)) == 1 }, "no zombie after the churn")
+			t.Logf("200 adopted processes through 40 rounds: at most %d zombies seen at a time", most)
+			syscall.Kill(run, syscall.SIGKILL)
+			if strings.Contains(r.stderr.String(), "watch inside stopped") {
+				t.Errorf("the watch inside failed: %s", r.stderr)
+			}
+		})
+	}
 }
 
 // Signals sent to run reach CMD, and run exits as CMD did: 128+N for the
@@ -340,7 +355,8 @@ func TestRunWatchInside(t *testing.T) {
 		"npm exec mcp-remote https://"+mark)
 	for _, watch := range []bool{false, true} {
 		t.Run(fmt.Sprintf("watch=%v", watch), func(t *testing.T) {
-			args := []string{"--policy", pol, "--lock-file", t.TempDir() + "/reaper.lock", "--", "bash", "-c", script}
+			lock := t.TempDir() + "/reaper.lock"
+			args := []string{"--policy", pol, "--lock-file", lock, "--", "bash", "-c", script}
 			if watch {
 				args = append([]string{"--watch"}, args...)
 			}
@@ -356,9 +372,12 @@ func TestRunWatchInside(t *testing.T) {
 			}, "the gateway and its server")
 			t.Cleanup(func() { syscall.Kill(server, syscall.SIGKILL) })
 			if watch {
-				// The watch's first pass names the gateway: its exit is
-				// then a hint.
-				waitFor(t, func() bool { return len(childrenOf(r.cmd.Process.Pid)) >= 2 }, "the watch inside running")
+				// The watch runs in run's own process: its watch lock
+				// says it started, and run has no child but CMD.
+				waitFor(t, func() bool { _, err := os.Stat(strings.TrimSuffix(lock, ".lock") + ".watch"); return err == nil }, "the watch inside running")
+				if kids := childrenOf(r.cmd.Process.Pid); len(kids) != 1 {
+					t.Errorf("run has %d children (%v): want CMD alone, the watch inside its own process", len(kids), kids)
+				}
 			}
 			syscall.Kill(owner, syscall.SIGKILL)
 			// Adopted by run — or, with the watch inside, possibly reaped
@@ -370,7 +389,7 @@ func TestRunWatchInside(t *testing.T) {
 						t.Fatalf("the server %d was not reaped while CMD lived; run's stderr:\n%s", server, r.stderr)
 					}
 				}
-				if len(childrenOf(r.cmd.Process.Pid)) < 2 {
+				if len(childrenOf(r.cmd.Process.Pid)) < 1 {
 					t.Error("CMD ended with the server: want it alive")
 				}
 			} else {

@@ -24,13 +24,20 @@ type globalOptions struct {
 
 	color     string // --color: auto, always or never
 	noHeaders bool   // --no-headers
+
+	// reaped, for the watch reaper run runs inside its own process, is
+	// told of each adopted child the init reaped.
+	reaped <-chan struct{}
 }
 
 func newGlobalOptions() *globalOptions {
 	return &globalOptions{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr}
 }
 
-func newRootCommand(g *globalOptions) *cobra.Command {
+// newBareRoot is the root command with its global flags and no
+// subcommand: newRootCommand adds them all, reaper run's watch inside
+// the one it runs.
+func newBareRoot(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:               "reaper",
 		Short:             "Find and remove the process trees AI-agent gateways leave behind",
@@ -64,6 +71,11 @@ func newRootCommand(g *globalOptions) *cobra.Command {
 	cmd.PersistentFlags().StringVar(&g.color, "color", "auto", "colour a table's outcomes and statuses: `WHEN` — auto (on a terminal, unless NO_COLOR is set or TERM is dumb), always, never")
 	cmd.PersistentFlags().BoolVar(&g.noHeaders, "no-headers", false, "leave out a table's title line, column headings and sums: its rows only, for grep and awk — scan and reap give one tab-separated row per finding: rule, kind, action, outcome, root pid, user, RSS bytes, command (JSON is unchanged)")
 	cmd.RegisterFlagCompletionFunc("color", cobra.FixedCompletions(colorWhens, cobra.ShellCompDirectiveNoFileComp))
+	return cmd
+}
+
+func newRootCommand(g *globalOptions) *cobra.Command {
+	cmd := newBareRoot(g)
 	cmd.AddCommand(
 		newScanCommand(g),
 		newReapCommand(g),

@@ -87,3 +87,65 @@ func writeSession(t *testing.T, home string, pid int, session string) {
 		t.Fatal(err)
 	}
 }
+
+// A client that starts at a pid a dead one had writes its session file
+// over that one's, in place: no entry is made, yet the watch, which reads
+// a dir by the entries its events name, must read it again — the write's
+// close is the event. The session file the watch's first pass read is a
+// dead claude's at the owner's pid (another start); rewritten in place
+// as the owner's, it names the owner, whose SIGKILL then has its orphan
+// reaped. The control: not rewritten, nothing names the owner, and its
+// orphan lives on.
+func TestWatchSessionFileRewritten(t *testing.T) {
+	if isolated(t) {
+		return
+	}
+	requireRoot(t)
+	becomeSubreaper(t)
+	mark := "watch-rewrite-" + suiteMark
+	pol := watchPolicy(t, "", mark, `"owner-dead"`, "min_age = \"0s\"")
+	for _, rewritten := range []bool{false, true} {
+		t.Run(fmt.Sprintf("rewritten=%v", rewritten), func(t *testing.T) {
+			home := t.TempDir()
+			dir := filepath.Join(home, ".claude", "sessions")
+			os.MkdirAll(dir, 0o700)
+			session := fmt.Sprintf("s-%s-%d", suiteMark, time.Now().UnixNano())
+			owner := adopt(t, "session-owner-"+mark, fmt.Sprintf(`export CLAUDE_CODE_SESSION_ID=%s; (exec -a %q sleep 600) & wait`, session, "npm exec mcp-remote https://"+mark), nil)
+			child := childWith(t, owner, mark, "the session's child")
+			t.Cleanup(func() { syscall.Kill(child, syscall.SIGKILL) })
+			file := filepath.Join(dir, fmt.Sprintf("%d.json", owner))
+			write := func(id string, start uint64) {
+				b, _ := json.Marshal(map[string]any{"pid": owner, "sessionId": id, "cwd": "/w", "startedAt": time.Now().Add(-90 * time.Second).UnixMilli(),
+					"procStart": fmt.Sprint(start), "kind": "interactive", "version": "2.1.331"})
+				if err := os.WriteFile(file, b, 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			write("dead-"+session, statOf(owner).StartTicks-100) // a dead claude's, at the same pid
+			prom := filepath.Join(t.TempDir(), "reaper.prom")
+			w := startWatchEnv(t, []string{"HOME=" + home}, pol, "--backstop", "10m", "--metrics", prom)
+			passes := func(trigger string) bool {
+				text, _ := os.ReadFile(prom)
+				return strings.Contains(string(text), `reaper_watch_passes_total{trigger="`+trigger+`"} `)
+			}
+			waitFor(t, func() bool { return passes("start") }, "the watch's first pass")
+			if rewritten {
+				write(session, statOf(owner).StartTicks) // in place: the file exists
+				waitFor(t, func() bool { return passes("hint") }, "the pass the rewrite triggers")
+			} else {
+				time.Sleep(2 * time.Second) // what the hint pass takes, were there one
+			}
+			killed := time.Now()
+			syscall.Kill(owner, syscall.SIGKILL)
+			if !rewritten {
+				time.Sleep(3 * time.Second)
+				if !alive(child) {
+					t.Fatalf("control: the orphan %d was reaped with its owner named by nothing:\n%s", child, w.stdout)
+				}
+				return
+			}
+			waitFor(t, func() bool { return !alive(child) }, "the orphan of the rewritten session's owner reaped")
+			t.Logf("session file rewritten in place → read; owner SIGKILL → its orphan gone in %s (backstop 10m)", time.Since(killed).Round(time.Millisecond))
+		})
+	}
+}

@@ -15,6 +15,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/orphanreaper/reaper/platform/host"
 )
 
 // A root reaper never parses what a user wrote: it runs a child of its own
@@ -94,8 +96,18 @@ func runChild(ctx context.Context, spec ChildSpec) ([]byte, error) {
 	if spec.Drop {
 		sys.Credential = &syscall.Credential{Uid: spec.UID, Gid: spec.GID, Groups: []uint32{}}
 	}
-	proc, err := os.StartProcess(exe, append([]string{"reaper"}, spec.Args...), &os.ProcAttr{
-		Dir: "/", Env: spec.Env, Files: []*os.File{null, outW, errW}, Sys: sys,
+	// Started as this process's own: an init reaping its adopted children
+	// beside it (reaper run's) leaves the child's exit to proc.Wait.
+	var proc *os.Process
+	_, err = host.StartOwn(func() (int, error) {
+		p, err := os.StartProcess(exe, append([]string{"reaper"}, spec.Args...), &os.ProcAttr{
+			Dir: "/", Env: spec.Env, Files: []*os.File{null, outW, errW}, Sys: sys,
+		})
+		if err != nil {
+			return 0, err
+		}
+		proc = p
+		return p.Pid, nil
 	})
 	null.Close()
 	outW.Close()
@@ -127,6 +139,7 @@ func runChild(ctx context.Context, spec ChildSpec) ([]byte, error) {
 	}
 	outR.Close() // a child still writing gets EPIPE
 	st, werr := proc.Wait()
+	host.OwnDone(proc.Pid)
 	stop()
 	wg.Wait()
 	msg := firstLine(stderr.Bytes())

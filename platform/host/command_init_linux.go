@@ -5,9 +5,9 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
-	"sync"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -22,12 +22,6 @@ type Init struct {
 	// Reaped is told each adopted child this process reaped (not the
 	// command), with its status.
 	Reaped func(pid int)
-	// Helper, when set, is a program started beside the command (the
-	// watch reaper run runs inside), its output on this process's
-	// stderr; when the command exits it is sent SIGTERM and waited for
-	// (SIGKILL after HelperStop).
-	Helper     []string
-	HelperStop time.Duration
 }
 
 // Relayed are the signals RunInit passes to the command: what container
@@ -43,16 +37,19 @@ var terminalSent = map[os.Signal]bool{syscall.SIGINT: true, syscall.SIGQUIT: tru
 // RunInit runs argv as this process's child and, until it exits, reaps
 // every other child of this process the moment it exits — what a
 // subreaper or a PID namespace's init adopts — so that no zombie outlives
-// a SIGCHLD (or, should one be lost, the second's tick after). It passes
-// Relayed signals on to the command (its group with Group), and returns
-// the command's status: its exit code, 128+N when signal N ended it.
+// a SIGCHLD. It passes Relayed signals on to the command (its group with
+// Group), and returns the command's status: its exit code, 128+N when
+// signal N ended it.
 //
-// The zombies are reaped with wait4(-1): while RunInit runs, this process
-// must start no child of its own but the command (its status would be
-// taken here). The command is started with the reaping held off, so its
-// exit is never taken for an adopted child's. When RunInit returns, the
-// caller's own children are its own again; DrainZombies reaps what was
-// adopted and exited since.
+// A child's exit is looked at before it is taken (waitid with WNOWAIT):
+// the children this process starts for itself meanwhile (StartOwn, a
+// reader child of the watch inside) are left to their own waiters, and
+// the command is started with the reaping held off, so that its exit is
+// never taken for an adopted child's. No tick: SIGCHLD is never lost
+// (a pending one stays pending until it is taken, signal(7)), and each
+// one reaps every exited child. When RunInit returns, the caller's own
+// children are its own again; DrainZombies reaps what was adopted and
+// exited since.
 func RunInit(argv []string, opts Init, started func(pid int)) (int, error) {
 	c := exec.Command(argv[0], argv[1:]...)
 	c.Stdin, c.Stdout, c.Stderr = os.Stdin, os.Stdout, os.Stderr
@@ -72,26 +69,21 @@ func RunInit(argv []string, opts Init, started func(pid int)) (int, error) {
 	signal.Notify(chld, syscall.SIGCHLD)
 	defer signal.Stop(chld)
 
-	var mu sync.Mutex // held while the command starts and while zombies are reaped
-	mu.Lock()
+	kick := make(chan struct{}, 1)
+	own.Lock() // held while the command starts and while zombies are reaped
 	if err := c.Start(); err != nil {
-		mu.Unlock()
+		own.Unlock()
 		return 0, startError(argv[0], err)
 	}
 	pid := c.Process.Pid
-	c.Process.Release() // waited for by wait4(-1) below, never by os/exec
-	helper := 0
-	if len(opts.Helper) > 0 {
-		h := exec.Command(opts.Helper[0], opts.Helper[1:]...)
-		h.Stdout, h.Stderr = os.Stderr, os.Stderr
-		if err := h.Start(); err == nil {
-			helper = h.Process.Pid
-			h.Process.Release()
-		} else {
-			os.Stderr.WriteString("reaper run: the watch inside did not start: " + err.Error() + "\n")
-		}
-	}
-	mu.Unlock()
+	c.Process.Release() // waited for below, never by os/exec
+	own.kick = kick
+	own.Unlock()
+	defer func() {
+		own.Lock()
+		own.kick = nil
+		own.Unlock()
+	}()
 	if started != nil {
 		started(pid)
 	}
@@ -100,26 +92,23 @@ func RunInit(argv []string, opts Init, started func(pid int)) (int, error) {
 	}
 
 	done := make(chan syscall.WaitStatus, 1)
-	helperDone := make(chan struct{})
 	reap := func() {
-		mu.Lock()
-		defer mu.Unlock()
+		own.Lock()
+		defer own.Unlock()
 		for {
-			var ws syscall.WaitStatus
-			got, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
+			got, err := exited()
 			if errors.Is(err, syscall.EINTR) {
 				continue
 			}
-			if got <= 0 || err != nil {
+			if got <= 0 || err != nil || own.pids[got] {
+				return // none, or an own child's: its waiter takes it, and kicks
+			}
+			var ws syscall.WaitStatus
+			if _, err := syscall.Wait4(got, &ws, syscall.WNOHANG, nil); err != nil && !errors.Is(err, syscall.EINTR) {
 				return
 			}
 			if got == pid {
 				done <- ws
-				continue
-			}
-			if helper > 0 && got == helper {
-				close(helperDone)
-				helper = -1 // its pid may be another's later
 				continue
 			}
 			if opts.Reaped != nil {
@@ -127,23 +116,18 @@ func RunInit(argv []string, opts Init, started func(pid int)) (int, error) {
 			}
 		}
 	}
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
 	reap() // what exited before the handler was in place
 	for {
 		select {
 		case ws := <-done:
 			reap() // what exited with it
-			if helper > 0 {
-				stopHelper(helper, helperDone, opts.HelperStop, reap)
-			}
 			if ws.Signaled() {
 				return 128 + int(ws.Signal()), nil
 			}
 			return ws.ExitStatus(), nil
 		case <-chld:
 			reap()
-		case <-tick.C:
+		case <-kick:
 			reap()
 		case s := <-sigs:
 			if terminalSent[s] && fg && !opts.Group {
@@ -158,31 +142,26 @@ func RunInit(argv []string, opts Init, started func(pid int)) (int, error) {
 	}
 }
 
-// stopHelper ends the helper: SIGTERM, its exit reaped as the loop reaps
-// (reap), SIGKILL after grace.
-func stopHelper(pid int, done <-chan struct{}, grace time.Duration, reap func()) {
-	if grace <= 0 {
-		grace = 10 * time.Second
+// exited is the pid of an exited child of this process, left to be
+// waited for (waitid(P_ALL, WEXITED|WNOHANG|WNOWAIT)), or 0 for none.
+func exited() (int, error) {
+	var info unix.Siginfo
+	if err := unix.Waitid(unix.P_ALL, 0, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil); err != nil {
+		return 0, err
 	}
-	select {
-	case <-done:
-		return
-	default:
+	return siginfoPID(&info), nil
+}
+
+// siginfoPID is si_pid of a waitid's siginfo_t: the first field of the
+// union after si_signo, si_errno and si_code, which is aligned as a
+// pointer is (offset 16 on 64-bit targets, 12 on 32-bit ones; sigaction(2),
+// include/uapi/asm-generic/siginfo.h). No exited child: si_pid 0.
+func siginfoPID(info *unix.Siginfo) int {
+	off := 3 * unsafe.Sizeof(int32(0))
+	if a := unsafe.Alignof(uintptr(0)); off%a != 0 {
+		off += a - off%a
 	}
-	syscall.Kill(pid, syscall.SIGTERM)
-	deadline := time.Now().Add(grace)
-	for {
-		select {
-		case <-done:
-			return
-		case <-time.After(20 * time.Millisecond):
-			reap()
-		}
-		if time.Now().After(deadline) {
-			syscall.Kill(pid, syscall.SIGKILL)
-			deadline = time.Now().Add(time.Hour)
-		}
-	}
+	return int(*(*int32)(unsafe.Add(unsafe.Pointer(info), off)))
 }
 
 // startError is the command's start failure: not found, or not

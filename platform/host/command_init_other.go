@@ -9,10 +9,8 @@ import (
 
 // Init is how RunInit runs its command (Linux: see init_linux.go).
 type Init struct {
-	Group      bool
-	Reaped     func(pid int)
-	Helper     []string
-	HelperStop time.Duration
+	Group  bool
+	Reaped func(pid int)
 }
 
 // RunInit is RunCommand here: with no subreaper, this process adopts

@@ -7,6 +7,9 @@ package watch
 type Dir struct {
 	Path string
 	UID  uint32
+	// Name, on an event, is the entry made or removed ("": not known —
+	// macOS says a dir changed, not what in it).
+	Name string
 }
 
 // MaxDirs bounds the directories one Dirs watches: a watch on every

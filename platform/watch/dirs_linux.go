@@ -1,6 +1,7 @@
 package watch
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -29,13 +30,15 @@ type Dirs struct {
 	done chan struct{}
 }
 
-// dirMask is the events that say an entry came or went: a file made or
-// renamed into the dir (IN_CREATE, IN_MOVED_TO — an atomic write), or
-// removed (IN_DELETE, IN_MOVED_FROM). A file written in place is not an
-// event: a session's new file is what names a new owner. IN_ONLYDIR: a
+// dirMask is the events that say an entry came, went or was written: a
+// file made or renamed into the dir (IN_CREATE, IN_MOVED_TO — an atomic
+// write), removed (IN_DELETE, IN_MOVED_FROM), or written and closed
+// (IN_CLOSE_WRITE): a client that starts at a pid a dead one had writes
+// over that one's file in place, with no entry made, and the watch's
+// read of the dir by change reads what the events name. IN_ONLYDIR: a
 // path that is no directory is not watched. No link is followed on the
 // way (addWatch).
-const dirMask = unix.IN_CREATE | unix.IN_MOVED_TO | unix.IN_DELETE | unix.IN_MOVED_FROM | unix.IN_ONLYDIR
+const dirMask = unix.IN_CREATE | unix.IN_MOVED_TO | unix.IN_DELETE | unix.IN_MOVED_FROM | unix.IN_CLOSE_WRITE | unix.IN_ONLYDIR
 
 // addWatch watches dir without following a link anywhere on its path:
 // IN_DONT_FOLLOW guards only the last component, so a user who swaps a
@@ -123,7 +126,7 @@ func (d *Dirs) drop(wd int) {
 }
 
 // read waits for events until Close. Each event's fixed part says its
-// watch; its name, what follows, is skipped.
+// watch; what follows, the entry's name.
 func (d *Dirs) read() {
 	defer close(d.done)
 	buf := make([]byte, 64<<10)
@@ -139,6 +142,8 @@ func (d *Dirs) read() {
 			if skip > len(b) {
 				break
 			}
+			// The entry's name follows, NUL-padded (inotify(7)).
+			name := string(bytes.TrimRight(b[unix.SizeofInotifyEvent:skip], "\x00"))
 			b = b[skip:]
 			if mask&unix.IN_Q_OVERFLOW != 0 {
 				d.changed(Dir{}) // events were lost: any dir may have changed
@@ -151,6 +156,9 @@ func (d *Dirs) read() {
 			}
 			d.mu.Unlock()
 			if ok {
+				if mask&unix.IN_IGNORED == 0 {
+					dir.Name = name
+				}
 				d.changed(dir)
 			}
 		}

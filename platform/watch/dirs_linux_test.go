@@ -25,7 +25,7 @@ func TestDirs(t *testing.T) {
 	if os.Geteuid() == 0 {
 		uidA, uidB = 1001, 1002
 	}
-	a, b, other := Dir{filepath.Join(base, "a"), uidA}, Dir{filepath.Join(base, "b"), uidB}, filepath.Join(base, "other")
+	a, b, other := Dir{Path: filepath.Join(base, "a"), UID: uidA}, Dir{Path: filepath.Join(base, "b"), UID: uidB}, filepath.Join(base, "other")
 	for _, p := range []string{a.Path, b.Path, other} {
 		os.Mkdir(p, 0o755)
 	}
@@ -33,16 +33,16 @@ func TestDirs(t *testing.T) {
 	os.Chown(b.Path, int(uidB), int(uidB))
 	os.WriteFile(filepath.Join(a.Path, "old"), []byte("1"), 0o644)
 	os.Symlink(a.Path, filepath.Join(base, "link"))
-	link := Dir{filepath.Join(base, "link"), uidA}
-	missing := Dir{filepath.Join(base, "missing"), uidA}
+	link := Dir{Path: filepath.Join(base, "link"), UID: uidA}
+	missing := Dir{Path: filepath.Join(base, "missing"), UID: uidA}
 	// A home whose .claude a user replaced by a link to a dir elsewhere:
 	// the sessions dir below it is reached through the link.
 	elsewhere := filepath.Join(t.TempDir(), "sessions")
 	os.Mkdir(elsewhere, 0o755)
 	os.Chown(elsewhere, int(uidA), int(uidA))
 	os.Symlink(filepath.Dir(elsewhere), filepath.Join(base, "hop"))
-	onTheWay := Dir{filepath.Join(base, "hop", "sessions"), uidA}
-	notTheirs := Dir{other, uidA + 7}
+	onTheWay := Dir{Path: filepath.Join(base, "hop", "sessions"), UID: uidA}
+	notTheirs := Dir{Path: other, UID: uidA + 7}
 	if failed := d.Set([]Dir{a, b, link, missing, onTheWay, notTheirs}); failed != 4 || d.Len() != 2 {
 		t.Fatalf("Set: %d failed, %d watched; want 4 (the link, the missing dir, the link on the way, another's dir) and 2", failed, d.Len())
 	}
@@ -54,8 +54,10 @@ func TestDirs(t *testing.T) {
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
-	told := func(want Dir, why string) {
+	// told waits for an event of want's dir, naming the entry name.
+	told := func(want Dir, name, why string) {
 		t.Helper()
+		want.Name = name
 		select {
 		case got := <-d.C():
 			if got != want {
@@ -65,17 +67,22 @@ func TestDirs(t *testing.T) {
 			t.Fatalf("%s: not told", why)
 		}
 	}
-	os.WriteFile(filepath.Join(a.Path, "old"), []byte("2"), 0o644)
 	os.WriteFile(filepath.Join(other, "new"), nil, 0o644)
-	quiet("a file written in place, and one made in a dir not watched")
+	quiet("a file made in a dir not watched")
+	// Written in place (a client at a pid a dead one had writes over
+	// its file): told once it is closed.
+	os.WriteFile(filepath.Join(a.Path, "old"), []byte("2"), 0o644)
+	told(a, "old", "a file written in place")
 	os.WriteFile(filepath.Join(a.Path, "session.json"), nil, 0o644)
-	told(a, "a file made")
+	told(a, "session.json", "a file made")
+	told(a, "session.json", "a file made, then closed")
 	os.WriteFile(filepath.Join(other, "tmp"), nil, 0o644)
+	quiet("a file written in a dir not watched")
 	os.Rename(filepath.Join(other, "tmp"), filepath.Join(b.Path, "session.json"))
-	told(b, "a file renamed in")
+	told(b, "session.json", "a file renamed in")
 	d.Set([]Dir{b})
 	os.Remove(filepath.Join(a.Path, "session.json"))
 	quiet("a file removed in a dir dropped from the set")
 	os.Remove(filepath.Join(b.Path, "session.json"))
-	told(b, "a file removed")
+	told(b, "session.json", "a file removed")
 }

@@ -3,6 +3,7 @@ package watch
 import (
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 
 	"golang.org/x/sys/unix"
@@ -13,8 +14,10 @@ import (
 // Exits watches processes for their exit: one pidfd each, in one epoll
 // set, read by one goroutine that sends each exited pid on C.
 type Exits struct {
-	ep   int
-	wake int // an eventfd that ends the reading goroutine
+	ep int
+	// f is ep in Go's poller: the reading goroutine parks there, holding
+	// no thread while nothing exits; closing it ends the goroutine.
+	f *os.File
 	exits
 
 	mu    sync.Mutex
@@ -37,17 +40,13 @@ func New() (*Exits, error) {
 	if err != nil {
 		return nil, fmt.Errorf("epoll_create1: %w", err)
 	}
-	wake, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
-	if err != nil {
+	// Non-blocking, an epoll fd is one Go's poller can wait on (it is
+	// readable while an event is ready): no thread blocks in epoll_wait.
+	if err := unix.SetNonblock(ep, true); err != nil {
 		unix.Close(ep)
-		return nil, fmt.Errorf("eventfd: %w", err)
+		return nil, fmt.Errorf("epoll: %w", err)
 	}
-	if err := unix.EpollCtl(ep, unix.EPOLL_CTL_ADD, wake, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(wake)}); err != nil {
-		unix.Close(ep)
-		unix.Close(wake)
-		return nil, fmt.Errorf("epoll_ctl: %w", err)
-	}
-	e := &Exits{ep: ep, wake: wake, exits: newExits(), fds: map[Target]int{}, pids: map[int]Target{}, done: make(chan struct{})}
+	e := &Exits{ep: ep, f: os.NewFile(uintptr(ep), "pidfds"), exits: newExits(), fds: map[Target]int{}, pids: map[int]Target{}, done: make(chan struct{})}
 	go e.read()
 	return e, nil
 }
@@ -114,9 +113,20 @@ func (e *Exits) drop(fd int) {
 // read waits for exits until Close.
 func (e *Exits) read() {
 	defer close(e.done)
+	rc, err := e.f.SyscallConn()
+	if err != nil {
+		return
+	}
 	events := make([]unix.EpollEvent, 64)
 	for {
-		n, err := unix.EpollWait(e.ep, events, -1)
+		n := 0
+		werr := rc.Read(func(fd uintptr) bool {
+			n, err = unix.EpollWait(int(fd), events, 0)
+			return err != nil || n > 0 // none ready: wait in the poller
+		})
+		if werr != nil {
+			return // closed
+		}
 		if errors.Is(err, unix.EINTR) {
 			continue
 		}
@@ -125,9 +135,6 @@ func (e *Exits) read() {
 		}
 		for _, ev := range events[:n] {
 			fd := int(ev.Fd)
-			if fd == e.wake {
-				return
-			}
 			e.mu.Lock()
 			t, ok := e.pids[fd]
 			if ok {
@@ -144,8 +151,7 @@ func (e *Exits) read() {
 // Close stops watching and closes every pidfd.
 func (e *Exits) Close() error {
 	e.close.Do(func() {
-		var one = []byte{1, 0, 0, 0, 0, 0, 0, 0}
-		unix.Write(e.wake, one)
+		e.f.Close() // the reading goroutine's wait ends with it
 		<-e.done
 		e.mu.Lock()
 		for fd := range e.pids {
@@ -153,8 +159,6 @@ func (e *Exits) Close() error {
 		}
 		e.fds, e.pids = map[Target]int{}, map[int]Target{}
 		e.mu.Unlock()
-		unix.Close(e.ep)
-		unix.Close(e.wake)
 	})
 	return nil
 }

@@ -1,6 +1,9 @@
 package gather
 
 import (
+	"path/filepath"
+	"sort"
+	"strings"
 	"sync"
 
 	"github.com/orphanreaper/reaper/platform"
@@ -28,6 +31,15 @@ type Cache struct {
 	next  map[cacheKey]readResult
 	all   bool
 	stale map[uint32]bool // uids whose state changed since the last pass
+	// changed are the entries of uids' announce dirs made or removed
+	// since the last pass, by path: a dir of theirs read before is read
+	// by them (Changed). taken is what the pass in flight took of it.
+	changed map[uint32]map[string]bool
+	taken   struct {
+		all     bool
+		stale   map[uint32]bool
+		changed map[uint32]map[string]bool
+	}
 	// nRead and nReused count the dirs read and the dirs taken from the
 	// cache, since the Cache was made.
 	nRead, nReused uint64
@@ -76,12 +88,92 @@ func (c *Cache) Stale(uid uint32) {
 // maxStale bounds the uids Stale keeps between passes.
 const maxStale = 4096
 
+// maxChanged bounds the changed entries Changed keeps of one uid between
+// passes: past it, the uid's state is read whole (Stale).
+const maxChanged = 256
+
+// Changed says that an entry was made in or removed from one of uid's
+// announce dirs (path: the entry's): the next pass reads uid's state, and
+// of a dir it read before, the records changed alone (Dir.Changed) — its
+// others are kept from that read. An entry whose name says nothing ("")
+// or that cannot be named to a reader is Stale's.
+func (c *Cache) Changed(uid uint32, path string) {
+	if path == "" || !filepath.IsAbs(path) || strings.ContainsAny(path, "\n\x00") {
+		c.Stale(uid)
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.changed == nil {
+		c.changed = map[uint32]map[string]bool{}
+	}
+	paths := c.changed[uid]
+	switch {
+	case paths == nil && len(c.changed) >= maxStale:
+		c.all = true
+		return
+	case paths == nil:
+		paths = map[string]bool{}
+		c.changed[uid] = paths
+	case len(paths) >= maxChanged:
+		if c.stale == nil {
+			c.stale = map[uint32]bool{}
+		}
+		c.stale[uid] = true // read whole
+		return
+	}
+	paths[filepath.Clean(path)] = true
+}
+
+// delta says how d, a dir of a uid whose state this pass reads, is read:
+// by the records changed since its last read (names relative to it; none
+// at all when nothing in it changed) when that read is kept and its
+// client reads by name, whole otherwise.
+func (c *Cache) delta(d Dir, updates bool) (names []string, ok bool) {
+	if c == nil || !updates {
+		return nil, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.taken.all || c.taken.stale[d.UID] {
+		return nil, false
+	}
+	prev, kept := c.reads[keyOf(d)]
+	if !kept || prev.err != nil || prev.skip != "" || prev.read == nil {
+		return nil, false
+	}
+	set := map[string]bool{}
+	for path := range c.taken.changed[d.UID] {
+		if rel, err := filepath.Rel(d.Path, path); err == nil && filepath.IsLocal(rel) {
+			set[rel] = true
+		}
+	}
+	for _, rel := range prev.read.Unsettled() {
+		set[rel] = true
+	}
+	names = make([]string, 0, len(set))
+	for rel := range set {
+		names = append(names, rel)
+	}
+	sort.Strings(names)
+	return names, true
+}
+
+// prev is d's read the last pass kept.
+func (c *Cache) prev(d Dir) (readResult, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r, ok := c.reads[keyOf(d)]
+	return r, ok
+}
+
 // fresh returns whether a uid's state must be read in the pass whose
 // orphaned trees' roots are roots.
 func (c *Cache) fresh(roots []*platform.Process) func(uid uint32) bool {
 	c.mu.Lock()
-	all, stale := c.all, c.stale
-	c.all, c.stale = false, nil // taken by this pass: what comes in the meantime is the next pass's
+	all, stale, changed := c.all, c.stale, c.changed
+	c.all, c.stale, c.changed = false, nil, nil // taken by this pass: what comes in the meantime is the next pass's
+	c.taken.all, c.taken.stale, c.taken.changed = all, stale, changed
 	c.mu.Unlock()
 	if all {
 		return func(uint32) bool { return true }
@@ -96,6 +188,9 @@ func (c *Cache) fresh(roots []*platform.Process) func(uid uint32) bool {
 		uids[0] = true // root's state speaks for every user's trees
 	}
 	for uid := range stale {
+		uids[uid] = true
+	}
+	for uid := range changed {
 		uids[uid] = true
 	}
 	return func(uid uint32) bool { return uids[uid] }

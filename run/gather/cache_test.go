@@ -283,3 +283,175 @@ func TestNotDumpableOwnersStateIsRead(t *testing.T) {
 		}
 	}
 }
+
+// sessionFile writes a Claude Code session file for pid, its claude
+// started at ms (since the epoch).
+func sessionFile(t *testing.T, dir string, pid int, id string, ms int64) {
+	t.Helper()
+	b := fmt.Sprintf(`{"pid":%d,"sessionId":%q,"cwd":"/w","startedAt":%d,"procStart":"900","version":"2.1.331","kind":"interactive"}`, pid, id, ms)
+	file := filepath.Join(dir, "sessions", fmt.Sprintf("%d.json", pid))
+	if err := os.WriteFile(file, []byte(b), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	at := time.UnixMilli(ms)
+	os.Chtimes(file, at, at) // written when its claude started
+}
+
+// claudePass is onePass for a Claude Code config dir reaper's own
+// environment names: the session ids its evidence holds.
+func claudePass(t *testing.T, dir string, cache *Cache, roots []*platform.Process) map[string]bool {
+	t.Helper()
+	snap, err := platform.ReadSnapshot(platform.DefaultProcRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer snap.Close()
+	opts := Options{Discover: true, Clients: testClients, Cache: cache, Getenv: func(k string) string {
+		if k == "CLAUDE_CONFIG_DIR" {
+			return dir
+		}
+		return ""
+	}}
+	p := Begin(context.Background(), opts)
+	p.readers.asRoot = false
+	p.Start(snap)
+	set, err := Load(context.Background(), opts, p, snap, nil, roots)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]bool{}
+	for _, s := range set.Sessions {
+		if strings.HasPrefix(s.Proof, "the session file "+dir) {
+			ids[s.ID] = true
+		}
+	}
+	return ids
+}
+
+// A watch's pass reads a config dir it read before by change: the session
+// files inotify named since (made, or removed) and nothing else of
+// sessions/ — a file rewritten in place, or removed, without a word is
+// as the last read had it — so that 300 stale files cost it what one
+// does; past the bound of 256 the oldest of gone claudes is let go of.
+// The control is a refreshed pass (the backstop's), which reads the dir
+// whole and sees what changed unannounced.
+func TestCacheReadsSessionsByChange(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "claude")
+	os.MkdirAll(filepath.Join(dir, "sessions"), 0o700)
+	base := time.Now().Add(-time.Hour).UnixMilli()
+	const stale = 300
+	for k := range stale {
+		sessionFile(t, dir, 4000000+k, fmt.Sprintf("old-%d", k), base+int64(k)*1000) // no such pids
+	}
+	self := &platform.Process{PID: os.Getpid(), UID: uint32(os.Geteuid())}
+	roots := []*platform.Process{self} // the dir's user's trees are candidates: its state is read fresh
+	uid := self.UID
+	cache := NewCache()
+	first := claudePass(t, dir, cache, roots)
+	if len(first) != maxSessionsRead || !first[fmt.Sprintf("old-%d", stale-1)] || first["old-0"] {
+		t.Fatalf("first pass: %d sessions (newest %v, oldest %v); want the newest %d", len(first), first[fmt.Sprintf("old-%d", stale-1)], first["old-0"], maxSessionsRead)
+	}
+	// Unannounced: the newest file rewritten in place, another removed.
+	sessionFile(t, dir, 4000000+stale-1, "rewritten", base+(stale-1)*1000)
+	os.Remove(filepath.Join(dir, "sessions", fmt.Sprintf("%d.json", 4000000+stale-2)))
+	// Announced: a new session, and one file removed.
+	sessionFile(t, dir, 4100000, "new", time.Now().UnixMilli())
+	cache.Changed(uid, filepath.Join(dir, "sessions", "4100000.json"))
+	os.Remove(filepath.Join(dir, "sessions", fmt.Sprintf("%d.json", 4000000+stale-3)))
+	cache.Changed(uid, filepath.Join(dir, "sessions", fmt.Sprintf("%d.json", 4000000+stale-3)))
+	reads0, _ := cache.Counts()
+	second := claudePass(t, dir, cache, roots)
+	switch {
+	case !second["new"]:
+		t.Error("by change: the new session's file, announced, was not read")
+	case second[fmt.Sprintf("old-%d", stale-3)]:
+		t.Error("by change: the file removed, announced, is still held")
+	case !second[fmt.Sprintf("old-%d", stale-1)] || second["rewritten"]:
+		t.Error("by change: a file rewritten in place unannounced was read again: the dir was read whole")
+	case !second[fmt.Sprintf("old-%d", stale-2)]:
+		t.Error("by change: a file removed unannounced is gone: the dir was listed")
+	case len(second) != maxSessionsRead:
+		t.Errorf("by change: %d sessions held, want the bound, %d (the oldest gone claude's let go of)", len(second), maxSessionsRead)
+	}
+	if reads, _ := cache.Counts(); reads == reads0 {
+		t.Error("the second pass took the dir from the cache: want it read (by change)")
+	}
+	cache.Refresh()
+	third := claudePass(t, dir, cache, roots)
+	if !third["rewritten"] || third[fmt.Sprintf("old-%d", stale-2)] || !third["new"] {
+		t.Errorf("control, refreshed: rewritten %v, removed unannounced %v, new %v; want the dir read whole", third["rewritten"], third[fmt.Sprintf("old-%d", stale-2)], third["new"])
+	}
+}
+
+// maxSessionsRead is Claude Code's bound on the session files read from
+// one config dir (client/claudecode).
+const maxSessionsRead = 256
+
+// BenchmarkPassStale is one watch pass's read of a Claude Code config dir
+// holding N stale session files, one new session announced since the
+// last pass: by change, the pass reads that one file (what the dir holds
+// costs nothing more); "whole" is the same pass with the cache refreshed
+// each time, a backstop's full read — the cost every hint pass paid
+// before. Run by hand:
+//
+//	go test ./run/gather -run '^$' -bench PassStale -benchtime 200x
+func BenchmarkPassStale(b *testing.B) {
+	for _, n := range []int{10, 10000} {
+		for _, mode := range []string{"bychange", "whole"} {
+			b.Run(fmt.Sprintf("%s/%d", mode, n), func(b *testing.B) {
+				t := &testing.T{}
+				dir := filepath.Join(b.TempDir(), "claude")
+				os.MkdirAll(filepath.Join(dir, "sessions"), 0o700)
+				base := time.Now().Add(-time.Hour).UnixMilli()
+				for k := range n {
+					sessionFile(t, dir, 4000000+k, fmt.Sprintf("old-%d", k), base+int64(k))
+				}
+				self := &platform.Process{PID: os.Getpid(), UID: uint32(os.Geteuid())}
+				roots := []*platform.Process{self}
+				cache := NewCache()
+				claudePass(t, dir, cache, roots)
+				b.ResetTimer()
+				for i := range b.N {
+					pid := 4200000 + i
+					sessionFile(t, dir, pid, fmt.Sprintf("new-%d", i), time.Now().UnixMilli())
+					cache.Changed(self.UID, filepath.Join(dir, "sessions", fmt.Sprintf("%d.json", pid)))
+					if mode == "whole" {
+						cache.Refresh()
+					}
+					if ids := claudePass(t, dir, cache, roots); !ids[fmt.Sprintf("new-%d", i)] {
+						b.Fatalf("pass %d: the new session not read", i)
+					}
+				}
+			})
+		}
+	}
+}
+
+// A session file read as it was being written (announced at its
+// creation, its end not) is read again by the next pass by change,
+// though nothing names it, until it parses. Control: a file that parsed
+// is not read again unannounced.
+func TestCacheRereadsUnsettled(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "claude")
+	os.MkdirAll(filepath.Join(dir, "sessions"), 0o700)
+	sessionFile(t, dir, 4000001, "settled", time.Now().UnixMilli())
+	self := &platform.Process{PID: os.Getpid(), UID: uint32(os.Geteuid())}
+	roots := []*platform.Process{self}
+	cache := NewCache()
+	claudePass(t, dir, cache, roots)
+	half := filepath.Join(dir, "sessions", "4000002.json")
+	os.WriteFile(half, []byte(`{"pid":4000002,"sessionId":"wri`), 0o600) // cut short
+	cache.Changed(self.UID, half)
+	if ids := claudePass(t, dir, cache, roots); ids["written"] {
+		t.Fatal("a file cut short was read whole")
+	}
+	sessionFile(t, dir, 4000002, "written", time.Now().UnixMilli()) // its end: no event
+	sessionFile(t, dir, 4000001, "rewritten", time.Now().UnixMilli())
+	ids := claudePass(t, dir, cache, roots)
+	if !ids["written"] {
+		t.Error("the file read while written was not read again")
+	}
+	if !ids["settled"] || ids["rewritten"] {
+		t.Error("control: a settled file was read again unannounced")
+	}
+}

@@ -47,15 +47,42 @@ type childHeader struct {
 	States   int `json:"states"`
 }
 
-// childState is what one dir's read was asked for: the client and dir.
+// childState is what one dir's read was asked for: the client and dir
+// (and as a child's argument, the records to read of a dir read by
+// change).
 type childState struct {
-	Client string `json:"client"`
-	Dir    string `json:"dir"`
+	Client  string   `json:"client"`
+	Dir     string   `json:"dir"`
+	Changed []string `json:"changed,omitempty"`
 }
 
 // childArg is how a dir is named to a reader child: CLIENT:DIR (a client's
-// name holds no ':').
-func childArg(d Dir) string { return d.Client + ":" + d.Path }
+// name holds no ':'), or for a dir read by change a JSON childState with
+// the records' names (it starts with '{', which no client's name does).
+func childArg(d Dir) string {
+	if d.byChange {
+		b, _ := json.Marshal(childState{Client: d.Client, Dir: d.Path, Changed: d.names()})
+		return string(b)
+	}
+	return d.Client + ":" + d.Path
+}
+
+// parseChildArg is childArg's client, dir and, for a read by change, the
+// records' names (nil: read whole).
+func parseChildArg(arg string) (name, dir string, changed []string, err error) {
+	if !strings.HasPrefix(arg, "{") {
+		name, dir, _ = strings.Cut(arg, ":")
+		return name, dir, nil, nil
+	}
+	var s childState
+	if err := json.Unmarshal([]byte(arg), &s); err != nil {
+		return "", "", nil, fmt.Errorf("a dir read by change: %w", err)
+	}
+	if s.Changed == nil {
+		s.Changed = []string{}
+	}
+	return s.Client, s.Dir, s.Changed, nil
+}
 
 // The bounds of one reader child. Measured on this project's test machine:
 // the binary needs about 80 MiB of RLIMIT_DATA to start (Go's heap arena
@@ -117,7 +144,10 @@ func ChildMain(args []string, stdout, stderr io.Writer, cs client.Set, declare f
 		return fail(74, err)
 	}
 	for _, arg := range args[1:] {
-		name, dir, _ := strings.Cut(arg, ":")
+		name, dir, changed, err := parseChildArg(arg)
+		if err != nil {
+			return fail(64, err)
+		}
 		c := cs.ByName(name)
 		if c == nil {
 			return fail(64, fmt.Errorf("no client %q", name))
@@ -125,8 +155,12 @@ func ChildMain(args []string, stdout, stderr io.Writer, cs client.Set, declare f
 		if err := enc.Encode(childState{Client: name, Dir: dir}); err != nil {
 			return fail(74, err)
 		}
+		read := c.Read
+		if changed != nil {
+			read = func(dir string) []byte { return c.ReadChanged(dir, changed) }
+		}
 		// One line: encoding/json writes no newline inside a value.
-		if _, err := stdout.Write(append(c.Read(dir), '\n')); err != nil {
+		if _, err := stdout.Write(append(read(dir), '\n')); err != nil {
 			return fail(74, err)
 		}
 	}
@@ -260,9 +294,12 @@ func readDirs(ctx context.Context, dirs []Dir, rd *readers, wg *sync.WaitGroup, 
 			for _, k := range here {
 				d := dirs[k]
 				r := readResult{dir: d}
-				if c := rd.clients.ByName(d.Client); c == nil {
+				switch c := rd.clients.ByName(d.Client); {
+				case c == nil:
 					r.err = fmt.Errorf("no client %q", d.Client)
-				} else {
+				case d.byChange:
+					r.read = c.Decode(c.ReadChanged(d.Path, d.names()), d.Path, d.UID)
+				default:
 					r.read = c.Decode(c.Read(d.Path), d.Path, d.UID)
 				}
 				hand(k, r)

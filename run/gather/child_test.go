@@ -50,3 +50,42 @@ func TestDecodeChildOutput(t *testing.T) {
 		}
 	}
 }
+
+// A dir read by change is named to a reader child with its records'
+// names, whatever bytes the names hold, and the child reads those alone:
+// a session file made after the names were given is not read, one named
+// is. Control: the same dir named whole reads both.
+func TestChildReadsByChange(t *testing.T) {
+	requireNoRace(t)
+	d := Dir{Path: "/x/.claude", Client: "claude-code", byChange: true, changed: "sessions/1.json\nsessions/a:b c.json"}
+	name, dir, changed, err := parseChildArg(childArg(d))
+	if err != nil || name != d.Client || dir != d.Path || strings.Join(changed, "\n") != d.changed {
+		t.Fatalf("round trip: %q %q %q %v", name, dir, changed, err)
+	}
+	if _, _, whole, _ := parseChildArg(childArg(Dir{Path: "/x/.claude", Client: "claude-code"})); whole != nil {
+		t.Errorf("a dir read whole came back with names %q", whole)
+	}
+	home := t.TempDir()
+	cfg := home + "/.claude"
+	os.MkdirAll(cfg+"/sessions", 0o700)
+	for _, pid := range []string{"4100001", "4100002"} {
+		os.WriteFile(cfg+"/sessions/"+pid+".json", []byte(`{"pid":`+pid+`,"sessionId":"s-`+pid+`","startedAt":1,"procStart":"9"}`), 0o600)
+	}
+	for _, c := range []struct {
+		d    Dir
+		want []string
+	}{
+		{Dir{Path: cfg, Client: "claude-code", byChange: true, changed: "sessions/4100002.json"}, []string{"s-4100002"}},
+		{Dir{Path: cfg, Client: "claude-code"}, []string{"s-4100001", "s-4100002"}},
+	} {
+		out, err := exec.Command(os.Args[0], ChildCommand, "--", childArg(c.d)).Output()
+		if err != nil {
+			t.Fatalf("reader: %v", err)
+		}
+		for _, id := range []string{"s-4100001", "s-4100002"} {
+			if got, want := strings.Contains(string(out), `"sessionId":"`+id+`"`), strings.Contains(strings.Join(c.want, " "), id); got != want {
+				t.Errorf("by change %v: %s read %v, want %v", c.d.byChange, id, got, want)
+			}
+		}
+	}
+}

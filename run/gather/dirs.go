@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"strings"
 
 	"github.com/orphanreaper/reaper/platform"
 )
@@ -19,6 +20,19 @@ type Dir struct {
 	UID    uint32
 	From   string
 	Client string
+	// byChange: of its records, only changed are read — a watch's pass,
+	// its last read kept (Cache.Changed); changed are their names, as
+	// "sessions/1234.json", one a line.
+	byChange bool
+	changed  string
+}
+
+// names are the records a dir read by change reads.
+func (d Dir) names() []string {
+	if d.changed == "" {
+		return []string{}
+	}
+	return strings.Split(d.changed, "\n")
 }
 
 // maxNamedPerUID bounds the state dirs the processes of one uid may name

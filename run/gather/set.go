@@ -225,18 +225,44 @@ func (p *Pending) Abandon() {
 func (p *Pending) start(ctx context.Context, dirs []Dir, offset int) *sync.WaitGroup {
 	p.parts = append(p.parts, make([]*Set, len(dirs))...)
 	parts := p.parts // the slice start's reads write into
-	return startReads(ctx, dirs, &p.readers, p.ready, p.resolve, func(k int, r readResult) {
+	return startReads(ctx, p.byChange(dirs), &p.readers, p.ready, p.resolve, func(k int, r readResult) {
 		if p.snap == nil {
 			return // abandoned: there is no table to judge it against
 		}
 		if r.skip != "" && p.revived[r.dir.UID] {
 			return // read after all, by Load
 		}
+		if r.dir.byChange && r.err == nil && r.read != nil {
+			if prev, ok := p.cache.prev(r.dir); ok {
+				r.read = r.read.Merge(prev.read, r.dir.names())
+			}
+		}
 		p.cache.put(r)
 		s := &Set{}
 		s.addRead(r, p.snap, p.readers.clients)
 		parts[offset+k] = s
 	})
+}
+
+// byChange marks, of dirs, those a watch's pass reads by change: a dir of
+// a uid whose state is read fresh, read by an earlier pass and kept, of a
+// client that reads its records by name (Cache.delta).
+func (p *Pending) byChange(dirs []Dir) []Dir {
+	if p.cache == nil || p.fresh == nil {
+		return dirs
+	}
+	out := make([]Dir, len(dirs))
+	for k, d := range dirs {
+		out[k] = d
+		if !p.fresh(d.UID) {
+			continue
+		}
+		c := p.readers.clients.ByName(d.Client)
+		if names, ok := p.cache.delta(d, c != nil && c.Updates()); ok {
+			out[k].byChange, out[k].changed = true, strings.Join(names, "\n")
+		}
+	}
+	return out
 }
 
 // Load reads the ledgers named on the command line (an invalid one is an
