@@ -189,6 +189,10 @@ type Decoded interface {
 	// Unsettled is the adapter's Unsettled of this read (Updater), nil
 	// for none.
 	Unsettled() []string
+	// Sound reports whether Decode found nothing that ends the judging
+	// (the dir missing, read as another uid's): a read another can be
+	// merged into.
+	Sound() bool
 }
 
 // New erases a to a Client. P is *R (inferred: client.New[Raw](Adapter{})).
@@ -282,6 +286,9 @@ func (d *decoded[R, P]) Merge(prev Decoded, names []string) Decoded {
 	}
 	return &decoded[R, P]{a: d.a, r: u.Merge(old.r, d.r, names, d.uid), uid: d.uid}
 }
+
+// Sound implements Decoded.
+func (d *decoded[R, P]) Sound() bool { return d.errs == nil }
 
 // Unsettled implements Decoded.
 func (d *decoded[R, P]) Unsettled() []string {

@@ -139,8 +139,8 @@ func (c *Cache) delta(d Dir, updates bool) (names []string, ok bool) {
 		return nil, false
 	}
 	prev, kept := c.reads[keyOf(d)]
-	if !kept || prev.err != nil || prev.skip != "" || prev.read == nil {
-		return nil, false
+	if !kept || prev.err != nil || prev.skip != "" || prev.read == nil || !prev.read.Sound() {
+		return nil, false // nothing whole to merge into: read whole
 	}
 	set := map[string]bool{}
 	for path := range c.taken.changed[d.UID] {

@@ -455,3 +455,28 @@ func TestCacheRereadsUnsettled(t *testing.T) {
 		t.Error("control: a settled file was read again unannounced")
 	}
 }
+
+// A dir whose last read could not be judged (its reader's output wrong,
+// the dir missing) has nothing to merge a read by change into: it is read
+// whole. Control: the same dir with a sound last read is read by change.
+func TestCacheDeltaNeedsASoundRead(t *testing.T) {
+	dir := t.TempDir()
+	cc := testClients.ByName("claude-code")
+	d := Dir{Path: dir, UID: uint32(os.Geteuid()), Client: "claude-code"}
+	for _, sound := range []bool{false, true} {
+		wire := []byte("null")
+		if sound {
+			wire = cc.Read(dir)
+		}
+		read := cc.Decode(wire, d.Path, d.UID)
+		if read.Sound() != sound {
+			t.Fatalf("the last read's soundness: %v, want %v", read.Sound(), sound)
+		}
+		c := &Cache{} // past its first pass: not every dir is read whole
+		c.reads = map[cacheKey]readResult{keyOf(d): {dir: d, read: read}}
+		c.fresh(nil)
+		if _, ok := c.delta(d, true); ok != sound {
+			t.Errorf("sound last read %v: read by change %v, want %v", sound, ok, sound)
+		}
+	}
+}
