@@ -98,11 +98,3 @@ func (w *stormWatch) storms() ([]audit.Storm, uint64, string) {
 	}
 	return out, w.total, w.seen
 }
-
-// fork says that something forked (forked), without waiting.
-func (w *stormWatch) fork() {
-	select {
-	case w.forked <- struct{}{}:
-	default:
-	}
-}

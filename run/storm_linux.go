@@ -190,3 +190,11 @@ func (w *stormWatch) overRate(n int) bool {
 	defer w.mu.Unlock()
 	return w.rate > 0 && n >= w.rate
 }
+
+// fork says that something forked (forked), without waiting.
+func (w *stormWatch) fork() {
+	select {
+	case w.forked <- struct{}{}:
+	default:
+	}
+}
