@@ -286,7 +286,7 @@ func TestNotDumpableOwnersStateIsRead(t *testing.T) {
 
 // sessionFile writes a Claude Code session file for pid, its claude
 // started at ms (since the epoch).
-func sessionFile(t *testing.T, dir string, pid int, id string, ms int64) {
+func sessionFile(t testing.TB, dir string, pid int, id string, ms int64) {
 	t.Helper()
 	b := fmt.Sprintf(`{"pid":%d,"sessionId":%q,"cwd":"/w","startedAt":%d,"procStart":"900","version":"2.1.331","kind":"interactive"}`, pid, id, ms)
 	file := filepath.Join(dir, "sessions", fmt.Sprintf("%d.json", pid))
@@ -299,7 +299,7 @@ func sessionFile(t *testing.T, dir string, pid int, id string, ms int64) {
 
 // claudePass is onePass for a Claude Code config dir reaper's own
 // environment names: the session ids its evidence holds.
-func claudePass(t *testing.T, dir string, cache *Cache, roots []*platform.Process) map[string]bool {
+func claudePass(t testing.TB, dir string, cache *Cache, roots []*platform.Process) map[string]bool {
 	t.Helper()
 	snap, err := platform.ReadSnapshot(platform.DefaultProcRoot)
 	if err != nil {
@@ -399,26 +399,25 @@ func BenchmarkPassStale(b *testing.B) {
 	for _, n := range []int{10, 10000} {
 		for _, mode := range []string{"bychange", "whole"} {
 			b.Run(fmt.Sprintf("%s/%d", mode, n), func(b *testing.B) {
-				t := &testing.T{}
 				dir := filepath.Join(b.TempDir(), "claude")
 				os.MkdirAll(filepath.Join(dir, "sessions"), 0o700)
 				base := time.Now().Add(-time.Hour).UnixMilli()
 				for k := range n {
-					sessionFile(t, dir, 4000000+k, fmt.Sprintf("old-%d", k), base+int64(k))
+					sessionFile(b, dir, 4000000+k, fmt.Sprintf("old-%d", k), base+int64(k))
 				}
 				self := &platform.Process{PID: os.Getpid(), UID: uint32(os.Geteuid())}
 				roots := []*platform.Process{self}
 				cache := NewCache()
-				claudePass(t, dir, cache, roots)
+				claudePass(b, dir, cache, roots)
 				b.ResetTimer()
 				for i := range b.N {
 					pid := 4200000 + i
-					sessionFile(t, dir, pid, fmt.Sprintf("new-%d", i), time.Now().UnixMilli())
+					sessionFile(b, dir, pid, fmt.Sprintf("new-%d", i), time.Now().UnixMilli())
 					cache.Changed(self.UID, filepath.Join(dir, "sessions", fmt.Sprintf("%d.json", pid)))
 					if mode == "whole" {
 						cache.Refresh()
 					}
-					if ids := claudePass(t, dir, cache, roots); !ids[fmt.Sprintf("new-%d", i)] {
+					if ids := claudePass(b, dir, cache, roots); !ids[fmt.Sprintf("new-%d", i)] {
 						b.Fatalf("pass %d: the new session not read", i)
 					}
 				}
