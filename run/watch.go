@@ -89,8 +89,8 @@ func watchLockPath(lockFile string) string {
 // Watch makes passes until ctx ends: one at once, then one whenever a hint
 // says one is due — the exit of an owner the last pass's evidence named
 // (a pidfd each), or a new entry in a client's dir where a new owner's
-// file appears (client.Info.Announce), debounced and within each user's
-// budget — whenever a tree the last pass saw reaches
+// file appears (client.Info.Announce), at once (Gap) and within each
+// user's budget — whenever a tree the last pass saw reaches
 // its min_age, and at least every Backstop. Hints only trigger passes;
 // every decision is the pass's. hup receives SIGHUP: the policy is read
 // again. It returns nil when ctx ends (SIGTERM, SIGINT): a pass in flight
@@ -489,7 +489,7 @@ func (w *watcher) wait(ctx context.Context, t *timers, hup <-chan os.Signal) (st
 			return
 		}
 		t.pending = true
-		t.held.Reset(max(t.lastPass.Add(w.cfg.Gap).Sub(now), 0))
+		t.held.Reset(max(t.lastPass.Add(w.cfg.Gap).Sub(now), watch.Settle))
 	}
 	var watchdog <-chan time.Time
 	if w.cfg.Watchdog > 0 {

@@ -5,8 +5,8 @@
 // forget_original_parent), so the next read of /proc already shows the
 // orphans. On macOS a kqueue EVFILT_PROC NOTE_EXIT knote per watched
 // process (kqueue(2)); whether XNU reparents the children before the knote
-// fires is not checked here, and the caller's debounce of a few hundred
-// milliseconds covers either order. Elsewhere New returns an error wrapping errors.ErrUnsupported,
+// fires is not checked here, and the caller waits Settle (a tenth of a
+// second there, none on Linux) after a hint before it looks. Elsewhere New returns an error wrapping errors.ErrUnsupported,
 // and the caller polls instead. It never signals: an exit is a hint that
 // a pass is due, never an action.
 package watch

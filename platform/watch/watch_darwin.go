@@ -3,11 +3,18 @@ package watch
 import (
 	"errors"
 	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/orphanreaper/reaper/platform"
 )
+
+// Settle is how long a hint waits before its pass: whether XNU
+// reparents an exiting process's children before it fires the
+// EVFILT_PROC knote, and how a dir's change comes before its write
+// ends, is not checked here, so a pass waits a tenth of a second.
+const Settle = 100 * time.Millisecond
 
 // Exits watches processes for their exit: one EVFILT_PROC NOTE_EXIT knote
 // each, in one kqueue, read by one goroutine that sends each exited pid on

@@ -5,11 +5,18 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/orphanreaper/reaper/platform"
 )
+
+// Settle is how long a hint waits before its pass: none here — the
+// kernel reparents an exiting process's children before it wakes its
+// pidfd's pollers (exit_notify → forget_original_parent, then
+// do_notify_pidfd), and a session file's write is announced at its close.
+const Settle = 0 * time.Millisecond
 
 // Exits watches processes for their exit: one pidfd each, in one epoll
 // set, read by one goroutine that sends each exited pid on C.

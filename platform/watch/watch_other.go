@@ -6,7 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"time"
 )
+
+// Settle: no hint comes here.
+const Settle = 0 * time.Millisecond
 
 // Exits is not implemented on this platform: New fails, and the caller
 // polls.
