@@ -71,21 +71,34 @@ func descends(p *platform.Process, pid int) bool {
 //     from now.
 //
 // Idle, nothing forks and nothing exits, and it looks at nothing. Where
-// forks cannot be told of (forked closed) or exits not watched (no
-// pidfds), it looks every second.
+// forks cannot be told of (forked closed), exits not watched (no
+// pidfds), or the parents below are more than maxWatchedParents, it also
+// looks every second.
 func Adoptions(ctx context.Context, pid int, forked <-chan struct{}, reaped <-chan struct{}) <-chan struct{} {
 	out := make(chan struct{}, 1)
 	go func() {
+		// every is the look every second, where the events cannot say
+		// it all (nil: none).
+		var every *time.Ticker
 		var tick <-chan time.Time
+		everySecond := func() {
+			if every == nil {
+				every = time.NewTicker(time.Second)
+				tick = every.C
+			}
+		}
+		defer func() {
+			if every != nil {
+				every.Stop()
+			}
+		}()
 		parents, err := watch.New()
 		var exited <-chan watch.Target
 		if err == nil {
 			defer parents.Close()
 			exited = parents.C()
 		} else {
-			t := time.NewTicker(time.Second)
-			defer t.Stop()
-			tick = t.C
+			everySecond()
 		}
 		var seen map[int]bool
 		look := func() {
@@ -102,15 +115,22 @@ func Adoptions(ctx context.Context, pid int, forked <-chan struct{}, reaped <-ch
 				}
 			}
 			seen = f.Children
-			if parents != nil {
-				targets := make([]watch.Target, 0, len(f.Parents))
-				for _, p := range f.Parents {
-					if !host.Own(p.PID) {
-						targets = append(targets, watch.Target{PID: p.PID, StartTicks: p.StartTicks})
-					}
-				}
-				parents.Set(targets)
+			if parents == nil {
+				return
 			}
+			targets := make([]watch.Target, 0, min(len(f.Parents), maxWatchedParents))
+			for _, p := range f.Parents {
+				if len(targets) == maxWatchedParents {
+					// Past the bound (any process below may fork
+					// parents without end): a look every second too.
+					everySecond()
+					break
+				}
+				if !host.Own(p.PID) {
+					targets = append(targets, watch.Target{PID: p.PID, StartTicks: p.StartTicks})
+				}
+			}
+			parents.Set(targets)
 		}
 		look()
 		for {
@@ -120,12 +140,7 @@ func Adoptions(ctx context.Context, pid int, forked <-chan struct{}, reaped <-ch
 			case _, ok := <-forked:
 				if !ok {
 					forked = nil
-					if tick == nil {
-						// No word of forks: a look every second instead.
-						t := time.NewTicker(time.Second)
-						defer t.Stop()
-						tick = t.C
-					}
+					everySecond() // no word of forks
 				}
 			case <-tick:
 			case <-reaped:
@@ -136,3 +151,7 @@ func Adoptions(ctx context.Context, pid int, forked <-chan struct{}, reaped <-ch
 	}()
 	return out
 }
+
+// maxWatchedParents bounds the pidfds Adoptions holds: one a parent below
+// the init, each a descriptor of this process's.
+const maxWatchedParents = 1024
