@@ -38,10 +38,9 @@ func execRows(t *testing.T, dir string, n int) {
 	}
 }
 
-// onePass runs one run's Begin and Load with the state dir reaper's own
-// environment names, read in this process, and returns how many exec rows
-// its evidence holds for the dir and what the run says of the dir.
-func onePass(t *testing.T, dir string, cache *Cache, roots []*platform.Process) (int, DirRead) {
+// loadWith runs one run's Begin and Load with the state dir reaper's own
+// environment names in env, read in this process, and returns its Set.
+func loadWith(t testing.TB, env, dir string, cache *Cache, roots []*platform.Process) *Set {
 	t.Helper()
 	snap, err := platform.ReadSnapshot(platform.DefaultProcRoot)
 	if err != nil {
@@ -49,7 +48,7 @@ func onePass(t *testing.T, dir string, cache *Cache, roots []*platform.Process) 
 	}
 	defer snap.Close()
 	opts := Options{Discover: true, Clients: testClients, Cache: cache, Getenv: func(k string) string {
-		if k == "OPENCLAW_STATE_DIR" {
+		if k == env {
 			return dir
 		}
 		return ""
@@ -61,6 +60,14 @@ func onePass(t *testing.T, dir string, cache *Cache, roots []*platform.Process) 
 	if err != nil {
 		t.Fatal(err)
 	}
+	return set
+}
+
+// onePass is loadWith for an OpenClaw state dir: how many exec rows its
+// evidence holds for the dir and what the run says of the dir.
+func onePass(t *testing.T, dir string, cache *Cache, roots []*platform.Process) (int, DirRead) {
+	t.Helper()
+	set := loadWith(t, "OPENCLAW_STATE_DIR", dir, cache, roots)
 	rows := 0
 	for _, l := range set.Ledgers {
 		if strings.Contains(l.Source, "task_runs") {
@@ -297,28 +304,11 @@ func sessionFile(t testing.TB, dir string, pid int, id string, ms int64) {
 	os.Chtimes(file, at, at) // written when its claude started
 }
 
-// claudePass is onePass for a Claude Code config dir reaper's own
-// environment names: the session ids its evidence holds.
+// claudePass is loadWith for a Claude Code config dir: the session ids
+// its evidence holds.
 func claudePass(t testing.TB, dir string, cache *Cache, roots []*platform.Process) map[string]bool {
 	t.Helper()
-	snap, err := platform.ReadSnapshot(platform.DefaultProcRoot)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer snap.Close()
-	opts := Options{Discover: true, Clients: testClients, Cache: cache, Getenv: func(k string) string {
-		if k == "CLAUDE_CONFIG_DIR" {
-			return dir
-		}
-		return ""
-	}}
-	p := Begin(context.Background(), opts)
-	p.readers.asRoot = false
-	p.Start(snap)
-	set, err := Load(context.Background(), opts, p, snap, nil, roots)
-	if err != nil {
-		t.Fatal(err)
-	}
+	set := loadWith(t, "CLAUDE_CONFIG_DIR", dir, cache, roots)
 	ids := map[string]bool{}
 	for _, s := range set.Sessions {
 		if strings.HasPrefix(s.Proof, "the session file "+dir) {
