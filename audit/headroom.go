@@ -54,6 +54,7 @@ func ReadHeadroom(s *platform.Snapshot, mine func(uid uint32) bool) []Headroom {
 		newest       []*platform.Process
 	}
 	users := map[uint32]*user{}
+	s.Owners()
 	for i := range s.Procs {
 		p := &s.Procs[i]
 		if p.KernelThread() {

@@ -133,6 +133,7 @@ func zombieGroups(s *platform.Snapshot, gs []scan.ZombieGroup) []ZombieGroupEntr
 // /proc dir is root's (it has no memory left to be dumpable: proc(5)), so
 // a zombie counts as its parent's user's.
 func userProcesses(s *platform.Snapshot, uid uint32) int {
+	s.Owners()
 	n := 0
 	for i := range s.Procs {
 		if countedAs(s, &s.Procs[i]) == uid {
@@ -143,12 +144,13 @@ func userProcesses(s *platform.Snapshot, uid uint32) int {
 }
 
 // countedAs is the user a process counts against: its /proc entry's
-// owner, or for a zombie, whose entry is root's, its parent's.
+// owner (Snapshot.Owner), or for a zombie, whose entry is root's, its
+// parent's.
 func countedAs(s *platform.Snapshot, p *platform.Process) uint32 {
 	if p.Zombie() {
 		if pp := s.Get(p.PPID); pp != nil {
-			return pp.UID
+			return s.Owner(pp)
 		}
 	}
-	return p.UID
+	return s.Owner(p)
 }

@@ -19,6 +19,8 @@ const (
 	detailCgroup
 	detailStdio
 	detailStatus
+	// detailOwner: the owner of the process's /proc dir (Owner).
+	detailOwner
 	// environDenied marks an environment that exists but could not be
 	// read (another user's process, without privilege).
 	environDenied
@@ -381,6 +383,8 @@ func detailName(d detail) string {
 		return "cgroup"
 	case detailStatus:
 		return "uid (status)"
+	case detailOwner:
+		return "owner (/proc entry)"
 	}
 	return fmt.Sprintf("detail %#x", uint16(d))
 }

@@ -26,7 +26,9 @@ func procPath(pid int, file string) string {
 
 // ReadSnapshot reads the whole process table under root (normally /proc; a
 // fixture directory in tests). Every process costs one openat+read+close of
-// its stat file and one fstat for the uid; nothing else is read until asked.
+// its stat file; nothing else is read until asked — not even who owns it
+// (Snapshot.Owner, Snapshot.UID). A fixture's owners are read with the
+// table: one fstat of each stat file.
 //
 // The snapshot keeps root open for on-demand reads: call Close.
 func ReadSnapshot(root string) (*Snapshot, error) {
@@ -45,6 +47,9 @@ func ReadSnapshot(root string) (*Snapshot, error) {
 		s.Close()
 		return nil, err
 	}
+	// A fixture is small and only ever scanned: its owners come with the
+	// table. The live table's are read when asked (Owner).
+	s.lazyOwners = s.Self != 0
 	if err := pr.readAll(s); err != nil {
 		s.Close()
 		return nil, err
@@ -118,16 +123,13 @@ func (pr *procReader) readAll(s *Snapshot) error {
 		return err
 	}
 	s.Procs = make([]Process, len(pids))
-	workers := min(runtime.GOMAXPROCS(0), statWorkers)
-	if len(pids) < parallelAbove {
-		workers = 1
-	}
+	workers := statGoroutines(len(pids))
 	counts := make([]statCounts, workers)
 	var wg sync.WaitGroup
 	chunk := (len(pids) + workers - 1) / workers
 	for w := 0; w < workers; w++ {
 		lo, hi := min(w*chunk, len(pids)), min((w+1)*chunk, len(pids))
-		sr := &statReader{fd: pr.fd, root: pr.root, pageSize: uint64(os.Getpagesize()), comms: map[string]string{}}
+		sr := &statReader{fd: pr.fd, root: pr.root, pageSize: uint64(os.Getpagesize()), comms: map[string]string{}, owners: !s.lazyOwners}
 		if w == 0 {
 			sr.buf = pr.buf
 		} else {
@@ -175,6 +177,14 @@ const (
 	parallelAbove = 256
 )
 
+// statGoroutines is how many goroutines read n processes' files.
+func statGoroutines(n int) int {
+	if n < parallelAbove {
+		return 1
+	}
+	return min(runtime.GOMAXPROCS(0), statWorkers)
+}
+
 type statCounts struct{ unreadable, malformed int }
 
 // statReader reads stat files for one goroutine of the stat pass.
@@ -185,6 +195,9 @@ type statReader struct {
 	buf      []byte
 	path     [32]byte
 	comms    map[string]string // interned process names (parseStat)
+	// owners: take each process's owner with its stat file (a fixture's
+	// table); otherwise Snapshot.Owner reads it when asked.
+	owners bool
 }
 
 // readRange reads the stat of each pid into the matching slot of out; a
@@ -258,22 +271,47 @@ func (sr *statReader) readStat(pid int, p *Process) error {
 	if err != nil {
 		return err
 	}
-	// The /proc/PID inodes belong to the task's effective uid — root when
-	// the task is not dumpable (proc(5)) — so this is only a first guess,
-	// free with the open file; Snapshot.UID reads the real uid before any
-	// decision depends on it.
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		return err
-	}
 	if err := parseStat(sr.buf[:n], sr.pageSize, p, sr.comms); err != nil {
 		return fmt.Errorf("%s/%d/stat: %w", sr.root, pid, err)
 	}
 	if p.PID != pid {
 		return fmt.Errorf("%s/%d/stat names pid %d: %w", sr.root, pid, p.PID, ErrMalformed)
 	}
-	p.UID = st.Uid
+	switch {
+	case sr.owners:
+		// The owner of the stat file: a fixture's directory says it.
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil {
+			return err
+		}
+		p.UID = st.Uid
+	case p.KernelThread():
+		p.UID = 0
+	default:
+		p.UID = NoUID // not read yet: nobody's, until Owner or UID reads it
+	}
 	return nil
+}
+
+// owner implements ownerReader: the owner of /proc/PID, with one statx
+// relative to the proc directory (no path string made, as openat).
+func (pr *procReader) owner(pid int) (uint32, error) {
+	path := strconv.AppendInt(pr.path[:0], int64(pid), 10)
+	path = append(path, 0)
+	var stx unix.Statx_t
+	for {
+		_, _, errno := unix.Syscall6(unix.SYS_STATX, uintptr(pr.fd), uintptr(unsafe.Pointer(&path[0])),
+			uintptr(unix.AT_SYMLINK_NOFOLLOW), uintptr(unix.STATX_UID), uintptr(unsafe.Pointer(&stx)), 0)
+		switch {
+		case errno == unix.EINTR:
+			continue
+		case errno != 0:
+			return NoUID, errno
+		case stx.Mask&unix.STATX_UID == 0:
+			return NoUID, fmt.Errorf("%s/%d: statx gave no uid", pr.root, pid)
+		}
+		return stx.Uid, nil
+	}
 }
 
 // fork implements detailReader: the same directory, buffers of its own.

@@ -115,8 +115,12 @@ func TestReadSnapshotLive(t *testing.T) {
 	if s.Self != os.Getpid() || self == nil {
 		t.Fatalf("Self = %d, own entry %v", s.Self, self)
 	}
-	if self.PPID != os.Getppid() || self.UID != uint32(os.Geteuid()) {
-		t.Errorf("self: ppid %d uid %d, want %d %d", self.PPID, self.UID, os.Getppid(), os.Geteuid())
+	// The stat pass reads no owner: nobody's until asked.
+	if self.PPID != os.Getppid() || self.UID != NoUID {
+		t.Errorf("self after the stat pass: ppid %d uid %d, want %d and none read (%d)", self.PPID, self.UID, os.Getppid(), NoUID)
+	}
+	if got := s.Owner(self); got != uint32(os.Geteuid()) {
+		t.Errorf("Owner(self) = %d, want %d", got, os.Geteuid())
 	}
 	raw, err := os.ReadFile("/proc/self/stat")
 	if err != nil {

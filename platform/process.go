@@ -8,10 +8,10 @@ import (
 )
 
 // Process is one entry of the process table as the snapshot saw it. The
-// fields up to UID come from one read of /proc/PID/stat and one fstat of it;
-// the details (command line, environment, cgroup) are read on demand through
-// the owning Snapshot, because reading them for every process would triple
-// the cost of a scan.
+// fields up to Threads come from one read of /proc/PID/stat; the owner and
+// the details (command line, environment, cgroup) are read on demand
+// through the owning Snapshot, because reading them for every process
+// would triple the cost of a scan.
 type Process struct {
 	PID, PPID  int
 	PGID, SID  int
@@ -23,12 +23,14 @@ type Process struct {
 	TTY        uint32 // controlling terminal, the kernel's encoded dev_t (0: none)
 	Flags      uint32 // the kernel's PF_* flags
 	Threads    int32
-	// UID is who owns the process, as the snapshot first saw it. On Linux
-	// the stat pass takes it from the owner of /proc/PID, which is the
-	// effective uid — or root for a task that is not dumpable (proc(5)),
-	// which any user can make theirs with prctl(PR_SET_DUMPABLE, 0). Every
-	// decision about whose process it is goes through Snapshot.UID, which
-	// reads the real uid.
+	// UID is who owns the process, as far as the snapshot has read it. On
+	// Linux nothing is read with the table (NoUID until asked, a kernel
+	// thread root): Snapshot.Owner takes the owner of /proc/PID, which is
+	// the effective uid — or root for a task that is not dumpable
+	// (proc(5)), which any user can make theirs with
+	// prctl(PR_SET_DUMPABLE, 0) — and Snapshot.UID the real uid, through
+	// which every decision about whose process it is goes. On macOS the
+	// table gives the real uid.
 	UID   uint32
 	State byte // R, S, D, Z, T, t, X, I, …
 	// TPGID is the foreground process group of the process's controlling

@@ -50,6 +50,12 @@ type Snapshot struct {
 	// statusUID: Process.UID is provisional and Snapshot.UID reads the real
 	// uid from /proc/PID/status (Linux).
 	statusUID bool
+	// lazyOwners: Process.UID is not read with the table; Owner reads it
+	// (the live table on Linux). owning and ownersAt are OwnsAny's: the
+	// uids met so far, and how far into Procs it has looked.
+	lazyOwners bool
+	owning     map[uint32]bool
+	ownersAt   int
 	// keepEnv, when set, names the only variables kept of the environments
 	// read (KeepEnv); env keeps them for the lazy reads.
 	keepEnv map[string]bool

@@ -169,7 +169,7 @@ func (c *Cache) prev(d Dir) (readResult, bool) {
 
 // fresh returns whether a uid's state must be read in the pass whose
 // orphaned trees' roots are roots.
-func (c *Cache) fresh(roots []*platform.Process) func(uid uint32) bool {
+func (c *Cache) fresh(snap *platform.Snapshot, roots []*platform.Process) func(uid uint32) bool {
 	c.mu.Lock()
 	all, stale, changed := c.all, c.stale, c.changed
 	c.all, c.stale, c.changed = false, nil, nil // taken by this pass: what comes in the meantime is the next pass's
@@ -178,11 +178,11 @@ func (c *Cache) fresh(roots []*platform.Process) func(uid uint32) bool {
 	if all {
 		return func(uint32) bool { return true }
 	}
-	// The roots' uids were read by the table's stat pass: no detail of a
-	// process is asked for here.
+	// The roots' owners, by their /proc dirs (a statx each), as Start
+	// chooses whose state to read.
 	uids := map[uint32]bool{}
 	for _, p := range roots {
-		uids[p.UID] = true
+		uids[snap.Owner(p)] = true
 	}
 	if len(uids) > 0 {
 		uids[0] = true // root's state speaks for every user's trees

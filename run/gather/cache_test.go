@@ -227,43 +227,53 @@ func TestRootsOwnPrivateStateIsReadInProcess(t *testing.T) {
 	}
 }
 
-// A user whose only process is not dumpable shows root as the owner of its
-// /proc files (proc(5)), so a scan takes them for a user with no process
-// and passes their state over — until that process is the root of an
-// orphaned tree: then its real uid is read, as the gate reads it, and the
-// user's state is read after all. The control: the same table without the
-// orphan passes it over.
-func TestNotDumpableOwnersStateIsRead(t *testing.T) {
+// Whose state a scan reads is chosen by the owners of the /proc/PID
+// dirs, which the kernel gives as each task's effective uid — even for a
+// task that is not dumpable, whose files inside show root (proc(5);
+// task_dump_owner makes only the non-directories root's). So a user whose
+// only process is not dumpable has their state read. A process whose
+// effective uid is root and real uid the user's (a set-user-ID program)
+// shows root: a scan takes that user for one with no process and passes
+// their state over — until that process is the root of an orphaned tree:
+// then its real uid is read, as the gate reads it, and the user's state is
+// read after all. The control: the same table without the orphan passes
+// it over.
+func TestOwnersStateIsRead(t *testing.T) {
 	requireChildren(t)
 	const python = "/usr/bin/python3" // the system's: one every user may run
 	if _, err := os.Stat(python); err != nil {
-		t.Skip("needs /usr/bin/python3, to clear a process's dumpable flag")
+		t.Skip("needs /usr/bin/python3, to clear a process's dumpable flag or take a root euid")
 	}
 	const uid = 65529
 	dir := userState(t, uid)
-	p := exec.Command(python, "-c", "import ctypes,time; ctypes.CDLL(None).prctl(4, 0, 0, 0, 0); print('ready', flush=True); time.sleep(60)")
-	p.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uid, Gid: uid}}
-	out, _ := p.StdoutPipe()
-	if err := p.Start(); err != nil {
-		t.Fatal(err)
+	start := func(t *testing.T, script string, cred *syscall.Credential) int {
+		p := exec.Command(python, "-c", script+"; print('ready', flush=True); time.sleep(60)")
+		p.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+		out, _ := p.StdoutPipe()
+		if err := p.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { p.Process.Kill(); p.Wait() })
+		if _, err := out.Read(make([]byte, 8)); err != nil {
+			t.Fatal(err)
+		}
+		return p.Process.Pid
 	}
-	t.Cleanup(func() { p.Process.Kill(); p.Wait() })
-	if _, err := out.Read(make([]byte, 8)); err != nil {
-		t.Fatal(err)
+	owner := func(path string) uint32 {
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.Sys().(*syscall.Stat_t).Uid
 	}
-	var fi os.FileInfo
-	fi, _ = os.Stat(fmt.Sprintf("/proc/%d/stat", p.Process.Pid)) // what the table's stat pass takes the owner from
-	if st, _ := fi.Sys().(*syscall.Stat_t); st == nil || st.Uid != 0 {
-		t.Skipf("its /proc files are not root's here: %+v", fi.Sys())
-	}
-	for _, orphan := range []bool{false, true} {
+	read := func(t *testing.T, roots ...int) bool {
 		snap, err := platform.ReadSnapshot(platform.DefaultProcRoot)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var roots []*platform.Process
-		if orphan {
-			roots = append(roots, snap.Get(p.Process.Pid))
+		var rs []*platform.Process
+		for _, pid := range roots {
+			rs = append(rs, snap.Get(pid))
 		}
 		opts := Options{Discover: true, Clients: testClients, Getenv: func(k string) string {
 			if k == "OPENCLAW_STATE_DIR" {
@@ -273,7 +283,7 @@ func TestNotDumpableOwnersStateIsRead(t *testing.T) {
 		}}
 		pend := Begin(context.Background(), opts)
 		pend.Start(snap)
-		set, err := Load(context.Background(), opts, pend, snap, nil, roots)
+		set, err := Load(context.Background(), opts, pend, snap, nil, rs)
 		snap.Close()
 		if err != nil {
 			t.Fatal(err)
@@ -284,11 +294,38 @@ func TestNotDumpableOwnersStateIsRead(t *testing.T) {
 				got = append(got, r)
 			}
 		}
-		read := len(got) == 1 && got[0].Skipped == "" && got[0].Err == ""
-		if read != orphan || len(got) != 1 {
-			t.Errorf("its process the root of an orphaned tree %v: the dir %+v; want it read %v, listed once", orphan, got, orphan)
+		if len(got) != 1 {
+			t.Fatalf("the dir listed %d times: %+v", len(got), got)
 		}
+		return got[0].Skipped == "" && got[0].Err == ""
 	}
+	t.Run("not dumpable", func(t *testing.T) {
+		pid := start(t, "import ctypes,time; ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)", &syscall.Credential{Uid: uid, Gid: uid})
+		if got := owner(fmt.Sprintf("/proc/%d/stat", pid)); got != 0 {
+			t.Skipf("its /proc files are uid %d's here, not root's", got)
+		}
+		if got := owner(fmt.Sprintf("/proc/%d", pid)); got != uid {
+			t.Fatalf("its /proc dir is uid %d's, want %d", got, uid)
+		}
+		if !read(t) {
+			t.Errorf("the state of a user whose only process is not dumpable was passed over")
+		}
+	})
+	t.Run("root's euid", func(t *testing.T) {
+		pid := start(t, fmt.Sprintf("import os,time; os.setresuid(%d, 0, 0)", uid), nil)
+		if got := owner(fmt.Sprintf("/proc/%d", pid)); got != 0 {
+			t.Fatalf("its /proc dir is uid %d's, want root's", got)
+		}
+		for _, orphan := range []bool{false, true} {
+			var roots []int
+			if orphan {
+				roots = append(roots, pid)
+			}
+			if got := read(t, roots...); got != orphan {
+				t.Errorf("its process the root of an orphaned tree %v: the dir read %v, want %v", orphan, got, orphan)
+			}
+		}
+	})
 }
 
 // sessionFile writes a Claude Code session file for pid, its claude
@@ -463,7 +500,7 @@ func TestCacheDeltaNeedsASoundRead(t *testing.T) {
 		}
 		c := &Cache{} // past its first pass: not every dir is read whole
 		c.reads = map[cacheKey]readResult{keyOf(d): {dir: d, read: read}}
-		c.fresh(nil)
+		c.fresh(nil, nil)
 		if _, ok := c.delta(d, true); ok != sound {
 			t.Errorf("sound last read %v: read by change %v, want %v", sound, ok, sound)
 		}

@@ -98,12 +98,13 @@ type Pending struct {
 	ctx   context.Context
 	snap  *platform.Snapshot
 	parts []*Set
-	// active is the uids that own a process in the table by its /proc
-	// dir (nil: every uid's state is read, Options.EveryUser), and revived
-	// the uids of orphans' roots it missed (a process not dumpable shows
-	// root there): their dirs are read after all (Load). cache and fresh
-	// are a watch's (Cache).
-	active    map[uint32]bool
+	// owners is the table whose owners say which uids' state is read: a
+	// uid that owns a process by its /proc dir (Snapshot.OwnsAny; nil:
+	// every uid's, Options.EveryUser). revived are the uids of orphans'
+	// roots it missed (a process not dumpable shows root there): their
+	// dirs are read after all (Load). cache and fresh are a watch's
+	// (Cache).
+	owners    *platform.Snapshot
 	revived   map[uint32]bool
 	everyUser bool
 	cache     *Cache
@@ -172,15 +173,14 @@ func (p *Pending) Start(snap *platform.Snapshot) {
 	if p.ctx == nil || p.reads != nil {
 		return
 	}
-	if p.active == nil && !p.everyUser && snap.Self != 0 {
-		// The owner of each /proc/PID, from the table's stat pass: the
-		// real uid (Snapshot.UID) would read every process's status file.
-		// A process whose dumpable flag is off shows root there (proc(5));
-		// an orphan's root of such a user is caught up with in Load.
-		p.active = map[uint32]bool{}
-		for i := range snap.Procs {
-			p.active[snap.Procs[i].UID] = true
-		}
+	if !p.everyUser && snap.Self != 0 {
+		// Whose state is read is asked of the owners of the /proc/PID
+		// dirs, one dir's uid at a time and only until a process of that
+		// uid is met (OwnsAny): the real uid (Snapshot.UID) would read a
+		// status file each. A process whose dumpable flag is off shows
+		// root there (proc(5)); an orphan's root of such a user is caught
+		// up with in Load.
+		p.owners = snap
 	}
 	if p.cache != nil && p.fresh == nil {
 		return // Load starts them
@@ -193,7 +193,7 @@ func (p *Pending) Start(snap *platform.Snapshot) {
 // speak for nothing in it), and a watch's pass takes the read its cache
 // kept for a dir of a uid whose state need not be fresh.
 func (p *Pending) resolve(d Dir) (readResult, bool) {
-	if p.active != nil && !p.active[d.UID] {
+	if !p.owns(d.UID) {
 		return readResult{dir: d, skip: fmt.Sprintf("not read: uid %d owns no process, so its state speaks for none", d.UID)}, true
 	}
 	if p.cache != nil && !p.fresh(d.UID) {
@@ -202,6 +202,13 @@ func (p *Pending) resolve(d Dir) (readResult, bool) {
 		}
 	}
 	return readResult{}, false
+}
+
+// owns reports whether uid's state can speak for a process in the table:
+// it owns one (or every uid's is read), or an orphan's root was found to
+// be its (revive).
+func (p *Pending) owns(uid uint32) bool {
+	return p.owners == nil || p.revived[uid] || p.owners.OwnsAny(uid)
 }
 
 // wait waits for the reads Start started, if any.
@@ -286,7 +293,7 @@ func Load(ctx context.Context, opts Options, pending *Pending, snap *platform.Sn
 	// the snapshot reads details lazily and is not safe to share.
 	pending.snap = snap
 	if pending.cache != nil {
-		pending.fresh = pending.cache.fresh(roots)
+		pending.fresh = pending.cache.fresh(snap, roots)
 	}
 	pending.Start(snap)
 	if !opts.Discover || fixture {
@@ -405,12 +412,12 @@ func nameDirs(list *dirList, cs client.Set, snap *platform.Snapshot, liveOwners,
 // these trees. Their dirs are read now, and Start's passing over is
 // dropped.
 func (p *Pending) revive(dirs []Dir, snap *platform.Snapshot, roots []*platform.Process) {
-	if p.active == nil {
+	if p.owners == nil {
 		return
 	}
 	skipped := map[uint32][]Dir{} // the dirs Start passed over, by uid
 	for _, d := range dirs {
-		if !p.active[d.UID] {
+		if !p.owns(d.UID) {
 			skipped[d.UID] = append(skipped[d.UID], d)
 		}
 	}
@@ -420,11 +427,10 @@ func (p *Pending) revive(dirs []Dir, snap *platform.Snapshot, roots []*platform.
 	for _, r := range roots {
 		// A process whose /proc files show a user is dumpable, and that
 		// user is its owner; only root's may be another's in disguise.
-		if r.UID != 0 {
+		if snap.Owner(r) != 0 {
 			continue
 		}
-		if uid := snap.UID(r); skipped[uid] != nil && !p.active[uid] {
-			p.active[uid] = true
+		if uid := snap.UID(r); skipped[uid] != nil && !p.owns(uid) {
 			if p.revived == nil {
 				p.revived = map[uint32]bool{}
 			}
