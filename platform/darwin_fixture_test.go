@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -99,7 +98,7 @@ func linuxSnapshot() *platform.Snapshot {
 func summary(s *platform.Snapshot) []string {
 	// OpenClaw's ACP wrapper is acp, as its adapter's mark says; the
 	// fixture is read alike on both platforms.
-	pol := policy.Default(policy.Clients{Marks: scan.Marks{Commands: []scan.CommandMark{{Cmdline: regexp.MustCompile(`-acp-wrapper\.mjs`), Kind: scan.KindACP}}}})
+	pol := policy.Default(policy.Clients{Marks: scan.Marks{Commands: []scan.CommandMark{{Cmdline: scan.MustPattern(`-acp-wrapper\.mjs`), Kind: scan.KindACP}}}})
 	res, _ := scan.Scan(s, pol.ScanConfig(), nil)
 	m := pol.MatchAll(res, policy.PlanOptions{Mode: policy.ModeScan, UID: 501})
 	res.ResolveInUse(m.Roots())

@@ -224,7 +224,7 @@ func (l *loader) client(t map[string]any, a at) {
 		return
 	}
 	l.p.Clients = append(l.p.Clients, c)
-	m := scan.Marks{Commands: []scan.CommandMark{{Cmdline: c.Command, Kind: c.Kind, Owner: c.Name}}}
+	m := scan.Marks{Commands: []scan.CommandMark{{Cmdline: scan.NewPattern(c.Command), Kind: c.Kind, Owner: c.Name}}}
 	for _, e := range c.PIDEnv {
 		m.PIDs = append(m.PIDs, scan.PIDMark{Env: e, Owner: c.Name})
 	}

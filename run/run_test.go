@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -34,7 +33,7 @@ type fake struct{}
 
 func (fake) Info() client.Info {
 	return client.Info{Name: "fake", Title: "Fake", Owners: []string{"fake"},
-		Marks: scan.Marks{Commands: []scan.CommandMark{{Cmdline: regexp.MustCompile(`^npm exec mcp-remote`), Kind: scan.KindExec}}}}
+		Marks: scan.Marks{Commands: []scan.CommandMark{{Cmdline: scan.MustPattern(`^npm exec mcp-remote`), Kind: scan.KindExec}}}}
 }
 func (fake) HomeDirs(string, int) []string                         { return nil }
 func (fake) OwnDirs(func(string) string) []string                  { return nil }

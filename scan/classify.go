@@ -3,7 +3,6 @@ package scan
 import (
 	"fmt"
 	"path"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -31,10 +30,10 @@ var (
 	// acpCommand matches the Agent Client Protocol's own packages: what
 	// any client launches from the protocol's npm scope. A client's own
 	// command lines — its CLI, its adapters and wrappers — are its Marks.
-	acpCommand = regexp.MustCompile(`@agentclientprotocol/`)
+	acpCommand = MustPattern(`@agentclientprotocol/`)
 	// mcpCommand matches MCP servers and their wrappers: the SDK's packages,
 	// mcp-remote, and the naming convention *-mcp, mcp-server-*, *_mcp.
-	mcpCommand = regexp.MustCompile(`(?i)modelcontextprotocol|mcp-remote|mcp[-_]server|` +
+	mcpCommand = MustPattern(`(?i)modelcontextprotocol|mcp-remote|mcp[-_]server|` +
 		`[-_@/]mcp([-_ /.@]|$)|(^|[/ ])mcp[-_]|fastmcp`)
 )
 

@@ -1,7 +1,6 @@
 package scan
 
 import (
-	"regexp"
 	"time"
 
 	"github.com/orphanreaper/reaper/ledger"
@@ -201,7 +200,7 @@ type EnvMark struct {
 // helper it runs): a client process headless once what launched it is gone
 // (ApplyHeadless).
 type CommandMark struct {
-	Cmdline *regexp.Regexp
+	Cmdline *Pattern
 	Kind    Kind
 	Owner   string
 }
@@ -210,7 +209,7 @@ type CommandMark struct {
 // command line: Role names it (as people know it), Note says what it
 // does once its owner is gone.
 type SupervisorMark struct {
-	Cmdline    *regexp.Regexp
+	Cmdline    *Pattern
 	Role, Note string
 }
 

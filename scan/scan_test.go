@@ -56,14 +56,14 @@ var testMarks = Marks{
 		{Env: "OPENCLAW_SHELL", Value: "exec", Kind: KindExec},
 	},
 	Commands: []CommandMark{
-		{Cmdline: regexp.MustCompile(`-acp-wrapper\.mjs|--openclaw-acpx-lease-id|/acpx/dist/|(^|/)acpx( |$)`), Kind: KindACP},
-		{Cmdline: regexp.MustCompile(`claude-agent-acp|claude-code-acp|(^|/)claude( |$)`), Kind: KindACP},
-		{Cmdline: regexp.MustCompile(`codex-acp|(^|/)codex( |$)`), Kind: KindACP},
+		{Cmdline: MustPattern(`-acp-wrapper\.mjs|--openclaw-acpx-lease-id|/acpx/dist/|(^|/)acpx( |$)`), Kind: KindACP},
+		{Cmdline: MustPattern(`claude-agent-acp|claude-code-acp|(^|/)claude( |$)`), Kind: KindACP},
+		{Cmdline: MustPattern(`codex-acp|(^|/)codex( |$)`), Kind: KindACP},
 	},
 	Supervisors: []SupervisorMark{
-		{Cmdline: regexp.MustCompile(`/process/spawn-broker/worker\.js( |$)`), Role: "OpenClaw spawn broker", Note: "it cleans up"},
-		{Cmdline: regexp.MustCompile(`/process/supervisor/service-child-relay\.js( |$)`), Role: "OpenClaw service-child relay", Note: "it cleans up"},
-		{Cmdline: regexp.MustCompile(`/process/supervisor/service-child-group-anchor\.js( |$)`), Role: "OpenClaw group anchor", Note: "it cleans up"},
+		{Cmdline: MustPattern(`/process/spawn-broker/worker\.js( |$)`), Role: "OpenClaw spawn broker", Note: "it cleans up"},
+		{Cmdline: MustPattern(`/process/supervisor/service-child-relay\.js( |$)`), Role: "OpenClaw service-child relay", Note: "it cleans up"},
+		{Cmdline: MustPattern(`/process/supervisor/service-child-group-anchor\.js( |$)`), Role: "OpenClaw group anchor", Note: "it cleans up"},
 	},
 }
 

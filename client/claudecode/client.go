@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -78,12 +77,12 @@ func (Adapter) IsStateDir(dir string) bool {
 // bashTool matches the Bash tool's shell: Claude Code sources a snapshot of
 // the user's shell, then evals the command
 // (/bin/bash -c -l source ~/.claude/shell-snapshots/snapshot-bash-….sh && … eval '…').
-var bashTool = regexp.MustCompile(`/shell-snapshots/snapshot-[a-z]+-[^ ]*\.sh`)
+var bashTool = scan.MustPattern(`/shell-snapshots/snapshot-[a-z]+-[^ ]*\.sh`)
 
 // cli matches claude and its ACP adapters (claude-agent-acp, as
 // @agentclientprotocol publishes it, and the older claude-code-acp): an
 // agent CLI, kind acp.
-var cli = regexp.MustCompile(`claude-agent-acp|claude-code-acp|(^|/)claude( |$)`)
+var cli = scan.MustPattern(`claude-agent-acp|claude-code-acp|(^|/)claude( |$)`)
 
 // marks: the Bash tool's shell is an exec, the CLI acp; what carries
 // CLAUDE_PID is the job of that claude's tool call (the tool's shell, a

@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"time"
 
@@ -91,7 +90,7 @@ func (Adapter) IsStateDir(dir string) bool {
 // cli matches the cline binary (its npm platform package's, or the
 // wrapper's): an agent CLI, kind acp. The hub daemon is the same binary;
 // it leads a session of its own, so it is never taken as a headless CLI.
-var cli = regexp.MustCompile(`(^|/)cline( |$)`)
+var cli = scan.MustPattern(`(^|/)cline( |$)`)
 
 // marks: cline's processes are acp; CLINE_CONNECTOR_CLI_LAUNCH ties what
 // it spawned to its process group.

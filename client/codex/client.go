@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -92,7 +91,7 @@ func (Adapter) IsStateDir(dir string) bool {
 
 // cli matches codex (app-server, exec, its TUI) and its ACP adapter
 // (@zed-industries/codex-acp): an agent CLI, kind acp.
-var cli = regexp.MustCompile(`codex-acp|(^|/)codex( |$)`)
+var cli = scan.MustPattern(`codex-acp|(^|/)codex( |$)`)
 
 // marks: the CLI is acp; what the npm wrapper started is Codex's, by the
 // group it kept.

@@ -3,7 +3,6 @@ package copilot
 import (
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 
 	"github.com/orphanreaper/reaper/client"
@@ -76,7 +75,7 @@ func (Adapter) IsStateDir(dir string) bool {
 
 // cli matches the npm loader and the native binary: an agent CLI, kind
 // acp.
-var cli = regexp.MustCompile(`(^|/)copilot( |$)|/@github/copilot(-[a-z0-9-]+)?/`)
+var cli = scan.MustPattern(`(^|/)copilot( |$)|/@github/copilot(-[a-z0-9-]+)?/`)
 
 // marks: the CLI's own processes are acp; COPILOT_LOADER_PID on what the
 // native copilot spawned proves its session over when it is gone.

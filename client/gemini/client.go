@@ -2,7 +2,6 @@ package gemini
 
 import (
 	"path/filepath"
-	"regexp"
 
 	"github.com/orphanreaper/reaper/client"
 	"github.com/orphanreaper/reaper/client/configonly"
@@ -62,7 +61,7 @@ var Client = client.New[statedir.Config](Adapter)
 
 // cli matches the gemini command node runs (the package's bin, or its
 // dist entry point): an agent CLI, kind acp as claude and codex are.
-var cli = regexp.MustCompile(`(^|/)gemini( |$)|/@google/gemini-cli/`)
+var cli = scan.MustPattern(`(^|/)gemini( |$)|/@google/gemini-cli/`)
 
 // marks: the CLI's own processes are acp; what carries its markers is its,
 // by the process group it kept.

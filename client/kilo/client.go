@@ -2,7 +2,6 @@ package kilo
 
 import (
 	"path/filepath"
-	"regexp"
 
 	"github.com/orphanreaper/reaper/client"
 	"github.com/orphanreaper/reaper/client/configonly"
@@ -46,7 +45,7 @@ var Client = client.New[statedir.Config](Adapter)
 
 // cli matches the node wrapper (the package's bin) and the native .kilo:
 // an agent CLI, kind acp.
-var cli = regexp.MustCompile(`(^|/)\.?kilo( |$)|/@kilocode/cli/`)
+var cli = scan.MustPattern(`(^|/)\.?kilo( |$)|/@kilocode/cli/`)
 
 // marks: the CLI's own processes are acp; KILO_PID on what .kilo spawned
 // proves its session over when .kilo is gone.

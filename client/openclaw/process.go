@@ -1,7 +1,6 @@
 package openclaw
 
 import (
-	"regexp"
 	"strings"
 
 	"github.com/orphanreaper/reaper/ledger"
@@ -37,9 +36,9 @@ var EnvNames = []string{EnvShell, EnvStateDir, EnvServicePID}
 // relay and an anchor. Each kills what it tracks within about 5 s of
 // losing its gateway.
 var supervisors = []scan.SupervisorMark{
-	{Cmdline: regexp.MustCompile(`/process/spawn-broker/worker\.js( |$)`), Role: "OpenClaw spawn broker", Note: supervisorNote},
-	{Cmdline: regexp.MustCompile(`/process/supervisor/service-child-relay\.js( |$)`), Role: "OpenClaw service-child relay", Note: supervisorNote},
-	{Cmdline: regexp.MustCompile(`/process/supervisor/service-child-group-anchor\.js( |$)`), Role: "OpenClaw group anchor", Note: supervisorNote},
+	{Cmdline: scan.MustPattern(`/process/spawn-broker/worker\.js( |$)`), Role: "OpenClaw spawn broker", Note: supervisorNote},
+	{Cmdline: scan.MustPattern(`/process/supervisor/service-child-relay\.js( |$)`), Role: "OpenClaw service-child relay", Note: supervisorNote},
+	{Cmdline: scan.MustPattern(`/process/supervisor/service-child-group-anchor\.js( |$)`), Role: "OpenClaw group anchor", Note: supervisorNote},
 }
 
 const supervisorNote = "OpenClaw kills what it tracks within about 5 s of losing its gateway"
@@ -67,7 +66,7 @@ var marks = scan.Marks{
 		{Env: EnvShell, Value: "exec", Kind: ledger.KindExec},
 	},
 	Commands: []scan.CommandMark{
-		{Cmdline: regexp.MustCompile(`-acp-wrapper\.mjs|--openclaw-acpx-lease-id|/acpx/dist/|(^|/)acpx( |$)`), Kind: ledger.KindACP},
+		{Cmdline: scan.MustPattern(`-acp-wrapper\.mjs|--openclaw-acpx-lease-id|/acpx/dist/|(^|/)acpx( |$)`), Kind: ledger.KindACP},
 	},
 	Supervisors: supervisors,
 }

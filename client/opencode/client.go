@@ -2,7 +2,6 @@ package opencode
 
 import (
 	"path/filepath"
-	"regexp"
 
 	"github.com/orphanreaper/reaper/client"
 	"github.com/orphanreaper/reaper/client/configonly"
@@ -56,7 +55,7 @@ var Adapter = configonly.Adapter{
 var Client = client.New[statedir.Config](Adapter)
 
 // cli is the opencode binary: an agent CLI, kind acp.
-var cli = regexp.MustCompile(`(^|/)opencode( |$)`)
+var cli = scan.MustPattern(`(^|/)opencode( |$)`)
 
 // marks: opencode itself is acp; what carries OPENCODE_PID is its, by the
 // process group it kept, and OPENCODE_PID names that group's leader.

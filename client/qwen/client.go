@@ -1,8 +1,6 @@
 package qwen
 
 import (
-	"regexp"
-
 	"github.com/orphanreaper/reaper/client"
 	"github.com/orphanreaper/reaper/client/configonly"
 	"github.com/orphanreaper/reaper/client/statedir"
@@ -42,7 +40,7 @@ var Client = client.New[statedir.Config](Adapter)
 
 // cli matches the qwen command node runs (the package's bin, or its
 // entry point): an agent CLI, kind acp.
-var cli = regexp.MustCompile(`(^|/)qwen( |$)|/@qwen-code/qwen-code/`)
+var cli = scan.MustPattern(`(^|/)qwen( |$)|/@qwen-code/qwen-code/`)
 
 // marks: the CLI's own processes are acp; the launcher's pid on what it
 // spawned proves the session over when the launcher is gone.
