@@ -238,7 +238,7 @@ func (r *Result) matchesSubreaper(p *platform.Process) bool {
 // PID 1 does the host's. Only such inits' status is read for it.
 func (r *Result) containerInit(p *platform.Process) bool {
 	s := r.Tree.Snap
-	return (minimalInit(p.Comm) || reaperRun(p.Comm, s.Cmdline(p))) && s.NamespaceInit(p)
+	return (minimalInit(p.Comm) || reaperRun(s, p)) && s.NamespaceInit(p)
 }
 
 // ownerOf returns the index in Config.Owners of the owner the live process

@@ -3,6 +3,8 @@ package scan
 import (
 	"path"
 	"strings"
+
+	"github.com/orphanreaper/reaper/platform"
 )
 
 // A direct child of PID 1 or of a systemd user manager is not always an
@@ -32,7 +34,7 @@ func (r *Result) startedThere(i, parent int) (bool, string) {
 			return true, "the main process of " + unit
 		}
 	}
-	if (minimalInit(pp.Comm) || reaperRun(pp.Comm, s.Cmdline(pp))) && sameArgv(s.Cmdline(p), initCommand(s.Cmdline(pp))) {
+	if (minimalInit(pp.Comm) || reaperRun(s, pp)) && sameArgv(s.Cmdline(p), initCommand(s.Cmdline(pp))) {
 		return true, "the command " + pp.Comm + " was started to run"
 	}
 	return false, ""
@@ -79,10 +81,15 @@ func minimalInit(comm string) bool {
 	return false
 }
 
-// reaperRun reports whether argv is `reaper run …`: an init too, when a
-// container's entrypoint.
-func reaperRun(comm string, argv []string) bool {
-	return comm == "reaper" && len(argv) > 1 && argv[1] == "run"
+// reaperRun reports whether p is `reaper run …`: an init too, when a
+// container's entrypoint. Its command line is read only for a process
+// named reaper: this is asked of every parent in the table.
+func reaperRun(s *platform.Snapshot, p *platform.Process) bool {
+	if p.Comm != "reaper" {
+		return false
+	}
+	argv := s.Cmdline(p)
+	return len(argv) > 1 && argv[1] == "run"
 }
 
 // initCommand is the command a minimal init was told to run: what follows
