@@ -7,16 +7,10 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"sort"
 	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
-	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
+	"github.com/VictoriaMetrics/metrics"
 )
 
 // Server is one endpoint. Publish gives it each pass's metrics; until
@@ -42,11 +36,8 @@ func Listen(addr string, limit time.Duration) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{ln: ln, limit: limit, started: time.Now()}
-	own := prometheus.NewRegistry()
-	own.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(prometheus.Gatherers{prometheus.GathererFunc(s.gather), own},
-		promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError, EnableOpenMetrics: true, Timeout: 10 * time.Second}))
+	mux.HandleFunc("/metrics", s.metrics)
 	mux.HandleFunc("/healthz", s.healthz)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/" {
@@ -85,26 +76,22 @@ func (s *Server) Publish(text []byte, beat time.Time) {
 	s.text, s.beat = text, beat
 }
 
-// gather parses the last pass's text into the library's families: the
-// same series, served in whatever format the scraper asks for.
-func (s *Server) gather() ([]*dto.MetricFamily, error) {
+// metrics serves the last pass's series, then the process's own (go_*
+// and process_*), in the text format every Prometheus scraper reads.
+func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
 	s.mu.Lock()
 	text := s.text
 	s.mu.Unlock()
-	if len(text) == 0 {
-		return nil, nil
-	}
-	p := expfmt.NewTextParser(model.LegacyValidation)
-	fams, err := p.TextToMetricFamilies(bytes.NewReader(text))
-	if err != nil {
-		return nil, err
-	}
-	out := make([]*dto.MetricFamily, 0, len(fams))
-	for _, f := range fams {
-		out = append(out, f)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].GetName() < out[j].GetName() })
-	return out, nil
+	var b bytes.Buffer
+	b.Write(text)
+	metrics.WriteProcessMetrics(&b)
+	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+	w.Write(b.Bytes())
 }
 
 // healthz is 200 while the last pass is no older than the limit (before

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -42,8 +43,30 @@ func TestServer(t *testing.T) {
 	}
 	text := "# HELP reaper_processes Processes.\n# TYPE reaper_processes gauge\nreaper_processes 42\n"
 	s.Publish([]byte(text), time.Now())
-	if code, body := get(t, base+"/metrics"); code != 200 || !strings.Contains(body, "reaper_processes 42") {
-		t.Errorf("/metrics: %d, want the published series:\n%s", code, body)
+	code, body := get(t, base+"/metrics")
+	if code != 200 || !strings.Contains(body, "reaper_processes 42") || !strings.Contains(body, "process_resident_memory_bytes") {
+		t.Errorf("/metrics: %d, want the published series and the process's own:\n%s", code, body)
+	}
+	// The text format, line by line: a comment, or a sample — a name,
+	// labels perhaps, a value — and each family's TYPE said once.
+	sample := regexp.MustCompile(`^[a-zA-Z_:][a-zA-Z0-9_:]*(\{[^}]*\})? [-+0-9.eEInfa]+$`)
+	typed := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSuffix(body, "\n"), "\n") {
+		if name, ok := strings.CutPrefix(line, "# TYPE "); ok {
+			name, _, _ = strings.Cut(name, " ")
+			if typed[name] {
+				t.Errorf("/metrics: %s typed twice", name)
+			}
+			typed[name] = true
+		}
+		if !strings.HasPrefix(line, "# ") && !sample.MatchString(line) {
+			t.Errorf("/metrics: %q is not a line of the text format", line)
+		}
+	}
+	if resp, err := http.Post(base+"/metrics", "text/plain", nil); err != nil || resp.StatusCode != 405 {
+		t.Errorf("POST /metrics: %v %v, want 405", resp, err)
+	} else {
+		resp.Body.Close()
 	}
 	if code, body := get(t, base+"/healthz"); code != 200 || !strings.HasPrefix(body, "ok") {
 		t.Errorf("a fresh pass: %d %q, want 200 ok", code, body)
