@@ -246,7 +246,21 @@ func TestReapDeferred(t *testing.T) {
 // pid.
 func adopt(t *testing.T, argv0, script string, cred *syscall.Credential) int {
 	t.Helper()
-	return adoptShell(t, fmt.Sprintf("exec -a %q bash -c %q", argv0, script), cred)
+	pid := adoptShell(t, fmt.Sprintf("exec -a %q bash -c %q", argv0, script), cred)
+	// Adopted is not yet exec'd: the subshell is reparented when the
+	// outer shell exits, which on a busy machine can come before its
+	// exec, and a scan then reads the subshell's command line.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		if first, _, _ := strings.Cut(string(b), "\x00"); err != nil || first == argv0 {
+			return pid
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("pid %d did not exec %q in 5 s: its command line %q", pid, argv0, b)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 // adoptShell is adopt for any bash command line: the process it starts in
