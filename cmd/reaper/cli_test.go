@@ -19,6 +19,7 @@ import (
 	"github.com/orphanreaper/reaper/ledger"
 	"github.com/orphanreaper/reaper/policy"
 	"github.com/orphanreaper/reaper/run"
+	"github.com/spf13/cobra"
 )
 
 func TestExitCodes(t *testing.T) {
@@ -241,4 +242,45 @@ func TestHelpNamesInitAndEveryExitStatus(t *testing.T) {
 			t.Errorf("exit %d (%s) is not in --help's exit statuses: %q", code, audit.ExitMeaning(code), status)
 		}
 	}
+}
+
+// Every command's long help is made when it is shown, not at the start
+// (withHelp): each must still make one — a help text whose placeholder
+// its command does not fill panics (docs.Help) — and none is made until
+// asked.
+func TestEveryCommandsHelp(t *testing.T) {
+	t.Parallel()
+	g := newGlobalOptions()
+	root := newRootCommand(g)
+	var walk func(c *cobra.Command, do func(*cobra.Command))
+	walk = func(c *cobra.Command, do func(*cobra.Command)) {
+		do(c)
+		for _, sub := range c.Commands() {
+			walk(sub, do)
+		}
+	}
+	n := 0
+	walk(root, func(c *cobra.Command) {
+		if g.help[c] != nil {
+			n++
+			if c.Long != "" {
+				t.Errorf("%s: its long help made at the start", c.CommandPath())
+			}
+		}
+	})
+	if n < 20 {
+		t.Fatalf("%d commands with a long help, want every command's", n)
+	}
+	var out bytes.Buffer
+	root.SetOut(&out)
+	root.SetArgs([]string{"scan", "--help"})
+	if err := root.Execute(); err != nil || !strings.Contains(out.String(), "scan reads the process table once") {
+		t.Errorf("scan --help: %v\n%s", err, out.String())
+	}
+	g.fillHelpTree(root)
+	walk(root, func(c *cobra.Command) {
+		if g.help[c] != nil && c.Long == "" {
+			t.Errorf("%s: no long help", c.CommandPath())
+		}
+	})
 }

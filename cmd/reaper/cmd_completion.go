@@ -7,10 +7,9 @@ import (
 )
 
 func newCompletionCommand(g *globalOptions) *cobra.Command {
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:       "completion bash|zsh|fish",
 		Short:     "Print a shell completion script",
-		Long:      docs.Help("completion"),
 		ValidArgs: []string{"bash", "zsh", "fish"},
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
@@ -31,4 +30,5 @@ func newCompletionCommand(g *globalOptions) *cobra.Command {
 			return usagef("completion: unknown shell %q: want bash, zsh or fish", args[0])
 		},
 	}
+	return g.withHelp(cmd, func() string { return docs.Help("completion") })
 }

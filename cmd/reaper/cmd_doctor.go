@@ -26,7 +26,6 @@ func newDoctorCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "doctor",
 		Short: "Check what reaper needs of this host, and how it is run here; never sends a signal",
-		Long:  docs.Help("doctor", "checks", doctorChecksHelp()),
 		Example: `  sudo reaper doctor
   reaper doctor -o json | jq '.checks[] | select(.status != "ok")'`,
 		Args: noArgs,
@@ -34,6 +33,7 @@ func newDoctorCommand(g *globalOptions) *cobra.Command {
 			return runDoctor(cmd.Context(), &opts, g)
 		},
 	}
+	g.withHelp(cmd, func() string { return docs.Help("doctor", "checks", doctorChecksHelp()) })
 	f := cmd.Flags()
 	f.StringVar(&opts.policyFile, "policy", "", "check this policy `FILE` (default: the one the timer's command line names, else the one scan uses)")
 	f.StringVar(&opts.lockFile, "lock-file", "", "the lock `FILE` to look at (default: the timer's --lock-file, else reap's default)")

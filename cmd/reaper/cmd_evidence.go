@@ -15,7 +15,6 @@ func newEvidenceCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "evidence PID|SESSION",
 		Short:   "Print a redacted evidence bundle about a leftover, to attach to a client's bug report",
-		Long:    docs.Help("evidence"),
 		Example: "  reaper evidence 48120\n  reaper evidence 9f2c1e7a-… -o json > evidence.json",
 		Args:    oneArg("PID or SESSION"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -40,6 +39,7 @@ func newEvidenceCommand(g *globalOptions) *cobra.Command {
 			return g.write(ev, output)
 		},
 	}
+	g.withHelp(cmd, func() string { return docs.Help("evidence") })
 	cmd.Flags().StringVar(&policyFile, "policy", "", "policy `FILE` (default as for scan)")
 	cmd.Flags().StringVarP(&output, "output", "o", "table", "output format: table (Markdown) or json")
 	return cmd

@@ -16,7 +16,6 @@ func newExplainCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "explain PID",
 		Short: "Say why one process is, or is not, in a finding, and what every rule makes of it",
-		Long:  docs.Help("explain"),
 		Example: `  reaper explain 4242
   reaper explain 4242 --policy /etc/reaper/policy.toml -o json`,
 		Args: oneArg("PID"),
@@ -28,6 +27,7 @@ func newExplainCommand(g *globalOptions) *cobra.Command {
 			return runExplain(cmd.Context(), pid, &opts, g)
 		},
 	}
+	g.withHelp(cmd, func() string { return docs.Help("explain") })
 	f := cmd.Flags()
 	f.StringVar(&opts.policyFile, "policy", "", "policy `FILE` (default: the one scan uses)")
 	f.StringArrayVar(&opts.ledgers, "ledger", nil, "a ledger `PATH`, as scan takes it; repeatable")

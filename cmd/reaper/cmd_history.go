@@ -26,7 +26,6 @@ func newHistoryCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "history",
 		Short: "Say what reaper decided and did, from its audit log",
-		Long:  docs.Help("history"),
 		Example: `  reaper history
   reaper history --since yesterday --outcome killed
   reaper history --since 7d --user alice --rule owner-dead -o json`,
@@ -38,6 +37,7 @@ func newHistoryCommand(g *globalOptions) *cobra.Command {
 			return runHistory(&opts, g, time.Now())
 		},
 	}
+	g.withHelp(cmd, func() string { return docs.Help("history") })
 	f := cmd.Flags()
 	f.StringVar(&opts.auditLog, "audit-log", "", "the audit log `FILE` to read, with its rotations (default: the system units' as root, the user's own otherwise)")
 	f.StringVar(&opts.since, "since", "24h", "show what was recorded from `WHEN` on")

@@ -24,11 +24,11 @@ func newInitCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "init [--yes] [--dry-run]",
 		Short:   "Set reaper up to act, in one step: policy, hooks and service",
-		Long:    docs.Help("init"),
 		Example: "  reaper init\n  reaper init --dry-run\n  reaper init --yes --no-service",
 		Args:    noArgs,
 		RunE:    func(cmd *cobra.Command, args []string) error { return runInit(cmd, &opts, g) },
 	}
+	g.withHelp(cmd, func() string { return docs.Help("init") })
 	f := cmd.Flags()
 	f.BoolVarP(&opts.yes, "yes", "y", false, "do it without asking")
 	f.BoolVar(&opts.dryRun, "dry-run", false, "show the plan and change nothing")

@@ -14,25 +14,25 @@ func newLedgerCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "ledger",
 		Short: "Validate supervisor ledgers and OpenClaw state, or show what they map to now",
-		Long:  docs.Help("ledger"),
 		Args:  noArgs,
 		RunE:  func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
+	g.withHelp(cmd, func() string { return docs.Help("ledger") })
 	cmd.AddCommand(newLedgerValidateCommand(g), newLedgerShowCommand(g))
 	return cmd
 }
 
 func newLedgerValidateCommand(g *globalOptions) *cobra.Command {
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:     "validate PATH...",
 		Short:   "Check ledger files or OpenClaw state dirs; exit 0 if all are valid, 78 if not",
-		Long:    docs.Help("ledger-validate"),
 		Example: "  reaper ledger validate ~/.myapp/reaper-ledger.json ~/.openclaw",
 		Args:    someArgs("PATH"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runLedgerValidate(args, g)
 		},
 	}
+	return g.withHelp(cmd, func() string { return docs.Help("ledger-validate") })
 }
 
 func runLedgerValidate(paths []string, g *globalOptions) error {
@@ -73,7 +73,6 @@ func newLedgerShowCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "show [PATH...]",
 		Short:   "Show the owners, runs and sessions of ledgers and what each maps to in the process table now",
-		Long:    docs.Help("ledger-show"),
 		Example: "  reaper ledger show\n  reaper ledger show ~/.openclaw\n  reaper ledger show --output json ./ledger.json",
 		Args: func(cmd *cobra.Command, args []string) error {
 			return validateOutput(&opts.output)
@@ -82,6 +81,7 @@ func newLedgerShowCommand(g *globalOptions) *cobra.Command {
 			return runLedgerShow(cmd, args, &opts, g)
 		},
 	}
+	g.withHelp(cmd, func() string { return docs.Help("ledger-show") })
 	cmd.Flags().StringVar(&opts.policyFile, "policy", "", "policy `FILE` (for owners and subreapers; default as for scan)")
 	cmd.Flags().StringVar(&opts.procRoot, "proc", "", "read this `DIR` instead of /proc (Linux; fixtures)")
 	cmd.Flags().StringVarP(&opts.output, "output", "o", "table", "output format: table or json")

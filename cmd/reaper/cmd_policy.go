@@ -25,16 +25,16 @@ func newPolicyCommand(g *globalOptions) *cobra.Command {
 }
 
 func newPolicyCheckCommand(g *globalOptions) *cobra.Command {
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:     "check FILE",
 		Short:   "Validate a policy file; exit 0 if valid, 78 if not",
-		Long:    docs.Help("policy-check"),
 		Example: "  reaper policy check /etc/reaper/policy.toml",
 		Args:    oneArg("FILE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runPolicyCheck(args[0], g)
 		},
 	}
+	return g.withHelp(cmd, func() string { return docs.Help("policy-check") })
 }
 
 func runPolicyCheck(path string, g *globalOptions) error {
@@ -76,7 +76,6 @@ func newPolicyShowCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "show [--example]",
 		Short:   "Print the embedded default policy, or the shipped example",
-		Long:    docs.Help("policy-show"),
 		Example: "  reaper policy show --example > ~/.config/reaper/policy.toml",
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -92,6 +91,7 @@ func newPolicyShowCommand(g *globalOptions) *cobra.Command {
 			return err
 		},
 	}
+	g.withHelp(cmd, func() string { return docs.Help("policy-show") })
 	cmd.Flags().BoolVar(&example, "example", false, "print the shipped example policy")
 	return cmd
 }

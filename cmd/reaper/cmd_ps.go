@@ -23,7 +23,6 @@ func newPsCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "ps",
 		Short:   "List every agent session with its process tree and memory, then the orphans",
-		Long:    docs.Help("ps"),
 		Example: "  reaper ps\n  reaper ps --sort cpu\n  reaper ps -o json | jq '.sessions[] | {client, pid, memory_bytes}'",
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -47,6 +46,7 @@ func newPsCommand(g *globalOptions) *cobra.Command {
 			return g.write(v, opts.output)
 		},
 	}
+	g.withHelp(cmd, func() string { return docs.Help("ps") })
 	cmd.Flags().StringVar(&opts.policyFile, "policy", "", "policy `FILE` (which trees are findings; default as for scan)")
 	cmd.Flags().StringVarP(&opts.output, "output", "o", "table", "output format: table or json")
 	cmd.Flags().StringVar(&opts.sort, "sort", "memory", "order sessions and orphans by memory, cpu or age, largest first")

@@ -21,7 +21,6 @@ func newPtyCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "pty",
 		Short:   "Report every pseudo-terminal in use: who holds it, and which are dead",
-		Long:    docs.Help("pty"),
 		Example: "  reaper pty\n  reaper pty --output json | jq '.dead'",
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -31,6 +30,7 @@ func newPtyCommand(g *globalOptions) *cobra.Command {
 			return runPty(&opts, g)
 		},
 	}
+	g.withHelp(cmd, func() string { return docs.Help("pty") })
 	cmd.Flags().StringVar(&opts.policyFile, "policy", "", "policy `FILE` (to know which processes are findings; default as for scan)")
 	cmd.Flags().StringVarP(&opts.output, "output", "o", "table", "output format: table or json")
 	return cmd

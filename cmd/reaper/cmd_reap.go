@@ -40,7 +40,6 @@ func newReapCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "reap",
 		Short: "Apply the policy: terminate or kill the orphaned trees its rules name",
-		Long:  docs.Help("reap"),
 		Example: `  reaper reap --dry-run
   reaper reap --policy /etc/reaper/policy.toml --audit-log /var/log/reaper/audit.jsonl
   reaper reap --ledger ~/.openclaw --output json`,
@@ -50,6 +49,7 @@ func newReapCommand(g *globalOptions) *cobra.Command {
 			return runReap(cmd.Context(), &opts, g)
 		},
 	}
+	g.withHelp(cmd, func() string { return docs.Help("reap") })
 	opts.AddFlags(cmd.Flags())
 	cmd.Flags().Lookup("audit-log").Usage += auditLogDefaultNote
 	cmd.Flags().MarkHidden("proc") // scan's: reap refuses a fixture table

@@ -31,7 +31,6 @@ func newRunCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run [flags] -- CMD [ARG...]",
 		Short: "Run a client, or a container's command as its init, and reap what it leaves behind",
-		Long:  docs.Help("run"),
 		Example: `  reaper run -- claude
   reaper run --audit-log ~/.local/state/reaper/audit.jsonl -- codex`,
 		Args: someArgs("CMD"),
@@ -48,6 +47,7 @@ func newRunCommand(g *globalOptions) *cobra.Command {
 			return runRun(args, &opts, g)
 		},
 	}
+	g.withHelp(cmd, func() string { return docs.Help("run") })
 	f := cmd.Flags()
 	f.StringVar(&opts.policyFile, "policy", "", "policy `FILE` for its grace, [[protect]] and [[owner]] entries (default as for reap)")
 	f.StringVar(&opts.auditLog, "audit-log", "", "append one JSON line per decision and signal to `FILE`")

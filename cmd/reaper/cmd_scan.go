@@ -69,7 +69,6 @@ func newScanCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "scan",
 		Short: "Find orphaned process trees and report them; never sends a signal",
-		Long:  docs.Help("scan", "ledgers", ledgersHelp(clients)),
 		Example: `  reaper scan
   reaper scan --output json | jq '.findings[] | {root_pid, rule, reasons}'
   reaper scan --policy ./policy.toml --metrics /var/lib/prometheus/node-exporter/reaper.prom`,
@@ -78,6 +77,7 @@ func newScanCommand(g *globalOptions) *cobra.Command {
 			return runScan(cmd.Context(), &opts, g)
 		},
 	}
+	g.withHelp(cmd, func() string { return docs.Help("scan", "ledgers", ledgersHelp(clients)) })
 	opts.AddFlags(cmd.Flags())
 	cmd.Flags().BoolVar(&opts.exitCode, "exit-code", false, "exit 4 when the scan reports a finding (for monitoring); 0 when none")
 	return cmd

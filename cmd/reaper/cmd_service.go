@@ -12,8 +12,10 @@ func newServiceCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "service",
 		Short: "Install or remove reaper's background service for this binary",
-		Long:  docs.Help("service", "WatchUnit", setup.WatchUnit, "ReapUnit", setup.ReapUnit, "TimerUnit", setup.TimerUnit),
 	}
+	g.withHelp(cmd, func() string {
+		return docs.Help("service", "WatchUnit", setup.WatchUnit, "ReapUnit", setup.ReapUnit, "TimerUnit", setup.TimerUnit)
+	})
 	cmd.Args = noArgs // an unknown subcommand is a usage error, not help
 	cmd.RunE = func(cmd *cobra.Command, args []string) error { return cmd.Help() }
 	cmd.AddCommand(newServiceInstallCommand(g), newServiceUninstallCommand(g))

@@ -25,7 +25,6 @@ func newTopCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "top",
 		Short:   "Watch the agent sessions and orphans live; explain or end one from the list",
-		Long:    docs.Help("top"),
 		Example: "  reaper top\n  reaper top --sort cpu --interval 5s",
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -50,6 +49,7 @@ func newTopCommand(g *globalOptions) *cobra.Command {
 			return top.Run(cmd.Context(), top.New(src, top.Options{Interval: opts.interval, Sort: opts.sort, Style: g.tableStyle()}))
 		},
 	}
+	g.withHelp(cmd, func() string { return docs.Help("top") })
 	f := cmd.Flags()
 	f.StringVar(&opts.policyFile, "policy", "", "policy `FILE` (which trees are findings, and what k may do; default as for scan)")
 	f.StringVar(&opts.sort, "sort", "memory", "order sessions and orphans by memory, cpu or age, largest first")

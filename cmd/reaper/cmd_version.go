@@ -18,7 +18,6 @@ func newVersionCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "version",
 		Short:   "Print the version",
-		Long:    docs.Help("version"),
 		Example: "  reaper version\n  reaper version -o json | jq -r .commit",
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -28,6 +27,7 @@ func newVersionCommand(g *globalOptions) *cobra.Command {
 			return g.write(buildInfo(), output)
 		},
 	}
+	g.withHelp(cmd, func() string { return docs.Help("version") })
 	cmd.Flags().StringVarP(&output, "output", "o", "table", "output format: table or json")
 	return cmd
 }

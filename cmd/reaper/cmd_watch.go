@@ -34,7 +34,6 @@ func newWatchCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "watch",
 		Short: "Reap in the second an owner dies: passes on its exit, at min_age, and every --backstop",
-		Long:  docs.Help("watch"),
 		Example: `  reaper watch --dry-run
   reaper watch --policy /etc/reaper/policy.toml --audit-log /var/log/reaper/audit.jsonl
   kill -HUP "$(pidof reaper)"    # read the policy again`,
@@ -44,6 +43,7 @@ func newWatchCommand(g *globalOptions) *cobra.Command {
 			return runWatch(cmd.Context(), &opts, g)
 		},
 	}
+	g.withHelp(cmd, func() string { return docs.Help("watch") })
 	opts.AddFlags(cmd.Flags())
 	cmd.Flags().Lookup("audit-log").Usage += auditLogDefaultNote
 	cmd.Flags().DurationVar(&opts.backstop, "backstop", time.Minute, "the longest time between two passes, whatever the hints say")

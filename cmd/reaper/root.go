@@ -28,6 +28,9 @@ type globalOptions struct {
 	// reaped, for the watch reaper run runs inside its own process, is
 	// told of each adopted child the init reaped.
 	reaped <-chan struct{}
+
+	// help makes each command's long help when it is shown (withHelp).
+	help map[*cobra.Command]func() string
 }
 
 func newGlobalOptions() *globalOptions {
@@ -41,7 +44,6 @@ func newBareRoot(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:               "reaper",
 		Short:             "Find and remove the process trees AI-agent gateways leave behind",
-		Long:              docs.Help("reaper"),
 		SilenceUsage:      true,
 		SilenceErrors:     true,
 		Args:              noArgs,
@@ -61,6 +63,13 @@ func newBareRoot(g *globalOptions) *cobra.Command {
 			return nil
 		},
 	}
+	g.withHelp(cmd, func() string { return docs.Help("reaper") })
+	// Every command's help: its long text made first (children take the
+	// root's help function).
+	cmd.SetHelpFunc(func(c *cobra.Command, args []string) {
+		g.fillHelp(c)
+		defaultHelp(c, args)
+	})
 	cmd.DisableAutoGenTag = true  // reproducible man pages: no date stamp
 	cmd.Version = versionString() // --version: the first line of 'reaper version'
 	cmd.SetVersionTemplate("reaper {{.Version}}\n")
@@ -73,6 +82,39 @@ func newBareRoot(g *globalOptions) *cobra.Command {
 	cmd.RegisterFlagCompletionFunc("color", cobra.FixedCompletions(colorWhens, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
+
+// withHelp gives cmd the long help long makes, made only when it is shown
+// (--help, reaper help CMD, the man pages: fillHelp). Made at every start
+// for every command, the help texts were ~350 KiB of every reaper
+// process's anonymous memory, and a container's init holds its command
+// tree for its life (scripts/bench-init.sh, 2026-11-29: 4,008–4,028 →
+// 3,544–3,732 KiB after 10 s).
+func (g *globalOptions) withHelp(cmd *cobra.Command, long func() string) *cobra.Command {
+	if g.help == nil {
+		g.help = map[*cobra.Command]func() string{}
+	}
+	g.help[cmd] = long
+	return cmd
+}
+
+// fillHelp makes c's long help, if withHelp gave it one not made yet.
+func (g *globalOptions) fillHelp(c *cobra.Command) {
+	if long := g.help[c]; long != nil && c.Long == "" {
+		c.Long = long()
+	}
+}
+
+// fillHelpTree makes the long help of every command under root.
+func (g *globalOptions) fillHelpTree(root *cobra.Command) {
+	g.fillHelp(root)
+	for _, c := range root.Commands() {
+		g.fillHelpTree(c)
+	}
+}
+
+// defaultHelp is cobra's own help function: what a command with no
+// parent and none set gives.
+var defaultHelp = (&cobra.Command{}).HelpFunc()
 
 func newRootCommand(g *globalOptions) *cobra.Command {
 	cmd := newBareRoot(g)
