@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -89,9 +90,35 @@ func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 	var b bytes.Buffer
 	b.Write(text)
-	metrics.WriteProcessMetrics(&b)
+	writeOwn(&b)
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 	w.Write(b.Bytes())
+}
+
+// writeOwn writes the process's own go_* and process_* series, each
+// family with a HELP line: VictoriaMetrics/metrics writes none (or, with
+// its metadata on, an empty one and TYPEs promtool's lint disputes), and
+// promtool check metrics wants every family described.
+func writeOwn(w *bytes.Buffer) {
+	var raw bytes.Buffer
+	metrics.WriteProcessMetrics(&raw)
+	described := map[string]bool{}
+	for _, line := range bytes.SplitAfter(raw.Bytes(), []byte("\n")) {
+		end := bytes.IndexAny(line, "{ ")
+		if len(line) == 0 || line[0] == '#' || end <= 0 {
+			w.Write(line)
+			continue
+		}
+		if name := string(line[:end]); !described[name] {
+			described[name] = true
+			what := "Go runtime"
+			if strings.HasPrefix(name, "process_") {
+				what = "Operating system"
+			}
+			fmt.Fprintf(w, "# HELP %s %s series of the reaper process (github.com/VictoriaMetrics/metrics).\n", name, what)
+		}
+		w.Write(line)
+	}
 }
 
 // healthz is 200 while the last pass is no older than the limit (before

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
@@ -49,9 +50,17 @@ func TestServer(t *testing.T) {
 	}
 	// The text format, line by line: a comment, or a sample — a name,
 	// labels perhaps, a value — and each family's TYPE said once.
-	sample := regexp.MustCompile(`^[a-zA-Z_:][a-zA-Z0-9_:]*(\{[^}]*\})? [-+0-9.eEInfa]+$`)
-	typed := map[string]bool{}
+	sample := regexp.MustCompile(`^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})? [-+0-9.eEInfa]+$`)
+	typed, described := map[string]bool{}, map[string]bool{}
 	for _, line := range strings.Split(strings.TrimSuffix(body, "\n"), "\n") {
+		if help, ok := strings.CutPrefix(line, "# HELP "); ok {
+			name, text, _ := strings.Cut(help, " ")
+			described[name] = text != ""
+		}
+		if m := sample.FindStringSubmatch(line); m != nil && !described[m[1]] {
+			t.Errorf("/metrics: %s has no HELP text before its first sample", m[1])
+			described[m[1]] = true // once
+		}
 		if name, ok := strings.CutPrefix(line, "# TYPE "); ok {
 			name, _, _ = strings.Cut(name, " ")
 			if typed[name] {
@@ -62,6 +71,15 @@ func TestServer(t *testing.T) {
 		if !strings.HasPrefix(line, "# ") && !sample.MatchString(line) {
 			t.Errorf("/metrics: %q is not a line of the text format", line)
 		}
+	}
+	if promtool, err := exec.LookPath("promtool"); err == nil {
+		c := exec.Command(promtool, "check", "metrics")
+		c.Stdin = strings.NewReader(body)
+		if out, err := c.CombinedOutput(); err != nil {
+			t.Errorf("promtool check metrics: %v\n%s", err, out)
+		}
+	} else {
+		t.Log("no promtool here: .ci/run installs it")
 	}
 	if resp, err := http.Post(base+"/metrics", "text/plain", nil); err != nil || resp.StatusCode != 405 {
 		t.Errorf("POST /metrics: %v %v, want 405", resp, err)
