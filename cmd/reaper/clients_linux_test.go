@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -542,7 +543,25 @@ func TestRealWatchNewClaudeSession(t *testing.T) {
 				return strings.Contains(string(text), `reaper_watch_passes_total{trigger="hint"}`)
 			}
 			if watched {
-				waitFor(t, hinted, "the pass the session file triggers")
+				// Not any hint pass: one that ended after claude's session
+				// file was written (the watch's heartbeat, to the ms), so
+				// that claude is known and its record there before the
+				// kill — a pass a first event in the dir triggered can
+				// come before the file, and a claude killed then leaves no
+				// record naming it.
+				file := filepath.Join(cfgDir, "sessions", strconv.Itoa(claude)+".json")
+				var written time.Time
+				waitFor(t, func() bool {
+					fi, err := os.Stat(file)
+					if err == nil {
+						written = fi.ModTime()
+					}
+					return err == nil
+				}, "claude's session file")
+				waitFor(t, func() bool {
+					text, _ := os.ReadFile(prom)
+					return hinted() && heartbeat(string(text)) > float64(written.UnixMilli())/1000
+				}, "a hint pass after the session file was written")
 			} else {
 				time.Sleep(2 * time.Second) // what the hint pass takes, were there one
 				if hinted() {
@@ -556,7 +575,13 @@ func TestRealWatchNewClaudeSession(t *testing.T) {
 				}
 				return
 			}
-			waitFor(t, func() bool { return len(realclients.MarkedPIDs(mark)) == 0 }, "the new claude's servers killed by the watch")
+			deadline := time.Now().Add(20 * time.Second)
+			for len(realclients.MarkedPIDs(mark)) > 0 && time.Now().Before(deadline) {
+				time.Sleep(20 * time.Millisecond)
+			}
+			if left := realclients.MarkedPIDs(mark); len(left) > 0 {
+				t.Fatalf("timed out waiting for the new claude's servers killed by the watch: %v alive\nthe watch's stderr:\n%s\nits stdout:\n%s", left, w.stderr, w.stdout)
+			}
 			t.Logf("claude started after the watch's pass; SIGKILLed → its %d servers gone: %s (backstop 10m; grace in it)", len(servers), time.Since(killed).Round(time.Millisecond))
 		})
 	}

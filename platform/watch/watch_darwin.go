@@ -61,7 +61,16 @@ func (e *Exits) Set(targets []Target) int {
 	defer e.mu.Unlock()
 	for pid, t := range e.pids {
 		if !want[t] {
+			// One that exited while the pass that leaves it out ran: its
+			// knote may not have been read yet, and deleting it would
+			// lose the exit — what the owner left is not in that pass's
+			// table.
+			p, err := platform.ProcessOf(pid)
+			gone := err != nil || p.StartTicks != t.StartTicks || p.Zombie()
 			e.drop(pid)
+			if gone {
+				e.exited(t)
+			}
 		}
 	}
 	failed := 0

@@ -72,11 +72,31 @@ func (e *Exits) Len() int {
 // may have come between the scan and the open. It returns how many could
 // not be watched for another reason.
 func (e *Exits) Set(targets []Target) int {
-	want := wanted(targets)
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	return e.set(targets)
+}
+
+// set is Set, e.mu held.
+func (e *Exits) set(targets []Target) int {
+	want := wanted(targets)
 	for t, fd := range e.fds {
-		if !want[t] {
+		switch {
+		case want[t]:
+		case exitedFD(fd):
+			// It exited while the pass that leaves it out ran: its event
+			// may not have been read yet, and dropping its pidfd would
+			// lose it — what the owner left is not in that pass's table
+			// (a pidfd is readable once its process has exited).
+			e.drop(fd)
+			e.exited(t)
+		case dying(t):
+			// Its leader has exited, its other threads not yet: a pass
+			// takes it for gone (a zombie), but its children are
+			// reparented only as its last thread ends, which the pidfd
+			// tells — kept until then. (The real Claude Code, SIGKILLed,
+			// is such a process for a few hundred milliseconds.)
+		default:
 			e.drop(fd)
 		}
 	}
@@ -94,11 +114,13 @@ func (e *Exits) Set(targets []Target) int {
 			failed++
 			continue
 		}
-		if p, err := platform.ReadStat(t.PID); err != nil || p.StartTicks != t.StartTicks || p.Zombie() {
+		if p, err := platform.ReadStat(t.PID); err != nil || p.StartTicks != t.StartTicks || p.Zombie() && exitedFD(fd) {
 			unix.Close(fd)
 			e.exited(t) // gone, or another process now: what it left is due a look
 			continue
 		}
+		// A zombie leader whose other threads still run is watched: its
+		// pidfd is readable once the last has ended (dying).
 		if err := unix.EpollCtl(e.ep, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(fd)}); err != nil {
 			unix.Close(fd)
 			failed++
@@ -107,6 +129,26 @@ func (e *Exits) Set(targets []Target) int {
 		e.fds[t], e.pids[fd] = fd, t
 	}
 	return failed
+}
+
+// dying reports whether t's leader has exited and its process not yet:
+// the leader shows as a zombie while other threads run or end.
+func dying(t Target) bool {
+	p, err := platform.ReadStat(t.PID)
+	return err == nil && p.StartTicks == t.StartTicks && p.Zombie()
+}
+
+// exitedFD reports whether the process of pidfd fd has exited: the pidfd
+// polls readable.
+func exitedFD(fd int) bool {
+	p := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	for {
+		n, err := unix.Poll(p, 0)
+		if err == unix.EINTR {
+			continue
+		}
+		return err == nil && n > 0 && p[0].Revents&unix.POLLIN != 0
+	}
 }
 
 // drop stops watching the pidfd fd (e.mu held).

@@ -1,10 +1,14 @@
 package watch
 
 import (
+	"fmt"
+	"os"
 	"os/exec"
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/orphanreaper/reaper/platform"
 )
@@ -59,5 +63,111 @@ func TestExits(t *testing.T) {
 	}
 	if e.Len() != 0 {
 		t.Errorf("%d still watched after the exit", e.Len())
+	}
+}
+
+// An owner that exits while the pass that leaves it out runs is told all
+// the same: the pass read its table before the exit, so what the owner
+// left is not in it, and the exit's event may not have been read when
+// the new set drops its pidfd (the real Claude Code's servers outlived it
+// in TestRealWatchNewClaudeSession so: its claude was killed during the
+// pass its session file's rewrite started). The reading goroutine is held
+// off by the lock meanwhile, as it was then by chance. The control: a
+// target dropped alive is not told.
+func TestExitsDroppedAfterExit(t *testing.T) {
+	e, err := New()
+	if err != nil {
+		t.Skipf("no pidfds here: %v", err)
+	}
+	defer e.Close()
+	dead, alive := start(t), start(t)
+	if failed := e.Set([]Target{dead, alive}); failed != 0 {
+		t.Fatalf("Set: %d failed", failed)
+	}
+	e.mu.Lock()
+	syscall.Kill(dead.PID, syscall.SIGKILL)
+	var info unix.Siginfo
+	if err := unix.Waitid(unix.P_PID, dead.PID, &info, unix.WEXITED|unix.WNOWAIT, nil); err != nil {
+		e.mu.Unlock()
+		t.Fatal(err)
+	}
+	e.set(nil)
+	e.mu.Unlock()
+	select {
+	case got := <-e.C():
+		if got != dead {
+			t.Errorf("told %+v, want the dead %+v", got, dead)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the exit of a target dropped after it exited was lost")
+	}
+	select {
+	case got := <-e.C():
+		t.Errorf("told %+v: the live one dropped, or the dead one twice", got)
+	case <-time.After(200 * time.Millisecond):
+	}
+}
+
+// A process whose leader has exited while another of its threads runs
+// shows as a zombie, but has not exited: its children are reparented only
+// when its last thread ends, which its pidfd tells. A pass takes it for
+// gone and leaves it out of the next set; it stays watched until then,
+// and its exit is told. (The real Claude Code, SIGKILLed, is such a
+// process for a few hundred milliseconds: dropped then, its exit was
+// never told and its servers outlived it until the backstop.) The
+// control: dropped while its thread still runs, it is not told.
+func TestExitsDyingLeader(t *testing.T) {
+	const python = "/usr/bin/python3"
+	if _, err := os.Stat(python); err != nil {
+		t.Skip("needs /usr/bin/python3, to end a process's leader thread alone")
+	}
+	e, err := New()
+	if err != nil {
+		t.Skipf("no pidfds here: %v", err)
+	}
+	defer e.Close()
+	// The leader calls exit(2) itself (not exit_group): its other thread
+	// keeps the process.
+	cmd := exec.Command(python, "-c", fmt.Sprintf("import threading, time, ctypes\nthreading.Thread(target=lambda: time.sleep(60)).start()\nprint('ready', flush=True)\nctypes.CDLL(None).syscall(%d, 0)", unix.SYS_EXIT))
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	if _, err := out.Read(make([]byte, 6)); err != nil {
+		t.Fatal(err)
+	}
+	p, err := platform.ReadStat(cmd.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := Target{PID: p.PID, StartTicks: p.StartTicks}
+	deadline := time.Now().Add(10 * time.Second)
+	for !dying(target) {
+		if time.Now().After(deadline) {
+			t.Fatal("the leader did not become a zombie alone")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if failed := e.Set([]Target{target}); failed != 0 || e.Len() != 1 {
+		t.Fatalf("Set of a dying process: %d failed, %d watched; want it watched", failed, e.Len())
+	}
+	e.Set(nil) // the pass took it for gone
+	select {
+	case got := <-e.C():
+		t.Fatalf("told %+v while its thread runs", got)
+	case <-time.After(200 * time.Millisecond):
+	}
+	if e.Len() != 1 {
+		t.Fatalf("%d watched after a set without it, want the dying one kept", e.Len())
+	}
+	syscall.Kill(target.PID, syscall.SIGKILL)
+	select {
+	case got := <-e.C():
+		if got != target {
+			t.Errorf("told %+v, want %+v", got, target)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the exit of a process dropped while dying was not told")
 	}
 }
