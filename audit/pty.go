@@ -129,9 +129,8 @@ func zombieGroups(s *platform.Snapshot, gs []scan.ZombieGroup) []ZombieGroupEntr
 	return out
 }
 
-// userProcesses counts uid's processes in s, zombies included. A zombie's
-// /proc dir is root's (it has no memory left to be dumpable: proc(5)), so
-// a zombie counts as its parent's user's.
+// userProcesses counts uid's processes in s, zombies included; a zombie
+// counts as its parent's user's, who holds it.
 func userProcesses(s *platform.Snapshot, uid uint32) int {
 	s.Owners()
 	n := 0
@@ -144,8 +143,7 @@ func userProcesses(s *platform.Snapshot, uid uint32) int {
 }
 
 // countedAs is the user a process counts against: its /proc entry's
-// owner (Snapshot.Owner), or for a zombie, whose entry is root's, its
-// parent's.
+// owner (Snapshot.Owner), or for a zombie its parent's.
 func countedAs(s *platform.Snapshot, p *platform.Process) uint32 {
 	if p.Zombie() {
 		if pp := s.Get(p.PPID); pp != nil {

@@ -8,8 +8,9 @@ type ownerReader interface {
 }
 
 // Owner returns who owns p as far as counting goes: the owner of its
-// /proc entry, read on first use with one statx — the effective uid, or
-// root for a task that is not dumpable (proc(5)) — or the real uid when
+// /proc entry, read on first use with one statx — its effective uid, also
+// for a task that is not dumpable or a zombie (task_dump_owner makes only
+// the files inside root's, proc(5)) — or the real uid when
 // Snapshot.UID has read it already. It says whose process to count p as
 // (a user's headroom) and whose state could speak for something in the
 // table; a decision about whose process it is reads Snapshot.UID. Where

@@ -26,11 +26,11 @@ type Process struct {
 	// UID is who owns the process, as far as the snapshot has read it. On
 	// Linux nothing is read with the table (NoUID until asked, a kernel
 	// thread root): Snapshot.Owner takes the owner of /proc/PID, which is
-	// the effective uid — or root for a task that is not dumpable
-	// (proc(5)), which any user can make theirs with
-	// prctl(PR_SET_DUMPABLE, 0) — and Snapshot.UID the real uid, through
-	// which every decision about whose process it is goes. On macOS the
-	// table gives the real uid.
+	// the effective uid (the files inside show root for a task that is not
+	// dumpable, proc(5), the directory does not) — root for a
+	// set-user-ID program any user may run — and Snapshot.UID the real
+	// uid, through which every decision about whose process it is goes.
+	// On macOS the table gives the real uid.
 	UID   uint32
 	State byte // R, S, D, Z, T, t, X, I, …
 	// TPGID is the foreground process group of the process's controlling

@@ -80,6 +80,7 @@ func (e *Exits) Set(targets []Target) int {
 // set is Set, e.mu held.
 func (e *Exits) set(targets []Target) int {
 	want := wanted(targets)
+	kept := 0
 	for t, fd := range e.fds {
 		switch {
 		case want[t]:
@@ -90,12 +91,13 @@ func (e *Exits) set(targets []Target) int {
 			// (a pidfd is readable once its process has exited).
 			e.drop(fd)
 			e.exited(t)
-		case dying(t):
+		case kept < maxDying && dying(t):
 			// Its leader has exited, its other threads not yet: a pass
 			// takes it for gone (a zombie), but its children are
 			// reparented only as its last thread ends, which the pidfd
 			// tells — kept until then. (The real Claude Code, SIGKILLed,
 			// is such a process for a few hundred milliseconds.)
+			kept++
 		default:
 			e.drop(fd)
 		}
@@ -130,6 +132,12 @@ func (e *Exits) set(targets []Target) int {
 	}
 	return failed
 }
+
+// maxDying bounds the targets a set keeps though its caller left them
+// out (dying): a process may end its leader thread alone and keep its
+// others for ever, and its user can start many, each a pidfd of the
+// watch's. Past the bound they are dropped, and the backstop covers them.
+const maxDying = 64
 
 // dying reports whether t's leader has exited and its process not yet:
 // the leader shows as a zombie while other threads run or end.

@@ -101,9 +101,9 @@ type Pending struct {
 	// owners is the table whose owners say which uids' state is read: a
 	// uid that owns a process by its /proc dir (Snapshot.OwnsAny; nil:
 	// every uid's, Options.EveryUser). revived are the uids of orphans'
-	// roots it missed (a process not dumpable shows root there): their
-	// dirs are read after all (Load). cache and fresh are a watch's
-	// (Cache).
+	// roots it missed (a set-user-ID process shows its effective uid,
+	// root, there): their dirs are read after all (Load). cache and fresh
+	// are a watch's (Cache).
 	owners    *platform.Snapshot
 	revived   map[uint32]bool
 	everyUser bool
@@ -177,9 +177,10 @@ func (p *Pending) Start(snap *platform.Snapshot) {
 		// Whose state is read is asked of the owners of the /proc/PID
 		// dirs, one dir's uid at a time and only until a process of that
 		// uid is met (OwnsAny): the real uid (Snapshot.UID) would read a
-		// status file each. A process whose dumpable flag is off shows
-		// root there (proc(5)); an orphan's root of such a user is caught
-		// up with in Load.
+		// status file each. A dir shows its process's effective uid (not
+		// root for one that is not dumpable: only the files inside do,
+		// proc(5)); an orphan's root whose effective uid is root and real
+		// uid another's (set-user-ID) is caught up with in Load.
 		p.owners = snap
 	}
 	if p.cache != nil && p.fresh == nil {
@@ -425,8 +426,8 @@ func (p *Pending) revive(dirs []Dir, snap *platform.Snapshot, roots []*platform.
 		return
 	}
 	for _, r := range roots {
-		// A process whose /proc files show a user is dumpable, and that
-		// user is its owner; only root's may be another's in disguise.
+		// A process whose /proc dir shows a user runs with that user's
+		// effective uid; only root's may be another's in disguise.
 		if snap.Owner(r) != 0 {
 			continue
 		}
