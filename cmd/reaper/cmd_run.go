@@ -24,6 +24,7 @@ type runOptions struct {
 	group      bool
 	watch      bool // --watch given: watch; else as PID 1 alone
 	listen     string
+	tokenFile  string
 }
 
 func newRunCommand(g *globalOptions) *cobra.Command {
@@ -53,7 +54,8 @@ func newRunCommand(g *globalOptions) *cobra.Command {
 	f.StringVar(&opts.auditLog, "audit-log", "", "append one JSON line per decision and signal to `FILE`")
 	f.StringVar(&opts.lockFile, "lock-file", "", "the one-reaper-at-a-time lock `FILE` (default as for reap)")
 	f.BoolVar(&opts.watch, "watch", false, "while CMD lives, run the watch inside: reap, by the policy, what CMD's tree leaves as it appears (default: on as a PID namespace's init, off elsewhere; --watch=false turns it off)")
-	f.StringVar(&opts.listen, "metrics-listen", "", "the watch inside serves /metrics and /healthz at `ADDR` (host:port), as reaper watch does")
+	f.StringVar(&opts.listen, "metrics-listen", "", "the watch inside serves /metrics and /healthz at `ADDR` (host:port; a port alone is loopback's), as reaper watch does")
+	f.StringVar(&opts.tokenFile, "metrics-token-file", "", "with --metrics-listen: /metrics wants the bearer token in `FILE`, as for reaper watch")
 	f.BoolVarP(&opts.group, "group", "g", false, "put CMD in a process group of its own and pass signals to the whole group (tini -g)")
 	f.BoolVar(&opts.record, "record", false, "record CMD's descendants while it runs and reap those that outlive it, as on macOS, instead of adopting them")
 	f.MarkHidden("record") // how macOS runs; on Linux, for its tests
@@ -109,7 +111,7 @@ func runRun(argv []string, opts *runOptions, g *globalOptions) error {
 // this process rather than a child of its own.
 func (o *runOptions) insideWatch(g *globalOptions) func(ctx context.Context, reaped <-chan struct{}) error {
 	args := []string{"watch", "--under", strconv.Itoa(os.Getpid()), "--quiet", "--journal", "off"}
-	for _, f := range []struct{ flag, v string }{{"--policy", o.policyFile}, {"--lock-file", o.lockFile}, {"--audit-log", o.auditLog}, {"--metrics-listen", o.listen}} {
+	for _, f := range []struct{ flag, v string }{{"--policy", o.policyFile}, {"--lock-file", o.lockFile}, {"--audit-log", o.auditLog}, {"--metrics-listen", o.listen}, {"--metrics-token-file", o.tokenFile}} {
 		if f.v != "" {
 			args = append(args, f.flag, f.v)
 		}

@@ -16,7 +16,6 @@ import (
 	"github.com/orphanreaper/reaper/platform/signals"
 	"github.com/orphanreaper/reaper/policy"
 	"github.com/orphanreaper/reaper/run"
-	"github.com/orphanreaper/reaper/scrape"
 )
 
 // watchOptions are the flags of `reaper watch`: reap's, and the backstop.
@@ -27,6 +26,7 @@ type watchOptions struct {
 	notifyAbove string
 	under       int
 	listen      string
+	tokenFile   string
 }
 
 func newWatchCommand(g *globalOptions) *cobra.Command {
@@ -51,7 +51,8 @@ func newWatchCommand(g *globalOptions) *cobra.Command {
 	cmd.Flags().MarkHidden("under")
 	cmd.Flags().BoolVar(&opts.notify, "notify", false, "tell the desktop what was ended, and large trees only reported")
 	cmd.Flags().StringVar(&opts.notifyAbove, "notify-above", "512MiB", "with --notify: the `SIZE` from which a report-only tree is told of (0: never)")
-	cmd.Flags().StringVar(&opts.listen, "metrics-listen", "", "serve /metrics (Prometheus) and /healthz at `ADDR` (host:port; 127.0.0.1:0 picks a port, said at the start): for a pod, where no textfile collector runs")
+	cmd.Flags().StringVar(&opts.listen, "metrics-listen", "", "serve /metrics (Prometheus) and /healthz at `ADDR` (host:port; a port alone is loopback's; 127.0.0.1:0 picks a port, said at the start): for a pod, where no textfile collector runs")
+	cmd.Flags().StringVar(&opts.tokenFile, "metrics-token-file", "", "with --metrics-listen: /metrics answers only a scrape that sends the bearer token in `FILE` (Prometheus' authorization.credentials_file)")
 	cmd.Flags().MarkHidden("proc")
 	cmd.Flags().MarkHidden("output") // a pass prints its --quiet lines
 	cmd.Flags().MarkHidden("all")
@@ -128,11 +129,9 @@ func runWatch(ctx context.Context, opts *watchOptions, g *globalOptions) error {
 		}
 	}
 	if opts.listen != "" {
-		// Healthy while a pass completed within two backstops and a
-		// pass's own deadline.
-		srv, err := scrape.Listen(opts.listen, 2*opts.backstop+timeout)
+		srv, err := listenMetrics(opts.listen, opts.tokenFile, 2*opts.backstop+timeout)
 		if err != nil {
-			return usagef("--metrics-listen %s: %v", opts.listen, err)
+			return err
 		}
 		go func() {
 			if err := srv.Serve(ctx); err != nil {
@@ -140,8 +139,11 @@ func runWatch(ctx context.Context, opts *watchOptions, g *globalOptions) error {
 			}
 		}()
 		cfg.Publish = srv.Publish
-		// Said even with --quiet: a port 0 is known only from here.
-		fmt.Fprintf(g.stderr, "reaper watch: metrics at http://%s/metrics, health at http://%s/healthz\n", srv.Addr(), srv.Addr())
+		// Said even with --quiet: a port 0 is known only from here, and
+		// who can read the series is the operator's to know.
+		fmt.Fprintf(g.stderr, "reaper watch: metrics at http://%s/metrics, health at http://%s/healthz (%s)\n", srv.Addr(), srv.Addr(), srv.ReachedBy())
+	} else if opts.tokenFile != "" {
+		return usagef("--metrics-token-file goes with --metrics-listen")
 	}
 	if !g.quiet { // a foreground watch says it started, and how it works
 		fmt.Fprintf(g.stdout, "reaper watch %s: policy %s; a pass as an owner exits, at a tree's min_age, and every %s%s\n", versionString(), pol.Source, opts.backstop, map[bool]string{true: " (dry run: nothing is signalled)"}[opts.dryRun])

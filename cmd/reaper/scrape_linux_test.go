@@ -3,12 +3,14 @@ package main
 import (
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/orphanreaper/reaper/internal/skips"
@@ -104,4 +106,56 @@ func TestMetricsEndpointInit(t *testing.T) {
 		// to its watch, and a pass (its backstop is a minute).
 		"sh", "-c", "while :; do (sleep 30 &); sleep 1; done")
 	checkEndpoint(t, r.stderr.String)
+}
+
+// TestMetricsEndpointFlood: a watch whose open-file limit is 128 (a
+// unit's LimitNOFILE, made small) serves its endpoint while 600
+// connections that never send a request are held open against it: it
+// holds a bounded number of descriptors, /healthz and /metrics answer, a
+// killed owner's orphan is reaped by a hint's pass (as TestWatchOwnerDeath,
+// whose control shows it lives on without the watch), and nothing in its
+// log says too many open files.
+func TestMetricsEndpointFlood(t *testing.T) {
+	requireRoot(t)
+	prlimit, err := exec.LookPath("prlimit")
+	if err != nil {
+		skips.Skip(t, "needs util-linux's prlimit (apt-get install util-linux)")
+	}
+	becomeSubreaper(t)
+	mark := "scrape-flood-" + suiteMark
+	pol := watchPolicy(t, "", mark, `"owner-dead"`, "min_age = \"0s\"")
+	owner, child := ownerWithChild(t, mark)
+	w := startWatchIn(t, []string{prlimit, "--nofile=128:128"}, nil, pol, "--backstop", "1m", "--metrics-listen", "127.0.0.1:0")
+	var m []string
+	waitFor(t, func() bool { m = announced.FindStringSubmatch(w.stderr.String()); return m != nil }, "the endpoint's address on stderr")
+	addr := strings.TrimSuffix(strings.TrimPrefix(m[1], "http://"), "/metrics")
+	const flood = 600
+	for range flood {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+	}
+	if code, _ := scrapeOnce(t, m[2]); code != http.StatusOK {
+		t.Errorf("/healthz under %d held connections: %d", flood, code)
+	}
+	if code, body := scrapeOnce(t, m[1]); code != http.StatusOK || !strings.Contains(body, "reaper_processes ") {
+		t.Errorf("/metrics under %d held connections: %d", flood, code)
+	}
+	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", w.cmd.Process.Pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The endpoint's MaxConns and the watch's own (pidfds, epoll,
+	// inotify, the locks, stdio).
+	if len(fds) > 64 {
+		t.Errorf("the watch holds %d descriptors under %d held connections, want at most 64", len(fds), flood)
+	}
+	syscall.Kill(owner, syscall.SIGKILL)
+	waitFor(t, func() bool { return !alive(child) }, "the orphan reaped by the watch under the flood")
+	if strings.Contains(w.stderr.String(), "too many open files") {
+		t.Errorf("the watch ran out of descriptors:\n%s", w.stderr.String())
+	}
+	t.Logf("%d connections held: the watch holds %d descriptors; the orphan reaped", flood, len(fds))
 }

@@ -52,8 +52,16 @@ func startWatch(t *testing.T, pol string, args ...string) *watching {
 // startWatchEnv is startWatch with env added to the watch's environment.
 func startWatchEnv(t *testing.T, env []string, pol string, args ...string) *watching {
 	t.Helper()
+	return startWatchIn(t, nil, env, pol, args...)
+}
+
+// startWatchIn is startWatchEnv with the watch run by wrapper (a
+// command that execs the rest of its arguments: prlimit, nice).
+func startWatchIn(t *testing.T, wrapper, env []string, pol string, args ...string) *watching {
+	t.Helper()
 	w := &watching{stdout: &lockedBuffer{}, stderr: &lockedBuffer{}, lock: filepath.Join(t.TempDir(), "reaper.lock")}
-	w.cmd = exec.Command(reaperBin, append([]string{"watch", "--policy", pol, "--lock-file", w.lock, "--journal", "off"}, args...)...)
+	argv := append(append(wrapper[:len(wrapper):len(wrapper)], reaperBin, "watch", "--policy", pol, "--lock-file", w.lock, "--journal", "off"), args...)
+	w.cmd = exec.Command(argv[0], argv[1:]...)
 	w.cmd.Stdout, w.cmd.Stderr = w.stdout, w.stderr
 	if env != nil {
 		w.cmd.Env = append(os.Environ(), env...)
