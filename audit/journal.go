@@ -55,7 +55,7 @@ func JournalStorm(s Storm, over bool) (bool, error) {
 // stormEntry is a storm's record: a warning as it starts, a notice as it
 // ends.
 func stormEntry(s Storm, over bool) journalEntry {
-	e := journalEntry{msg: Printable(s.Line()), pri: priWarning, fields: map[string]string{
+	e := journalEntry{msg: Term(s.Line(), maxText), pri: priWarning, fields: map[string]string{
 		"SYSLOG_IDENTIFIER": "reaper", "MESSAGE_ID": MessageIDStorm, "REAPER_EVENT": "fork-storm",
 		"REAPER_PID": strconv.Itoa(s.PID), "REAPER_COMM": s.Comm, "REAPER_USER": s.User, "REAPER_UID": strconv.FormatInt(s.UID, 10),
 		"REAPER_RATE": strconv.Itoa(s.Rate), "REAPER_STORM_RATE": strconv.Itoa(s.Threshold), "REAPER_SEEN": s.Seen, "REAPER_CMDLINE": s.Command,
@@ -64,6 +64,7 @@ func stormEntry(s Storm, over bool) journalEntry {
 		e.msg, e.pri = Printable(fmt.Sprintf("fork storm over: pid %d (%s), after %s", s.PID, s.Comm, s.For)), priNotice
 		e.fields["REAPER_EVENT"] = "fork-storm-over"
 	}
+	e.fields = journalFields(e.fields)
 	return e
 }
 
@@ -98,7 +99,7 @@ func journalEntries(r *Report, signals []Record) []journalEntry {
 			fields["REAPER_VIA"] = s.Via
 			msg = fmt.Sprintf("%s to pid %d by %s: %s", s.Signal, s.PID, s.Via, s.Result)
 		}
-		out = append(out, journalEntry{clipText(Printable(msg)), priNotice, fields})
+		out = append(out, journalEntry{Term(msg, maxText), priNotice, journalFields(fields)})
 	}
 	for _, f := range r.Findings {
 		pri := priInfo
@@ -128,9 +129,18 @@ func journalEntries(r *Report, signals []Record) []journalEntry {
 			"REAPER_CMDLINE":    f.Cmdline,
 		}
 		msg := fmt.Sprintf("%s %s tree of pid %d (%s): %s", f.Rule, f.Kind, f.RootPID, strings.Join(f.Reasons, ", "), f.Outcome)
-		out = append(out, journalEntry{clipText(Printable(msg)), pri, fields})
+		out = append(out, journalEntry{Term(msg, maxText), pri, journalFields(fields)})
 	}
 	return out
+}
+
+// journalFields are fields as journald is sent them: each value through
+// JournalField.
+func journalFields(fields map[string]string) map[string]string {
+	for k, v := range fields {
+		fields[k] = JournalField(v)
+	}
+	return fields
 }
 
 func joinInts(xs []int) string {

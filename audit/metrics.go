@@ -95,22 +95,34 @@ func MetricsText(r *Report, signals []Record, took time.Duration, w *WatchMetric
 	return b.Bytes()
 }
 
+// labels is a label set, each value through the sink's one function
+// (Label: redacted, clipped, escaped).
 func labels(kv ...string) string {
 	var parts []string
 	for i := 0; i+1 < len(kv); i += 2 {
-		// A value a user controls (a process title, a server's name) may
-		// hold invalid UTF-8, which the text format does not take (one
-		// such label and a scraper drops the whole exposition), or
-		// controls: Printable escapes both, the newline aside, which the
-		// text format escapes itself, with \ and ".
-		lines := strings.Split(kv[i+1], "\n")
-		for k := range lines {
-			lines[k] = Printable(lines[k])
-		}
-		v := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(strings.Join(lines, "\n"))
-		parts = append(parts, kv[i]+`="`+v+`"`)
+		parts = append(parts, kv[i]+`="`+Label(kv[i+1])+`"`)
 	}
 	return "{" + strings.Join(parts, ",") + "}"
+}
+
+// perUser counts the series of one family each user's processes and
+// records make, so that no user makes more than MaxSeriesPerUser: what
+// comes past it is the user's one series more, named more.
+type perUser map[string]map[string]bool
+
+// name is what a series of user's named name is called: name itself
+// while the user has fewer than MaxSeriesPerUser, else more.
+func (u perUser) name(user, name, more string) string {
+	seen := u[user]
+	if seen == nil {
+		seen = map[string]bool{}
+		u[user] = seen
+	}
+	if seen[name] || len(seen) < MaxSeriesPerUser {
+		seen[name] = true
+		return name
+	}
+	return more
 }
 
 func writeCounts(b *bytes.Buffer, name string, counts map[string]int) {
@@ -195,8 +207,13 @@ func (w *WatchMetrics) write(b *bytes.Buffer) {
 	fmt.Fprintf(b, "reaper_fork_storms_total %d\n", w.StormsSaid)
 	gauge("reaper_fork_storm_rate", "Processes a second each parent in a fork storm now starts (seen: fork events, or sampled: a lower bound).")
 	rates := map[string]int{}
+	stormsOf := perUser{}
 	for _, s := range w.Storms {
-		rates[labels("pid", fmt.Sprint(s.PID), "comm", s.Comm, "user", s.User, "seen", s.Seen)] = s.Rate
+		pid := stormsOf.name(s.User, fmt.Sprint(s.PID), "")
+		if pid == "" {
+			continue // past the user's bound: counted in reaper_fork_storms_total
+		}
+		rates[labels("pid", pid, "comm", s.Comm, "user", s.User, "seen", s.Seen)] = max(rates[labels("pid", pid, "comm", s.Comm, "user", s.User, "seen", s.Seen)], s.Rate)
 	}
 	writeCounts(b, "reaper_fork_storm_rate", rates)
 }
@@ -206,11 +223,11 @@ func (w *WatchMetrics) write(b *bytes.Buffer) {
 func (w *WatchMetrics) writeLive(b *bytes.Buffer, gauge func(name, help string)) {
 	gauge("reaper_server_copies", "Copies of one MCP server that several live sessions of a user each run (ps's duplicates): never a finding.")
 	copies, held := map[string]int{}, map[string]int{}
+	bounded := perUser{}
 	for _, d := range w.Copies {
-		server := d.Name
-		if server == "" {
-			server = clipAt(d.Command, 80)
-		}
+		// Never the command line: its config's name, its program's, or
+		// a hash (ServerLabel); each user's servers bounded.
+		server := bounded.name(d.User, ServerLabel(d.Name, d.Command), "(more)")
 		l := labels("server", server, "user", d.User)
 		copies[l] += d.Copies
 		held[l] += int(d.MemoryBytes)

@@ -77,7 +77,7 @@ func TestWatchMetrics(t *testing.T) {
 		"reaper_watch_hints_ignored_total 3", `reaper_watch_owners{watching="true"} 7`, "reaper_watch_unwatched_owners 1",
 		"# TYPE reaper_watch_reaction_seconds summary", "reaper_watch_reaction_seconds_sum 1.5", "reaper_watch_reaction_seconds_count 4",
 		"reaper_watch_heartbeat_timestamp_seconds 1795900000.250",
-		`reaper_server_copies{server="docs",user="alice"} 3`, `reaper_server_copies{server="node /srv/\"odd\".js",user="alice"} 2`,
+		`reaper_server_copies{server="docs",user="alice"} 3`, `reaper_server_copies{server="\"odd\".js",user="alice"} 2`,
 		`reaper_server_copies_bytes{server="docs",user="alice"} 3145728`,
 		`reaper_user_tasks{user="4242"} 3` + "\n" + `reaper_user_tasks{user="alice"} 850`,
 		`reaper_user_task_limit{user="alice",limit="pids_max"} 4915` + "\n" + `reaper_user_task_limit{user="alice",limit="rlimit_nproc"} 1000`,

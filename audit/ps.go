@@ -195,7 +195,7 @@ func (v *PSView) WriteTable(w io.Writer, st Style) error {
 	for _, s := range v.Sessions {
 		ew.printf("\n%s\n", clipWidth(sessionLine(s, st), st.cols(termWidth+40)))
 		if s.Record != "" {
-			ew.printf("  %s\n", clipWidth(Printable(recordLine(s)), st.cols(termWidth)-2))
+			ew.printf("  %s\n", clipWidth(Term(recordLine(s), maxText), st.cols(termWidth)-2))
 		}
 		for _, p := range s.Processes {
 			ew.printf("%s\n", processLine(p, st))
@@ -210,18 +210,18 @@ func (v *PSView) WriteTable(w io.Writer, st Style) error {
 	if len(v.Orphans) > 0 {
 		ew.printf("\norphans (the findings: no live session holds them)\n")
 		for _, o := range v.Orphans {
-			whose := Printable(o.Owner)
+			whose := Term(o.Owner, maxText)
 			if whose == "" {
 				whose = "no owner known"
 			}
 			if o.SessionID != "" {
-				whose += " session " + Printable(o.SessionID)
+				whose += " session " + Term(o.SessionID, MaxName)
 			}
 			rule := RuleText(o)
 			// What will happen to it first: ps is where a person looks
 			// for that, and a long list of reasons must not cut it off.
 			ew.printf("%s\n", clipWidth(fmt.Sprintf("  tree %d, %s: %s; %s; %s", o.RootPID, HumanBytes(o.MemoryBytes),
-				rule, Printable(strings.Join(o.Reasons, ", ")), whose), st.cols(termWidth+20)))
+				rule, Term(strings.Join(o.Reasons, ", "), maxText), whose), st.cols(termWidth+20)))
 			for _, p := range o.Processes {
 				ew.printf("%s\n", processLine(p, st))
 			}
@@ -231,8 +231,8 @@ func (v *PSView) WriteTable(w io.Writer, st Style) error {
 		ew.printf("\ncopies across live sessions (each session started its own; never a finding)\n")
 		for _, d := range v.Duplicates {
 			ew.printf("%s\n", clipWidth("  "+DuplicateLine(d), st.cols(termWidth+20)))
-			ew.printf("%s\n", clipWidth("    "+Printable(d.Command), st.cols(termWidth)))
-			ew.printf("%s\n", clipWidth("    "+Printable(d.Advice), st.cols(termWidth+40)))
+			ew.printf("%s\n", clipWidth("    "+Term(d.Command, MaxCmdline), st.cols(termWidth)))
+			ew.printf("%s\n", clipWidth("    "+Term(d.Advice, maxText), st.cols(termWidth+40)))
 		}
 	}
 	ew.printf("\n")
@@ -241,7 +241,7 @@ func (v *PSView) WriteTable(w io.Writer, st Style) error {
 	}
 	ew.printf("%s\n", totalLine("total", v.Total))
 	for _, warning := range v.Warnings {
-		ew.printf("warning: %s\n", Printable(warning))
+		ew.printf("warning: %s\n", Term(warning, maxText))
 	}
 	return ew.err
 }
@@ -251,12 +251,12 @@ func (v *PSView) WriteTable(w io.Writer, st Style) error {
 func DuplicateLine(d PSDuplicate) string {
 	what := "a server"
 	if d.Name != "" {
-		what = fmt.Sprintf("server %q", Printable(d.Name))
+		what = fmt.Sprintf("server %q", Term(d.Name, MaxName))
 	}
 	line := fmt.Sprintf("%s: %s under %s, %s together, pids %s", what, Plural(d.Copies, "copy"), Plural(len(d.Sessions), "session"),
 		HumanBytes(d.MemoryBytes), joinPIDs(d.PIDs))
 	if d.User != "" {
-		line += "  " + Printable(d.User)
+		line += "  " + Term(d.User, maxText)
 	}
 	return line
 }
@@ -271,9 +271,9 @@ func memoryWords(m string) string {
 // sessionLine is a session's head line: client, pid, state, memory, CPU,
 // age, and its id and dir.
 func sessionLine(s PSSession, st Style) string {
-	name := Printable(s.Title)
+	name := Term(s.Title, MaxName)
 	if s.Version != "" {
-		name += " " + Printable(s.Version)
+		name += " " + Term(s.Version, MaxName)
 	}
 	state := s.State
 	switch state {
@@ -290,7 +290,7 @@ func sessionLine(s PSSession, st Style) string {
 		line = fmt.Sprintf("%s  pid %d  %s  %s left behind  %s", name, s.PID, state, HumanBytes(s.MemoryBytes), s.Started())
 	}
 	if s.User != "" {
-		line += "  " + Printable(s.User)
+		line += "  " + Term(s.User, maxText)
 	}
 	if s.Leaks > 0 {
 		line += "  " + st.paint(sgrYellow, Plural(s.Leaks, "leak"))
@@ -323,24 +323,24 @@ func recordLine(s PSSession) string {
 
 // processLine is one process of a tree, indented by its depth.
 func processLine(p PSProcess, st Style) string {
-	what := Printable(p.Kind)
+	what := Term(p.Kind, maxText)
 	if p.Name != "" {
-		what += " " + Printable(p.Name)
+		what += " " + Term(p.Name, MaxName)
 	}
 	leak := ""
 	if len(p.Leak) > 0 {
-		leak = " " + st.paint(sgrYellow, "LEAK "+Printable(strings.Join(p.Leak, ",")))
+		leak = " " + st.paint(sgrYellow, "LEAK "+Term(strings.Join(p.Leak, ","), maxText))
 	}
 	state := ""
 	if p.State != "S" && p.State != "R" && p.State != "I" {
-		state = " [" + Printable(p.State) + "]"
+		state = " [" + Term(p.State, maxText) + "]"
 	}
 	head := fmt.Sprintf("  %s%-7d %-5s %8s%s%s ", strings.Repeat("  ", min(p.Depth, 8)), p.PID, what, HumanBytes(p.MemoryBytes), state, leak)
-	return head + clipWidth(Printable(p.Cmdline), max(st.cols(termWidth)-len([]rune(head)), 20))
+	return head + clipWidth(Term(p.Cmdline, MaxCmdline), max(st.cols(termWidth)-len([]rune(head)), 20))
 }
 
 func totalLine(name string, t PSTotal) string {
-	line := fmt.Sprintf("%-14s %s, %s, %s", Printable(name), Plural(t.Sessions, "session"), Plural(t.Processes, "process"), HumanBytes(t.MemoryBytes))
+	line := fmt.Sprintf("%-14s %s, %s, %s", Term(name, maxText), Plural(t.Sessions, "session"), Plural(t.Processes, "process"), HumanBytes(t.MemoryBytes))
 	if t.Orphans > 0 {
 		line += fmt.Sprintf("; %s (%s) %s", Plural(t.Orphans, "orphaned tree"), Plural(t.OrphanProcess, "process"), HumanBytes(t.OrphanBytes))
 	}
@@ -378,7 +378,7 @@ func RuleText(o PSOrphan) string {
 	case o.Rule == "":
 		return "no rule"
 	case o.Protected != "":
-		return Printable(o.Rule) + " → " + Printable(o.Action) + ", protected: " + Printable(o.Protected)
+		return Term(o.Rule, maxText) + " → " + Term(o.Action, maxText) + ", protected: " + Term(o.Protected, maxText)
 	}
-	return Printable(o.Rule) + " → " + Printable(o.Action)
+	return Term(o.Rule, maxText) + " → " + Term(o.Action, maxText)
 }

@@ -41,6 +41,8 @@ var (
 	// is quoted: Authorization and Proxy-Authorization with any scheme,
 	// Cookie, and X-…-Token, X-Api-Key and their kin.
 	header = regexp.MustCompile(`(?i)\b((?:proxy-)?authorization|cookie|set-cookie|x-[a-z0-9-]*(?:token|key|auth|secret|session)[a-z0-9-]*)(\s*:\s*)([^"'\n]+)`)
+	// queryParam is a URL's query parameter: ?token=…, &api_key=….
+	queryParam = regexp.MustCompile(`([?&;])([A-Za-z0-9_.-]+)=([^&\s#"'<>]+)`)
 	// jsonPair is "name": "value" in a JSON excerpt.
 	jsonPair = regexp.MustCompile(`"([A-Za-z0-9_.-]+)"(\s*:\s*)"((?:[^"\\]|\\.)*)"`)
 	// field is one whitespace-separated word of a command line or an
@@ -128,6 +130,16 @@ func RedactString(s string, homes []string, counts map[string]int) string {
 		}
 		return m
 	})
+	if strings.Contains(s, "=") {
+		s = queryParam.ReplaceAllStringFunc(s, func(m string) string {
+			g := queryParam.FindStringSubmatch(m)
+			if !secretName(g[2]) || g[3] == redacted {
+				return m
+			}
+			counts["secret-value"]++
+			return g[1] + g[2] + "=" + redacted
+		})
+	}
 	s = header.ReplaceAllStringFunc(s, func(m string) string {
 		g := header.FindStringSubmatch(m)
 		value := g[3]

@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -365,12 +366,36 @@ func reasonStrings(rs []scan.Reason) []string {
 func (r *Report) WriteJSON(w io.Writer) error { return WriteJSON(w, r) }
 
 // WriteJSON writes v as one indented JSON object and a newline: the one
-// encoding of every command's JSON output.
+// encoding of every command's JSON output — JSON's sink. encoding/json
+// makes every string valid UTF-8 and escapes C0 controls; the bidi
+// controls it leaves raw are escaped here too (\u202e: the same string
+// to a parser), so that JSON shown in a terminal reads as it is.
 func WriteJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
 	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	out := b.Bytes()
+	if bytes.ContainsFunc(out, bidi) {
+		var esc bytes.Buffer
+		for _, r := range string(out) {
+			if bidi(r) {
+				fmt.Fprintf(&esc, `\u%04x`, r)
+				continue
+			}
+			esc.WriteRune(r)
+		}
+		out = esc.Bytes()
+	}
+	_, err := w.Write(out)
+	return err
 }
+
+// bidi reports whether r is a Unicode bidirectional control (isControl's
+// above C1).
+func bidi(r rune) bool { return r >= 0x061c && isControl(r) }
 
 // maxCmdline is how much of a command line the report keeps: the first
 // 4 KiB of the 64 KiB the snapshot reads (platform.MaxDetail), so that a
@@ -381,7 +406,7 @@ const maxCmdline = 4 << 10
 // commandLine is p's command line as the report keeps it, cut at
 // maxCmdline with "…" where it was longer.
 func commandLine(s *platform.Snapshot, p *platform.Process) string {
-	return clipAt(s.CommandLine(p), maxCmdline)
+	return CommandLine(s, p)
 }
 
 // Printable escapes what must not reach a terminal, a log line or a

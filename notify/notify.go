@@ -112,7 +112,7 @@ func group(f audit.Finding) string {
 }
 
 func line(f audit.Finding, size uint64) string {
-	cmd := f.Cmdline
+	cmd := audit.UserText(f.Cmdline, 4*60)
 	if r := []rune(cmd); len(r) > 60 {
 		cmd = string(r[:59]) + "…"
 	}
@@ -120,7 +120,7 @@ func line(f audit.Finding, size uint64) string {
 	if who == "" {
 		who = fmt.Sprintf("uid %d", f.UID)
 	}
-	return fmt.Sprintf("%s %d (%s), %s's, %s", f.Kind, f.RootPID, audit.Printable(cmd), audit.Printable(who), audit.HumanBytes(size))
+	return fmt.Sprintf("%s %d (%s), %s's, %s", f.Kind, f.RootPID, audit.Printable(cmd), audit.Term(who, audit.MaxName), audit.HumanBytes(size))
 }
 
 // message is one notification for items: its summary counts what was
@@ -154,7 +154,7 @@ func message(items []item) (string, string) {
 	}
 	var body strings.Builder
 	for _, g := range groups {
-		fmt.Fprintf(&body, "%s:\n", audit.Printable(g))
+		fmt.Fprintf(&body, "%s:\n", audit.Term(g, audit.MaxName))
 		for _, l := range by[g] {
 			fmt.Fprintf(&body, "  %s\n", l)
 		}
@@ -166,5 +166,5 @@ func message(items []item) (string, string) {
 // since the last notification (a machine about to run out of processes
 // does not wait). Its end is not told: the log says it.
 func (n *Notifier) Storm(s audit.Storm) error {
-	return n.Desktop.Send("reaper: fork storm", s.Line())
+	return n.Desktop.Send("reaper: fork storm", audit.Term(s.Line(), 1<<10))
 }

@@ -34,7 +34,7 @@ func (p *Pass) Explain(pid int) (*audit.Explanation, error) {
 	rep := p.Report()
 
 	e := &audit.Explanation{SchemaVersion: audit.SchemaVersion, Policy: rep.Policy, PID: pid,
-		Cmdline: s.CommandLine(proc), AgeSeconds: int64(s.Age(proc) / time.Second), RSSBytes: proc.RSS, Rules: []policy.RuleVerdict{}}
+		Cmdline: audit.CommandLine(s, proc), AgeSeconds: int64(s.Age(proc) / time.Second), RSSBytes: proc.RSS, Rules: []policy.RuleVerdict{}}
 	e.UID, e.User = audit.ProcessUser(s, proc)
 	e.Ancestors = ancestors(t.Result, i)
 
@@ -131,7 +131,7 @@ func ancestors(res *scan.Result, i int) []audit.Ancestor {
 		if name, ok := res.LiveOwner(a); ok {
 			role = strings.TrimSpace(role + " live owner " + name)
 		}
-		out = append(out, audit.Ancestor{PID: a.PID, Cmdline: s.CommandLine(a), Role: role})
+		out = append(out, audit.Ancestor{PID: a.PID, Cmdline: audit.CommandLine(s, a), Role: role})
 		return true
 	})
 	return out
@@ -177,7 +177,7 @@ func notOrphaned(res *scan.Result, i int) string {
 	tp := t.Parent(top)
 	if tp >= 0 && (s.Procs[tp].PID == 1 || res.IsSubreaper(tp)) {
 		return fmt.Sprintf("its tree's top, %d, is a child of %d (%s) but is not an orphan the scan takes: a service, a login session or a protected process, not an agent's leftover",
-			s.Procs[top].PID, s.Procs[tp].PID, s.CommandLine(&s.Procs[tp]))
+			s.Procs[top].PID, s.Procs[tp].PID, audit.CommandLine(s, &s.Procs[tp]))
 	}
-	return fmt.Sprintf("its parent %d (%s) is alive and is neither init nor a subreaper: it was never reparented", s.Procs[parent].PID, s.CommandLine(&s.Procs[parent]))
+	return fmt.Sprintf("its parent %d (%s) is alive and is neither init nor a subreaper: it was never reparented", s.Procs[parent].PID, audit.CommandLine(s, &s.Procs[parent]))
 }

@@ -58,7 +58,7 @@ func Ledgers(ctx context.Context, cfg Config, paths []string) (view *audit.Ledge
 		}
 		sr := audit.ShownRun{Run: *lr.Run, Status: string(lr.Status), Info: lr.Info, Detail: lr.Detail}
 		if p := s.Get(lr.Run.PID); p != nil && (lr.Status == scan.StatusAlive || lr.Status == scan.StatusOrphaned) {
-			sr.Cmdline = s.CommandLine(p)
+			sr.Cmdline = audit.CommandLine(s, p)
 			if lr.Status == scan.StatusOrphaned {
 				sr.Reasons = reasons[p.PID]
 			}

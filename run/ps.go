@@ -202,7 +202,7 @@ func (b *psBuild) records() {
 			gone, _ = scan.OwnerGone(b.s, scan.RecordedBy(rec.Speaker, o.PID, o.Start))
 		}
 		cn := b.client(o.Name)
-		s := audit.PSSession{Client: cn.name, Title: cn.title, Version: rec.Version, PID: o.PID, UID: -1, SessionID: rec.ID, Dir: rec.Dir, Kind: rec.Kind,
+		s := audit.PSSession{Client: cn.name, Title: cn.title, Version: audit.UserText(rec.Version, audit.MaxName), PID: o.PID, UID: -1, SessionID: audit.UserText(rec.ID, audit.MaxName), Dir: audit.UserText(rec.Dir, audit.MaxCmdline), Kind: rec.Kind,
 			Record: rec.Proof, Speaker: int64(rec.Speaker), Processes: []audit.PSProcess{}}
 		if !rec.Started.IsZero() {
 			s.StartedAt = rec.Started.UTC().Format(time.RFC3339)
@@ -378,7 +378,7 @@ func (b *psBuild) tree(sess *audit.PSSession, tree []node) {
 func (b *psBuild) process(p *platform.Process, depth int) audit.PSProcess {
 	s := b.s
 	pr := audit.PSProcess{PID: p.PID, PPID: p.PPID, Depth: depth, State: string(rune(p.State)), AgeSeconds: int64(s.Age(p).Seconds()),
-		CPUSeconds: float64(p.UTime+p.STime) / float64(max(s.ClockTicks, 1)), Cmdline: s.CommandLine(p)}
+		CPUSeconds: float64(p.UTime+p.STime) / float64(max(s.ClockTicks, 1)), Cmdline: audit.CommandLine(s, p)}
 	if p.State == 0 {
 		pr.State = "?"
 	}
@@ -393,6 +393,7 @@ func (b *psBuild) process(p *platform.Process, depth int) audit.PSProcess {
 		pr.Kind = "client"
 	} else {
 		pr.Kind, pr.Name = b.kind(p)
+		pr.Name = audit.UserText(pr.Name, audit.MaxName) // a config's, a user's own words
 	}
 	return pr
 }

@@ -48,7 +48,7 @@ func (p *Pass) PTYs() *audit.PTYView {
 	toHolders := func(ps []*platform.Process) []audit.PTYHolder {
 		hs := []audit.PTYHolder{}
 		for _, pr := range ps {
-			hs = append(hs, audit.PTYHolder{PID: pr.PID, Cmdline: s.CommandLine(pr), InFinding: member[pr.PID]})
+			hs = append(hs, audit.PTYHolder{PID: pr.PID, Cmdline: audit.CommandLine(s, pr), InFinding: member[pr.PID]})
 		}
 		return hs
 	}

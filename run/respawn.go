@@ -111,7 +111,7 @@ func (r respawns) refuse(plan *policy.Plan, s *platform.Snapshot) {
 		}
 		it.Outcome = policy.Refused
 		it.Detail = fmt.Sprintf("a kill loop: its parent pid %d (%s) started it again %d times right after reaper ended it — reaper stops here, whatever the policy says; restart pid %d (%s), or stop it from spawning %.120q",
-			parent.PID, audit.Printable(parent.Comm), k.Streak, parent.PID, audit.Printable(parent.Comm), s.CommandLine(it.Finding.Root))
+			parent.PID, audit.Printable(parent.Comm), k.Streak, parent.PID, audit.Printable(parent.Comm), audit.CommandLine(s, it.Finding.Root))
 	}
 }
 

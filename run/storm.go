@@ -71,7 +71,7 @@ func (w *stormWatch) second(counts map[int]int) {
 			if !ok || !w.mine(uid) {
 				continue // gone, or another user's (a user's watch)
 			}
-			s.Comm, s.Command, s.UID, s.User = comm, command, int64(uid), policy.UserName(uid)
+			s.Comm, s.Command, s.UID, s.User = comm, audit.UserText(command, audit.MaxCmdline), int64(uid), policy.UserName(uid)
 		}
 		w.now[pid] = &s
 		w.total++
