@@ -1,6 +1,7 @@
 package run
 
 import (
+	"sort"
 	"sync"
 	"time"
 
@@ -29,54 +30,119 @@ type stormWatch struct {
 	// Closed where neither can be had.
 	forked chan struct{}
 
+	// adopter is the init whose adoptions the watch follows (reaper
+	// run's; 0: none): like PID 1, a parent that did not fork what it
+	// holds.
+	adopter int
+
 	mu     sync.Mutex
-	streak map[int]int          // parent → seconds in a row over rate
-	now    map[int]*audit.Storm // the storms said and not yet over
+	streak map[stormKey]int          // what is counted → seconds in a row over rate
+	now    map[stormKey]*audit.Storm // the storms said and not yet over
 	total  uint64
 }
 
-// second takes one second's counts (parent → processes started; -1 for
-// the host's count where no parent is known).
-func (w *stormWatch) second(counts map[int]int) {
+// stormKey is what a second's count is of: a parent that forked (PID),
+// a user's processes whoever forked them (UID alone: many parents, a
+// chain of fork-and-exit links), processes of a user found under an
+// adopter that did not fork them (Adopter, UID), or the PID namespace's
+// processes where nothing is known of them (PID -1).
+type stormKey struct {
+	PID     int
+	UID     int64 // -1: not known, or not what is counted
+	Adopter int
+}
+
+// The keys that are not a parent's.
+func userKey(uid int64) stormKey                 { return stormKey{UID: uid} }
+func adoptedKey(adopter int, uid int64) stormKey { return stormKey{UID: uid, Adopter: adopter} }
+func parentKey(pid int) stormKey                 { return stormKey{PID: pid, UID: -1} }
+
+var hostKey = stormKey{PID: -1, UID: -1}
+
+// second takes one second's counts. A parent over the rate is named; a
+// user over it is named by the user when none of their parents is (many
+// parents, or chains); processes an adopter holds are the user's,
+// "parent unknown", never the adopter's; the namespace's count alone is
+// said where nothing else is known.
+func (w *stormWatch) second(counts map[stormKey]int) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.rate <= 0 {
 		return // storm_rate = 0: never said
 	}
-	for pid := range w.streak {
-		if counts[pid] >= w.rate {
+	for k := range w.streak {
+		if counts[k] >= w.rate {
 			continue
 		}
-		delete(w.streak, pid)
-		if s, said := w.now[pid]; said {
-			delete(w.now, pid)
+		delete(w.streak, k)
+		if s, said := w.now[k]; said {
+			delete(w.now, k)
 			w.say(*s, true)
 		}
 	}
-	for pid, n := range counts {
-		if n < w.rate {
+	keys := make([]stormKey, 0, len(counts))
+	for k, n := range counts {
+		if n >= w.rate {
+			keys = append(keys, k)
+		}
+	}
+	// Parents first, then adopters' holdings, then users: a user's storm
+	// is said only where no parent of theirs is said.
+	sort.Slice(keys, func(i, j int) bool { return keyOrder(keys[i]) < keyOrder(keys[j]) })
+	for _, k := range keys {
+		n := counts[k]
+		w.streak[k]++
+		if s, said := w.now[k]; said {
+			s.Rate, s.For = n, time.Duration(w.streak[k])*time.Second
 			continue
 		}
-		w.streak[pid]++
-		if s, said := w.now[pid]; said {
-			s.Rate, s.For = n, time.Duration(w.streak[pid])*time.Second
+		if w.streak[k] < w.sustain {
 			continue
 		}
-		if w.streak[pid] < w.sustain {
-			continue
-		}
-		s := audit.Storm{PID: max(pid, 0), Rate: n, For: time.Duration(w.streak[pid]) * time.Second, Threshold: w.rate, Seen: w.seen, UID: -1}
-		if pid > 0 {
-			comm, command, uid, ok := w.about(pid)
+		s := audit.Storm{Rate: n, For: time.Duration(w.streak[k]) * time.Second, Threshold: w.rate, Seen: w.seen, UID: k.UID}
+		switch {
+		case k.PID > 0:
+			comm, command, uid, ok := w.about(k.PID)
 			if !ok || !w.mine(uid) {
 				continue // gone, or another user's (a user's watch)
 			}
-			s.Comm, s.Command, s.UID, s.User = comm, audit.UserText(command, audit.MaxCmdline), int64(uid), policy.UserName(uid)
+			s.PID, s.Comm, s.Command, s.UID, s.User = k.PID, comm, audit.UserText(command, audit.MaxCmdline), int64(uid), policy.UserName(uid)
+		case k.UID >= 0:
+			if !w.mine(uint32(k.UID)) || k.Adopter == 0 && w.parentSaid(k.UID) {
+				continue
+			}
+			s.Adopter, s.User = k.Adopter, policy.UserName(uint32(k.UID))
 		}
-		w.now[pid] = &s
+		w.now[k] = &s
 		w.total++
 		w.say(s, false)
 	}
+}
+
+// keyOrder sorts parents before adopters' holdings before users before
+// the namespace's count.
+func keyOrder(k stormKey) int {
+	switch {
+	case k.PID > 0:
+		return 0
+	case k.Adopter > 0:
+		return 1
+	case k.UID >= 0:
+		return 2
+	}
+	return 3
+}
+
+// parentSaid reports whether a parent of uid's, or an adopter of their
+// processes, is in a storm said now
+// (w.mu held).
+func (w *stormWatch) parentSaid(uid int64) bool {
+	for k, s := range w.now {
+		if (k.PID > 0 || k.Adopter > 0) && s.UID == uid {
+			return true
+		}
+	}
+	return false
 }
 
 // set takes the policy's storm_rate and storm_for (at the start, and on

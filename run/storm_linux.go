@@ -21,7 +21,7 @@ const maxParents = 1 << 16
 // parent. It subscribes on a goroutine of its own (a kernel that does
 // not answer costs a second or two, not the first pass's).
 func (w *stormWatch) start(ctx context.Context) {
-	w.streak, w.now = map[int]int{}, map[int]*audit.Storm{}
+	w.streak, w.now = map[stormKey]int{}, map[stormKey]*audit.Storm{}
 	w.forked = make(chan struct{}, 1)
 	w.about = aboutParent
 	go func() {
@@ -53,10 +53,14 @@ const (
 // is seen to end).
 func (w *stormWatch) events(ctx context.Context, f *platform.Forks) {
 	buf := make([]byte, 64<<10)
-	counts := map[int]int{}
-	count := func(parent, _ int) {
-		if _, ok := counts[parent]; ok || len(counts) < maxParents {
-			counts[parent]++
+	counts := map[stormKey]int{}
+	users := userReads{}
+	count := func(parent, child int) {
+		if k := parentKey(parent); counts[k] > 0 || len(counts) < maxParents {
+			counts[k]++
+		}
+		if uid, ok := users.of(child, parent); ok {
+			counts[userKey(int64(uid))]++
 		}
 	}
 	second := time.Now() // when the second being counted began
@@ -85,14 +89,18 @@ func (w *stormWatch) events(ctx context.Context, f *platform.Forks) {
 			}
 			w.second(counts)
 			busy = len(counts) > 0 || w.active()
-			counts = map[int]int{}
+			counts, users = map[stormKey]int{}, userReads{}
 			second = second.Add(time.Second)
 		}
 	}
 }
 
-// sample reads the namespace's last pid each second, and the table only
-// when it rose by the rate or more (or wrapped).
+// sample reads the namespace's last pid each second and, only when it
+// rose by the rate or more (or wrapped), looks for the processes born
+// since (platform.Births: the table's listing against the last, then
+// the new pids' stat files alone). A thread moves the last pid too, but
+// is no process and never listed: a user's threads cost a listing, no
+// table read, and are never a storm.
 func (w *stormWatch) sample(ctx context.Context) {
 	lp, err := platform.OpenLastPID()
 	if err != nil {
@@ -100,6 +108,10 @@ func (w *stormWatch) sample(ctx context.Context) {
 	}
 	defer lp.Close()
 	last, err := lp.Read()
+	if err != nil {
+		return
+	}
+	births, err := platform.NewBirths()
 	if err != nil {
 		return
 	}
@@ -121,39 +133,91 @@ func (w *stormWatch) sample(ctx context.Context) {
 		}
 		rose := n - last
 		if rose < 0 {
-			rose = math.MaxInt32 // wrapped at pid_max: read the table
+			rose = math.MaxInt32 // wrapped at pid_max
 		}
 		last = n
-		counts := map[int]int{}
+		counts := map[stormKey]int{}
 		if w.overRate(rose) {
-			counts = youngByParent()
-			named := false
-			for _, c := range counts {
-				named = named || w.overRate(c)
-			}
-			if !named && rose != math.MaxInt32 {
-				counts[-1] = rose // the namespace's alone: no parent to name
+			bs, left, err := births.Look(time.Second, maxBirthReads)
+			if err == nil {
+				counts = w.sampled(bs, left)
 			}
 		}
 		w.second(counts)
 	}
 }
 
-// youngByParent counts the processes younger than a second by parent.
-func youngByParent() map[int]int {
-	out := map[int]int{}
-	s, err := platform.ReadSnapshot(platform.DefaultProcRoot)
-	if err != nil {
-		return out
-	}
-	defer s.Close()
-	for i := range s.Procs {
-		p := &s.Procs[i]
-		if s.Age(p) < time.Second && len(out) < maxParents {
-			out[p.PPID]++
+// maxBirthReads bounds the new processes a sampled second reads: past
+// it, they are counted for the namespace, unread.
+const maxBirthReads = 4096
+
+// sampled counts a second's births: by the parent that forked them, and
+// by their user. A birth under an adopter (PID 1, a systemd manager, the
+// init the watch follows) in a session other than the adopter's was not
+// forked by it — its parent forked it and exited — and is counted as
+// adopted, the user's, never the adopter's. Where no parent and no user
+// is over the rate, the births are the namespace's count (processes, not
+// pids: threads are not among them).
+func (w *stormWatch) sampled(bs []platform.Birth, left int) map[stormKey]int {
+	counts := map[stormKey]int{}
+	for i := range bs {
+		b := &bs[i]
+		uid := int64(-1)
+		if b.UID != platform.NoUID {
+			uid = int64(b.UID)
+		}
+		if b.Parent != nil && w.adopts(b.Parent) && b.Parent.SID != b.SID {
+			if uid >= 0 {
+				counts[adoptedKey(b.PPID, uid)]++
+			}
+		} else if k := parentKey(b.PPID); counts[k] > 0 || len(counts) < maxParents {
+			counts[k]++
+		}
+		if uid >= 0 {
+			counts[userKey(uid)]++
 		}
 	}
-	return out
+	named := false
+	for _, c := range counts {
+		named = named || w.overRate(c)
+	}
+	if !named {
+		counts[hostKey] = len(bs) + left
+	}
+	return counts
+}
+
+// adopts reports whether p is a process that holds what it did not fork:
+// the namespace's init, a systemd manager, the init the watch follows.
+func (w *stormWatch) adopts(p *platform.Process) bool {
+	return p.PID == 1 || p.PID == w.adopter || p.Comm == "systemd"
+}
+
+// userReads reads the uid of a forked child (its parent's where the
+// child is gone already), each pid once, at most maxUIDReads a second:
+// a storm by many parents, or by a chain of links each of which forks
+// and exits, is its user's.
+type userReads map[int]uint32
+
+const maxUIDReads = 4096
+
+func (u userReads) of(child, parent int) (uint32, bool) {
+	for _, pid := range []int{child, parent} {
+		if uid, ok := u[pid]; ok {
+			return uid, uid != platform.NoUID
+		}
+		if len(u) >= maxUIDReads {
+			return 0, false
+		}
+		uid, err := platform.ReadUID(pid)
+		if err != nil {
+			u[pid] = platform.NoUID
+			continue
+		}
+		u[pid] = uid
+		return uid, true
+	}
+	return 0, false
 }
 
 // aboutParent reads a storm's parent alone.

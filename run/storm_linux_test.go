@@ -19,7 +19,7 @@ import (
 func TestStormSampled(t *testing.T) {
 	var mu sync.Mutex
 	var said []audit.Storm
-	w := &stormWatch{streak: map[int]int{}, now: map[int]*audit.Storm{}, seen: "sampled", about: aboutParent,
+	w := &stormWatch{streak: map[stormKey]int{}, now: map[stormKey]*audit.Storm{}, seen: "sampled", about: aboutParent,
 		mine: func(uint32) bool { return true },
 		say: func(s audit.Storm, over bool) {
 			mu.Lock()

@@ -151,7 +151,7 @@ func Watch(ctx context.Context, cfg WatchConfig, hup <-chan os.Signal) error {
 	w := &watcher{cfg: cfg, exits: exits, dirs: dirs, log: log, notify: notify, state: gather.NewCache(),
 		metrics: audit.WatchMetrics{Passes: map[string]uint64{}, Watching: exits != nil}}
 	w.cfg.Live = true
-	w.storms = &stormWatch{mine: func(uid uint32) bool { return EUID() == 0 || uid == EUID() }, say: w.storm}
+	w.storms = &stormWatch{mine: func(uid uint32) bool { return EUID() == 0 || uid == EUID() }, say: w.storm, adopter: cfg.Adopter}
 	w.storms.set(cfg.Policy.Defaults)
 	w.storms.start(ctx)
 	if cfg.Adopter > 0 {

@@ -1,0 +1,19 @@
+//go:build !linux
+
+package platform
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+type births struct{}
+
+func newBirths() (*Births, error) {
+	return nil, fmt.Errorf("births: %w", errors.ErrUnsupported)
+}
+
+func (b *Births) look(time.Duration, int) ([]Birth, int, error) {
+	return nil, 0, fmt.Errorf("births: %w", errors.ErrUnsupported)
+}
