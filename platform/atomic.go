@@ -1,41 +1,14 @@
 package platform
 
-import (
-	"fmt"
-	"os"
-	"path/filepath"
-)
+import "os"
 
 // WriteFileAtomic replaces path with data: a temporary file in the same
 // directory (so the rename cannot cross filesystems), fsync, rename over
 // path, then fsync of the directory so the rename itself survives a crash.
-// A reader sees the old content or the new, never a mix.
+// A reader sees the old content or the new, never a mix. The directory
+// is reached without a link another user could plant (on Unix: openDir's
+// rule), so that a user's link in the directory part cannot make reaper
+// write a file of its own where that user chose.
 func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name()) // finds nothing after a successful rename
-	_, err = tmp.Write(data)
-	if err == nil {
-		err = tmp.Chmod(perm)
-	}
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
-	return nil
+	return writeFileAtomic(path, data, perm)
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"golang.org/x/sys/unix"
 )
@@ -67,12 +68,20 @@ func openOwnFD(path string, how OwnOpen) (int, error) {
 		access = unix.O_WRONLY
 	}
 	flags := access | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_NOCTTY | unix.O_CLOEXEC
+	// The directory part without a link another user could plant
+	// (openDir), then the name in it.
+	dir, err := openDir(filepath.Dir(path))
+	if err != nil {
+		return -1, err
+	}
+	defer unix.Close(dir)
+	base := filepath.Base(path)
 	for range 8 {
-		fd, err := openName(unix.AT_FDCWD, path, flags)
+		fd, err := openName(dir, base, flags)
 		if how == OwnRead || !errors.Is(err, unix.ENOENT) {
 			return fd, ownOpenError(err)
 		}
-		fd, err = openCreate(path, flags|unix.O_CREAT|unix.O_EXCL, 0o600)
+		fd, err = openCreate(dir, base, flags|unix.O_CREAT|unix.O_EXCL, 0o600)
 		if !errors.Is(err, unix.EEXIST) {
 			return fd, ownOpenError(err)
 		}
@@ -82,10 +91,10 @@ func openOwnFD(path string, how OwnOpen) (int, error) {
 	return -1, fmt.Errorf("%w: it keeps appearing and vanishing", ErrNotOwn)
 }
 
-// openCreate makes the file at path, in mode (less the umask).
-func openCreate(path string, flags int, mode uint32) (int, error) {
+// openCreate makes the file name in dir, in mode (less the umask).
+func openCreate(dir int, name string, flags int, mode uint32) (int, error) {
 	for {
-		fd, err := unix.Open(path, flags, mode)
+		fd, err := unix.Openat(dir, name, flags, mode)
 		if err == unix.EINTR {
 			continue
 		}

@@ -152,3 +152,65 @@ func TestWriteOwn(t *testing.T) {
 		t.Errorf("control: %q", b)
 	}
 }
+
+// TestOwnFileDirLinks: a lock below a directory another user can write,
+// reached through that user's link in the directory part, is refused,
+// and nothing is made where the link points; so is the atomic write of a
+// file there. A link root made in a directory only root writes (as
+// /var/run → /run) is followed. The control: the same path with a real
+// directory where the link was takes the lock.
+func TestOwnFileDirLinks(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: the attacker's directory is another user's")
+	}
+	base := t.TempDir()
+	attacker := filepath.Join(base, "attacker")
+	target := filepath.Join(base, "root-only")
+	for _, d := range []string{attacker, target} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.Chmod(target, 0o700)
+	if err := os.Chown(attacker, 61001, 61001); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(attacker, "sub")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	os.Lchown(link, 61001, 61001)
+	if release, err := Lock(filepath.Join(link, "reaper.lock"), 0); err == nil {
+		release()
+		t.Error("a lock through another user's link in the directory part was taken")
+	} else if !errors.Is(err, ErrSymlink) {
+		t.Errorf("refused for %v, want ErrSymlink", err)
+	}
+	if err := WriteFileAtomic(filepath.Join(link, "reaper.prom"), []byte("x"), 0o644); err == nil || !errors.Is(err, ErrSymlink) {
+		t.Errorf("the atomic write through the link: %v, want ErrSymlink", err)
+	}
+	if ents, _ := os.ReadDir(target); len(ents) != 0 {
+		t.Errorf("made in the link's target: %v", ents)
+	}
+	// Root's own link in a directory only root writes is followed.
+	rootLinks := filepath.Join(base, "rootlinks")
+	os.Mkdir(rootLinks, 0o755)
+	if err := os.Symlink(target, filepath.Join(rootLinks, "run")); err != nil {
+		t.Fatal(err)
+	}
+	release, err := Lock(filepath.Join(rootLinks, "run", "reaper.lock"), 0)
+	if err != nil {
+		t.Fatalf("root's link in root's directory: %v", err)
+	}
+	release()
+	// The control: a real directory where the user's link was.
+	os.Remove(link)
+	if err := os.Mkdir(link, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	release, err = Lock(filepath.Join(link, "reaper.lock"), 0)
+	if err != nil {
+		t.Fatalf("control: the lock in a real directory: %v", err)
+	}
+	release()
+}

@@ -284,9 +284,12 @@ func (w *watcher) storm(s audit.Storm, over bool) {
 // process like a client or a gateway and start and end such processes
 // without end, and each exit would be a pass. A uid's exits trigger at
 // most perUID passes in hintWindow, and all users' together at most one
-// pass per userGap; root's are not counted. Past the budget an exit is
-// ignored — the backstop still comes — so no user can make the watch
-// cost more than a pass every userGap.
+// pass per userGap; root's are not counted. Past its own budget a uid's
+// exit is dropped — the backstop still comes — so no user can make the
+// watch cost more than a pass every userGap; an exit within its budget
+// that comes within userGap of another user's pass is held until the gap
+// has passed, never dropped: one user's exits cannot cost another's
+// reaction more than userGap.
 const (
 	perUID     = 3
 	hintWindow = 30 * time.Second
@@ -299,11 +302,13 @@ type hintBudget struct {
 	last  time.Time // the last pass a user's exit triggered
 }
 
-// allow reports whether an exit of uid's process may trigger a pass now,
-// and counts it when it may.
-func (b *hintBudget) allow(uid uint32, now time.Time) bool {
+// allow says when an exit of uid's process may trigger a pass: now (at
+// is now), at a later time (at: the global pace's next turn — the hint
+// is held until then), or never (ok false: past uid's own budget). It
+// counts the exit when it may.
+func (b *hintBudget) allow(uid uint32, now time.Time) (at time.Time, ok bool) {
 	if uid == 0 {
-		return true
+		return now, true
 	}
 	if b.byUID == nil {
 		b.byUID = map[uint32][]time.Time{}
@@ -314,16 +319,24 @@ func (b *hintBudget) allow(uid uint32, now time.Time) bool {
 			recent = append(recent, t)
 		}
 	}
-	if len(recent) >= perUID || now.Sub(b.last) < userGap {
+	if len(recent) >= perUID {
 		if len(recent) == 0 {
 			delete(b.byUID, uid) // a refused exit is not counted: no entry for it
 		} else {
 			b.byUID[uid] = recent
 		}
-		return false
+		return time.Time{}, false
 	}
-	b.byUID[uid] = append(recent, now)
-	b.last = now
+	switch {
+	case !b.last.IsZero() && !b.last.Before(now):
+		at = b.last // a pass is held for then already: this exit is one more for it
+	case now.Sub(b.last) < userGap:
+		at = b.last.Add(userGap) // held for the pace: another user's pass was just now
+	default:
+		at = now
+	}
+	b.byUID[uid] = append(recent, at)
+	b.last = at
 	if len(b.byUID) > 4096 { // forget the oldest uids' counts: none of them is in its window's budget any more
 		for u, ts := range b.byUID {
 			if len(ts) == 0 || now.Sub(ts[len(ts)-1]) >= hintWindow {
@@ -331,7 +344,7 @@ func (b *hintBudget) allow(uid uint32, now time.Time) bool {
 			}
 		}
 	}
-	return true
+	return at, true
 }
 
 // pass makes one pass, as reap makes it, with a deadline of its own, and
@@ -491,6 +504,20 @@ func (w *watcher) wait(ctx context.Context, t *timers, hup <-chan os.Signal) (st
 		t.pending = true
 		t.held.Reset(max(t.lastPass.Add(w.cfg.Gap).Sub(now), watch.Settle))
 	}
+	// paced holds a user's hint until at, the global pace's next turn:
+	// a pass already held comes sooner and covers it (it passes after
+	// the exit); else one is held until then.
+	paced := func(now, at time.Time) {
+		if !at.After(now) {
+			hint(now)
+			return
+		}
+		if t.pending {
+			return
+		}
+		t.pending = true
+		t.held.Reset(max(at.Sub(now), t.lastPass.Add(w.cfg.Gap).Sub(now), watch.Settle))
+	}
 	var watchdog <-chan time.Time
 	if w.cfg.Watchdog > 0 {
 		if t.watchdog == nil {
@@ -504,16 +531,17 @@ func (w *watcher) wait(ctx context.Context, t *timers, hup <-chan os.Signal) (st
 			return "", true
 		case gone := <-exits:
 			now := time.Now()
-			if !w.hints.allow(gone.UID, now) {
+			at, ok := w.hints.allow(gone.UID, now)
+			if !ok {
 				w.metrics.HintsIgnored++
 				w.log.Debug("an owner exited past its user's budget of hints: the backstop covers it", "pid", gone.PID, "uid", gone.UID)
 				continue
 			}
-			w.log.Debug("an owner exited", "pid", gone.PID, "uid", gone.UID)
+			w.log.Debug("an owner exited", "pid", gone.PID, "uid", gone.UID, "held", at.Sub(now).Round(time.Millisecond))
 			if t.firstExit.IsZero() {
 				t.firstExit = now
 			}
-			hint(now)
+			paced(now, at)
 		case d := <-dirs:
 			// A user's state dir has a new entry: the next pass reads
 			// that user's state again, and learns the owner it names.
@@ -529,12 +557,14 @@ func (w *watcher) wait(ctx context.Context, t *timers, hup <-chan os.Signal) (st
 			default:
 				w.state.Changed(d.UID, filepath.Join(d.Path, d.Name))
 			}
-			if !w.hints.allow(uid, time.Now()) {
+			now := time.Now()
+			at, ok := w.hints.allow(uid, now)
+			if !ok {
 				w.metrics.HintsIgnored++
 				continue
 			}
 			w.log.Debug("a state dir changed", "dir", audit.Printable(d.Path), "uid", d.UID)
-			hint(time.Now())
+			paced(now, at)
 		case <-w.adopted:
 			w.log.Debug("the init adopted a process")
 			if t.firstExit.IsZero() {

@@ -29,29 +29,56 @@ func TestHintBudget(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	allowed := 0
 	for i := 0; i < 100; i++ { // one user's exit every 100 ms for 10 s
-		if b.allow(1001, t0.Add(time.Duration(i)*100*time.Millisecond)) {
+		if _, ok := b.allow(1001, t0.Add(time.Duration(i)*100*time.Millisecond)); ok {
 			allowed++
 		}
 	}
 	if allowed != 3 {
 		t.Errorf("one user, 100 exits in 10 s: %d passes, want 3", allowed)
 	}
-	if !b.allow(1001, t0.Add(31*time.Second)) {
+	if _, ok := b.allow(1001, t0.Add(31*time.Second)); !ok {
 		t.Error("the user's budget did not come back after 30 s")
 	}
-	others := 0
+	turns := map[time.Time]bool{}
 	for u := uint32(2000); u < 2100; u++ { // 100 users (a subordinate range), one exit each, all at once
-		if b.allow(u, t0.Add(40*time.Second)) {
-			others++
+		at, ok := b.allow(u, t0.Add(40*time.Second))
+		if !ok {
+			t.Errorf("uid %d's first exit dropped: want it held or passed", u)
 		}
+		turns[at] = true
 	}
-	if others != 1 {
-		t.Errorf("100 users at once: %d passes, want 1 (one every 2 s for all users)", others)
+	if len(turns) != 1 {
+		t.Errorf("100 users at once: %d passes, want 1 (one every 2 s for all users)", len(turns))
 	}
 	for i := 0; i < 10; i++ {
-		if !b.allow(0, t0.Add(40*time.Second)) {
+		if at, ok := b.allow(0, t0.Add(40*time.Second)); !ok || !at.Equal(t0.Add(40*time.Second)) {
 			t.Fatal("control: root's exits were counted against a budget")
 		}
+	}
+}
+
+// Another user's hint never drops B's: A's client dies, B's 1.2 s later —
+// B's exit is held until the global pace's next turn (2 s after A's
+// pass), never dropped; and a third user's exit in the meantime joins
+// that held pass. The control: B past B's own budget is dropped.
+func TestHintHeldNotDropped(t *testing.T) {
+	var b hintBudget
+	t0 := time.Unix(1000, 0)
+	if at, ok := b.allow(1001, t0); !ok || !at.Equal(t0) {
+		t.Fatalf("A's exit: %v %v, want a pass at once", at, ok)
+	}
+	at, ok := b.allow(1002, t0.Add(1200*time.Millisecond))
+	if !ok || !at.Equal(t0.Add(userGap)) {
+		t.Errorf("B's exit 1.2 s after A's: %v %v, want held until %v", at, ok, t0.Add(userGap))
+	}
+	if at3, ok := b.allow(1003, t0.Add(1500*time.Millisecond)); !ok || !at3.Equal(at) {
+		t.Errorf("C's exit while B's pass is held: %v %v, want it to join B's at %v", at3, ok, at)
+	}
+	for i := range perUID {
+		b.allow(1002, t0.Add(time.Duration(10+i*3)*time.Second))
+	}
+	if _, ok := b.allow(1002, t0.Add(25*time.Second)); ok {
+		t.Error("control: B past B's own budget was not dropped")
 	}
 }
 

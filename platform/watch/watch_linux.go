@@ -80,7 +80,7 @@ func (e *Exits) Set(targets []Target) int {
 // set is Set, e.mu held.
 func (e *Exits) set(targets []Target) int {
 	want := wanted(targets)
-	kept := 0
+	kept, keptBy := 0, map[uint32]int{}
 	for t, fd := range e.fds {
 		switch {
 		case want[t]:
@@ -91,13 +91,14 @@ func (e *Exits) set(targets []Target) int {
 			// (a pidfd is readable once its process has exited).
 			e.drop(fd)
 			e.exited(t)
-		case kept < maxDying && dying(t):
+		case kept < maxDying && keptBy[t.UID] < maxDyingPerUID && dying(t):
 			// Its leader has exited, its other threads not yet: a pass
 			// takes it for gone (a zombie), but its children are
 			// reparented only as its last thread ends, which the pidfd
 			// tells — kept until then. (The real Claude Code, SIGKILLed,
 			// is such a process for a few hundred milliseconds.)
 			kept++
+			keptBy[t.UID]++
 		default:
 			e.drop(fd)
 		}
@@ -136,8 +137,14 @@ func (e *Exits) set(targets []Target) int {
 // maxDying bounds the targets a set keeps though its caller left them
 // out (dying): a process may end its leader thread alone and keep its
 // others for ever, and its user can start many, each a pidfd of the
-// watch's. Past the bound they are dropped, and the backstop covers them.
-const maxDying = 64
+// watch's. Each uid's share is bounded first (maxDyingPerUID), so that
+// one user's dying processes never push another's out — past a user's
+// share, theirs are dropped, and the backstop covers them; past the
+// bound, anyone's.
+const (
+	maxDyingPerUID = 16
+	maxDying       = 1024
+)
 
 // dying reports whether t's leader has exited and its process not yet:
 // the leader shows as a zombie while other threads run or end.
