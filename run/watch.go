@@ -327,16 +327,8 @@ func (b *hintBudget) allow(uid uint32, now time.Time) (at time.Time, ok bool) {
 		}
 		return time.Time{}, false
 	}
-	switch {
-	case !b.last.IsZero() && !b.last.Before(now):
-		at = b.last // a pass is held for then already: this exit is one more for it
-	case now.Sub(b.last) < userGap:
-		at = b.last.Add(userGap) // held for the pace: another user's pass was just now
-	default:
-		at = now
-	}
+	at = b.pace(now)
 	b.byUID[uid] = append(recent, at)
-	b.last = at
 	if len(b.byUID) > 4096 { // forget the oldest uids' counts: none of them is in its window's budget any more
 		for u, ts := range b.byUID {
 			if len(ts) == 0 || now.Sub(ts[len(ts)-1]) >= hintWindow {
@@ -345,6 +337,22 @@ func (b *hintBudget) allow(uid uint32, now time.Time) (at time.Time, ok bool) {
 		}
 	}
 	return at, true
+}
+
+// pace is when a pass a user's hint asks for may come: now, or the
+// global pace's next turn (one pass per userGap for all users), and
+// takes that turn.
+func (b *hintBudget) pace(now time.Time) (at time.Time) {
+	switch {
+	case !b.last.IsZero() && !b.last.Before(now):
+		at = b.last // a pass is held for then already: this exit is one more for it
+	case now.Sub(b.last) < userGap:
+		at = b.last.Add(userGap) // held for the pace: another user's pass was just now
+	default:
+		at = now
+	}
+	b.last = at
+	return at
 }
 
 // pass makes one pass, as reap makes it, with a deadline of its own, and
@@ -532,6 +540,9 @@ func (w *watcher) wait(ctx context.Context, t *timers, hup <-chan os.Signal) (st
 		case gone := <-exits:
 			now := time.Now()
 			at, ok := w.hints.allow(gone.UID, now)
+			if !ok && w.exits.Lost() {
+				at, ok = w.hints.pace(now), true // exits lost besides this one: anyone's
+			}
 			if !ok {
 				w.metrics.HintsIgnored++
 				w.log.Debug("an owner exited past its user's budget of hints: the backstop covers it", "pid", gone.PID, "uid", gone.UID)
@@ -542,6 +553,11 @@ func (w *watcher) wait(ctx context.Context, t *timers, hup <-chan os.Signal) (st
 				t.firstExit = now
 			}
 			paced(now, at)
+			if w.exits.Lost() {
+				// Exits were lost to a full channel: anyone's, so a pass
+				// at the pace's next turn, past no user's budget.
+				paced(now, w.hints.pace(now))
+			}
 		case d := <-dirs:
 			// A user's state dir has a new entry: the next pass reads
 			// that user's state again, and learns the owner it names.
@@ -559,6 +575,9 @@ func (w *watcher) wait(ctx context.Context, t *timers, hup <-chan os.Signal) (st
 			}
 			now := time.Now()
 			at, ok := w.hints.allow(uid, now)
+			if d.Path == "" {
+				at, ok = w.hints.pace(now), true // lost events: anyone's, past no user's budget
+			}
 			if !ok {
 				w.metrics.HintsIgnored++
 				continue

@@ -171,3 +171,71 @@ func TestExitsDyingLeader(t *testing.T) {
 		t.Fatal("the exit of a process dropped while dying was not told")
 	}
 }
+
+// dyingProcess starts a python whose leader thread exits alone (its other
+// thread sleeps a minute) and waits for its leader to be a zombie.
+func dyingProcess(t *testing.T, uid uint32) Target {
+	t.Helper()
+	cmd := exec.Command("/usr/bin/python3", "-c", fmt.Sprintf("import threading, time, ctypes\nthreading.Thread(target=lambda: time.sleep(60)).start()\nprint('ready', flush=True)\nctypes.CDLL(None).syscall(%d, 0)", unix.SYS_EXIT))
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	if _, err := out.Read(make([]byte, 6)); err != nil {
+		t.Fatal(err)
+	}
+	p, err := platform.ReadStat(cmd.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := Target{PID: p.PID, StartTicks: p.StartTicks, UID: uid}
+	deadline := time.Now().Add(20 * time.Second)
+	for !dying(target) {
+		if time.Now().After(deadline) {
+			t.Fatal("the leader did not become a zombie alone")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return target
+}
+
+// One user's dying processes never push another's out: of 20 of A's
+// dying targets, a set that leaves them all out keeps A's share
+// (maxDyingPerUID) and B's two whole. The control: A's 20 alone are
+// bounded at the share (the check can tell a bound from none).
+func TestExitsDyingPerUID(t *testing.T) {
+	if _, err := os.Stat("/usr/bin/python3"); err != nil {
+		t.Skip("needs /usr/bin/python3, to end a process's leader thread alone")
+	}
+	e, err := New()
+	if err != nil {
+		t.Skipf("no pidfds here: %v", err)
+	}
+	defer e.Close()
+	var a, b []Target
+	for range maxDyingPerUID + 4 {
+		a = append(a, dyingProcess(t, 1001))
+	}
+	for range 2 {
+		b = append(b, dyingProcess(t, 1002))
+	}
+	if failed := e.Set(a); failed != 0 {
+		t.Fatalf("%d failed", failed)
+	}
+	e.Set(nil)
+	if e.Len() != maxDyingPerUID {
+		t.Fatalf("control: A's %d dying alone: %d kept, want the share, %d", len(a), e.Len(), maxDyingPerUID)
+	}
+	e.Set(append(append([]Target{}, a...), b...))
+	e.Set(nil)
+	kept := map[uint32]int{}
+	e.mu.Lock()
+	for t := range e.fds {
+		kept[t.UID]++
+	}
+	e.mu.Unlock()
+	if kept[1001] != maxDyingPerUID || kept[1002] != 2 {
+		t.Errorf("kept %v, want A's share (%d) and B's 2", kept, maxDyingPerUID)
+	}
+}
