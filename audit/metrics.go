@@ -141,7 +141,7 @@ func writeCounts(b *bytes.Buffer, name string, counts map[string]int) {
 // in its stride) and what it watches now.
 type WatchMetrics struct {
 	// Passes counts passes by trigger (start, hint, min_age, backstop,
-	// reload).
+	// reload, retry: a pass again soon after one whose users' state was not read).
 	Passes map[string]uint64
 	// Owners is how many owners' exits are watched now; Unwatched how
 	// many the last pass named that could not be (the backstop covers

@@ -85,6 +85,10 @@ type Reaped struct {
 	// ReapConfig.Live asked (Pass.Live).
 	Copies   []audit.PSDuplicate
 	Headroom []audit.Headroom
+	// Doubts are the users' state the pass could not read (a reader past
+	// its deadline, say), whose trees it held back: a watch tries again
+	// within seconds, not at the backstop.
+	Doubts []policy.Doubt
 }
 
 // Reap is one reap, in order: take the lock, collect, plan, re-read the
@@ -187,7 +191,7 @@ func Reap(ctx context.Context, cfg ReapConfig) (*Reaped, error) {
 	rep := audit.NewReport(facts, pol, t.Snap, &audit.Done{Plan: plan, Covered: covered, Signals: signals, Warnings: books.warnings})
 	return &Reaped{Report: rep, Plan: plan, Results: results, Signals: signals, Reread: reread, Lock: cfg.LockFile,
 		Watch: watchTargets(t, cfg.Clients), Due: nextDue(t, pol, time.Now()), WatchDirs: announceDirs(t, cfg.Clients),
-		Copies: copies, Headroom: headroom}, nil
+		Copies: copies, Headroom: headroom, Doubts: t.Doubts}, nil
 }
 
 // Record leaves the reap's traces, with what a watch adds to the metrics

@@ -78,7 +78,14 @@ const (
 	triggerMinAge   = "min_age"
 	triggerBackstop = "backstop"
 	triggerReload   = "reload"
+	triggerRetry    = "retry"
 )
+
+// After a pass that held trees back because some user's state could not
+// be read (a reader past its deadline, a state dir in flux), the watch
+// tries again after retryFirst, doubling while the doubt stays, never
+// past the backstop: a doubt costs its user seconds, not the backstop.
+const retryFirst = 2 * time.Second
 
 // watchLockPath is the lock a watch holds for its life, beside the reap
 // lock: a second watch of the scope finds it held.
@@ -182,6 +189,10 @@ func Watch(ctx context.Context, cfg WatchConfig, hup <-chan os.Signal) error {
 		}
 		timer.backstop.Reset(w.backstop())
 		timer.minAge(due)
+		timer.retry.Stop()
+		if w.retryIn > 0 {
+			timer.retry.Reset(w.retryIn)
+		}
 		trigger, stop := w.wait(ctx, timer, hup)
 		if stop {
 			notify("STOPPING=1")
@@ -197,7 +208,10 @@ const leanAfter = 2 * time.Second
 
 // watcher is the state of one watch between passes.
 type watcher struct {
-	cfg     WatchConfig
+	cfg WatchConfig
+	// retryIn is when the next pass is due for the last one's doubts (0:
+	// none).
+	retryIn time.Duration
 	exits   *watch.Exits // nil: no pidfds, the backstop alone
 	dirs    *watch.Dirs  // nil: no inotify, new owners from the next pass
 	log     *slog.Logger
@@ -365,7 +379,7 @@ func (w *watcher) pass(ctx context.Context) time.Time {
 	}
 	w.passes++
 	w.metrics.Passes[trigger]++
-	if trigger != triggerHint && trigger != triggerMinAge || time.Since(w.refreshed) >= w.cfg.Backstop {
+	if trigger != triggerHint && trigger != triggerMinAge && trigger != triggerRetry || time.Since(w.refreshed) >= w.cfg.Backstop {
 		// The first pass, the backstop and a reload read every user's
 		// state whole, and so does the first pass a backstop after the
 		// last that did — hints that never stop keep the backstop from
@@ -393,6 +407,7 @@ func (w *watcher) pass(ctx context.Context) time.Time {
 	// dirs where a new one is announced too; then the pass's traces, with
 	// the metrics that say so.
 	w.rearm(r, trigger)
+	w.doubted(r.Doubts)
 	w.metrics.Heartbeat = time.Now()
 	w.metrics.Copies, w.metrics.Headroom = r.Copies, r.Headroom
 	w.metrics.Storms, w.metrics.StormsSaid, w.metrics.StormsSeen = w.storms.storms()
@@ -440,6 +455,26 @@ func (w *watcher) rearm(r *Reaped, trigger string) {
 	w.metrics.StateReads, w.metrics.StateReused = w.state.Counts()
 }
 
+// doubted sets when the next pass tries again the users' state a pass
+// could not read: read afresh (their uids stale), retryFirst after the
+// first such pass, twice as long after each that follows, at most the
+// backstop; no doubt, no retry.
+func (w *watcher) doubted(doubts []policy.Doubt) {
+	if len(doubts) == 0 {
+		w.retryIn = 0
+		return
+	}
+	for _, d := range doubts {
+		if d.All {
+			w.state.Refresh()
+			continue
+		}
+		w.state.Stale(d.UID)
+	}
+	w.retryIn = min(max(2*w.retryIn, retryFirst), w.cfg.Backstop)
+	w.log.Debug("some users' state was not read: a pass again soon", "doubts", len(doubts), "in", w.retryIn)
+}
+
 // backstop is the longest wait before the next pass: Backstop while
 // every owner the last pass named is watched, Poll (if shorter) while
 // some cannot be — exits not to be watched at all, or a watch that
@@ -466,17 +501,18 @@ func ended(r *Reaped) int {
 // hints held back until Gap after the last pass, and the service
 // manager's watchdog.
 type timers struct {
-	backstop, due, held *time.Timer
-	watchdog            *time.Ticker
-	lastPass            time.Time // when the last pass ended
-	pending             bool      // a hint not yet passed on
-	firstExit           time.Time // the first owner's exit not yet passed on
+	backstop, due, held, retry *time.Timer
+	watchdog                   *time.Ticker
+	lastPass                   time.Time // when the last pass ended
+	pending                    bool      // a hint not yet passed on
+	firstExit                  time.Time // the first owner's exit not yet passed on
 }
 
 func newTimers() *timers {
-	t := &timers{backstop: time.NewTimer(time.Hour), due: time.NewTimer(time.Hour), held: time.NewTimer(time.Hour)}
+	t := &timers{backstop: time.NewTimer(time.Hour), due: time.NewTimer(time.Hour), held: time.NewTimer(time.Hour), retry: time.NewTimer(time.Hour)}
 	t.due.Stop()
 	t.held.Stop()
+	t.retry.Stop()
 	return t
 }
 
@@ -595,6 +631,8 @@ func (w *watcher) wait(ctx context.Context, t *timers, hup <-chan os.Signal) (st
 			return triggerHint, false
 		case <-t.due.C:
 			return triggerMinAge, false
+		case <-t.retry.C:
+			return triggerRetry, false
 		case <-t.backstop.C:
 			return triggerBackstop, false
 		case <-hup:

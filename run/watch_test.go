@@ -5,6 +5,7 @@ import (
 	"context"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -189,5 +190,30 @@ func TestWatchSaysLockHeld(t *testing.T) {
 		if said := strings.Contains(out.String(), "watches this scope already") && strings.Contains(out.String(), lock); said != held {
 			t.Errorf("lock held %v: the watch said %q", held, out.String())
 		}
+	}
+}
+
+// A pass whose users' state could not be read is tried again within
+// seconds — 2 s, then twice as long while the doubt stays, never past the
+// backstop — with those users' state read afresh; a pass with no doubt
+// ends the retries. The control: with no doubt there is no retry.
+func TestRetryAfterDoubt(t *testing.T) {
+	w := &watcher{cfg: WatchConfig{Backstop: 10 * time.Second}, state: gather.NewCache(), log: slog.New(slog.DiscardHandler)}
+	w.doubted(nil)
+	if w.retryIn != 0 {
+		t.Fatalf("control: no doubt, a retry in %s", w.retryIn)
+	}
+	var got []time.Duration
+	for range 5 {
+		w.doubted([]policy.Doubt{{UID: 1002, Reason: "not read within its time"}})
+		got = append(got, w.retryIn)
+	}
+	want := []time.Duration{2 * time.Second, 4 * time.Second, 8 * time.Second, 10 * time.Second, 10 * time.Second}
+	if !slices.Equal(got, want) {
+		t.Errorf("retries %v, want %v", got, want)
+	}
+	w.doubted(nil)
+	if w.retryIn != 0 {
+		t.Errorf("a pass without doubt left a retry in %s", w.retryIn)
 	}
 }
