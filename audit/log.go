@@ -2,10 +2,13 @@ package audit
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/orphanreaper/reaper/platform"
 )
 
 // Record is one line of the JSONL audit log: a decision about a finding.
@@ -46,7 +49,13 @@ func AppendLog(path string, r *Report, signals []Record) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return fmt.Errorf("open audit log: %w", err)
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o640)
+	// One of reaper's own files (platform.OpenOwn): no link on the way, no
+	// FIFO, no other user's file appended to. Where the platform has no
+	// such rule yet (Windows), the plain open.
+	f, err := platform.OpenOwn(path, platform.OwnAppend)
+	if errors.Is(err, errors.ErrUnsupported) {
+		f, err = os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o640)
+	}
 	if err != nil {
 		return fmt.Errorf("open audit log: %w", err)
 	}

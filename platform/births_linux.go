@@ -7,10 +7,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-type births struct {
-	known map[int32]bool
-}
-
 func newBirths() (*Births, error) {
 	pids, err := listLivePIDs()
 	if err != nil {

@@ -8,8 +8,6 @@ import (
 	"time"
 )
 
-type births struct{}
-
 func newBirths() (*Births, error) {
 	return nil, fmt.Errorf("births: %w", errors.ErrUnsupported)
 }

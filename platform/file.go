@@ -62,6 +62,10 @@ const (
 	// OwnTruncate opens the file for writing, making it when it is
 	// missing, and empties it once it is proven the reaper's own.
 	OwnTruncate
+	// OwnAppend opens the file for appending (O_APPEND: each write(2) of
+	// a line lands whole at the end), making it (mode 0640) when it is
+	// missing: the audit log.
+	OwnAppend
 )
 
 // ErrNotOwn: the path holds something other than a file of this reaper's

@@ -63,9 +63,12 @@ func ReadOwn(path string, max int64) ([]byte, error) {
 }
 
 func openOwnFD(path string, how OwnOpen) (int, error) {
-	access := unix.O_RDONLY
-	if how == OwnTruncate {
+	access, mode := unix.O_RDONLY, uint32(0o600)
+	switch how {
+	case OwnTruncate:
 		access = unix.O_WRONLY
+	case OwnAppend:
+		access, mode = unix.O_WRONLY|unix.O_APPEND, 0o640
 	}
 	flags := access | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_NOCTTY | unix.O_CLOEXEC
 	// The directory part without a link another user could plant
@@ -81,7 +84,7 @@ func openOwnFD(path string, how OwnOpen) (int, error) {
 		if how == OwnRead || !errors.Is(err, unix.ENOENT) {
 			return fd, ownOpenError(err)
 		}
-		fd, err = openCreate(dir, base, flags|unix.O_CREAT|unix.O_EXCL, 0o600)
+		fd, err = openCreate(dir, base, flags|unix.O_CREAT|unix.O_EXCL, mode)
 		if !errors.Is(err, unix.EEXIST) {
 			return fd, ownOpenError(err)
 		}

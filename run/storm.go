@@ -52,12 +52,8 @@ type stormKey struct {
 	Adopter int
 }
 
-// The keys that are not a parent's.
-func userKey(uid int64) stormKey                 { return stormKey{UID: uid} }
-func adoptedKey(adopter int, uid int64) stormKey { return stormKey{UID: uid, Adopter: adopter} }
-func parentKey(pid int) stormKey                 { return stormKey{PID: pid, UID: -1} }
-
-var hostKey = stormKey{PID: -1, UID: -1}
+// parentKey is a parent's count.
+func parentKey(pid int) stormKey { return stormKey{PID: pid, UID: -1} }
 
 // second takes one second's counts. A parent over the rate is named; a
 // user over it is named by the user when none of their parents is (many

@@ -10,6 +10,13 @@ import (
 	"github.com/orphanreaper/reaper/platform"
 )
 
+// The keys of a user's count, a user's under an adopter, and the
+// namespace's.
+func userKey(uid int64) stormKey                 { return stormKey{UID: uid} }
+func adoptedKey(adopter int, uid int64) stormKey { return stormKey{UID: uid, Adopter: adopter} }
+
+var hostKey = stormKey{PID: -1, UID: -1}
+
 // maxParents bounds the parents a second's count keeps: past it, a new
 // parent is not counted (a storm is one parent's, and is counted first).
 const maxParents = 1 << 16

@@ -32,3 +32,6 @@ func (e *Exits) Set(targets []Target) int { return len(targets) }
 
 // Close does nothing.
 func (e *Exits) Close() error { return nil }
+
+// Lost is false: nothing is sent, so nothing is lost.
+func (e *Exits) Lost() bool { return false }
