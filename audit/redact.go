@@ -19,17 +19,38 @@ import (
 const redacted = "[REDACTED]"
 
 // tokenShapes are the credentials known by their shape alone.
+//
+// Each comes with the literals one of which every match holds (lits; in
+// lower case where fold): a string holding none is passed over without
+// running the expression — the outbound rule runs every string a user
+// controls through here, and most hold no secret at all.
 var tokenShapes = []struct {
 	kind string
 	re   *regexp.Regexp
+	lits []string
+	fold bool
 }{
-	{"api-key", regexp.MustCompile(`\bsk-ant-[A-Za-z0-9_-]{8,}|\b(?:sk|pk|rk)-[A-Za-z0-9_-]{12,}|\bAIza[0-9A-Za-z_-]{20,}|\bhf_[A-Za-z0-9]{20,}|\bnpm_[A-Za-z0-9]{30,}`)},
-	{"github-token", regexp.MustCompile(`\b(?:gh[pousr]|github_pat)_[A-Za-z0-9_]{16,}`)},
-	{"gitlab-token", regexp.MustCompile(`\bglpat-[A-Za-z0-9_-]{16,}`)},
-	{"slack-token", regexp.MustCompile(`\bxox[abeoprs]-[A-Za-z0-9-]{10,}`)},
-	{"aws-key", regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`)},
-	{"jwt", regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`)},
-	{"webhook", regexp.MustCompile(`(?i)hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]+|discord(?:app)?\.com/api/webhooks/[0-9]+/[A-Za-z0-9_-]+`)},
+	{"api-key", regexp.MustCompile(`\bsk-ant-[A-Za-z0-9_-]{8,}|\b(?:sk|pk|rk)-[A-Za-z0-9_-]{12,}|\bAIza[0-9A-Za-z_-]{20,}|\bhf_[A-Za-z0-9]{20,}|\bnpm_[A-Za-z0-9]{30,}`), []string{"sk-", "pk-", "rk-", "AIza", "hf_", "npm_"}, false},
+	{"github-token", regexp.MustCompile(`\b(?:gh[pousr]|github_pat)_[A-Za-z0-9_]{16,}`), []string{"gh", "github_pat_"}, false},
+	{"gitlab-token", regexp.MustCompile(`\bglpat-[A-Za-z0-9_-]{16,}`), []string{"glpat-"}, false},
+	{"slack-token", regexp.MustCompile(`\bxox[abeoprs]-[A-Za-z0-9-]{10,}`), []string{"xox"}, false},
+	{"aws-key", regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`), []string{"AKIA", "ASIA"}, false},
+	{"jwt", regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`), []string{"eyJ"}, false},
+	{"webhook", regexp.MustCompile(`(?i)hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]+|discord(?:app)?\.com/api/webhooks/[0-9]+/[A-Za-z0-9_-]+`), []string{"hooks.slack.com/", "discord"}, true},
+}
+
+// holdsAny reports whether s holds one of lits (lower holds s in lower
+// case, for folded literals).
+func holdsAny(s, lower string, lits []string, fold bool) bool {
+	if fold {
+		s = lower
+	}
+	for _, l := range lits {
+		if strings.Contains(s, l) {
+			return true
+		}
+	}
+	return false
 }
 
 var (
@@ -45,9 +66,6 @@ var (
 	queryParam = regexp.MustCompile(`([?&;])([A-Za-z0-9_.-]+)=([^&\s#"'<>]+)`)
 	// jsonPair is "name": "value" in a JSON excerpt.
 	jsonPair = regexp.MustCompile(`"([A-Za-z0-9_.-]+)"(\s*:\s*)"((?:[^"\\]|\\.)*)"`)
-	// field is one whitespace-separated word of a command line or an
-	// environment line.
-	field = regexp.MustCompile(`\S+`)
 )
 
 // secretStems are what a name says when its value is a secret.
@@ -112,13 +130,44 @@ func pathLike(v string) bool {
 // RedactString is s with its secrets replaced and homes shortened,
 // counting each kind taken out.
 func RedactString(s string, homes []string, counts map[string]int) string {
+	lower := strings.ToLower(s)
 	for _, t := range tokenShapes {
+		if !holdsAny(s, lower, t.lits, t.fold) {
+			continue
+		}
 		if n := len(t.re.FindAllStringIndex(s, -1)); n > 0 {
 			counts[t.kind] += n
 			s = t.re.ReplaceAllString(s, redacted)
 		}
 	}
-	s = urlUserinfo.ReplaceAllStringFunc(s, func(m string) string {
+	if strings.Contains(s, "://") && strings.Contains(s, "@") {
+		s = redactUserinfo(s, counts)
+	}
+	if strings.Contains(s, "=") && strings.ContainsAny(s, "?&;") {
+		s = redactQuery(s, counts)
+	}
+	if strings.Contains(s, ":") && holdsAny(s, strings.ToLower(s), []string{"authorization", "cookie", "x-"}, true) {
+		s = redactHeaders(s, counts)
+	}
+	if strings.Contains(s, `"`) && strings.Contains(s, ":") {
+		s = redactJSON(s, counts)
+	}
+	s = redactFields(s, counts)
+	for _, h := range homes {
+		if h == "" || h == "/" {
+			continue
+		}
+		if n := strings.Count(s, h); n > 0 {
+			counts["home"] += n
+			s = strings.ReplaceAll(s, h, "~")
+		}
+	}
+	return s
+}
+
+// redactUserinfo takes out URL passwords, and tokens as a URL's user.
+func redactUserinfo(s string, counts map[string]int) string {
+	return urlUserinfo.ReplaceAllStringFunc(s, func(m string) string {
 		g := urlUserinfo.FindStringSubmatch(m)
 		switch {
 		case g[3] != "" && g[3] != ":"+redacted:
@@ -130,16 +179,24 @@ func RedactString(s string, homes []string, counts map[string]int) string {
 		}
 		return m
 	})
-	if strings.Contains(s, "=") {
-		s = queryParam.ReplaceAllStringFunc(s, func(m string) string {
-			g := queryParam.FindStringSubmatch(m)
-			if !secretName(g[2]) || g[3] == redacted {
-				return m
-			}
-			counts["secret-value"]++
-			return g[1] + g[2] + "=" + redacted
-		})
-	}
+}
+
+// redactQuery takes out the values of a URL's query parameters whose
+// names say secret.
+func redactQuery(s string, counts map[string]int) string {
+	s = queryParam.ReplaceAllStringFunc(s, func(m string) string {
+		g := queryParam.FindStringSubmatch(m)
+		if !secretName(g[2]) || g[3] == redacted {
+			return m
+		}
+		counts["secret-value"]++
+		return g[1] + g[2] + "=" + redacted
+	})
+	return s
+}
+
+// redactHeaders takes out credential headers' values.
+func redactHeaders(s string, counts map[string]int) string {
 	s = header.ReplaceAllStringFunc(s, func(m string) string {
 		g := header.FindStringSubmatch(m)
 		value := g[3]
@@ -155,6 +212,11 @@ func RedactString(s string, homes []string, counts map[string]int) string {
 		counts["header"]++
 		return g[1] + g[2] + value
 	})
+	return s
+}
+
+// redactJSON takes out the values of secret-named JSON keys.
+func redactJSON(s string, counts map[string]int) string {
 	s = jsonPair.ReplaceAllStringFunc(s, func(m string) string {
 		g := jsonPair.FindStringSubmatch(m)
 		if !secretName(g[1]) || g[3] == "" || g[3] == redacted || pathLike(g[3]) {
@@ -163,16 +225,6 @@ func RedactString(s string, homes []string, counts map[string]int) string {
 		counts["secret-value"]++
 		return `"` + g[1] + `"` + g[2] + `"` + redacted + `"`
 	})
-	s = redactFields(s, counts)
-	for _, h := range homes {
-		if h == "" || h == "/" {
-			continue
-		}
-		if n := strings.Count(s, h); n > 0 {
-			counts["home"] += n
-			s = strings.ReplaceAll(s, h, "~")
-		}
-	}
 	return s
 }
 
@@ -182,7 +234,7 @@ func RedactString(s string, homes []string, counts map[string]int) string {
 // database clients take it, unless a number: a port), and the password
 // of -u/--user user:pass.
 func redactFields(s string, counts map[string]int) string {
-	locs := field.FindAllStringIndex(s, -1)
+	locs := fields(s)
 	if len(locs) == 0 {
 		return s
 	}
@@ -227,6 +279,31 @@ func redactFields(s string, counts map[string]int) string {
 	}
 	b.WriteString(s[last:])
 	return b.String()
+}
+
+// fields are the [start, end) of each run of s that is not white space
+// (\S+: space, \t, \n, \f, \r separate), as regexp's FindAllStringIndex
+// would give them, without its cost.
+func fields(s string) [][]int {
+	var out [][]int
+	start := -1
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case ' ', '\t', '\n', '\f', '\r':
+			if start >= 0 {
+				out = append(out, []int{start, i})
+				start = -1
+			}
+		default:
+			if start < 0 {
+				start = i
+			}
+		}
+	}
+	if start >= 0 {
+		out = append(out, []int{start, len(s)})
+	}
+	return out
 }
 
 // shortFlagWord are single-dash words that start with -p and are no

@@ -3,6 +3,7 @@ package audit
 import (
 	"bytes"
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -112,4 +113,23 @@ func TestSeriesPerUser(t *testing.T) {
 	if len(text) > 64<<10 {
 		t.Errorf("the metrics are %d bytes for 64 servers of 60,000-byte names", len(text))
 	}
+}
+
+// fields cuts a line as `\S+` would: the same runs, for any bytes.
+func FuzzFields(f *testing.F) {
+	for _, s := range []string{"", " ", "a", " a b\t\tc\n", "x\x00y \xff", "--key=v -p x", "\v\u00a0"} {
+		f.Add(s)
+	}
+	re := regexp.MustCompile(`\S+`)
+	f.Fuzz(func(t *testing.T, s string) {
+		got, want := fields(s), re.FindAllStringIndex(s, -1)
+		if len(got) != len(want) {
+			t.Fatalf("fields(%q) = %v, want %v", s, got, want)
+		}
+		for i := range got {
+			if got[i][0] != want[i][0] || got[i][1] != want[i][1] {
+				t.Fatalf("fields(%q) = %v, want %v", s, got, want)
+			}
+		}
+	})
 }
