@@ -200,16 +200,17 @@ func (w *stormWatch) adopts(p *platform.Process) bool {
 	return p.PID == 1 || p.PID == w.adopter || p.Comm == "systemd"
 }
 
-// userReads reads the uid of a forked child (its parent's where the
-// child is gone already), each pid once, at most maxUIDReads a second:
-// a storm by many parents, or by a chain of links each of which forks
-// and exits, is its user's.
+// userReads reads whose a fork is: its parent's uid (read once a second
+// for each parent: a parent forking a thousand times costs one read),
+// its child's where the parent is gone already (a chain of links, each
+// forking and exiting), at most maxUIDReads a second — so that a storm by
+// many parents, or by such a chain, is its user's.
 type userReads map[int]uint32
 
 const maxUIDReads = 4096
 
 func (u userReads) of(child, parent int) (uint32, bool) {
-	for _, pid := range []int{child, parent} {
+	for _, pid := range []int{parent, child} {
 		if uid, ok := u[pid]; ok {
 			return uid, uid != platform.NoUID
 		}
