@@ -452,3 +452,44 @@ func TestSecondWatchIsSaid(t *testing.T) {
 		t.Errorf("control: the first watch said it:\n%s", first.stderr.String())
 	}
 }
+
+// Another user's hint never costs B's reaction: A's owner and B's are
+// SIGKILLed 1.2 s apart, within the global pace of one hint pass every
+// 2 s; B's exit is held until its turn, never dropped, and B's orphan is
+// reaped long before the backstop (a minute) would come for it. Each
+// orphan is reaped on its own user's evidence (its marker names its
+// owner). The control: B's orphan lives on after B's owner is killed until
+// a pass ends it (the kill alone does not).
+func TestWatchHintHeldAcrossUsers(t *testing.T) {
+	requireRoot(t)
+	becomeSubreaper(t)
+	mark := "watch-pace-" + suiteMark
+	pol := writePolicy(t, fmt.Sprintf("version = 1\n[defaults]\ngrace = \"2s\"\nmin_age = \"0s\"\nstorm_rate = 0\n%s\n%s\n[[rule]]\nname = \"watched\"\nwhen = [\"owner-dead\"]\ncmdline = '%s'\nuser = [\"@evidence\"]\naction = \"terminate\"\n",
+		selfSubreaper(t), gatewayOwner, regexp.QuoteMeta(mark)))
+	owner := func(uid uint32, tag string) (int, int) {
+		o := adopt(t, "openclaw-gateway", fmt.Sprintf(`export OPENCLAW_GATEWAY_SERVICE_PID=$$; (exec -a %q sleep 600) & wait`, "npm exec mcp-remote https://"+mark+tag), &syscall.Credential{Uid: uid, Gid: uid})
+		c := childWith(t, o, mark+tag, tag+"'s orphan-to-be")
+		t.Cleanup(func() { syscall.Kill(c, syscall.SIGKILL) })
+		return o, c
+	}
+	ownerA, childA := owner(65534, "A")
+	ownerB, childB := owner(65533, "B")
+	// Both owners are in the watch's first pass: each is watched.
+	w := startWatch(t, pol, "--backstop", "1m")
+	syscall.Kill(ownerA, syscall.SIGKILL)
+	waitFor(t, func() bool { return !alive(childA) }, "A's orphan reaped by A's hint")
+	time.Sleep(1200 * time.Millisecond) // within the 2 s pace of A's pass
+	syscall.Kill(ownerB, syscall.SIGKILL)
+	killed := time.Now()
+	if !alive(childB) {
+		t.Fatal("control: B's orphan died with its owner: the check proves nothing")
+	}
+	deadline := time.Now().Add(30 * time.Second) // half the backstop: a dropped hint waits for all of it
+	for alive(childB) {
+		if time.Now().After(deadline) {
+			t.Fatalf("B's orphan lives %s after its owner, 1.2 s after A's: B's exit was dropped for A's pace\n%s", time.Since(killed).Round(time.Millisecond), w.stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Logf("B's orphan reaped %s after B's owner, 1.2 s after A's (backstop 1m)", time.Since(killed).Round(time.Millisecond))
+}
