@@ -149,3 +149,54 @@ func TestHeadroom(t *testing.T) {
 		t.Errorf("doctor does not warn of uid %d:\n%s", near, d.stdout)
 	}
 }
+
+// TestMetricsHoldNoCommandLine: two stand-in sessions each run a copy of
+// a server whose command line holds a token (npm exec mcp-remote
+// https://…?token=…). The watch's textfile and endpoint label the copies
+// by the program (server="mcp-remote"), and neither they, nor ps's table
+// and JSON, hold the token or the URL. The control: the servers' command
+// lines do hold the token, so there was one to leak.
+func TestMetricsHoldNoCommandLine(t *testing.T) {
+	becomeSubreaper(t)
+	mark := fmt.Sprintf("nocmd%d", os.Getpid())
+	pol := watchPolicy(t, "", mark, `"reparented", "owner-dead"`, "min_age = \"0s\"")
+	home := t.TempDir()
+	env := []string{"HOME=" + home, "CLAUDE_CONFIG_DIR="}
+	secret := "BSECRET" + mark
+	server := "npm exec mcp-remote https://mcp.internal.example/sse?token=" + secret
+	var copies []int
+	for i := range 2 {
+		id := fmt.Sprintf("n%d-%s", i, suiteMark)
+		owner := adopt(t, "session-owner-"+mark, fmt.Sprintf("export CLAUDE_CODE_SESSION_ID=%s; (exec -a %q sleep 600) & wait", id, server), nil)
+		pid := childWith(t, owner, secret, "the server")
+		t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
+		copies = append(copies, pid)
+		writeSession(t, home, owner, id)
+	}
+	if !strings.Contains(cmdlineOf(copies[0]), secret) {
+		t.Fatalf("control: the server's command line %q holds no token: the check proves nothing", cmdlineOf(copies[0]))
+	}
+	prom := t.TempDir() + "/reaper.prom"
+	w := startWatchEnv(t, env, pol, "--backstop", "1s", "--metrics", prom, "--metrics-listen", "127.0.0.1:0")
+	var m []string
+	waitFor(t, func() bool { m = announced.FindStringSubmatch(w.stderr.String()); return m != nil }, "the endpoint's address")
+	var text []byte
+	waitFor(t, func() bool {
+		text, _ = os.ReadFile(prom)
+		return strings.Contains(string(text), `reaper_server_copies{server="mcp-remote",`)
+	}, "the copies in the textfile, labelled by their program")
+	_, served := scrapeOnce(t, m[1])
+	ps := runReaper(t, env, "ps", "--policy", pol)
+	psJSON := runReaper(t, env, "ps", "-o", "json", "--policy", pol)
+	for what, out := range map[string]string{"the textfile": string(text), "the endpoint": served, "ps": ps.stdout, "ps -o json": psJSON.stdout} {
+		if strings.Contains(out, secret) {
+			t.Errorf("%s holds the server's token", what)
+		}
+		if what != "ps" && what != "ps -o json" && strings.Contains(out, "mcp.internal.example") {
+			t.Errorf("%s holds the server's command line", what)
+		}
+	}
+	if !strings.Contains(psJSON.stdout, "token=[REDACTED]") {
+		t.Errorf("ps -o json does not show the command redacted:\n%s", psJSON.stdout)
+	}
+}
