@@ -205,7 +205,7 @@ func (w *WatchMetrics) write(b *bytes.Buffer) {
 	w.writeLive(b, gauge)
 	counter("reaper_fork_storms_total", "Fork storms reaper watch has said since it started: a parent starting processes faster than the policy's storm_rate for storm_for.")
 	fmt.Fprintf(b, "reaper_fork_storms_total %d\n", w.StormsSaid)
-	gauge("reaper_fork_storm_rate", "Processes a second each parent in a fork storm now starts (seen: fork events, or sampled: a lower bound).")
+	gauge("reaper_fork_storm_rate", "Processes a second each parent in a fork storm now starts — or, pid 0, a user's processes from many parents or adopted by an init (seen: fork events, or sampled: a lower bound).")
 	rates := map[string]int{}
 	stormsOf := perUser{}
 	for _, s := range w.Storms {
