@@ -7,7 +7,9 @@ import (
 	"go/parser"
 	"go/token"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -188,5 +190,51 @@ func TestReadmeFitsTheFrontPage(t *testing.T) {
 	}
 	if n := strings.Count(string(b), "\n"); n > 250 {
 		t.Errorf("README.md has %d lines, want at most 250: move what grew into docs/", n)
+	}
+}
+
+// mdLink is a Markdown link's target: [text](target) or [text](target#anchor).
+var mdLink = regexp.MustCompile(`\]\(([^)#\s]+)(#[^)\s]*)?\)`)
+
+// codeSpan is what a Markdown file shows as code, fenced or inline: no
+// link is taken from it.
+var codeSpan = regexp.MustCompile("(?s)```.*?```|`[^`]*`")
+
+// TestDocLinksResolve: every relative link in the repository's Markdown
+// (the README, docs/, each package's) names a file or folder that exists,
+// from the file that holds it. The control: a link made to a file that is
+// not there is caught.
+func TestDocLinksResolve(t *testing.T) {
+	broken := func(file, text string) []string {
+		var out []string
+		for _, m := range mdLink.FindAllStringSubmatch(codeSpan.ReplaceAllString(text, ""), -1) {
+			target := m[1]
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			if _, err := os.Stat(filepath.Join(filepath.Dir(file), target)); err != nil {
+				out = append(out, target)
+			}
+		}
+		return out
+	}
+	if got := broken("docs/x.md", "see [it](docs/reference.md) and [this](reference.md#top)"); len(got) != 1 || got[0] != "docs/reference.md" {
+		t.Fatalf("control: broken links found %q, want the one to docs/docs/reference.md", got)
+	}
+	out, err := exec.Command("git", "ls-files", "*.md").Output()
+	if err != nil {
+		t.Skipf("no git here to list the Markdown files: %v", err)
+	}
+	for _, file := range strings.Fields(string(out)) {
+		if strings.HasPrefix(file, "testdata/") {
+			continue
+		}
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, target := range broken(file, string(b)) {
+			t.Errorf("%s links to %s, which is not there", file, target)
+		}
 	}
 }
