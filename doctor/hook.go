@@ -70,7 +70,10 @@ func hookCheck(cs client.Set, getenv func(string) string, home, self string) aud
 		}
 		bin := setup.HookBinary(command)
 		st, err := os.Stat(bin)
+		why, _ := setup.Transient(bin)
 		switch {
+		case why != "":
+			broken = append(broken, fmt.Sprintf("%s's hook (%s) runs %s, which is %s: once it is gone every session start fails it", in.Title, path, bin, why))
 		case err != nil:
 			broken = append(broken, fmt.Sprintf("%s's hook (%s) runs %s, which is not there", in.Title, path, bin))
 		case !st.Mode().IsRegular() || st.Mode()&0o111 == 0:

@@ -53,6 +53,15 @@ func TestHookCheck(t *testing.T) {
 	if c := hookCheck(cs, env, "", "/usr/bin/reaper"); c.Status != audit.CheckOK || !strings.Contains(c.Summary, "not this binary") {
 		t.Errorf("a hook to another binary: %+v", c)
 	}
+	// A binary 'go run' left in a build cache of any name: there now,
+	// gone at the cache's next trim.
+	cached := filepath.Join(dir, "cache", "6f", "6fb77214a1b0576781a9490b96d8d0c9f122101aef20186cdf01a45f8b5c34f2-d", "reaper")
+	os.MkdirAll(filepath.Dir(cached), 0o755)
+	os.WriteFile(cached, []byte("#!/bin/sh\n"), 0o755)
+	install(cached)
+	if c := hookCheck(cs, env, "", ""); c.Status != audit.CheckFail || !strings.Contains(strings.Join(c.Details, "\n"), "Go's build cache") {
+		t.Errorf("a hook into Go's build cache: %+v", c)
+	}
 }
 
 // As root, a settings file that is not root's — a user's, named by an

@@ -98,13 +98,38 @@ func PlannedExecutable(dryRun bool) (exe, note string, err error) {
 func Transient(exe string) (why, fix string) {
 	slash := filepath.ToSlash(exe)
 	switch {
-	case strings.Contains(slash, "/go-build"):
+	case strings.Contains(slash, "/go-build"), inGoCache(exe, os.Getenv("GOCACHE")):
 		return "in Go's build cache ('go run' builds it there and removes it)",
 			"Install it from the same checkout: 'go install ./cmd/reaper' (it lands in $(go env GOPATH)/bin, ~/go/bin by default)"
 	case strings.Contains(slash, "/_npx/"):
 		return "in npx's cache, which npm clears", "Install the package npx ran: 'npm install -g @orphanreaper/reaper'"
 	}
 	return "", ""
+}
+
+// inGoCache reports whether exe is in a Go build cache wherever it is
+// (GOCACHE may name any dir): below gocache, or where the cache keeps a
+// program 'go run' built and ran — since Go 1.24 the executable itself is
+// cached, at DIR/xx/<64 hex>-d/NAME (cmd/go/internal/cache).
+func inGoCache(exe, gocache string) bool {
+	if gocache != "" && gocache != "off" {
+		if rel, err := filepath.Rel(gocache, exe); err == nil && filepath.IsLocal(rel) {
+			return true
+		}
+	}
+	entry := filepath.Base(filepath.Dir(exe))
+	shard := filepath.Base(filepath.Dir(filepath.Dir(exe)))
+	hash, ok := strings.CutSuffix(entry, "-d")
+	return ok && len(hash) == 64 && isHex(hash) && len(shard) == 2 && isHex(shard) && strings.HasPrefix(hash, shard)
+}
+
+func isHex(s string) bool {
+	for _, c := range s {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // Stable is exe with a Homebrew keg's versioned path (PREFIX/Cellar/NAME/

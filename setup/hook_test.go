@@ -163,12 +163,18 @@ func TestHookDryRunDiff(t *testing.T) {
 // A binary that will not last is refused; a Homebrew keg is named by its
 // opt link; any other path is kept.
 func TestBinaryPaths(t *testing.T) {
-	for _, p := range []string{"/tmp/go-build1234/b001/exe/reaper", "/home/u/.npm/_npx/abc123/node_modules/@orphanreaper/reaper-linux-x64/bin/reaper"} {
+	cached := "/srv/cache/6f/6fb77214a1b0576781a9490b96d8d0c9f122101aef20186cdf01a45f8b5c34f2-d/reaper" // go run's, GOCACHE=/srv/cache
+	for _, p := range []string{"/tmp/go-build1234/b001/exe/reaper", "/home/u/.npm/_npx/abc123/node_modules/@orphanreaper/reaper-linux-x64/bin/reaper", cached} {
 		if why, fix := Transient(p); why == "" || fix == "" {
 			t.Errorf("%s: not transient", p)
 		}
 	}
-	for _, p := range []string{"/usr/bin/reaper", "/home/u/go/bin/reaper", "/usr/lib/node_modules/@orphanreaper/reaper-linux-x64/bin/reaper"} {
+	t.Setenv("GOCACHE", "/srv/other")
+	if !inGoCache("/srv/other/x/reaper", os.Getenv("GOCACHE")) {
+		t.Error("a binary below $GOCACHE is not taken for the cache's")
+	}
+	for _, p := range []string{"/usr/bin/reaper", "/home/u/go/bin/reaper", "/usr/lib/node_modules/@orphanreaper/reaper-linux-x64/bin/reaper",
+		"/srv/6f/6fb7-d/reaper", "/srv/zz/" + strings.Repeat("z", 64) + "-d/reaper"} {
 		if why, _ := Transient(p); why != "" {
 			t.Errorf("%s: transient (%s)", p, why)
 		}
