@@ -41,7 +41,7 @@ func openDir(dir string) (int, error) {
 	for hops := 0; len(comps) > 0; {
 		name := comps[0]
 		comps = comps[1:]
-		next, err := openPathAt(fd, name, pathOnly|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC)
+		next, err := openName(fd, name, pathOnly|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC)
 		if err == nil {
 			unix.Close(fd)
 			fd, cur = next, filepath.Join(cur, name)
@@ -114,20 +114,10 @@ func splitPath(path string) []string {
 	return out
 }
 
-func openPathAt(dirfd int, name string, flags int) (int, error) {
-	for {
-		fd, err := unix.Openat(dirfd, name, flags, 0)
-		if err == unix.EINTR {
-			continue
-		}
-		return fd, err
-	}
-}
-
 // syncDir fsyncs the directory of dirfd, which openDir may have opened
 // with O_PATH (no fsync on such a descriptor): through "." opened anew.
 func syncDir(dirfd int) {
-	fd, err := openPathAt(dirfd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC)
+	fd, err := openName(dirfd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC)
 	if err != nil {
 		return
 	}

@@ -126,29 +126,7 @@ func TestExitsDyingLeader(t *testing.T) {
 		t.Skipf("no pidfds here: %v", err)
 	}
 	defer e.Close()
-	// The leader calls exit(2) itself (not exit_group): its other thread
-	// keeps the process.
-	cmd := exec.Command(python, "-c", fmt.Sprintf("import threading, time, ctypes\nthreading.Thread(target=lambda: time.sleep(60)).start()\nprint('ready', flush=True)\nctypes.CDLL(None).syscall(%d, 0)", unix.SYS_EXIT))
-	out, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	if _, err := out.Read(make([]byte, 6)); err != nil {
-		t.Fatal(err)
-	}
-	p, err := platform.ReadStat(cmd.Process.Pid)
-	if err != nil {
-		t.Fatal(err)
-	}
-	target := Target{PID: p.PID, StartTicks: p.StartTicks}
-	deadline := time.Now().Add(10 * time.Second)
-	for !dying(target) {
-		if time.Now().After(deadline) {
-			t.Fatal("the leader did not become a zombie alone")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	target := dyingProcess(t, 0)
 	if failed := e.Set([]Target{target}); failed != 0 || e.Len() != 1 {
 		t.Fatalf("Set of a dying process: %d failed, %d watched; want it watched", failed, e.Len())
 	}
@@ -172,8 +150,10 @@ func TestExitsDyingLeader(t *testing.T) {
 	}
 }
 
-// dyingProcess starts a python whose leader thread exits alone (its other
-// thread sleeps a minute) and waits for its leader to be a zombie.
+// dyingProcess starts a python whose leader thread exits alone — it calls
+// exit(2) itself, not exit_group: its other thread, asleep for a minute,
+// keeps the process — and waits for its leader to be a zombie. uid is the
+// target's label (whose budget it counts against), not its owner.
 func dyingProcess(t *testing.T, uid uint32) Target {
 	t.Helper()
 	cmd := exec.Command("/usr/bin/python3", "-c", fmt.Sprintf("import threading, time, ctypes\nthreading.Thread(target=lambda: time.sleep(60)).start()\nprint('ready', flush=True)\nctypes.CDLL(None).syscall(%d, 0)", unix.SYS_EXIT))
