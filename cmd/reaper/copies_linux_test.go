@@ -34,7 +34,7 @@ func TestPSCopies(t *testing.T) {
 		}
 		owner := adopt(t, "session-owner-"+mark, script+" wait", nil)
 		for _, srv := range servers {
-			pid := childWith(t, owner, srv, "server "+srv)
+			pid := childStarting(t, owner, srv, "server "+srv)
 			t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
 			copies = append(copies, pid)
 		}
@@ -168,7 +168,7 @@ func TestMetricsHoldNoCommandLine(t *testing.T) {
 	for i := range 2 {
 		id := fmt.Sprintf("n%d-%s", i, suiteMark)
 		owner := adopt(t, "session-owner-"+mark, fmt.Sprintf("export CLAUDE_CODE_SESSION_ID=%s; (exec -a %q sleep 600) & wait", id, server), nil)
-		pid := childWith(t, owner, secret, "the server")
+		pid := childStarting(t, owner, server, "the server")
 		t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
 		copies = append(copies, pid)
 		writeSession(t, home, owner, id)
@@ -199,4 +199,24 @@ func TestMetricsHoldNoCommandLine(t *testing.T) {
 	if !strings.Contains(psJSON.stdout, "token=[REDACTED]") {
 		t.Errorf("ps -o json does not show the command redacted:\n%s", psJSON.stdout)
 	}
+}
+
+// childStarting is childWith for a child whose command line starts with
+// prefix — its argv0, once it has exec'd: a subshell forked for
+// `(exec -a NAME …) &` that has not, still shows its parent's command
+// line, which holds every server the script names (taken for a server,
+// one subshell was once returned for two).
+func childStarting(t *testing.T, parent int, prefix, what string) int {
+	t.Helper()
+	var pid int
+	waitFor(t, func() bool {
+		for _, c := range childrenOf(parent) {
+			if strings.HasPrefix(cmdlineOf(c), prefix) {
+				pid = c
+				return true
+			}
+		}
+		return false
+	}, what)
+	return pid
 }
