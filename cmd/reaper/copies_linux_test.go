@@ -208,15 +208,5 @@ func TestMetricsHoldNoCommandLine(t *testing.T) {
 // one subshell was once returned for two).
 func childStarting(t *testing.T, parent int, prefix, what string) int {
 	t.Helper()
-	var pid int
-	waitFor(t, func() bool {
-		for _, c := range childrenOf(parent) {
-			if strings.HasPrefix(cmdlineOf(c), prefix) {
-				pid = c
-				return true
-			}
-		}
-		return false
-	}, what)
-	return pid
+	return childMatching(t, parent, func(line string) bool { return strings.HasPrefix(line, prefix) }, what)
 }

@@ -118,10 +118,17 @@ func workerUnderLiveParent(t *testing.T, name string) int {
 // and returns its pid.
 func childWith(t *testing.T, parent int, text, what string) int {
 	t.Helper()
+	return childMatching(t, parent, func(line string) bool { return strings.Contains(line, text) }, what)
+}
+
+// childMatching waits for a child of parent whose command line match
+// takes, and returns its pid.
+func childMatching(t *testing.T, parent int, match func(string) bool, what string) int {
+	t.Helper()
 	var pid int
 	waitFor(t, func() bool {
 		for _, c := range childrenOf(parent) {
-			if strings.Contains(cmdlineOf(c), text) {
+			if match(cmdlineOf(c)) {
 				pid = c
 				return true
 			}
