@@ -302,11 +302,15 @@ func TestHostSeesContainerInit(t *testing.T) {
 				prefix = []string{unshare, "--pid", "--fork", "--mount-proc"}
 			}
 			r := startRun(t, prefix, "--", "bash", "-c", script)
+			// The leftover is the process that exec'd under its argv0: the
+			// client's bash, and a subshell not yet exec'd, show bash's own
+			// line, which names the mark too — once the client was taken for
+			// the leftover and was (rightly) no finding.
 			var leftover int
 			waitFor(t, func() bool {
 				leftover = 0
 				for _, pid := range descendantsOf(r.cmd.Process.Pid) {
-					if strings.Contains(cmdlineOf(pid), "https://"+mark) {
+					if strings.HasPrefix(cmdlineOf(pid), "npm exec mcp-remote https://"+mark) {
 						leftover = pid
 					}
 				}
