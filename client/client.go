@@ -2,9 +2,7 @@ package client
 
 import (
 	"encoding/json"
-	"regexp"
 	"slices"
-	"strings"
 
 	"github.com/orphanreaper/reaper/client/statedir"
 	"github.com/orphanreaper/reaper/platform"
@@ -38,6 +36,11 @@ type Info struct {
 	// whose comm is a version and whose command runs from one of them is
 	// the client's own, as one whose comm is in Comms is (Own).
 	VersionDirs []string
+	// Script is the command line of the client's own process where the
+	// client is a node script that leaves node's title (comm "node":
+	// Continue's cn, `node …/@continuedev/cli/dist/cn.js`): such a
+	// process is the client's own, as one whose comm is in Comms is.
+	Script *scan.Pattern
 	// Homes are the state dirs the client keeps in a home, as a person
 	// writes them ("~/.claude"; a * stands for any text, "~/.openclaw-*"):
 	// what help and doctor say reaper looks for, derived from the set,
@@ -365,7 +368,8 @@ func (s Set) ByName(name string) Client {
 func (s Set) Marks() scan.Marks {
 	var m scan.Marks
 	for _, c := range s.list {
-		m.Add(c.Info().Marks)
+		in := c.Info()
+		m.Add(in.AllMarks())
 	}
 	return m
 }
@@ -398,30 +402,30 @@ func (s Set) Names() []string {
 	return out
 }
 
-// versionTitle is a comm that is a version string ("2.1.331", "v1.0.2").
-var versionTitle = regexp.MustCompile(`^v?[0-9]+\.[0-9]+\.[0-9]+`)
-
 // Own reports whether p is one of the client's own processes: titled as
-// one (Comms), or titled with a version and run from one of VersionDirs
-// (only then is its command line read).
+// one (Comms), titled with a version and run from one of VersionDirs, or
+// node running its Script (only then is its command line read).
 func (in *Info) Own(s *platform.Snapshot, p *platform.Process) bool {
-	if p.Comm == "" || p.Zombie() {
-		return false
+	m := in.ClientMark()
+	return m.Own(s, p)
+}
+
+// AllMarks are the client's marks with the one that recognises its own
+// processes (ClientMark), where it has such a process (Comms, Script).
+func (in *Info) AllMarks() scan.Marks {
+	m := in.Marks
+	if len(in.Comms) > 0 || in.Script != nil {
+		m.Clients = append(slices.Clip(m.Clients), in.ClientMark())
 	}
-	if slices.Contains(in.Comms, p.Comm) {
-		return true
+	return m
+}
+
+// ClientMark is how scan recognises the client's own processes, under
+// the client's first owner name (its own name when it has none).
+func (in *Info) ClientMark() scan.ClientMark {
+	owner := in.Name
+	if len(in.Owners) > 0 {
+		owner = in.Owners[0]
 	}
-	if len(in.VersionDirs) == 0 || !versionTitle.MatchString(p.Comm) {
-		return false
-	}
-	argv := s.Cmdline(p)
-	if len(argv) == 0 {
-		return false
-	}
-	for _, dir := range in.VersionDirs {
-		if strings.Contains(argv[0], dir) {
-			return true
-		}
-	}
-	return false
+	return scan.ClientMark{Owner: owner, Comms: in.Comms, VersionDirs: in.VersionDirs, Script: in.Script}
 }

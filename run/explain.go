@@ -83,8 +83,14 @@ func (p *Pass) Explain(pid int) (*audit.Explanation, error) {
 		if sess := sessionOf(p.PS(), pid); sess != nil && !strings.Contains(e.Why, fmt.Sprintf("(pid %d)", sess.PID)) {
 			// The session says it first (unless the reason names its
 			// process already): what a person asks of a live session's
-			// server is whose it is.
-			e.Why = fmt.Sprintf("a process of the live %s session %s: %s", sess.Title, sessionName(sess), e.Why)
+			// server is whose it is. The table's generic word for a tree
+			// that is no orphan (a service, a login session…) says less
+			// than the session does, and is left out.
+			if strings.HasSuffix(e.Why, notAnOrphan) {
+				e.Why = fmt.Sprintf("a process of the live %s session %s: that session holds it, so it is not an orphan", sess.Title, sessionName(sess))
+			} else {
+				e.Why = fmt.Sprintf("a process of the live %s session %s: %s", sess.Title, sessionName(sess), e.Why)
+			}
 		}
 	}
 	return e, nil
@@ -137,6 +143,10 @@ func ancestors(res *scan.Result, i int) []audit.Ancestor {
 	return out
 }
 
+// notAnOrphan ends the table's word for a tree below init or a subreaper
+// that the scan does not take.
+const notAnOrphan = "is not an orphan the scan takes: a service, a login session or a protected process, not an agent's leftover"
+
 // notOrphaned says why the process at index i is in no finding.
 func notOrphaned(res *scan.Result, i int) string {
 	t, s := res.Tree, res.Tree.Snap
@@ -175,9 +185,15 @@ func notOrphaned(res *scan.Result, i int) string {
 		return true
 	})
 	tp := t.Parent(top)
+	if why, ok := res.LiveClient(s.Procs[top].PID); ok && tp >= 0 {
+		if top == i {
+			return "reparented (its parent " + fmt.Sprint(s.Procs[tp].PID) + "), but " + why
+		}
+		return fmt.Sprintf("its tree's top, %d, is reparented (its parent %d), but %s", s.Procs[top].PID, s.Procs[tp].PID, why)
+	}
 	if tp >= 0 && (s.Procs[tp].PID == 1 || res.IsSubreaper(tp)) {
-		return fmt.Sprintf("its tree's top, %d, is a child of %d (%s) but is not an orphan the scan takes: a service, a login session or a protected process, not an agent's leftover",
-			s.Procs[top].PID, s.Procs[tp].PID, audit.CommandLine(s, &s.Procs[tp]))
+		return fmt.Sprintf("its tree's top, %d, is a child of %d (%s) but %s",
+			s.Procs[top].PID, s.Procs[tp].PID, audit.CommandLine(s, &s.Procs[tp]), notAnOrphan)
 	}
 	return fmt.Sprintf("its parent %d (%s) is alive and is neither init nor a subreaper: it was never reparented", s.Procs[parent].PID, audit.CommandLine(s, &s.Procs[parent]))
 }

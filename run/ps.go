@@ -81,7 +81,7 @@ func (p *Pass) sessionTrees(pss bool) *psBuild {
 	b := &psBuild{p: p, s: p.Snap, res: p.Result, uid: p.UID(), anchor: map[int]int{}, endedAt: map[string]int{}, clients: clientNames(p.Config.Clients),
 		cfg: p.Config.Policy.ScanConfig(), pss: true}
 	for _, c := range p.Config.Clients.All() {
-		if in := c.Info(); len(in.VersionDirs) > 0 {
+		if in := c.Info(); len(in.VersionDirs) > 0 || in.Script != nil {
 			b.native = append(b.native, in)
 		}
 	}
@@ -137,7 +137,8 @@ type psBuild struct {
 	pssOf map[int]uint64
 	cfg   scan.Config
 	// native are the clients whose native binary titles itself with its
-	// version (Info.VersionDirs): asked once, not of every process.
+	// version (Info.VersionDirs), or that are a node script (Info.Script):
+	// asked once, not of every process.
 	native []client.Info
 }
 

@@ -94,7 +94,11 @@ func isShell(argv []string) bool {
 // one of the MCP servers a client's config declares: clients spawn those
 // with a scrubbed environment, so neither a marker nor, for a server with
 // an unusual name, the fingerprints above say what they are. Only the kind
-// changes, never the reasons: a finding is a finding on its own evidence.
+// changes, never the reasons: a finding is a finding on its own evidence —
+// except for a config whose client runs its servers in its own process
+// group and marks them with nothing (Server.GroupOwner): a still untracked
+// root of any kind that is one of them is that client's, and the group
+// says whether the client is gone (groupOwned).
 func (r *Result) ApplyServers(servers []Server) {
 	r.servers = newServerIndex(servers)
 	if len(servers) == 0 {
@@ -103,16 +107,57 @@ func (r *Result) ApplyServers(servers []Server) {
 	s := r.Tree.Snap
 	for i := range r.Findings {
 		f := &r.Findings[i]
-		if f.Kind != KindOther {
+		other := f.Kind == KindOther
+		if !other && !f.Has(Untracked) {
 			continue
 		}
 		srv := r.servers.match(Words(s.Cmdline(f.Root)), func(m *Server) bool {
-			return r.speaks(m.UID, f.Root, "MCP server "+m.Name+" of "+m.File)
+			// A root of a known kind is asked only of a config whose
+			// client owns its servers' group: its owner is the news.
+			return (other || m.GroupOwner != "") && r.speaks(m.UID, f.Root, "MCP server "+m.Name+" of "+m.File)
 		})
-		if srv != nil {
-			f.Kind = KindMCP
-			f.Evidence = append(f.Evidence, fmt.Sprintf("its command line is MCP server %q of %s", srv.Name, srv.File))
+		if srv == nil {
+			continue
 		}
+		if other {
+			f.Kind = KindMCP
+		}
+		f.Evidence = append(f.Evidence, fmt.Sprintf("its command line is MCP server %q of %s", srv.Name, srv.File))
+		if srv.GroupOwner != "" && f.Has(Untracked) {
+			r.groupOwned(f, srv)
+		}
+	}
+}
+
+// groupOwned attributes f, a server of srv's config, to the client that
+// runs that config's servers in its own process group (Server.GroupOwner),
+// and proves the client gone by the group, as ApplyLeaders does: the
+// group's leader pid is held while the root lives, so it gone is proof;
+// it is the client only when the group is not its session's (a client
+// run from a shell leads a job's group in the shell's session). The
+// config is the root's user's own (ApplyServers asked), and so is the
+// word.
+func (r *Result) groupOwned(f *Finding, srv *Server) {
+	s := r.Tree.Snap
+	f.Owner = srv.GroupOwner
+	f.claimed()
+	f.spoken(srv.UID)
+	pg := f.Root.PGID
+	what := fmt.Sprintf("%s runs %s's servers in its own process group", srv.GroupOwner, srv.File)
+	if pg <= 1 || pg == f.Root.PID {
+		f.Evidence = append(f.Evidence, fmt.Sprintf("%s, but this one leads its own group, so which %s is not known", what, srv.GroupOwner))
+		return
+	}
+	f.OwnerPID = pg
+	q := s.Get(pg)
+	switch {
+	case q != nil && !q.Zombie():
+		f.Evidence = append(f.Evidence, fmt.Sprintf("%s: process group %d's leader pid %d (%s) is alive", what, pg, pg, clip(s.CommandLine(q), 80)))
+	case f.Root.SID == pg:
+		f.Evidence = append(f.Evidence, fmt.Sprintf("%s: process group %d's leader is gone, but the group is its session's (made by setsid), so its leader is not shown to be %s", what, pg, srv.GroupOwner))
+	default:
+		f.Reasons = append(f.Reasons, OwnerDead)
+		f.Evidence = append(f.Evidence, fmt.Sprintf("%s: process group %d's leader, %s pid %d, is gone (the kernel gives no process a pid its group still holds)", what, pg, srv.GroupOwner, pg))
 	}
 }
 

@@ -66,6 +66,7 @@ type Session struct {
 // the ties for what no ledger claimed, then the pids the clients' pid
 // marks name (a pid named outright says more than a process group), then
 // the process groups of what the clients' leader marks name, then the
+// clients' own live processes for what their spawner marks name, then the
 // headless clients, then the declared MCP servers (the kind only). Advice
 // is a phase of its own, over the final findings, asked by whoever wants
 // it (Result.Advise).
@@ -75,6 +76,7 @@ func (r *Result) apply(ev Evidence) {
 	r.ApplyTies(ev.Ties)
 	r.ApplyPIDMarks()
 	r.ApplyLeaders()
+	r.ApplySpawners()
 	r.ApplyHeadless()
 	r.ApplyServers(ev.Servers)
 }
@@ -121,6 +123,12 @@ type Server struct {
 	File    string // the config that declares it
 	// UID owns the config: it speaks only for that user's processes.
 	UID uint32
+	// GroupOwner, where set, is the client that runs the servers of this
+	// config as its own children, in its own process group, and puts no
+	// marker on them (Continue's cn): a server of it found orphaned is
+	// that client's, and the group's leader gone proves the client gone
+	// when the group is not its session's (LeaderMark's rule).
+	GroupOwner string
 
 	want []string // Args as words, once cut (MatchesWords)
 	cut  bool
@@ -145,6 +153,14 @@ type Marks struct {
 	// its own pid or its launcher's: the named process gone proves the
 	// client gone.
 	PIDs []PIDMark
+	// Spawners are the variables a client puts on what it spawns that
+	// name no pid (pi's PI_CODING_AGENT=true): the client's own live
+	// processes, older than the root, are looked for instead.
+	Spawners []SpawnerMark
+	// Clients recognise each client's own processes, the ones a person
+	// started: alive, such a process is a session wherever its parent
+	// went (ApplyLiveClients).
+	Clients []ClientMark
 }
 
 // Add appends every field of o to m: the one merge of several clients'
@@ -157,6 +173,8 @@ func (m *Marks) Add(o Marks) {
 	m.Supervisors = append(m.Supervisors, o.Supervisors...)
 	m.Leaders = append(m.Leaders, o.Leaders...)
 	m.PIDs = append(m.PIDs, o.PIDs...)
+	m.Spawners = append(m.Spawners, o.Spawners...)
+	m.Clients = append(m.Clients, o.Clients...)
 }
 
 // PIDMark ties a root that carries Env to the client Owner whose pid (or
@@ -187,6 +205,35 @@ type LeaderMark struct {
 	Env    string
 	Owner  string // the owner name findings are attributed to (the client's)
 	PIDEnv bool
+}
+
+// SpawnerMark ties a root that carries Env=Value to the client Owner,
+// which puts it on everything it spawns and records its own pid nowhere
+// (pi sets PI_CODING_AGENT=true on itself at start; its session files
+// hold no pid). The client set it before it spawned anything, so the one
+// that spawned the root started no later than the root did. When no
+// process of the client's own (a ClientMark of Owner) that is the root's
+// user's or root's, and started no later than the root, is alive, the
+// client that spawned it is gone: the finding is owner-dead. When one is,
+// it may be that one: the tree is the client's, not shown dead. The
+// marker is in the root's own environment: it speaks for the root's user
+// alone.
+type SpawnerMark struct {
+	Env, Value string
+	Owner      string
+}
+
+// ClientMark recognises a client's own process — the one a person started,
+// not a helper or a server it runs (Owner is the client's owner name):
+// titled as the client (Comms: the kernel's comm, at most 15 bytes), or
+// titled with a version and run from one of VersionDirs (Claude Code's
+// native build, comm "2.1.331"), or node running a script whose command
+// line matches Script (comm "node": Continue's cn). Own asks it.
+type ClientMark struct {
+	Owner       string
+	Comms       []string
+	VersionDirs []string
+	Script      *Pattern
 }
 
 // EnvMark gives Kind to a root whose environment holds Env=Value.

@@ -40,6 +40,10 @@ type Result struct {
 	// findings.
 	openStdin map[int]platform.Stdin
 	inUse     map[int]string
+	// live are the roots that are a live client's own process, reparented
+	// and nothing more (ApplyLiveClients), pid → why: sessions, not
+	// findings.
+	live map[int]string
 	// stdinDoubt are the findings whose writer search did not finish
 	// (ResolveInUse): held back for the pass.
 	stdinDoubt map[int]string
@@ -71,10 +75,12 @@ func (r *Result) Roots() []*platform.Process {
 
 // Attribute is a scan's second phase: the evidence folded in (apply, in
 // the one order that is right), then who is attached to each root's
-// stdin. Evidence{} attributes by the clients' marks alone.
+// stdin, then the live clients' own processes taken out (a session is no
+// finding). Evidence{} attributes by the clients' marks alone.
 func (r *Result) Attribute(ev Evidence) {
 	r.apply(ev)
 	r.ApplyStdin()
+	r.ApplyLiveClients()
 }
 
 // Scan is both phases in one call, for tests and tools that hold their

@@ -5,11 +5,13 @@ import (
 	"github.com/orphanreaper/reaper/client/claudecode"
 	"github.com/orphanreaper/reaper/client/cline"
 	"github.com/orphanreaper/reaper/client/codex"
+	"github.com/orphanreaper/reaper/client/continuecli"
 	"github.com/orphanreaper/reaper/client/copilot"
 	"github.com/orphanreaper/reaper/client/gemini"
 	"github.com/orphanreaper/reaper/client/kilo"
 	"github.com/orphanreaper/reaper/client/openclaw"
 	"github.com/orphanreaper/reaper/client/opencode"
+	"github.com/orphanreaper/reaper/client/pi"
 	"github.com/orphanreaper/reaper/client/qwen"
 )
 
@@ -24,4 +26,6 @@ var Clients = client.NewSet(
 	copilot.Client,
 	kilo.Client,
 	cline.Client,
+	pi.Client,
+	continuecli.Client,
 )

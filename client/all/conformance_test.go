@@ -48,6 +48,13 @@ var fixtures = map[string]clienttest.Fixture{
 		".cline/data/locks/hub/production.json":        `{"hubId": "hub_1", "pid": 4242, "startedAt": "2026-11-26T06:00:00Z", "port": 25463}`,
 		".cline/data/settings/cline_mcp_settings.json": `{"mcpServers": {"fs": {"transport": {"type": "stdio", "command": "npx", "args": ["-y", "fs-server"]}}}}`,
 	}},
+	"pi": {Dir: ".pi/agent", Files: map[string]string{
+		".pi/agent/settings.json": `{"defaultProvider": "local", "defaultModel": "m"}`,
+		".pi/agent/sessions/--w--/2026-12-02T02-00-27-103Z_01a2347b-52de-76d8-8ff6-dd9dcc84134d.jsonl": `{"type":"session","version":3,"id":"01a2347b-52de-76d8-8ff6-dd9dcc84134d","cwd":"/w"}` + "\n",
+	}},
+	"continue-cli": {Dir: ".continue", Files: map[string]string{
+		".continue/config.yaml": "name: local\nversion: 0.0.1\nschema: v1\nmcpServers:\n  - name: fs\n    command: npx\n    args: [\"-y\", \"fs-server\"]\n",
+	}},
 }
 
 // The client seam's contract (clienttest.Conformance), for every client of

@@ -70,7 +70,7 @@ func TestRealClaudeCodeBashTool(t *testing.T) {
 	t.Cleanup(func() { realclients.KillOurs(mark) })
 	waitMarked(t, mark, 3, model, log) // claude and two servers; then the tool's shell (its sleep is not marked: the mark is a comment)
 	var tool []int
-	for deadline := time.Now().Add(60 * time.Second); len(tool) == 0 && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+	for deadline := time.Now().Add(clientDeadline()); len(tool) == 0 && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		for _, pid := range realclients.MarkedPIDs(mark) {
 			if strings.Contains(cmdlineOf(pid), mark+"-tool") {
 				tool = append(tool, pid)

@@ -87,9 +87,9 @@ func claudeSuperseded(t *testing.T, mods string, asScript bool) {
 	}
 	waitFor := func(what string, ok func() bool) {
 		t.Helper()
-		for deadline := time.Now().Add(60 * time.Second); !ok(); time.Sleep(100 * time.Millisecond) {
+		for deadline := time.Now().Add(clientDeadline()); !ok(); time.Sleep(100 * time.Millisecond) {
 			if time.Now().After(deadline) {
-				t.Fatalf("%s: not within 60 s; marked %v; the screen:\n%s", what, realclients.MarkedPIDs(mark), term.screen(3000))
+				t.Fatalf("%s: not within the deadline; marked %v; the screen:\n%s", what, realclients.MarkedPIDs(mark), term.screen(3000))
 			}
 		}
 	}

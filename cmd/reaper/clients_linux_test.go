@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -156,18 +157,35 @@ func reapLive(t *testing.T, mark, what string) {
 	}
 }
 
-// waitMarked waits up to 60 s for n live processes holding mark and a
-// model request.
+// waitMarked waits for n live processes holding mark and a model request,
+// within clientDeadline.
 func waitMarked(t *testing.T, mark string, n int, model *realclients.Model, log string) {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
+	wait := clientDeadline()
+	deadline := time.Now().Add(wait)
 	for len(realclients.MarkedPIDs(mark)) < n || model.Turns() == 0 {
 		if time.Now().After(deadline) {
 			b, _ := os.ReadFile(log)
-			t.Fatalf("the client did not start %d marked processes and a turn within 60 s: marked %v, requests %q\n%s", n, realclients.MarkedPIDs(mark), model.Requests(), tail(b, 3000))
+			t.Fatalf("the client did not start %d marked processes and a turn within %s: marked %v, requests %q\n%s", n, wait, realclients.MarkedPIDs(mark), model.Requests(), tail(b, 3000))
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// clientDeadline is how long a client may take to start: 60 s on an idle
+// machine, more as the load grows — 60 s for each multiple of the cores
+// the load average is (at load 8 on 2 cores, 300 s): OpenCode took ~42 s
+// to its first server at load, Kilo ~80 s (each first installs a provider
+// package). At most 6 minutes.
+func clientDeadline() time.Duration {
+	load := 0.0
+	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
+		if f := strings.Fields(string(b)); len(f) > 0 {
+			load, _ = strconv.ParseFloat(f[0], 64)
+		}
+	}
+	d := time.Duration((1 + load/float64(runtime.NumCPU())) * float64(60*time.Second))
+	return min(d, 6*time.Minute)
 }
 
 // reapLeftovers runs `reaper reap` with the shipped example policy, its

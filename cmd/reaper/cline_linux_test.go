@@ -51,9 +51,9 @@ func TestRealCline(t *testing.T) {
 	term := startOnTerminal(t, work, onTerminal(env), "bash", "--norc", "--noprofile", "-i")
 	fmt.Fprintln(term.master, bin+" -i")
 	var server, hub int
-	for deadline := time.Now().Add(60 * time.Second); server == 0 || hub == 0; time.Sleep(100 * time.Millisecond) {
+	for deadline := time.Now().Add(clientDeadline()); server == 0 || hub == 0; time.Sleep(100 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("cline -i did not start its server and hub within 60 s: marked %v, hub %d; the screen:\n%s", realclients.MarkedPIDs(mark), hubOf(), term.screen(3000))
+			t.Fatalf("cline -i did not start its server and hub within the deadline: marked %v, hub %d; the screen:\n%s", realclients.MarkedPIDs(mark), hubOf(), term.screen(3000))
 		}
 		if s := realclients.MarkedPIDs(mark); len(s) == 1 {
 			server = s[0]

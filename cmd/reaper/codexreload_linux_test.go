@@ -71,9 +71,9 @@ func TestRealCodexAppServerReload(t *testing.T) {
 	}
 	waitFor := func(what string, ok func() bool) {
 		t.Helper()
-		for deadline := time.Now().Add(60 * time.Second); !ok(); time.Sleep(100 * time.Millisecond) {
+		for deadline := time.Now().Add(clientDeadline()); !ok(); time.Sleep(100 * time.Millisecond) {
 			if time.Now().After(deadline) {
-				t.Fatalf("%s: not within 60 s; marked %v", what, realclients.MarkedPIDs(mark))
+				t.Fatalf("%s: not within the deadline; marked %v", what, realclients.MarkedPIDs(mark))
 			}
 		}
 	}

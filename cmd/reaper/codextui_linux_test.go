@@ -45,7 +45,7 @@ func TestRealCodexTUI(t *testing.T) {
 	session := func(n int) (*terminal, int, int) {
 		term := startOnTerminal(t, work, env, "bash", "--norc", "--noprofile", "-i")
 		fmt.Fprintf(term.master, "node %s 'say hello %s'\n", codexJS, mark)
-		deadline := time.Now().Add(60 * time.Second)
+		deadline := time.Now().Add(clientDeadline())
 		for {
 			for _, pid := range realclients.MarkedPIDs(mark) {
 				if parentOf(pid) != term.pid {
@@ -58,7 +58,7 @@ func TestRealCodexTUI(t *testing.T) {
 				}
 			}
 			if time.Now().After(deadline) {
-				t.Fatalf("codex session %d: no npm wrapper and native TUI within 60 s; its screen:\n%s", n, term.screen(2000))
+				t.Fatalf("codex session %d: no npm wrapper and native TUI within the deadline; its screen:\n%s", n, term.screen(2000))
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
@@ -76,10 +76,10 @@ func TestRealCodexTUI(t *testing.T) {
 	}
 
 	term1, wrapper1, tui1 := session(1)
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(clientDeadline())
 	for record("daemon.pid") == 0 || record("daemon-updater.pid") == 0 || len(serversOf(record("daemon.pid"))) < 2 || model.Turns() == 0 {
 		if time.Now().After(deadline) {
-			t.Fatalf("codex session 1: no daemon with two servers and a turn within 60 s: daemon %d, marked %v, requests %q; its screen:\n%s",
+			t.Fatalf("codex session 1: no daemon with two servers and a turn within the deadline: daemon %d, marked %v, requests %q; its screen:\n%s",
 				record("daemon.pid"), realclients.MarkedPIDs(mark), model.Requests(), term1.screen(2000))
 		}
 		time.Sleep(100 * time.Millisecond)
@@ -87,10 +87,10 @@ func TestRealCodexTUI(t *testing.T) {
 	daemon, updater := record("daemon.pid"), record("daemon-updater.pid")
 	term2, wrapper2, tui2 := session(2)
 	// Attached, session 2's thread gets its servers from the same daemon.
-	deadline = time.Now().Add(60 * time.Second)
+	deadline = time.Now().Add(clientDeadline())
 	for len(serversOf(daemon)) < 4 {
 		if time.Now().After(deadline) {
-			t.Fatalf("codex session 2: the daemon %d did not start its thread's two servers within 60 s: its servers %v, marked %v", daemon, serversOf(daemon), realclients.MarkedPIDs(mark))
+			t.Fatalf("codex session 2: the daemon %d did not start its thread's two servers within the deadline: its servers %v, marked %v", daemon, serversOf(daemon), realclients.MarkedPIDs(mark))
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

@@ -14,8 +14,8 @@ import (
 // said "not-orphaned: … a service, a login session or a protected
 // process", which is true of the session's tree and says nothing of whose
 // it is. The session is named first: its client, its id, its pid and
-// state. The control: an adopted process of no session is not said to be
-// one's.
+// state — and then not the generic sentence (issue 64, item 12). The
+// control: an adopted process of no session is not said to be one's.
 func TestExplainNamesTheSession(t *testing.T) {
 	// As an ordinary user, the test's own processes sit in a tree of
 	// root's that the harness's PID 1 adopted: explain calls the session
@@ -41,6 +41,8 @@ func TestExplainNamesTheSession(t *testing.T) {
 	}
 	if v, why := explain(server); v != "not-orphaned" || !strings.Contains(why, "live Claude Code session "+session) || !strings.Contains(why, fmt.Sprintf("pid %d", owner)) {
 		t.Errorf("the live session's server: %s, %q; want the session named", v, why)
+	} else if strings.Contains(why, "a service, a login session") {
+		t.Errorf("the live session's server: %q; want the session alone, not the generic sentence", why)
 	}
 	if _, why := explain(os.Getpid()); strings.Contains(why, "a process of the live") {
 		t.Errorf("control, the test itself: %q names a session", why)

@@ -48,6 +48,7 @@ type reapFinding struct {
 	PIDs     []int    `json:"pids"`
 	Kind     string   `json:"kind"`
 	Rule     string   `json:"rule"`
+	Owner    string   `json:"owner"`
 	Reasons  []string `json:"reasons"`
 	Evidence []string `json:"evidence"`
 	Outcome  string   `json:"outcome"`

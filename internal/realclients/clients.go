@@ -357,3 +357,35 @@ func killHub(work string) {
 		}
 	}
 }
+
+// PiSetup writes pi's agent dir under home — a provider at the model
+// stand-in (OpenAI chat completions) with one model, m — and returns its
+// environment, offline (no version check, no package fetch).
+func PiSetup(home, addr string) []string {
+	dir := filepath.Join(home, ".pi", "agent")
+	os.MkdirAll(dir, 0o700)
+	b, _ := json.Marshal(map[string]any{"providers": map[string]any{"local": map[string]any{
+		"baseUrl": "http://" + addr + "/v1", "api": "openai-completions", "apiKey": "test-key",
+		"compat": map[string]any{"supportsDeveloperRole": false, "supportsReasoningEffort": false},
+		"models": []any{map[string]any{"id": "m"}}}}})
+	os.WriteFile(filepath.Join(dir, "models.json"), b, 0o600)
+	return Env(home, "PI_OFFLINE=1", "PI_SKIP_VERSION_CHECK=1")
+}
+
+// ContinueSetup writes Continue's config.yaml under home — a model at the
+// stand-in (an OpenAI-compatible apiBase) and the two stubborn servers —
+// and returns cn's environment, its telemetry off.
+func ContinueSetup(home, addr, mark string) []string {
+	dir := filepath.Join(home, ".continue")
+	os.MkdirAll(dir, 0o700)
+	var b strings.Builder
+	fmt.Fprintf(&b, "name: local\nversion: 0.0.1\nschema: v1\nmodels:\n  - name: m\n    provider: openai\n    model: m\n    apiBase: http://%s/v1\n    apiKey: test-key\n    roles: [chat]\nmcpServers:\n", addr)
+	servers := StubbornServers(mark)
+	for _, name := range []string{"helper", "stubborn"} {
+		argv := servers[name]
+		args, _ := json.Marshal(argv[1:])
+		fmt.Fprintf(&b, "  - name: %s\n    command: %s\n    args: %s\n", name, argv[0], args)
+	}
+	os.WriteFile(filepath.Join(dir, "config.yaml"), []byte(b.String()), 0o600)
+	return Env(home, "CONTINUE_CLI_ENABLE_TELEMETRY=0", "CONTINUE_METRICS_ENABLED=0")
+}

@@ -3,6 +3,7 @@
 package realclients
 
 import (
+	"encoding/json"
 	"io"
 	"net"
 	"net/http"
@@ -95,4 +96,18 @@ func (m *Model) Requests() string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return strings.Join(m.seen, ", ")
+}
+
+// ChatToolCall is an OpenAI chat-completions event stream whose one
+// choice calls the tool name with args (streamed as OpenAI does: a delta
+// with the call, a finish, then [DONE]).
+func ChatToolCall(name string, args map[string]any) string {
+	a, _ := json.Marshal(args)
+	chunk := func(delta map[string]any, finish any) string {
+		b, _ := json.Marshal(map[string]any{"id": "stand-in", "object": "chat.completion.chunk", "created": 1, "model": "m",
+			"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}}})
+		return "data: " + string(b) + "\n\n"
+	}
+	call := map[string]any{"index": 0, "id": "call_0", "type": "function", "function": map[string]any{"name": name, "arguments": string(a)}}
+	return chunk(map[string]any{"role": "assistant", "tool_calls": []any{call}}, nil) + chunk(map[string]any{}, "tool_calls") + "data: [DONE]\n\n"
 }

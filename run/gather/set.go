@@ -393,7 +393,7 @@ func nameDirs(list *dirList, cs client.Set, snap *platform.Snapshot, liveOwners,
 		}
 		// The client's own processes, by their comm: the set's Info is
 		// asked once, not for each of 10,000 processes.
-		if in := c.Info(); len(in.Comms)+len(in.VersionDirs) > 0 {
+		if in := c.Info(); len(in.Comms)+len(in.VersionDirs) > 0 || in.Script != nil {
 			for i := range snap.Procs {
 				if p := &snap.Procs[i]; in.Own(snap, p) {
 					named(p, in.Name)
