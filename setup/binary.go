@@ -79,15 +79,39 @@ func (e *TransientError) Error() string {
 }
 
 // PlannedExecutable is Executable for a step that may be a dry run: a dry
-// run writes nothing, so a binary that will not last is shown as it is,
-// with a note saying what the real run will ask for first.
+// run writes nothing, so it plans with a binary that will not last
+// replaced by the copy its fix installs — never a path into a cache — and
+// a note saying what the real run will ask for first.
 func PlannedExecutable(dryRun bool) (exe, note string, err error) {
 	exe, err = Executable()
 	var te *TransientError
 	if dryRun && errors.As(err, &te) {
-		return te.Exe, fmt.Sprintf("note: this binary is %s: the real run refuses it. %s first.", te.Why, te.Fix), nil
+		copy := Installed(te.Exe, os.Getenv)
+		return copy, fmt.Sprintf("note: this binary is %s (%s): the real run refuses it, and this plan names %s instead. %s first.", te.Why, te.Exe, copy, te.Fix), nil
 	}
 	return exe, "", err
+}
+
+// Installed is where the fix for a transient exe puts the same program
+// (Transient): go install's bin ($GOBIN, else the first $GOPATH's bin,
+// else ~/go/bin), or, for npx's cache, the name npm's global install puts
+// on PATH.
+func Installed(exe string, getenv func(string) string) string {
+	name := filepath.Base(exe)
+	if strings.Contains(filepath.ToSlash(exe), "/_npx/") {
+		return name
+	}
+	if bin := getenv("GOBIN"); filepath.IsAbs(bin) {
+		return filepath.Join(bin, name)
+	}
+	if gopath, _, _ := strings.Cut(getenv("GOPATH"), string(filepath.ListSeparator)); filepath.IsAbs(gopath) {
+		return filepath.Join(gopath, "bin", name)
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return name
+	}
+	return filepath.Join(home, "go", "bin", name)
 }
 
 // Transient says why a binary at exe will not be there for long, and

@@ -42,33 +42,45 @@ func eventStream(events []string) string {
 	return b.String()
 }
 
-// TestRealClaudeCodeBashTool: Claude Code 2.1.197 (`claude -p`, detached,
-// the Bash tool allowed) is asked by the model stand-in to run a command
-// that outlives it (`sleep`, as a `tail -f` does), and is SIGKILLed while
-// the tool runs. The Bash tool's shell (`bash -c -l source
-// …/shell-snapshots/snapshot-bash-….sh && … eval '…'`) and what it runs
-// live on, reparented (the control); they carry Claude Code's marks and
-// its group, and its session file names the dead pid: the reap kills the
-// tree as owner-dead, kind exec.
+// TestRealClaudeCodeBashTool: Claude Code (`claude -p`, detached, the
+// Bash tool allowed) is asked by the model stand-in to run a command that
+// outlives it, and is SIGKILLed while the tool runs. The Bash tool's shell
+// (`bash -c -l source …/shell-snapshots/snapshot-bash-….sh && … eval '…'`)
+// and what it runs live on, reparented (the control); they carry Claude
+// Code's marks and its group, and its session file names the dead pid: the
+// reap kills the tree as owner-dead, kind exec. The command is `tail -f
+// /dev/null`, not a standalone `sleep`: since 2.1.33x the tool refuses a
+// foreground sleep of 25 s or more ("Blocked: … use run_in_background"),
+// which ran nothing. On 2.1.197, the pinned 2.1.332, and 2.1.333, the
+// newest platform package — the versions people run.
 func TestRealClaudeCodeBashTool(t *testing.T) {
 	mods := requireClients(t)
 	becomeSubreaper(t)
-	mark := "cbmark" + strings.ReplaceAll(suiteMark, "-", "x")
+	for _, v := range []struct{ name, dir string }{
+		{"2.1.197", filepath.Join("@anthropic-ai", "claude-code-linux-x64")},
+		{"2.1.332", "claude-code-2.1.332"},
+		{"2.1.333", "claude-code-2.1.333"},
+	} {
+		t.Run(v.name, func(t *testing.T) { realClaudeBashTool(t, filepath.Join(mods, v.dir, "claude"), v.name) })
+	}
+}
+
+func realClaudeBashTool(t *testing.T, bin, version string) {
+	mark := "cbmark" + strings.ReplaceAll(suiteMark, "-", "x") + strings.ReplaceAll(version, ".", "")
 	model := realclients.StartModel(t)
 	var once sync.Once
 	model.Answer(func(body []byte) string {
 		out := ""
 		if bytes.Contains(body, []byte(`"Bash"`)) && bytes.Contains(body, []byte(mark)) {
-			once.Do(func() { out = bashToolCall("sleep 300 # " + mark + "-tool") })
+			once.Do(func() { out = bashToolCall("tail -f /dev/null # " + mark + "-tool") })
 		}
 		return out
 	})
 	home, work := t.TempDir(), t.TempDir()
 	env, cfgDir := realclients.ClaudeSetup(home, work, model.Addr, mark)
-	claude, log := realclients.StartDetached(t, work, env, filepath.Join(mods, "@anthropic-ai", "claude-code-linux-x64", "claude"),
-		"-p", "say hello "+mark, "--allowedTools=Bash")
+	claude, log := realclients.StartDetached(t, work, env, bin, "-p", "say hello "+mark, "--allowedTools=Bash")
 	t.Cleanup(func() { realclients.KillOurs(mark) })
-	waitMarked(t, mark, 3, model, log) // claude and two servers; then the tool's shell (its sleep is not marked: the mark is a comment)
+	waitMarked(t, mark, 3, model, log) // claude and two servers; then the tool's shell (its tail is not marked: the mark is a comment)
 	var tool []int
 	for deadline := time.Now().Add(clientDeadline()); len(tool) == 0 && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		for _, pid := range realclients.MarkedPIDs(mark) {
@@ -78,7 +90,7 @@ func TestRealClaudeCodeBashTool(t *testing.T) {
 		}
 	}
 	sessions, _ := filepath.Glob(filepath.Join(cfgDir, "sessions", "*.json"))
-	t.Logf("claude -p with the Bash tool: pid %d, the tool's processes %v, session files %v, requests %q", claude, tool, sessions, model.Requests())
+	t.Logf("claude %s -p with the Bash tool: pid %d, the tool's processes %v, session files %v, requests %q", version, claude, tool, sessions, model.Requests())
 	if len(tool) == 0 {
 		b, _ := os.ReadFile(log)
 		t.Fatalf("the Bash tool ran nothing marked: marked %v\n%s", realclients.MarkedPIDs(mark), tail(b, 2000))

@@ -84,38 +84,56 @@ func TestInitAsks(t *testing.T) {
 // still refused (a hook naming it would break when the cache is cleared),
 // with the same advice and no other.
 func TestBuildCacheBinaryPlans(t *testing.T) {
-	cached := filepath.Join(t.TempDir(), "go-build1234", "b001", "exe", "reaper")
-	os.MkdirAll(filepath.Dir(cached), 0o755)
 	b, err := os.ReadFile(reaperBin)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(cached, b, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	home := t.TempDir()
-	os.MkdirAll(filepath.Join(home, ".claude"), 0o755)
-	settings := filepath.Join(home, ".claude", "settings.json")
-	os.WriteFile(settings, []byte("{}\n"), 0o600)
-	env := append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
-		"XDG_STATE_HOME="+filepath.Join(home, ".state"), "CLAUDE_CONFIG_DIR=")
-	run := func(args ...string) result {
-		cmd := exec.Command(cached, args...)
-		cmd.Env = env
-		return runCmd(t, cmd)
-	}
-	for _, args := range [][]string{{"init", "--dry-run", "--no-service"}, {"hook", "install", "claude-code", "--dry-run"}} {
-		r := run(args...)
-		if r.code != 0 || !strings.Contains(r.stdout, "go install ./cmd/reaper") {
-			t.Errorf("%v from Go's build cache: exit %d\n%s%s", args, r.code, r.stdout, r.stderr)
-		}
-	}
-	r := run("hook", "install", "claude-code")
-	if r.code == 0 || !strings.Contains(r.stderr, "go install ./cmd/reaper") ||
-		strings.Contains(r.stderr, "brew") || strings.Contains(r.stderr, "@latest") {
-		t.Errorf("the real hook install from Go's build cache: exit %d\n%s", r.code, r.stderr)
-	}
-	if b, _ := os.ReadFile(settings); string(b) != "{}\n" {
-		t.Errorf("the settings changed: %q", b)
+	// Issue 64, item 9: a GOCACHE of the user's own holds no "go-build"
+	// in its path; since Go 1.24 `go run` keeps the program it built at
+	// GOCACHE/xx/<64 hex>-d/NAME. The plan names the copy go install
+	// makes, never the cache.
+	gocache := t.TempDir()
+	hash := "ab" + strings.Repeat("0123456789abcdef", 4)[:62]
+	for _, c := range []struct{ name, cached string }{
+		{"a go-build dir", filepath.Join(t.TempDir(), "go-build1234", "b001", "exe", "reaper")},
+		{"GOCACHE's own layout", filepath.Join(gocache, "ab", hash+"-d", "reaper")},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			os.MkdirAll(filepath.Dir(c.cached), 0o755)
+			if err := os.WriteFile(c.cached, b, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			home, gopath := t.TempDir(), t.TempDir()
+			os.MkdirAll(filepath.Join(home, ".claude"), 0o755)
+			settings := filepath.Join(home, ".claude", "settings.json")
+			os.WriteFile(settings, []byte("{}\n"), 0o600)
+			env := append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
+				"XDG_STATE_HOME="+filepath.Join(home, ".state"), "CLAUDE_CONFIG_DIR=", "GOCACHE="+gocache, "GOPATH="+gopath, "GOBIN=")
+			run := func(args ...string) result {
+				cmd := exec.Command(c.cached, args...)
+				cmd.Env = env
+				return runCmd(t, cmd)
+			}
+			dir := filepath.Dir(c.cached)
+			for _, args := range [][]string{{"init", "--dry-run", "--no-service"}, {"hook", "install", "claude-code", "--dry-run"}} {
+				r := run(args...)
+				if r.code != 0 || !strings.Contains(r.stdout, "go install ./cmd/reaper") || !strings.Contains(r.stdout, filepath.Join(gopath, "bin", "reaper")) {
+					t.Errorf("%v from Go's build cache: exit %d, want the plan to name %s\n%s%s", args, r.code, filepath.Join(gopath, "bin", "reaper"), r.stdout, r.stderr)
+				}
+				for _, line := range strings.Split(r.stdout, "\n") {
+					if strings.Contains(line, dir) && !strings.HasPrefix(line, "note: ") {
+						t.Errorf("%v plans with the cached binary: %q", args, line)
+					}
+				}
+			}
+			r := run("hook", "install", "claude-code")
+			if r.code == 0 || !strings.Contains(r.stderr, "go install ./cmd/reaper") ||
+				strings.Contains(r.stderr, "brew") || strings.Contains(r.stderr, "@latest") {
+				t.Errorf("the real hook install from Go's build cache: exit %d\n%s", r.code, r.stderr)
+			}
+			if b, _ := os.ReadFile(settings); string(b) != "{}\n" {
+				t.Errorf("the settings changed: %q", b)
+			}
+		})
 	}
 }
