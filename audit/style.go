@@ -15,11 +15,15 @@ type Style struct {
 	// and the line that says there is nothing: its rows only, for grep
 	// and awk.
 	NoHeaders bool
-	// Width is the terminal's width in columns, for the views that cut
-	// long lines (ps): 0 where stdout is no terminal, and the views keep
-	// their own widths.
+	// Width is the width in columns the views that cut long lines (ps)
+	// cut them to: COLUMNS, or the terminal's; Uncut where stdout is no
+	// terminal; 0, not known, and the views keep their own widths.
 	Width int
 }
+
+// Uncut is a Width that cuts no line: a pipe's or a file's (every line
+// is bounded by its sinks already: Term, UserText).
+const Uncut = 1 << 20
 
 // SGR parameters, each of two digits, so that every painted word is
 // longer by the same nine bytes: a column of painted cells stays aligned

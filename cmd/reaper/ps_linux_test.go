@@ -362,3 +362,40 @@ func validPS(t *testing.T, out string) {
 		t.Errorf("ps -o json does not keep to ps.schema.json: %v %s", err, strings.Join(errs, "\n"))
 	}
 }
+
+// Issue 64, item 12: ps cut every line at ~120 columns, piped or with
+// COLUMNS=250, hiding the end of a long command line (and the duplicates'
+// `claude mcp add …` advice). Piped, a line is whole; with COLUMNS=N it is
+// cut at N, and N reaches past the old cut. The control: COLUMNS=60 cuts
+// it there.
+func TestPSWidth(t *testing.T) {
+	becomeSubreaper(t)
+	mark := fmt.Sprintf("pswidth%d", os.Getpid())
+	home := t.TempDir()
+	session := "s-width-" + suiteMark
+	long := "npm exec mcp-remote https://" + mark + "/" + strings.Repeat("x", 300) + "/END"
+	owner := adopt(t, "session-owner-"+mark, fmt.Sprintf(`export CLAUDE_CODE_SESSION_ID=%s; (exec -a %q sleep 600) & wait`, session, long), nil)
+	server := childWith(t, owner, mark, "the session's server")
+	t.Cleanup(func() { syscall.Kill(server, syscall.SIGKILL) })
+	writeSession(t, home, owner, session)
+	line := func(columns string) string {
+		t.Helper()
+		r := runReaper(t, []string{"HOME=" + home, "CLAUDE_CONFIG_DIR=", "COLUMNS=" + columns}, "ps")
+		for _, l := range strings.Split(r.stdout, "\n") {
+			if f := strings.Fields(l); len(f) > 0 && f[0] == strconv.Itoa(server) {
+				return l
+			}
+		}
+		t.Fatalf("ps (COLUMNS=%q): no line of server %d\n%s%s", columns, server, r.stdout, r.stderr)
+		return ""
+	}
+	if l := line(""); !strings.HasSuffix(l, "/END 600") {
+		t.Errorf("piped: the server's line is cut: %q", l)
+	}
+	if l := line("250"); len([]rune(l)) != 250 {
+		t.Errorf("COLUMNS=250: a line of %d columns, want 250: %q", len([]rune(l)), l)
+	}
+	if l := line("60"); len([]rune(l)) != 60 {
+		t.Errorf("control, COLUMNS=60: a line of %d columns, want 60: %q", len([]rune(l)), l)
+	}
+}
