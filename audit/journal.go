@@ -106,7 +106,7 @@ func journalEntries(r *Report, signals []Record) []journalEntry {
 		switch f.Outcome {
 		case "killed":
 			pri = priNotice
-		case "failed", "refused":
+		case "failed", "refused", "interrupted":
 			pri = priWarning
 		}
 		fields := map[string]string{

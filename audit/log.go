@@ -44,20 +44,9 @@ type Record struct {
 // to a file opened O_APPEND, so concurrent runs never interleave within a
 // line.
 func AppendLog(path string, r *Report, signals []Record) error {
-	// A user's default log is below ~/.local/state, which a first run
-	// may not have made yet.
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return fmt.Errorf("open audit log: %w", err)
-	}
-	// One of reaper's own files (platform.OpenOwn): no link on the way, no
-	// FIFO, no other user's file appended to. Where the platform has no
-	// such rule yet (Windows), the plain open.
-	f, err := platform.OpenOwn(path, platform.OwnAppend)
-	if errors.Is(err, errors.ErrUnsupported) {
-		f, err = os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o640)
-	}
+	f, err := openLog(path)
 	if err != nil {
-		return fmt.Errorf("open audit log: %w", err)
+		return err
 	}
 	for _, rec := range signals {
 		rec.Mode = r.Mode
@@ -82,6 +71,37 @@ func AppendLog(path string, r *Report, signals []Record) error {
 		return fmt.Errorf("close audit log %s: %w", path, err)
 	}
 	return nil
+}
+
+// CheckLog opens the audit log at path as AppendLog does, and closes it,
+// writing nothing: a run that acts asks first whether its record can be
+// kept (no act unrecorded).
+func CheckLog(path string) error {
+	f, err := openLog(path)
+	if err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+// openLog opens the audit log for appending, its dir made first.
+func openLog(path string) (*os.File, error) {
+	// A user's default log is below ~/.local/state, which a first run
+	// may not have made yet.
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("open audit log: %w", err)
+	}
+	// One of reaper's own files (platform.OpenOwn): no link on the way, no
+	// FIFO, no other user's file appended to. Where the platform has no
+	// such rule yet (Windows), the plain open.
+	f, err := platform.OpenOwn(path, platform.OwnAppend)
+	if errors.Is(err, errors.ErrUnsupported) {
+		f, err = os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o640)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open audit log: %w", err)
+	}
+	return f, nil
 }
 
 func writeRecord(f *os.File, path string, rec Record) error {

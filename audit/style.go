@@ -55,7 +55,7 @@ func outcomeColor(outcome string, deferred bool) string {
 		return sgrPlain
 	case outcome == "killed" || outcome == "gone":
 		return sgrGreen
-	case outcome == "refused":
+	case outcome == "refused" || outcome == "interrupted":
 		return sgrYellow
 	case outcome == "failed":
 		return sgrRed

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/orphanreaper/reaper/policy"
 )
 
 // ParseWhen reads a point in time as --since and --until take it.
@@ -52,8 +54,20 @@ func KnownUser(u string) bool {
 	return err == nil
 }
 
-// HistoryOutcomes are the outcomes history filters by.
-var HistoryOutcomes = []string{"killed", "gone", "failed", "refused", "deferred", "protected", "planned", "reported"}
+// HistoryOutcomes are the outcomes history filters by: every outcome a
+// run records (policy.Outcomes), deferred beside refused.
+var HistoryOutcomes = historyOutcomes()
+
+func historyOutcomes() []string {
+	var out []string
+	for _, o := range policy.Outcomes {
+		out = append(out, string(o))
+		if o == policy.Refused {
+			out = append(out, OutcomeDeferred)
+		}
+	}
+	return out
+}
 
 // Set fills the filter's span from --since and --until as people write
 // them (ParseWhen, against now), and checks its outcome; the error names

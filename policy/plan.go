@@ -23,7 +23,7 @@ type Outcome string
 
 // The outcomes of a finding (README, "What a report looks like"). scan
 // and plan produce reported, planned and refused; the reaper turns planned
-// into killed, gone or failed.
+// into killed, gone, failed or interrupted.
 const (
 	Reported Outcome = "reported"
 	Planned  Outcome = "planned"
@@ -31,11 +31,19 @@ const (
 	Gone     Outcome = "gone"
 	Refused  Outcome = "refused"
 	Failed   Outcome = "failed"
+	// Interrupted: the run was interrupted (SIGINT, SIGTERM) before the
+	// tree was confirmed gone; what it had stopped was continued. Its
+	// exit status is 128+N of the signal, as a shell's.
+	Interrupted Outcome = "interrupted"
 	// Protected: a [[protect]] entry names a process of the tree. The
 	// operator's decision, not a refusal: it fails no run and fires no
 	// alert.
 	Protected Outcome = "protected"
 )
+
+// Outcomes are every outcome, in the order a run reaches them: what the
+// schemas and help list.
+var Outcomes = []Outcome{Reported, Planned, Refused, Killed, Gone, Failed, Interrupted, Protected}
 
 // Item is one finding that matched a rule, with the decision about it.
 type Item struct {

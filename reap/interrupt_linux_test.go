@@ -57,8 +57,8 @@ func TestInterruptBeforeTerm(t *testing.T) {
 		return err
 	}
 	res := Execute(ctx, plan, s, opt)
-	if res[0].Outcome != policy.Failed || !strings.Contains(res[0].Detail, "interrupted before SIGTERM") {
-		t.Fatalf("outcome %s (%s), want failed: interrupted before SIGTERM", res[0].Outcome, res[0].Detail)
+	if res[0].Outcome != policy.Interrupted || !strings.Contains(res[0].Detail, "interrupted before SIGTERM") {
+		t.Fatalf("outcome %s (%s), want interrupted: interrupted before SIGTERM", res[0].Outcome, res[0].Detail)
 	}
 	if n := rec.signals("SIGTERM"); n != 0 {
 		t.Errorf("%d SIGTERM after the interrupt", n)
@@ -100,8 +100,8 @@ func TestInterruptDuringGraceReleasesConfinement(t *testing.T) {
 	if time.Since(start) > 5*time.Second {
 		t.Errorf("took %v after the interrupt, grace is 30s", time.Since(start))
 	}
-	if res[0].Outcome != policy.Failed || !strings.Contains(res[0].Detail, "interrupted during grace") {
-		t.Fatalf("outcome %s (%s), want failed: interrupted during grace", res[0].Outcome, res[0].Detail)
+	if res[0].Outcome != policy.Interrupted || !strings.Contains(res[0].Detail, "interrupted during grace") {
+		t.Fatalf("outcome %s (%s), want interrupted: interrupted during grace", res[0].Outcome, res[0].Detail)
 	}
 	if confined == before || !strings.Contains(confined, "/reaper-") {
 		t.Fatalf("control: the tree was in %q at SIGTERM, not in a confinement (it came from %q)", confined, before)

@@ -166,7 +166,7 @@ func Execute(ctx context.Context, plan *policy.Plan, snap *platform.Snapshot, op
 			continue
 		}
 		if ctx.Err() != nil || !opt.Deadline.IsZero() && time.Now().After(opt.Deadline) {
-			out[i] = Result{Outcome: policy.Failed, Detail: stopped(ctx) + " before this tree: nothing signalled", PIDs: out[i].PIDs}
+			out[i] = Result{Outcome: stoppedOutcome(ctx), Detail: stopped(ctx) + " before this tree: nothing signalled", PIDs: out[i].PIDs}
 			continue
 		}
 		t := &tree{opt: &opt, snap: snap, item: &plan.Items[i], root: it.Finding.Root.PID, kill: it.Action == policy.Kill}
@@ -181,6 +181,17 @@ func Execute(ctx context.Context, plan *policy.Plan, snap *platform.Snapshot, op
 		done(g.i, g.t, g.t.end(ctx, g.note))
 	}
 	return out
+}
+
+// stoppedOutcome is the outcome of a tree the run stopped early:
+// interrupted for an interrupt (the caller's context canceled: a SIGINT,
+// a SIGTERM), failed for its deadline — the one word reap, watch and run
+// record for an interrupt.
+func stoppedOutcome(ctx context.Context) policy.Outcome {
+	if errors.Is(ctx.Err(), context.Canceled) {
+		return policy.Interrupted
+	}
+	return policy.Failed
 }
 
 // stopped says why the run stopped early: an interrupt, or its deadline.
@@ -327,7 +338,7 @@ func (t *tree) stop(ctx context.Context, f *scan.Finding) (string, *Result) {
 	}
 	if ctx.Err() != nil {
 		t.resume()
-		return "", &Result{Outcome: policy.Failed, Detail: joinNotes(stopped(ctx)+" before SIGTERM: the stopped processes were continued", note, t.releaseNote), PIDs: t.pids()}
+		return "", &Result{Outcome: stoppedOutcome(ctx), Detail: joinNotes(stopped(ctx)+" before SIGTERM: the stopped processes were continued", note, t.releaseNote), PIDs: t.pids()}
 	}
 	return note, nil
 }
@@ -366,7 +377,7 @@ func (t *tree) afterGrace(ctx context.Context, note string) (string, *Result) {
 	t.wait(ctx, time.Until(t.termed.Add(t.opt.Grace)), t.opt.OnProgress)
 	if ctx.Err() != nil {
 		t.release()
-		return "", &Result{Outcome: policy.Failed, Detail: joinNotes(stopped(ctx)+" during grace: SIGTERM sent, the tree continued, not confirmed gone", note, t.releaseNote), PIDs: t.pids()}
+		return "", &Result{Outcome: stoppedOutcome(ctx), Detail: joinNotes(stopped(ctx)+" during grace: SIGTERM sent, the tree continued, not confirmed gone", note, t.releaseNote), PIDs: t.pids()}
 	}
 	if left := t.unconfined(t.alive()); len(left) > 0 {
 		again, refused := t.stopAndRescan(ctx, left)
@@ -492,7 +503,7 @@ func (t *tree) stopAndRescan(ctx context.Context, members []*kill.Handle) (strin
 		}
 		before := len(t.handles)
 		if ctx.Err() != nil {
-			return "", &Result{Outcome: policy.Failed, Detail: stopped(ctx) + " before SIGTERM: the stopped processes were continued", PIDs: t.pids()}
+			return "", &Result{Outcome: stoppedOutcome(ctx), Detail: stopped(ctx) + " before SIGTERM: the stopped processes were continued", PIDs: t.pids()}
 		}
 		if round == t.opt.MaxRescans {
 			return fmt.Sprintf("new processes still appeared after %d rescans", round), nil

@@ -3,6 +3,7 @@ package run
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/orphanreaper/reaper/audit"
@@ -167,6 +168,9 @@ func Reap(ctx context.Context, cfg ReapConfig) (*Reaped, error) {
 	}
 	t.Snap.DropDetails(func(p *platform.Process) bool { return acted[p] })
 
+	if !cfg.DryRun {
+		refuseUnrecorded(plan, cfg.Records)
+	}
 	acting := time.Now()
 	var events []reap.Event
 	results := reap.Execute(ctx, plan, t.Snap, reap.Options{
@@ -192,6 +196,32 @@ func Reap(ctx context.Context, cfg ReapConfig) (*Reaped, error) {
 	return &Reaped{Report: rep, Plan: plan, Results: results, Signals: signals, Reread: reread, Lock: cfg.LockFile,
 		Watch: watchTargets(t, cfg.Clients), Due: nextDue(t, pol, time.Now()), WatchDirs: announceDirs(t, cfg.Clients),
 		Copies: copies, Headroom: headroom, Doubts: t.Doubts}, nil
+}
+
+// refuseUnrecorded refuses every signal of the plan when its record
+// cannot be kept: the audit log the run was given cannot be opened for
+// appending. What reaper does must never go unrecorded, so it does
+// nothing then — each planned item refused, saying why (exit 3) — rather
+// than act and fail to say so afterwards. With no audit log named (root
+// without --audit-log) the report and the journal are the record.
+func refuseUnrecorded(plan *policy.Plan, recs Records) {
+	if recs.AuditLog == "" {
+		return
+	}
+	err := audit.CheckLog(recs.AuditLog)
+	if err == nil {
+		return
+	}
+	refused := 0
+	for i := range plan.Items {
+		if it := &plan.Items[i]; it.Signals() && it.Outcome == policy.Planned {
+			it.Outcome, it.Detail = policy.Refused, fmt.Sprintf("not signalled: its record cannot be kept (%v), and reaper never acts unrecorded", err)
+			refused++
+		}
+	}
+	if refused > 0 && recs.Log != nil {
+		recs.Log.Error("nothing signalled: the audit log cannot be written", "path", recs.AuditLog, "err", err, "refused", refused)
+	}
 }
 
 // Record leaves the reap's traces, with what a watch adds to the metrics
@@ -234,7 +264,7 @@ func (r *Reaped) Failures() (partial, permission int) {
 		case !it.Signals() || it.Benign:
 		case res.Permission:
 			permission++
-		case res.Outcome == policy.Failed, res.Outcome == policy.Refused:
+		case res.Outcome == policy.Failed, res.Outcome == policy.Refused, res.Outcome == policy.Interrupted:
 			partial++
 		}
 	}

@@ -29,7 +29,13 @@ type Records struct {
 // running, nothing is sent and the audit log is the record.
 func (r Records) Record(rep, logged *audit.Report, signals []audit.Record, took time.Duration) error {
 	if r.AuditLog != "" {
-		if err := audit.AppendLog(r.AuditLog, logged, signals); err != nil {
+		err := audit.AppendLog(r.AuditLog, logged, signals)
+		switch {
+		case err != nil && len(signals) == 0 && r.Log != nil:
+			// A run that signalled nothing (a dry run, a reap that refused
+			// to act unrecorded) has nothing unrecorded: said.
+			r.Log.Warn("the audit log was not written", "path", r.AuditLog, "err", err)
+		case err != nil:
 			return err
 		}
 	}

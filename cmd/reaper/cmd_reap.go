@@ -11,6 +11,7 @@ import (
 
 	"github.com/orphanreaper/reaper/audit"
 	"github.com/orphanreaper/reaper/docs"
+	"github.com/orphanreaper/reaper/platform/signals"
 	"github.com/orphanreaper/reaper/run"
 )
 
@@ -98,6 +99,12 @@ func runReap(ctx context.Context, opts *reapOptions, g *globalOptions) error {
 	}
 	if err := writeReport(done.Report, &opts.scanOptions, g); err != nil {
 		return err
+	}
+	if s, ok := context.Cause(ctx).(signalled); ok {
+		// An interrupt: the trees it stopped are interrupted, not failed,
+		// and the status is a shell's for the signal, as reaper run's.
+		fmt.Fprintf(g.stderr, "reaper reap: interrupted by %s: what was stopped is continued; the next run reaps the rest\n", signals.Name(s.sig))
+		return exitStatus(signals.ExitStatus(s.sig))
 	}
 	return outcome(done.Failures())
 }

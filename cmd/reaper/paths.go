@@ -1,9 +1,6 @@
 package main
 
 import (
-	"os"
-	"path/filepath"
-
 	"github.com/spf13/cobra"
 
 	"github.com/orphanreaper/reaper/run"
@@ -16,14 +13,15 @@ const auditLogDefaultNote = " (default: none as root; a user's ~/.local/state/lo
 
 // userAuditLogDefault gives a reap or watch that is not root the user's
 // audit log when --audit-log was not given: history reads it by default,
-// and the user units write there too. Where its directory cannot be made
-// (a home that is not writable), the run keeps no log rather than fail:
-// the user asked for none.
+// and the user units write there too. Where it cannot be written (a home
+// that is not writable) the run still names it: a reap then signals
+// nothing, saying why, for nothing it does may go unrecorded; a dry run
+// says the log was not written.
 func userAuditLogDefault(cmd *cobra.Command, path *string) {
 	if run.EUID() == 0 || cmd.Flags().Changed("audit-log") {
 		return
 	}
-	if p := run.UserAuditLog(); p != "" && os.MkdirAll(filepath.Dir(p), 0o700) == nil {
+	if p := run.UserAuditLog(); p != "" {
 		*path = p
 	}
 }

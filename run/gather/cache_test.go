@@ -70,7 +70,9 @@ func onePass(t *testing.T, dir string, cache *Cache, roots []*platform.Process) 
 	set := loadWith(t, "OPENCLAW_STATE_DIR", dir, cache, roots)
 	rows := 0
 	for _, l := range set.Ledgers {
-		if strings.Contains(l.Source, "task_runs") {
+		// This dir's store only: the pass reads the host's too (a gateway
+		// another test or user runs names its own state dir).
+		if strings.Contains(l.Source, "task_runs") && strings.Contains(l.Source, dir) {
 			rows += len(l.Runs)
 		}
 	}
