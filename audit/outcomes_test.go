@@ -5,14 +5,22 @@ import (
 	"os"
 	"slices"
 	"testing"
+
+	"github.com/orphanreaper/reaper/policy"
 )
 
 // The outcomes the schemas allow are the code's (policy.Outcomes and
 // deferred, HistoryOutcomes): a new outcome — interrupted — added to the
 // code and not to a schema, or to history's filter, fails here.
 func TestSchemasListEveryOutcome(t *testing.T) {
-	want := slices.Clone(HistoryOutcomes)
+	want := []string{OutcomeDeferred}
+	for _, o := range policy.Outcomes {
+		want = append(want, string(o))
+	}
 	slices.Sort(want)
+	if got := slices.Sorted(slices.Values(HistoryOutcomes)); !slices.Equal(got, want) {
+		t.Errorf("HistoryOutcomes %v, the code's %v", got, want)
+	}
 	for _, name := range []string{"report.schema.json", "evidence.schema.json", "explain.schema.json"} {
 		b, err := os.ReadFile(name)
 		if err != nil {

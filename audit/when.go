@@ -8,8 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/orphanreaper/reaper/policy"
 )
 
 // ParseWhen reads a point in time as --since and --until take it.
@@ -54,20 +52,10 @@ func KnownUser(u string) bool {
 	return err == nil
 }
 
-// HistoryOutcomes are the outcomes history filters by: every outcome a
-// run records (policy.Outcomes), deferred beside refused.
-var HistoryOutcomes = historyOutcomes()
-
-func historyOutcomes() []string {
-	var out []string
-	for _, o := range policy.Outcomes {
-		out = append(out, string(o))
-		if o == policy.Refused {
-			out = append(out, OutcomeDeferred)
-		}
-	}
-	return out
-}
+// HistoryOutcomes are the outcomes history filters by, in the order its
+// sums say them: every outcome a run records (policy.Outcomes, which
+// TestSchemasListEveryOutcome holds it to) and deferred.
+var HistoryOutcomes = []string{"killed", "gone", "failed", "interrupted", "refused", OutcomeDeferred, "protected", "planned", "reported"}
 
 // Set fills the filter's span from --since and --until as people write
 // them (ParseWhen, against now), and checks its outcome; the error names

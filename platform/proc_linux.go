@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"runtime"
 	"strconv"
@@ -73,6 +74,9 @@ type procReader struct {
 func (pr *procReader) readHeader(s *Snapshot) error {
 	b, err := pr.readSmall("sys/kernel/random/boot_id")
 	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("%s is not a process table: it has no sys/kernel/random/boot_id, which a procfs has, and so does each fixture of testdata/proc", pr.root)
+		}
 		return fmt.Errorf("read boot id under %s: %w", pr.root, err)
 	}
 	s.BootID = string(bytes.TrimSpace(b))

@@ -72,5 +72,12 @@ func (idx lineIndex) line(table string, i int, key string) int {
 	if n, ok := idx[full]; ok && key != "" {
 		return n
 	}
+	if t == "" && key != "" {
+		// A top-level key that is a table's name: its header's line
+		// ([[rules]], the plural misspelled, at its first).
+		if n, ok := idx[key+"#0"]; ok {
+			return n
+		}
+	}
 	return idx[t]
 }

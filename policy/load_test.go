@@ -115,6 +115,7 @@ func TestParseErrors(t *testing.T) {
 		{"no version", "[defaults]\naction = \"report\"\n", "0: version is missing"},
 		{"version 2", "version = 2\n", "1: unsupported version 2"},
 		{"unknown top-level key", "version = 1\nbogus = 3\n", `2: unknown key "bogus" at the top level`},
+		{"[[rules]], the plural", "version = 1\n\n[[rules]]\nname = \"x\"\n", `3: unknown key "rules" at the top level`},
 		{"unknown defaults key", "version = 1\n[defaults]\ngrace = \"1s\"\nspeed = 3\n", `4: unknown key "speed" in [defaults]`},
 		{"unknown key in second rule", "version = 1\n[[rule]]\nname = \"a\"\nwhen = [\"reparented\"]\n\n[[rule]]\nname = \"b\"\nwhen = [\"reparented\"]\ncmdlin = \"x\"\n",
 			`9: unknown key "cmdlin" in [[rule]]`},

@@ -105,13 +105,14 @@ func (r *Result) liveClients() map[string][]*platform.Process {
 
 // ApplyLiveClients takes out of the findings each tree whose root is a
 // live client's own process (ClientMark) that nothing but its parent's end
-// marks: reparented, untracked, nothing else — a `nohup opencode run &`
-// whose terminal was closed, a detached `kilo run`. A client a person
+// marks: reparented, untracked, nothing else — a `nohup CLIENT run &`
+// whose terminal was closed. A client a person
 // started is a session wherever its parent went; it is a finding only
 // when its own proof says it is over (its launcher's group gone, its
 // output read by no one, its record ended). Not a process that leads its
-// own session: a client's daemon (codex app-server, Cline's hub) is made
-// by setsid, and its record, not its title, says whether it is owned.
+// own session: a client's daemon (an app server, a hub several sessions
+// share) is made by setsid, and its record, not its title, says whether
+// it is owned.
 // Run after the stdin and
 // stdout are asked (Attribute), so a headless client whose reader died is
 // still one.

@@ -125,7 +125,7 @@ type Server struct {
 	UID uint32
 	// GroupOwner, where set, is the client that runs the servers of this
 	// config as its own children, in its own process group, and puts no
-	// marker on them (Continue's cn): a server of it found orphaned is
+	// marker on them: a server of it found orphaned is
 	// that client's, and the group's leader gone proves the client gone
 	// when the group is not its session's (LeaderMark's rule).
 	GroupOwner string
@@ -154,8 +154,8 @@ type Marks struct {
 	// client gone.
 	PIDs []PIDMark
 	// Spawners are the variables a client puts on what it spawns that
-	// name no pid (pi's PI_CODING_AGENT=true): the client's own live
-	// processes, older than the root, are looked for instead.
+	// name no pid (a fixed value, as CLIENT_AGENT=true): the client's own
+	// live processes, older than the root, are looked for instead.
 	Spawners []SpawnerMark
 	// Clients recognise each client's own processes, the ones a person
 	// started: alive, such a process is a session wherever its parent
@@ -209,8 +209,8 @@ type LeaderMark struct {
 
 // SpawnerMark ties a root that carries Env=Value to the client Owner,
 // which puts it on everything it spawns and records its own pid nowhere
-// (pi sets PI_CODING_AGENT=true on itself at start; its session files
-// hold no pid). The client set it before it spawned anything, so the one
+// (it sets the variable on itself at start, and its session files hold
+// no pid). The client set it before it spawned anything, so the one
 // that spawned the root started no later than the root did. When no
 // process of the client's own (a ClientMark of Owner) that is the root's
 // user's or root's, and started no later than the root, is alive, the
@@ -226,9 +226,9 @@ type SpawnerMark struct {
 // ClientMark recognises a client's own process — the one a person started,
 // not a helper or a server it runs (Owner is the client's owner name):
 // titled as the client (Comms: the kernel's comm, at most 15 bytes), or
-// titled with a version and run from one of VersionDirs (Claude Code's
-// native build, comm "2.1.331"), or node running a script whose command
-// line matches Script (comm "node": Continue's cn). Own asks it.
+// titled with a version and run from one of VersionDirs (a native build
+// that titles itself "2.1.331"), or node running a script whose command
+// line matches Script (a CLI that keeps node's title). Own asks it.
 type ClientMark struct {
 	Owner       string
 	Comms       []string

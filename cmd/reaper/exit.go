@@ -66,7 +66,9 @@ func exitCode(err error, stderr io.Writer, cmdPath ...string) int {
 	var se *setup.UsageError
 	var np *run.NoProcessError
 	switch {
-	case errors.As(err, &ne), errors.As(err, &np):
+	case errors.As(err, &np):
+		return audit.ExitError // a pid is no file: EX_NOINPUT is for those
+	case errors.As(err, &ne):
 		return audit.ExitNoInput
 	case (errors.As(err, &pe) || errors.As(err, &le)) && noInput(err):
 		return audit.ExitNoInput

@@ -110,8 +110,8 @@ func TestGoldenExplain(t *testing.T) {
 			compareGolden(t, tt.golden, runReaper(t, env, append(base, tt.args...)...))
 		})
 	}
-	if r := runReaper(t, env, append(base, "999")...); r.code != audit.ExitNoInput || !strings.Contains(r.stderr, "no process 999") {
-		t.Errorf("explain of a pid not there: exit %d, %q; want 66", r.code, r.stderr)
+	if r := runReaper(t, env, append(base, "999")...); r.code != audit.ExitError || !strings.Contains(r.stderr, "no process 999") {
+		t.Errorf("explain of a pid not there: exit %d, %q; want 1 (66 is for files)", r.code, r.stderr)
 	}
 	if r := runReaper(t, env, append(base, "x1")...); r.code != audit.ExitUsage {
 		t.Errorf("explain x1: exit %d, want 2", r.code)
