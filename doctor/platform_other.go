@@ -15,7 +15,7 @@ func platformChecks() []audit.Check { return nil }
 
 func scheduleCheck(ctx context.Context) (audit.Check, []string) {
 	return audit.Check{Name: "timer", Status: audit.CheckInfo,
-		Summary: "doctor does not know how " + runtime.GOOS + " schedules jobs: run 'reaper reap --quiet' every minute from cron"}, nil
+		Summary: "doctor does not know how " + runtime.GOOS + " runs services: run 'reaper watch --quiet' under its service manager, or 'reaper reap --quiet' every minute from cron"}, nil
 }
 
 func journalCheck() audit.Check {
