@@ -83,8 +83,14 @@ func ReadHeadroom(s *platform.Snapshot, mine func(uid uint32) bool) []Headroom {
 				h.ProcessLimit = l
 			}
 		}
-		if len(u.newest) > 0 {
-			h.PIDsMax, h.PIDsCurrent, h.PIDsCgroup = s.PIDsLimit(u.newest[0])
+		// The tightest pids.max over the sampled processes' cgroups, not
+		// the newest's alone: which process is newest must not decide
+		// whether the user is warned (issue 64).
+		for _, p := range u.newest {
+			limit, cur, cg := s.PIDsLimit(p)
+			if limit > 0 && (h.PIDsMax == 0 || cur*h.PIDsMax > h.PIDsCurrent*limit) {
+				h.PIDsMax, h.PIDsCurrent, h.PIDsCgroup = limit, cur, cg
+			}
 		}
 		if h.ProcessLimit > 0 {
 			h.Percent = int(uint64(h.Tasks) * 100 / h.ProcessLimit)

@@ -233,7 +233,7 @@ func (w *WatchMetrics) writeLive(b *bytes.Buffer, gauge func(name, help string))
 		held[l] += int(d.MemoryBytes)
 	}
 	writeCounts(b, "reaper_server_copies", copies)
-	gauge("reaper_server_copies_bytes", "Memory the copies of a server across live sessions hold together, with what they run.")
+	gauge("reaper_server_copies_bytes", "Memory (PSS, as ps shows it) the copies of a server across live sessions hold together, with what they run.")
 	writeCounts(b, "reaper_server_copies_bytes", held)
 	gauge("reaper_user_tasks", "Each user's tasks (processes and threads; zombies count one), as RLIMIT_NPROC counts them.")
 	tasks, limits, percent := map[string]int{}, map[string]int{}, map[string]int{}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/orphanreaper/reaper/audit"
+	"github.com/orphanreaper/reaper/platform"
 )
 
 // duplicates groups the servers several live sessions each run a copy of
@@ -91,6 +92,53 @@ func underServer(procs []audit.PSProcess, i int) bool {
 		}
 	}
 	return false
+}
+
+// copiesPSS makes each copy's memory PSS, read now for the processes of
+// the copies alone (each copy's server and what it runs), where the
+// sessions were built with RSS; a process whose PSS cannot be read keeps
+// its RSS.
+func (b *psBuild) copiesPSS(dups []audit.PSDuplicate) {
+	if len(dups) == 0 {
+		return
+	}
+	roots := map[int]bool{}
+	for _, d := range dups {
+		for _, pid := range d.PIDs {
+			roots[pid] = true
+		}
+	}
+	// Each copy's subtree, in the sessions' trees: its pids, by root.
+	subtree := map[int][]int{}
+	var procs []*platform.Process
+	for _, sess := range b.sessions {
+		ps := sess.Processes
+		for i := range ps {
+			if !roots[ps[i].PID] {
+				continue
+			}
+			for j := i; j < len(ps) && (j == i || ps[j].Depth > ps[i].Depth); j++ {
+				subtree[ps[i].PID] = append(subtree[ps[i].PID], ps[j].PID)
+				if q := b.s.Get(ps[j].PID); q != nil {
+					procs = append(procs, q)
+				}
+			}
+		}
+	}
+	pss := b.s.PSSOf(procs)
+	for k := range dups {
+		var sum uint64
+		for _, root := range dups[k].PIDs {
+			for _, pid := range subtree[root] {
+				if v, ok := pss[pid]; ok {
+					sum += v
+				} else if q := b.s.Get(pid); q != nil {
+					sum += q.RSS
+				}
+			}
+		}
+		dups[k].MemoryBytes = sum
+	}
 }
 
 // subtreeBytes is the memory of procs[i] and what it runs.

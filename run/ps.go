@@ -63,11 +63,15 @@ func (p *Pass) PS() *audit.PSView {
 }
 
 // Live is what a watch's pass adds to its metrics of the live sessions:
-// the servers several run a copy of (memory as RSS: PSS is a read per
-// process, ps's), and each user's headroom.
+// the servers several run a copy of, and each user's headroom. The
+// copies' memory is PSS, as ps shows it, read for their processes alone
+// (PSS is a read per process: the sessions' other processes are not
+// asked).
 func (p *Pass) Live() ([]audit.PSDuplicate, []audit.Headroom) {
 	b := p.sessionTrees(false)
-	return b.duplicates(b.sessions), b.headroom()
+	dups := b.duplicates(b.sessions)
+	b.copiesPSS(dups)
+	return dups, b.headroom()
 }
 
 // headroom is each user's in the view's scope (audit.ReadHeadroom).

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/orphanreaper/reaper/internal/skips"
 	"os"
 	"os/exec"
 	"slices"
@@ -209,4 +210,61 @@ func TestMetricsHoldNoCommandLine(t *testing.T) {
 func childStarting(t *testing.T, parent int, prefix, what string) int {
 	t.Helper()
 	return childMatching(t, parent, func(line string) bool { return strings.HasPrefix(line, prefix) }, what)
+}
+
+// Issue 64, item 13: the headroom's cgroup was the newest process's alone,
+// so whether a user was warned depended on which process was newest. A
+// user with 5 tasks in a pids cgroup of pids.max 6 whose newest process
+// runs outside it is warned still (the tightest cgroup of the newest few);
+// the control is TestHeadroom's user far from every limit.
+func TestHeadroomTightestCgroup(t *testing.T) {
+	requireRoot(t)
+	cg := pidsCgroup(t)
+	if cg == "" {
+		skips.Skip(t, "needs a pids cgroup this test can make (the v1 pids hierarchy, or v2 with pids delegated)")
+	}
+	if err := os.WriteFile(cg+"/pids.max", []byte("6"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	uid := 45000 + os.Getpid()%5000
+	start := func(join bool) {
+		// Root moves the shell into the cgroup, then it becomes the user's
+		// sleep; the newest is the user's from the start, outside it.
+		c := exec.Command("bash", "-c", fmt.Sprintf("echo $$ > %s/cgroup.procs && exec setpriv --reuid %d --regid %d --clear-groups sleep 600", cg, uid, uid))
+		c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if !join {
+			c = exec.Command("sleep", "600")
+			c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(uid)}}
+		}
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		pid := c.Process.Pid
+		t.Cleanup(func() { syscall.Kill(-pid, syscall.SIGKILL); c.Wait() })
+		waitFor(t, func() bool { return strings.HasPrefix(cmdlineOf(pid), "sleep") }, "the user's sleep")
+	}
+	for range 5 {
+		start(true)
+	}
+	start(false) // the newest, outside the cgroup
+	r := runReaper(t, []string{"HOME=/", "XDG_CONFIG_HOME=/nonexistent", "CLAUDE_CONFIG_DIR="}, "ps", "-o", "json")
+	var doc struct {
+		Headroom []struct {
+			UID         int
+			Percent     int
+			PIDsMax     uint64 `json:"pids_max"`
+			PIDsCurrent uint64 `json:"pids_current"`
+			Warn        bool
+		}
+	}
+	json.Unmarshal([]byte(r.stdout), &doc)
+	for _, h := range doc.Headroom {
+		if h.UID == uid {
+			if h.PIDsMax != 6 || h.PIDsCurrent != 5 || !h.Warn {
+				t.Errorf("uid %d: %+v; want the cgroup's 5 of 6, warned, though its newest process is outside it", uid, h)
+			}
+			return
+		}
+	}
+	t.Errorf("uid %d not in the headroom: %s", uid, r.stdout)
 }
