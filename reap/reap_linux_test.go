@@ -284,7 +284,10 @@ func TestForkingTree(t *testing.T) {
 	if res[0].Outcome != policy.Killed {
 		t.Fatalf("outcome %s (%s)", res[0].Outcome, res[0].Detail)
 	}
-	deadline := time.Now().Add(3 * time.Second)
+	// What was killed leaves the table as it is collected: on a busy
+	// machine that takes seconds (issue 64, item 7), so the wait is a
+	// deadline, not a speed.
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		members := groupMembers(t, pgid)
 		if len(members) == 0 {
@@ -335,7 +338,9 @@ func TestCannotDie(t *testing.T) {
 	if res[0].Outcome != policy.Failed || !strings.Contains(res[0].Detail, "survived SIGKILL") {
 		t.Errorf("outcome %s (%s), want failed", res[0].Outcome, res[0].Detail)
 	}
-	if took := time.Since(start); took > 6*time.Second {
+	// Bounded, not fast: grace and the kill wait are a second or two; a
+	// run that waited on the process would take the test's whole minute.
+	if took := time.Since(start); took > 30*time.Second {
 		t.Errorf("took %v: not bounded by grace + kill wait", took)
 	}
 }

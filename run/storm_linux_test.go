@@ -16,8 +16,11 @@ import (
 
 // The sampled way, where fork events cannot be had: a shell starting
 // about a hundred children a second that live 3 s each is named by its
-// pid, as seen by sampling, its rate a lower bound. (The calm parent's
-// control is cmd/reaper's TestForkStorm.)
+// pid, as seen by sampling, its rate a lower bound. The rate asked is a
+// tenth of what the shell makes on an idle machine: at load 8 on 2 cores
+// it makes fewer, and other sessions' storms are sampled too (issue 64,
+// item 7: at 30 it was missed there). (The calm parent's control is
+// cmd/reaper's TestForkStorm.)
 func TestStormSampled(t *testing.T) {
 	var mu sync.Mutex
 	var said []audit.Storm
@@ -30,7 +33,7 @@ func TestStormSampled(t *testing.T) {
 				said = append(said, s)
 			}
 		}}
-	w.set(policy.Defaults{StormRate: 30, StormFor: 2 * time.Second})
+	w.set(policy.Defaults{StormRate: 10, StormFor: 2 * time.Second})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go w.sample(ctx)
@@ -51,8 +54,8 @@ func TestStormSampled(t *testing.T) {
 		}
 		mu.Unlock()
 		if got != nil {
-			if got.Seen != "sampled" || got.Rate < 30 || got.Comm != "bash" {
-				t.Errorf("the storm said: %+v, want bash's, sampled, at 30 a second or more", *got)
+			if got.Seen != "sampled" || got.Rate < 10 || got.Comm != "bash" {
+				t.Errorf("the storm said: %+v, want bash's, sampled, at 10 a second or more", *got)
 			}
 			t.Logf("%s", got.Line())
 			return

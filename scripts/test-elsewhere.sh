@@ -24,7 +24,7 @@ gobin=$(dirname "$(command -v go)")
 # Modules from the proxy into nobody's own cache (root's is in /root, 0700).
 setpriv --reuid=nobody --regid=nogroup --clear-groups \
 	env -i PATH="$gobin:/usr/bin:/bin" HOME="$home" TMPDIR="$home/tmp" GOCACHE="$home/cache" \
-	GOMODCACHE="$home/mod" GOTOOLCHAIN=local GOFLAGS=-mod=readonly ${GOPROXY:+GOPROXY="$GOPROXY"} \
+	GOMODCACHE="$home/mod" GOTOOLCHAIN=local GOFLAGS=-mod=readonly ${GOPROXY:+GOPROXY="$GOPROXY"} ${CGO_ENABLED:+CGO_ENABLED="$CGO_ENABLED"} \
 	bash -c "cd '$work/reaper' && go test -count=1 -v ./..." >"$work/nobody.log" 2>&1 && rc=0 || rc=$?
 # The packages' lines and each one's closing summary of what it skipped.
 grep -E '^(ok|FAIL|panic|--- FAIL|skipped [0-9]+ tests?|  [0-9]+: )' "$work/nobody.log" | grep -v 'no test files' || true

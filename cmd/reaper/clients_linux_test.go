@@ -177,15 +177,19 @@ func waitMarked(t *testing.T, mark string, n int, model *realclients.Model, log 
 // the load average is (at load 8 on 2 cores, 300 s): OpenCode took ~42 s
 // to its first server at load, Kilo ~80 s (each first installs a provider
 // package). At most 6 minutes.
-func clientDeadline() time.Duration {
+func clientDeadline() time.Duration { return min(underLoad(60*time.Second), 6*time.Minute) }
+
+// underLoad is d on an idle machine, and d again for each multiple of the
+// cores the load average is now: a deadline that holds at load 8 on 2
+// cores (5×d) while other work runs.
+func underLoad(d time.Duration) time.Duration {
 	load := 0.0
 	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
 		if f := strings.Fields(string(b)); len(f) > 0 {
 			load, _ = strconv.ParseFloat(f[0], 64)
 		}
 	}
-	d := time.Duration((1 + load/float64(runtime.NumCPU())) * float64(60*time.Second))
-	return min(d, 6*time.Minute)
+	return time.Duration((1 + load/float64(runtime.NumCPU())) * float64(d))
 }
 
 // reapLeftovers runs `reaper reap` with the shipped example policy, its

@@ -144,11 +144,14 @@ func TestLimitSelf(t *testing.T) {
 	} else {
 		t.Logf("data: %v", err)
 	}
+	// Killed is the check; how long it took is logged, never asserted: at
+	// load 8 on 2 cores a second of CPU takes many seconds of wall time
+	// (issue 64, item 7).
 	start := time.Now()
 	if out, err := RunChild(context.Background(), childSpec("cpu")); err == nil || !strings.Contains(err.Error(), "killed") {
 		t.Errorf("busy loop under RLIMIT_CPU 1 s: %q, %v, want killed", out, err)
-	} else if took := time.Since(start); took > 10*time.Second {
-		t.Errorf("busy loop killed after %s, want about 1 s", took)
+	} else {
+		t.Logf("busy loop killed after %s (RLIMIT_CPU 1 s of CPU): %v", time.Since(start).Round(time.Millisecond), err)
 	}
 	if out, err := RunChild(context.Background(), childSpec("write")); err != nil || strings.TrimSpace(string(out)) != "true" {
 		t.Errorf("write under RLIMIT_FSIZE 0: %q, %v, want refused", out, err)
