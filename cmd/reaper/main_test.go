@@ -65,6 +65,9 @@ func TestMain(m *testing.M) {
 	// The integration tests re-execute this test binary as their fake
 	// gateways and children; those never reach the tests.
 	runHelperIfAsked()
+	// However the suite ends, what it started ends with it
+	// (superviseIfFirst).
+	superviseIfFirst()
 	// Orphans that no test started, then the mark every test rule is
 	// confined to: the sentinels never carry it.
 	if err := startSentinels(); err != nil {
