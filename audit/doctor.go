@@ -85,7 +85,9 @@ func (d *Diagnosis) WriteTable(w io.Writer, st Style) error {
 			}
 		}
 		if c.Fix != "" {
-			for i, line := range Wrap("fix: "+Printable(c.Fix), termWidth-len(indent)) {
+			// Wrapped to the width the continuation lines have after
+			// their "     " (they were 5 columns over).
+			for i, line := range Wrap("fix: "+Printable(c.Fix), termWidth-len(indent)-5) {
 				if i > 0 {
 					line = "     " + line
 				}

@@ -150,7 +150,7 @@ func scheduleCheck(ctx context.Context) (audit.Check, []string) {
 	if !host.SystemdBooted() {
 		return audit.Check{Name: "timer", Status: audit.CheckWarn,
 			Summary: "systemd is not this host's init: neither " + setup.WatchUnit + " nor " + setup.TimerUnit + " runs reaper",
-			Fix:     "run 'reaper watch --quiet' under what this host has (the container's supervisor, an init script, 'reaper run' as the container's init), or 'reaper reap --quiet' every minute from cron"}, nil
+			Fix:     "run 'reaper watch --quiet' under this host's supervisor, or 'reaper run' as a container's init; else 'reaper reap --quiet' every minute from cron"}, nil
 	}
 	user := run.EUID() != 0
 	watch, err := host.UnitProps(ctx, user, setup.WatchUnit, []string{"LoadState", "UnitFileState", "ActiveState", "SubState", "Result", "StatusText", "NRestarts", "ExecStart"})

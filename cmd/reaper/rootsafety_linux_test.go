@@ -92,20 +92,22 @@ func TestNonDumpableOtherUserIsNotRoots(t *testing.T) {
 	requireRoot(t)
 	becomeSubreaper(t)
 	// The helper is this test binary, copied where nobody may run it; it
-	// calls prctl(PR_SET_DUMPABLE, 0) and sleeps, named claude.
+	// calls prctl(PR_SET_DUMPABLE, 0) and sleeps, an ACP runtime by its
+	// argv (claude-agent-acp). Not titled claude: a live client's own
+	// process, reparented, is a session and no finding at all.
 	dir := sharedDir(t, 0o755)
 	self, _ := os.Executable()
 	b, err := os.ReadFile(self)
 	if err != nil {
 		t.Fatal(err)
 	}
-	exe := filepath.Join(dir, "claude")
+	exe := filepath.Join(dir, "agent-runtime")
 	if err := os.WriteFile(exe, b, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	pid := adoptShell(t, fmt.Sprintf("%s=1 exec -a claude %s --agent", envNoDump, exe), nobody)
+	pid := adoptShell(t, fmt.Sprintf("%s=1 exec -a claude-agent-acp %s --agent", envNoDump, exe), nobody)
 	waitFor(t, func() bool {
-		return strings.HasPrefix(cmdlineOf(pid), "claude") && procFileOwner(t, pid) == 0
+		return strings.HasPrefix(cmdlineOf(pid), "claude-agent-acp") && procFileOwner(t, pid) == 0
 	}, "prctl(PR_SET_DUMPABLE, 0)")
 	// The condition the reaper once fell for: the directory says root.
 	if owner := procFileOwner(t, pid); owner != 0 {

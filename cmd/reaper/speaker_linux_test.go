@@ -279,7 +279,7 @@ func TestAttackForeignLockDirCannotVeto(t *testing.T) {
 	pol := filepath.Join(home, "policy.toml")
 	os.WriteFile(pol, []byte(fmt.Sprintf("version = 1\n[defaults]\nmin_age = \"0s\"\ngrace = \"2s\"\n%s\n[[rule]]\nname = \"b\"\nwhen = [\"reparented\"]\ncmdline = '%s'\naction = \"terminate\"\n",
 		selfSubreaper(t), regexp.QuoteMeta(url))), 0o644)
-	r := runReaperAs(t, userB, []string{"HOME=" + home, "OPENCLAW_STATE_DIR=" + state, "XDG_RUNTIME_DIR="},
+	r := runReaperAs(t, userB, []string{"HOME=" + home, "OPENCLAW_STATE_DIR=" + state, "XDG_RUNTIME_DIR=", "TMPDIR=/tmp"}, // the lock dir is below os.tmpdir()
 		"reap", "--output", "json", "--policy", pol, "--lock-file", filepath.Join(home, "lock"))
 	var rep reapReport
 	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {

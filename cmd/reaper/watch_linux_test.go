@@ -373,7 +373,7 @@ func TestWatchStopMidGrace(t *testing.T) {
 				t.Errorf("pid %d left stopped after the watch ended\n%s", p, w.stderr)
 			}
 		}
-		if want := fmt.Sprintf("tree %d failed", root); !strings.Contains(w.stdout.String(), want) || !strings.Contains(w.stdout.String(), "interrupted during grace: SIGTERM sent, the tree continued") {
+		if want := fmt.Sprintf("tree %d interrupted", root); !strings.Contains(w.stdout.String(), want) || !strings.Contains(w.stdout.String(), "interrupted during grace: SIGTERM sent, the tree continued") {
 			t.Errorf("the watch's lines do not say the pass was stopped in its grace and continued the tree:\n%s\n%s", w.stdout, w.stderr)
 		}
 		t.Logf("ended %s after SIGTERM; the tree: %q %q", time.Since(stopped).Round(time.Millisecond), stateOf(root), stateOf(sleeper))
