@@ -2,6 +2,7 @@ package all
 
 import (
 	"github.com/orphanreaper/reaper/client"
+	"github.com/orphanreaper/reaper/client/antigravity"
 	"github.com/orphanreaper/reaper/client/claudecode"
 	"github.com/orphanreaper/reaper/client/cline"
 	"github.com/orphanreaper/reaper/client/codex"
@@ -28,4 +29,5 @@ var Clients = client.NewSet(
 	cline.Client,
 	pi.Client,
 	continuecli.Client,
+	antigravity.Client,
 )

@@ -55,6 +55,9 @@ var fixtures = map[string]clienttest.Fixture{
 	"continue-cli": {Dir: ".continue", Files: map[string]string{
 		".continue/config.yaml": "name: local\nversion: 0.0.1\nschema: v1\nmcpServers:\n  - name: fs\n    command: npx\n    args: [\"-y\", \"fs-server\"]\n",
 	}},
+	"antigravity": {Dir: ".gemini/antigravity", Files: map[string]string{
+		".gemini/antigravity/mcp_config.json": `{"mcpServers": {"fs": {"command": "npx", "args": ["-y", "fs-server"]}, "web": {"serverUrl": "https://mcp.example/mcp"}}}`,
+	}},
 }
 
 // The client seam's contract (clienttest.Conformance), for every client of
