@@ -85,9 +85,9 @@ func (d *Diagnosis) WriteTable(w io.Writer, st Style) error {
 			}
 		}
 		if c.Fix != "" {
-			// Wrapped to the width the continuation lines have after
-			// their "     " (they were 5 columns over).
-			for i, line := range Wrap("fix: "+Printable(c.Fix), termWidth-len(indent)-5) {
+			// The continuation lines are 5 columns narrower, for their
+			// "     " (they were 5 columns over).
+			for i, line := range wrapHanging("fix: "+Printable(c.Fix), termWidth-len(indent), termWidth-len(indent)-5) {
 				if i > 0 {
 					line = "     " + line
 				}
@@ -108,7 +108,10 @@ func (d *Diagnosis) WriteTable(w io.Writer, st Style) error {
 
 // Wrap breaks text into lines of at most width runes at spaces; a word
 // longer than width (a path) gets a line of its own.
-func Wrap(text string, width int) []string {
+func Wrap(text string, width int) []string { return wrapHanging(text, width, width) }
+
+// wrapHanging is Wrap with the first line width wide and the others rest.
+func wrapHanging(text string, width, rest int) []string {
 	var lines []string
 	var line strings.Builder
 	n := 0
@@ -118,6 +121,7 @@ func Wrap(text string, width int) []string {
 			lines = append(lines, line.String())
 			line.Reset()
 			n = 0
+			width = rest
 		}
 		if n > 0 {
 			line.WriteByte(' ')
