@@ -71,6 +71,12 @@ func (r *Result) ApplySpawners() {
 		f.claimed()
 		uid := s.UID(f.Root)
 		f.spoken(uid) // the mark is in its own environment
+		if uid == platform.NoUID {
+			// Whose the root is decides which clients could have spawned
+			// it: not known, nothing is shown.
+			f.Evidence = append(f.Evidence, fmt.Sprintf("%s: spawned by %s; its user could not be read, so its end is not shown", marker, m.Owner))
+			return true
+		}
 		for _, q := range clients[m.Owner] {
 			if q.StartTicks > f.Root.StartTicks {
 				continue // started after the root: it did not spawn it

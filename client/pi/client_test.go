@@ -69,6 +69,12 @@ func TestSpawnerGone(t *testing.T) {
 			t.Errorf("%s: evidence %q, want %q", tc.name, f.Evidence, want)
 		}
 	}
+	// A root whose user is not known: which pi could have spawned it is
+	// not known either, so nothing is shown.
+	unknown := toolShell(platform.NoUID)
+	if f := clienttest.Finding(clienttest.Scan(t, Client, agentDir(t), uid, unknown...), 820); f == nil || f.Owner != OwnerName || f.Has(scan.OwnerDead) {
+		t.Errorf("control: its user not known: %+v, want pi's, not owner-dead", f)
+	}
 	unmarked := toolShell(uid)
 	for i := range unmarked {
 		unmarked[i] = clienttest.Proc(unmarked[i].PID, unmarked[i].PPID, unmarked[i].PGID, uid, []string{"/bin/bash", "-c", "sleep 300"}, nil)
