@@ -365,10 +365,14 @@ func joinPIDs(pids []int) string {
 // cols is the width a view cuts its lines at: the terminal's, where
 // stdout is one whose width is known, else the view's own.
 func (st Style) cols(own int) int {
+	w := own
 	if st.Width > 0 {
-		return st.Width
+		w = st.Width
 	}
-	return own
+	if st.ASCII && w < Uncut {
+		w -= 2 // a cut line's "…" is written "..." there (asciiFold)
+	}
+	return w
 }
 
 // RuleText is what ps and top say an orphan's rule does: "no rule", the
