@@ -388,7 +388,7 @@ func TestRunWatchInside(t *testing.T) {
 			// already before a loaded machine let this test look.
 			waitFor(t, func() bool { return parentOf(server) == r.cmd.Process.Pid || watch && !alive(server) }, "the server adopted by run")
 			if watch {
-				for deadline := time.Now().Add(30 * time.Second); alive(server); time.Sleep(50 * time.Millisecond) {
+				for deadline := time.Now().Add(underLoad(30 * time.Second)); alive(server); time.Sleep(50 * time.Millisecond) {
 					if time.Now().After(deadline) {
 						t.Fatalf("the server %d was not reaped while CMD lived; run's stderr:\n%s", server, r.stderr)
 					}
