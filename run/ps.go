@@ -86,7 +86,7 @@ func (p *Pass) sessionTrees(pss bool) *psBuild {
 		cfg: p.Config.Policy.ScanConfig(), pss: true}
 	for _, c := range p.Config.Clients.All() {
 		if in := c.Info(); len(in.VersionDirs) > 0 || in.Script != nil {
-			b.native = append(b.native, in)
+			b.native = append(b.native, nativeClient{in.ClientMark(), in.Name})
 		}
 	}
 	b.findings()
@@ -143,7 +143,7 @@ type psBuild struct {
 	// native are the clients whose native binary titles itself with its
 	// version (Info.VersionDirs), or that are a node script (Info.Script):
 	// asked once, not of every process.
-	native []client.Info
+	native []nativeClient
 }
 
 // clientName is a client as people call it, and how it registers an MCP
@@ -285,17 +285,24 @@ func (b *psBuild) byTitle() {
 	}
 }
 
-// titled is the client p is titled as (client.Info.Own), if any.
+// titled is the client p is titled as (scan.ClientMark.Own), if any.
 func (b *psBuild) titled(p *platform.Process) (clientName, bool) {
 	if cn, ok := b.clients["comm:"+p.Comm]; ok {
 		return cn, true
 	}
 	for i := range b.native {
-		if in := &b.native[i]; in.Own(b.s, p) {
-			return b.clients["info:"+in.Name], true
+		if n := &b.native[i]; n.mark.Own(b.s, p) {
+			return b.clients["info:"+n.name], true
 		}
 	}
 	return clientName{}, false
+}
+
+// nativeClient is a client whose own processes only their command line
+// tells (Info.VersionDirs, Info.Script): its mark, made once a view.
+type nativeClient struct {
+	mark scan.ClientMark
+	name string
 }
 
 // versioned finds a version in a client's command: a path component or
