@@ -323,6 +323,12 @@ func TestRealOpenCode(t *testing.T) {
 	env := realclients.OpenCodeSetup(home, model.Addr, mark)
 	left := killOneShot(t, "opencode run", mark, model, work, env, filepath.Join(mods, "opencode-linux-x64", "bin", "opencode"), "run", "say hello "+mark)
 	reapLeftovers(t, mark, left)
+	// Its first start adds its plugin package to the config dir from the
+	// registry (which CI can reach): offline, as every client here runs,
+	// it has fetched nothing.
+	if _, err := os.Stat(filepath.Join(home, ".config", "opencode", "node_modules", "@opencode-ai", "plugin")); err == nil {
+		t.Errorf("OpenCode fetched its plugin from the registry: the clients' environment is not offline")
+	}
 }
 
 // killOneShot runs a one-shot client, argv in work with env, detached,

@@ -115,9 +115,15 @@ func KillOurs(mark string) {
 }
 
 // Env is the environment every client runs with: a home of its own,
-// PATH with Debian's node, and no proxy.
+// PATH with Debian's node, no proxy, and npm offline. A client that
+// installs packages on its first start does it with npm's code, which
+// reads npm's config from the environment: OpenCode 1.18 adds
+// @opencode-ai/plugin to a fresh config dir (26 connections to the
+// registry, measured with strace); offline, with the registry at a closed
+// local port besides, it finds nothing to fetch and runs on without it.
 func Env(home string, extra ...string) []string {
-	return append([]string{"HOME=" + home, "PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8", "TERM=dumb", "NO_COLOR=1"}, extra...)
+	return append([]string{"HOME=" + home, "PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8", "TERM=dumb", "NO_COLOR=1",
+		"npm_config_offline=true", "npm_config_registry=http://127.0.0.1:9/"}, extra...)
 }
 
 // StartDetached starts argv the way `nohup CMD &` in a terminal that is then

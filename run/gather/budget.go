@@ -28,13 +28,14 @@ const (
 	// maxUIDsPerUser bounds the uids one user (an account and its
 	// subordinate ids) gets readers for in a run.
 	maxUIDsPerUser = 4
-	// maxReadTime bounds the time the run's readers may take, from the
-	// first: no reader starts after it, and none runs past it. A third of
-	// the time left to the run's deadline, when that is less.
-	maxReadTime = 10 * time.Second
 	// maxSubUID bounds /etc/subuid, root's file.
 	maxSubUID = 1 << 20
 )
+
+// maxReadTime bounds the time the run's readers may take, from the first:
+// no reader starts after it, and none runs past it. A third of the time
+// left to the run's deadline, when that is less. (A variable for tests.)
+var maxReadTime = 10 * time.Second
 
 // readBudget is one run's budget for its reader children, shared by the
 // reads of the homes and those of the dirs processes name.
