@@ -9,9 +9,11 @@
 // and pty are views of it (Pass.Explain, Pass.PTYs), ledger show is
 // Ledgers, 'reaper run --' is Wrap, doctor scans through it, and Reap
 // takes the lock, makes a pass, re-reads what became owned, reports and
-// executes, and returns what a watch arms from; its caller records it
-// (Reaped.Record) — a watch after it has re-armed. The decision reads a
-// frozen table (platform.Snapshot.Freeze).
+// executes, and returns what it did with the pass it acted on, open; its
+// caller records it (Reaped.Record) — a watch after it has re-armed from
+// the pass (Pass.Owners, NextDue, AnnounceDirs) and read its live figures
+// (Pass.Live) — and closes it. The decision reads a frozen table
+// (platform.Snapshot.Freeze).
 //
 // cmd/reaper maps flags to a Config (NewConfig: every verb that scans is
 // bounded) and errors to exit codes (audit's), and prints;

@@ -9,7 +9,6 @@ import (
 	"github.com/orphanreaper/reaper/audit"
 	"github.com/orphanreaper/reaper/platform"
 	"github.com/orphanreaper/reaper/platform/kill"
-	"github.com/orphanreaper/reaper/platform/watch"
 	"github.com/orphanreaper/reaper/policy"
 	"github.com/orphanreaper/reaper/reap"
 )
@@ -43,9 +42,6 @@ type ReapConfig struct {
 	// is never passed over.
 	LockOptional bool
 	NoLock       func(error)
-	// Live asks for the live sessions' figures (Reaped.Copies, Headroom):
-	// a watch's metrics.
-	Live bool
 }
 
 // DefaultTimeout bounds a reap under pol when no --timeout says: room for
@@ -59,45 +55,32 @@ func DefaultTimeout(pol *policy.Policy) time.Duration {
 // this machine's processes.
 var errReapFixture = errors.New("--proc is for scan only: reap acts on the live process table, never on a fixture's facts")
 
-// Reaped is what a reap did: its report (outcomes in), its plan with each
-// item's outcome, the signals it sent, and what a watch arms from it. Its
-// caller leaves its traces (Record): a watch once it has re-armed.
+// Reaped is what a reap did — its report (outcomes in), the signals it
+// sent, each item's result — with the pass it acted on, open: its plan
+// holds each item's outcome, and a watch arms from its table (the owners
+// to watch, the next min_age, the dirs announcing owners) and reads its
+// live figures there. Its caller leaves its traces (Record) and closes
+// it.
 type Reaped struct {
+	*Pass
 	Report  *audit.Report
-	Plan    *policy.Plan
 	Results []reap.Result
 	Signals []audit.Record
-	// Watch are the live owners the pass's evidence named, whose exit is
-	// when their trees become orphans; Due is when the next tree the pass
-	// saw reaches a min_age (zero: none).
-	Watch []watch.Target
-	Due   time.Time
 	// Lock is the lock file the reap held (its default when the config
 	// named none): what it remembers sits beside it.
 	Lock string
-	// WatchDirs are the dirs of the clients' state where a new entry
-	// announces a new owner (client.Info.Announce), for a watch's pass.
-	WatchDirs []watch.Dir
 	// Reread says the pass read every user's state again before it acted:
 	// its first plan would have signalled, and rested in part on reads
 	// kept from an earlier pass (ReapConfig.Cache).
 	Reread bool
-	// Copies and Headroom are the live sessions' figures, when
-	// ReapConfig.Live asked (Pass.Live).
-	Copies   []audit.PSDuplicate
-	Headroom []audit.Headroom
-	// Doubts are the users' state the pass could not read (a reader past
-	// its deadline, say), whose trees it held back: a watch tries again
-	// within seconds, not at the backstop.
-	Doubts []policy.Doubt
 }
 
 // Reap is one reap, in order: take the lock, collect, plan, re-read the
 // ledgers with a fresh table and spare what became owned, make the report
 // (every process it names read while it still exists), let go of the
 // details of every process the plan does not act on, execute, fill in
-// each item's outcome and what a watch arms from. ctx carries the
-// deadline. The caller records it (Reaped.Record).
+// each item's outcome. ctx carries the deadline. The caller records it
+// (Reaped.Record) and closes it.
 func Reap(ctx context.Context, cfg ReapConfig) (*Reaped, error) {
 	if cfg.ProcRoot != "" {
 		return nil, errReapFixture
@@ -143,23 +126,18 @@ func Reap(ctx context.Context, cfg ReapConfig) (*Reaped, error) {
 		}
 		reread = true
 	}
-	defer pass.Close()
 	t, plan := pass.Table, pass.Plan
 	if cfg.BeforeAct != nil {
 		cfg.BeforeAct()
 	}
 	if err := spareNewlyOwned(ctx, cfg.Config, plan); err != nil {
+		pass.Close()
 		return nil, err
 	}
 	// A tree its live parent keeps starting again as reaper ends it is
 	// left alone after a few cycles (respawns).
 	books.loops.refuse(plan, t.Snap)
 	facts := pass.facts()
-	var copies []audit.PSDuplicate
-	var headroom []audit.Headroom
-	if cfg.Live {
-		copies, headroom = pass.Live()
-	}
 	acted := map[*platform.Process]bool{}
 	for _, it := range plan.Items {
 		for _, m := range it.Finding.Members {
@@ -193,9 +171,7 @@ func Reap(ctx context.Context, cfg ReapConfig) (*Reaped, error) {
 	}
 	signals := signalRecords(events)
 	rep := audit.NewReport(facts, pol, t.Snap, &audit.Done{Plan: plan, Covered: covered, Signals: signals, Warnings: books.warnings})
-	return &Reaped{Report: rep, Plan: plan, Results: results, Signals: signals, Reread: reread, Lock: cfg.LockFile,
-		Watch: watchTargets(t, cfg.Clients), Due: nextDue(t, pol, time.Now()), WatchDirs: announceDirs(t, cfg.Clients),
-		Copies: copies, Headroom: headroom, Doubts: t.Doubts}, nil
+	return &Reaped{Pass: pass, Report: rep, Results: results, Signals: signals, Reread: reread, Lock: cfg.LockFile}, nil
 }
 
 // refuseUnrecorded refuses every signal of the plan when its record

@@ -86,6 +86,7 @@ func TestReapRereadsKeptStateBeforeActing(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		r.Close()
 		return r
 	}
 	pass() // the first pass reads everyone's

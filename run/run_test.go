@@ -172,7 +172,7 @@ func TestFailures(t *testing.T) {
 		{"by design", []policy.Item{item(policy.Terminate, true), item(policy.Report, false)},
 			[]reap.Result{{Outcome: policy.Refused}, {Outcome: policy.Reported}}, 0, 0},
 	} {
-		r := &Reaped{Plan: &policy.Plan{Items: tt.items}, Results: tt.results}
+		r := &Reaped{Pass: &Pass{Plan: &policy.Plan{Items: tt.items}}, Results: tt.results}
 		if p, e := r.Failures(); p != tt.partial || e != tt.permission {
 			t.Errorf("%s: partial %d, permission %d; want %d, %d", tt.name, p, e, tt.partial, tt.permission)
 		}
@@ -188,7 +188,6 @@ func TestRecord(t *testing.T) {
 	cfg.Policy = policy.Default(policy.Clients{Owners: fakeSet.Owners(), Marks: fakeSet.Marks()}) // it only reports
 	tb := collected(t, cfg)
 	pass := &Pass{Table: tb, Config: cfg, Plan: tb.Decide(cfg, policy.ModeReap)}
-	plan := pass.Plan
 	for _, repeats := range []bool{false, true} {
 		dir := t.TempDir()
 		rc := ReapConfig{Config: cfg, Started: time.Now(), LockFile: filepath.Join(dir, "reaper.lock"), LogRepeats: repeats,
@@ -196,7 +195,7 @@ func TestRecord(t *testing.T) {
 		var lines []int
 		reported := 0 // report-only findings: the others are logged every run
 		for range 2 {
-			r := &Reaped{Report: pass.Report(), Plan: plan,
+			r := &Reaped{Pass: pass, Report: pass.Report(),
 				Signals: []audit.Record{{Time: time.Now(), Event: "signal", RootPID: 400, PID: 400, Signal: "SIGTERM", Result: "ok"}}}
 			reported = 0
 			for _, f := range r.Report.Findings {

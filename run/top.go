@@ -77,10 +77,11 @@ func (l *Live) End(ctx context.Context, root int, dryRun bool) (*Ending, error) 
 	ctx, cancel := context.WithDeadline(ctx, cfg.Deadline)
 	defer cancel()
 	done, err := Reap(ctx, cfg)
-	if err == nil {
-		err = done.Record(cfg, nil)
-	}
 	if err != nil {
+		return nil, err
+	}
+	defer done.Close()
+	if err := done.Record(cfg, nil); err != nil {
 		return nil, err
 	}
 	out := &Ending{}

@@ -157,7 +157,6 @@ func Watch(ctx context.Context, cfg WatchConfig, hup <-chan os.Signal) error {
 	}
 	w := &watcher{cfg: cfg, exits: exits, dirs: dirs, log: log, notify: notify, state: gather.NewCache(),
 		metrics: audit.WatchMetrics{Passes: map[string]uint64{}, Watching: exits != nil}}
-	w.cfg.Live = true
 	w.storms = &stormWatch{mine: func(uid uint32) bool { return EUID() == 0 || uid == EUID() }, say: w.storm, adopter: cfg.Adopter}
 	w.storms.set(cfg.Policy.Defaults)
 	w.storms.start(ctx)
@@ -403,15 +402,18 @@ func (w *watcher) pass(ctx context.Context) time.Time {
 		}
 		return time.Time{}
 	}
+	defer r.Close()
 	// The owners the pass's evidence named are watched from here, the
 	// dirs where a new one is announced too; then the pass's traces, with
-	// the metrics that say so.
+	// the metrics that say so (the live sessions' figures read from the
+	// pass's table, after what it ended).
 	w.rearm(r, trigger)
+	due := r.NextDue(time.Now())
 	w.doubted(r.Doubts)
 	w.metrics.Heartbeat = time.Now()
-	w.metrics.Copies, w.metrics.Headroom = r.Copies, r.Headroom
+	w.metrics.Copies, w.metrics.Headroom = r.Live()
 	w.metrics.Storms, w.metrics.StormsSaid, w.metrics.StormsSeen = w.storms.storms()
-	w.sayHeadroom(r.Headroom)
+	w.sayHeadroom(w.metrics.Headroom)
 	m := w.metrics
 	if w.cfg.Publish != nil {
 		// Kept for a fork storm's publish between passes: the report
@@ -430,7 +432,7 @@ func (w *watcher) pass(ctx context.Context) time.Time {
 	acted := ended(r)
 	w.notify(fmt.Sprintf("STATUS=pass %d (%s) at %s: %s, %d ended; watching %s",
 		w.passes, trigger, rc.Started.Format("15:04:05"), audit.Plural(len(r.Plan.Items), "finding"), acted, audit.Plural(w.metrics.Owners, "owner")))
-	return r.Due
+	return due
 }
 
 // rearm watches the owners and announce dirs a pass returned, and counts
@@ -441,7 +443,7 @@ func (w *watcher) rearm(r *Reaped, trigger string) {
 		w.metrics.ReactionCount++
 	}
 	if w.exits != nil {
-		targets, capped := capOwners(r.Watch)
+		targets, capped := capOwners(r.Owners())
 		failed := w.exits.Set(targets) + capped
 		if failed > 0 {
 			w.log.Warn("some owners cannot be watched: the backstop covers them", "owners", failed)
@@ -449,7 +451,7 @@ func (w *watcher) rearm(r *Reaped, trigger string) {
 		w.metrics.Owners, w.metrics.Unwatched = w.exits.Len(), failed
 	}
 	if w.dirs != nil {
-		w.dirs.Set(r.WatchDirs)
+		w.dirs.Set(r.AnnounceDirs())
 		w.metrics.Dirs = w.dirs.Len()
 	}
 	w.metrics.StateReads, w.metrics.StateReused = w.state.Counts()
@@ -665,13 +667,14 @@ func (w *watcher) reload() {
 	w.log.Info("policy reloaded", "source", pol.Source, "rules", len(pol.Rules))
 }
 
-// watchTargets are the owners a pass's evidence names, alive: the live
+// Owners are the owners the pass's evidence names, alive: the live
 // owners the scan met (a policy's [[owner]]s), the owners of the ledgers'
 // runs (a session file's claude, a daemon record's daemon, a gateway's
 // lock) and of the findings (a tie's, a marker's group leader), and the
 // clients' own processes, by their comm. Their exit is when orphans
 // appear.
-func watchTargets(t *Table, cs client.Set) []watch.Target {
+func (p *Pass) Owners() []watch.Target {
+	t, cs := p.Table, p.Config.Clients
 	s := t.Snap
 	seen := map[int]bool{}
 	var out []watch.Target
@@ -745,13 +748,14 @@ func capOwners(targets []watch.Target) ([]watch.Target, int) {
 	return out, len(targets) - len(out)
 }
 
-// announceDirs are the dirs below the state dirs a pass went through —
+// AnnounceDirs are the dirs below the state dirs the pass went through —
 // read, or passed over for their user's owning no process — where their
 // client makes a file as an owner starts (client.Info.Announce). A dir
 // that does not exist yet is not watched; the backstop covers it.
-func announceDirs(t *Table, cs client.Set) []watch.Dir {
+func (p *Pass) AnnounceDirs() []watch.Dir {
+	cs := p.Config.Clients
 	var out []watch.Dir
-	for _, d := range t.Dirs {
+	for _, d := range p.Dirs {
 		c := cs.ByName(d.Client)
 		if c == nil {
 			continue
@@ -763,10 +767,12 @@ func announceDirs(t *Table, cs client.Set) []watch.Dir {
 	return out
 }
 
-// nextDue is when the next of t's orphaned trees reaches an age a rule
-// or the defaults ask for (min_age), after now: a pass is due then, for
-// what was too young is not yet an orphan the policy acts on.
-func nextDue(t *Table, pol *policy.Policy, now time.Time) time.Time {
+// NextDue is when the next of the pass's orphaned trees reaches an age a
+// rule or the defaults ask for (min_age), after now (zero: none): a pass
+// is due then, for what was too young is not yet an orphan the policy
+// acts on.
+func (p *Pass) NextDue(now time.Time) time.Time {
+	t, pol := p.Table, p.Config.Policy
 	ages := []time.Duration{pol.Defaults.MinAge}
 	for _, r := range pol.Rules {
 		if r.MinAge > 0 {

@@ -344,10 +344,11 @@ func (w *Wrap) reapAdopted(parent context.Context, adopted func(*platform.Proces
 			fmt.Fprintf(w.Stderr, "reaper run: no lock (%v): reaping without one\n", err)
 		}}
 	r, err := Reap(ctx, cfg)
-	if err == nil {
-		err = r.Record(cfg, nil)
-	}
 	if err != nil {
+		return err
+	}
+	defer r.Close()
+	if err := r.Record(cfg, nil); err != nil {
 		return err
 	}
 	if err := r.Report.WriteQuietAs(w.Stderr, "run"); err != nil {

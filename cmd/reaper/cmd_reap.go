@@ -94,6 +94,7 @@ func runReap(ctx context.Context, opts *reapOptions, g *globalOptions) error {
 	if err != nil {
 		return err
 	}
+	defer done.Close()
 	if err := done.Record(cfg, nil); err != nil {
 		return err
 	}
