@@ -15,6 +15,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/orphanreaper/reaper/policy"
 )
 
 // HistoryFilter selects the records `reaper history` shows. Zero fields
@@ -149,7 +151,7 @@ func (f HistoryFilter) keeps(r *Record) bool {
 	case r.Event != "decision":
 		return false
 	case f.Rule != "" && r.Rule != f.Rule,
-		f.Outcome != "" && r.Outcome != f.Outcome,
+		f.Outcome != "" && string(r.Outcome) != f.Outcome,
 		f.Mode != "" && recordMode(r) != f.Mode:
 		return false
 	case f.User != "":
@@ -165,11 +167,11 @@ func (h *History) add(r Record) {
 		return
 	}
 	h.Totals.Decisions++
-	h.Totals.Outcomes[r.Outcome]++
+	h.Totals.Outcomes[string(r.Outcome)]++
 	if recordMode(&r) == "dry-run" {
 		h.Totals.DryRuns++
 	}
-	if r.Outcome == "killed" {
+	if r.Outcome == policy.Killed {
 		h.Totals.KilledBytes += r.RSSBytes
 	}
 }
@@ -209,7 +211,7 @@ func (h *History) WriteTable(w io.Writer, st Style) error {
 			if user == "" && r.UID != nil && *r.UID >= 0 {
 				user = strconv.FormatInt(*r.UID, 10)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", when, Printable(recordMode(&r)), st.paint(outcomeColor(r.Outcome, false), Printable(r.Outcome)), Printable(r.Rule), Printable(user), r.RootPID,
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", when, Printable(recordMode(&r)), st.paint(outcomeColor(r.Outcome, false), Printable(string(r.Outcome))), Printable(r.Rule), Printable(user), r.RootPID,
 				HumanBytes(r.RSSBytes), clip(Printable(r.Cmdline)))
 		}
 		if err := tw.Flush(); err != nil && ew.err == nil {
@@ -217,8 +219,8 @@ func (h *History) WriteTable(w io.Writer, st Style) error {
 		}
 	}
 	var parts []string
-	for _, o := range HistoryOutcomes {
-		if n := h.Totals.Outcomes[o]; n > 0 {
+	for _, o := range policy.Outcomes {
+		if n := h.Totals.Outcomes[string(o)]; n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", n, o))
 		}
 	}

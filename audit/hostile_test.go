@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/orphanreaper/reaper/policy"
 )
 
 // hostile is what a user can put in any string reaper prints: their
@@ -106,7 +108,7 @@ func noUserStringForgesOutput(t *testing.T) {
 	var rep Report
 	fill(reflect.ValueOf(&rep), 0)
 	for _, outcome := range []string{"killed", "failed", "refused", hostile} {
-		rep.Findings[0].Outcome = outcome
+		rep.Findings[0].Outcome = policy.Outcome(outcome)
 		for _, st := range []Style{{}, {ASCII: true}, {NoHeaders: true}} {
 			var b bytes.Buffer
 			if err := rep.WriteTable(&b, st); err != nil {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/orphanreaper/reaper/platform/host"
+	"github.com/orphanreaper/reaper/policy"
 )
 
 // The MESSAGE_ID of each record type, fixed so that journalctl can select
@@ -104,9 +105,9 @@ func journalEntries(r *Report, signals []Record) []journalEntry {
 	for _, f := range r.Findings {
 		pri := priInfo
 		switch f.Outcome {
-		case "killed":
+		case policy.Killed:
 			pri = priNotice
-		case "failed", "refused", "interrupted":
+		case policy.Failed, policy.Refused, policy.Interrupted:
 			pri = priWarning
 		}
 		fields := map[string]string{
@@ -120,7 +121,7 @@ func journalEntries(r *Report, signals []Record) []journalEntry {
 			"REAPER_REASONS":    strings.Join(f.Reasons, ","),
 			"REAPER_RULE":       f.Rule,
 			"REAPER_ACTION":     f.Action,
-			"REAPER_OUTCOME":    f.Outcome,
+			"REAPER_OUTCOME":    string(f.Outcome),
 			"REAPER_DETAIL":     f.Detail,
 			"REAPER_OWNER":      f.Owner,
 			"REAPER_RSS":        strconv.FormatUint(f.RSSBytes, 10),

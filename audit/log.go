@@ -9,27 +9,28 @@ import (
 	"time"
 
 	"github.com/orphanreaper/reaper/platform"
+	"github.com/orphanreaper/reaper/policy"
 )
 
 // Record is one line of the JSONL audit log: a decision about a finding.
 // Signals sent by the reaper are recorded with Signal set.
 type Record struct {
-	Time    time.Time `json:"time"`
-	Event   string    `json:"event"` // "decision" or "signal"
-	Mode    string    `json:"mode"`
-	RootPID int       `json:"root_pid"`
-	PID     int       `json:"pid,omitempty"`
-	Start   string    `json:"start"`
-	PIDs    []int     `json:"pids,omitempty"`
-	Kind    string    `json:"kind,omitempty"`
-	Reasons []string  `json:"reasons,omitempty"`
-	Rule    string    `json:"rule,omitempty"`
-	Action  string    `json:"action,omitempty"`
-	Outcome string    `json:"outcome,omitempty"`
-	Detail  string    `json:"detail,omitempty"`
-	Signal  string    `json:"signal,omitempty"`
-	Via     string    `json:"via,omitempty"` // "cgroup.kill PATH" for a cgroup killed as a unit
-	Result  string    `json:"result,omitempty"`
+	Time    time.Time      `json:"time"`
+	Event   string         `json:"event"` // "decision" or "signal"
+	Mode    string         `json:"mode"`
+	RootPID int            `json:"root_pid"`
+	PID     int            `json:"pid,omitempty"`
+	Start   string         `json:"start"`
+	PIDs    []int          `json:"pids,omitempty"`
+	Kind    string         `json:"kind,omitempty"`
+	Reasons []string       `json:"reasons,omitempty"`
+	Rule    string         `json:"rule,omitempty"`
+	Action  string         `json:"action,omitempty"`
+	Outcome policy.Outcome `json:"outcome,omitempty"`
+	Detail  string         `json:"detail,omitempty"`
+	Signal  string         `json:"signal,omitempty"`
+	Via     string         `json:"via,omitempty"` // "cgroup.kill PATH" for a cgroup killed as a unit
+	Result  string         `json:"result,omitempty"`
 	// A decision also says whose tree it was and what it was: the root's
 	// real uid and user, its command line and the tree's RSS.
 	UID      *int64 `json:"uid,omitempty"`

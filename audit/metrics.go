@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/orphanreaper/reaper/platform"
+	"github.com/orphanreaper/reaper/policy"
 )
 
 // WriteMetrics writes r as Prometheus text-format metrics to path, for
@@ -33,9 +34,9 @@ func MetricsText(r *Report, signals []Record, took time.Duration, w *WatchMetric
 	for _, f := range r.Findings {
 		outcome := f.Outcome
 		if f.Deferred {
-			outcome = "deferred" // refused by design, not for doubt: no alert's business
+			outcome = policy.Deferred // refused by design, not for doubt: no alert's business
 		}
-		counts[labels("rule", f.Rule, "kind", f.Kind, "action", f.Action, "outcome", outcome)]++
+		counts[labels("rule", f.Rule, "kind", f.Kind, "action", f.Action, "outcome", string(outcome))]++
 	}
 	writeCounts(&b, "reaper_findings", counts)
 

@@ -79,17 +79,17 @@ func (r *Report) addUnmatched(pol *policy.Policy, res *scan.Result, plan *policy
 
 // Finding is one tree that matched a rule.
 type Finding struct {
-	RootPID  int      `json:"root_pid"`
-	PIDs     []int    `json:"pids"`
-	Kind     string   `json:"kind"`
-	Reasons  []string `json:"reasons"`
-	Owner    string   `json:"owner"`
-	RunID    string   `json:"run_id"`
-	Rule     string   `json:"rule"`
-	Action   string   `json:"action"`
-	Outcome  string   `json:"outcome"`
-	Detail   string   `json:"detail"`
-	RSSBytes uint64   `json:"rss_bytes"`
+	RootPID  int            `json:"root_pid"`
+	PIDs     []int          `json:"pids"`
+	Kind     string         `json:"kind"`
+	Reasons  []string       `json:"reasons"`
+	Owner    string         `json:"owner"`
+	RunID    string         `json:"run_id"`
+	Rule     string         `json:"rule"`
+	Action   string         `json:"action"`
+	Outcome  policy.Outcome `json:"outcome"`
+	Detail   string         `json:"detail"`
+	RSSBytes uint64         `json:"rss_bytes"`
 	// PSSBytes is the tree's proportional set size — shared pages divided
 	// among the processes that map them — when every member's was read
 	// (smaps_rollup, Linux, as root or the same user): what its exit would
@@ -261,19 +261,15 @@ func newReport(pol *policy.Policy, res *scan.Result, plan *policy.Plan) *Report 
 	return r
 }
 
-// OutcomeDeferred is a finding's outcome when the plan refused it by
-// design: younger than min_age, or spared because it became owned.
-const OutcomeDeferred = "deferred"
-
 // decide records the plan's decision about f.
 func (f *Finding) decide(it policy.Item) {
-	f.Action, f.Outcome, f.Detail = string(it.Action), string(it.Outcome), it.Detail
+	f.Action, f.Outcome, f.Detail = string(it.Action), it.Outcome, it.Detail
 	f.Deferred = it.Outcome == policy.Refused && it.Benign
 	if f.Deferred {
 		// Refused by design, not for doubt: an outcome of its own, as
 		// the table and the metrics say (deferred stays for readers of
 		// schema 1's flag).
-		f.Outcome = OutcomeDeferred
+		f.Outcome = policy.Deferred
 	}
 	f.DueAt = ""
 	if f.Deferred && !it.Due.IsZero() {
@@ -348,7 +344,7 @@ func (r *Report) setEndings(signals []Record) {
 		}
 	}
 	for i := range r.Findings {
-		if f := &r.Findings[i]; f.Outcome == string(policy.Killed) {
+		if f := &r.Findings[i]; f.Outcome == policy.Killed {
 			f.Ended, f.Cgroups = ended[f.RootPID], cgroups[f.RootPID]
 		}
 	}

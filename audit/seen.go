@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/orphanreaper/reaper/platform"
+	"github.com/orphanreaper/reaper/policy"
 )
 
 // Seen remembers the report-only findings that a previous reap recorded,
@@ -56,12 +57,12 @@ func (s *Seen) Filter(r *Report) *Report {
 	out := *r
 	out.Findings = nil
 	for _, f := range r.Findings {
-		if f.Outcome != "reported" {
+		if f.Outcome != policy.Reported {
 			out.Findings = append(out.Findings, f)
 			continue
 		}
 		key := strconv.Itoa(f.RootPID) + "@" + f.Start
-		val := strings.Join([]string{f.Rule, f.Action, f.Outcome, f.Kind, strings.Join(f.Reasons, ",")}, "|")
+		val := strings.Join([]string{f.Rule, f.Action, string(f.Outcome), f.Kind, strings.Join(f.Reasons, ",")}, "|")
 		s.next[key] = val
 		if s.prev[key] != val {
 			out.Findings = append(out.Findings, f)

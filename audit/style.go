@@ -1,5 +1,7 @@
 package audit
 
+import "github.com/orphanreaper/reaper/policy"
+
 // Style is how a table is drawn for where it goes. The zero Style is
 // plain: box-drawing trees, no colour, every heading.
 type Style struct {
@@ -49,17 +51,17 @@ func (st Style) paint(code, s string) string {
 
 // outcomeColor is the colour of an outcome's words: done is green, what
 // needs a look is yellow, a failure red, a plan cyan.
-func outcomeColor(outcome string, deferred bool) string {
+func outcomeColor(outcome policy.Outcome, deferred bool) string {
 	switch {
-	case deferred:
+	case deferred || outcome == policy.Deferred:
 		return sgrPlain
-	case outcome == "killed" || outcome == "gone":
+	case outcome == policy.Killed || outcome == policy.Gone:
 		return sgrGreen
-	case outcome == "refused" || outcome == "interrupted":
+	case outcome == policy.Refused || outcome == policy.Interrupted:
 		return sgrYellow
-	case outcome == "failed":
+	case outcome == policy.Failed:
 		return sgrRed
-	case outcome == "planned":
+	case outcome == policy.Planned:
 		return sgrCyan
 	}
 	return sgrPlain

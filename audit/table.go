@@ -7,6 +7,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/orphanreaper/reaper/policy"
 )
 
 // maxCommand is how much of a command line the table shows.
@@ -124,13 +126,13 @@ func (r *Report) writeRows(ew *errWriter) error {
 		f := &r.Findings[i]
 		outcome := f.Outcome
 		if f.Deferred {
-			outcome = "deferred"
+			outcome = policy.Deferred
 		}
 		user := f.User
 		if user == "" {
 			user = fmt.Sprint(f.UID)
 		}
-		ew.printf("%s\t%s\t%s\t%s\t%d\t%s\t%d\t%s\n", Printable(f.Rule), Printable(f.Kind), Printable(f.Action), Printable(outcome),
+		ew.printf("%s\t%s\t%s\t%s\t%d\t%s\t%d\t%s\n", Printable(f.Rule), Printable(f.Kind), Printable(f.Action), Printable(string(outcome)),
 			f.RootPID, Printable(user), f.RSSBytes, strings.ReplaceAll(clip(Printable(f.Cmdline)), "\t", " "))
 	}
 	return ew.err
@@ -416,7 +418,7 @@ var (
 // → killed", "report → reported" — and, where a scan only reports what a
 // rule would do, "would terminate" rather than "terminate → reported".
 func actionWords(f *Finding, st Style) string {
-	if f.Outcome == "reported" && f.Action != "report" && f.Action != "" {
+	if f.Outcome == policy.Reported && f.Action != "report" && f.Action != "" {
 		return st.paint(outcomeColor(f.Outcome, f.Deferred), "would "+Printable(f.Action))
 	}
 	return Printable(f.Action) + " → " + st.paint(outcomeColor(f.Outcome, f.Deferred), Printable(outcomeWords(f)))
@@ -427,9 +429,9 @@ func actionWords(f *Finding, st Style) string {
 func outcomeWords(f *Finding) string {
 	switch {
 	case f.Deferred:
-		return "deferred"
-	case f.Outcome != "killed":
-		return f.Outcome
+		return string(policy.Deferred)
+	case f.Outcome != policy.Killed:
+		return string(f.Outcome)
 	case f.Ended == "SIGTERM":
 		return "killed by SIGTERM" // history's word first: it records "killed"
 	case f.Ended == "SIGKILL":
@@ -453,11 +455,11 @@ func (r *Report) WriteQuiet(w io.Writer) error { return r.WriteQuietAs(w, Printa
 func (r *Report) WriteQuietAs(w io.Writer, who string) error {
 	var b strings.Builder
 	for _, f := range r.Findings {
-		if f.Outcome == "reported" || f.Outcome == "planned" && r.Mode != "dry-run" || f.Outcome == "protected" || f.Deferred {
+		if f.Outcome == policy.Reported || f.Outcome == policy.Planned && r.Mode != "dry-run" || f.Outcome == policy.Protected || f.Deferred {
 			continue // nothing done, nothing to look at: the operator's [[protect]] is a decision
 		}
 		words := outcomeWords(&f)
-		if f.Outcome == "planned" {
+		if f.Outcome == policy.Planned {
 			words = "would " + f.Action // a quiet dry-run still says its plan
 		}
 		// One line each, which a journal takes as one entry: every word

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/orphanreaper/reaper/policy"
 )
 
 // ParseWhen reads a point in time as --since and --until take it.
@@ -52,11 +54,6 @@ func KnownUser(u string) bool {
 	return err == nil
 }
 
-// HistoryOutcomes are the outcomes history filters by, in the order its
-// sums say them: every outcome a run records (policy.Outcomes, which
-// TestSchemasListEveryOutcome holds it to) and deferred.
-var HistoryOutcomes = []string{"killed", "gone", "failed", "interrupted", "refused", OutcomeDeferred, "protected", "planned", "reported"}
-
 // Set fills the filter's span from --since and --until as people write
 // them (ParseWhen, against now), and checks its outcome; the error names
 // the flag at fault.
@@ -70,8 +67,17 @@ func (f *HistoryFilter) Set(since, until string, now time.Time) error {
 			return fmt.Errorf("--until %q: %w", until, err)
 		}
 	}
-	if f.Outcome != "" && !slices.Contains(HistoryOutcomes, f.Outcome) {
-		return fmt.Errorf("--outcome %q: want %s", f.Outcome, strings.Join(HistoryOutcomes, ", "))
+	if f.Outcome != "" && !slices.Contains(policy.Outcomes, policy.Outcome(f.Outcome)) {
+		return fmt.Errorf("--outcome %q: want %s", f.Outcome, OutcomeList())
 	}
 	return nil
+}
+
+// OutcomeList is every outcome, as help and errors list them.
+func OutcomeList() string {
+	names := make([]string, len(policy.Outcomes))
+	for i, o := range policy.Outcomes {
+		names[i] = string(o)
+	}
+	return strings.Join(names, ", ")
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/orphanreaper/reaper/audit"
+	"github.com/orphanreaper/reaper/policy"
 )
 
 // Desktop sends one notification.
@@ -78,10 +79,10 @@ func (n *Notifier) Pass(rep *audit.Report) (int, error) {
 			size = f.PSSBytes
 		}
 		switch {
-		case f.Outcome == "killed" || f.Outcome == "gone" && f.Ended != "":
+		case f.Outcome == policy.Killed || f.Outcome == policy.Gone && f.Ended != "":
 			n.told[key] = now
 			n.pending = append(n.pending, item{group(f), line(f, size), size, true})
-		case (f.Outcome == "reported" || f.Outcome == audit.OutcomeDeferred && f.Action == "report") && n.Above > 0 && size >= n.Above:
+		case (f.Outcome == policy.Reported || f.Outcome == policy.Deferred && f.Action == "report") && n.Above > 0 && size >= n.Above:
 			n.told[key] = now
 			n.pending = append(n.pending, item{group(f), line(f, size) + fmt.Sprintf(" — reaper explain %d", f.RootPID), size, false})
 		}

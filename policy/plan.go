@@ -39,11 +39,17 @@ const (
 	// operator's decision, not a refusal: it fails no run and fires no
 	// alert.
 	Protected Outcome = "protected"
+	// Deferred: refused by design — younger than min_age, or spared
+	// because it became owned (an Item Refused and Benign). A report's
+	// and the audit log's word; a plan's item stays Refused.
+	Deferred Outcome = "deferred"
 )
 
-// Outcomes are every outcome, in the order a run reaches them: what the
-// schemas and help list.
-var Outcomes = []Outcome{Reported, Planned, Refused, Killed, Gone, Failed, Interrupted, Protected}
+// Outcomes are every outcome, the one list of them: the schemas' enums
+// and history's filter are held to it. In the order history sums them:
+// what ended a tree, what needs a look, then decisions, plans and
+// reports.
+var Outcomes = []Outcome{Killed, Gone, Failed, Interrupted, Refused, Deferred, Protected, Planned, Reported}
 
 // Item is one finding that matched a rule, with the decision about it.
 type Item struct {

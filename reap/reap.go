@@ -169,7 +169,7 @@ func Execute(ctx context.Context, plan *policy.Plan, snap *platform.Snapshot, op
 			out[i] = Result{Outcome: stoppedOutcome(ctx), Detail: stopped(ctx) + " before this tree: nothing signalled", PIDs: out[i].PIDs}
 			continue
 		}
-		t := &tree{opt: &opt, snap: snap, item: &plan.Items[i], root: it.Finding.Root.PID, kill: it.Action == policy.Kill}
+		t := &tree{opt: &opt, snap: snap, item: &plan.Items[i], root: it.Finding.Root.PID}
 		r, note := t.start(ctx, it.Finding)
 		if r != nil {
 			done(i, t, *r)
@@ -208,7 +208,6 @@ type tree struct {
 	snap      *platform.Snapshot
 	item      *policy.Item
 	root      int
-	kill      bool // SIGKILL straight away, no SIGTERM
 	handles   []*kill.Handle
 	starts    map[int]uint64 // pid → start ticks of every handle
 	gone      []int
@@ -246,7 +245,7 @@ func (t *tree) start(ctx context.Context, f *scan.Finding) (*Result, string) {
 	if r != nil {
 		return r, ""
 	}
-	if t.kill {
+	if t.item.Action == policy.Kill { // SIGKILL straight away, no SIGTERM
 		r := t.finish(note)
 		return &r, ""
 	}

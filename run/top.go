@@ -94,7 +94,7 @@ func (l *Live) End(ctx context.Context, root int, dryRun bool) (*Ending, error) 
 		out.Text = fmt.Sprintf("pid %d roots no finding of the policy now: nothing to end (a live session's processes never are)", root)
 		return out, nil
 	}
-	out.Planned = out.Finding.Outcome == string(policy.Planned)
+	out.Planned = out.Finding.Outcome == policy.Planned
 	var b bytes.Buffer
 	if err := done.Report.WriteTable(&b, audit.Style{}); err != nil {
 		return nil, err

@@ -355,7 +355,7 @@ func (w *Wrap) reapAdopted(parent context.Context, adopted func(*platform.Proces
 		return err
 	}
 	for _, f := range r.Report.Findings {
-		if f.Outcome == string(policy.Protected) {
+		if f.Outcome == policy.Protected {
 			fmt.Fprintf(w.Stderr, "reaper run: left %d: %s\n", f.RootPID, audit.Printable(f.Detail))
 		}
 	}

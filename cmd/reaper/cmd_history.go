@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -45,7 +44,7 @@ func newHistoryCommand(g *globalOptions) *cobra.Command {
 	f.StringVar(&opts.until, "until", "", "and before `WHEN`")
 	f.StringVar(&opts.filter.Rule, "rule", "", "only the decisions of the rule `NAME`")
 	f.StringVar(&opts.filter.User, "user", "", "only the trees of `USER` (a name or a uid)")
-	f.StringVar(&opts.filter.Outcome, "outcome", "", "only the decisions with `OUTCOME`: "+strings.Join(audit.HistoryOutcomes, ", "))
+	f.StringVar(&opts.filter.Outcome, "outcome", "", "only the decisions with `OUTCOME`: "+audit.OutcomeList())
 	f.StringVar(&opts.filter.Mode, "mode", "", "only the decisions of `MODE`: reap (what was done) or dry-run (reap --dry-run and top's previews: nothing signalled)")
 	f.BoolVar(&opts.filter.Signals, "signals", false, "list every signal sent too (not with --rule, --user or --outcome)")
 	f.StringVarP(&opts.output, "output", "o", "table", "output format: table or json")
