@@ -254,3 +254,51 @@ func TestDocLinksResolve(t *testing.T) {
 		}
 	}
 }
+
+// Where reaper keeps its files is said once, in paths: no other package's
+// code spells one of its paths (comments may name them; packaging ships
+// the units and the man page, which name them as installed). The control:
+// paths itself spells every one.
+func TestPathsSaidOnce(t *testing.T) {
+	literals := []string{"/etc/reaper", "/run/reaper", "/var/log/reaper", "reaper.lock", ".seen", ".stopped", ".respawns", ".watch", `"Logs"`, `"log", "reaper"`}
+	spelled := func(path string) map[string]bool {
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]bool{}
+		ast.Inspect(f, func(n ast.Node) bool {
+			if lit, ok := n.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+				for _, l := range literals {
+					if strings.Contains(lit.Value, strings.Trim(l, `"`)) && (l[0] != '"' || strings.Contains(lit.Value, l)) {
+						out[l] = true
+					}
+				}
+			}
+			return true
+		})
+		return out
+	}
+	if got := spelled(filepath.Join("paths", "paths.go")); len(got) < 8 {
+		t.Fatalf("control: paths/paths.go spells %v, want the paths", got)
+	}
+	filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			switch path {
+			case "paths", "packaging", "internal", "scripts", "testdata", ".git":
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		for l := range spelled(path) {
+			t.Errorf("%s spells %s: where reaper keeps its files is paths' to say", path, l)
+		}
+		return nil
+	})
+}

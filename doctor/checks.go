@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/orphanreaper/reaper/audit"
+	"github.com/orphanreaper/reaper/paths"
 	"github.com/orphanreaper/reaper/platform"
 	"github.com/orphanreaper/reaper/platform/host"
 	"github.com/orphanreaper/reaper/policy"
@@ -41,7 +42,7 @@ func policyCheck(cfg Config, file, from string) (*policy.Policy, audit.Check) {
 	case pol.Source == policy.DefaultSource:
 		c.Status = audit.CheckInfo
 		c.Summary = "the embedded default: it knows the agent clients, and only reports"
-		c.Fix = fmt.Sprintf("'reaper init' shows what the shipped example policy would do here and writes it to %s (or write your own: 'reaper policy show --example')", run.PolicyPathText())
+		c.Fix = fmt.Sprintf("'reaper init' shows what the shipped example policy would do here and writes it to %s (or write your own: 'reaper policy show --example')", paths.Current().Text(paths.Current().Policy))
 	case file != "":
 		c.Summary = fmt.Sprintf("%s (%s), %s", pol.Source, from, what)
 	default:

@@ -8,6 +8,7 @@ import (
 
 	"github.com/orphanreaper/reaper/audit"
 	"github.com/orphanreaper/reaper/client"
+	"github.com/orphanreaper/reaper/paths"
 	"github.com/orphanreaper/reaper/platform"
 	"github.com/orphanreaper/reaper/policy"
 	"github.com/orphanreaper/reaper/run"
@@ -49,7 +50,7 @@ func Diagnose(ctx context.Context, cfg Config) (*audit.Diagnosis, error) {
 	lockFile := cfg.LockFile
 	if lockFile == "" {
 		if lockFile = flagValue(argv, "lock-file"); lockFile == "" {
-			lockFile = run.LockPath()
+			lockFile = paths.Current().Lock
 		}
 	}
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/orphanreaper/reaper/audit"
+	"github.com/orphanreaper/reaper/paths"
 	"github.com/orphanreaper/reaper/setup"
 )
 
@@ -186,7 +187,7 @@ func launchdCheck(target string, found bool, out string) audit.Check {
 			c.Status = audit.CheckFail
 		}
 		if code != audit.ExitOK {
-			c.Fix = "the job's StandardErrorPath (/var/log/reaper/reaper.err for the shipped daemon) has the last run's errors"
+			c.Fix = "the job's StandardErrorPath (" + paths.SystemLogDir + "/reaper.err" + " for the shipped daemon) has the last run's errors"
 		}
 	}
 	return c

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/orphanreaper/reaper/audit"
+	"github.com/orphanreaper/reaper/paths"
 	"github.com/orphanreaper/reaper/platform"
 	"github.com/orphanreaper/reaper/platform/kill"
 	"github.com/orphanreaper/reaper/policy"
@@ -29,13 +30,13 @@ type books struct {
 // lock (kill.SweepConfinements; not in a dry run), and reads the kills
 // remembered.
 func openBooks(lockFile string, dryRun bool) *books {
-	b := &books{lock: lockFile, dryRun: dryRun, warnings: recoverStopped(stoppedPath(lockFile))}
+	b := &books{lock: lockFile, dryRun: dryRun, warnings: recoverStopped(paths.BesideLock(lockFile).Stopped)}
 	if !dryRun {
 		if swept := kill.SweepConfinements(time.Now()); len(swept) > 0 {
 			b.warnings = append(b.warnings, fmt.Sprintf("removed %s that reapers which died left: %s", audit.Plural(len(swept), "empty confinement"), strings.Join(swept, ", ")))
 		}
 	}
-	b.loops = loadRespawns(respawnsPath(lockFile), time.Now())
+	b.loops = loadRespawns(paths.BesideLock(lockFile).Respawns, time.Now())
 	return b
 }
 
@@ -47,7 +48,7 @@ func (b *books) journal(plan *policy.Plan) reap.Journal {
 	if b.dryRun || !plannedAny(plan) {
 		return nil
 	}
-	stops, err := openStopLog(stoppedPath(b.lock))
+	stops, err := openStopLog(paths.BesideLock(b.lock).Stopped)
 	if err != nil {
 		b.warnings = append(b.warnings, err.Error()+": should this reap die mid-way, what it stopped is not continued by the next")
 		return nil
@@ -65,7 +66,7 @@ func (b *books) close(plan *policy.Plan, results []reap.Result, s *platform.Snap
 	if b.dryRun {
 		return
 	}
-	if err := b.loops.record(respawnsPath(b.lock), plan, results, s, acting, time.Now()); err != nil {
+	if err := b.loops.record(paths.BesideLock(b.lock).Respawns, plan, results, s, acting, time.Now()); err != nil {
 		b.warnings = append(b.warnings, fmt.Sprintf("the record of respawns: %v: not saved, so a kill loop is told a cycle later", err))
 	}
 }

@@ -5,31 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"time"
 
 	"github.com/orphanreaper/reaper/audit"
 	"github.com/orphanreaper/reaper/platform"
 )
-
-// LockPath is the one-reaper-at-a-time lock of this host and user: in
-// /run for root, in $XDG_RUNTIME_DIR otherwise (a directory only its user
-// can write, runtime-dir(7)), else in the user's cache dir. Never in a
-// directory every user can write, such as /tmp: another user who created
-// the file first would hold the lock, or own the file, and stop this
-// user's reaper on every run.
-func LockPath() string {
-	if EUID() == 0 {
-		return "/run/reaper.lock"
-	}
-	if dir := os.Getenv("XDG_RUNTIME_DIR"); dir != "" {
-		return filepath.Join(dir, "reaper.lock")
-	}
-	if dir, err := os.UserCacheDir(); err == nil {
-		return filepath.Join(dir, "reaper", "reaper.lock")
-	}
-	return filepath.Join(os.TempDir(), "reaper-"+strconv.Itoa(int(EUID()))+".lock") // refused below if another user's
-}
 
 // lockError says another reaper holds the lock, and which, where the
 // kernel says.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/orphanreaper/reaper/audit"
+	"github.com/orphanreaper/reaper/paths"
 	"github.com/orphanreaper/reaper/platform"
 	"github.com/orphanreaper/reaper/policy"
 	"github.com/orphanreaper/reaper/reap"
@@ -98,7 +99,7 @@ func ownFileUsers(t *testing.T) map[string]ownFileUse {
 			}
 			return err
 		}},
-		"watch's lock": {watchLockPath, func(path string) error {
+		"watch's lock": {func(l string) string { return paths.BesideLock(l).Watch }, func(path string) error {
 			release, err := platform.Lock(path, 0)
 			if err == nil {
 				release()
@@ -112,7 +113,7 @@ func ownFileUsers(t *testing.T) map[string]ownFileUse {
 			_, _, err := platform.LockState(path)
 			return err
 		}},
-		"the stop record, written": {stoppedPath, func(path string) error {
+		"the stop record, written": {func(l string) string { return paths.BesideLock(l).Stopped }, func(path string) error {
 			l, err := openStopLog(path)
 			if err == nil {
 				l.Stopping(1, 1)
@@ -120,7 +121,7 @@ func ownFileUsers(t *testing.T) map[string]ownFileUse {
 			}
 			return err
 		}},
-		"the stop record, recovered": {stoppedPath, func(path string) error {
+		"the stop record, recovered": {func(l string) string { return paths.BesideLock(l).Stopped }, func(path string) error {
 			if _, err := os.Lstat(path); errors.Is(err, os.ErrNotExist) {
 				os.WriteFile(path, []byte("{}\n"), 0o600) // the control: a record a reap left
 			}
@@ -129,8 +130,8 @@ func ownFileUsers(t *testing.T) map[string]ownFileUse {
 			}
 			return nil
 		}},
-		"the respawn record, saved": {respawnsPath, respawned},
-		"the seen-file, saved":      {seenPath, func(path string) error { return audit.LoadSeen(path).Save() }},
+		"the respawn record, saved": {func(l string) string { return paths.BesideLock(l).Respawns }, respawned},
+		"the seen-file, saved":      {func(l string) string { return paths.BesideLock(l).Seen }, func(path string) error { return audit.LoadSeen(path).Save() }},
 	}
 }
 

@@ -4,18 +4,14 @@ import (
 	"errors"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/orphanreaper/reaper/client"
 	"github.com/orphanreaper/reaper/client/declared"
+	"github.com/orphanreaper/reaper/paths"
 	"github.com/orphanreaper/reaper/policy"
 )
-
-// SystemPolicy is the policy a root reaper reads by default.
-const SystemPolicy = "/etc/reaper/policy.toml"
 
 // scanTimeout bounds a pass whose verb names no bound: a scan of
 // 20,000 processes takes well under a second.
@@ -61,7 +57,7 @@ func LoadPolicy(file string, cs client.Set) (*policy.Policy, error) {
 	if file != "" {
 		return policy.Load(file, PolicyClients(cs))
 	}
-	for _, path := range defaultPolicyPaths() {
+	if path := paths.Current().Policy; path != "" {
 		_, err := os.Stat(path)
 		if err == nil {
 			return policy.Load(path, PolicyClients(cs))
@@ -79,41 +75,3 @@ const (
 	PolicyFromEnv = "-"
 	policyEnv     = "REAPER_POLICY"
 )
-
-// defaultPolicyPaths are where a policy is looked for when none is named:
-// /etc/reaper/policy.toml for root, else the user's
-// $XDG_CONFIG_HOME/reaper/policy.toml (~/.config when unset).
-func defaultPolicyPaths() []string {
-	if EUID() == 0 {
-		return []string{SystemPolicy}
-	}
-	dir := os.Getenv("XDG_CONFIG_HOME")
-	if dir == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return nil
-		}
-		dir = filepath.Join(home, ".config")
-	}
-	return []string{filepath.Join(dir, "reaper", "policy.toml")}
-}
-
-// PolicyPath is where a run of this user reads its policy when none is
-// named ("" when no home is known): the first of defaultPolicyPaths.
-func PolicyPath() string {
-	if paths := defaultPolicyPaths(); len(paths) > 0 {
-		return paths[0]
-	}
-	return ""
-}
-
-// PolicyPathText is PolicyPath as a person types it: the home as ~.
-func PolicyPathText() string {
-	path := PolicyPath()
-	if home, err := os.UserHomeDir(); err == nil && EUID() != 0 {
-		if rest, ok := strings.CutPrefix(path, home+string(filepath.Separator)); ok {
-			return filepath.Join("~", rest)
-		}
-	}
-	return path
-}

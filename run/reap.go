@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/orphanreaper/reaper/audit"
+	"github.com/orphanreaper/reaper/paths"
 	"github.com/orphanreaper/reaper/platform"
 	"github.com/orphanreaper/reaper/platform/kill"
 	"github.com/orphanreaper/reaper/policy"
@@ -21,7 +22,7 @@ type ReapConfig struct {
 	Started, Deadline time.Time
 	// DryRun sends only signal 0, to check each action would be permitted.
 	DryRun bool
-	// LockFile is the one-reaper-at-a-time lock ("": LockPath()), waited
+	// LockFile is the one-reaper-at-a-time lock ("": paths.Paths.Lock), waited
 	// on up to LockWait.
 	LockFile string
 	LockWait time.Duration
@@ -86,7 +87,7 @@ func Reap(ctx context.Context, cfg ReapConfig) (*Reaped, error) {
 		return nil, errReapFixture
 	}
 	if cfg.LockFile == "" {
-		cfg.LockFile = LockPath()
+		cfg.LockFile = paths.Current().Lock
 	}
 	release, err := lock(cfg.LockFile, cfg.LockWait)
 	if err != nil && cfg.LockOptional && platform.Unmakeable(err) {
@@ -212,7 +213,7 @@ func (r *Reaped) Record(cfg ReapConfig, watch *audit.WatchMetrics) error {
 		if lock == "" {
 			lock = cfg.LockFile
 		}
-		seen = audit.LoadSeen(seenPath(lock))
+		seen = audit.LoadSeen(paths.BesideLock(lock).Seen)
 		logged = seen.Filter(r.Report)
 	}
 	recs := cfg.Records

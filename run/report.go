@@ -2,7 +2,6 @@ package run
 
 import (
 	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/orphanreaper/reaper/audit"
@@ -55,15 +54,4 @@ func (r Records) Record(rep, logged *audit.Report, signals []audit.Record, took 
 		}
 	}
 	return nil
-}
-
-// seenPath is where a reap remembers the report-only findings it has
-// recorded: beside its lock file (in /run for root, so that a reboot,
-// which ends every process a finding names, forgets them too).
-// No lock named, no place: "" (never ".seen" in the working directory).
-func seenPath(lockFile string) string {
-	if lockFile == "" {
-		return ""
-	}
-	return strings.TrimSuffix(lockFile, ".lock") + ".seen"
 }

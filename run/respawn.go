@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/orphanreaper/reaper/audit"
@@ -38,12 +37,6 @@ const (
 	maxRespawnKeys = 512
 	maxRespawnFile = 1 << 20
 )
-
-// respawnsPath is where the kills a respawn is told by are remembered,
-// beside the lock.
-func respawnsPath(lockFile string) string {
-	return strings.TrimSuffix(lockFile, ".lock") + ".respawns"
-}
 
 // respawnKill is the last time reaper ended a tree of one command under
 // one live parent, and how many of those were respawns in a row.

@@ -8,19 +8,12 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"strings"
 	"sync"
 
 	"github.com/orphanreaper/reaper/audit"
 	"github.com/orphanreaper/reaper/platform"
 	"github.com/orphanreaper/reaper/platform/kill"
 )
-
-// stoppedPath is where a reap writes down what it stops and confines
-// (StopLog), beside the lock that the reap holds while it writes.
-func stoppedPath(lockFile string) string {
-	return strings.TrimSuffix(lockFile, ".lock") + ".stopped"
-}
 
 // maxStopLog bounds what a recovery reads of a record: a run stops at
 // most its trees' members, rescans included.

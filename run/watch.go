@@ -8,12 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/orphanreaper/reaper/audit"
 	"github.com/orphanreaper/reaper/client"
+	"github.com/orphanreaper/reaper/paths"
 	"github.com/orphanreaper/reaper/platform"
 	"github.com/orphanreaper/reaper/platform/host"
 	"github.com/orphanreaper/reaper/platform/watch"
@@ -87,12 +87,6 @@ const (
 // past the backstop: a doubt costs its user seconds, not the backstop.
 const retryFirst = 2 * time.Second
 
-// watchLockPath is the lock a watch holds for its life, beside the reap
-// lock: a second watch of the scope finds it held.
-func watchLockPath(lockFile string) string {
-	return strings.TrimSuffix(lockFile, ".lock") + ".watch"
-}
-
 // Watch makes passes until ctx ends: one at once, then one whenever a hint
 // says one is due — the exit of an owner the last pass's evidence named
 // (a pidfd each), or a new entry in a client's dir where a new owner's
@@ -129,9 +123,9 @@ func Watch(ctx context.Context, cfg WatchConfig, hup <-chan os.Signal) error {
 	// so at the start, with the holder.
 	lockFile := cfg.LockFile
 	if lockFile == "" {
-		lockFile = LockPath()
+		lockFile = paths.Current().Lock
 	}
-	release, err := platform.Lock(watchLockPath(lockFile), 0)
+	release, err := platform.Lock(paths.BesideLock(lockFile).Watch, 0)
 	var busy *platform.LockBusyError
 	switch {
 	case err == nil:

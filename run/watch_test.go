@@ -17,6 +17,7 @@ import (
 	"github.com/orphanreaper/reaper/run/gather"
 
 	"github.com/orphanreaper/reaper/internal/skips"
+	"github.com/orphanreaper/reaper/paths"
 	"github.com/orphanreaper/reaper/platform/watch"
 )
 
@@ -172,7 +173,7 @@ func TestWatchSaysLockHeld(t *testing.T) {
 	for _, held := range []bool{false, true} {
 		lock := filepath.Join(t.TempDir(), "reaper.lock")
 		if held {
-			f, err := platform.OpenOwn(watchLockPath(lock), platform.OwnLock)
+			f, err := platform.OpenOwn(paths.BesideLock(lock).Watch, platform.OwnLock)
 			if err != nil {
 				t.Fatal(err)
 			}

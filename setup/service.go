@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/orphanreaper/reaper/packaging"
+	"github.com/orphanreaper/reaper/paths"
 	"github.com/orphanreaper/reaper/platform"
 	"github.com/orphanreaper/reaper/platform/host"
 )
@@ -119,10 +120,10 @@ func (s *Service) systemd(exe, home string) (*plan, error) {
 
 func (s *Service) launchd(exe, home string) (*plan, error) {
 	label, dir, domain := Label(s.Timer, s.User), DaemonDir, "system"
-	logs := "/var/log/reaper"
+	logs := paths.SystemLogDir
 	if s.User {
 		dir, domain = filepath.Join(home, "Library", "LaunchAgents"), "gui/"+strconv.Itoa(os.Geteuid())
-		logs = filepath.Join(home, "Library", "Logs", "reaper")
+		logs = paths.UserLogDir("darwin", home, os.Getenv)
 	}
 	b, err := fs.ReadFile(packaging.Files, "launchd/"+label+".plist")
 	if err != nil {

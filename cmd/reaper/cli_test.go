@@ -17,8 +17,8 @@ import (
 	"github.com/orphanreaper/reaper/client/clienttest"
 	"github.com/orphanreaper/reaper/internal/skips"
 	"github.com/orphanreaper/reaper/ledger"
+	"github.com/orphanreaper/reaper/paths"
 	"github.com/orphanreaper/reaper/policy"
-	"github.com/orphanreaper/reaper/run"
 	"github.com/spf13/cobra"
 )
 
@@ -129,8 +129,8 @@ func TestScanThisMachine(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		skips.Skip(t, "the live scan is implemented on Linux")
 	}
-	if _, err := os.Stat(run.SystemPolicy); err == nil && os.Geteuid() == 0 {
-		skips.Skipf(t, "%s exists on this machine", run.SystemPolicy)
+	if _, err := os.Stat(paths.SystemPolicy); err == nil && os.Geteuid() == 0 {
+		skips.Skipf(t, "%s exists on this machine", paths.SystemPolicy)
 	}
 	env := []string{"XDG_CONFIG_HOME=" + t.TempDir()}
 	r := runReaper(t, env, "scan")

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/orphanreaper/reaper/docs"
+	"github.com/orphanreaper/reaper/paths"
 	"github.com/orphanreaper/reaper/policy"
 	"github.com/orphanreaper/reaper/run"
 )
@@ -17,7 +18,7 @@ func newExplainCommand(g *globalOptions) *cobra.Command {
 		Use:   "explain PID",
 		Short: "Say why one process is, or is not, in a finding, and what every rule makes of it",
 		Example: `  reaper explain 4242
-  reaper explain 4242 --policy /etc/reaper/policy.toml -o json`,
+  reaper explain 4242 --policy ` + paths.SystemPolicy + ` -o json`,
 		Args: oneArg("PID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			pid, err := strconv.Atoi(args[0])

@@ -10,7 +10,7 @@ import (
 
 	"github.com/orphanreaper/reaper/audit"
 	"github.com/orphanreaper/reaper/docs"
-	"github.com/orphanreaper/reaper/run"
+	"github.com/orphanreaper/reaper/paths"
 )
 
 type historyOptions struct {
@@ -32,7 +32,7 @@ func newHistoryCommand(g *globalOptions) *cobra.Command {
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if opts.auditLog == "" {
-				opts.auditLog = run.DefaultAuditLog()
+				opts.auditLog = paths.Current().AuditLog
 			}
 			return runHistory(&opts, g, time.Now())
 		},
@@ -64,7 +64,7 @@ func runHistory(opts *historyOptions, g *globalOptions, now time.Time) error {
 	files, err := audit.LogFiles(opts.auditLog)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return noInputError{fmt.Errorf("no audit log at %s: reap writes one with --audit-log FILE (the system unit's is %s; a user's reap writes %s)", opts.auditLog, run.SystemAuditLog, run.UserAuditLog())}
+			return noInputError{fmt.Errorf("no audit log at %s: reap writes one with --audit-log FILE (the system unit's is %s; a user's reap writes %s)", opts.auditLog, paths.SystemAuditLog, paths.Current().UserAuditLog)}
 		}
 		return noInputError{err}
 	}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/orphanreaper/reaper/client"
 	"github.com/orphanreaper/reaper/docs"
-	"github.com/orphanreaper/reaper/run"
+	"github.com/orphanreaper/reaper/paths"
 	"github.com/orphanreaper/reaper/setup"
 )
 
@@ -91,7 +91,7 @@ func newHookInstallCommand(g *globalOptions, install bool) *cobra.Command {
 			if note != "" {
 				fmt.Fprintln(g.stdout, note)
 			}
-			hook.PolicyPath = run.PolicyPath()
+			hook.PolicyPath = paths.Current().Policy
 			return hook.Install(path, exe)
 		},
 	}

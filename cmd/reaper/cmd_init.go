@@ -12,6 +12,7 @@ import (
 	"github.com/orphanreaper/reaper/audit"
 	"github.com/orphanreaper/reaper/docs"
 	"github.com/orphanreaper/reaper/packaging"
+	"github.com/orphanreaper/reaper/paths"
 	"github.com/orphanreaper/reaper/policy"
 	"github.com/orphanreaper/reaper/run"
 	"github.com/orphanreaper/reaper/setup"
@@ -50,7 +51,7 @@ func runInit(cmd *cobra.Command, opts *initOptions, g *globalOptions) error {
 		defer fmt.Fprintln(g.stdout, "\n"+note) // after the plan it is about
 	}
 	home, _ := os.UserHomeDir()
-	in := &setup.Init{PolicyPath: run.PolicyPath(), Policy: example, Exe: exe, Out: g.stdout}
+	in := &setup.Init{PolicyPath: paths.Current().Policy, Policy: example, Exe: exe, Out: g.stdout}
 	if in.PolicyPath == "" {
 		return errors.New("no home directory: nowhere to write this user's policy")
 	}

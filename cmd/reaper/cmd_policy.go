@@ -10,6 +10,7 @@ import (
 
 	"github.com/orphanreaper/reaper/audit"
 	"github.com/orphanreaper/reaper/packaging"
+	"github.com/orphanreaper/reaper/paths"
 	"github.com/orphanreaper/reaper/policy"
 )
 
@@ -28,7 +29,7 @@ func newPolicyCheckCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "check FILE",
 		Short:   "Validate a policy file; exit 0 if valid, 78 if not",
-		Example: "  reaper policy check /etc/reaper/policy.toml",
+		Example: "  reaper policy check " + paths.SystemPolicy,
 		Args:    oneArg("FILE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runPolicyCheck(args[0], g)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/orphanreaper/reaper/audit"
 	"github.com/orphanreaper/reaper/docs"
+	"github.com/orphanreaper/reaper/paths"
 	"github.com/orphanreaper/reaper/platform/signals"
 	"github.com/orphanreaper/reaper/run"
 )
@@ -31,7 +32,7 @@ type reapOptions struct {
 func (o *reapOptions) AddFlags(f *pflag.FlagSet) {
 	o.scanOptions.AddFlags(f)
 	f.BoolVar(&o.dryRun, "dry-run", false, "print the plan and send only signal 0, to check each action would be permitted")
-	f.StringVar(&o.lockFile, "lock-file", "", "the one-reaper-at-a-time lock `FILE` (default /run/reaper.lock as root, else $XDG_RUNTIME_DIR/reaper.lock)")
+	f.StringVar(&o.lockFile, "lock-file", "", "the one-reaper-at-a-time lock `FILE` (default "+paths.SystemLock+" as root, else "+paths.Said("linux").Lock+")")
 	f.DurationVar(&o.lockTimeout, "lock-timeout", 30*time.Second, "how long to wait for another reaper to finish")
 	f.BoolVar(&o.logRepeats, "log-repeats", false, "record a report-only finding in the audit log and journal on every run, not only when first seen or changed")
 }
@@ -42,7 +43,7 @@ func newReapCommand(g *globalOptions) *cobra.Command {
 		Use:   "reap",
 		Short: "Apply the policy: terminate or kill the orphaned trees its rules name",
 		Example: `  reaper reap --dry-run
-  reaper reap --policy /etc/reaper/policy.toml --audit-log /var/log/reaper/audit.jsonl
+  reaper reap --policy ` + paths.SystemPolicy + ` --audit-log ` + paths.SystemAuditLog + `
   reaper reap --ledger ~/.openclaw --output json`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {

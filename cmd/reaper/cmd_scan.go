@@ -12,6 +12,7 @@ import (
 	"github.com/orphanreaper/reaper/audit"
 	"github.com/orphanreaper/reaper/client"
 	"github.com/orphanreaper/reaper/docs"
+	"github.com/orphanreaper/reaper/paths"
 	"github.com/orphanreaper/reaper/policy"
 	"github.com/orphanreaper/reaper/run"
 )
@@ -31,7 +32,7 @@ type scanOptions struct {
 }
 
 func (o *scanOptions) AddFlags(f *pflag.FlagSet) {
-	f.StringVar(&o.policyFile, "policy", "", "policy `FILE` (default /etc/reaper/policy.toml as root, else $XDG_CONFIG_HOME/reaper/policy.toml, if present, else the embedded report-only default)")
+	f.StringVar(&o.policyFile, "policy", "", "policy `FILE` (default "+paths.SystemPolicy+" as root, else "+paths.Said("linux").Policy+", if present, else the embedded report-only default)")
 	f.StringArrayVar(&o.ledgers, "ledger", nil, "a ledger `PATH` (a v1 ledger file or an OpenClaw state dir), in addition to those the policy names and those discovered; repeatable; an invalid one stops the run (exit 78)")
 	f.StringVarP(&o.output, "output", "o", "table", "output format: table or json")
 	f.StringVar(&o.procRoot, "proc", "", "read this `DIR` instead of /proc (Linux; fixtures)")

@@ -4,6 +4,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/orphanreaper/reaper/docs"
+	"github.com/orphanreaper/reaper/paths"
 	"github.com/orphanreaper/reaper/run"
 	"github.com/orphanreaper/reaper/setup"
 )
@@ -41,7 +42,7 @@ func newServiceInstallCommand(g *globalOptions) *cobra.Command {
   reaper service install --timer --dry-run`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			svc.Out, svc.PolicyPath = g.stdout, run.PolicyPath()
+			svc.Out, svc.PolicyPath = g.stdout, paths.Current().Policy
 			return svc.Install(cmd.Context())
 		},
 	}

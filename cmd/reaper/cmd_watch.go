@@ -13,6 +13,7 @@ import (
 	"github.com/orphanreaper/reaper/audit"
 	"github.com/orphanreaper/reaper/docs"
 	"github.com/orphanreaper/reaper/notify"
+	"github.com/orphanreaper/reaper/paths"
 	"github.com/orphanreaper/reaper/platform/signals"
 	"github.com/orphanreaper/reaper/policy"
 	"github.com/orphanreaper/reaper/run"
@@ -35,7 +36,7 @@ func newWatchCommand(g *globalOptions) *cobra.Command {
 		Use:   "watch",
 		Short: "Reap in the second an owner dies: passes on its exit, at min_age, and every --backstop",
 		Example: `  reaper watch --dry-run
-  reaper watch --policy /etc/reaper/policy.toml --audit-log /var/log/reaper/audit.jsonl
+  reaper watch --policy ` + paths.SystemPolicy + ` --audit-log ` + paths.SystemAuditLog + `
   kill -HUP "$(pidof reaper)"    # read the policy again`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -11,8 +11,8 @@ import (
 
 	"github.com/orphanreaper/reaper/audit"
 	"github.com/orphanreaper/reaper/internal/skips"
+	"github.com/orphanreaper/reaper/paths"
 	"github.com/orphanreaper/reaper/platform"
-	"github.com/orphanreaper/reaper/run"
 )
 
 // doctor runs `reaper doctor -o json` with args and returns its checks by
@@ -35,8 +35,8 @@ func doctorJSON(t *testing.T, env []string, args ...string) (map[string]audit.Ch
 // one failed, naming it.
 func TestDoctorChecks(t *testing.T) {
 	lock := filepath.Join(t.TempDir(), "reaper.lock")
-	if _, err := os.Stat(run.SystemPolicy); err == nil && os.Geteuid() == 0 {
-		skips.Skipf(t, "%s exists on this machine: doctor would judge it, not the embedded default", run.SystemPolicy)
+	if _, err := os.Stat(paths.SystemPolicy); err == nil && os.Geteuid() == 0 {
+		skips.Skipf(t, "%s exists on this machine: doctor would judge it, not the embedded default", paths.SystemPolicy)
 	}
 	// The test's own home and config dirs, never the runner's: a policy or
 	// a hook of the user's would change what doctor says.

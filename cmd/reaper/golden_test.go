@@ -11,7 +11,7 @@ import (
 
 	"github.com/orphanreaper/reaper/audit"
 	"github.com/orphanreaper/reaper/internal/skips"
-	"github.com/orphanreaper/reaper/run"
+	"github.com/orphanreaper/reaper/paths"
 )
 
 // The end-to-end test of the real binary against the fixture machine in
@@ -38,8 +38,8 @@ func TestGoldenScan(t *testing.T) {
 		{"ledger show", "ledger-show.txt", []string{"ledger", "show", "--proc", "../../testdata/proc", "../../testdata/ledger/fixture.json"}},
 		{"ledger show json", "ledger-show.json", []string{"ledger", "show", "--proc", "../../testdata/proc", "-o", "json", "../../testdata/ledger/fixture.json"}},
 	}
-	if _, err := os.Stat(run.SystemPolicy); err == nil && os.Geteuid() == 0 {
-		skips.Skipf(t, "%s exists: the embedded-default goldens would not apply", run.SystemPolicy)
+	if _, err := os.Stat(paths.SystemPolicy); err == nil && os.Geteuid() == 0 {
+		skips.Skipf(t, "%s exists: the embedded-default goldens would not apply", paths.SystemPolicy)
 	}
 	env := []string{"XDG_CONFIG_HOME=" + t.TempDir(), "LC_ALL=C.UTF-8"}
 	tests = append(tests, struct {

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/orphanreaper/reaper/internal/skips"
-	"github.com/orphanreaper/reaper/run"
+	"github.com/orphanreaper/reaper/paths"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
@@ -202,7 +202,7 @@ func runnersDirs() []string {
 	dirs := []string{
 		filepath.Join(env("XDG_CONFIG_HOME", filepath.Join(home, ".config")), "reaper"),
 		filepath.Join(env("XDG_STATE_HOME", filepath.Join(home, ".local", "state")), "log", "reaper"),
-		run.SystemAuditLog,
+		paths.SystemAuditLog,
 	}
 	places := []string{filepath.Join(env("XDG_CACHE_HOME", filepath.Join(home, ".cache")), "reaper")}
 	if rt := os.Getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(rt) {

@@ -1,0 +1,71 @@
+package paths
+
+import "testing"
+
+func env(euid uint32, goos, home string, vars map[string]string) Env {
+	return Env{EUID: euid, GOOS: goos, Home: home, Getenv: func(k string) string { return vars[k] }, CacheDir: "/c", TempDir: "/tmp"}
+}
+
+// Each user's paths, from what its environment says: root's are the
+// system's whatever its environment; a user's follow the XDG variables,
+// with their defaults when unset; macOS's logs are in ~/Library/Logs.
+func TestNew(t *testing.T) {
+	xdg := map[string]string{"XDG_RUNTIME_DIR": "/run/user/1000", "XDG_CONFIG_HOME": "/h/cfg", "XDG_STATE_HOME": "/h/st"}
+	for _, tt := range []struct {
+		name string
+		e    Env
+		want Paths
+	}{
+		{"root", env(0, "linux", "/root", xdg), Paths{Lock: "/run/reaper.lock", Policy: "/etc/reaper/policy.toml", LogDir: "/var/log/reaper", AuditLog: "/var/log/reaper/audit.jsonl"}},
+		{"a user, XDG set", env(1000, "linux", "/h", xdg), Paths{Lock: "/run/user/1000/reaper.lock", Policy: "/h/cfg/reaper/policy.toml",
+			LogDir: "/h/st/log/reaper", UserAuditLog: "/h/st/log/reaper/audit.jsonl", AuditLog: "/h/st/log/reaper/audit.jsonl", home: "/h"}},
+		{"a user, nothing set", env(1000, "linux", "/h", nil), Paths{Lock: "/c/reaper/reaper.lock", Policy: "/h/.config/reaper/policy.toml",
+			LogDir: "/h/.local/state/log/reaper", UserAuditLog: "/h/.local/state/log/reaper/audit.jsonl", AuditLog: "/h/.local/state/log/reaper/audit.jsonl", home: "/h"}},
+		{"a relative XDG_STATE_HOME", env(1000, "linux", "/h", map[string]string{"XDG_STATE_HOME": "st"}), Paths{Lock: "/c/reaper/reaper.lock", Policy: "/h/.config/reaper/policy.toml",
+			LogDir: "/h/.local/state/log/reaper", UserAuditLog: "/h/.local/state/log/reaper/audit.jsonl", AuditLog: "/h/.local/state/log/reaper/audit.jsonl", home: "/h"}},
+		{"macOS", env(501, "darwin", "/Users/u", nil), Paths{Lock: "/c/reaper/reaper.lock", Policy: "/Users/u/.config/reaper/policy.toml",
+			LogDir: "/Users/u/Library/Logs/reaper", UserAuditLog: "/Users/u/Library/Logs/reaper/audit.jsonl", AuditLog: "/Users/u/Library/Logs/reaper/audit.jsonl", home: "/Users/u"}},
+		{"no home, no cache dir", Env{EUID: 1000, Getenv: func(string) string { return "" }, TempDir: "/tmp"}, Paths{Lock: "/tmp/reaper-1000.lock", AuditLog: "/var/log/reaper/audit.jsonl"}},
+	} {
+		if got := New(tt.e); got != tt.want {
+			t.Errorf("%s:\n got %+v\nwant %+v", tt.name, got, tt.want)
+		}
+	}
+}
+
+// What a reaper keeps beside its lock moves with it; no lock, no files
+// (never ".seen" in the working directory).
+func TestBesideLock(t *testing.T) {
+	want := Beside{Watch: "/x/r.watch", Seen: "/x/r.seen", Stopped: "/x/r.stopped", Respawns: "/x/r.respawns"}
+	if got := BesideLock("/x/r.lock"); got != want {
+		t.Errorf("BesideLock: %+v, want %+v", got, want)
+	}
+	if got := BesideLock(""); got != (Beside{}) {
+		t.Errorf("BesideLock(\"\"): %+v, want none", got)
+	}
+}
+
+func TestText(t *testing.T) {
+	user := New(env(1000, "linux", "/h", nil))
+	if got := user.Text(user.Policy); got != "~/.config/reaper/policy.toml" {
+		t.Errorf("a user's policy written %q", got)
+	}
+	if got := user.Text("/hx/p"); got != "/hx/p" {
+		t.Errorf("a path beside the home written %q", got)
+	}
+	root := New(env(0, "linux", "/root", nil))
+	if got := root.Text("/root/p"); got != "/root/p" {
+		t.Errorf("root's path written %q", got)
+	}
+}
+
+// Help's words for a user's paths.
+func TestSaid(t *testing.T) {
+	linux, mac := Said("linux"), Said("darwin")
+	for got, want := range map[string]string{linux.Lock: "$XDG_RUNTIME_DIR/reaper.lock", linux.Policy: "$XDG_CONFIG_HOME/reaper/policy.toml",
+		linux.UserAuditLog: "~/.local/state/log/reaper/audit.jsonl", mac.UserAuditLog: "~/Library/Logs/reaper/audit.jsonl"} {
+		if got != want {
+			t.Errorf("said %q, want %q", got, want)
+		}
+	}
+}
