@@ -302,3 +302,49 @@ func TestPathsSaidOnce(t *testing.T) {
 		return nil
 	})
 }
+
+// platform declares each of its exported functions once, in a file every
+// OS builds (its seam.go), with its doc; what an OS implements is
+// lowercase, in the files named for it. The control: a package whose
+// function is declared in two files is found.
+func TestPlatformDeclaresOnce(t *testing.T) {
+	declared := func(dir string) map[string][]string {
+		files, _ := filepath.Glob(filepath.Join(dir, "*.go"))
+		out := map[string][]string{}
+		for _, f := range files {
+			if strings.HasSuffix(f, "_test.go") {
+				continue
+			}
+			af, err := parser.ParseFile(token.NewFileSet(), f, nil, parser.ParseComments)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range af.Decls {
+				if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil && fd.Name.IsExported() {
+					out[fd.Name.Name] = append(out[fd.Name.Name], f)
+					if fd.Doc == nil {
+						t.Errorf("%s: %s has no doc", f, fd.Name.Name)
+					}
+				}
+			}
+			if b, _ := os.ReadFile(f); filepath.Base(f) == "seam.go" && strings.HasPrefix(string(b), "//go:build") {
+				t.Errorf("%s has a build constraint: a seam is every OS's", f)
+			}
+		}
+		return out
+	}
+	ctrl := t.TempDir()
+	for _, f := range []string{"a_linux.go", "a_other.go"} {
+		os.WriteFile(filepath.Join(ctrl, f), []byte("package a\n\n// F is f.\nfunc F() {}\n"), 0o644)
+	}
+	if got := declared(ctrl)["F"]; len(got) != 2 {
+		t.Fatalf("control: F found in %v, want two files", got)
+	}
+	for _, dir := range []string{"platform", "platform/kill", "platform/host", "platform/child", "platform/watch", "platform/signals"} {
+		for name, files := range declared(dir) {
+			if len(files) > 1 {
+				t.Errorf("platform's %s is declared in %d files (%v): declare it once, in the seam, and implement it per OS in lowercase", name, len(files), files)
+			}
+		}
+	}
+}

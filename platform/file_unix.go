@@ -14,22 +14,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// ReadFile reads the regular file at path, of at most max bytes, without
-// ever blocking in open(2) or read(2): it is opened O_NONBLOCK, so a FIFO
-// opens at once instead of waiting for a writer (fifo(7)), and fstat(2) on
-// the open descriptor must say it is a regular file within the cap before
-// a byte is read. The last component may be a symbolic link (an
-// administrator's /etc/reaper/policy.toml may be one); what it names must
-// be a regular file.
-func ReadFile(path string, max int64) ([]byte, error) {
+func readFile(path string, max int64) ([]byte, error) {
 	b, _, err := ReadFileOwner(path, max)
 	return b, err
 }
 
-// ReadFileOwner is ReadFile, and also returns the uid that owns the file
-// read (by fstat of the descriptor read, not by name again): whose word
-// the file is.
-func ReadFileOwner(path string, max int64) ([]byte, uint32, error) {
+func readFileOwner(path string, max int64) ([]byte, uint32, error) {
 	fd, err := openNonblock(unix.AT_FDCWD, path, 0)
 	if err != nil {
 		return nil, 0, &FileError{path, err}
@@ -46,15 +36,7 @@ func ReadFileOwner(path string, max int64) ([]byte, uint32, error) {
 	return b, st.Uid, nil
 }
 
-// ReadBeneath reads the regular file rel below the directory dir, as
-// ReadFile does, and more strictly: no symbolic link below dir is followed
-// (each component is opened O_NOFOLLOW relative to the one before, which
-// Linux's openat2 RESOLVE_NO_SYMLINKS does in one call where it exists), and
-// unless owner is AnyOwner the file must belong to that uid. It is how a
-// root reaper reads a user's state: a link to /etc/shadow, a hard link to
-// another user's file, a FIFO or /dev/zero in place of a lease file are
-// each refused, and the error never quotes the file.
-func ReadBeneath(dir, rel string, max int64, owner int) ([]byte, error) {
+func readBeneath(dir, rel string, max int64, owner int) ([]byte, error) {
 	path := filepath.Join(dir, rel)
 	fd, err := openBeneath(dir, rel)
 	if err != nil {
@@ -68,11 +50,7 @@ func ReadBeneath(dir, rel string, max int64, owner int) ([]byte, error) {
 	return b, nil
 }
 
-// OpenBeneath opens the regular file rel below dir for reading as
-// ReadBeneath does (no symbolic link below dir followed, never blocking, a
-// regular file of owner's unless AnyOwner) and returns it open: for a file
-// another library reads through the descriptor, never by name again.
-func OpenBeneath(dir, rel string, owner int) (*os.File, error) {
+func openBeneathOS(dir, rel string, owner int) (*os.File, error) {
 	path := filepath.Join(dir, rel)
 	fd, err := openBeneath(dir, rel)
 	if err != nil {
@@ -85,8 +63,7 @@ func OpenBeneath(dir, rel string, owner int) (*os.File, error) {
 	return os.NewFile(uintptr(fd), path), nil
 }
 
-// Stamp returns the open file's FileStamp, from fstat(2).
-func Stamp(f *os.File) (FileStamp, error) {
+func stamp(f *os.File) (FileStamp, error) {
 	var st unix.Stat_t
 	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
 		return FileStamp{}, err
@@ -94,9 +71,7 @@ func Stamp(f *os.File) (FileStamp, error) {
 	return FileStamp{Size: st.Size, Mtime: st.Mtim.Nano(), Ctime: st.Ctim.Nano()}, nil
 }
 
-// DirOwner returns the uid that owns the directory at path; a symbolic link
-// at path is not followed.
-func DirOwner(path string) (int, error) {
+func dirOwner(path string) (int, error) {
 	var st unix.Stat_t
 	if err := unix.Lstat(path, &st); err != nil {
 		return 0, err
@@ -208,11 +183,7 @@ func readRegular(fd int, max int64, owner int) ([]byte, error) {
 	}
 }
 
-// DirOwnerNoLinks returns the uid that owns the directory at the absolute
-// path, reached from / one component at a time with O_NOFOLLOW: a path
-// with a symbolic link anywhere in it is refused (ErrSymlink), so what is
-// checked is the directory the path names and not one a link points at.
-func DirOwnerNoLinks(path string) (uint32, error) {
+func dirOwnerNoLinks(path string) (uint32, error) {
 	fd, err := OpenDirNoLinks(path, AnyOwner)
 	if err != nil {
 		return 0, err
@@ -225,13 +196,7 @@ func DirOwnerNoLinks(path string) (uint32, error) {
 	return st.Uid, nil
 }
 
-// OpenDirNoLinks opens the directory at the absolute path for reading,
-// reached from / one component at a time with O_NOFOLLOW|O_DIRECTORY: a
-// symbolic link anywhere on the way is refused (ErrSymlink), so a user
-// who swaps a directory of theirs on the way for a link cannot make root
-// open another one. Unless owner is AnyOwner the directory must be that
-// uid's (ErrNotOwner). It returns the descriptor, which the caller closes.
-func OpenDirNoLinks(path string, owner int) (int, error) {
+func openDirNoLinks(path string, owner int) (int, error) {
 	if !filepath.IsAbs(path) {
 		return -1, fmt.Errorf("%s: not an absolute path", path)
 	}
@@ -272,16 +237,11 @@ func OpenDirNoLinks(path string, owner int) (int, error) {
 	return fd, nil
 }
 
-// Writable reports, as access(2) does for the real uid, whether this
-// process may create files in dir.
-func Writable(dir string) error {
+func writable(dir string) error {
 	return unix.Access(dir, unix.W_OK)
 }
 
-// OpenDir opens the directory path for listing: never a symbolic link at
-// its end, never anything but a directory, and never blocking (a FIFO a
-// user put where a directory should be fails at once, ENOTDIR).
-func OpenDir(path string) (*os.File, error) {
+func openDirOS(path string) (*os.File, error) {
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, &FileError{path, err}
@@ -289,10 +249,7 @@ func OpenDir(path string) (*os.File, error) {
 	return os.NewFile(uintptr(fd), path), nil
 }
 
-// DirNames lists at most n names in the directory path, opened as OpenDir
-// opens it: an empty directory is no error, and neither is a longer one
-// (the rest is not read).
-func DirNames(path string, n int) ([]string, error) {
+func dirNames(path string, n int) ([]string, error) {
 	f, err := OpenDir(path)
 	if err != nil {
 		return nil, err
@@ -305,21 +262,7 @@ func DirNames(path string, n int) ([]string, error) {
 	return names, nil
 }
 
-// WhoCanReplace says how a user other than root could replace what runs
-// as the file at path — by writing the file, or by renaming or removing
-// it or any directory above it, which rename(2) and unlink(2) allow to
-// whoever may write the directory (the sticky bit aside: then only the
-// entry's owner, the directory's, or root) — or "" when only root can.
-// Every component from the file up to / must be root's and writable by
-// no one else: group write is allowed only to group 0, and an access ACL
-// entry that grants write to another user or group is refused on Linux
-// (acl(5): the mode's group bits are then the ACL's mask, and a
-// "u:alice:rwx" entry hides behind drwxrwxr-x root:root). A symbolic link on
-// the way is refused, not followed: the caller resolves the path first,
-// so that what is checked is what runs. It is how a root service refuses
-// a binary that `go install` or npm put in a user's directory: whoever
-// can replace it runs code as root at the next start.
-func WhoCanReplace(path string) (string, error) {
+func whoCanReplace(path string) (string, error) {
 	if !filepath.IsAbs(path) {
 		return "", fmt.Errorf("%s: not an absolute path", path)
 	}
@@ -351,9 +294,7 @@ func WhoCanReplace(path string) (string, error) {
 	}
 }
 
-// FileUID is the uid that owns the file fi describes (from os.Stat or
-// os.Lstat); false where the system gives none.
-func FileUID(fi os.FileInfo) (uint32, bool) {
+func fileUID(fi os.FileInfo) (uint32, bool) {
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	if !ok {
 		return 0, false
@@ -361,8 +302,7 @@ func FileUID(fi os.FileInfo) (uint32, bool) {
 	return st.Uid, true
 }
 
-// FileOwner is the uid and gid that own fi, from its stat.
-func FileOwner(fi os.FileInfo) (uid, gid uint32, ok bool) {
+func fileOwner(fi os.FileInfo) (uid, gid uint32, ok bool) {
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	if !ok {
 		return 0, 0, false
@@ -370,9 +310,7 @@ func FileOwner(fi os.FileInfo) (uid, gid uint32, ok bool) {
 	return st.Uid, st.Gid, true
 }
 
-// Kernel is the kernel's release and version as uname(2) gives them
-// ("6.8.0-45-generic #45-Ubuntu SMP …"), "" where it fails.
-func Kernel() string {
+func kernel() string {
 	var u unix.Utsname
 	if unix.Uname(&u) != nil {
 		return ""
@@ -384,9 +322,7 @@ func Kernel() string {
 // system.
 func readOnlyFS(err error) bool { return errors.Is(err, syscall.EROFS) }
 
-// StatID returns the identity and owner of the file at path, following a
-// link as stat(2) does.
-func StatID(path string) (FileID, bool) {
+func statID(path string) (FileID, bool) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return FileID{}, false

@@ -42,14 +42,7 @@ const (
 	procEventData     = 16 // what (4), cpu (4), timestamp_ns (8)
 )
 
-// OpenForks subscribes to the host's fork events: every event first
-// (PROC_CN_MCAST_LISTEN alone, which every kernel acknowledges at once —
-// with its refusal, if it refuses), then forks alone (struct proc_input's
-// event_type, Linux 6.6 and later: exec, exit and the rest are no longer
-// sent to this socket). A kernel before 6.6 ignores the second message and
-// keeps sending every event; one after filters out its acknowledgement
-// too (measured on 6.18), so none is waited for.
-func OpenForks() (*Forks, error) {
+func openForks() (*Forks, error) {
 	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, unix.NETLINK_CONNECTOR)
 	if err != nil {
 		return nil, err
@@ -208,8 +201,7 @@ func (f *Forks) Close() error { return unix.Close(f.fd) }
 // one system call a read.
 type LastPID struct{ fd int }
 
-// OpenLastPID opens this namespace's ns_last_pid.
-func OpenLastPID() (*LastPID, error) {
+func openLastPID() (*LastPID, error) {
 	fd, err := unix.Open(DefaultProcRoot+"/sys/kernel/ns_last_pid", unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: DefaultProcRoot + "/sys/kernel/ns_last_pid", Err: err}

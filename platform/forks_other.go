@@ -12,8 +12,7 @@ type Forks struct{}
 
 var errNoForks = errors.New("fork events are read on Linux only")
 
-// OpenForks is Linux's alone.
-func OpenForks() (*Forks, error) { return nil, errNoForks }
+func openForks() (*Forks, error) { return nil, errNoForks }
 
 // Wait is Linux's alone.
 func (f *Forks) Wait(time.Duration) (bool, error) { return false, errNoForks }
@@ -27,8 +26,7 @@ func (f *Forks) Close() error { return nil }
 // LastPID is Linux's alone.
 type LastPID struct{}
 
-// OpenLastPID is Linux's alone.
-func OpenLastPID() (*LastPID, error) { return nil, errNoForks }
+func openLastPID() (*LastPID, error) { return nil, errNoForks }
 
 // Read is Linux's alone.
 func (*LastPID) Read() (int, error) { return 0, errNoForks }

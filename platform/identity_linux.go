@@ -7,11 +7,7 @@ import (
 	"strings"
 )
 
-// StartIdentity returns the start identity of the live process pid,
-// "<boot_id>:<starttime>": what a supervisor writes into its ledger right
-// after spawning a child, and what the reaper compares before believing a
-// ledger's pid.
-func StartIdentity(pid int) (string, error) {
+func startIdentity(pid int) (string, error) {
 	boot, err := os.ReadFile(DefaultProcRoot + "/sys/kernel/random/boot_id")
 	if err != nil {
 		return "", fmt.Errorf("start identity of %d: %w", pid, err)
@@ -27,9 +23,7 @@ func StartIdentity(pid int) (string, error) {
 	return FormatIdentity(string(bytes.TrimSpace(boot)), p.StartTicks), nil
 }
 
-// PIDNamespace names this process's PID namespace as the kernel links it,
-// "pid:[<inode>]" (namespaces(7)); "" where it cannot be read.
-func PIDNamespace() string {
+func pIDNamespace() string {
 	ns, err := os.Readlink(DefaultProcRoot + "/self/ns/pid")
 	if err != nil {
 		return ""
@@ -37,8 +31,7 @@ func PIDNamespace() string {
 	return ns
 }
 
-// MachineID is this machine's id, machine-id(5); "" where it has none.
-func MachineID() string {
+func machineID() string {
 	id, err := os.ReadFile("/etc/machine-id")
 	if err != nil {
 		return ""

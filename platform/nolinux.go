@@ -49,11 +49,9 @@ func (s *Snapshot) Wchan(*Process) string { return "" }
 // PIDsLimit is not read on this platform.
 func (s *Snapshot) PIDsLimit(*Process) (uint64, uint64, string) { return 0, 0, "" }
 
-// PIDNamespace: there are no PID namespaces here.
-func PIDNamespace() string { return "" }
+func pIDNamespace() string { return "" }
 
-// MachineID is not read here.
-func MachineID() string { return "" }
+func machineID() string { return "" }
 
 // statGoroutines: the table is read whole by one call; what else reads a
 // file a process reads it on one goroutine.

@@ -11,25 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// OpenOwn opens one of reaper's own files — its lock, the record of what
-// a reap stopped, the respawn record, the notifier's seen-file — which
-// may sit in a directory others can write (a --lock-file beside a user's).
-// It is the one rule for them, so that no path there can make reaper
-// block, follow a link, or write a file that is not its own:
-//
-//   - never through a symbolic link at the last component (O_NOFOLLOW);
-//   - never blocking in open(2): O_NONBLOCK, so a FIFO opens at once or
-//     fails (ENXIO for a writer without reader, fifo(7)) instead of
-//     waiting for its other end, where no deadline and no SIGTERM could
-//     end the wait — and a missing file is made with O_CREAT|O_EXCL, which
-//     never opens what another user put there meanwhile
-//     (fs.protected_fifos=0 lets root's plain O_CREAT open a user's FIFO);
-//   - checked after the open, by fstat(2) of the descriptor: a regular
-//     file of this process's euid with one link, else refused with
-//     ErrNotOwn and the reason, and closed.
-//
-// Only then is an OwnTruncate file emptied.
-func OpenOwn(path string, how OwnOpen) (*os.File, error) {
+func openOwn(path string, how OwnOpen) (*os.File, error) {
 	fd, err := openOwnFD(path, how)
 	if err != nil {
 		return nil, &FileError{path, err}
@@ -47,9 +29,7 @@ func OpenOwn(path string, how OwnOpen) (*os.File, error) {
 	return os.NewFile(uintptr(fd), path), nil
 }
 
-// ReadOwn reads one of reaper's own files, opened as OpenOwn opens it,
-// of at most max bytes.
-func ReadOwn(path string, max int64) ([]byte, error) {
+func readOwn(path string, max int64) ([]byte, error) {
 	f, err := OpenOwn(path, OwnRead)
 	if err != nil {
 		return nil, err
@@ -143,9 +123,7 @@ func ownStat(st *unix.Stat_t) error {
 	return nil
 }
 
-// TryLock takes an exclusive flock(2) on f without waiting: false when
-// another open file description holds it.
-func TryLock(f *os.File) (bool, error) {
+func tryLock(f *os.File) (bool, error) {
 	for {
 		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
 		switch {
@@ -160,12 +138,7 @@ func TryLock(f *os.File) (bool, error) {
 	}
 }
 
-// WriteOwn replaces one of reaper's own files at path with data, by
-// WriteFileAtomic: a new file renamed over the name, so nothing that
-// sits at path is ever opened or written through. What is there must be
-// the reaper's own by OpenOwn's rule (looked at with lstat(2), no link
-// followed) or nothing; anything else is refused and left as it is.
-func WriteOwn(path string, data []byte, perm os.FileMode) error {
+func writeOwn(path string, data []byte, perm os.FileMode) error {
 	var st unix.Stat_t
 	err := unix.Lstat(path, &st)
 	switch {

@@ -13,12 +13,7 @@ import (
 // DefaultProcRoot is empty: macOS has no procfs; --proc does not apply.
 const DefaultProcRoot = ""
 
-// ReadSnapshot reads the process table with one sysctl kern.proc.all
-// (every kinfo_proc at once), the session of each process by getsid(2) and
-// its resident size by proc_info(2); argv and the environment come from
-// kern.procargs2 only when asked for. Nothing shells out to ps. root must
-// be empty: there is no procfs to point elsewhere.
-func ReadSnapshot(root string) (*Snapshot, error) {
+func readSnapshot(root string) (*Snapshot, error) {
 	if root != "" {
 		return nil, fmt.Errorf("a process-table root (%s) on darwin: %w", root, errors.ErrUnsupported)
 	}
@@ -100,9 +95,7 @@ func kinfoOf(pid int) (*Process, error) {
 	return &procs[0], nil
 }
 
-// StartIdentity returns the start identity of the live process pid,
-// "<seconds>.<microseconds>" of its start time.
-func StartIdentity(pid int) (string, error) {
+func startIdentity(pid int) (string, error) {
 	p, err := kinfoOf(pid)
 	if err != nil {
 		return "", fmt.Errorf("start identity of %d: %w", pid, err)

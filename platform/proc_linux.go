@@ -26,14 +26,7 @@ func procPath(pid int, file string) string {
 	return DefaultProcRoot + "/" + strconv.Itoa(pid) + "/" + file
 }
 
-// ReadSnapshot reads the whole process table under root (normally /proc; a
-// fixture directory in tests). Every process costs one openat+read+close of
-// its stat file; nothing else is read until asked — not even who owns it
-// (Snapshot.Owner, Snapshot.UID). A fixture's owners are read with the
-// table: one fstat of each stat file.
-//
-// The snapshot keeps root open for on-demand reads: call Close.
-func ReadSnapshot(root string) (*Snapshot, error) {
+func readSnapshot(root string) (*Snapshot, error) {
 	fd, err := unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("open process table %s: %w", root, err)

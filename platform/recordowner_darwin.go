@@ -7,11 +7,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// RecordOwnerLive reports whether the process at pid now can be the one
-// that wrote a record of user uid last changed at written: it lives, its
-// real uid is uid or root's, and it started no later than the record was
-// written (two seconds of slack). See the Linux file for why.
-func RecordOwnerLive(pid int, uid uint32, written time.Time) bool {
+func recordOwnerLive(pid int, uid uint32, written time.Time) bool {
 	// Most records of a dir past its bound are of pids no process has:
 	// kill(2) with signal 0 says so without a read.
 	if pid <= 0 || pid > math.MaxInt32 || unix.Kill(pid, 0) == unix.ESRCH {

@@ -8,16 +8,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// RecordOwnerLive reports whether the process at pid now can be the one
-// that wrote a record of user uid last changed at written: it lives (not a
-// zombie), its real uid is uid or root's (proc(5) /proc/PID/status, not
-// the owner of /proc/PID, which a non-dumpable process leaves root's), and
-// it started no later than the record was written (two seconds of slack
-// for the tick-granular start and the clock's). Any other process at the pid — another user's
-// that took it after the writer died, or a later one — is no proof the
-// writer lives, and a record's chooser must not spend its bound on it
-// (scan.OwnerGone is the same rule over a snapshot).
-func RecordOwnerLive(pid int, uid uint32, written time.Time) bool {
+func recordOwnerLive(pid int, uid uint32, written time.Time) bool {
 	// Most records of a dir past its bound are of pids no process has:
 	// kill(2) with signal 0 says so without a read.
 	if pid <= 0 || pid > math.MaxInt32 || unix.Kill(pid, 0) == unix.ESRCH {

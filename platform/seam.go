@@ -1,32 +1,25 @@
 package platform
 
-import "time"
+import (
+	"os"
+	"time"
+)
 
-// The platform seam: what each operating system implements, in files
-// named for it (proc_linux.go, kill/signal_darwin.go, …), and what the
-// files without a build tag share. To add an OS, implement:
-//
-//	Reading the table (proc_GOOS.go):
-//	  ReadSnapshot(root string) (*Snapshot, error) — every process's
-//	    identity fields, and a detailReader for the command line,
-//	    environment, cgroup, stdio and status of the few read later
-//	  StartIdentity(pid int) (string, error) — "what process is this pid
-//	    now", comparable with Snapshot.Identity
-//	Evidence (fd_GOOS.go): Snapshot.PTYHolds, Snapshot.SampleProcess,
-//	  Snapshot.PSS — or nolinux.go's errors.ErrUnsupported
-//	Signalling (kill/signal_GOOS.go), the one way a signal leaves reaper:
-//	  Handle, Open(Target, *Guard), PidfdSupported, parentPID, and the
-//	  Handle's Pidfd, Close, Signal, WaitGone, State
-//	Containing a tree (kill/cgroupkill_GOOS.go, kill/confine_GOOS.go):
-//	  Handle.Cgroup, Guard.KillCgroup, Cgroup2Root, CgroupPopulated,
-//	  Confinement and Guard.Confine — or kill/nolinux.go's refusals, which
-//	  make reap follow sessions and process groups instead
-//	The host (host/): journald, the service manager, capabilities, PID
-//	  namespaces, lock holders; the reader child (child/)
-//
-// An OS without an implementation builds from the unsupported.go files,
-// whose every entry point returns an error wrapping errors.ErrUnsupported:
-// a missing platform is never a silent no-op.
+// The platform seam: what each operating system implements. Each
+// function an OS implements is declared once, below (and in each
+// subpackage's seam.go), with its doc, and implemented in lowercase in the
+// files named for the OS (proc_linux.go, kill/signal_darwin.go, …) or for
+// what their build tag covers; the files without a build tag are shared.
+// TestPlatformDeclaresOnce holds it: every exported function of platform
+// is declared in one file, and each here calls an implementation. To add
+// an OS, implement what the seams call — reading the table (readSnapshot,
+// startIdentity), the evidence (Snapshot.PTYHolds, SampleProcess, PSS),
+// signalling (kill: open, the Handle's methods), containing a tree
+// (kill: cgroup2Root, cgroupPopulated, confinements), the host (host:
+// journald, the service manager, PID namespaces), the reader child
+// (child: runChildOS, limitSelf) and the watch (watch: newWatch, newDirs)
+// — or let the unsupported fallbacks answer errors.ErrUnsupported: a
+// missing platform is never a silent no-op.
 
 // PTYHold is one pseudo-terminal a process holds open.
 type PTYHold struct {
@@ -52,3 +45,211 @@ type Sample struct {
 	// seconds stale — a time after some moment proves a write after it.
 	TTYWritten time.Time
 }
+
+// DirNames lists at most n names in the directory path, opened as OpenDir
+// opens it: an empty directory is no error, and neither is a longer one
+// (the rest is not read).
+func DirNames(path string, n int) ([]string, error) { return dirNames(path, n) }
+
+// DirOwner returns the uid that owns the directory at path; a symbolic link
+// at path is not followed.
+func DirOwner(path string) (int, error) { return dirOwner(path) }
+
+// DirOwnerNoLinks returns the uid that owns the directory at the absolute
+// path, reached from / one component at a time with O_NOFOLLOW: a path
+// with a symbolic link anywhere in it is refused (ErrSymlink), so what is
+// checked is the directory the path names and not one a link points at.
+func DirOwnerNoLinks(path string) (uint32, error) { return dirOwnerNoLinks(path) }
+
+// FileOwner is the uid and gid that own fi, from its stat.
+func FileOwner(fi os.FileInfo) (uid, gid uint32, ok bool) { return fileOwner(fi) }
+
+// FileUID is the uid that owns the file fi describes (from os.Stat or
+// os.Lstat); false where the system gives none.
+func FileUID(fi os.FileInfo) (uint32, bool) { return fileUID(fi) }
+
+// IsTerminal reports whether f is a terminal: tcgetattr(3) succeeds on it
+// (a character device such as /dev/null is not one).
+func IsTerminal(f *os.File) bool { return isTerminal(f) }
+
+// Kernel is the kernel's release and version as uname(2) gives them
+// ("6.8.0-45-generic #45-Ubuntu SMP …"), "" where it fails.
+func Kernel() string { return kernel() }
+
+// MachineID is this machine's id, machine-id(5); "" where it has none.
+func MachineID() string { return machineID() }
+
+// OpenBeneath opens the regular file rel below dir for reading as
+// ReadBeneath does (no symbolic link below dir followed, never blocking, a
+// regular file of owner's unless AnyOwner) and returns it open: for a file
+// another library reads through the descriptor, never by name again.
+func OpenBeneath(dir, rel string, owner int) (*os.File, error) { return openBeneathOS(dir, rel, owner) }
+
+// OpenDir opens the directory path for listing: never a symbolic link at
+// its end, never anything but a directory, and never blocking (a FIFO a
+// user put where a directory should be fails at once, ENOTDIR).
+func OpenDir(path string) (*os.File, error) { return openDirOS(path) }
+
+// OpenDirNoLinks opens the directory at the absolute path for reading,
+// reached from / one component at a time with O_NOFOLLOW|O_DIRECTORY: a
+// symbolic link anywhere on the way is refused (ErrSymlink), so a user
+// who swaps a directory of theirs on the way for a link cannot make root
+// open another one. Unless owner is AnyOwner the directory must be that
+// uid's (ErrNotOwner). It returns the descriptor, which the caller closes.
+func OpenDirNoLinks(path string, owner int) (int, error) { return openDirNoLinks(path, owner) }
+
+// OpenForks subscribes to the host's fork events: every event first
+// (PROC_CN_MCAST_LISTEN alone, which every kernel acknowledges at once —
+// with its refusal, if it refuses), then forks alone (struct proc_input's
+// event_type, Linux 6.6 and later: exec, exit and the rest are no longer
+// sent to this socket). A kernel before 6.6 ignores the second message and
+// keeps sending every event; one after filters out its acknowledgement
+// too (measured on 6.18), so none is waited for.
+func OpenForks() (*Forks, error) { return openForks() }
+
+// OpenLastPID opens this namespace's ns_last_pid.
+func OpenLastPID() (*LastPID, error) { return openLastPID() }
+
+// OpenOwn opens one of reaper's own files — its lock, the record of what
+// a reap stopped, the respawn record, the notifier's seen-file — which
+// may sit in a directory others can write (a --lock-file beside a user's).
+// It is the one rule for them, so that no path there can make reaper
+// block, follow a link, or write a file that is not its own:
+//
+//   - never through a symbolic link at the last component (O_NOFOLLOW);
+//   - never blocking in open(2): O_NONBLOCK, so a FIFO opens at once or
+//     fails (ENXIO for a writer without reader, fifo(7)) instead of
+//     waiting for its other end, where no deadline and no SIGTERM could
+//     end the wait — and a missing file is made with O_CREAT|O_EXCL, which
+//     never opens what another user put there meanwhile
+//     (fs.protected_fifos=0 lets root's plain O_CREAT open a user's FIFO);
+//   - checked after the open, by fstat(2) of the descriptor: a regular
+//     file of this process's euid with one link, else refused with
+//     ErrNotOwn and the reason, and closed.
+//
+// Only then is an OwnTruncate file emptied.
+func OpenOwn(path string, how OwnOpen) (*os.File, error) { return openOwn(path, how) }
+
+// PIDNamespace names this process's PID namespace as the kernel links it,
+// "pid:[<inode>]" (namespaces(7)); "" where it cannot be read.
+func PIDNamespace() string { return pIDNamespace() }
+
+// PathSpeaker is the user a path speaks for, as root must take it before
+// it reads or writes there on someone's behalf (a client's settings under
+// a $HOME that sudo kept, a hook's file): the owner of the first component
+// on the way from / that is not root's — looked at with lstat(2), so a
+// symbolic link counts as its own owner's and is not followed — and that
+// owner's group (the component's gid). Root must act there only as that
+// user, in a child the kernel bounds: a link the user planted on the way
+// (~/.claude/settings.json -> /etc/docker/daemon.json, ~/.gemini ->
+// /etc/cron.d) then leads where the user could write anyway, and nowhere
+// else.
+//
+// A path whose every existing component is root's speaks for root (uid 0)
+// only when no one else can change what it names: an error says who could
+// where a directory on the way is writable by another user (the sticky
+// bit, sticky(7)'s restricted deletion, protects an existing entry of
+// root's, not a name still to be made). Root's own links are root's word;
+// what they lead to is checked the same way, once resolved.
+func PathSpeaker(path string) (uid, gid uint32, err error) { return pathSpeaker(path) }
+
+// ReadBeneath reads the regular file rel below the directory dir, as
+// ReadFile does, and more strictly: no symbolic link below dir is followed
+// (each component is opened O_NOFOLLOW relative to the one before, which
+// Linux's openat2 RESOLVE_NO_SYMLINKS does in one call where it exists), and
+// unless owner is AnyOwner the file must belong to that uid. It is how a
+// root reaper reads a user's state: a link to /etc/shadow, a hard link to
+// another user's file, a FIFO or /dev/zero in place of a lease file are
+// each refused, and the error never quotes the file.
+func ReadBeneath(dir, rel string, max int64, owner int) ([]byte, error) {
+	return readBeneath(dir, rel, max, owner)
+}
+
+// ReadFile reads the regular file at path, of at most max bytes, without
+// ever blocking in open(2) or read(2): it is opened O_NONBLOCK, so a FIFO
+// opens at once instead of waiting for a writer (fifo(7)), and fstat(2) on
+// the open descriptor must say it is a regular file within the cap before
+// a byte is read. The last component may be a symbolic link (an
+// administrator's /etc/reaper/policy.toml may be one); what it names must
+// be a regular file.
+func ReadFile(path string, max int64) ([]byte, error) { return readFile(path, max) }
+
+// ReadFileOwner is ReadFile, and also returns the uid that owns the file
+// read (by fstat of the descriptor read, not by name again): whose word
+// the file is.
+func ReadFileOwner(path string, max int64) ([]byte, uint32, error) { return readFileOwner(path, max) }
+
+// ReadOwn reads one of reaper's own files, opened as OpenOwn opens it,
+// of at most max bytes.
+func ReadOwn(path string, max int64) ([]byte, error) { return readOwn(path, max) }
+
+// ReadSnapshot reads the whole process table under root (normally /proc; a
+// fixture directory in tests). Every process costs one openat+read+close of
+// its stat file; nothing else is read until asked — not even who owns it
+// (Snapshot.Owner, Snapshot.UID). A fixture's owners are read with the
+// table: one fstat of each stat file.
+//
+// The snapshot keeps root open for on-demand reads: call Close.
+func ReadSnapshot(root string) (*Snapshot, error) { return readSnapshot(root) }
+
+// RecordOwnerLive reports whether the process at pid now can be the one
+// that wrote a record of user uid last changed at written: it lives (not a
+// zombie), its real uid is uid or root's (proc(5) /proc/PID/status, not
+// the owner of /proc/PID, which a non-dumpable process leaves root's), and
+// it started no later than the record was written (two seconds of slack
+// for the tick-granular start and the clock's). Any other process at the pid — another user's
+// that took it after the writer died, or a later one — is no proof the
+// writer lives, and a record's chooser must not spend its bound on it
+// (scan.OwnerGone is the same rule over a snapshot).
+func RecordOwnerLive(pid int, uid uint32, written time.Time) bool {
+	return recordOwnerLive(pid, uid, written)
+}
+
+// Stamp returns the open file's FileStamp, from fstat(2).
+func Stamp(f *os.File) (FileStamp, error) { return stamp(f) }
+
+// StartIdentity returns the start identity of the live process pid,
+// "<boot_id>:<starttime>": what a supervisor writes into its ledger right
+// after spawning a child, and what the reaper compares before believing a
+// ledger's pid.
+func StartIdentity(pid int) (string, error) { return startIdentity(pid) }
+
+// StatID returns the identity and owner of the file at path, following a
+// link as stat(2) does.
+func StatID(path string) (FileID, bool) { return statID(path) }
+
+// TermWidth is the terminal f's width in columns (TIOCGWINSZ, tty_ioctl(4)),
+// 0 when f is no terminal or the terminal has no size (a new
+// pseudo-terminal's 0×0).
+func TermWidth(f *os.File) int { return termWidth(f) }
+
+// TryLock takes an exclusive flock(2) on f without waiting: false when
+// another open file description holds it.
+func TryLock(f *os.File) (bool, error) { return tryLock(f) }
+
+// WhoCanReplace says how a user other than root could replace what runs
+// as the file at path — by writing the file, or by renaming or removing
+// it or any directory above it, which rename(2) and unlink(2) allow to
+// whoever may write the directory (the sticky bit aside: then only the
+// entry's owner, the directory's, or root) — or "" when only root can.
+// Every component from the file up to / must be root's and writable by
+// no one else: group write is allowed only to group 0, and an access ACL
+// entry that grants write to another user or group is refused on Linux
+// (acl(5): the mode's group bits are then the ACL's mask, and a
+// "u:alice:rwx" entry hides behind drwxrwxr-x root:root). A symbolic link on
+// the way is refused, not followed: the caller resolves the path first,
+// so that what is checked is what runs. It is how a root service refuses
+// a binary that `go install` or npm put in a user's directory: whoever
+// can replace it runs code as root at the next start.
+func WhoCanReplace(path string) (string, error) { return whoCanReplace(path) }
+
+// Writable reports, as access(2) does for the real uid, whether this
+// process may create files in dir.
+func Writable(dir string) error { return writable(dir) }
+
+// WriteOwn replaces one of reaper's own files at path with data, by
+// WriteFileAtomic: a new file renamed over the name, so nothing that
+// sits at path is ever opened or written through. What is there must be
+// the reaper's own by OpenOwn's rule (looked at with lstat(2), no link
+// followed) or nothing; anything else is refused and left as it is.
+func WriteOwn(path string, data []byte, perm os.FileMode) error { return writeOwn(path, data, perm) }

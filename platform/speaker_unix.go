@@ -12,24 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// PathSpeaker is the user a path speaks for, as root must take it before
-// it reads or writes there on someone's behalf (a client's settings under
-// a $HOME that sudo kept, a hook's file): the owner of the first component
-// on the way from / that is not root's — looked at with lstat(2), so a
-// symbolic link counts as its own owner's and is not followed — and that
-// owner's group (the component's gid). Root must act there only as that
-// user, in a child the kernel bounds: a link the user planted on the way
-// (~/.claude/settings.json -> /etc/docker/daemon.json, ~/.gemini ->
-// /etc/cron.d) then leads where the user could write anyway, and nowhere
-// else.
-//
-// A path whose every existing component is root's speaks for root (uid 0)
-// only when no one else can change what it names: an error says who could
-// where a directory on the way is writable by another user (the sticky
-// bit, sticky(7)'s restricted deletion, protects an existing entry of
-// root's, not a name still to be made). Root's own links are root's word;
-// what they lead to is checked the same way, once resolved.
-func PathSpeaker(path string) (uid, gid uint32, err error) {
+func pathSpeaker(path string) (uid, gid uint32, err error) {
 	if !filepath.IsAbs(path) {
 		return 0, 0, fmt.Errorf("%s: not an absolute path", path)
 	}

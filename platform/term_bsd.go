@@ -8,9 +8,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// IsTerminal reports whether f is a terminal: tcgetattr(3) succeeds on it
-// (a character device such as /dev/null is not one).
-func IsTerminal(f *os.File) bool {
+func isTerminal(f *os.File) bool {
 	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TIOCGETA)
 	return err == nil
 }

@@ -4,8 +4,6 @@ package platform
 
 import "os"
 
-// IsTerminal: not known on this platform; no.
-func IsTerminal(f *os.File) bool { return false }
+func isTerminal(f *os.File) bool { return false }
 
-// TermWidth: not known on this platform; 0.
-func TermWidth(f *os.File) int { return 0 }
+func termWidth(f *os.File) int { return 0 }

@@ -19,8 +19,7 @@ type ChildSpec struct {
 	Buf            []byte
 }
 
-// RunChild is not implemented on this platform.
-func RunChild(ctx context.Context, spec ChildSpec) ([]byte, error) {
+func runChildOS(ctx context.Context, spec ChildSpec) ([]byte, error) {
 	return nil, fmt.Errorf("reader child on %s: %w", runtime.GOOS, errors.ErrUnsupported)
 }
 
@@ -30,7 +29,6 @@ type Limits struct {
 	Memory           int64
 }
 
-// LimitSelf is not implemented on this platform.
-func LimitSelf(l Limits) error {
+func limitSelf(l Limits) error {
 	return fmt.Errorf("resource limits on %s: %w", runtime.GOOS, errors.ErrUnsupported)
 }

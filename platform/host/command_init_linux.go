@@ -34,23 +34,7 @@ var Relayed = []os.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, sysca
 // and are relayed only where no terminal sent them.
 var terminalSent = map[os.Signal]bool{syscall.SIGINT: true, syscall.SIGQUIT: true, syscall.SIGWINCH: true}
 
-// RunInit runs argv as this process's child and, until it exits, reaps
-// every other child of this process the moment it exits — what a
-// subreaper or a PID namespace's init adopts — so that no zombie outlives
-// a SIGCHLD. It passes Relayed signals on to the command (its group with
-// Group), and returns the command's status: its exit code, 128+N when
-// signal N ended it.
-//
-// A child's exit is looked at before it is taken (waitid with WNOWAIT):
-// the children this process starts for itself meanwhile (StartOwn, a
-// reader child of the watch inside) are left to their own waiters, and
-// the command is started with the reaping held off, so that its exit is
-// never taken for an adopted child's. No tick: SIGCHLD is never lost
-// (a pending one stays pending until it is taken, signal(7)), and each
-// one reaps every exited child. When RunInit returns, the caller's own
-// children are its own again; DrainZombies reaps what was adopted and
-// exited since.
-func RunInit(argv []string, opts Init, started func(pid int)) (int, error) {
+func runInit(argv []string, opts Init, started func(pid int)) (int, error) {
 	c := exec.Command(argv[0], argv[1:]...)
 	c.Stdin, c.Stdout, c.Stderr = os.Stdin, os.Stdout, os.Stderr
 	fg := onForeground()
@@ -194,15 +178,7 @@ func takeForeground(tty int) {
 	unix.IoctlSetPointerInt(tty, unix.TIOCSPGRP, syscall.Getpgrp())
 }
 
-// EndNamespace ends every other process of this PID namespace — what is
-// left when its init's command and reap are done — as a container
-// runtime would, but graced: SIGTERM to all (kill(-1) from a namespace's
-// PID 1 reaches exactly the namespace's other processes, never its own or
-// another namespace's), then, for up to grace, their exits reaped as they
-// come, then SIGKILL to what is left, reaped. It is for PID 1 alone and
-// refuses otherwise. It returns how many processes were reaped and
-// whether some needed the SIGKILL.
-func EndNamespace(grace time.Duration) (reaped int, killed bool, err error) {
+func endNamespace(grace time.Duration) (reaped int, killed bool, err error) {
 	if os.Getpid() != 1 {
 		return 0, false, errors.New("not a PID namespace's init: kill(-1) would reach the host's processes")
 	}

@@ -12,14 +12,7 @@ import (
 	"syscall"
 )
 
-// RunCommand runs argv as this process's child, in its process group and
-// on its terminal, passes on the signals sent to this process alone, and
-// returns the command's exit status (128+N when signal N ended it): what
-// `reaper run` wraps. It is the one place besides the service manager's
-// tool that reaper starts a program, and the program is the user's.
-// started, when set, is told the command's pid once it runs; it returns
-// at once.
-func RunCommand(argv []string, started func(pid int)) (int, error) {
+func runCommand(argv []string, started func(pid int)) (int, error) {
 	c := exec.Command(argv[0], argv[1:]...)
 	c.Stdin, c.Stdout, c.Stderr = os.Stdin, os.Stdout, os.Stderr
 	// Caught, not ignored: an ignored signal stays ignored across exec, and
@@ -73,9 +66,7 @@ func RunCommand(argv []string, started func(pid int)) (int, error) {
 	return 0, err
 }
 
-// DrainZombies reaps every child of this process that has exited, and
-// returns how many: what an init reaps once its command is gone.
-func DrainZombies() int {
+func drainZombies() int {
 	n := 0
 	for {
 		var ws syscall.WaitStatus

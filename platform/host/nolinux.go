@@ -8,17 +8,12 @@ import (
 	"runtime"
 )
 
-// JournalEnabled: there is no journald here.
-func JournalEnabled() bool { return false }
+func journalEnabled() bool { return false }
 
-// JournalSend is not implemented on this platform.
-func JournalSend(message string, priority int, fields map[string]string) error {
+func journalSend(message string, priority int, fields map[string]string) error {
 	return fmt.Errorf("journald on %s: %w", runtime.GOOS, errors.ErrUnsupported)
 }
 
-// HostPIDNamespace: there are no PID namespaces here; the table is the
-// host's.
-func HostPIDNamespace() bool { return true }
+func hostPIDNamespace() bool { return true }
 
-// SystemdBooted: systemd runs on Linux alone.
-func SystemdBooted() bool { return false }
+func systemdBooted() bool { return false }

@@ -6,9 +6,7 @@ import (
 	"strings"
 )
 
-// SystemdBooted reports whether systemd is this host's init (sd_booted(3):
-// /run/systemd/system is a directory).
-func SystemdBooted() bool {
+func systemdBooted() bool {
 	fi, err := os.Stat("/run/systemd/system")
 	return err == nil && fi.IsDir()
 }

@@ -13,10 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// RunTool runs name from /usr/bin or /bin with args, for at most five
-// seconds, and returns its standard output: systemctl and launchctl, for
-// doctor and `reaper service`. It is never called by scan, reap or watch.
-func RunTool(ctx context.Context, name string, args ...string) (string, error) {
+func runTool(ctx context.Context, name string, args ...string) (string, error) {
 	var path string
 	for _, dir := range []string{"/usr/bin", "/bin"} {
 		if unix.Access(dir+"/"+name, unix.X_OK) == nil {

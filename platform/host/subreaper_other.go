@@ -8,8 +8,6 @@ import (
 	"runtime"
 )
 
-// BecomeSubreaper: there are no child subreapers on this platform (macOS
-// has none); what a command leaves is reparented to launchd or init.
-func BecomeSubreaper() error {
+func becomeSubreaper() error {
 	return fmt.Errorf("a child subreaper on %s: %w", runtime.GOOS, errors.ErrUnsupported)
 }

@@ -18,10 +18,7 @@ import (
 // cgroup2Magic is CGROUP2_SUPER_MAGIC (include/uapi/linux/magic.h).
 const cgroup2Magic = 0x63677270
 
-// Cgroup2Root is where the cgroup v2 hierarchy is mounted: /sys/fs/cgroup on
-// a unified host, /sys/fs/cgroup/unified on a hybrid one; "" on a v1-only
-// host, where there is no cgroup.kill.
-func Cgroup2Root() string {
+func cgroup2Root() string {
 	for _, mnt := range platform.Cgroup2Mounts {
 		var st unix.Statfs_t
 		if unix.Statfs(mnt, &st) == nil && st.Type == cgroup2Magic {
@@ -239,10 +236,7 @@ func selfCgroup() (string, error) {
 	return cg.Unified, nil
 }
 
-// CgroupPopulated reports whether the cgroup v2 at path or a descendant
-// still holds a live process ("populated" in cgroup.events); false when
-// the cgroup is gone.
-func CgroupPopulated(path string) (bool, error) {
+func cgroupPopulated(path string) (bool, error) {
 	root := Cgroup2Root()
 	if root == "" {
 		return false, fmt.Errorf("no cgroup v2 hierarchy: %w", errors.ErrUnsupported)

@@ -57,16 +57,7 @@ func madeAt(name string) (time.Time, bool) {
 	return time.Unix(0, n), true
 }
 
-// SweepConfinements removes the empty confinements older than a few
-// seconds that reapers in this reaper's cgroup left — SIGKILLed mid-reap,
-// or in a PID namespace that ended under them — under ConfineParent, and
-// directly below the reaper's own cgroup where reapers before
-// ConfineParent made them. rmdir(2)
-// removes only an empty cgroup (EBUSY otherwise), so no process is ever
-// moved or signalled here; one that still holds processes is the record
-// of what is stopped's to give back (run.StopLog), and doctor names it.
-// It returns the paths removed. Not root, or no cgroup v2: nothing.
-func SweepConfinements(now time.Time) []string { return sweepConfinements(now, nil) }
+func sweepConfinementsOS(now time.Time) []string { return sweepConfinements(now, nil) }
 
 // sweepConfinements is SweepConfinements over the confinements whose name
 // only admits (nil: all): a test that moves the clock ahead sweeps its
@@ -105,11 +96,7 @@ func sweepConfinements(now time.Time, only func(name string) bool) []string {
 // maxCgroupsWalked bounds doctor's walk of the hierarchy.
 const maxCgroupsWalked = 20000
 
-// Confinements lists the confinements in the whole cgroup v2 hierarchy
-// older than a few seconds — whatever cgroup the reaper that made each
-// ran in — for doctor: a confinement outlives its reap only when
-// its maker died. The walk is bounded; an error says it did not finish.
-func Confinements(now time.Time) ([]ConfinementLeft, error) {
+func confinements(now time.Time) ([]ConfinementLeft, error) {
 	root := Cgroup2Root()
 	if root == "" {
 		return nil, fmt.Errorf("no cgroup v2 hierarchy: %w", errors.ErrUnsupported)

@@ -19,11 +19,9 @@ func (g *Guard) KillCgroup(path string, members []*Handle) ([]Target, error) {
 	return nil, fmt.Errorf("cgroups on %s: %w", runtime.GOOS, errors.ErrUnsupported)
 }
 
-// Cgroup2Root: there are no cgroups on this platform.
-func Cgroup2Root() string { return "" }
+func cgroup2Root() string { return "" }
 
-// CgroupPopulated: there are no cgroups on this platform.
-func CgroupPopulated(path string) (bool, error) {
+func cgroupPopulated(path string) (bool, error) {
 	return false, fmt.Errorf("cgroups on %s: %w", runtime.GOOS, errors.ErrUnsupported)
 }
 
@@ -76,10 +74,8 @@ type ConfinementLeft struct {
 	Populated bool
 }
 
-// SweepConfinements: there are no cgroups on this platform.
-func SweepConfinements(time.Time) []string { return nil }
+func sweepConfinementsOS(time.Time) []string { return nil }
 
-// Confinements: there are no cgroups on this platform.
-func Confinements(time.Time) ([]ConfinementLeft, error) {
+func confinements(time.Time) ([]ConfinementLeft, error) {
 	return nil, fmt.Errorf("cgroups on %s: %w", runtime.GOOS, errors.ErrUnsupported)
 }

@@ -33,12 +33,9 @@ func parentPID(pid int) (int, error) {
 	return p.PPID, nil
 }
 
-// PidfdSupported: macOS has no pidfds.
-func PidfdSupported() (pidfd, pidfs bool) { return false, false }
+func pidfdSupported() (pidfd, pidfs bool) { return false, false }
 
-// Open proves t is the process the scan saw (start time) and records its
-// uid and argv for the checks before each signal.
-func Open(t Target, g *Guard) (*Handle, error) {
+func open(t Target, g *Guard) (*Handle, error) {
 	if err := g.check(t.PID); err != nil {
 		return nil, err
 	}

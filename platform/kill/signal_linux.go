@@ -40,9 +40,7 @@ func parentPID(pid int) (int, error) {
 	return p.PPID, nil
 }
 
-// PidfdSupported reports whether this kernel gives pidfds, and whether they
-// live on pidfs (unique inodes, Linux 6.9+).
-func PidfdSupported() (pidfd, pidfs bool) {
+func pidfdSupported() (pidfd, pidfs bool) {
 	fd, err := unix.PidfdOpen(os.Getpid(), 0)
 	if err != nil {
 		return false, false
@@ -52,10 +50,7 @@ func PidfdSupported() (pidfd, pidfs bool) {
 	return true, unix.Fstatfs(fd, &st) == nil && st.Type == pidfsMagic
 }
 
-// Open opens a handle on t and proves it is the process the scan saw: the
-// guard's refusals first, then pidfd_open, then /proc/PID/stat re-read:
-// start time equal, not a kernel thread, not a zombie.
-func Open(t Target, g *Guard) (*Handle, error) {
+func open(t Target, g *Guard) (*Handle, error) {
 	if err := g.check(t.PID); err != nil {
 		return nil, err
 	}

@@ -18,11 +18,9 @@ func parentPID(pid int) (int, error) {
 	return 0, fmt.Errorf("process table on %s: %w", runtime.GOOS, errors.ErrUnsupported)
 }
 
-// PidfdSupported: no pidfds here.
-func PidfdSupported() (pidfd, pidfs bool) { return false, false }
+func pidfdSupported() (pidfd, pidfs bool) { return false, false }
 
-// Open is not implemented on this platform: the kill path fails loudly.
-func Open(t Target, g *Guard) (*Handle, error) {
+func open(t Target, g *Guard) (*Handle, error) {
 	return nil, fmt.Errorf("signal on %s: %w", runtime.GOOS, errors.ErrUnsupported)
 }
 

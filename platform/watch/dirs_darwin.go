@@ -26,8 +26,7 @@ type Dirs struct {
 	done  chan struct{}
 }
 
-// NewDirs starts watching no directory; Set says which.
-func NewDirs() (*Dirs, error) {
+func newDirs() (*Dirs, error) {
 	kq, err := newKqueue()
 	if err != nil {
 		return nil, err
@@ -132,5 +131,4 @@ func (d *Dirs) Close() error {
 	return nil
 }
 
-// DirsMechanism says how Dirs watches here.
-func DirsMechanism() string { return "kqueue, a descriptor per directory" }
+func dirsMechanism() string { return "kqueue, a descriptor per directory" }

@@ -57,10 +57,7 @@ func (d *Dirs) addWatch(dir Dir) (int, error) {
 	return unix.InotifyAddWatch(d.ifd, platform.DefaultProcRoot+"/self/fd/"+strconv.Itoa(fd), dirMask)
 }
 
-// NewDirs starts watching no directory; Set says which. It fails where
-// inotify is not to be had (a seccomp filter, fs.inotify.max_user_instances
-// reached): the caller's backstop covers the dirs then, and it says so.
-func NewDirs() (*Dirs, error) {
+func newDirs() (*Dirs, error) {
 	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
 	if err != nil {
 		return nil, fmt.Errorf("inotify_init1: %w", err)
@@ -180,8 +177,7 @@ func (d *Dirs) Close() error {
 // one each.
 const inotifyLimit = "/proc/sys/fs/inotify/max_user_watches"
 
-// DirsMechanism says how Dirs watches here, and its limit.
-func DirsMechanism() string {
+func dirsMechanism() string {
 	if b, err := os.ReadFile(inotifyLimit); err == nil {
 		return fmt.Sprintf("inotify; %s is %s", inotifyLimit, strings.TrimSpace(string(b)))
 	}

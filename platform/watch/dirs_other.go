@@ -13,8 +13,7 @@ import (
 // would hold): NewDirs fails, and the caller's backstop covers the dirs.
 type Dirs struct{}
 
-// NewDirs is not implemented on this platform.
-func NewDirs() (*Dirs, error) {
+func newDirs() (*Dirs, error) {
 	return nil, fmt.Errorf("watching directories on %s: %w", runtime.GOOS, errors.ErrUnsupported)
 }
 
@@ -30,5 +29,4 @@ func (d *Dirs) Set(dirs []Dir) int { return len(dirs) }
 // Close does nothing.
 func (d *Dirs) Close() error { return nil }
 
-// DirsMechanism: Dirs does not watch here.
-func DirsMechanism() string { return "" }
+func dirsMechanism() string { return "" }

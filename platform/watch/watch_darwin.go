@@ -33,8 +33,7 @@ type Exits struct {
 	done  chan struct{}
 }
 
-// New starts watching nothing; Set says what.
-func New() (*Exits, error) {
+func newWatch() (*Exits, error) {
 	kq, err := newKqueue()
 	if err != nil {
 		return nil, err

@@ -34,10 +34,7 @@ type Exits struct {
 	done  chan struct{}
 }
 
-// New starts watching nothing; Set says what. It fails where pidfds or
-// epoll are not to be had (an old kernel, a seccomp filter): the caller
-// polls then, and says so.
-func New() (*Exits, error) {
+func newWatch() (*Exits, error) {
 	self, err := unix.PidfdOpen(unix.Getpid(), 0)
 	if err != nil {
 		return nil, fmt.Errorf("pidfd_open: %w", err)

@@ -16,8 +16,7 @@ const Settle = 0 * time.Millisecond
 // polls.
 type Exits struct{}
 
-// New is not implemented on this platform.
-func New() (*Exits, error) {
+func newWatch() (*Exits, error) {
 	return nil, fmt.Errorf("watching exits on %s: %w", runtime.GOOS, errors.ErrUnsupported)
 }
 
