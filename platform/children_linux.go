@@ -8,11 +8,7 @@ import (
 	"strings"
 )
 
-// ReadCmdline reads the command line of the live process pid from
-// /proc/PID/cmdline (proc(5)), its first MaxDetail bytes (the process's
-// owner makes it as long as their stack limit allows): empty for a kernel
-// thread or a zombie.
-func ReadCmdline(pid int) ([]string, error) {
+func readCmdline(pid int) ([]string, error) {
 	f, err := os.Open(procPath(pid, "cmdline"))
 	if err != nil {
 		return nil, err
@@ -56,21 +52,10 @@ func Children(pid int) map[int]bool {
 	return out
 }
 
-// Family is an init's tree as its watch needs it: the init's children,
-// and the processes below it that have children of their own — whose
-// exit makes those children the init's, which no signal tells it.
-type Family struct {
-	Children map[int]bool
-	Parents  []Process
-}
-
 // maxFamily bounds the processes ReadFamily walks below an init.
 const maxFamily = 1 << 14
 
-// ReadFamily reads pid's Family: down the tree from pid by each
-// process's /proc/PID/task/*/children where the kernel has them, else
-// from the whole table's parents.
-func ReadFamily(pid int) Family {
+func readFamily(pid int) Family {
 	f := Family{Children: map[int]bool{}}
 	if _, err := os.Stat(procPath(pid, "task/"+strconv.Itoa(pid)+"/children")); err != nil {
 		return familyFromTable(pid)

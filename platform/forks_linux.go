@@ -222,8 +222,7 @@ func (l *LastPID) Read() (int, error) {
 // Close closes it.
 func (l *LastPID) Close() error { return unix.Close(l.fd) }
 
-// ReadUID is pid's real uid (/proc/PID/status), alone: a storm's parent.
-func ReadUID(pid int) (uint32, error) {
+func readUID(pid int) (uint32, error) {
 	b, err := os.ReadFile(procPath(pid, "status"))
 	if err != nil {
 		return 0, err

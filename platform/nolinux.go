@@ -56,3 +56,20 @@ func machineID() string { return "" }
 // statGoroutines: the table is read whole by one call; what else reads a
 // file a process reads it on one goroutine.
 func statGoroutines(int) int { return 1 }
+
+// One process read alone is Linux's (its /proc/PID files).
+func readCmdline(int) ([]string, error) {
+	return nil, fmt.Errorf("a command line read alone on %s: %w", runtime.GOOS, errors.ErrUnsupported)
+}
+
+func readStat(int) (*Process, error) {
+	return nil, fmt.Errorf("a process read alone on %s: %w", runtime.GOOS, errors.ErrUnsupported)
+}
+
+func readUID(int) (uint32, error) {
+	return 0, fmt.Errorf("a uid read alone on %s: %w", runtime.GOOS, errors.ErrUnsupported)
+}
+
+// readFamily knows no children here: nothing is adopted (reaper run's
+// --under is Linux's).
+func readFamily(int) Family { return Family{} }

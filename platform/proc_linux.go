@@ -511,9 +511,7 @@ func atoiPid(b []byte) (int, bool) {
 	return n, n > 0
 }
 
-// ReadStat reads /proc/PID/stat of the live system, alone: the one process
-// the kill path re-proves, or a sample's.
-func ReadStat(pid int) (*Process, error) {
+func readStat(pid int) (*Process, error) {
 	b, err := os.ReadFile(procPath(pid, "stat"))
 	if err != nil {
 		return nil, err

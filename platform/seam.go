@@ -253,3 +253,29 @@ func Writable(dir string) error { return writable(dir) }
 // the reaper's own by OpenOwn's rule (looked at with lstat(2), no link
 // followed) or nothing; anything else is refused and left as it is.
 func WriteOwn(path string, data []byte, perm os.FileMode) error { return writeOwn(path, data, perm) }
+
+// ReadCmdline reads the command line of the live process pid from
+// /proc/PID/cmdline (proc(5)), its first MaxDetail bytes (the process's
+// owner makes it as long as their stack limit allows): empty for a kernel
+// thread or a zombie.
+func ReadCmdline(pid int) ([]string, error) { return readCmdline(pid) }
+
+// Family is an init's tree as its watch needs it: the init's children,
+// and the processes below it that have children of their own — whose
+// exit makes those children the init's, which no signal tells it.
+type Family struct {
+	Children map[int]bool
+	Parents  []Process
+}
+
+// ReadFamily reads pid's Family: down the tree from pid by each
+// process's /proc/PID/task/*/children where the kernel has them, else
+// from the whole table's parents.
+func ReadFamily(pid int) Family { return readFamily(pid) }
+
+// ReadStat reads /proc/PID/stat of the live system, alone: the one process
+// the kill path re-proves, or a sample's.
+func ReadStat(pid int) (*Process, error) { return readStat(pid) }
+
+// ReadUID is pid's real uid (/proc/PID/status), alone: a storm's parent.
+func ReadUID(pid int) (uint32, error) { return readUID(pid) }

@@ -25,7 +25,7 @@ const maxParents = 1 << 16
 // from the kernel's fork events where the watch may subscribe to them,
 // else by sampling — the namespace's last pid each second, and only when
 // it rose past the rate, the table's processes younger than a second by
-// parent. It subscribes on a goroutine of its own (a kernel that does
+// parent. Where neither can be read (off Linux) no storm is said. It subscribes on a goroutine of its own (a kernel that does
 // not answer costs a second or two, not the first pass's).
 func (w *stormWatch) start(ctx context.Context) {
 	w.streak, w.now = map[stormKey]int{}, map[stormKey]*audit.Storm{}
@@ -34,9 +34,8 @@ func (w *stormWatch) start(ctx context.Context) {
 	go func() {
 		f, err := platform.OpenForks()
 		if err != nil {
-			w.setSeen("sampled")
 			w.sample(ctx)
-			close(w.forked) // the last pid could not be read: no word of forks
+			close(w.forked) // the last pid could not be read (or is not, off Linux): no word of forks
 			return
 		}
 		defer f.Close()
@@ -122,6 +121,7 @@ func (w *stormWatch) sample(ctx context.Context) {
 	if err != nil {
 		return
 	}
+	w.setSeen("sampled")
 	w.fork() // what forked before this first read was not seen
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
