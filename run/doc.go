@@ -12,7 +12,7 @@
 // executes, and returns what it did with the pass it acted on, open; its
 // caller records it (Reaped.Record) — a watch after it has re-armed from
 // the pass (Pass.Owners, NextDue, AnnounceDirs) and read its live figures
-// (Pass.Live) — and closes it. The decision reads a frozen table
+// (Pass.LiveFigures) — and closes it. The decision reads a frozen table
 // (platform.Snapshot.Freeze).
 //
 // cmd/reaper maps flags to a Config (NewConfig: every verb that scans is

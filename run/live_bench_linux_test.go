@@ -14,7 +14,7 @@ import (
 )
 
 // BenchmarkLive is what a watch's pass adds for its live figures (the
-// copies of servers across sessions, each user's headroom: Pass.Live)
+// copies of servers across sessions, each user's headroom: Pass.LiveFigures)
 // beside the pass itself, on this machine's table with three sessions
 // titled claude each running the same two servers. "pass" is run.Scan
 // alone, "pass+live" the same with Live: the difference is the cost.
@@ -51,7 +51,7 @@ func BenchmarkLive(b *testing.B) {
 					b.Fatal(err)
 				}
 				if live {
-					d, _ := p.Live()
+					d, _ := p.LiveFigures()
 					copies = len(d)
 				}
 				p.Close()

@@ -62,12 +62,12 @@ func (p *Pass) PS() *audit.PSView {
 	return v
 }
 
-// Live is what a watch's pass adds to its metrics of the live sessions:
+// LiveFigures is what a watch's pass adds to its metrics of the live sessions:
 // the servers several run a copy of, and each user's headroom. The
 // copies' memory is PSS, as ps shows it, read for their processes alone
 // (PSS is a read per process: the sessions' other processes are not
 // asked).
-func (p *Pass) Live() ([]audit.PSDuplicate, []audit.Headroom) {
+func (p *Pass) LiveFigures() ([]audit.PSDuplicate, []audit.Headroom) {
 	b := p.sessionTrees(false)
 	dups := b.duplicates(b.sessions)
 	b.copiesPSS(dups)

@@ -11,19 +11,19 @@ import (
 	"github.com/orphanreaper/reaper/scan"
 )
 
-// Live is what `reaper top` asks of the process table, each call a pass
+// Top is what `reaper top` asks of the process table, each call a pass
 // of its own: the ps view, one process's story, and the reap of one
 // finding — its dry-run first, then the act, both through Reap's gates
 // (the plan, the re-read of the owners, the signal-time checks), confined
 // to the finding's root with Config.Only.
-type Live struct {
+type Top struct {
 	Reap ReapConfig
 	// Timeout bounds each pass (DefaultTimeout of the policy when zero).
 	Timeout time.Duration
 }
 
 // View is a pass's ps view.
-func (l *Live) View(ctx context.Context) (*audit.PSView, error) {
+func (l *Top) View(ctx context.Context) (*audit.PSView, error) {
 	pass, err := Scan(ctx, l.Reap.Config, policy.ModeScan)
 	if err != nil {
 		return nil, err
@@ -33,7 +33,7 @@ func (l *Live) View(ctx context.Context) (*audit.PSView, error) {
 }
 
 // Explain is explain PID's table, as a person reads it.
-func (l *Live) Explain(ctx context.Context, pid int) (string, error) {
+func (l *Top) Explain(ctx context.Context, pid int) (string, error) {
 	cfg := l.Reap.Config
 	cfg.EveryStdin = true
 	pass, err := Scan(ctx, cfg, policy.ModeScan)
@@ -64,7 +64,7 @@ type Ending struct {
 // nothing else. A root that is no finding of the policy now (a live
 // session's process, a tree that became owned) is no error: the Ending
 // says so and nothing was signalled.
-func (l *Live) End(ctx context.Context, root int, dryRun bool) (*Ending, error) {
+func (l *Top) End(ctx context.Context, root int, dryRun bool) (*Ending, error) {
 	cfg := l.Reap
 	cfg.Only = func(f *scan.Finding) bool { return f.Root.PID == root }
 	cfg.DryRun = dryRun

@@ -405,7 +405,7 @@ func (w *watcher) pass(ctx context.Context) time.Time {
 	due := r.NextDue(time.Now())
 	w.doubted(r.Doubts)
 	w.metrics.Heartbeat = time.Now()
-	w.metrics.Copies, w.metrics.Headroom = r.Live()
+	w.metrics.Copies, w.metrics.Headroom = r.LiveFigures()
 	w.metrics.Storms, w.metrics.StormsSaid, w.metrics.StormsSeen = w.storms.storms()
 	w.sayHeadroom(w.metrics.Headroom)
 	m := w.metrics

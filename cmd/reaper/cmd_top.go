@@ -42,7 +42,7 @@ func newTopCommand(g *globalOptions) *cobra.Command {
 				return err
 			}
 			userAuditLogDefault(cmd, &opts.auditLog)
-			src := &run.Live{Reap: run.ReapConfig{
+			src := &run.Top{Reap: run.ReapConfig{
 				Config:   run.NewConfig(pol, clients),
 				LockWait: 5 * time.Second, Records: run.Records{AuditLog: opts.auditLog, Journal: "auto", Log: g.log},
 			}}
