@@ -348,3 +348,28 @@ func TestPlatformDeclaresOnce(t *testing.T) {
 		}
 	}
 }
+
+// platform's fallbacks are named one way: a file whose build tag leaves
+// systems out (a negation) is TOPIC_fallback.go, and a fallback's tag
+// says which systems it covers.
+func TestFallbacksNamedOneWay(t *testing.T) {
+	filepath.WalkDir("platform", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		tag, _, _ := strings.Cut(string(b), "\n")
+		tag, tagged := strings.CutPrefix(tag, "//go:build ")
+		fallback := strings.HasSuffix(path, "_fallback.go")
+		switch {
+		case fallback && (!tagged || !strings.HasPrefix(tag, "!") && !strings.Contains(tag, "&& !")):
+			t.Errorf("%s is a fallback whose build tag (%q) says no systems it leaves out", path, tag)
+		case !fallback && tagged && strings.HasPrefix(tag, "!"):
+			t.Errorf("%s answers for the systems its tag %q covers: name it TOPIC_fallback.go", path, tag)
+		}
+		return nil
+	})
+}

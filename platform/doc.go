@@ -14,9 +14,10 @@
 // errors.ErrUnsupported; a missing platform is never a silent no-op.
 //
 // The OS-neutral types and the snapshot's accessors are in the files
-// without a build tag; seam.go lists what each operating system
-// implements. To add one, implement that list in files named for it
-// (proc_GOOS.go, …); until then unsupported.go answers.
+// without a build tag; seam.go declares what each operating system
+// implements. To add one, implement it in files named for it
+// (proc_GOOS.go, …); until then the fallbacks answer — each named
+// TOPIC_fallback.go, its build tag saying which systems it covers.
 //
 // platform never decides whether a process is an orphan and never prints.
 package platform
