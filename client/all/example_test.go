@@ -8,6 +8,7 @@ import (
 
 	"github.com/orphanreaper/reaper/platform"
 	"github.com/orphanreaper/reaper/policy"
+	"github.com/orphanreaper/reaper/run"
 	"github.com/orphanreaper/reaper/scan"
 )
 
@@ -20,14 +21,15 @@ func proc(pid, ppid int, argv []string, env []string, cg string, uid uint32) pla
 		StartTicks: uint64(pid), RSS: 4096, UID: uid}.WithDetails(argv, env, platform.Cgroup{Unified: cg})
 }
 
-// planOf is pol's plan of a table of procs under init, made by uid 1000.
+// planOf is pol's plan of a table of procs under init, made by uid 1000:
+// decided as every run decides (run.Table.Decide: the details loaded, the
+// table frozen).
 func planOf(pol *policy.Policy, mode policy.Mode, procs ...platform.Process) *policy.Plan {
 	base := []platform.Process{proc(1, 0, []string{"/sbin/init"}, nil, "/", 0)}
 	s := platform.NewSnapshot(append(base, procs...), "boot", 1000*time.Second, time.Unix(0, 0))
+	s.FixtureUID = 1000
 	res, _ := scan.Scan(s, pol.ScanConfig(), nil)
-	m := pol.MatchAll(res, policy.PlanOptions{Mode: mode, UID: 1000})
-	res.ResolveInUse(m.Roots())
-	return pol.Decide(res, m)
+	return (&run.Table{Snap: s, Result: res}).Decide(run.Config{Policy: pol}, mode)
 }
 
 // The shipped example policy and the embedded default never signal a tree
