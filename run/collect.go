@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"time"
 
 	"github.com/orphanreaper/reaper/client"
+	"github.com/orphanreaper/reaper/client/declared"
 	"github.com/orphanreaper/reaper/platform"
+	"github.com/orphanreaper/reaper/platform/kill"
 	"github.com/orphanreaper/reaper/policy"
 	"github.com/orphanreaper/reaper/run/gather"
 	"github.com/orphanreaper/reaper/scan"
@@ -228,3 +231,17 @@ type tableReader = func(root string) (*platform.Snapshot, error)
 // ReadTable, when set, is what every run reads the table with whose
 // Config names no reader: a seam for the command's tests.
 var ReadTable tableReader
+
+// ChildCommand is the hidden first argument that makes the binary the
+// reader child that reads one user's state as that user (gather).
+const ChildCommand = gather.ChildCommand
+
+// ChildMain is the reader child's main, knowing cs and the clients a
+// policy declares; it returns the exit status.
+func ChildMain(args []string, stdout, stderr io.Writer, cs client.Set) int {
+	return gather.ChildMain(args, stdout, stderr, cs, declared.FromSpec)
+}
+
+// PidfdSupported says whether this kernel gives pidfds, and pidfs (for
+// reaper version).
+func PidfdSupported() (pidfd, pidfs bool) { return kill.PidfdSupported() }

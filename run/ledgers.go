@@ -2,9 +2,14 @@ package run
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 
 	"github.com/orphanreaper/reaper/audit"
+	"github.com/orphanreaper/reaper/client"
 	"github.com/orphanreaper/reaper/ledger"
+	"github.com/orphanreaper/reaper/platform"
+	"github.com/orphanreaper/reaper/run/gather"
 	"github.com/orphanreaper/reaper/scan"
 )
 
@@ -70,4 +75,48 @@ func Ledgers(ctx context.Context, cfg Config, paths []string) (view *audit.Ledge
 		view.StateDirs = append(view.StateDirs, audit.ShownDir{Client: d.Client, Path: d.Path, UID: d.UID, Error: d.Err})
 	}
 	return view, t.Problems, nil
+}
+
+// Validated is what ledger validate found in one path: the ledgers it
+// holds, or what is wrong with it (Unopened: it could not be opened at
+// all, rather than read and found wrong).
+type Validated struct {
+	Path                    string
+	Ledgers, Runs, Sessions int
+	Errs                    []error
+	Unopened                bool
+}
+
+// Validate reads each path as ledger validate does (ReadPath).
+func Validate(ctx context.Context, paths []string, cs client.Set) []Validated {
+	out := make([]Validated, len(paths))
+	for i, path := range paths {
+		ls, errs := readPath(ctx, path, cs)
+		v := Validated{Path: path, Ledgers: len(ls), Errs: errs, Unopened: len(errs) == 1 && NoInput(errs[0])}
+		for _, l := range ls {
+			v.Runs += len(l.Runs)
+			v.Sessions += len(l.Sessions)
+		}
+		out[i] = v
+	}
+	return out
+}
+
+// readPath reads one path the operator names — a v1 ledger file, or a
+// client's state dir (as its owner, in a reader child, when root) — for
+// ledger validate.
+func readPath(ctx context.Context, path string, cs client.Set) ([]*ledger.Ledger, []error) {
+	return gather.ReadPath(ctx, path, cs)
+}
+
+// NoInput reports whether err says a file could not be opened at all —
+// missing, unreadable, not a regular file, a link refused — rather than
+// that it was read and is wrong.
+func NoInput(err error) bool {
+	for _, e := range []error{fs.ErrNotExist, fs.ErrPermission, platform.ErrNotRegular, platform.ErrSymlink, platform.ErrNotOwner} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
 }
