@@ -51,11 +51,14 @@ type WatchConfig struct {
 	Log *slog.Logger
 	// OnPass is given each pass's outcome and what triggered it.
 	OnPass func(r *Reaped, trigger string)
-	// Adopter, when set, is the pid of the init whose adoptions are
-	// hints, as an owner's exit is (Adoptions: reaper run's watch
-	// inside); Reaped is told when it reaped an adopted child.
-	Adopter int
-	Reaped  <-chan struct{}
+	// Under, when set, is the pid of the init the watch runs inside
+	// (reaper run's): the watch sees only what it adopted and its
+	// descendants (Under), its adoptions are hints, as an owner's exit is
+	// (Adoptions), and Reaped is told when it reaped an adopted child. Its
+	// lock is optional, as the init's own reap's is (NoLock is told), and
+	// it is lean.
+	Under  int
+	Reaped <-chan struct{}
 	// OnStorm is told of each fork storm as it starts and as it ends
 	// (over), after the log line: a desktop notification.
 	OnStorm func(s audit.Storm, over bool)
@@ -97,6 +100,12 @@ const retryFirst = 2 * time.Second
 // again. It returns nil when ctx ends (SIGTERM, SIGINT): a pass in flight
 // continues whatever it stopped, as a reap does when interrupted.
 func Watch(ctx context.Context, cfg WatchConfig, hup <-chan os.Signal) error {
+	if cfg.Under > 0 {
+		if err := Under(&cfg.ReapConfig.Config, cfg.Under); err != nil {
+			return err
+		}
+		cfg.LockOptional, cfg.Lean = true, true
+	}
 	if cfg.Backstop <= 0 {
 		cfg.Backstop = time.Minute
 	}
@@ -151,14 +160,14 @@ func Watch(ctx context.Context, cfg WatchConfig, hup <-chan os.Signal) error {
 	}
 	w := &watcher{cfg: cfg, exits: exits, dirs: dirs, log: log, notify: notify, state: gather.NewCache(),
 		metrics: audit.WatchMetrics{Passes: map[string]uint64{}, Watching: exits != nil}}
-	w.storms = &stormWatch{mine: func(uid uint32) bool { return EUID() == 0 || uid == EUID() }, say: w.storm, adopter: cfg.Adopter}
+	w.storms = &stormWatch{mine: func(uid uint32) bool { return EUID() == 0 || uid == EUID() }, say: w.storm, adopter: cfg.Under}
 	w.storms.set(cfg.Policy.Defaults)
 	w.storms.start(ctx)
-	if cfg.Adopter > 0 {
+	if cfg.Under > 0 {
 		// Looked for when something forked (the storm count's own read
 		// of the kernel's count), a parent below exited, or the init
 		// reaped a child.
-		w.adopted = Adoptions(ctx, cfg.Adopter, w.storms.forked, cfg.Reaped)
+		w.adopted = Adoptions(ctx, cfg.Under, w.storms.forked, cfg.Reaped)
 	}
 
 	ready := false

@@ -105,16 +105,9 @@ func runWatch(ctx context.Context, opts *watchOptions, g *globalOptions) error {
 			}
 		},
 	}
-	if opts.under > 0 {
-		// reaper run's watch: its init's namespace, and its lock optional
-		// as the init's own reap's is (said once, not on every pass).
-		if err := run.Under(&cfg.ReapConfig.Config, opts.under); err != nil {
-			return err
-		}
-		cfg.Adopter, cfg.Reaped = opts.under, g.reaped
+	if opts.under > 0 { // reaper run's watch: no lock is said once, not on every pass
 		var once sync.Once
-		cfg.LockOptional = true
-		cfg.Lean = true
+		cfg.Under, cfg.Reaped = opts.under, g.reaped
 		cfg.NoLock = func(err error) {
 			once.Do(func() { fmt.Fprintf(g.stderr, "reaper run: watch without a lock (%v)\n", err) })
 		}
