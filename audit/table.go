@@ -439,7 +439,7 @@ func outcomeWords(f *Finding) string {
 	case f.Ended == "cgroup.kill":
 		return "killed by cgroup.kill"
 	}
-	return "killed"
+	return string(policy.Killed)
 }
 
 // WriteQuiet is the report as --quiet shows it: one line for each finding
