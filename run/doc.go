@@ -5,15 +5,14 @@
 // details and each finding's rule (policy.MatchAll), who writes to the
 // matched stdin (the one read after the table), and the decision
 // (policy.Decide); Table.Decide is the one place a plan's options are
-// made. The Pass is the value every verb reads: scan reports it, explain
-// and pty are views of it (Pass.Explain, Pass.PTYs), ledger show is
-// Ledgers, 'reaper run --' is Wrap, doctor scans through it, and Reap
+// made. The Pass is the value every verb reads: scan reports it
+// (Pass.Report), ps, explain, evidence, pty and top are its views
+// (run/view), ledger show is Ledgers, doctor scans through it, and Reap
 // takes the lock, makes a pass, re-reads what became owned, reports and
 // executes, and returns what it did with the pass it acted on, open; its
-// caller records it (Reaped.Record) — a watch after it has re-armed from
-// the pass (Pass.Owners, NextDue, AnnounceDirs) and read its live figures
-// (Pass.LiveFigures) — and closes it. The decision reads a frozen table
-// (platform.Snapshot.Freeze).
+// caller records it (Reaped.Record) and closes it — a watch (run/watch)
+// after it has re-armed from the pass and read its live figures. The
+// decision reads a frozen table (platform.Snapshot.Freeze).
 //
 // cmd/reaper maps flags to a Config (NewConfig: every verb that scans is
 // bounded) and errors to exit codes (audit's), and prints;

@@ -24,11 +24,11 @@ const scanTimeout = time.Minute
 // sets another). Every verb that scans starts here, so each is bounded as
 // scan is.
 func NewConfig(pol *policy.Policy, base client.Set) Config {
-	return Config{Policy: pol, Clients: clientsOf(base, pol), Discover: true, Timeout: scanTimeout}
+	return Config{Policy: pol, Clients: ClientsOf(base, pol), Discover: true, Timeout: scanTimeout}
 }
 
-// clientsOf are the clients a run with pol knows (NewConfig).
-func clientsOf(base client.Set, pol *policy.Policy) client.Set {
+// ClientsOf are the clients a run with pol knows (NewConfig).
+func ClientsOf(base client.Set, pol *policy.Policy) client.Set {
 	list := declared.Clients(pol)
 	if len(list) == 0 {
 		return base

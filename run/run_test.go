@@ -12,7 +12,7 @@ import (
 
 	"github.com/orphanreaper/reaper/audit"
 	"github.com/orphanreaper/reaper/client"
-	"github.com/orphanreaper/reaper/client/statedir"
+	"github.com/orphanreaper/reaper/internal/runtest"
 	"github.com/orphanreaper/reaper/ledger"
 	"github.com/orphanreaper/reaper/platform"
 	"github.com/orphanreaper/reaper/policy"
@@ -24,36 +24,11 @@ import (
 // the fixture machine's table (testdata/proc) and a set of clients
 // holding one fake adapter.
 
-const fixture = "../testdata/proc"
-
-// fake is an adapter with no state, whose one mark makes mcp-remote's
-// wrapper an exec: what the run's set of clients holds is what the scan
-// applies.
-type fake struct{}
-
-func (fake) Info() client.Info {
-	return client.Info{Name: "fake", Title: "Fake", Owners: []string{"fake"},
-		Marks: scan.Marks{Commands: []scan.CommandMark{{Cmdline: scan.MustPattern(`^npm exec mcp-remote`), Kind: scan.KindExec}}}}
-}
-func (fake) HomeDirs(string, int) []string                         { return nil }
-func (fake) OwnDirs(func(string) string) []string                  { return nil }
-func (fake) NamedDir(func(string) (string, bool)) (string, string) { return "", "" }
-func (fake) IsStateDir(string) bool                                { return false }
-func (fake) Read(dir string) *statedir.Config                      { return &statedir.Config{Head: statedir.Head{Dir: dir}} }
-func (fake) Judge(c *statedir.Config, uid uint32, _ *platform.Snapshot) (scan.Evidence, []error, []string) {
-	return statedir.JudgeConfig(c, uid)
-}
-
-var fakeSet = client.NewSet(client.New[statedir.Config](fake{}))
+var fakeSet = runtest.FakeSet
 
 // config is a run of the fixture table with the fixture policy and cs.
 func config(t *testing.T, cs client.Set) Config {
-	t.Helper()
-	pol, err := policy.Load("../testdata/policy/fixture.toml", policy.Clients{Owners: cs.Owners(), Marks: cs.Marks()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return Config{Policy: pol, Clients: cs, ProcRoot: fixture, Timeout: time.Minute}
+	return Config{Policy: runtest.Policy(t, cs), Clients: cs, ProcRoot: runtest.Fixture(), Timeout: time.Minute}
 }
 
 func collected(t *testing.T, cfg Config) *Table {

@@ -12,7 +12,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/orphanreaper/reaper/audit"
-	"github.com/orphanreaper/reaper/run"
+	"github.com/orphanreaper/reaper/run/view"
 )
 
 // Source is what top reads and does: a ps view, explain's story of a
@@ -20,7 +20,7 @@ import (
 type Source interface {
 	View(ctx context.Context) (*audit.PSView, error)
 	Explain(ctx context.Context, pid int) (string, error)
-	End(ctx context.Context, root int, dryRun bool) (*run.Ending, error)
+	End(ctx context.Context, root int, dryRun bool) (*view.Ending, error)
 }
 
 // MinInterval is the shortest refresh: a pass reads every process.
@@ -95,7 +95,7 @@ type (
 	endMsg struct {
 		root   int
 		dryRun bool
-		e      *run.Ending
+		e      *view.Ending
 		err    error
 	}
 )

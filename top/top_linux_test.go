@@ -15,7 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/orphanreaper/reaper/audit"
-	"github.com/orphanreaper/reaper/run"
+	"github.com/orphanreaper/reaper/run/view"
 )
 
 // crashing is a Source whose pass panics, as a bug would.
@@ -25,7 +25,7 @@ func (crashing) View(context.Context) (*audit.PSView, error) { panic("a bug in a
 func (crashing) Explain(context.Context, int) (string, error) {
 	return "", errors.New("not here")
 }
-func (crashing) End(context.Context, int, bool) (*run.Ending, error) {
+func (crashing) End(context.Context, int, bool) (*view.Ending, error) {
 	return nil, errors.New("not here")
 }
 

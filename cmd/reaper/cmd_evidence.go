@@ -8,6 +8,7 @@ import (
 	"github.com/orphanreaper/reaper/docs"
 	"github.com/orphanreaper/reaper/policy"
 	"github.com/orphanreaper/reaper/run"
+	"github.com/orphanreaper/reaper/run/view"
 )
 
 func newEvidenceCommand(g *globalOptions) *cobra.Command {
@@ -32,7 +33,7 @@ func newEvidenceCommand(g *globalOptions) *cobra.Command {
 				return err
 			}
 			defer pass.Close()
-			ev, err := pass.Bundle(args[0], buildInfo())
+			ev, err := view.Bundle(pass, args[0], buildInfo())
 			if err != nil {
 				return err
 			}

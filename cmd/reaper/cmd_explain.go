@@ -10,6 +10,7 @@ import (
 	"github.com/orphanreaper/reaper/paths"
 	"github.com/orphanreaper/reaper/policy"
 	"github.com/orphanreaper/reaper/run"
+	"github.com/orphanreaper/reaper/run/view"
 )
 
 func newExplainCommand(g *globalOptions) *cobra.Command {
@@ -53,7 +54,7 @@ func runExplain(ctx context.Context, pid int, opts *scanOptions, g *globalOption
 		return err
 	}
 	defer pass.Close()
-	e, err := pass.Explain(pid)
+	e, err := view.Explain(pass, pid)
 	if err != nil {
 		return err
 	}

@@ -2,9 +2,10 @@ package main
 
 import (
 	"fmt"
+	"io/fs"
+
 	"github.com/orphanreaper/reaper/docs"
 	"github.com/orphanreaper/reaper/run"
-	"io/fs"
 
 	"github.com/spf13/cobra"
 

@@ -11,6 +11,7 @@ import (
 	"github.com/orphanreaper/reaper/docs"
 	"github.com/orphanreaper/reaper/policy"
 	"github.com/orphanreaper/reaper/run"
+	"github.com/orphanreaper/reaper/run/view"
 )
 
 // psOptions are the flags of `reaper ps`.
@@ -41,7 +42,7 @@ func newPsCommand(g *globalOptions) *cobra.Command {
 				return err
 			}
 			defer pass.Close()
-			v := pass.PS()
+			v := view.PS(pass)
 			v.Sort(opts.sort)
 			return g.write(v, opts.output)
 		},

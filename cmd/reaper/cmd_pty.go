@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+
 	"github.com/orphanreaper/reaper/docs"
 	"github.com/orphanreaper/reaper/run"
+	"github.com/orphanreaper/reaper/run/view"
 
 	"github.com/spf13/cobra"
 
@@ -46,5 +48,5 @@ func runPty(opts *ptyOptions, g *globalOptions) error {
 		return err
 	}
 	defer pass.Close()
-	return g.write(pass.PTYs(), opts.output)
+	return g.write(view.PTYs(pass), opts.output)
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/orphanreaper/reaper/docs"
-	"github.com/orphanreaper/reaper/run"
+	"github.com/orphanreaper/reaper/run/watch"
 )
 
 // runOptions are the flags of `reaper run`.
@@ -67,7 +67,7 @@ type exitStatus int
 
 func (e exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
 
-// runRun runs CMD and reaps what it left (run.Wrap).
+// runRun runs CMD and reaps what it left (watch.Wrap).
 func runRun(argv []string, opts *runOptions, g *globalOptions) error {
 	if os.Getpid() == 1 && os.Getenv("GOMAXPROCS") == "" {
 		// A namespace's init, one per sandbox: its passes are over its
@@ -80,13 +80,13 @@ func runRun(argv []string, opts *runOptions, g *globalOptions) error {
 	if err != nil {
 		return err
 	}
-	w := &run.Wrap{Policy: pol, Clients: clients, AuditLog: opts.auditLog, LockFile: opts.lockFile, Record: opts.record,
+	w := &watch.Wrap{Policy: pol, Clients: clients, AuditLog: opts.auditLog, LockFile: opts.lockFile, Record: opts.record,
 		Group: opts.group, Stderr: g.stderr, Log: g.log}
 	if opts.watch {
 		w.Inside = opts.insideWatch(g)
 	}
 	code, err := w.Run(argv)
-	var se *run.StartError
+	var se *watch.StartError
 	if errors.As(err, &se) {
 		// As env, timeout and sudo: 127 not found, 126 not executable.
 		code := 126

@@ -11,6 +11,7 @@ import (
 	"github.com/orphanreaper/reaper/audit"
 	"github.com/orphanreaper/reaper/docs"
 	"github.com/orphanreaper/reaper/run"
+	"github.com/orphanreaper/reaper/run/view"
 	"github.com/orphanreaper/reaper/top"
 )
 
@@ -42,7 +43,7 @@ func newTopCommand(g *globalOptions) *cobra.Command {
 				return err
 			}
 			userAuditLogDefault(cmd, &opts.auditLog)
-			src := &run.Top{Reap: run.ReapConfig{
+			src := &view.Top{Reap: run.ReapConfig{
 				Config:   run.NewConfig(pol, clients),
 				LockWait: 5 * time.Second, Records: run.Records{AuditLog: opts.auditLog, Journal: "auto", Log: g.log},
 			}}

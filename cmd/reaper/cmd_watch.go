@@ -17,6 +17,7 @@ import (
 	"github.com/orphanreaper/reaper/platform/signals"
 	"github.com/orphanreaper/reaper/policy"
 	"github.com/orphanreaper/reaper/run"
+	"github.com/orphanreaper/reaper/run/watch"
 )
 
 // watchOptions are the flags of `reaper watch`: reap's, and the backstop.
@@ -85,7 +86,7 @@ func runWatch(ctx context.Context, opts *watchOptions, g *globalOptions) error {
 	if err != nil {
 		return err
 	}
-	cfg := run.WatchConfig{
+	cfg := watch.WatchConfig{
 		ReapConfig: run.ReapConfig{Config: opts.config(pol, timeout, false), DryRun: opts.dryRun, LockFile: opts.lockFile,
 			LockWait: opts.lockTimeout, LogRepeats: opts.logRepeats, Records: opts.records(g)},
 		Backstop: opts.backstop,
@@ -142,7 +143,7 @@ func runWatch(ctx context.Context, opts *watchOptions, g *globalOptions) error {
 	if !g.quiet { // a foreground watch says it started, and how it works
 		fmt.Fprintf(g.stdout, "reaper watch %s: policy %s; a pass as an owner exits, at a tree's min_age, and every %s%s\n", versionString(), pol.Source, opts.backstop, map[bool]string{true: " (dry run: nothing is signalled)"}[opts.dryRun])
 	}
-	if err := run.Watch(ctx, cfg, hup); err != nil {
+	if err := watch.Watch(ctx, cfg, hup); err != nil {
 		return fmt.Errorf("watch: %w", err)
 	}
 	return nil

@@ -10,6 +10,7 @@ import (
 	"github.com/orphanreaper/reaper/ledger"
 	"github.com/orphanreaper/reaper/policy"
 	"github.com/orphanreaper/reaper/run"
+	"github.com/orphanreaper/reaper/run/view"
 	"github.com/orphanreaper/reaper/setup"
 )
 
@@ -64,7 +65,7 @@ func exitCode(err error, stderr io.Writer, cmdPath ...string) int {
 	var ce configError
 	var ne noInputError
 	var se *setup.UsageError
-	var np *run.NoProcessError
+	var np *view.NoProcessError
 	switch {
 	case errors.As(err, &np):
 		return audit.ExitError // a pid is no file: EX_NOINPUT is for those

@@ -1,4 +1,4 @@
-package run
+package view
 
 import (
 	"errors"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/orphanreaper/reaper/audit"
 	"github.com/orphanreaper/reaper/platform"
+	"github.com/orphanreaper/reaper/run"
 )
 
 // errNoSubject is an evidence subject that is neither a process nor a
@@ -31,8 +32,8 @@ var errNoSubject = errors.New("no such process or session")
 // file: read as that user, not through a link, owned by them
 // (platform.ReadBeneath). As root, a user's record is named with the
 // command that reads it as its user — root copies no user's bytes.
-func (p *Pass) Bundle(subject string, reaper audit.Version) (*audit.Evidence, error) {
-	v := p.PS()
+func Bundle(p *run.Pass, subject string, reaper audit.Version) (*audit.Evidence, error) {
+	v := PS(p)
 	ev := &audit.Evidence{SchemaVersion: 1, Generated: time.Now().UTC().Format(time.RFC3339), Subject: subject, Reaper: reaper,
 		Kernel: platform.Kernel(), Records: []audit.RecordExcerpt{}}
 	pid, err := strconv.Atoi(subject)
@@ -62,7 +63,7 @@ func (p *Pass) Bundle(subject string, reaper audit.Version) (*audit.Evidence, er
 		}
 	}
 	if pid > 0 {
-		if x, err := p.Explain(pid); err == nil {
+		if x, err := Explain(p, pid); err == nil {
 			ev.Explanation = x
 		} else if ev.Session == nil && ev.Orphan == nil {
 			return nil, err

@@ -1,4 +1,4 @@
-package run
+package watch
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package run_test
+package watch_test
 
 import (
 	"bytes"
@@ -16,6 +16,7 @@ import (
 	"github.com/orphanreaper/reaper/policy"
 	"github.com/orphanreaper/reaper/run"
 	"github.com/orphanreaper/reaper/run/gather"
+	"github.com/orphanreaper/reaper/run/watch"
 )
 
 // This test binary is also the reader child a pass starts (as root).
@@ -56,7 +57,7 @@ func BenchmarkWatchPasses(b *testing.B) {
 	var passes int
 	var warm uint64
 	start := time.Now()
-	cfg := run.WatchConfig{
+	cfg := watch.WatchConfig{
 		ReapConfig: run.ReapConfig{
 			Config:   run.Config{Policy: pol, Clients: all.Clients, Discover: true, Timeout: time.Minute},
 			DryRun:   true,
@@ -77,7 +78,7 @@ func BenchmarkWatchPasses(b *testing.B) {
 		},
 	}
 	b.ResetTimer()
-	if err := run.Watch(ctx, cfg, nil); err != nil {
+	if err := watch.Watch(ctx, cfg, nil); err != nil {
 		b.Fatal(err)
 	}
 	elapsed := time.Since(start)

@@ -1,4 +1,4 @@
-package run
+package view
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/orphanreaper/reaper/audit"
 	"github.com/orphanreaper/reaper/policy"
+	"github.com/orphanreaper/reaper/run"
 	"github.com/orphanreaper/reaper/scan"
 )
 
@@ -17,31 +18,31 @@ import (
 // (the plan, the re-read of the owners, the signal-time checks), confined
 // to the finding's root with Config.Only.
 type Top struct {
-	Reap ReapConfig
+	Reap run.ReapConfig
 	// Timeout bounds each pass (DefaultTimeout of the policy when zero).
 	Timeout time.Duration
 }
 
 // View is a pass's ps view.
 func (l *Top) View(ctx context.Context) (*audit.PSView, error) {
-	pass, err := Scan(ctx, l.Reap.Config, policy.ModeScan)
+	pass, err := run.Scan(ctx, l.Reap.Config, policy.ModeScan)
 	if err != nil {
 		return nil, err
 	}
 	defer pass.Close()
-	return pass.PS(), nil
+	return PS(pass), nil
 }
 
 // Explain is explain PID's table, as a person reads it.
 func (l *Top) Explain(ctx context.Context, pid int) (string, error) {
 	cfg := l.Reap.Config
 	cfg.EveryStdin = true
-	pass, err := Scan(ctx, cfg, policy.ModeScan)
+	pass, err := run.Scan(ctx, cfg, policy.ModeScan)
 	if err != nil {
 		return "", err
 	}
 	defer pass.Close()
-	e, err := pass.Explain(pid)
+	e, err := Explain(pass, pid)
 	if err != nil {
 		return "", err
 	}
@@ -70,13 +71,13 @@ func (l *Top) End(ctx context.Context, root int, dryRun bool) (*Ending, error) {
 	cfg.DryRun = dryRun
 	timeout := l.Timeout
 	if timeout <= 0 {
-		timeout = DefaultTimeout(cfg.Policy)
+		timeout = run.DefaultTimeout(cfg.Policy)
 	}
 	cfg.Started = time.Now()
 	cfg.Deadline = cfg.Started.Add(timeout)
 	ctx, cancel := context.WithDeadline(ctx, cfg.Deadline)
 	defer cancel()
-	done, err := Reap(ctx, cfg)
+	done, err := run.Reap(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}

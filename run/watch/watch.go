@@ -1,4 +1,4 @@
-package run
+package watch
 
 import (
 	"context"
@@ -16,15 +16,17 @@ import (
 	"github.com/orphanreaper/reaper/paths"
 	"github.com/orphanreaper/reaper/platform"
 	"github.com/orphanreaper/reaper/platform/host"
-	"github.com/orphanreaper/reaper/platform/watch"
+	pwatch "github.com/orphanreaper/reaper/platform/watch"
 	"github.com/orphanreaper/reaper/policy"
+	"github.com/orphanreaper/reaper/run"
 	"github.com/orphanreaper/reaper/run/gather"
+	"github.com/orphanreaper/reaper/run/view"
 )
 
 // WatchConfig is `reaper watch`: passes that are each exactly the reap
 // ReapConfig describes, made when something says one is due.
 type WatchConfig struct {
-	ReapConfig
+	run.ReapConfig
 	// Backstop is the longest time between two passes, whatever the hints
 	// say: a lost hint can never lose an orphan (default 1m).
 	Backstop time.Duration
@@ -50,7 +52,7 @@ type WatchConfig struct {
 	// Log says what the watch does: passes, reloads, what it cannot watch.
 	Log *slog.Logger
 	// OnPass is given each pass's outcome and what triggered it.
-	OnPass func(r *Reaped, trigger string)
+	OnPass func(r *run.Reaped, trigger string)
 	// Under, when set, is the pid of the init the watch runs inside
 	// (reaper run's): the watch sees only what it adopted and its
 	// descendants (Under), its adoptions are hints, as an owner's exit is
@@ -146,13 +148,13 @@ func Watch(ctx context.Context, cfg WatchConfig, hup <-chan os.Signal) error {
 		}
 		log.Warn("another reaper watch watches this scope already: two do every pass twice, each waiting for the other's lock; stop one of them", "holder", holder, "lock", lockFile)
 	}
-	exits, err := watch.New()
+	exits, err := pwatch.New()
 	if err != nil {
 		log.Warn("owners' exits are not watched: a pass every poll instead", "poll", min(cfg.Backstop, cfg.Poll), "err", err)
 	} else {
 		defer exits.Close()
 	}
-	dirs, err := watch.NewDirs()
+	dirs, err := pwatch.NewDirs()
 	if err != nil {
 		log.Warn("clients' state dirs are not watched: a new session's owner is watched from the next pass", "err", err)
 	} else {
@@ -160,7 +162,7 @@ func Watch(ctx context.Context, cfg WatchConfig, hup <-chan os.Signal) error {
 	}
 	w := &watcher{cfg: cfg, exits: exits, dirs: dirs, log: log, notify: notify, state: gather.NewCache(),
 		metrics: audit.WatchMetrics{Passes: map[string]uint64{}, Watching: exits != nil}}
-	w.storms = &stormWatch{mine: func(uid uint32) bool { return EUID() == 0 || uid == EUID() }, say: w.storm, adopter: cfg.Under}
+	w.storms = &stormWatch{mine: func(uid uint32) bool { return run.EUID() == 0 || uid == run.EUID() }, say: w.storm, adopter: cfg.Under}
 	w.storms.set(cfg.Policy.Defaults)
 	w.storms.start(ctx)
 	if cfg.Under > 0 {
@@ -214,8 +216,8 @@ type watcher struct {
 	// retryIn is when the next pass is due for the last one's doubts (0:
 	// none).
 	retryIn time.Duration
-	exits   *watch.Exits // nil: no pidfds, the backstop alone
-	dirs    *watch.Dirs  // nil: no inotify, new owners from the next pass
+	exits   *pwatch.Exits // nil: no pidfds, the backstop alone
+	dirs    *pwatch.Dirs  // nil: no inotify, new owners from the next pass
 	log     *slog.Logger
 	notify  func(string)
 	trigger string
@@ -395,7 +397,7 @@ func (w *watcher) pass(ctx context.Context) time.Time {
 	rc.Deadline = rc.Started.Add(w.cfg.Timeout)
 	pctx, cancel := context.WithDeadline(ctx, rc.Deadline)
 	defer cancel()
-	r, err := Reap(pctx, rc)
+	r, err := run.Reap(pctx, rc)
 	if err != nil {
 		if ctx.Err() == nil {
 			w.log.Error("pass failed: the next hint or the backstop tries again", "trigger", trigger, "err", err)
@@ -411,10 +413,10 @@ func (w *watcher) pass(ctx context.Context) time.Time {
 	// the metrics that say so (the live sessions' figures read from the
 	// pass's table, after what it ended).
 	w.rearm(r, trigger)
-	due := r.NextDue(time.Now())
+	due := NextDue(r.Pass, time.Now())
 	w.doubted(r.Doubts)
 	w.metrics.Heartbeat = time.Now()
-	w.metrics.Copies, w.metrics.Headroom = r.LiveFigures()
+	w.metrics.Copies, w.metrics.Headroom = view.LiveFigures(r.Pass)
 	w.metrics.Storms, w.metrics.StormsSaid, w.metrics.StormsSeen = w.storms.storms()
 	w.sayHeadroom(w.metrics.Headroom)
 	m := w.metrics
@@ -440,13 +442,13 @@ func (w *watcher) pass(ctx context.Context) time.Time {
 
 // rearm watches the owners and announce dirs a pass returned, and counts
 // them in the metrics.
-func (w *watcher) rearm(r *Reaped, trigger string) {
+func (w *watcher) rearm(r *run.Reaped, trigger string) {
 	if trigger == triggerHint && !w.firstHint.IsZero() && ended(r) > 0 {
 		w.metrics.Reaction += time.Since(w.firstHint)
 		w.metrics.ReactionCount++
 	}
 	if w.exits != nil {
-		targets, capped := capOwners(r.Owners())
+		targets, capped := capOwners(Owners(r.Pass))
 		failed := w.exits.Set(targets) + capped
 		if failed > 0 {
 			w.log.Warn("some owners cannot be watched: the backstop covers them", "owners", failed)
@@ -454,7 +456,7 @@ func (w *watcher) rearm(r *Reaped, trigger string) {
 		w.metrics.Owners, w.metrics.Unwatched = w.exits.Len(), failed
 	}
 	if w.dirs != nil {
-		w.dirs.Set(r.AnnounceDirs())
+		w.dirs.Set(AnnounceDirs(r.Pass))
 		w.metrics.Dirs = w.dirs.Len()
 	}
 	w.metrics.StateReads, w.metrics.StateReused = w.state.Counts()
@@ -492,7 +494,7 @@ func (w *watcher) backstop() time.Duration {
 }
 
 // ended counts the trees a pass ended: killed, or gone before a signal.
-func ended(r *Reaped) int {
+func ended(r *run.Reaped) int {
 	n := 0
 	for _, res := range r.Results {
 		if res.Outcome == policy.Killed || res.Outcome == policy.Gone {
@@ -535,11 +537,11 @@ func (t *timers) minAge(due time.Time) {
 // it otherwise: the hints that come while a pass runs wait in their
 // channels and are one pass together.
 func (w *watcher) wait(ctx context.Context, t *timers, hup <-chan os.Signal) (string, bool) {
-	var exits <-chan watch.Target
+	var exits <-chan pwatch.Target
 	if w.exits != nil {
 		exits = w.exits.C()
 	}
-	var dirs <-chan watch.Dir
+	var dirs <-chan pwatch.Dir
 	if w.dirs != nil {
 		dirs = w.dirs.C()
 	}
@@ -551,7 +553,7 @@ func (w *watcher) wait(ctx context.Context, t *timers, hup <-chan os.Signal) (st
 			return
 		}
 		t.pending = true
-		t.held.Reset(max(t.lastPass.Add(w.cfg.Gap).Sub(now), watch.Settle))
+		t.held.Reset(max(t.lastPass.Add(w.cfg.Gap).Sub(now), pwatch.Settle))
 	}
 	// paced holds a user's hint until at, the global pace's next turn:
 	// a pass already held comes sooner and covers it (it passes after
@@ -565,7 +567,7 @@ func (w *watcher) wait(ctx context.Context, t *timers, hup <-chan os.Signal) (st
 			return
 		}
 		t.pending = true
-		t.held.Reset(max(at.Sub(now), t.lastPass.Add(w.cfg.Gap).Sub(now), watch.Settle))
+		t.held.Reset(max(at.Sub(now), t.lastPass.Add(w.cfg.Gap).Sub(now), pwatch.Settle))
 	}
 	var watchdog <-chan time.Time
 	if w.cfg.Watchdog > 0 {
@@ -676,18 +678,18 @@ func (w *watcher) reload() {
 // lock) and of the findings (a tie's, a marker's group leader), and the
 // clients' own processes, by their comm. Their exit is when orphans
 // appear.
-func (p *Pass) Owners() []watch.Target {
+func Owners(p *run.Pass) []pwatch.Target {
 	t, cs := p.Table, p.Config.Clients
 	s := t.Snap
 	seen := map[int]bool{}
-	var out []watch.Target
+	var out []pwatch.Target
 	add := func(pid int) {
 		if pid <= 1 || seen[pid] {
 			return
 		}
 		seen[pid] = true
 		if p := s.Get(pid); p != nil && !p.Zombie() && !p.KernelThread() {
-			out = append(out, watch.Target{PID: p.PID, StartTicks: p.StartTicks, UID: s.UID(p)})
+			out = append(out, pwatch.Target{PID: p.PID, StartTicks: p.StartTicks, UID: s.UID(p)})
 		}
 	}
 	for _, p := range t.Result.LiveOwners() {
@@ -730,12 +732,12 @@ const (
 // capOwners returns the targets a watch holds a pidfd for — root's
 // first, then each uid's up to perUIDOwners, all up to maxOwners — and
 // how many it left out.
-func capOwners(targets []watch.Target) ([]watch.Target, int) {
+func capOwners(targets []pwatch.Target) ([]pwatch.Target, int) {
 	if len(targets) <= perUIDOwners {
 		return targets, 0
 	}
 	byUID := map[uint32]int{}
-	out := make([]watch.Target, 0, min(len(targets), maxOwners))
+	out := make([]pwatch.Target, 0, min(len(targets), maxOwners))
 	for _, rootFirst := range []bool{true, false} {
 		for _, t := range targets {
 			if (t.UID == 0) != rootFirst || len(out) >= maxOwners {
@@ -755,16 +757,16 @@ func capOwners(targets []watch.Target) ([]watch.Target, int) {
 // read, or passed over for their user's owning no process — where their
 // client makes a file as an owner starts (client.Info.Announce). A dir
 // that does not exist yet is not watched; the backstop covers it.
-func (p *Pass) AnnounceDirs() []watch.Dir {
+func AnnounceDirs(p *run.Pass) []pwatch.Dir {
 	cs := p.Config.Clients
-	var out []watch.Dir
+	var out []pwatch.Dir
 	for _, d := range p.Dirs {
 		c := cs.ByName(d.Client)
 		if c == nil {
 			continue
 		}
 		for _, rel := range c.Info().Announce {
-			out = append(out, watch.Dir{Path: filepath.Join(d.Path, rel), UID: d.UID})
+			out = append(out, pwatch.Dir{Path: filepath.Join(d.Path, rel), UID: d.UID})
 		}
 	}
 	return out
@@ -774,7 +776,7 @@ func (p *Pass) AnnounceDirs() []watch.Dir {
 // rule or the defaults ask for (min_age), after now (zero: none): a pass
 // is due then, for what was too young is not yet an orphan the policy
 // acts on.
-func (p *Pass) NextDue(now time.Time) time.Time {
+func NextDue(p *run.Pass, now time.Time) time.Time {
 	t, pol := p.Table, p.Config.Policy
 	ages := []time.Duration{pol.Defaults.MinAge}
 	for _, r := range pol.Rules {

@@ -1,4 +1,4 @@
-package run
+package watch
 
 import (
 	"context"
@@ -21,6 +21,7 @@ import (
 	"github.com/orphanreaper/reaper/platform/host"
 	"github.com/orphanreaper/reaper/platform/signals"
 	"github.com/orphanreaper/reaper/policy"
+	"github.com/orphanreaper/reaper/run"
 	"github.com/orphanreaper/reaper/scan"
 )
 
@@ -267,7 +268,7 @@ func recordDescendants(root int, every time.Duration) *descendants {
 // look reads the table and records every descendant of the root, by the
 // scan's tree (whose walk ends even where a racy read closed a loop).
 func (d *descendants) look() {
-	read := ReadTable
+	read := run.ReadTable
 	if read == nil {
 		read = platform.ReadSnapshot
 	}
@@ -319,11 +320,11 @@ func (w *Wrap) reapAdopted(parent context.Context, adopted func(*platform.Proces
 	}
 	pol.Rules = []policy.Rule{{Name: "run-leftover", Action: policy.Terminate, Builtin: builtin,
 		When: []scan.Reason{scan.Reparented, scan.OwnerDead, scan.RunDone, scan.SessionEnded, scan.Untracked}}}
-	timeout := DefaultTimeout(&pol)
+	timeout := run.DefaultTimeout(&pol)
 	started := time.Now()
 	ctx, cancel := context.WithDeadline(parent, started.Add(timeout))
 	defer cancel()
-	cfg := ReapConfig{Config: Config{Policy: &pol, Clients: clientsOf(w.Clients, &pol), Discover: true, Timeout: timeout, ReadTable: ReadTable,
+	cfg := run.ReapConfig{Config: run.Config{Policy: &pol, Clients: run.ClientsOf(w.Clients, &pol), Discover: true, Timeout: timeout, ReadTable: run.ReadTable,
 		Only: func(f *scan.Finding) bool {
 			if !adopted(f.Root) {
 				return false // not the command's: the host's, left to reap and watch
@@ -336,14 +337,14 @@ func (w *Wrap) reapAdopted(parent context.Context, adopted func(*platform.Proces
 			return true
 		}},
 		Started: started, Deadline: started.Add(timeout), LockFile: w.LockFile, LockWait: 30 * time.Second, LogRepeats: true,
-		Records: Records{AuditLog: w.AuditLog, Journal: "off", Log: w.Log},
+		Records: run.Records{AuditLog: w.AuditLog, Journal: "off", Log: w.Log},
 		// A container's init on a read-only image, with no /run or a
 		// random uid's unwritable home: the reap goes on, said once. (Its
 		// namespace's processes are no other reaper's there.)
 		LockOptional: os.Getpid() == 1, NoLock: func(err error) {
 			fmt.Fprintf(w.Stderr, "reaper run: no lock (%v): reaping without one\n", err)
 		}}
-	r, err := Reap(ctx, cfg)
+	r, err := run.Reap(ctx, cfg)
 	if err != nil {
 		return err
 	}

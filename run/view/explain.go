@@ -1,4 +1,4 @@
-package run
+package view
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/orphanreaper/reaper/audit"
 	"github.com/orphanreaper/reaper/policy"
+	"github.com/orphanreaper/reaper/run"
 	"github.com/orphanreaper/reaper/scan"
 )
 
@@ -23,7 +24,7 @@ func (e *NoProcessError) Error() string {
 // ancestors up to PID 1 and what the scan makes of each, whether its tree
 // is a finding and why, and every rule of the policy in order. A pass for
 // explain asks who writes to every open stdin (Config.EveryStdin).
-func (p *Pass) Explain(pid int) (*audit.Explanation, error) {
+func Explain(p *run.Pass, pid int) (*audit.Explanation, error) {
 	t, pol, plan := p.Table, p.Config.Policy, p.Plan
 	s := t.Snap
 	i := s.Index(pid)
@@ -80,7 +81,7 @@ func (p *Pass) Explain(pid int) (*audit.Explanation, error) {
 	}
 	if e.Verdict == "" {
 		e.Verdict, e.Why = "not-orphaned", notOrphaned(t.Result, i)
-		if sess := sessionOf(p.PS(), pid); sess != nil && !strings.Contains(e.Why, fmt.Sprintf("(pid %d)", sess.PID)) {
+		if sess := sessionOf(PS(p), pid); sess != nil && !strings.Contains(e.Why, fmt.Sprintf("(pid %d)", sess.PID)) {
 			// The session says it first (unless the reason names its
 			// process already): what a person asks of a live session's
 			// server is whose it is. The table's generic word for a tree

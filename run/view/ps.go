@@ -1,4 +1,4 @@
-package run
+package view
 
 import (
 	"regexp"
@@ -11,6 +11,7 @@ import (
 	"github.com/orphanreaper/reaper/client"
 	"github.com/orphanreaper/reaper/platform"
 	"github.com/orphanreaper/reaper/policy"
+	"github.com/orphanreaper/reaper/run"
 	"github.com/orphanreaper/reaper/scan"
 )
 
@@ -34,8 +35,8 @@ import (
 // rooted inside it is a leak of that live session (a superseded server,
 // an abandoned job). As an ordinary user, only that user's sessions and
 // orphans are shown. Memory is PSS where it can be read, else RSS.
-func (p *Pass) PS() *audit.PSView {
-	b := p.sessionTrees(true)
+func PS(p *run.Pass) *audit.PSView {
+	b := sessionTrees(p, true)
 	b.orphans()
 	v := &audit.PSView{SchemaVersion: 1, Processes: len(b.s.Procs), AsRoot: b.uid == 0, Memory: "pss",
 		Sessions: []audit.PSSession{}, Orphans: []audit.PSOrphan{}, Clients: []audit.PSTotal{}, Warnings: []string{}}
@@ -67,8 +68,8 @@ func (p *Pass) PS() *audit.PSView {
 // copies' memory is PSS, as ps shows it, read for their processes alone
 // (PSS is a read per process: the sessions' other processes are not
 // asked).
-func (p *Pass) LiveFigures() ([]audit.PSDuplicate, []audit.Headroom) {
-	b := p.sessionTrees(false)
+func LiveFigures(p *run.Pass) ([]audit.PSDuplicate, []audit.Headroom) {
+	b := sessionTrees(p, false)
 	dups := b.duplicates(b.sessions)
 	b.copiesPSS(dups)
 	return dups, b.headroom()
@@ -81,7 +82,7 @@ func (b *psBuild) headroom() []audit.Headroom {
 
 // sessionTrees finds the sessions and fills each live one from its tree,
 // with each process's PSS where pss asks (else RSS).
-func (p *Pass) sessionTrees(pss bool) *psBuild {
+func sessionTrees(p *run.Pass, pss bool) *psBuild {
 	b := &psBuild{p: p, s: p.Snap, res: p.Result, uid: p.UID(), anchor: map[int]int{}, endedAt: map[string]int{}, clients: clientNames(p.Config.Clients),
 		cfg: p.Config.Policy.ScanConfig(), pss: true}
 	for _, c := range p.Config.Clients.All() {
@@ -121,7 +122,7 @@ func (p *Pass) sessionTrees(pss bool) *psBuild {
 
 // psBuild is one PS view in the making.
 type psBuild struct {
-	p   *Pass
+	p   *run.Pass
 	s   *platform.Snapshot
 	res *scan.Result
 	uid uint32

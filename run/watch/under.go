@@ -1,4 +1,4 @@
-package run
+package watch
 
 import (
 	"context"
@@ -9,8 +9,9 @@ import (
 
 	"github.com/orphanreaper/reaper/platform"
 	"github.com/orphanreaper/reaper/platform/host"
-	"github.com/orphanreaper/reaper/platform/watch"
+	pwatch "github.com/orphanreaper/reaper/platform/watch"
 	"github.com/orphanreaper/reaper/policy"
+	"github.com/orphanreaper/reaper/run"
 	"github.com/orphanreaper/reaper/scan"
 )
 
@@ -18,7 +19,7 @@ import (
 // the watch `reaper run` runs inside while its command lives: the init is
 // a subreaper to the scan (by its exact command line), and only the
 // findings whose root descends from it are kept (Config.Only).
-func Under(cfg *Config, pid int) error {
+func Under(cfg *run.Config, pid int) error {
 	argv, err := platform.ReadCmdline(pid)
 	if err != nil {
 		return fmt.Errorf("--under %d: %w", pid, err)
@@ -92,8 +93,8 @@ func Adoptions(ctx context.Context, pid int, forked <-chan struct{}, reaped <-ch
 				every.Stop()
 			}
 		}()
-		parents, err := watch.New()
-		var exited <-chan watch.Target
+		parents, err := pwatch.New()
+		var exited <-chan pwatch.Target
 		if err == nil {
 			defer parents.Close()
 			exited = parents.C()
@@ -118,7 +119,7 @@ func Adoptions(ctx context.Context, pid int, forked <-chan struct{}, reaped <-ch
 			if parents == nil {
 				return
 			}
-			targets := make([]watch.Target, 0, min(len(f.Parents), maxWatchedParents))
+			targets := make([]pwatch.Target, 0, min(len(f.Parents), maxWatchedParents))
 			for _, p := range f.Parents {
 				if len(targets) == maxWatchedParents {
 					// Past the bound (any process below may fork
@@ -127,7 +128,7 @@ func Adoptions(ctx context.Context, pid int, forked <-chan struct{}, reaped <-ch
 					break
 				}
 				if !host.Own(p.PID) {
-					targets = append(targets, watch.Target{PID: p.PID, StartTicks: p.StartTicks})
+					targets = append(targets, pwatch.Target{PID: p.PID, StartTicks: p.StartTicks})
 				}
 			}
 			parents.Set(targets)

@@ -1,4 +1,4 @@
-package run
+package view
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/orphanreaper/reaper/client"
 	"github.com/orphanreaper/reaper/policy"
+	"github.com/orphanreaper/reaper/run"
 )
 
 // pty is a view of a live pass: a PTY this test opens is listed with the
@@ -21,12 +22,12 @@ func TestPTYs(t *testing.T) {
 	cfg := config(t, client.NewSet())
 	cfg.ProcRoot = ""
 	held := func() (listed, dead bool) {
-		p, err := Scan(context.Background(), cfg, policy.ModeScan)
+		p, err := run.Scan(context.Background(), cfg, policy.ModeScan)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer p.Close()
-		v := p.PTYs()
+		v := PTYs(p)
 		for _, e := range v.PTYs {
 			for _, m := range e.Masters {
 				if m.PID == os.Getpid() {

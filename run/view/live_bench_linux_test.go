@@ -1,4 +1,4 @@
-package run_test
+package view_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/orphanreaper/reaper/client/all"
 	"github.com/orphanreaper/reaper/policy"
 	"github.com/orphanreaper/reaper/run"
+	"github.com/orphanreaper/reaper/run/view"
 )
 
 // BenchmarkLive is what a watch's pass adds for its live figures (the
@@ -51,7 +52,7 @@ func BenchmarkLive(b *testing.B) {
 					b.Fatal(err)
 				}
 				if live {
-					d, _ := p.LiveFigures()
+					d, _ := view.LiveFigures(p)
 					copies = len(d)
 				}
 				p.Close()

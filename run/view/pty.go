@@ -1,4 +1,4 @@
-package run
+package view
 
 import (
 	"os"
@@ -6,13 +6,14 @@ import (
 	"github.com/orphanreaper/reaper/audit"
 	"github.com/orphanreaper/reaper/platform"
 	"github.com/orphanreaper/reaper/platform/host"
+	"github.com/orphanreaper/reaper/run"
 	"github.com/orphanreaper/reaper/scan"
 )
 
 // PTYs is every pseudo-terminal in use on the pass's table, who holds it,
 // and which are dead: the one view that reads every process's fds. A PTY
 // only the pass's findings hold the master of is dead.
-func (p *Pass) PTYs() *audit.PTYView {
+func PTYs(p *run.Pass) *audit.PTYView {
 	s, plan := p.Snap, p.Plan
 	member := map[int]bool{}
 	for _, it := range plan.Items {

@@ -1,4 +1,4 @@
-package run
+package watch
 
 import (
 	"bytes"
@@ -14,11 +14,13 @@ import (
 	"github.com/orphanreaper/reaper/client"
 	"github.com/orphanreaper/reaper/platform"
 	"github.com/orphanreaper/reaper/policy"
+	"github.com/orphanreaper/reaper/run"
 	"github.com/orphanreaper/reaper/run/gather"
 
+	"github.com/orphanreaper/reaper/internal/runtest"
 	"github.com/orphanreaper/reaper/internal/skips"
 	"github.com/orphanreaper/reaper/paths"
-	"github.com/orphanreaper/reaper/platform/watch"
+	pwatch "github.com/orphanreaper/reaper/platform/watch"
 )
 
 // A user's exits trigger at most three passes in 30 s, and all users'
@@ -90,14 +92,14 @@ func TestHintHeldNotDropped(t *testing.T) {
 // watch with all its owners watched waits the backstop.
 func TestBackstopPollsWhatItCannotWatch(t *testing.T) {
 	cfg := WatchConfig{Backstop: time.Minute, Poll: 10 * time.Second}
-	exits, err := watch.New()
+	exits, err := pwatch.New()
 	if err != nil {
 		skips.Skip(t, "no watching of exits here (pidfd_open or epoll refused): "+err.Error())
 	}
 	defer exits.Close()
 	for _, tt := range []struct {
 		name      string
-		exits     *watch.Exits
+		exits     *pwatch.Exits
 		unwatched int
 		want      time.Duration
 	}{
@@ -123,11 +125,11 @@ func TestBackstopPollsWhatItCannotWatch(t *testing.T) {
 // rest is counted as not watched. The control: a set within the share is
 // kept whole.
 func TestCapOwners(t *testing.T) {
-	var targets []watch.Target
+	var targets []pwatch.Target
 	for i := range 1000 {
-		targets = append(targets, watch.Target{PID: 10000 + i, UID: 1001})
+		targets = append(targets, pwatch.Target{PID: 10000 + i, UID: 1001})
 	}
-	targets = append(targets, watch.Target{PID: 5, UID: 1002}, watch.Target{PID: 6, UID: 0})
+	targets = append(targets, pwatch.Target{PID: 5, UID: 1002}, pwatch.Target{PID: 6, UID: 0})
 	got, left := capOwners(targets)
 	byUID := map[uint32]int{}
 	for _, tg := range got {
@@ -150,8 +152,8 @@ func TestCapOwners(t *testing.T) {
 func TestFailedPassStatusIsOneLine(t *testing.T) {
 	var sent []string
 	w := &watcher{
-		cfg: WatchConfig{ReapConfig: ReapConfig{
-			Config:   Config{Policy: &policy.Policy{}, Timeout: time.Second},
+		cfg: WatchConfig{ReapConfig: run.ReapConfig{
+			Config:   run.Config{Policy: &policy.Policy{}, Timeout: time.Second},
 			LockFile: "/dev/null/x\nMAINPID=1/reaper.lock", // under a file: cannot be made
 		}},
 		log:     slog.New(slog.DiscardHandler),
@@ -185,7 +187,7 @@ func TestWatchSaysLockHeld(t *testing.T) {
 		var out bytes.Buffer
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel() // no pass: the start's check alone
-		cfg := WatchConfig{ReapConfig: ReapConfig{Config: config(t, client.NewSet()), LockFile: lock}, Log: slog.New(slog.NewTextHandler(&out, nil))}
+		cfg := WatchConfig{ReapConfig: run.ReapConfig{Config: run.Config{Policy: runtest.Policy(t, client.NewSet()), Clients: client.NewSet(), ProcRoot: runtest.Fixture(), Timeout: time.Minute}, LockFile: lock}, Log: slog.New(slog.NewTextHandler(&out, nil))}
 		cfg.ProcRoot = ""
 		Watch(ctx, cfg, nil)
 		if said := strings.Contains(out.String(), "watches this scope already") && strings.Contains(out.String(), lock); said != held {
