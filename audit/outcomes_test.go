@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"os"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/orphanreaper/reaper/policy"
@@ -19,9 +18,6 @@ func TestSchemasListEveryOutcome(t *testing.T) {
 		want = append(want, string(o))
 	}
 	slices.Sort(want)
-	if got := strings.Split(OutcomeList(), ", "); len(got) != len(policy.Outcomes) {
-		t.Errorf("history's list %v, the code's %v", got, want)
-	}
 	for _, name := range []string{"report.schema.json", "evidence.schema.json", "explain.schema.json"} {
 		b, err := os.ReadFile(name)
 		if err != nil {

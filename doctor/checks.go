@@ -42,7 +42,7 @@ func policyCheck(cfg Config, file, from string) (*policy.Policy, audit.Check) {
 	case pol.Source == policy.DefaultSource:
 		c.Status = audit.CheckInfo
 		c.Summary = "the embedded default: it knows the agent clients, and only reports"
-		c.Fix = fmt.Sprintf("'reaper init' shows what the shipped example policy would do here and writes it to %s (or write your own: 'reaper policy show --example')", paths.Current().Text(paths.Current().Policy))
+		c.Fix = fmt.Sprintf("'reaper init' shows what the shipped example policy would do here and writes it to %s (or write your own: 'reaper policy show --example')", policyText())
 	case file != "":
 		c.Summary = fmt.Sprintf("%s (%s), %s", pol.Source, from, what)
 	default:
@@ -330,4 +330,11 @@ func serviceBinaryCheck(argv []string) audit.Check {
 		c.Summary = fmt.Sprintf("the service runs %s as root, and only root can replace it", exe)
 	}
 	return c
+}
+
+// policyText is where this user's policy is read when none is named, as
+// a person types it.
+func policyText() string {
+	p := paths.Current()
+	return p.Text(p.Policy)
 }
