@@ -373,3 +373,31 @@ func TestFallbacksNamedOneWay(t *testing.T) {
 		return nil
 	})
 }
+
+// cmd/reaper is flags, errors and printing (docs/design.md): at most
+// 2,000 lines and no file over 250, so that what a command does lives in
+// the packages below it, where it is tested without the binary.
+func TestCmdStaysThin(t *testing.T) {
+	files, err := filepath.Glob("cmd/reaper/*.go")
+	if err != nil || len(files) < 10 {
+		t.Fatalf("control: %d files of cmd/reaper found (%v)", len(files), err)
+	}
+	total := 0
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := strings.Count(string(b), "\n")
+		total += n
+		if n > 250 {
+			t.Errorf("%s has %d lines, want at most 250", f, n)
+		}
+	}
+	if total > 2000 {
+		t.Errorf("cmd/reaper has %d lines outside its tests, want at most 2,000: move what a command does below it", total)
+	}
+}

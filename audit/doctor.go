@@ -135,3 +135,32 @@ func wrapHanging(text string, width, rest int) []string {
 	}
 	return lines
 }
+
+// OnlyNotOK leaves in d the checks that are not ok (-q), counting those
+// left out; false when every check was ok and there is nothing to show.
+func (d *Diagnosis) OnlyNotOK() bool {
+	var notOK []Check
+	for _, c := range d.Checks {
+		if c.Status != CheckOK {
+			notOK = append(notOK, c)
+		}
+	}
+	d.OKLeftOut += len(d.Checks) - len(notOK)
+	d.Checks = notOK
+	return len(notOK) > 0
+}
+
+// Failed is doctor's exit status: an error naming the checks that failed
+// (ExitError), nil when none did.
+func (d *Diagnosis) Failed() error {
+	var failed []string
+	for _, c := range d.Checks {
+		if c.Status == CheckFail {
+			failed = append(failed, c.Name)
+		}
+	}
+	if len(failed) == 0 {
+		return nil
+	}
+	return &StatusError{Code: ExitError, Msg: fmt.Sprintf("%s failed: %s", Plural(len(failed), "check"), strings.Join(failed, ", "))}
+}

@@ -37,3 +37,12 @@ func ExitMeaning(code int) string {
 	}
 	return "not one of reaper's exit statuses"
 }
+
+// StatusError ends a command with one of these statuses once what it had
+// to say was written: Code is the status, Msg its one line.
+type StatusError struct {
+	Code int
+	Msg  string
+}
+
+func (e *StatusError) Error() string { return e.Msg }

@@ -1,7 +1,9 @@
 package audit
 
 import (
+	"io"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/orphanreaper/reaper/platform"
@@ -46,3 +48,23 @@ func IsTerminal(f *os.File) bool { return platform.IsTerminal(f) }
 // TermWidth is terminal f's width in columns, 0 when f is none (a table
 // is then as wide as its rows).
 func TermWidth(f *os.File) int { return platform.TermWidth(f) }
+
+// StyleFor is how a table is drawn on w: ASCII trees where the locale is
+// not UTF-8, colour as when (--color) says, headings unless noHeaders,
+// and as wide as COLUMNS says, else as the terminal is; not a terminal
+// (a pipe, a file), lines are not cut — a script or a pager gets the
+// whole line.
+func StyleFor(w io.Writer, when string, noHeaders bool) Style {
+	f, _ := w.(*os.File)
+	tty := f != nil && IsTerminal(f)
+	st := Style{ASCII: !UTF8Locale(), Color: UseColor(when, tty), NoHeaders: noHeaders}
+	switch n, err := strconv.Atoi(os.Getenv("COLUMNS")); {
+	case err == nil && n > 0:
+		st.Width = n
+	case tty:
+		st.Width = TermWidth(f)
+	default:
+		st.Width = Uncut
+	}
+	return st
+}

@@ -1,5 +1,12 @@
 package doctor
 
+import (
+	"fmt"
+	"strings"
+
+	"github.com/orphanreaper/reaper/audit"
+)
+
 // CheckInfo is a check's name and what it looks at: Checks is the list
 // `reaper doctor --help` prints, in the order Diagnose runs them (some
 // are one platform's, or root's alone); TestChecksListed holds Diagnose
@@ -23,4 +30,20 @@ var Checks = []CheckInfo{
 	{"service binary", "as root, whether the binary the installed service runs could be replaced by another user"},
 	{"records", "the audit log and metrics file the timer writes"},
 	{"journal", "whether journald takes reap's records"},
+}
+
+// ChecksHelp lists the checks for doctor's help: each name, and what it
+// looks at wrapped beside it.
+func ChecksHelp() string {
+	var b strings.Builder
+	for _, c := range Checks {
+		for k, line := range audit.Wrap(c.What, 58) {
+			name := ""
+			if k == 0 {
+				name = c.Name
+			}
+			fmt.Fprintf(&b, "  %-15s%s\n", name, line)
+		}
+	}
+	return b.String()
 }

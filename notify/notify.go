@@ -2,6 +2,7 @@ package notify
 
 import (
 	"fmt"
+	"log/slog"
 	"sort"
 	"strings"
 	"time"
@@ -168,4 +169,17 @@ func message(items []item) (string, string) {
 // does not wait). Its end is not told: the log says it.
 func (n *Notifier) Storm(s audit.Storm) error {
 	return n.Desktop.Send("reaper: fork storm", audit.Term(s.Line(), 1<<10))
+}
+
+// New is --notify's notifier: the desktop's (Open), told of report-only
+// trees from above on; nil where there is no desktop, said once on log.
+func New(getenv func(string) string, above uint64, log *slog.Logger) *Notifier {
+	desktop, why := Open(getenv)
+	if desktop == nil {
+		if log != nil {
+			log.Info(why)
+		}
+		return nil
+	}
+	return &Notifier{Desktop: desktop, Above: above}
 }

@@ -211,8 +211,8 @@ func TestExitCodeMapping(t *testing.T) {
 		{nil, 0},
 		{errors.New("boom"), 1},
 		{usagef("bad flag"), 2},
-		{&outcomeError{audit.ExitPartial, "1 planned action failed"}, 3},
-		{&outcomeError{audit.ExitPermission, "no privilege"}, 77},
+		{&audit.StatusError{Code: audit.ExitPartial, Msg: "1 planned action failed"}, 3},
+		{&audit.StatusError{Code: audit.ExitPermission, Msg: "no privilege"}, 77},
 		{&policy.Error{File: "p.toml", Line: 3, Msg: "bad"}, 78},
 		{fmt.Errorf("wrapped: %w", &ledger.Error{File: "l.json", Msg: "bad"}), 78},
 		{configError{errors.New("2 of 3 paths are invalid")}, 78},
@@ -245,7 +245,7 @@ func TestHelpNamesInitAndEveryExitStatus(t *testing.T) {
 }
 
 // Every command's long help is made when it is shown, not at the start
-// (withHelp): each must still make one — a help text whose placeholder
+// (docs.Lazy): each must still make one — a help text whose placeholder
 // its command does not fill panics (docs.Help) — and none is made until
 // asked.
 func TestEveryCommandsHelp(t *testing.T) {
@@ -261,7 +261,7 @@ func TestEveryCommandsHelp(t *testing.T) {
 	}
 	n := 0
 	walk(root, func(c *cobra.Command) {
-		if g.help[c] != nil {
+		if g.help.Has(c) {
 			n++
 			if c.Long != "" {
 				t.Errorf("%s: its long help made at the start", c.CommandPath())
@@ -277,9 +277,9 @@ func TestEveryCommandsHelp(t *testing.T) {
 	if err := root.Execute(); err != nil || !strings.Contains(out.String(), "scan reads the process table once") {
 		t.Errorf("scan --help: %v\n%s", err, out.String())
 	}
-	g.fillHelpTree(root)
+	g.help.FillTree(root)
 	walk(root, func(c *cobra.Command) {
-		if g.help[c] != nil && c.Long == "" {
+		if g.help.Has(c) && c.Long == "" {
 			t.Errorf("%s: no long help", c.CommandPath())
 		}
 	})

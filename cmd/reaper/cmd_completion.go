@@ -30,5 +30,5 @@ func newCompletionCommand(g *globalOptions) *cobra.Command {
 			return usagef("completion: unknown shell %q: want bash, zsh or fish", args[0])
 		},
 	}
-	return g.withHelp(cmd, func() string { return docs.Help("completion") })
+	return g.help.Set(cmd, func() string { return docs.Help("completion") })
 }

@@ -2,13 +2,10 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/orphanreaper/reaper/audit"
 	"github.com/orphanreaper/reaper/docs"
 	"github.com/orphanreaper/reaper/doctor"
 )
@@ -33,7 +30,7 @@ func newDoctorCommand(g *globalOptions) *cobra.Command {
 			return runDoctor(cmd.Context(), &opts, g)
 		},
 	}
-	g.withHelp(cmd, func() string { return docs.Help("doctor", "checks", doctorChecksHelp()) })
+	g.help.Set(cmd, func() string { return docs.Help("doctor", "checks", doctor.ChecksHelp()) })
 	f := cmd.Flags()
 	f.StringVar(&opts.policyFile, "policy", "", "check this policy `FILE` (default: the one the timer's command line names, else the one scan uses)")
 	f.StringVar(&opts.lockFile, "lock-file", "", "the lock `FILE` to look at (default: the timer's --lock-file, else reap's default)")
@@ -51,46 +48,11 @@ func runDoctor(ctx context.Context, opts *doctorOptions, g *globalOptions) error
 	if err != nil {
 		return err
 	}
-	if g.quiet && opts.output != "json" {
-		// -q: the checks that are not ok, and nothing when all are.
-		var notOK []audit.Check
-		for _, c := range d.Checks {
-			if c.Status != audit.CheckOK {
-				notOK = append(notOK, c)
-			}
-		}
-		d.OKLeftOut = len(d.Checks) - len(notOK)
-		d.Checks = notOK
-		if len(notOK) == 0 {
-			return nil
-		}
+	if g.quiet && opts.output != "json" && !d.OnlyNotOK() {
+		return nil
 	}
 	if err := g.write(d, opts.output); err != nil {
 		return err
 	}
-	var failed []string
-	for _, c := range d.Checks {
-		if c.Status == audit.CheckFail {
-			failed = append(failed, c.Name)
-		}
-	}
-	if len(failed) > 0 {
-		return &outcomeError{code: audit.ExitError, msg: fmt.Sprintf("%s failed: %s", audit.Plural(len(failed), "check"), strings.Join(failed, ", "))}
-	}
-	return nil
-}
-
-// doctorChecksHelp lists doctor's checks as doctor.Checks has them.
-func doctorChecksHelp() string {
-	var b strings.Builder
-	for _, c := range doctor.Checks {
-		for k, line := range audit.Wrap(c.What, 58) {
-			name := ""
-			if k == 0 {
-				name = c.Name
-			}
-			fmt.Fprintf(&b, "  %-15s%s\n", name, line)
-		}
-	}
-	return b.String()
+	return d.Failed()
 }

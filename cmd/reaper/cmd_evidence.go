@@ -40,7 +40,7 @@ func newEvidenceCommand(g *globalOptions) *cobra.Command {
 			return g.write(ev, output)
 		},
 	}
-	g.withHelp(cmd, func() string { return docs.Help("evidence") })
+	g.help.Set(cmd, func() string { return docs.Help("evidence") })
 	cmd.Flags().StringVar(&policyFile, "policy", "", "policy `FILE` (default as for scan)")
 	cmd.Flags().StringVarP(&output, "output", "o", "table", "output format: table (Markdown) or json")
 	return cmd

@@ -29,7 +29,7 @@ func newExplainCommand(g *globalOptions) *cobra.Command {
 			return runExplain(cmd.Context(), pid, &opts, g)
 		},
 	}
-	g.withHelp(cmd, func() string { return docs.Help("explain") })
+	g.help.Set(cmd, func() string { return docs.Help("explain") })
 	f := cmd.Flags()
 	f.StringVar(&opts.policyFile, "policy", "", "policy `FILE` (default: the one scan uses)")
 	f.StringArrayVar(&opts.ledgers, "ledger", nil, "a ledger `PATH`, as scan takes it; repeatable")

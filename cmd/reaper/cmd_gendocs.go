@@ -21,7 +21,7 @@ func newGenDocsCommand(g *globalOptions) *cobra.Command {
 		Hidden: true,
 		Args:   noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			g.fillHelpTree(cmd.Root())
+			g.help.FillTree(cmd.Root())
 			if manDir != "" {
 				if err := docs.WriteMan(cmd.Root(), manDir, versionString()); err != nil {
 					return err

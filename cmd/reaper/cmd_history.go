@@ -37,7 +37,7 @@ func newHistoryCommand(g *globalOptions) *cobra.Command {
 			return runHistory(&opts, g, time.Now())
 		},
 	}
-	g.withHelp(cmd, func() string { return docs.Help("history") })
+	g.help.Set(cmd, func() string { return docs.Help("history") })
 	f := cmd.Flags()
 	f.StringVar(&opts.auditLog, "audit-log", "", "the audit log `FILE` to read, with its rotations (default: the system units' as root, the user's own otherwise)")
 	f.StringVar(&opts.since, "since", "24h", "show what was recorded from `WHEN` on")

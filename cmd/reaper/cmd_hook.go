@@ -41,7 +41,7 @@ func newHookCommand(g *globalOptions) *cobra.Command {
 		Use:   "hook",
 		Short: "Wire a quick reap of your leftovers into an agent client's session start",
 	}
-	g.withHelp(cmd, func() string { return docs.Help("hook", "clients", list.String()) })
+	g.help.Set(cmd, func() string { return docs.Help("hook", "clients", list.String()) })
 	cmd.Args = noArgs // an unknown subcommand is a usage error, not help
 	cmd.RunE = func(cmd *cobra.Command, args []string) error { return cmd.Help() }
 	cmd.AddCommand(newHookInstallCommand(g, true), newHookInstallCommand(g, false))

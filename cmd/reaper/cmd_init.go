@@ -29,7 +29,7 @@ func newInitCommand(g *globalOptions) *cobra.Command {
 		Args:    noArgs,
 		RunE:    func(cmd *cobra.Command, args []string) error { return runInit(cmd, &opts, g) },
 	}
-	g.withHelp(cmd, func() string { return docs.Help("init") })
+	g.help.Set(cmd, func() string { return docs.Help("init") })
 	f := cmd.Flags()
 	f.BoolVarP(&opts.yes, "yes", "y", false, "do it without asking")
 	f.BoolVar(&opts.dryRun, "dry-run", false, "show the plan and change nothing")

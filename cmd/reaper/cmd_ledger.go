@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/orphanreaper/reaper/audit"
 	"github.com/orphanreaper/reaper/docs"
 	"github.com/orphanreaper/reaper/run"
 )
@@ -17,7 +18,7 @@ func newLedgerCommand(g *globalOptions) *cobra.Command {
 		Args:  noArgs,
 		RunE:  func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
-	g.withHelp(cmd, func() string { return docs.Help("ledger") })
+	g.help.Set(cmd, func() string { return docs.Help("ledger") })
 	cmd.AddCommand(newLedgerValidateCommand(g), newLedgerShowCommand(g))
 	return cmd
 }
@@ -32,7 +33,7 @@ func newLedgerValidateCommand(g *globalOptions) *cobra.Command {
 			return runLedgerValidate(args, g)
 		},
 	}
-	return g.withHelp(cmd, func() string { return docs.Help("ledger-validate") })
+	return g.help.Set(cmd, func() string { return docs.Help("ledger-validate") })
 }
 
 func runLedgerValidate(paths []string, g *globalOptions) error {
@@ -47,7 +48,7 @@ func runLedgerValidate(paths []string, g *globalOptions) error {
 		case len(v.Errs) > 0:
 			invalid++
 		default:
-			fmt.Fprintf(g.stdout, "%s: valid: %s, %s, %s\n", v.Path, countOf(v.Ledgers, "ledger"), countOf(v.Runs, "run"), countOf(v.Sessions, "session"))
+			fmt.Fprintf(g.stdout, "%s: valid: %s, %s, %s\n", v.Path, audit.Plural(v.Ledgers, "ledger"), audit.Plural(v.Runs, "run"), audit.Plural(v.Sessions, "session"))
 		}
 	}
 	// As everywhere: 78 when something read is invalid, else 66 when a
@@ -81,7 +82,7 @@ func newLedgerShowCommand(g *globalOptions) *cobra.Command {
 			return runLedgerShow(cmd, args, &opts, g)
 		},
 	}
-	g.withHelp(cmd, func() string { return docs.Help("ledger-show") })
+	g.help.Set(cmd, func() string { return docs.Help("ledger-show") })
 	cmd.Flags().StringVar(&opts.policyFile, "policy", "", "policy `FILE` (for owners and subreapers; default as for scan)")
 	cmd.Flags().StringVar(&opts.procRoot, "proc", "", "read this `DIR` instead of /proc (Linux; fixtures)")
 	cmd.Flags().StringVarP(&opts.output, "output", "o", "table", "output format: table or json")

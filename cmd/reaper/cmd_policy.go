@@ -36,7 +36,7 @@ func newPolicyCheckCommand(g *globalOptions) *cobra.Command {
 			return runPolicyCheck(args[0], g)
 		},
 	}
-	return g.withHelp(cmd, func() string { return docs.Help("policy-check") })
+	return g.help.Set(cmd, func() string { return docs.Help("policy-check") })
 }
 
 func runPolicyCheck(path string, g *globalOptions) error {
@@ -69,7 +69,7 @@ func runPolicyCheck(path string, g *globalOptions) error {
 		warned = " (read the " + map[bool]string{true: "warning", false: "warnings"}[n == 1] + " above)"
 	}
 	fmt.Fprintf(g.stdout, "%s: valid%s: %s, %s, %s (%d that signal), %s\n", path, warned, owners,
-		audit.Plural(len(p.Subreapers), "subreaper"), audit.Plural(len(p.Rules), "rule"), acting, protectEntries(len(p.Protect)))
+		audit.Plural(len(p.Subreapers), "subreaper"), audit.Plural(len(p.Rules), "rule"), acting, audit.Plural(len(p.Protect), "protect entry"))
 	return nil
 }
 
@@ -93,14 +93,7 @@ func newPolicyShowCommand(g *globalOptions) *cobra.Command {
 			return err
 		},
 	}
-	g.withHelp(cmd, func() string { return docs.Help("policy-show") })
+	g.help.Set(cmd, func() string { return docs.Help("policy-show") })
 	cmd.Flags().BoolVar(&example, "example", false, "print the shipped example policy")
 	return cmd
-}
-
-func protectEntries(n int) string {
-	if n == 1 {
-		return "1 protect entry"
-	}
-	return fmt.Sprintf("%d protect entries", n)
 }

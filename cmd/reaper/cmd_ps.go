@@ -47,7 +47,7 @@ func newPsCommand(g *globalOptions) *cobra.Command {
 			return g.write(v, opts.output)
 		},
 	}
-	g.withHelp(cmd, func() string { return docs.Help("ps") })
+	g.help.Set(cmd, func() string { return docs.Help("ps") })
 	cmd.Flags().StringVar(&opts.policyFile, "policy", "", "policy `FILE` (which trees are findings; default as for scan)")
 	cmd.Flags().StringVarP(&opts.output, "output", "o", "table", "output format: table or json")
 	cmd.Flags().StringVar(&opts.sort, "sort", "memory", "order sessions and orphans by memory, cpu or age, largest first")

@@ -32,7 +32,7 @@ func newPtyCommand(g *globalOptions) *cobra.Command {
 			return runPty(&opts, g)
 		},
 	}
-	g.withHelp(cmd, func() string { return docs.Help("pty") })
+	g.help.Set(cmd, func() string { return docs.Help("pty") })
 	cmd.Flags().StringVar(&opts.policyFile, "policy", "", "policy `FILE` (to know which processes are findings; default as for scan)")
 	cmd.Flags().StringVarP(&opts.output, "output", "o", "table", "output format: table or json")
 	return cmd

@@ -51,21 +51,12 @@ func newReapCommand(g *globalOptions) *cobra.Command {
 			return runReap(cmd.Context(), &opts, g)
 		},
 	}
-	g.withHelp(cmd, func() string { return docs.Help("reap") })
+	g.help.Set(cmd, func() string { return docs.Help("reap") })
 	opts.AddFlags(cmd.Flags())
 	cmd.Flags().Lookup("audit-log").Usage += auditLogDefaultNote
 	cmd.Flags().MarkHidden("proc") // scan's: reap refuses a fixture table
 	return cmd
 }
-
-// outcomeError carries a reap's exit status (3 or 77) after the report
-// was written.
-type outcomeError struct {
-	code int
-	msg  string
-}
-
-func (e *outcomeError) Error() string { return e.msg }
 
 func runReap(ctx context.Context, opts *reapOptions, g *globalOptions) error {
 	if err := opts.validate(); err != nil {
@@ -108,25 +99,5 @@ func runReap(ctx context.Context, opts *reapOptions, g *globalOptions) error {
 		fmt.Fprintf(g.stderr, "reaper reap: interrupted by %s: what was stopped is continued; the next run reaps the rest\n", signals.Name(s.sig))
 		return exitStatus(signals.ExitStatus(s.sig))
 	}
-	return outcome(done.Failures())
-}
-
-// outcome is the reap's exit status (README, "Command line and exit
-// status") from what it failed to do (run.Reaped.Failures): 3 when
-// anything the plan meant to signal was refused, failed, or could not be
-// confirmed gone; 77 when what failed was only the kernel refusing a
-// signal (EPERM); nil when every planned action was done.
-func outcome(partial, permission int) error {
-	switch {
-	case partial > 0:
-		n := partial + permission
-		verb := "were"
-		if n == 1 {
-			verb = "was"
-		}
-		return &outcomeError{audit.ExitPartial, fmt.Sprintf("%s %s refused or failed (see each finding's detail)", audit.Plural(n, "planned action"), verb)}
-	case permission > 0:
-		return &outcomeError{audit.ExitPermission, "lacking the privilege for a planned action (run as the processes' user, or as root)"}
-	}
-	return nil
+	return done.Status()
 }

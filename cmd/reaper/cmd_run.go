@@ -48,7 +48,7 @@ func newRunCommand(g *globalOptions) *cobra.Command {
 			return runRun(args, &opts, g)
 		},
 	}
-	g.withHelp(cmd, func() string { return docs.Help("run") })
+	g.help.Set(cmd, func() string { return docs.Help("run") })
 	f := cmd.Flags()
 	f.StringVar(&opts.policyFile, "policy", "", "policy `FILE` for its grace, [[protect]] and [[owner]] entries (default as for reap)")
 	f.StringVar(&opts.auditLog, "audit-log", "", "append one JSON line per decision and signal to `FILE`")

@@ -78,7 +78,7 @@ func newScanCommand(g *globalOptions) *cobra.Command {
 			return runScan(cmd.Context(), &opts, g)
 		},
 	}
-	g.withHelp(cmd, func() string { return docs.Help("scan", "ledgers", ledgersHelp(clients)) })
+	g.help.Set(cmd, func() string { return docs.Help("scan", "ledgers", ledgersHelp(clients)) })
 	opts.AddFlags(cmd.Flags())
 	cmd.Flags().BoolVar(&opts.exitCode, "exit-code", false, "exit 4 when the scan reports a finding (for monitoring); 0 when none")
 	return cmd

@@ -14,7 +14,7 @@ func newServiceCommand(g *globalOptions) *cobra.Command {
 		Use:   "service",
 		Short: "Install or remove reaper's background service for this binary",
 	}
-	g.withHelp(cmd, func() string {
+	g.help.Set(cmd, func() string {
 		return docs.Help("service", "WatchUnit", setup.WatchUnit, "ReapUnit", setup.ReapUnit, "TimerUnit", setup.TimerUnit)
 	})
 	cmd.Args = noArgs // an unknown subcommand is a usage error, not help

@@ -47,10 +47,10 @@ func newTopCommand(g *globalOptions) *cobra.Command {
 				Config:   run.NewConfig(pol, clients),
 				LockWait: 5 * time.Second, Records: run.Records{AuditLog: opts.auditLog, Journal: "auto", Log: g.log},
 			}}
-			return top.Run(cmd.Context(), top.New(src, top.Options{Interval: opts.interval, Sort: opts.sort, Style: g.tableStyle()}))
+			return top.Run(cmd.Context(), top.New(src, top.Options{Interval: opts.interval, Sort: opts.sort, Style: audit.StyleFor(g.stdout, g.color, g.noHeaders)}))
 		},
 	}
-	g.withHelp(cmd, func() string { return docs.Help("top") })
+	g.help.Set(cmd, func() string { return docs.Help("top") })
 	f := cmd.Flags()
 	f.StringVar(&opts.policyFile, "policy", "", "policy `FILE` (which trees are findings, and what k may do; default as for scan)")
 	f.StringVar(&opts.sort, "sort", "memory", "order sessions and orphans by memory, cpu or age, largest first")

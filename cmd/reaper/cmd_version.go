@@ -27,7 +27,7 @@ func newVersionCommand(g *globalOptions) *cobra.Command {
 			return g.write(buildInfo(), output)
 		},
 	}
-	g.withHelp(cmd, func() string { return docs.Help("version") })
+	g.help.Set(cmd, func() string { return docs.Help("version") })
 	cmd.Flags().StringVarP(&output, "output", "o", "table", "output format: table or json")
 	return cmd
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/orphanreaper/reaper/audit"
 	"github.com/orphanreaper/reaper/docs"
 	"github.com/orphanreaper/reaper/notify"
 	"github.com/orphanreaper/reaper/paths"
@@ -18,6 +17,7 @@ import (
 	"github.com/orphanreaper/reaper/policy"
 	"github.com/orphanreaper/reaper/run"
 	"github.com/orphanreaper/reaper/run/watch"
+	"github.com/orphanreaper/reaper/scrape"
 )
 
 // watchOptions are the flags of `reaper watch`: reap's, and the backstop.
@@ -45,7 +45,7 @@ func newWatchCommand(g *globalOptions) *cobra.Command {
 			return runWatch(cmd.Context(), &opts, g)
 		},
 	}
-	g.withHelp(cmd, func() string { return docs.Help("watch") })
+	g.help.Set(cmd, func() string { return docs.Help("watch") })
 	opts.AddFlags(cmd.Flags())
 	cmd.Flags().Lookup("audit-log").Usage += auditLogDefaultNote
 	cmd.Flags().DurationVar(&opts.backstop, "backstop", time.Minute, "the longest time between two passes, whatever the hints say")
@@ -82,9 +82,9 @@ func runWatch(ctx context.Context, opts *watchOptions, g *globalOptions) error {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, signals.Hangup)
 	defer signal.Stop(hup)
-	notifier, err := opts.notifier(g)
+	above, err := policy.ParseSize(opts.notifyAbove)
 	if err != nil {
-		return err
+		return usagef("--notify-above %q: %v", opts.notifyAbove, err)
 	}
 	cfg := watch.WatchConfig{
 		ReapConfig: run.ReapConfig{Config: opts.config(pol, timeout, false), DryRun: opts.dryRun, LockFile: opts.lockFile,
@@ -95,11 +95,6 @@ func runWatch(ctx context.Context, opts *watchOptions, g *globalOptions) error {
 		OnPass: func(r *run.Reaped, trigger string) {
 			if err := r.Report.WriteQuietAs(g.stdout, "watch "+time.Now().Format("15:04:05")); err != nil && g.log != nil {
 				g.log.Warn("a pass's lines were not written", "err", err)
-			}
-			if notifier != nil {
-				if _, err := notifier.Pass(r.Report); err != nil && g.log != nil {
-					g.log.Warn("a notification was not sent", "err", err)
-				}
 			}
 			if g.log != nil {
 				g.log.Debug("pass", "trigger", trigger, "findings", len(r.Plan.Items))
@@ -113,20 +108,15 @@ func runWatch(ctx context.Context, opts *watchOptions, g *globalOptions) error {
 			once.Do(func() { fmt.Fprintf(g.stderr, "reaper run: watch without a lock (%v)\n", err) })
 		}
 	}
-	if notifier != nil {
-		cfg.OnStorm = func(s audit.Storm, over bool) {
-			if over {
-				return
-			}
-			if err := notifier.Storm(s); err != nil && g.log != nil {
-				g.log.Warn("a notification was not sent", "err", err)
-			}
-		}
+	if opts.notify {
+		cfg.Desktop = notify.New(os.Getenv, above, g.log)
 	}
 	if opts.listen != "" {
-		srv, err := listenMetrics(opts.listen, opts.tokenFile, 2*opts.backstop+timeout)
+		// A port alone (":9469", "9469") is loopback's: an endpoint other
+		// hosts reach is asked for by its address.
+		srv, err := scrape.ListenWith(opts.listen, scrape.Options{Limit: 2*opts.backstop + timeout, TokenFile: opts.tokenFile})
 		if err != nil {
-			return err
+			return usagef("--metrics-listen %s: %v", opts.listen, err)
 		}
 		go func() {
 			if err := srv.Serve(ctx); err != nil {
@@ -147,24 +137,4 @@ func runWatch(ctx context.Context, opts *watchOptions, g *globalOptions) error {
 		return fmt.Errorf("watch: %w", err)
 	}
 	return nil
-}
-
-// notifier is --notify's: nil without it, or where there is no desktop
-// (said once).
-func (o *watchOptions) notifier(g *globalOptions) (*notify.Notifier, error) {
-	above, err := policy.ParseSize(o.notifyAbove)
-	if err != nil {
-		return nil, usagef("--notify-above %q: %v", o.notifyAbove, err)
-	}
-	if !o.notify {
-		return nil, nil
-	}
-	desktop, why := notify.Open(os.Getenv)
-	if desktop == nil {
-		if g.log != nil {
-			g.log.Info(why)
-		}
-		return nil, nil
-	}
-	return &notify.Notifier{Desktop: desktop, Above: above}, nil
 }

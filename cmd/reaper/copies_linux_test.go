@@ -3,13 +3,14 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/orphanreaper/reaper/internal/skips"
 	"os"
 	"os/exec"
 	"slices"
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/orphanreaper/reaper/internal/skips"
 )
 
 // TestPSCopies: three stand-in Claude Code sessions of one user, each

@@ -55,9 +55,9 @@ func exitCode(err error, stderr io.Writer, cmdPath ...string) int {
 	for _, line := range strings.Split(strings.TrimRight(err.Error(), "\n"), "\n") {
 		fmt.Fprintf(stderr, "reaper: %s\n", audit.Printable(line))
 	}
-	var oe *outcomeError
-	if errors.As(err, &oe) {
-		return oe.code
+	var st *audit.StatusError
+	if errors.As(err, &st) {
+		return st.Code
 	}
 	var pe *policy.Error
 	var le *ledger.Error

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -29,8 +28,8 @@ type globalOptions struct {
 	// told of each adopted child the init reaped.
 	reaped <-chan struct{}
 
-	// help makes each command's long help when it is shown (withHelp).
-	help map[*cobra.Command]func() string
+	// help makes each command's long help when it is shown.
+	help docs.Lazy
 }
 
 func newGlobalOptions() *globalOptions {
@@ -63,11 +62,11 @@ func newBareRoot(g *globalOptions) *cobra.Command {
 			return nil
 		},
 	}
-	g.withHelp(cmd, func() string { return docs.Help("reaper") })
+	g.help.Set(cmd, func() string { return docs.Help("reaper") })
 	// Every command's help: its long text made first (children take the
 	// root's help function).
 	cmd.SetHelpFunc(func(c *cobra.Command, args []string) {
-		g.fillHelp(c)
+		g.help.Fill(c)
 		defaultHelp(c, args)
 	})
 	cmd.DisableAutoGenTag = true  // reproducible man pages: no date stamp
@@ -81,35 +80,6 @@ func newBareRoot(g *globalOptions) *cobra.Command {
 	cmd.PersistentFlags().BoolVar(&g.noHeaders, "no-headers", false, "leave out a table's title line, column headings and sums: its rows only, for grep and awk — scan and reap give one tab-separated row per finding: rule, kind, action, outcome, root pid, user, RSS bytes, command (JSON is unchanged)")
 	cmd.RegisterFlagCompletionFunc("color", cobra.FixedCompletions(colorWhens, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
-}
-
-// withHelp gives cmd the long help long makes, made only when it is shown
-// (--help, reaper help CMD, the man pages: fillHelp). Made at every start
-// for every command, the help texts were ~350 KiB of every reaper
-// process's anonymous memory, and a container's init holds its command
-// tree for its life (scripts/bench-init.sh, 2026-11-29: 4,008–4,028 →
-// 3,544–3,732 KiB after 10 s).
-func (g *globalOptions) withHelp(cmd *cobra.Command, long func() string) *cobra.Command {
-	if g.help == nil {
-		g.help = map[*cobra.Command]func() string{}
-	}
-	g.help[cmd] = long
-	return cmd
-}
-
-// fillHelp makes c's long help, if withHelp gave it one not made yet.
-func (g *globalOptions) fillHelp(c *cobra.Command) {
-	if long := g.help[c]; long != nil && c.Long == "" {
-		c.Long = long()
-	}
-}
-
-// fillHelpTree makes the long help of every command under root.
-func (g *globalOptions) fillHelpTree(root *cobra.Command) {
-	g.fillHelp(root)
-	for _, c := range root.Commands() {
-		g.fillHelpTree(c)
-	}
 }
 
 // defaultHelp is cobra's own help function: what a command with no
@@ -189,19 +159,4 @@ func someArgs(name string) cobra.PositionalArgs {
 		}
 		return nil
 	}
-}
-
-// countOf is "1 run", "2 runs": n and the word, plural when n is not 1
-// (the plural given, else the word with an s, or es after s, x, sh).
-func countOf(n int, word string, plural ...string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, word)
-	}
-	if len(plural) > 0 {
-		return fmt.Sprintf("%d %s", n, plural[0])
-	}
-	if strings.HasSuffix(word, "s") || strings.HasSuffix(word, "x") || strings.HasSuffix(word, "sh") {
-		return fmt.Sprintf("%d %ses", n, word)
-	}
-	return fmt.Sprintf("%d %ss", n, word)
 }

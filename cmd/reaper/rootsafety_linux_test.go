@@ -153,8 +153,8 @@ func TestNewMemberOfAnotherUserRefused(t *testing.T) {
 		}, "the child as uid 65534")
 	}
 	err := runReap(context.Background(), opts, g)
-	var oe *outcomeError
-	if !errors.As(err, &oe) || oe.code != audit.ExitPartial {
+	var st *audit.StatusError
+	if !errors.As(err, &st) || st.Code != audit.ExitPartial {
 		t.Errorf("runReap: %v, want exit 3\n%s", err, stderr.String())
 	}
 	var rep reapReport

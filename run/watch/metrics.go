@@ -38,7 +38,7 @@ func (w *watcher) sayHeadroom(hs []audit.Headroom) {
 }
 
 // storm says a fork storm as it starts or ends: a log line (the journal's
-// under a service manager), the status, and OnStorm's notification.
+// under a service manager), the status, and the desktop's notification.
 func (w *watcher) storm(s audit.Storm, over bool) {
 	if over {
 		w.log.Info(fmt.Sprintf("fork storm over: pid %d (%s)", s.PID, audit.Printable(s.Comm)), "pid", s.PID, "lasted", s.For)
@@ -51,8 +51,10 @@ func (w *watcher) storm(s audit.Storm, over bool) {
 			w.log.Warn("the storm's journal record was not sent", "err", err)
 		}
 	}
-	if w.cfg.OnStorm != nil {
-		w.cfg.OnStorm(s, over)
+	if w.cfg.Desktop != nil && !over {
+		if err := w.cfg.Desktop.Storm(s); err != nil {
+			w.log.Warn("a notification was not sent", "err", err)
+		}
 	}
 	go w.publish() // after second() lets the storms go
 }

@@ -73,6 +73,11 @@ func (w *watcher) pass(ctx context.Context) time.Time {
 	if w.cfg.OnPass != nil {
 		w.cfg.OnPass(r, trigger)
 	}
+	if w.cfg.Desktop != nil {
+		if _, err := w.cfg.Desktop.Pass(r.Report); err != nil {
+			w.log.Warn("a notification was not sent", "err", err)
+		}
+	}
 	acted := ended(r)
 	w.notify(fmt.Sprintf("STATUS=pass %d (%s) at %s: %s, %d ended; watching %s",
 		w.passes, trigger, rc.Started.Format("15:04:05"), audit.Plural(len(r.Plan.Items), "finding"), acted, audit.Plural(w.metrics.Owners, "owner")))

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/orphanreaper/reaper/audit"
+	"github.com/orphanreaper/reaper/notify"
 	"github.com/orphanreaper/reaper/paths"
 	"github.com/orphanreaper/reaper/platform"
 	"github.com/orphanreaper/reaper/platform/host"
@@ -58,9 +59,10 @@ type WatchConfig struct {
 	// it is lean.
 	Under  int
 	Reaped <-chan struct{}
-	// OnStorm is told of each fork storm as it starts and as it ends
-	// (over), after the log line: a desktop notification.
-	OnStorm func(s audit.Storm, over bool)
+	// Desktop, when set, is told what each pass ended and the large
+	// trees it only reported, and of each fork storm as it starts
+	// (--notify).
+	Desktop *notify.Notifier
 	// Lean returns the heap's free pages to the kernel after each pass
 	// (debug.FreeOSMemory, leanAfter it: a collection, then the scavenger
 	// at once): an init's watch, idle between passes, keeps only what it
