@@ -165,8 +165,8 @@ type WatchMetrics struct {
 	// pass, so a watch that stopped working is one whose heartbeat ages.
 	Heartbeat time.Time
 	// Copies and Headroom are the last pass's live figures (ps's
-	// duplicates and headroom).
-	Copies   []PSDuplicate
+	// copies and headroom).
+	Copies   []ServerCopies
 	Headroom []Headroom
 	// Storms are the fork storms going on, StormsSaid how many were said
 	// since the start, StormsSeen how ("" where none can be).

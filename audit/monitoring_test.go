@@ -55,7 +55,7 @@ func TestWatchMetrics(t *testing.T) {
 	w := &WatchMetrics{Passes: map[string]uint64{"start": 1, "hint": 4, "backstop": 2}, Owners: 7, Unwatched: 1,
 		Watching: true, HintsIgnored: 3, Reaction: 1500 * time.Millisecond, ReactionCount: 4,
 		Heartbeat: time.UnixMilli(1795900000250),
-		Copies: []PSDuplicate{{Command: "npx -y @acme/docs-mcp", Name: "docs", User: "alice", Copies: 3, MemoryBytes: 3 << 20},
+		Copies: []ServerCopies{{Command: "npx -y @acme/docs-mcp", Name: "docs", User: "alice", Copies: 3, MemoryBytes: 3 << 20},
 			{Command: `node /srv/"odd".js`, User: "alice", Copies: 2, MemoryBytes: 1 << 20}},
 		Headroom: []Headroom{{UID: 1000, User: "alice", Tasks: 850, ProcessLimit: 1000, PIDsMax: 4915, Percent: 85}, {UID: 4242, Tasks: 3}},
 		Storms: []Storm{{PID: 4242, Comm: "node", User: "alice", Rate: 120, Seen: "fork events"},

@@ -22,9 +22,11 @@ type PSView struct {
 	Memory   string      `json:"memory"`
 	Sessions []PSSession `json:"sessions"`
 	Orphans  []PSOrphan  `json:"orphans"`
-	// Duplicates are the servers several live sessions each run a copy
-	// of: waste to see, never a finding.
-	Duplicates []PSDuplicate `json:"duplicates"`
+	// Copies are the servers several live sessions each run a copy
+	// of: waste to see, never a finding. Their JSON name is the
+	// contract's (SPEC §16: ps's "duplicates"); in the code, the table and
+	// the metrics they are copies.
+	Copies []ServerCopies `json:"duplicates"`
 	// Headroom is each user's process count against their limits.
 	Headroom []Headroom `json:"headroom"`
 	Clients  []PSTotal  `json:"clients"`
@@ -106,13 +108,13 @@ type PSOrphan struct {
 	Processes   []PSProcess `json:"processes"`
 }
 
-// PSDuplicate is one server several live sessions each run a copy of:
+// ServerCopies is one server several live sessions each run a copy of:
 // the same command line (the server's own, below any launcher of the
 // client's) of the same user. Clients that start every configured server
 // once per session (Claude Code does, by design) run N sessions × M
 // servers; a server that speaks HTTP, or one put behind a bridge, runs
 // once for them all.
-type PSDuplicate struct {
+type ServerCopies struct {
 	Command string `json:"command"`
 	// Name is the server's name as its client's config calls it, where a
 	// config declares it.
@@ -227,10 +229,10 @@ func (v *PSView) WriteTable(w io.Writer, st Style) error {
 			}
 		}
 	}
-	if len(v.Duplicates) > 0 {
+	if len(v.Copies) > 0 {
 		ew.printf("\ncopies across live sessions (each session started its own; never a finding)\n")
-		for _, d := range v.Duplicates {
-			ew.printf("%s\n", clipWidth("  "+DuplicateLine(d), st.cols(termWidth+20)))
+		for _, d := range v.Copies {
+			ew.printf("%s\n", clipWidth("  "+CopiesLine(d), st.cols(termWidth+20)))
 			ew.printf("%s\n", clipWidth("    "+Term(d.Command, MaxCmdline), st.cols(termWidth)))
 			ew.printf("%s\n", clipWidth("    "+Term(d.Advice, maxText), st.cols(termWidth+40)))
 		}
@@ -246,9 +248,9 @@ func (v *PSView) WriteTable(w io.Writer, st Style) error {
 	return ew.err
 }
 
-// DuplicateLine says how many copies of a server run, under how many
+// CopiesLine says how many copies of a server run, under how many
 // sessions, and what they hold.
-func DuplicateLine(d PSDuplicate) string {
+func CopiesLine(d ServerCopies) string {
 	what := "a server"
 	if d.Name != "" {
 		what = fmt.Sprintf("server %q", Term(d.Name, MaxName))

@@ -37,7 +37,7 @@ func TestSinks(t *testing.T) {
 			hostiles.Check(t, "JSON", js.String(), 6*MaxCmdline)
 
 			var rep Report
-			w := &WatchMetrics{Passes: map[string]uint64{}, Copies: []PSDuplicate{{Name: s, Command: s, User: "bob", Copies: 2}, {Command: s, User: "bob", Copies: 2}},
+			w := &WatchMetrics{Passes: map[string]uint64{}, Copies: []ServerCopies{{Name: s, Command: s, User: "bob", Copies: 2}, {Command: s, User: "bob", Copies: 2}},
 				Storms: []Storm{{PID: 7, Comm: s, User: s, Seen: s}}}
 			text := string(MetricsText(&rep, nil, 0, w, time.Time{}))
 			hostiles.Check(t, "metric labels", text, 512)
@@ -49,7 +49,7 @@ func TestSinks(t *testing.T) {
 
 			v := &PSView{Sessions: []PSSession{{Client: "claude-code", Title: s, Version: s, PID: 9, SessionID: s, Processes: []PSProcess{
 				{PID: 9, Kind: "client", Cmdline: s}, {PID: 10, PPID: 9, Depth: 1, Kind: "mcp", Name: s, Cmdline: s}}}},
-				Duplicates: []PSDuplicate{{Command: s, Name: s, User: s, Copies: 2, Advice: s}}}
+				Copies: []ServerCopies{{Command: s, Name: s, User: s, Copies: 2, Advice: s}}}
 			var tb bytes.Buffer
 			if err := v.WriteTable(&tb, Style{}); err != nil {
 				t.Fatal(err)
@@ -99,9 +99,9 @@ func TestServerLabel(t *testing.T) {
 func TestSeriesPerUser(t *testing.T) {
 	w := &WatchMetrics{Passes: map[string]uint64{}}
 	for i := range 64 {
-		w.Copies = append(w.Copies, PSDuplicate{Name: strings.Repeat("x", 60000) + string(rune('A'+i%26)) + string(rune('a'+i/26)), User: "adva", Copies: 2})
+		w.Copies = append(w.Copies, ServerCopies{Name: strings.Repeat("x", 60000) + string(rune('A'+i%26)) + string(rune('a'+i/26)), User: "adva", Copies: 2})
 	}
-	w.Copies = append(w.Copies, PSDuplicate{Name: "mine", User: "advb", Copies: 2})
+	w.Copies = append(w.Copies, ServerCopies{Name: "mine", User: "advb", Copies: 2})
 	var rep Report
 	text := string(MetricsText(&rep, nil, 0, w, time.Time{}))
 	if n := strings.Count(text, "reaper_server_copies{"); n > MaxSeriesPerUser+2 {

@@ -29,7 +29,7 @@ func TestSessionTextEnded(t *testing.T) {
 // heading, and a user's warning past their process limit; a search keeps
 // a copy's row that holds it (and drops one that does not).
 func TestLayoutCopiesAndHeadroom(t *testing.T) {
-	v := &audit.PSView{Duplicates: []audit.PSDuplicate{{Command: "npx -y docs-mcp", Name: "docs", Copies: 3, Sessions: []int{1, 2, 3}, PIDs: []int{4, 5, 6}, MemoryBytes: 3 << 20}},
+	v := &audit.PSView{Copies: []audit.ServerCopies{{Command: "npx -y docs-mcp", Name: "docs", Copies: 3, Sessions: []int{1, 2, 3}, PIDs: []int{4, 5, 6}, MemoryBytes: 3 << 20}},
 		Headroom: []audit.Headroom{{UID: 1000, User: "ann", Tasks: 900, ProcessLimit: 1000, Percent: 90, Warn: true}, {UID: 1001, User: "bob", Tasks: 9, ProcessLimit: 1000, Percent: 0}}}
 	m := &Model{view: v}
 	m.layout()

@@ -395,11 +395,11 @@ func (m *Model) layout() {
 		m.rows = append(m.rows, row{text: head, pid: o.RootPID, root: o.RootPID})
 		m.rows = append(m.rows, procs...)
 	}
-	if len(m.view.Duplicates) > 0 {
+	if len(m.view.Copies) > 0 {
 		m.rows = append(m.rows, row{text: "copies across live sessions — never a finding"})
 	}
-	for _, d := range m.view.Duplicates {
-		if text := audit.DuplicateLine(d) + "  " + audit.Printable(d.Command); match(text) {
+	for _, d := range m.view.Copies {
+		if text := audit.CopiesLine(d) + "  " + audit.Printable(d.Command); match(text) {
 			m.rows = append(m.rows, row{text: "  " + text})
 		}
 	}

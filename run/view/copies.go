@@ -10,15 +10,15 @@ import (
 	"github.com/orphanreaper/reaper/platform"
 )
 
-// duplicates groups the servers several live sessions each run a copy of
-// (audit.PSDuplicate): in each live session's tree, every MCP server
+// copies groups the servers several live sessions each run a copy of
+// (audit.ServerCopies): in each live session's tree, every MCP server
 // below the client with no server above it (a launcher's child, such as
 // npx's node, is part of its copy), keyed by its user and its command
 // line. A server only one session runs, however many copies, is the
 // server-set advice's (scan/sets.go), not this.
-func (b *psBuild) duplicates(sessions []audit.PSSession) []audit.PSDuplicate {
+func (b *psBuild) copies(sessions []audit.PSSession) []audit.ServerCopies {
 	type group struct {
-		d        audit.PSDuplicate
+		d        audit.ServerCopies
 		sessions map[int]bool
 		remote   map[string]string // client title → how it registers a server by URL
 	}
@@ -37,7 +37,7 @@ func (b *psBuild) duplicates(sessions []audit.PSSession) []audit.PSDuplicate {
 			key := fmt.Sprintf("%d\x00%s", s.UID, p.Cmdline)
 			g := groups[key]
 			if g == nil {
-				g = &group{d: audit.PSDuplicate{Command: p.Cmdline, UID: s.UID, User: s.User, Clients: []string{}, Sessions: []int{}, PIDs: []int{}},
+				g = &group{d: audit.ServerCopies{Command: p.Cmdline, UID: s.UID, User: s.User, Clients: []string{}, Sessions: []int{}, PIDs: []int{}},
 					sessions: map[int]bool{}, remote: map[string]string{}}
 				groups[key] = g
 				keys = append(keys, key)
@@ -58,7 +58,7 @@ func (b *psBuild) duplicates(sessions []audit.PSSession) []audit.PSDuplicate {
 			}
 		}
 	}
-	out := []audit.PSDuplicate{}
+	out := []audit.ServerCopies{}
 	for _, key := range keys {
 		g := groups[key]
 		if len(g.sessions) < 2 {
@@ -98,7 +98,7 @@ func underServer(procs []audit.PSProcess, i int) bool {
 // the copies alone (each copy's server and what it runs), where the
 // sessions were built with RSS; a process whose PSS cannot be read keeps
 // its RSS.
-func (b *psBuild) copiesPSS(dups []audit.PSDuplicate) {
+func (b *psBuild) copiesPSS(dups []audit.ServerCopies) {
 	if len(dups) == 0 {
 		return
 	}
@@ -152,7 +152,7 @@ func subtreeBytes(procs []audit.PSProcess, i int) uint64 {
 
 // copiesAdvice is what to do about a server's copies: run it once and
 // register it over HTTP, in each client's own words where it has them.
-func copiesAdvice(d audit.PSDuplicate, remote map[string]string) string {
+func copiesAdvice(d audit.ServerCopies, remote map[string]string) string {
 	name := d.Name
 	if name == "" {
 		name = "NAME"

@@ -28,7 +28,7 @@ func TestCopiesArePSS(t *testing.T) {
 	self.RSS = 1 << 40
 	b := &psBuild{s: s, sessions: []audit.PSSession{{PID: os.Getppid(), Processes: []audit.PSProcess{
 		{PID: os.Getppid(), Depth: 0, Kind: "client"}, {PID: os.Getpid(), Depth: 1, Kind: "mcp"}}}}}
-	dups := []audit.PSDuplicate{{PIDs: []int{os.Getpid()}, MemoryBytes: 1 << 40}}
+	dups := []audit.ServerCopies{{PIDs: []int{os.Getpid()}, MemoryBytes: 1 << 40}}
 	b.copiesPSS(dups)
 	if got := dups[0].MemoryBytes; got == 1<<40 || got < want/2 || got > want*2 {
 		t.Errorf("the copy's memory %d, want its PSS (%d read just before), not its RSS", got, want)

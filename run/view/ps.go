@@ -45,7 +45,7 @@ func PS(p *run.Pass) *audit.PSView {
 		}
 	}
 	v.Orphans = append(v.Orphans, b.orphanList...)
-	v.Duplicates = b.duplicates(v.Sessions)
+	v.Copies = b.copies(v.Sessions)
 	v.Warnings = append(v.Warnings, p.Problems...)
 	v.Headroom = b.headroom()
 	for _, h := range v.Headroom {
@@ -63,9 +63,9 @@ func PS(p *run.Pass) *audit.PSView {
 // copies' memory is PSS, as ps shows it, read for their processes alone
 // (PSS is a read per process: the sessions' other processes are not
 // asked).
-func LiveFigures(p *run.Pass) ([]audit.PSDuplicate, []audit.Headroom) {
+func LiveFigures(p *run.Pass) ([]audit.ServerCopies, []audit.Headroom) {
 	b := sessionTrees(p, false)
-	dups := b.duplicates(b.sessions)
+	dups := b.copies(b.sessions)
 	b.copiesPSS(dups)
 	return dups, b.headroom()
 }

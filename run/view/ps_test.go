@@ -31,7 +31,7 @@ func TestSessionState(t *testing.T) {
 // server by URL, the server's name in it; a client with none is told so,
 // and not to register what it cannot.
 func TestCopiesAdvice(t *testing.T) {
-	d := audit.PSDuplicate{Name: "docs", Copies: 3, MemoryBytes: 3 << 20}
+	d := audit.ServerCopies{Name: "docs", Copies: 3, MemoryBytes: 3 << 20}
 	got := copiesAdvice(d, map[string]string{"Claude Code": "`claude mcp add --transport http NAME URL`", "OpenClaw": ""})
 	if !strings.Contains(got, "2.0 MiB extra") || !strings.Contains(got, "Claude Code: `claude mcp add --transport http docs URL`") || strings.Contains(got, "OpenClaw") {
 		t.Errorf("advice %q", got)
