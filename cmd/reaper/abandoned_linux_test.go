@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/orphanreaper/reaper/internal/clitest"
 	"github.com/orphanreaper/reaper/internal/realclients"
 )
 
@@ -27,9 +28,9 @@ import (
 // marker, ledger or state. The live client's server and the developer's
 // server are left alive: in use, and reported only (mcp-orphaned).
 func TestExampleReapsUnmarkedAbandoned(t *testing.T) {
-	requireRoot(t) // the stdin peer is proof only when every process's fds can be read
-	becomeSubreaper(t)
-	mark := "abandmark" + strings.ReplaceAll(suiteMark, "-", "x")
+	clitest.RequireRoot(t) // the stdin peer is proof only when every process's fds can be read
+	clitest.BecomeSubreaper(t)
+	mark := "abandmark" + strings.ReplaceAll(clitest.Mark, "-", "x")
 	t.Cleanup(func() { realclients.KillOurs(mark) })
 	// serve runs sleep under a server's name with the client's pipe as
 	// its stdin (a process substitution's: the client holds the write end
@@ -69,7 +70,7 @@ func TestExampleReapsUnmarkedAbandoned(t *testing.T) {
 	// took a client's pid for a server's.
 	find := func(prefix string) int {
 		for _, pid := range realclients.MarkedPIDs(mark) {
-			if strings.HasPrefix(cmdlineOf(pid), prefix) {
+			if strings.HasPrefix(clitest.CmdlineOf(pid), prefix) {
 				return pid
 			}
 		}
@@ -83,23 +84,23 @@ func TestExampleReapsUnmarkedAbandoned(t *testing.T) {
 		"dev":      mark + "-mcp-server --dev",
 	}
 	pids := map[string]int{}
-	waitFor(t, func() bool {
+	clitest.WaitFor(t, func() bool {
 		for k, what := range names {
 			if pids[k] = find(what); pids[k] == 0 {
 				return false
 			}
 		}
-		return parentOf(pids["live"]) == os.Getpid() && parentOf(pids["detached"]) == os.Getpid() && parentOf(pids["dev"]) == os.Getpid()
+		return clitest.ParentOf(pids["live"]) == os.Getpid() && clitest.ParentOf(pids["detached"]) == os.Getpid() && clitest.ParentOf(pids["dev"]) == os.Getpid()
 	}, "the servers to start, and the live one's wrapper to exit")
 	t.Logf("servers %v", pids)
-	ours := examplePolicyForTest(t, mark)
+	ours := clitest.ExamplePolicy(t, mark)
 
-	rep, r := reapJSONEnv(t, nil, "--policy", ours)
-	if n := rep.count("killed"); n != 0 {
-		t.Fatalf("both clients live: %d killed\n%s", n, r.stdout)
+	rep, r := clitest.ReapJSONEnv(t, nil, "--policy", ours)
+	if n := rep.Count("killed"); n != 0 {
+		t.Fatalf("both clients live: %d killed\n%s", n, r.Stdout)
 	}
 	for k, pid := range pids {
-		if !alive(pid) {
+		if !clitest.Alive(pid) {
 			t.Fatalf("both clients live: %s server %d is gone", k, pid)
 		}
 	}
@@ -107,9 +108,9 @@ func TestExampleReapsUnmarkedAbandoned(t *testing.T) {
 	dead.Process.Signal(syscall.SIGKILL)
 	dead.Wait()
 	gone := []string{"npx", "uvx", "detached"}
-	waitFor(t, func() bool {
+	clitest.WaitFor(t, func() bool {
 		for _, k := range gone {
-			if parentOf(pids[k]) != os.Getpid() {
+			if clitest.ParentOf(pids[k]) != os.Getpid() {
 				return false
 			}
 		}
@@ -117,28 +118,28 @@ func TestExampleReapsUnmarkedAbandoned(t *testing.T) {
 	}, "the dead client's servers to be reparented to this test")
 	time.Sleep(200 * time.Millisecond)
 	for _, k := range gone {
-		if !alive(pids[k]) {
+		if !clitest.Alive(pids[k]) {
 			t.Fatalf("control: the %s server died with its client (it must outlive it for the reap to prove anything)", k)
 		}
 	}
 
-	rep, r = reapJSONEnv(t, nil, "--policy", ours)
+	rep, r = clitest.ReapJSONEnv(t, nil, "--policy", ours)
 	for _, k := range gone {
-		f := rep.finding(pids[k])
-		if f == nil || f.Outcome != "killed" || f.Rule != "mcp-abandoned" || !contains(f.Reasons, "abandoned") {
-			t.Errorf("the dead client's %s server: %+v; want killed as abandoned by mcp-abandoned\n%s", k, f, r.stderr)
+		f := rep.Finding(pids[k])
+		if f == nil || f.Outcome != "killed" || f.Rule != "mcp-abandoned" || !clitest.Contains(f.Reasons, "abandoned") {
+			t.Errorf("the dead client's %s server: %+v; want killed as abandoned by mcp-abandoned\n%s", k, f, r.Stderr)
 			continue
 		}
 		t.Logf("%s: %v by %s: %s", k, f.Reasons, f.Rule, f.Evidence)
 	}
-	if f := rep.finding(pids["live"]); f != nil || !alive(pids["live"]) {
-		t.Errorf("the live client's server: %+v, alive %v; want no finding (in use)", f, alive(pids["live"]))
+	if f := rep.Finding(pids["live"]); f != nil || !clitest.Alive(pids["live"]) {
+		t.Errorf("the live client's server: %+v, alive %v; want no finding (in use)", f, clitest.Alive(pids["live"]))
 	}
-	if f := rep.finding(pids["dev"]); f == nil || f.Rule != "mcp-orphaned" || f.Outcome == "killed" || !alive(pids["dev"]) {
-		t.Errorf("the developer's server: %+v, alive %v; want reported by mcp-orphaned, alive", f, alive(pids["dev"]))
+	if f := rep.Finding(pids["dev"]); f == nil || f.Rule != "mcp-orphaned" || f.Outcome == "killed" || !clitest.Alive(pids["dev"]) {
+		t.Errorf("the developer's server: %+v, alive %v; want reported by mcp-orphaned, alive", f, clitest.Alive(pids["dev"]))
 	}
 	for _, k := range gone {
 		pid := pids[k]
-		waitFor(t, func() bool { return !alive(pid) }, "the "+k+" server to be gone")
+		clitest.WaitFor(t, func() bool { return !clitest.Alive(pid) }, "the "+k+" server to be gone")
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/orphanreaper/reaper/audit"
+	"github.com/orphanreaper/reaper/internal/clitest"
 )
 
 // The attacks of docs/threat-model.md numbered 12 to 18: what any user
@@ -50,9 +51,9 @@ pid_env = "OPENCLAW_GATEWAY_SERVICE_PID"
 // newAttackRun makes a run with root's and B's marked orphans.
 func newAttackRun(t *testing.T, name string) *attackRun {
 	t.Helper()
-	requireRoot(t)
-	becomeSubreaper(t)
-	a := &attackRun{mark: name + "-" + suiteMark, home: map[uint32]string{}, want: map[int]string{},
+	clitest.RequireRoot(t)
+	clitest.BecomeSubreaper(t)
+	a := &attackRun{mark: name + "-" + clitest.Mark, home: map[uint32]string{}, want: map[int]string{},
 		when: `"reparented"`, users: []string{"65533", "65534"}}
 	a.victims = []int{a.orphan(t, "root", nil, ""), a.orphan(t, "b", userB, "")}
 	return a
@@ -98,7 +99,7 @@ func runAs(t *testing.T, uid uint32) {
 // mount namespace whose /etc is a copy of this one with the run's
 // accounts and subuid, and returns the report, the result and how long
 // it took.
-func (a *attackRun) run(t *testing.T, args ...string) (*reapReport, result, time.Duration) {
+func (a *attackRun) run(t *testing.T, args ...string) (*clitest.ReapReport, clitest.Result, time.Duration) {
 	t.Helper()
 	etc := filepath.Join(t.TempDir(), "etc")
 	if err := os.Mkdir(etc, 0o755); err != nil {
@@ -126,42 +127,42 @@ func (a *attackRun) run(t *testing.T, args ...string) (*reapReport, result, time
 	for _, u := range a.users {
 		list += `, "` + u + `"`
 	}
-	pol := writePolicy(t, fmt.Sprintf("version = 1\n[defaults]\nmin_age = \"0s\"\ngrace = \"2s\"\n%s\n%s\n[[rule]]\nname = \"marked\"\nwhen = [%s]\ncmdline = '%s'\nuser = [%s]\naction = \"terminate\"\n",
-		selfSubreaper(t), a.policy, a.when, regexp.QuoteMeta(a.mark), list))
+	pol := clitest.WritePolicy(t, fmt.Sprintf("version = 1\n[defaults]\nmin_age = \"0s\"\ngrace = \"2s\"\n%s\n%s\n[[rule]]\nname = \"marked\"\nwhen = [%s]\ncmdline = '%s'\nuser = [%s]\naction = \"terminate\"\n",
+		clitest.SelfSubreaper(t), a.policy, a.when, regexp.QuoteMeta(a.mark), list))
 	if len(args) == 0 {
 		args = []string{"--output", "json"}
 	}
 	// 20 s on an idle machine, more under load (underLoad): the attacks
 	// are against the run's bounds, not the host's speed (issue 64).
-	timeout := underLoad(20 * time.Second).Round(time.Second)
+	timeout := clitest.UnderLoad(20 * time.Second).Round(time.Second)
 	args = append([]string{"reap", "--journal", "off", "--timeout", timeout.String(), "--policy", pol, "--lock-file", filepath.Join(t.TempDir(), "lock")}, args...)
 	start := time.Now()
 	r := runReaperBound(t, etc, "/etc", nil, args...)
 	took := time.Since(start)
-	var rep reapReport
+	var rep clitest.ReapReport
 	if args[len(args)-1] == "json" {
-		if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
-			t.Fatalf("reap: exit %d after %s, %v\n%s", r.code, took, err, r.stderr)
+		if err := json.Unmarshal([]byte(r.Stdout), &rep); err != nil {
+			t.Fatalf("reap: exit %d after %s, %v\n%s", r.Code, took, err, r.Stderr)
 		}
 	}
-	t.Logf("the run took %s, exit %d, %d KiB of output", took.Round(time.Millisecond), r.code, len(r.stdout)>>10)
+	t.Logf("the run took %s, exit %d, %d KiB of output", took.Round(time.Millisecond), r.Code, len(r.Stdout)>>10)
 	return &rep, r, took
 }
 
 // check fails unless root's and B's orphans were killed, the run did not
 // end at its deadline, and every other finding is as wanted.
-func (a *attackRun) check(t *testing.T, rep *reapReport, r result) {
+func (a *attackRun) check(t *testing.T, rep *clitest.ReapReport, r clitest.Result) {
 	t.Helper()
-	if r.code != audit.ExitOK && r.code != audit.ExitPartial {
-		t.Errorf("exit %d, want 0 or 3: the run must end by itself, not at its deadline\n%s", r.code, r.stderr)
+	if r.Code != audit.ExitOK && r.Code != audit.ExitPartial {
+		t.Errorf("exit %d, want 0 or 3: the run must end by itself, not at its deadline\n%s", r.Code, r.Stderr)
 	}
 	for _, pid := range a.victims {
-		if f := rep.finding(pid); f == nil || f.Outcome != "killed" {
+		if f := rep.Finding(pid); f == nil || f.Outcome != "killed" {
 			t.Errorf("orphan %d of root or B: %+v, want killed: what A controls must not spare it", pid, f)
 		}
 	}
 	for pid, want := range a.want {
-		f := rep.finding(pid)
+		f := rep.Finding(pid)
 		switch {
 		case want == "" && f != nil && f.Outcome != "reported":
 			t.Errorf("pid %d: %+v, want no action", pid, f)
@@ -193,7 +194,7 @@ func TestAttackHugeCommandLines(t *testing.T) {
 			rep, r, _ := a.run(t)
 			a.check(t, rep, r)
 			for _, pid := range as {
-				f := rep.finding(pid)
+				f := rep.Finding(pid)
 				switch {
 				case huge && (f == nil || f.Outcome != "refused" || !strings.Contains(f.Detail, "longer than 64 KiB and was read in part")):
 					t.Errorf("A's orphan %d: %+v, want refused, read in part", pid, f)
@@ -218,9 +219,9 @@ func hugeCommandLines(t *testing.T, a *attackRun, huge bool) []int {
 		as = append(as, adoptShell(t, fmt.Sprintf(`%s exec -a %q /bin/bash -c '/bin/sleep 600; :' "${args[@]}"`, bigArgs(n), "npm exec mcp-remote https://a-"+a.mark), nobody))
 	}
 	for _, pid := range as { // each has built its arguments and exec'd
-		waitFor(t, func() bool { return strings.HasPrefix(cmdlineOf(pid), "npm exec") }, "the orphan's exec")
+		clitest.WaitFor(t, func() bool { return strings.HasPrefix(clitest.CmdlineOf(pid), "npm exec") }, "the orphan's exec")
 	}
-	t.Logf("A's 12 orphans' command lines: %d KiB each", len(cmdlineOf(as[0]))>>10)
+	t.Logf("A's 12 orphans' command lines: %d KiB each", len(clitest.CmdlineOf(as[0]))>>10)
 	return as
 }
 
@@ -276,13 +277,13 @@ func TestAttackQuadraticPATH(t *testing.T) {
 			rep, r, _ := a.run(t)
 			a.check(t, rep, r)
 			for _, pid := range within {
-				if f := rep.finding(pid); f == nil || f.Outcome != "killed" {
+				if f := rep.Finding(pid); f == nil || f.Outcome != "killed" {
 					t.Errorf("A's orphan %d: %+v, want killed", pid, f)
 					break
 				}
 			}
 			for _, pid := range past {
-				f := rep.finding(pid)
+				f := rep.Finding(pid)
 				switch {
 				case deep && f != nil && (f.Outcome != "refused" || !strings.Contains(f.Detail, "environment is longer than 64 KiB")):
 					t.Errorf("A's orphan %d with a 120 KB PATH: %+v, want refused (read in part) or not matched", pid, f)
@@ -346,11 +347,11 @@ func manyUIDs(t *testing.T, first, n int) {
 			syscall.Wait4(pid, &ws, 0, nil)
 		}
 	})
-	waitForN(t, n, func() bool { pids = childrenOf(cmd.Process.Pid); return len(pids) >= n }, fmt.Sprintf("%d claude processes", n))
+	clitest.WaitForN(t, n, func() bool { pids = clitest.ChildrenOf(cmd.Process.Pid); return len(pids) >= n }, fmt.Sprintf("%d claude processes", n))
 	// Each has exec'd claude (not setpriv, not env) once its comm says so.
-	waitForN(t, n, func() bool {
-		for _, c := range childrenOf(cmd.Process.Pid) {
-			if statOf(c).Comm != "claude" {
+	clitest.WaitForN(t, n, func() bool {
+		for _, c := range clitest.ChildrenOf(cmd.Process.Pid) {
+			if clitest.StatOf(c).Comm != "claude" {
 				return false
 			}
 		}
@@ -367,7 +368,7 @@ func manyUIDs(t *testing.T, first, n int) {
 // the run's time for reading (10 s at most) bounds them instead; root's
 // and B's orphans are killed either way.
 func TestAttackManyUIDs(t *testing.T) {
-	requireRoot(t)
+	clitest.RequireRoot(t)
 	const first, n = 200000, 1200
 	manyUIDs(t, first, n)
 	for _, mapped := range []bool{true, false} {
@@ -424,9 +425,9 @@ func TestAttackPIDReuseShield(t *testing.T) {
 		cred *syscall.Credential
 	}{{"attack", nobody}, {"control", userB}} {
 		t.Run(tt.name, func(t *testing.T) {
-			requireRoot(t)
-			becomeSubreaper(t)
-			a := &attackRun{mark: "reuse-" + suiteMark, home: map[uint32]string{}, want: map[int]string{}, when: `"owner-dead"`, users: []string{"65533"}, policy: gatewayOwner}
+			clitest.RequireRoot(t)
+			clitest.BecomeSubreaper(t)
+			a := &attackRun{mark: "reuse-" + clitest.Mark, home: map[uint32]string{}, want: map[int]string{}, when: `"owner-dead"`, users: []string{"65533"}, policy: gatewayOwner}
 			p, root, b := pidReuse(t, a, gw, tt.cred)
 			a.victims = []int{root}
 			if tt.name == "attack" {
@@ -436,7 +437,7 @@ func TestAttackPIDReuseShield(t *testing.T) {
 			}
 			rep, r, _ := a.run(t)
 			a.check(t, rep, r)
-			if f := rep.finding(root); f != nil && !strings.Contains(strings.Join(f.Evidence, "\n"), "not of uid 0 whose process the marker is on") {
+			if f := rep.Finding(root); f != nil && !strings.Contains(strings.Join(f.Evidence, "\n"), "not of uid 0 whose process the marker is on") {
 				t.Errorf("root's orphan: the evidence does not say why pid %d is not its owner: %q", p, f.Evidence)
 			}
 		})
@@ -465,7 +466,7 @@ func sessionFile(t *testing.T, home string, uid uint32, pid int, session string)
 // dead claude's Bash-tool shell).
 func foreignClaim(t *testing.T, a *attackRun, order []uint32, bsFile bool) int {
 	t.Helper()
-	session := "s-" + suiteMark
+	session := "s-" + clitest.Mark
 	for _, uid := range order {
 		a.homeOf(t, uid)
 	}
@@ -483,9 +484,9 @@ func TestAttackForeignSessionClaim(t *testing.T) {
 		bsFile bool
 	}{{"A's home first", []uint32{65534, 65533}, true}, {"B's home first", []uint32{65533, 65534}, true}, {"control: A's claim alone", []uint32{65534, 65533}, false}} {
 		t.Run(tt.name, func(t *testing.T) {
-			requireRoot(t)
-			becomeSubreaper(t)
-			a := &attackRun{mark: "claim-" + suiteMark, home: map[uint32]string{}, want: map[int]string{}, when: `"owner-dead"`, users: []string{"65533"}}
+			clitest.RequireRoot(t)
+			clitest.BecomeSubreaper(t)
+			a := &attackRun{mark: "claim-" + clitest.Mark, home: map[uint32]string{}, want: map[int]string{}, when: `"owner-dead"`, users: []string{"65533"}}
 			b := foreignClaim(t, a, tt.order, tt.bsFile)
 			if tt.bsFile {
 				a.victims = []int{b}
@@ -528,7 +529,7 @@ func TestAttackForgedLines(t *testing.T) {
 	a := newAttackRun(t, "forge")
 	forged := forgedNames(t, a)
 	_, r, _ := a.run(t, "--quiet")
-	out := r.stdout + r.stderr
+	out := r.Stdout + r.Stderr
 	for _, line := range strings.Split(out, "\n") {
 		if strings.HasPrefix(line, forged) {
 			t.Errorf("a forged line: %q", line)
@@ -575,7 +576,7 @@ func TestAttackSessionIDBloat(t *testing.T) {
 			bloatedSessions(t, a, bloat)
 			rep, r, _ := a.run(t)
 			a.check(t, rep, r)
-			if n := len(r.stdout); n > 256<<10 {
+			if n := len(r.Stdout); n > 256<<10 {
 				t.Errorf("the report is %d KiB, want it small: A's ids must not reach it", n>>10)
 			}
 			bad := 0
@@ -600,11 +601,11 @@ func TestAttackSessionIDBloat(t *testing.T) {
 // in the same run, which ends by itself well inside its deadline. The
 // control is each attack's own test above.
 func TestAttackEverythingAtOnce(t *testing.T) {
-	requireRoot(t)
+	clitest.RequireRoot(t)
 	const first, n = 300000, 1200
 	manyUIDs(t, first, n)
-	becomeSubreaper(t)
-	a := &attackRun{mark: "all-" + suiteMark, home: map[uint32]string{}, want: map[int]string{}, when: `"owner-dead"`,
+	clitest.BecomeSubreaper(t)
+	a := &attackRun{mark: "all-" + clitest.Mark, home: map[uint32]string{}, want: map[int]string{}, when: `"owner-dead"`,
 		users: []string{"65533", "65534"}, policy: gatewayOwner, subuid: fmt.Sprintf("attacker:%d:65536\n", first)}
 	bShell := foreignClaim(t, a, []uint32{65534, 65533}, true)
 	_, root, b := pidReuse(t, a, gatewayTitled(t), nobody)
@@ -615,9 +616,9 @@ func TestAttackEverythingAtOnce(t *testing.T) {
 	forgedNames(t, a)
 	rep, r, took := a.run(t)
 	a.check(t, rep, r)
-	t.Logf("everything at once: %s, exit %d, %d findings, %d lines of errors, a %d KiB report", took.Round(time.Millisecond), r.code,
-		len(rep.Findings), len(rep.Errors), len(r.stdout)>>10)
-	if len(rep.Errors) > 200 || len(r.stdout) > 1<<20 {
-		t.Errorf("%d lines of errors, a %d KiB report: what A controls must not grow root's report without bound", len(rep.Errors), len(r.stdout)>>10)
+	t.Logf("everything at once: %s, exit %d, %d findings, %d lines of errors, a %d KiB report", took.Round(time.Millisecond), r.Code,
+		len(rep.Findings), len(rep.Errors), len(r.Stdout)>>10)
+	if len(rep.Errors) > 200 || len(r.Stdout) > 1<<20 {
+		t.Errorf("%d lines of errors, a %d KiB report: what A controls must not grow root's report without bound", len(rep.Errors), len(r.Stdout)>>10)
 	}
 }

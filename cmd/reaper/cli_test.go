@@ -15,6 +15,7 @@ import (
 
 	"github.com/orphanreaper/reaper/audit"
 	"github.com/orphanreaper/reaper/client/clienttest"
+	"github.com/orphanreaper/reaper/internal/clitest"
 	"github.com/orphanreaper/reaper/internal/skips"
 	"github.com/orphanreaper/reaper/ledger"
 	"github.com/orphanreaper/reaper/paths"
@@ -106,18 +107,18 @@ func TestExitCodes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := runReaper(t, []string{"XDG_CONFIG_HOME=" + dir}, tt.args...)
-			if r.code != tt.code {
-				t.Errorf("exit %d, want %d\nstderr: %s", r.code, tt.code, r.stderr)
+			r := clitest.RunReaper(t, []string{"XDG_CONFIG_HOME=" + dir}, tt.args...)
+			if r.Code != tt.code {
+				t.Errorf("exit %d, want %d\nstderr: %s", r.Code, tt.code, r.Stderr)
 			}
-			if !strings.Contains(r.stderr, tt.stderr) {
-				t.Errorf("stderr %q does not contain %q", r.stderr, tt.stderr)
+			if !strings.Contains(r.Stderr, tt.stderr) {
+				t.Errorf("stderr %q does not contain %q", r.Stderr, tt.stderr)
 			}
-			if !strings.Contains(r.stdout, tt.stdout) {
-				t.Errorf("stdout %q does not contain %q", r.stdout, tt.stdout)
+			if !strings.Contains(r.Stdout, tt.stdout) {
+				t.Errorf("stdout %q does not contain %q", r.Stdout, tt.stdout)
 			}
-			if tt.code == 78 && r.stdout != "" && tt.args[0] != "ledger" {
-				t.Errorf("an invalid policy printed a report: %q", r.stdout)
+			if tt.code == 78 && r.Stdout != "" && tt.args[0] != "ledger" {
+				t.Errorf("an invalid policy printed a report: %q", r.Stdout)
 			}
 		})
 	}
@@ -133,19 +134,19 @@ func TestScanThisMachine(t *testing.T) {
 		skips.Skipf(t, "%s exists on this machine", paths.SystemPolicy)
 	}
 	env := []string{"XDG_CONFIG_HOME=" + t.TempDir()}
-	r := runReaper(t, env, "scan")
-	if r.code != 0 || !strings.Contains(r.stdout, "policy: embedded default") || !strings.Contains(r.stdout, "reclaimable") {
-		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	r := clitest.RunReaper(t, env, "scan")
+	if r.Code != 0 || !strings.Contains(r.Stdout, "policy: embedded default") || !strings.Contains(r.Stdout, "reclaimable") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
 	}
-	r = runReaper(t, env, "scan", "--output", "json")
+	r = clitest.RunReaper(t, env, "scan", "--output", "json")
 	var rep struct {
 		SchemaVersion int    `json:"schema_version"`
 		Mode          string `json:"mode"`
 		Processes     int    `json:"processes"`
 		Findings      []any  `json:"findings"`
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
-		t.Fatalf("json: %v\n%s", err, r.stdout)
+	if err := json.Unmarshal([]byte(r.Stdout), &rep); err != nil {
+		t.Fatalf("json: %v\n%s", err, r.Stdout)
 	}
 	if rep.SchemaVersion != 1 || rep.Mode != "scan" || rep.Processes < 2 || rep.Findings == nil {
 		t.Errorf("report %+v", rep)
@@ -159,10 +160,10 @@ func TestAuditLogAndMetrics(t *testing.T) {
 	dir := t.TempDir()
 	logPath, metricsPath := filepath.Join(dir, "audit.jsonl"), filepath.Join(dir, "reaper.prom")
 	for i := 0; i < 2; i++ {
-		r := runReaper(t, nil, "scan", "--proc", "../../testdata/proc", "--policy", "../../testdata/policy/fixture.toml",
+		r := clitest.RunReaper(t, nil, "scan", "--proc", "../../testdata/proc", "--policy", "../../testdata/policy/fixture.toml",
 			"--audit-log", logPath, "--metrics", metricsPath, "-o", "json")
-		if r.code != 0 {
-			t.Fatalf("exit %d: %s", r.code, r.stderr)
+		if r.Code != 0 {
+			t.Fatalf("exit %d: %s", r.Code, r.Stderr)
 		}
 	}
 	b, err := os.ReadFile(logPath)
@@ -230,11 +231,11 @@ func TestExitCodeMapping(t *testing.T) {
 // paragraph names every status audit/exit.go defines.
 func TestHelpNamesInitAndEveryExitStatus(t *testing.T) {
 	t.Parallel() // fixtures and the binary alone: nothing of the host
-	r := runReaper(t, nil, "--help")
-	if !strings.Contains(r.stdout, "'reaper init'") {
-		t.Errorf("--help does not name reaper init:\n%s", r.stdout)
+	r := clitest.RunReaper(t, nil, "--help")
+	if !strings.Contains(r.Stdout, "'reaper init'") {
+		t.Errorf("--help does not name reaper init:\n%s", r.Stdout)
 	}
-	_, status, _ := strings.Cut(r.stdout, "Exit status:")
+	_, status, _ := strings.Cut(r.Stdout, "Exit status:")
 	status, _, _ = strings.Cut(status, "Usage:")
 	status = strings.Join(strings.Fields(status), " ")
 	for _, code := range []int{audit.ExitOK, audit.ExitError, audit.ExitUsage, audit.ExitPartial, audit.ExitFindings, audit.ExitNoInput, audit.ExitPermission, audit.ExitConfig} {

@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/orphanreaper/reaper/internal/clitest"
 	"github.com/orphanreaper/reaper/internal/skips"
 )
 
@@ -19,7 +20,7 @@ import (
 // in words; reap --dry-run plans nothing for them. The control: a fourth
 // server only one session runs is no duplicate.
 func TestPSCopies(t *testing.T) {
-	becomeSubreaper(t)
+	clitest.BecomeSubreaper(t)
 	mark := fmt.Sprintf("copies%d", os.Getpid())
 	pol := watchPolicy(t, "", mark, `"reparented", "owner-dead"`, "min_age = \"0s\"")
 	home := t.TempDir()
@@ -27,7 +28,7 @@ func TestPSCopies(t *testing.T) {
 	servers := []string{"npm exec mcp-remote https://a." + mark, "npm exec mcp-remote https://b." + mark}
 	var sessions, copies []int
 	for i := range 3 {
-		script := fmt.Sprintf("export CLAUDE_CODE_SESSION_ID=s%d-%s;", i, suiteMark)
+		script := fmt.Sprintf("export CLAUDE_CODE_SESSION_ID=s%d-%s;", i, clitest.Mark)
 		for _, srv := range servers {
 			script += fmt.Sprintf(" (exec -a %q sleep 600) &", srv)
 		}
@@ -44,14 +45,14 @@ func TestPSCopies(t *testing.T) {
 			pid := childWith(t, owner, "https://only."+mark, "the server one session runs")
 			t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
 		}
-		writeSession(t, home, owner, fmt.Sprintf("s%d-%s", i, suiteMark))
+		writeSession(t, home, owner, fmt.Sprintf("s%d-%s", i, clitest.Mark))
 		sessions = append(sessions, owner)
 	}
-	r := runReaper(t, env, "ps", "-o", "json", "--policy", pol)
-	if r.code != 0 {
-		t.Fatalf("ps: exit %d\n%s", r.code, r.stderr)
+	r := clitest.RunReaper(t, env, "ps", "-o", "json", "--policy", pol)
+	if r.Code != 0 {
+		t.Fatalf("ps: exit %d\n%s", r.Code, r.Stderr)
 	}
-	validPS(t, r.stdout)
+	clitest.ValidPS(t, r.Stdout)
 	var doc struct {
 		Duplicates []struct {
 			Command     string
@@ -62,7 +63,7 @@ func TestPSCopies(t *testing.T) {
 			Advice      string
 		}
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+	if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil {
 		t.Fatal(err)
 	}
 	var ours []string
@@ -84,16 +85,16 @@ func TestPSCopies(t *testing.T) {
 	}
 	slices.Sort(ours)
 	if !slices.Equal(ours, servers) {
-		t.Errorf("duplicates of this test: %q, want the two servers %q (not the one only one session runs):\n%s", ours, servers, r.stdout)
+		t.Errorf("duplicates of this test: %q, want the two servers %q (not the one only one session runs):\n%s", ours, servers, r.Stdout)
 	}
-	table := runReaper(t, env, "ps", "--policy", pol)
-	if !strings.Contains(table.stdout, "copies across live sessions") || !strings.Contains(table.stdout, "3 copies under 3 sessions") {
-		t.Errorf("ps's table does not say the copies in words:\n%s", table.stdout)
+	table := clitest.RunReaper(t, env, "ps", "--policy", pol)
+	if !strings.Contains(table.Stdout, "copies across live sessions") || !strings.Contains(table.Stdout, "3 copies under 3 sessions") {
+		t.Errorf("ps's table does not say the copies in words:\n%s", table.Stdout)
 	}
-	plan := runReaper(t, env, "reap", "--dry-run", "-o", "json", "--policy", pol)
+	plan := clitest.RunReaper(t, env, "reap", "--dry-run", "-o", "json", "--policy", pol)
 	for _, pid := range copies {
-		if strings.Contains(plan.stdout, fmt.Sprintf(`"root_pid": %d,`, pid)) {
-			t.Errorf("reap --dry-run plans for a live session's server %d:\n%s", pid, plan.stdout)
+		if strings.Contains(plan.Stdout, fmt.Sprintf(`"root_pid": %d,`, pid)) {
+			t.Errorf("reap --dry-run plans for a live session's server %d:\n%s", pid, plan.Stdout)
 		}
 	}
 }
@@ -102,7 +103,7 @@ func TestPSCopies(t *testing.T) {
 // in ps (its JSON and its words) and in doctor; the control, a user with
 // as many processes and a limit of 100, is shown and not warned.
 func TestHeadroom(t *testing.T) {
-	requireRoot(t)
+	clitest.RequireRoot(t)
 	// Two uids no account has, so no other process counts against them.
 	near, far := 40000+os.Getpid()%10000, 50000+os.Getpid()%10000
 	for _, u := range []struct{ uid, limit int }{{near, 6}, {far, 100}} {
@@ -116,12 +117,12 @@ func TestHeadroom(t *testing.T) {
 			}
 			pid := c.Process.Pid
 			t.Cleanup(func() { syscall.Kill(-pid, syscall.SIGKILL); c.Wait() })
-			waitFor(t, func() bool { return strings.HasPrefix(cmdlineOf(pid), "sleep") }, "the limited sleep")
+			clitest.WaitFor(t, func() bool { return strings.HasPrefix(clitest.CmdlineOf(pid), "sleep") }, "the limited sleep")
 		}
 	}
 	env := []string{"HOME=/", "XDG_CONFIG_HOME=/nonexistent", "CLAUDE_CONFIG_DIR="}
-	r := runReaper(t, env, "ps", "-o", "json")
-	validPS(t, r.stdout)
+	r := clitest.RunReaper(t, env, "ps", "-o", "json")
+	clitest.ValidPS(t, r.Stdout)
 	var doc struct {
 		Headroom []struct {
 			UID            int
@@ -131,7 +132,7 @@ func TestHeadroom(t *testing.T) {
 		}
 		Warnings []string
 	}
-	json.Unmarshal([]byte(r.stdout), &doc)
+	json.Unmarshal([]byte(r.Stdout), &doc)
 	got := map[int]string{}
 	for _, h := range doc.Headroom {
 		got[h.UID] = fmt.Sprintf("%d tasks of %d, %d%%, warn %t", h.Tasks, h.ProcessLimit, h.Percent, h.Warn)
@@ -139,16 +140,16 @@ func TestHeadroom(t *testing.T) {
 	if got[near] != "5 tasks of 6, 83%, warn true" || got[far] != "5 tasks of 100, 5%, warn false" {
 		t.Errorf("ps's headroom: uid %d %q, uid %d %q; want 5 of 6 warned and 5 of 100 not", near, got[near], far, got[far])
 	}
-	table := runReaper(t, env, "ps")
-	if w := grepLines(table.stdout, fmt.Sprintf("warning: uid %d ", near)); !strings.Contains(w, "83% of a process limit") {
-		t.Errorf("ps's table does not warn of uid %d:\n%s", near, table.stdout)
+	table := clitest.RunReaper(t, env, "ps")
+	if w := clitest.GrepLines(table.Stdout, fmt.Sprintf("warning: uid %d ", near)); !strings.Contains(w, "83% of a process limit") {
+		t.Errorf("ps's table does not warn of uid %d:\n%s", near, table.Stdout)
 	}
-	if strings.Contains(table.stdout, fmt.Sprintf("uid %d ", far)) {
-		t.Errorf("ps's table warns of uid %d, far from its limit:\n%s", far, table.stdout)
+	if strings.Contains(table.Stdout, fmt.Sprintf("uid %d ", far)) {
+		t.Errorf("ps's table warns of uid %d, far from its limit:\n%s", far, table.Stdout)
 	}
-	d := runReaper(t, env, "doctor")
-	if w := grepLines(d.stdout, fmt.Sprintf("uid %d is at 83%%", near)); w == "" || !strings.Contains(d.stdout, "warn  headroom") {
-		t.Errorf("doctor does not warn of uid %d:\n%s", near, d.stdout)
+	d := clitest.RunReaper(t, env, "doctor")
+	if w := clitest.GrepLines(d.Stdout, fmt.Sprintf("uid %d is at 83%%", near)); w == "" || !strings.Contains(d.Stdout, "warn  headroom") {
+		t.Errorf("doctor does not warn of uid %d:\n%s", near, d.Stdout)
 	}
 }
 
@@ -159,7 +160,7 @@ func TestHeadroom(t *testing.T) {
 // and JSON, hold the token or the URL. The control: the servers' command
 // lines do hold the token, so there was one to leak.
 func TestMetricsHoldNoCommandLine(t *testing.T) {
-	becomeSubreaper(t)
+	clitest.BecomeSubreaper(t)
 	mark := fmt.Sprintf("nocmd%d", os.Getpid())
 	pol := watchPolicy(t, "", mark, `"reparented", "owner-dead"`, "min_age = \"0s\"")
 	home := t.TempDir()
@@ -168,29 +169,29 @@ func TestMetricsHoldNoCommandLine(t *testing.T) {
 	server := "npm exec mcp-remote https://mcp.internal.example/sse?token=" + secret
 	var copies []int
 	for i := range 2 {
-		id := fmt.Sprintf("n%d-%s", i, suiteMark)
+		id := fmt.Sprintf("n%d-%s", i, clitest.Mark)
 		owner := adopt(t, "session-owner-"+mark, fmt.Sprintf("export CLAUDE_CODE_SESSION_ID=%s; (exec -a %q sleep 600) & wait", id, server), nil)
 		pid := childStarting(t, owner, server, "the server")
 		t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
 		copies = append(copies, pid)
 		writeSession(t, home, owner, id)
 	}
-	if !strings.Contains(cmdlineOf(copies[0]), secret) {
-		t.Fatalf("control: the server's command line %q holds no token: the check proves nothing", cmdlineOf(copies[0]))
+	if !strings.Contains(clitest.CmdlineOf(copies[0]), secret) {
+		t.Fatalf("control: the server's command line %q holds no token: the check proves nothing", clitest.CmdlineOf(copies[0]))
 	}
 	prom := t.TempDir() + "/reaper.prom"
-	w := startWatchEnv(t, env, pol, "--backstop", "1s", "--metrics", prom, "--metrics-listen", "127.0.0.1:0")
+	w := clitest.StartWatchEnv(t, env, pol, "--backstop", "1s", "--metrics", prom, "--metrics-listen", "127.0.0.1:0")
 	var m []string
-	waitFor(t, func() bool { m = announced.FindStringSubmatch(w.stderr.String()); return m != nil }, "the endpoint's address")
+	clitest.WaitFor(t, func() bool { m = clitest.Announced.FindStringSubmatch(w.Stderr.String()); return m != nil }, "the endpoint's address")
 	var text []byte
-	waitFor(t, func() bool {
+	clitest.WaitFor(t, func() bool {
 		text, _ = os.ReadFile(prom)
 		return strings.Contains(string(text), `reaper_server_copies{server="mcp-remote",`)
 	}, "the copies in the textfile, labelled by their program")
-	_, served := scrapeOnce(t, m[1])
-	ps := runReaper(t, env, "ps", "--policy", pol)
-	psJSON := runReaper(t, env, "ps", "-o", "json", "--policy", pol)
-	for what, out := range map[string]string{"the textfile": string(text), "the endpoint": served, "ps": ps.stdout, "ps -o json": psJSON.stdout} {
+	_, served := clitest.ScrapeOnce(t, m[1])
+	ps := clitest.RunReaper(t, env, "ps", "--policy", pol)
+	psJSON := clitest.RunReaper(t, env, "ps", "-o", "json", "--policy", pol)
+	for what, out := range map[string]string{"the textfile": string(text), "the endpoint": served, "ps": ps.Stdout, "ps -o json": psJSON.Stdout} {
 		if strings.Contains(out, secret) {
 			t.Errorf("%s holds the server's token", what)
 		}
@@ -198,8 +199,8 @@ func TestMetricsHoldNoCommandLine(t *testing.T) {
 			t.Errorf("%s holds the server's command line", what)
 		}
 	}
-	if !strings.Contains(psJSON.stdout, "token=[REDACTED]") {
-		t.Errorf("ps -o json does not show the command redacted:\n%s", psJSON.stdout)
+	if !strings.Contains(psJSON.Stdout, "token=[REDACTED]") {
+		t.Errorf("ps -o json does not show the command redacted:\n%s", psJSON.Stdout)
 	}
 }
 
@@ -219,7 +220,7 @@ func childStarting(t *testing.T, parent int, prefix, what string) int {
 // runs outside it is warned still (the tightest cgroup of the newest few);
 // the control is TestHeadroom's user far from every limit.
 func TestHeadroomTightestCgroup(t *testing.T) {
-	requireRoot(t)
+	clitest.RequireRoot(t)
 	cg := pidsCgroup(t)
 	if cg == "" {
 		skips.Skip(t, "needs a pids cgroup this test can make (the v1 pids hierarchy, or v2 with pids delegated)")
@@ -242,13 +243,13 @@ func TestHeadroomTightestCgroup(t *testing.T) {
 		}
 		pid := c.Process.Pid
 		t.Cleanup(func() { syscall.Kill(-pid, syscall.SIGKILL); c.Wait() })
-		waitFor(t, func() bool { return strings.HasPrefix(cmdlineOf(pid), "sleep") }, "the user's sleep")
+		clitest.WaitFor(t, func() bool { return strings.HasPrefix(clitest.CmdlineOf(pid), "sleep") }, "the user's sleep")
 	}
 	for range 5 {
 		start(true)
 	}
 	start(false) // the newest, outside the cgroup
-	r := runReaper(t, []string{"HOME=/", "XDG_CONFIG_HOME=/nonexistent", "CLAUDE_CONFIG_DIR="}, "ps", "-o", "json")
+	r := clitest.RunReaper(t, []string{"HOME=/", "XDG_CONFIG_HOME=/nonexistent", "CLAUDE_CONFIG_DIR="}, "ps", "-o", "json")
 	var doc struct {
 		Headroom []struct {
 			UID         int
@@ -258,7 +259,7 @@ func TestHeadroomTightestCgroup(t *testing.T) {
 			Warn        bool
 		}
 	}
-	json.Unmarshal([]byte(r.stdout), &doc)
+	json.Unmarshal([]byte(r.Stdout), &doc)
 	for _, h := range doc.Headroom {
 		if h.UID == uid {
 			if h.PIDsMax != 6 || h.PIDsCurrent != 5 || !h.Warn {
@@ -267,5 +268,5 @@ func TestHeadroomTightestCgroup(t *testing.T) {
 			return
 		}
 	}
-	t.Errorf("uid %d not in the headroom: %s", uid, r.stdout)
+	t.Errorf("uid %d not in the headroom: %s", uid, r.Stdout)
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/orphanreaper/reaper/internal/clitest"
 )
 
 // declaredPolicy declares agentx, a client reaper ships no adapter for,
@@ -22,7 +24,7 @@ session_started = "startedAt"
 session_env = "AGENTX_SESSION"
 session_id = "sessionId"`
 	}
-	return writePolicy(t, fmt.Sprintf(`version = 1
+	return clitest.WritePolicy(t, fmt.Sprintf(`version = 1
 [defaults]
 min_age = "0s"
 grace = "2s"
@@ -39,7 +41,7 @@ when = ["owner-dead"]
 owner = ["agentx"]
 cmdline = '%s'
 action = "terminate"
-`, selfSubreaper(t), mark, keys, mark))
+`, clitest.SelfSubreaper(t), mark, keys, mark))
 }
 
 // TestDeclaredClientSessions: a client reaper ships no adapter for keeps a
@@ -56,8 +58,8 @@ action = "terminate"
 // is one another user could have made), which is told the declared
 // client by its spec.
 func TestDeclaredClientSessions(t *testing.T) {
-	becomeSubreaper(t)
-	mark := "declmark" + strings.ReplaceAll(suiteMark, "-", "x")
+	clitest.BecomeSubreaper(t)
+	mark := "declmark" + strings.ReplaceAll(clitest.Mark, "-", "x")
 	home, err := os.MkdirTemp("", "reaper-declared-")
 	if err != nil {
 		t.Fatal(err)
@@ -89,41 +91,41 @@ wait`, mark, sessions, mark)
 	if _, err := fmt.Fscan(out, &server); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { killTreeVerified(server) })
-	waitFor(t, func() bool { return strings.HasPrefix(cmdlineOf(server), mark+"-server") }, "the server to start")
+	t.Cleanup(func() { clitest.KillTreeVerified(server) })
+	clitest.WaitFor(t, func() bool { return strings.HasPrefix(clitest.CmdlineOf(server), mark+"-server") }, "the server to start")
 	if _, err := os.Stat(filepath.Join(sessions, fmt.Sprintf("%d.json", client.Process.Pid))); err != nil {
 		t.Fatalf("the client wrote no session file: %v", err)
 	}
 	env := []string{"HOME=" + home}
 
 	// While the client lives, its server is its child: no finding.
-	live, r := reapJSONEnv(t, env, "--policy", declaredPolicy(t, mark, true))
-	if f := live.finding(server); f != nil || !alive(server) {
-		t.Fatalf("the client lives: finding %+v, alive %v\n%s", f, alive(server), r.stderr)
+	live, r := clitest.ReapJSONEnv(t, env, "--policy", declaredPolicy(t, mark, true))
+	if f := live.Finding(server); f != nil || !clitest.Alive(server) {
+		t.Fatalf("the client lives: finding %+v, alive %v\n%s", f, clitest.Alive(server), r.Stderr)
 	}
 
 	client.Process.Signal(syscall.SIGKILL)
 	client.Wait()
-	waitFor(t, func() bool { return parentOf(server) == os.Getpid() }, "the server to be reparented to this test")
+	clitest.WaitFor(t, func() bool { return clitest.ParentOf(server) == os.Getpid() }, "the server to be reparented to this test")
 
 	control := declaredPolicy(t, mark, false)
-	rep, r := reapJSONEnv(t, env, "--policy", control)
-	if f := rep.finding(server); f != nil || !alive(server) {
-		t.Fatalf("control, no session files declared: finding %+v, alive %v; want no rule to take it\n%s", f, alive(server), r.stderr)
+	rep, r := clitest.ReapJSONEnv(t, env, "--policy", control)
+	if f := rep.Finding(server); f != nil || !clitest.Alive(server) {
+		t.Fatalf("control, no session files declared: finding %+v, alive %v; want no rule to take it\n%s", f, clitest.Alive(server), r.Stderr)
 	}
-	ex := runReaper(t, env, "explain", fmt.Sprint(server), "--policy", control)
-	if !strings.Contains(ex.stdout, "reasons: reparented, untracked\n") {
-		t.Fatalf("control: explain does not show it untracked:\n%s%s", ex.stdout, ex.stderr)
+	ex := clitest.RunReaper(t, env, "explain", fmt.Sprint(server), "--policy", control)
+	if !strings.Contains(ex.Stdout, "reasons: reparented, untracked\n") {
+		t.Fatalf("control: explain does not show it untracked:\n%s%s", ex.Stdout, ex.Stderr)
 	}
 
-	rep, r = reapJSONEnv(t, env, "--policy", declaredPolicy(t, mark, true))
-	f := rep.finding(server)
-	if f == nil || f.Outcome != "killed" || !contains(f.Reasons, "owner-dead") {
-		t.Fatalf("session files declared: finding %+v, want killed as owner-dead\n%s\n%s", f, r.stdout, r.stderr)
+	rep, r = clitest.ReapJSONEnv(t, env, "--policy", declaredPolicy(t, mark, true))
+	f := rep.Finding(server)
+	if f == nil || f.Outcome != "killed" || !clitest.Contains(f.Reasons, "owner-dead") {
+		t.Fatalf("session files declared: finding %+v, want killed as owner-dead\n%s\n%s", f, r.Stdout, r.Stderr)
 	}
 	if ev := strings.Join(f.Evidence, "; "); !strings.Contains(ev, "the session file "+sessions) || !strings.Contains(ev, "AGENTX_SESSION=s-") {
 		t.Errorf("evidence %q: want the session file and the variable", ev)
 	}
-	waitFor(t, func() bool { return !alive(server) }, "the server to be gone")
+	clitest.WaitFor(t, func() bool { return !clitest.Alive(server) }, "the server to be gone")
 	t.Logf("%v: %s", f.Reasons, f.Evidence)
 }

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/orphanreaper/reaper/internal/clitest"
 )
 
 // A live gateway whose trees are all in order is not among the owners the
@@ -17,7 +19,7 @@ import (
 // report's errors show whether it was read. The control: the same process
 // under another name is not a gateway, and the dir is not read.
 func TestDiscoveryFindsGatewayByTitle(t *testing.T) {
-	requireRoot(t)
+	clitest.RequireRoot(t)
 	for _, tt := range []struct {
 		name string
 		read bool
@@ -36,14 +38,14 @@ func TestDiscoveryFindsGatewayByTitle(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { gw.Process.Kill(); gw.Wait() })
-			waitFor(t, func() bool {
+			clitest.WaitFor(t, func() bool {
 				b, _ := os.ReadFile("/proc/" + strconv.Itoa(gw.Process.Pid) + "/comm")
 				return strings.HasPrefix(string(b), tt.name[:min(len(tt.name), 15)])
 			}, "the process title")
-			r := runReaper(t, []string{"XDG_CONFIG_HOME=" + t.TempDir()}, "scan", "--output", "json")
+			r := clitest.RunReaper(t, []string{"XDG_CONFIG_HOME=" + t.TempDir()}, "scan", "--output", "json")
 			var rep struct{ Errors []string }
-			if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
-				t.Fatalf("%v: %s", err, r.stderr)
+			if err := json.Unmarshal([]byte(r.Stdout), &rep); err != nil {
+				t.Fatalf("%v: %s", err, r.Stderr)
 			}
 			read := strings.Contains(strings.Join(rep.Errors, "\n"), state)
 			if read != tt.read {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/orphanreaper/reaper/audit"
+	"github.com/orphanreaper/reaper/internal/clitest"
 	"github.com/orphanreaper/reaper/internal/skips"
 	"github.com/orphanreaper/reaper/paths"
 	"github.com/orphanreaper/reaper/platform"
@@ -17,12 +18,12 @@ import (
 
 // doctor runs `reaper doctor -o json` with args and returns its checks by
 // name, with the run.
-func doctorJSON(t *testing.T, env []string, args ...string) (map[string]audit.Check, *audit.Diagnosis, result) {
+func doctorJSON(t *testing.T, env []string, args ...string) (map[string]audit.Check, *audit.Diagnosis, clitest.Result) {
 	t.Helper()
-	r := runReaper(t, env, append([]string{"doctor", "-o", "json"}, args...)...)
+	r := clitest.RunReaper(t, env, append([]string{"doctor", "-o", "json"}, args...)...)
 	var d audit.Diagnosis
-	if err := json.Unmarshal([]byte(r.stdout), &d); err != nil {
-		t.Fatalf("doctor's JSON: %v\n%s\nstderr: %s", err, r.stdout, r.stderr)
+	if err := json.Unmarshal([]byte(r.Stdout), &d); err != nil {
+		t.Fatalf("doctor's JSON: %v\n%s\nstderr: %s", err, r.Stdout, r.Stderr)
 	}
 	byName := map[string]audit.Check{}
 	for _, c := range d.Checks {
@@ -66,11 +67,11 @@ func TestDoctorChecks(t *testing.T) {
 	if !reflect.DeepEqual(names, want) {
 		t.Errorf("checks %q, want %q", names, want)
 	}
-	if (r.code == 1) != (len(failed) > 0) || (r.code != 0 && r.code != 1) {
-		t.Errorf("exit %d with failed checks %q; stderr %s", r.code, failed, r.stderr)
+	if (r.Code == 1) != (len(failed) > 0) || (r.Code != 0 && r.Code != 1) {
+		t.Errorf("exit %d with failed checks %q; stderr %s", r.Code, failed, r.Stderr)
 	}
-	if len(failed) > 0 && !strings.Contains(r.stderr, strings.Join(failed, ", ")) {
-		t.Errorf("stderr %q does not name the failed checks %q", r.stderr, failed)
+	if len(failed) > 0 && !strings.Contains(r.Stderr, strings.Join(failed, ", ")) {
+		t.Errorf("stderr %q does not name the failed checks %q", r.Stderr, failed)
 	}
 	if n, _, _ := strings.Cut(checks["process table"].Summary, " "); n == "0" || n == "" {
 		t.Errorf("process table: %q", checks["process table"].Summary)
@@ -90,14 +91,14 @@ func TestDoctorChecks(t *testing.T) {
 	}
 
 	// The table: every line within 80 columns, and the count.
-	tr := runReaper(t, env, "doctor", "--lock-file", lock)
-	for _, line := range strings.Split(tr.stdout, "\n") {
+	tr := clitest.RunReaper(t, env, "doctor", "--lock-file", lock)
+	for _, line := range strings.Split(tr.Stdout, "\n") {
 		if n := len([]rune(line)); n > 80 && !strings.Contains(line, "/") {
 			t.Errorf("line of %d columns: %q", n, line)
 		}
 	}
-	if !strings.Contains(tr.stdout, "14 checks: ") {
-		t.Errorf("no count in:\n%s", tr.stdout)
+	if !strings.Contains(tr.Stdout, "14 checks: ") {
+		t.Errorf("no count in:\n%s", tr.Stdout)
 	}
 }
 
@@ -113,8 +114,8 @@ func TestDoctorPolicy(t *testing.T) {
 	if c := checks["policy"]; c.Status != audit.CheckFail || !strings.Contains(strings.Join(c.Details, "\n"), bad+":") {
 		t.Errorf("invalid policy: %+v", c)
 	}
-	if r.code != 1 || !strings.Contains(r.stderr, "failed: policy") {
-		t.Errorf("invalid policy: exit %d, stderr %q", r.code, r.stderr)
+	if r.Code != 1 || !strings.Contains(r.Stderr, "failed: policy") {
+		t.Errorf("invalid policy: exit %d, stderr %q", r.Code, r.Stderr)
 	}
 	if c := checks["findings"]; !strings.Contains(strings.Join(c.Details, "\n"), "embedded default") {
 		t.Errorf("findings with an invalid policy do not say what they were planned with: %+v", c)
@@ -125,7 +126,7 @@ func TestDoctorPolicy(t *testing.T) {
 	checks, _, r = doctorJSON(t, nil, "--policy", good, "--lock-file", lock)
 	c := checks["policy"]
 	if c.Status != audit.CheckOK || !strings.Contains(c.Summary, good+" (--policy), 2 rules: 1 terminate, 1 report") {
-		t.Errorf("valid policy: %+v (stderr %s)", c, r.stderr)
+		t.Errorf("valid policy: %+v (stderr %s)", c, r.Stderr)
 	}
 	if !strings.Contains(strings.Join(c.Details, "\n"), "grace 7s") {
 		t.Errorf("valid policy's defaults: %+v", c.Details)
@@ -158,14 +159,14 @@ func TestDoctorLock(t *testing.T) {
 	if got := checks["lock"]; got.Status != audit.CheckFail || !strings.Contains(got.Summary, "not a directory") {
 		t.Errorf("below a file: %+v", got)
 	}
-	if r.code != 1 {
-		t.Errorf("below a file: exit %d", r.code)
+	if r.Code != 1 {
+		t.Errorf("below a file: exit %d", r.Code)
 	}
 	// What the check predicts is what reap meets.
 	empty := filepath.Join(dir, "empty.toml")
 	os.WriteFile(empty, []byte("version = 1\n[defaults]\naction = \"report\"\n"), 0o644)
-	if rr := runReaper(t, nil, "reap", "--dry-run", "--policy", empty, "--lock-file", filepath.Join(file, "sub", "reaper.lock")); rr.code != 1 || !strings.Contains(rr.stderr, "lock") {
-		t.Errorf("reap below a file: exit %d, %s", rr.code, rr.stderr)
+	if rr := clitest.RunReaper(t, nil, "reap", "--dry-run", "--policy", empty, "--lock-file", filepath.Join(file, "sub", "reaper.lock")); rr.Code != 1 || !strings.Contains(rr.Stderr, "lock") {
+		t.Errorf("reap below a file: exit %d, %s", rr.Code, rr.Stderr)
 	}
 
 	if os.Geteuid() != 0 {
@@ -184,7 +185,7 @@ func TestDoctorLock(t *testing.T) {
 // wrong, and the check warns whose trees are held back; the same dir that
 // its owner can read is listed as read (the control).
 func TestDoctorStateDirs(t *testing.T) {
-	requireRoot(t)
+	clitest.RequireRoot(t)
 	runAs(t, 65534) // a user's state is read when they own a process
 	base, err := os.MkdirTemp("", "reaper-doctor-")
 	if err != nil {

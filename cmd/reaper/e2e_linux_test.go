@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/orphanreaper/reaper/internal/clitest"
 	"github.com/orphanreaper/reaper/internal/skips"
 )
 
@@ -89,14 +90,14 @@ func startE2EGatewayIn(t *testing.T, node, state string, extra ...string) *e2eGa
 	for k, v := range ready["pids"].(map[string]any) {
 		if k != "gateway" {
 			g.roots[k] = int(v.(float64))
-			g.starts[g.roots[k]], _ = startTicks(g.roots[k])
+			g.starts[g.roots[k]], _ = clitest.StartTicks(g.roots[k])
 		}
 	}
 	if ready["mcp"] != "secure-filesystem-server" {
 		t.Fatalf("the MCP server did not initialize: %v", ready)
 	}
 	// The adapter the ACP wrapper starts must be up before counting.
-	waitFor(t, func() bool { return len(liveTree(g.roots["acp"])) >= 2 }, "the ACP adapter")
+	clitest.WaitFor(t, func() bool { return len(clitest.LiveTree(g.roots["acp"])) >= 2 }, "the ACP adapter")
 	return g
 }
 
@@ -118,51 +119,16 @@ func (g *e2eGateway) await(t *testing.T, key string, d time.Duration, stderr fmt
 	}
 }
 
-func waitFor(t *testing.T, cond func() bool, what string) {
-	t.Helper()
-	waitForN(t, 0, cond, what)
-}
-
-// waitForN is waitFor for a condition that waits on n processes to start
-// (or change): its deadline grows with n — 100 ms each, on top of the
-// 20 s of any wait — so that a test that starts a thousand processes
-// holds on a machine at load average 8 on 2 cores, where one
-// fork-and-exec can take tens of milliseconds.
-func waitForN(t *testing.T, n int, cond func() bool, what string) {
-	t.Helper()
-	deadline := time.Now().Add(20*time.Second + time.Duration(n)*100*time.Millisecond)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// liveTree lists the live (not zombie) processes of the tree rooted at pid,
-// the kernel's view: /proc/PID/task/*/children, recursively (a child is
-// listed under the thread that forked it).
-func liveTree(pid int) []int {
-	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err != nil || strings.Contains(string(b), ") Z ") {
-		return nil
-	}
-	out := []int{pid}
-	for _, child := range childrenOf(pid) {
-		out = append(out, liveTree(child)...)
-	}
-	return out
-}
-
 // count is how many live processes the gateway's trees hold now, by tree;
 // a root that is another process now counts as gone.
 func (g *e2eGateway) count() (map[string]int, int) {
 	by, total := map[string]int{}, 0
 	for name, pid := range g.roots {
-		if start, ok := startTicks(pid); !ok || start != g.starts[pid] {
+		if start, ok := clitest.StartTicks(pid); !ok || start != g.starts[pid] {
 			by[name] = 0
 			continue
 		}
-		by[name] = len(liveTree(pid))
+		by[name] = len(clitest.LiveTree(pid))
 		total += by[name]
 	}
 	return by, total
@@ -171,12 +137,12 @@ func (g *e2eGateway) count() (map[string]int, int) {
 func (g *e2eGateway) crash(t *testing.T) {
 	t.Helper()
 	g.cmd.Process.Signal(syscall.SIGKILL)
-	waitFor(t, func() bool { return parentOf(g.roots["pty"]) == os.Getpid() }, "the PTY shell to be reparented")
+	clitest.WaitFor(t, func() bool { return clitest.ParentOf(g.roots["pty"]) == os.Getpid() }, "the PTY shell to be reparented")
 }
 
 func e2ePolicy(t *testing.T) string {
 	t.Helper()
-	return writePolicy(t, fmt.Sprintf(`version = 1
+	return clitest.WritePolicy(t, fmt.Sprintf(`version = 1
 [defaults]
 min_age = "0s"
 grace = "3s"
@@ -191,20 +157,20 @@ name = "agent-leftovers"
 when = ["reparented", "owner-dead", "run-done", "session-ended"]
 kind = ["pty", "acp", "mcp"]
 action = "terminate"
-`, selfSubreaper(t)))
+`, clitest.SelfSubreaper(t)))
 }
 
-func e2eReap(t *testing.T, args ...string) *reapReport {
+func e2eReap(t *testing.T, args ...string) *clitest.ReapReport {
 	t.Helper()
-	rep, r := reapJSON(t, args...)
-	if r.code != 0 {
+	rep, r := clitest.ReapJSON(t, args...)
+	if r.Code != 0 {
 		var why []string
 		for _, f := range rep.Findings {
 			if f.Outcome != "killed" && f.Outcome != "reported" {
 				why = append(why, fmt.Sprintf("root %d (%s, rule %s): %s: %s", f.RootPID, f.Kind, f.Rule, f.Outcome, f.Detail))
 			}
 		}
-		t.Fatalf("reap %v: exit %d: %s\n%s", args, r.code, r.stderr, strings.Join(why, "\n"))
+		t.Fatalf("reap %v: exit %d: %s\n%s", args, r.Code, r.Stderr, strings.Join(why, "\n"))
 	}
 	return rep
 }
@@ -219,7 +185,7 @@ func logCounts(t *testing.T, label string, by map[string]int, total int) {
 // dry-run: the plan lists every tree and nothing dies.
 func TestE2EGatewayKilled(t *testing.T) {
 	node := requireE2E(t)
-	becomeSubreaper(t)
+	clitest.BecomeSubreaper(t)
 	t.Cleanup(func() { killTreeVerifiedChildren() })
 	dead, live := startE2EGateway(t, node), startE2EGateway(t, node)
 	by, total := dead.count()
@@ -275,7 +241,7 @@ func TestE2EGatewayKilled(t *testing.T) {
 // the new generation spawns anything.
 func TestE2ERestartHook(t *testing.T) {
 	node := requireE2E(t)
-	becomeSubreaper(t)
+	clitest.BecomeSubreaper(t)
 	t.Cleanup(func() { killTreeVerifiedChildren() })
 	old := startE2EGateway(t, node)
 	old.crash(t)
@@ -285,7 +251,7 @@ func TestE2ERestartHook(t *testing.T) {
 	if left == 0 {
 		t.Fatal("control: nothing survived generation 1")
 	}
-	next := startE2EGatewayIn(t, node, old.state, "--hook", reaperBin, "--policy", e2ePolicy(t))
+	next := startE2EGatewayIn(t, node, old.state, "--hook", clitest.Bin, "--policy", e2ePolicy(t))
 	by, n := old.count()
 	logCounts(t, "generation 1 when generation 2 is ready", by, n)
 	if n != 0 {
@@ -304,7 +270,7 @@ func TestE2ERestartHook(t *testing.T) {
 func markedGateway(t *testing.T, sig syscall.Signal) *e2eGateway {
 	t.Helper()
 	node := requireE2E(t)
-	becomeSubreaper(t)
+	clitest.BecomeSubreaper(t)
 	t.Cleanup(func() { killTreeVerifiedChildren() })
 	g := startE2EGateway(t, node)
 	g.cmd.Process.Signal(sig)
@@ -328,7 +294,7 @@ func TestE2ERunDone(t *testing.T) {
 	if by["pty"] != 0 || by["mcp"] != 0 {
 		t.Errorf("the done runs' processes survived: %v; findings %+v", by, rep.Findings)
 	}
-	if by["acp"] < 2 || liveTree(g.cmd.Process.Pid) == nil {
+	if by["acp"] < 2 || clitest.LiveTree(g.cmd.Process.Pid) == nil {
 		t.Errorf("reaped more than the done runs: %v", by)
 	}
 }
@@ -358,14 +324,14 @@ func TestE2ESessionReset(t *testing.T) {
 // sentinels, each through a verified handle, and reaps what becomes its
 // zombie.
 func killTreeVerifiedChildren() {
-	for _, pid := range liveTree(os.Getpid())[1:] {
-		if !isSentinel(pid) {
-			killTreeVerified(pid)
+	for _, pid := range clitest.LiveTree(os.Getpid())[1:] {
+		if !clitest.IsSentinel(pid) {
+			clitest.KillTreeVerified(pid)
 		}
 	}
 	deadline := time.Now().Add(3 * time.Second)
-	for _, pid := range childrenOf(os.Getpid()) {
-		if isSentinel(pid) {
+	for _, pid := range clitest.ChildrenOf(os.Getpid()) {
+		if clitest.IsSentinel(pid) {
 			continue
 		}
 		// SIGKILL is not instant: wait, bounded, so no zombie outlives the

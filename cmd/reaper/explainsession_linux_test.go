@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/orphanreaper/reaper/internal/clitest"
 )
 
 // Issue 52, item 9: explain on a live Claude Code session's MCP server
@@ -21,21 +23,21 @@ func TestExplainNamesTheSession(t *testing.T) {
 	// root's that the harness's PID 1 adopted: explain calls the session
 	// another user's orphan, out of its scope, before any session is
 	// asked about. As root the tree is the reaper's own.
-	requireRoot(t)
-	becomeSubreaper(t)
+	clitest.RequireRoot(t)
+	clitest.BecomeSubreaper(t)
 	mark := fmt.Sprintf("explainsess%d", os.Getpid())
 	home := t.TempDir()
-	session := "s-explain-" + suiteMark
+	session := "s-explain-" + clitest.Mark
 	owner := adopt(t, "session-owner-"+mark, fmt.Sprintf(`export CLAUDE_CODE_SESSION_ID=%s; (exec -a %q sleep 600) & wait`, session, "npm exec mcp-remote https://"+mark), nil)
 	server := childWith(t, owner, mark, "the session's server")
 	t.Cleanup(func() { syscall.Kill(server, syscall.SIGKILL) })
 	writeSession(t, home, owner, session)
 	env := []string{"HOME=" + home, "CLAUDE_CONFIG_DIR="}
 	explain := func(pid int) (verdict, why string) {
-		r := runReaper(t, env, "explain", strconv.Itoa(pid), "-o", "json")
+		r := clitest.RunReaper(t, env, "explain", strconv.Itoa(pid), "-o", "json")
 		var e struct{ Verdict, Why string }
-		if err := json.Unmarshal([]byte(r.stdout), &e); err != nil {
-			t.Fatalf("explain %d: exit %d, %v\n%s%s", pid, r.code, err, r.stdout, r.stderr)
+		if err := json.Unmarshal([]byte(r.Stdout), &e); err != nil {
+			t.Fatalf("explain %d: exit %d, %v\n%s%s", pid, r.Code, err, r.Stdout, r.Stderr)
 		}
 		return e.Verdict, e.Why
 	}

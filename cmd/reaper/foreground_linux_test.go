@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -10,31 +9,9 @@ import (
 	"strings"
 	"testing"
 	"time"
-)
 
-// examplePolicyForTest is packaging/policy.example.toml as shipped, with
-// three changes a test needs: every rule confined by marks in argv (its
-// rules set env themselves, so the env mark cannot be added) — marks is a
-// regex, such as "markA|markB" — min_age 0, and this test process named as
-// a subreaper.
-func examplePolicyForTest(t *testing.T, marks string) string {
-	t.Helper()
-	b, err := os.ReadFile("../../packaging/policy.example.toml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	pol := strings.Replace(string(b), `min_age = "2m"`, `min_age = "0s"`, 1)
-	if !strings.Contains(pol, `min_age = "0s"`) || strings.Count(pol, "[[rule]]") != 14 {
-		t.Fatal("the example policy changed shape: update this test")
-	}
-	pol = strings.ReplaceAll(pol, "[[rule]]", fmt.Sprintf("[[rule]]\ncmdline = '%s'", marks))
-	pol = strings.Replace(pol, "[[subreaper]]", selfSubreaper(t)+"\n[[subreaper]]", 1)
-	path := filepath.Join(t.TempDir(), "policy.toml")
-	if err := os.WriteFile(path, []byte(pol), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
+	"github.com/orphanreaper/reaper/internal/clitest"
+)
 
 // TestForegroundGatewaySurvivors: a gateway run in the foreground puts no
 // pid marker on its children. SIGKILLed, it leaves a PTY shell that
@@ -44,19 +21,19 @@ func examplePolicyForTest(t *testing.T, marks string) string {
 // owner-dead, and the shipped example policy removes the PTY shell and
 // reports the daemon as OpenClaw's.
 func TestForegroundGatewaySurvivors(t *testing.T) {
-	requireRoot(t)
-	becomeSubreaper(t)
+	clitest.RequireRoot(t)
+	clitest.BecomeSubreaper(t)
 	state := t.TempDir()
 	os.WriteFile(filepath.Join(state, "openclaw.json"), []byte("{}\n"), 0o600)
-	mark := "fg-" + suiteMark
+	mark := "fg-" + clitest.Mark
 	env := []string{"OPENCLAW_SHELL=exec", "OPENCLAW_CLI=1", "OPENCLAW_STATE_DIR=" + state}
-	g := startGatewayWith(t, "18789", []spawnSpec{
+	g := startGatewayWith(t, "18789", []clitest.SpawnSpec{
 		{Args: []string{"bash", "--noprofile", mark}, PTY: true, Env: env},
 		{Args: []string{"node", "daemon.js", mark}, Setsid: true, Env: env},
 	})
 	var shell, daemon int
 	for pid := range g.pids {
-		switch c := cmdlineOf(pid); {
+		switch c := clitest.CmdlineOf(pid); {
 		case strings.HasPrefix(c, "bash"):
 			shell = pid
 		case strings.HasPrefix(c, "node daemon.js"):
@@ -71,14 +48,14 @@ func TestForegroundGatewaySurvivors(t *testing.T) {
 	killGateway(t, g)
 
 	// Control: without the reaper the survivors stay.
-	stillThere := func() bool { _, a := startTicks(shell); _, b := startTicks(daemon); return a && b }
+	stillThere := func() bool { _, a := clitest.StartTicks(shell); _, b := clitest.StartTicks(daemon); return a && b }
 	time.Sleep(200 * time.Millisecond)
 	if !stillThere() {
 		t.Fatal("control: a survivor died without the reaper")
 	}
-	rep, r := reapJSON(t, "--policy", examplePolicyForTest(t, regexp.QuoteMeta(mark)), "--ledger", state)
-	if r.code != 0 {
-		t.Errorf("exit %d: %s", r.code, r.stderr)
+	rep, r := clitest.ReapJSON(t, "--policy", clitest.ExamplePolicy(t, regexp.QuoteMeta(mark)), "--ledger", state)
+	if r.Code != 0 {
+		t.Errorf("exit %d: %s", r.Code, r.Stderr)
 	}
 	var raw struct {
 		Findings []struct {
@@ -90,22 +67,22 @@ func TestForegroundGatewaySurvivors(t *testing.T) {
 			Outcome  string   `json:"outcome"`
 		} `json:"findings"`
 	}
-	json.Unmarshal([]byte(r.stdout), &raw)
+	json.Unmarshal([]byte(r.Stdout), &raw)
 	for _, f := range raw.Findings {
 		if f.RootPID != shell && f.RootPID != daemon {
 			continue
 		}
-		if !contains(f.Reasons, "owner-dead") || !strings.Contains(strings.Join(f.Evidence, " "), "gateway.1a2b3c4d.lock names pid "+strconv.Itoa(g.cmd.Process.Pid)) {
+		if !clitest.Contains(f.Reasons, "owner-dead") || !strings.Contains(strings.Join(f.Evidence, " "), "gateway.1a2b3c4d.lock names pid "+strconv.Itoa(g.cmd.Process.Pid)) {
 			t.Errorf("pid %d: reasons %v evidence %v, want owner-dead by the lock", f.RootPID, f.Reasons, f.Evidence)
 		}
 	}
-	if f := rep.finding(shell); f == nil || f.Outcome != "killed" {
+	if f := rep.Finding(shell); f == nil || f.Outcome != "killed" {
 		t.Errorf("the PTY survivor: %+v, want killed by openclaw-pty", f)
 	}
-	if f := rep.finding(daemon); f == nil || f.Outcome != "reported" {
+	if f := rep.Finding(daemon); f == nil || f.Outcome != "reported" {
 		t.Errorf("the daemon: %+v, want reported by openclaw-other", f)
 	}
-	if _, ok := startTicks(daemon); !ok {
+	if _, ok := clitest.StartTicks(daemon); !ok {
 		t.Error("the daemon was killed: the example policy only reports it")
 	}
 }

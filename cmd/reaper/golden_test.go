@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/orphanreaper/reaper/audit"
+	"github.com/orphanreaper/reaper/internal/clitest"
 	"github.com/orphanreaper/reaper/internal/skips"
 	"github.com/orphanreaper/reaper/paths"
 )
@@ -53,19 +54,19 @@ func TestGoldenScan(t *testing.T) {
 			env = []string{"XDG_CONFIG_HOME=" + env[0][len("XDG_CONFIG_HOME="):], "LC_ALL=C"}
 		}
 		t.Run(tt.name, func(t *testing.T) {
-			compareGolden(t, tt.golden, runReaper(t, env, tt.args...))
+			compareGolden(t, tt.golden, clitest.RunReaper(t, env, tt.args...))
 		})
 	}
 }
 
 // compareGolden checks a run's output against testdata/golden/name, and
 // writes it there with -update.
-func compareGolden(t *testing.T, name string, r result) {
+func compareGolden(t *testing.T, name string, r clitest.Result) {
 	t.Helper()
-	if r.code != 0 {
-		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	if r.Code != 0 {
+		t.Fatalf("exit %d: %s", r.Code, r.Stderr)
 	}
-	got := normalize(r.stdout)
+	got := normalize(r.Stdout)
 	path := filepath.Join("..", "..", "testdata", "golden", name)
 	if *update {
 		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
@@ -81,7 +82,7 @@ func compareGolden(t *testing.T, name string, r result) {
 	}
 	if filepath.Ext(name) == ".json" {
 		var v map[string]any
-		if err := json.Unmarshal([]byte(r.stdout), &v); err != nil {
+		if err := json.Unmarshal([]byte(r.Stdout), &v); err != nil {
 			t.Fatalf("stdout is not one JSON object: %v", err)
 		}
 	}
@@ -107,14 +108,14 @@ func TestGoldenExplain(t *testing.T) {
 		{"explain-owned.txt", []string{"201"}},
 	} {
 		t.Run(tt.golden, func(t *testing.T) {
-			compareGolden(t, tt.golden, runReaper(t, env, append(base, tt.args...)...))
+			compareGolden(t, tt.golden, clitest.RunReaper(t, env, append(base, tt.args...)...))
 		})
 	}
-	if r := runReaper(t, env, append(base, "999")...); r.code != audit.ExitError || !strings.Contains(r.stderr, "no process 999") {
-		t.Errorf("explain of a pid not there: exit %d, %q; want 1 (66 is for files)", r.code, r.stderr)
+	if r := clitest.RunReaper(t, env, append(base, "999")...); r.Code != audit.ExitError || !strings.Contains(r.Stderr, "no process 999") {
+		t.Errorf("explain of a pid not there: exit %d, %q; want 1 (66 is for files)", r.Code, r.Stderr)
 	}
-	if r := runReaper(t, env, append(base, "x1")...); r.code != audit.ExitUsage {
-		t.Errorf("explain x1: exit %d, want 2", r.code)
+	if r := clitest.RunReaper(t, env, append(base, "x1")...); r.Code != audit.ExitUsage {
+		t.Errorf("explain x1: exit %d, want 2", r.Code)
 	}
 }
 
@@ -138,20 +139,20 @@ func TestGoldenHistory(t *testing.T) {
 		{"history-color.txt", []string{"--since", "2026-01-01", "--signals", "--color", "always"}},
 	} {
 		t.Run(tt.golden, func(t *testing.T) {
-			compareGolden(t, tt.golden, runReaper(t, env, append([]string{"history", "--audit-log", log}, tt.args...)...))
+			compareGolden(t, tt.golden, clitest.RunReaper(t, env, append([]string{"history", "--audit-log", log}, tt.args...)...))
 		})
 	}
 	// Its rows alone keep stdout for awk; what was skipped is on stderr.
-	rows := runReaper(t, env, "history", "--audit-log", log, "--since", "2026-01-01", "--no-headers")
-	if !strings.Contains(rows.stderr, "warning: 2 lines of the audit log were not records: skipped") || strings.Contains(rows.stdout, "skipped") {
-		t.Errorf("--no-headers: stderr %q; want the skipped lines said there, not in the rows:\n%s", rows.stderr, rows.stdout)
+	rows := clitest.RunReaper(t, env, "history", "--audit-log", log, "--since", "2026-01-01", "--no-headers")
+	if !strings.Contains(rows.Stderr, "warning: 2 lines of the audit log were not records: skipped") || strings.Contains(rows.Stdout, "skipped") {
+		t.Errorf("--no-headers: stderr %q; want the skipped lines said there, not in the rows:\n%s", rows.Stderr, rows.Stdout)
 	}
-	if r := runReaper(t, env, "history", "--audit-log", log, "--color", "sometimes"); r.code != audit.ExitUsage || !strings.Contains(r.stderr, `--color "sometimes"`) {
-		t.Errorf("a bad --color: exit %d, %q; want 2 and the value named", r.code, r.stderr)
+	if r := clitest.RunReaper(t, env, "history", "--audit-log", log, "--color", "sometimes"); r.Code != audit.ExitUsage || !strings.Contains(r.Stderr, `--color "sometimes"`) {
+		t.Errorf("a bad --color: exit %d, %q; want 2 and the value named", r.Code, r.Stderr)
 	}
-	r := runReaper(t, env, "history", "--audit-log", log, "--since", "someday")
-	if r.code != audit.ExitUsage || !strings.Contains(r.stderr, `--since "someday"`) {
-		t.Errorf("a bad --since: exit %d, %q; want 2 and the value named", r.code, r.stderr)
+	r := clitest.RunReaper(t, env, "history", "--audit-log", log, "--since", "someday")
+	if r.Code != audit.ExitUsage || !strings.Contains(r.Stderr, `--since "someday"`) {
+		t.Errorf("a bad --since: exit %d, %q; want 2 and the value named", r.Code, r.Stderr)
 	}
 }
 
@@ -175,17 +176,17 @@ func TestTableFromJSON(t *testing.T) {
 		{"scan", "--proc", "../../testdata/proc", "--ledger", "../../testdata/ledger/fixture.json", "--policy", "../../testdata/policy/fixture.toml"},
 	} {
 		env := []string{"XDG_CONFIG_HOME=" + t.TempDir(), "LC_ALL=C.UTF-8"}
-		table := runReaper(t, env, args...)
-		js := runReaper(t, env, append(args, "-o", "json")...)
-		if table.code != 0 || js.code != 0 {
-			t.Fatalf("exit %d, %d: %s%s", table.code, js.code, table.stderr, js.stderr)
+		table := clitest.RunReaper(t, env, args...)
+		js := clitest.RunReaper(t, env, append(args, "-o", "json")...)
+		if table.Code != 0 || js.Code != 0 {
+			t.Fatalf("exit %d, %d: %s%s", table.Code, js.Code, table.Stderr, js.Stderr)
 		}
 		var rep audit.Report
-		if err := json.Unmarshal([]byte(js.stdout), &rep); err != nil {
+		if err := json.Unmarshal([]byte(js.Stdout), &rep); err != nil {
 			t.Fatal(err)
 		}
 		if len(rep.Findings) == 0 || len(rep.Findings[0].Members) == 0 {
-			t.Fatalf("no findings or members in the JSON: %s", js.stdout)
+			t.Fatalf("no findings or members in the JSON: %s", js.Stdout)
 		}
 		var rebuilt strings.Builder
 		if err := rep.WriteTable(&rebuilt, audit.Style{}); err != nil {
@@ -193,7 +194,7 @@ func TestTableFromJSON(t *testing.T) {
 		}
 		// The two runs are seconds apart at most: ages may differ by one.
 		ages := regexp.MustCompile(`\b\d+[smhd]\d*[smh]?\b`)
-		got, want := ages.ReplaceAllString(normalize(rebuilt.String()), "AGE"), ages.ReplaceAllString(normalize(table.stdout), "AGE")
+		got, want := ages.ReplaceAllString(normalize(rebuilt.String()), "AGE"), ages.ReplaceAllString(normalize(table.Stdout), "AGE")
 		if got != want {
 			t.Errorf("%v: the table rebuilt from JSON differs\n--- rebuilt\n%s\n--- printed\n%s", args, got, want)
 		}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/orphanreaper/reaper/internal/clitest"
 	"github.com/orphanreaper/reaper/internal/skips"
 )
 
@@ -20,7 +21,7 @@ func TestStartupHook(t *testing.T) {
 	if err != nil {
 		skips.Skip(t, "needs node (CI installs it): the hook under test is a Node module")
 	}
-	becomeSubreaper(t)
+	clitest.BecomeSubreaper(t)
 	g := startGateway(t, "18805")
 	roots := rootsOf(t, g)
 	ledgerPath := writeGatewayLedger(t, g, roots, nil, nil, nil)
@@ -30,7 +31,7 @@ func TestStartupHook(t *testing.T) {
 	if len(old) != len(g.pids)-1 {
 		t.Fatalf("control: %d of %d processes of the old generation alive before the hook", len(old), len(g.pids)-1)
 	}
-	pol := writePolicy(t, `version = 1
+	pol := clitest.WritePolicy(t, `version = 1
 [defaults]
 min_age = "0s"
 grace = "2s"
@@ -42,7 +43,7 @@ name = "previous-generation"
 when = ["owner-dead"]
 action = "terminate"
 `)
-	args := []string{"../../testdata/hook/gateway.mjs", reaperBin, ledgerPath, pol}
+	args := []string{"../../testdata/hook/gateway.mjs", clitest.Bin, ledgerPath, pol}
 	for _, pid := range old {
 		args = append(args, fmt.Sprint(pid))
 	}

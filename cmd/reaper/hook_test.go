@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/orphanreaper/reaper/internal/clitest"
 	"github.com/orphanreaper/reaper/setup"
 )
 
@@ -19,17 +20,17 @@ func TestHookInstall(t *testing.T) {
 	mine := "{\n  \"model\": \"opus\"\n}\n"
 	os.WriteFile(settings, []byte(mine), 0o600)
 	env := []string{"CLAUDE_CONFIG_DIR=" + dir}
-	if r := runReaper(t, env, "hook", "install", "claude-code", "--dry-run"); r.code != 0 || !strings.Contains(r.stdout, "+ ") {
-		t.Errorf("--dry-run: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	if r := clitest.RunReaper(t, env, "hook", "install", "claude-code", "--dry-run"); r.Code != 0 || !strings.Contains(r.Stdout, "+ ") {
+		t.Errorf("--dry-run: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 	if b, _ := os.ReadFile(settings); string(b) != mine {
 		t.Fatal("--dry-run changed the file")
 	}
-	r := runReaper(t, env, "hook", "install", "claude-code")
+	r := clitest.RunReaper(t, env, "hook", "install", "claude-code")
 	b, _ := os.ReadFile(settings)
 	// The command reads as the user would write it: > and &, not \u003e.
-	if r.code != 0 || !strings.Contains(string(b), "reap --quiet --lock-timeout 1s >/dev/null 2>&1 &)") || !strings.Contains(string(b), setup.HookMark) {
-		t.Fatalf("install: exit %d\n%s%s\n%s", r.code, r.stdout, r.stderr, b)
+	if r.Code != 0 || !strings.Contains(string(b), "reap --quiet --lock-timeout 1s >/dev/null 2>&1 &)") || !strings.Contains(string(b), setup.HookMark) {
+		t.Fatalf("install: exit %d\n%s%s\n%s", r.Code, r.Stdout, r.Stderr, b)
 	}
 	backups, _ := filepath.Glob(settings + ".reaper-backup*")
 	if len(backups) != 1 {
@@ -37,17 +38,17 @@ func TestHookInstall(t *testing.T) {
 	} else if old, _ := os.ReadFile(backups[0]); string(old) != mine {
 		t.Errorf("the backup holds %q", old)
 	}
-	if r := runReaper(t, env, "hook", "install", "claude-code"); r.code != 0 || !strings.Contains(r.stdout, "unchanged") {
-		t.Errorf("install again: exit %d\n%s", r.code, r.stdout)
+	if r := clitest.RunReaper(t, env, "hook", "install", "claude-code"); r.Code != 0 || !strings.Contains(r.Stdout, "unchanged") {
+		t.Errorf("install again: exit %d\n%s", r.Code, r.Stdout)
 	}
-	if r := runReaper(t, env, "hook", "uninstall", "claude-code"); r.code != 0 {
-		t.Errorf("uninstall: exit %d\n%s", r.code, r.stderr)
+	if r := clitest.RunReaper(t, env, "hook", "uninstall", "claude-code"); r.Code != 0 {
+		t.Errorf("uninstall: exit %d\n%s", r.Code, r.Stderr)
 	}
 	if b, _ := os.ReadFile(settings); string(b) != mine {
 		t.Errorf("after uninstall: %q, want the user's file back", b)
 	}
-	if r := runReaper(t, env, "hook", "install", "gemini"); r.code != 2 {
-		t.Errorf("an unknown client: exit %d, want 2", r.code)
+	if r := clitest.RunReaper(t, env, "hook", "install", "gemini"); r.Code != 2 {
+		t.Errorf("an unknown client: exit %d, want 2", r.Code)
 	}
 }
 
@@ -60,13 +61,13 @@ func TestInitAsks(t *testing.T) {
 	settings := filepath.Join(home, ".claude", "settings.json")
 	os.WriteFile(settings, []byte("{}\n"), 0o600)
 	env := []string{"HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"), "CLAUDE_CONFIG_DIR="}
-	r := runReaper(t, env, "init", "--dry-run", "--no-service")
-	if r.code != 0 || !strings.Contains(r.stdout, "would do this on this machine now (a dry run)") ||
-		!strings.Contains(r.stdout, "hook     Claude Code's SessionStart, in "+settings) {
-		t.Errorf("--dry-run: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	r := clitest.RunReaper(t, env, "init", "--dry-run", "--no-service")
+	if r.Code != 0 || !strings.Contains(r.Stdout, "would do this on this machine now (a dry run)") ||
+		!strings.Contains(r.Stdout, "hook     Claude Code's SessionStart, in "+settings) {
+		t.Errorf("--dry-run: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
-	if r := runReaper(t, env, "init", "--no-service"); r.code != 2 || !strings.Contains(r.stderr, "pass --yes") {
-		t.Errorf("no terminal, no --yes: exit %d\n%s", r.code, r.stderr)
+	if r := clitest.RunReaper(t, env, "init", "--no-service"); r.Code != 2 || !strings.Contains(r.Stderr, "pass --yes") {
+		t.Errorf("no terminal, no --yes: exit %d\n%s", r.Code, r.Stderr)
 	}
 	if b, _ := os.ReadFile(settings); string(b) != "{}\n" {
 		t.Errorf("the settings changed: %q", b)
@@ -84,7 +85,7 @@ func TestInitAsks(t *testing.T) {
 // still refused (a hook naming it would break when the cache is cleared),
 // with the same advice and no other.
 func TestBuildCacheBinaryPlans(t *testing.T) {
-	b, err := os.ReadFile(reaperBin)
+	b, err := os.ReadFile(clitest.Bin)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,27 +110,27 @@ func TestBuildCacheBinaryPlans(t *testing.T) {
 			os.WriteFile(settings, []byte("{}\n"), 0o600)
 			env := append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
 				"XDG_STATE_HOME="+filepath.Join(home, ".state"), "CLAUDE_CONFIG_DIR=", "GOCACHE="+gocache, "GOPATH="+gopath, "GOBIN=")
-			run := func(args ...string) result {
+			run := func(args ...string) clitest.Result {
 				cmd := exec.Command(c.cached, args...)
 				cmd.Env = env
-				return runCmd(t, cmd)
+				return clitest.RunCmd(t, cmd)
 			}
 			dir := filepath.Dir(c.cached)
 			for _, args := range [][]string{{"init", "--dry-run", "--no-service"}, {"hook", "install", "claude-code", "--dry-run"}} {
 				r := run(args...)
-				if r.code != 0 || !strings.Contains(r.stdout, "go install ./cmd/reaper") || !strings.Contains(r.stdout, filepath.Join(gopath, "bin", "reaper")) {
-					t.Errorf("%v from Go's build cache: exit %d, want the plan to name %s\n%s%s", args, r.code, filepath.Join(gopath, "bin", "reaper"), r.stdout, r.stderr)
+				if r.Code != 0 || !strings.Contains(r.Stdout, "go install ./cmd/reaper") || !strings.Contains(r.Stdout, filepath.Join(gopath, "bin", "reaper")) {
+					t.Errorf("%v from Go's build cache: exit %d, want the plan to name %s\n%s%s", args, r.Code, filepath.Join(gopath, "bin", "reaper"), r.Stdout, r.Stderr)
 				}
-				for _, line := range strings.Split(r.stdout, "\n") {
+				for _, line := range strings.Split(r.Stdout, "\n") {
 					if strings.Contains(line, dir) && !strings.HasPrefix(line, "note: ") {
 						t.Errorf("%v plans with the cached binary: %q", args, line)
 					}
 				}
 			}
 			r := run("hook", "install", "claude-code")
-			if r.code == 0 || !strings.Contains(r.stderr, "go install ./cmd/reaper") ||
-				strings.Contains(r.stderr, "brew") || strings.Contains(r.stderr, "@latest") {
-				t.Errorf("the real hook install from Go's build cache: exit %d\n%s", r.code, r.stderr)
+			if r.Code == 0 || !strings.Contains(r.Stderr, "go install ./cmd/reaper") ||
+				strings.Contains(r.Stderr, "brew") || strings.Contains(r.Stderr, "@latest") {
+				t.Errorf("the real hook install from Go's build cache: exit %d\n%s", r.Code, r.Stderr)
 			}
 			if b, _ := os.ReadFile(settings); string(b) != "{}\n" {
 				t.Errorf("the settings changed: %q", b)

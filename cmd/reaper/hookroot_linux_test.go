@@ -6,6 +6,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/orphanreaper/reaper/internal/clitest"
 )
 
 // Issue 51, attack 1: root's settings editor with an ordinary user's
@@ -16,7 +18,7 @@ import (
 // dotfiles link, edited through root's reaper, is edited as A, stays a
 // link, and its target stays A's.
 func TestAttackRootHookEdit(t *testing.T) {
-	requireRoot(t)
+	clitest.RequireRoot(t)
 	rootDir := sharedDir(t, 0o755)
 	victim := filepath.Join(rootDir, "daemon.json")
 	const precious = "{\"log-level\": \"warn\"}\n"
@@ -26,9 +28,9 @@ func TestAttackRootHookEdit(t *testing.T) {
 		home := userDir(t)
 		asNobody(t, os.Mkdir(filepath.Join(home, ".claude"), 0o755), filepath.Join(home, ".claude"))
 		asNobody(t, os.Symlink(victim, filepath.Join(home, ".claude", "settings.json")), filepath.Join(home, ".claude", "settings.json"))
-		r := runReaper(t, []string{"HOME=" + home, "CLAUDE_CONFIG_DIR="}, "hook", "install", "claude-code")
-		if r.code == 0 {
-			t.Errorf("root's hook install through A's link: exit 0\n%s%s", r.stdout, r.stderr)
+		r := clitest.RunReaper(t, []string{"HOME=" + home, "CLAUDE_CONFIG_DIR="}, "hook", "install", "claude-code")
+		if r.Code == 0 {
+			t.Errorf("root's hook install through A's link: exit 0\n%s%s", r.Stdout, r.Stderr)
 		}
 		if b, _ := os.ReadFile(victim); string(b) != precious {
 			t.Errorf("root's file was rewritten: %q", b)
@@ -41,9 +43,9 @@ func TestAttackRootHookEdit(t *testing.T) {
 		home := userDir(t)
 		cron := sharedDir(t, 0o755)
 		asNobody(t, os.Symlink(cron, filepath.Join(home, ".gemini")), filepath.Join(home, ".gemini"))
-		r := runReaper(t, []string{"HOME=" + home, "GEMINI_CLI_HOME="}, "hook", "install", "gemini-cli")
-		if r.code == 0 {
-			t.Errorf("root's hook install through A's link: exit 0\n%s%s", r.stdout, r.stderr)
+		r := clitest.RunReaper(t, []string{"HOME=" + home, "GEMINI_CLI_HOME="}, "hook", "install", "gemini-cli")
+		if r.Code == 0 {
+			t.Errorf("root's hook install through A's link: exit 0\n%s%s", r.Stdout, r.Stderr)
 		}
 		if names, _ := os.ReadDir(cron); len(names) != 0 {
 			t.Errorf("root made %v in the root directory A's link names", names)
@@ -57,9 +59,9 @@ func TestAttackRootHookEdit(t *testing.T) {
 		asNobody(t, os.Mkdir(filepath.Join(home, ".claude"), 0o755), filepath.Join(home, ".claude"))
 		link := filepath.Join(home, ".claude", "settings.json")
 		asNobody(t, os.Symlink("../dotfiles/settings.json", link), link)
-		r := runReaper(t, []string{"HOME=" + home, "CLAUDE_CONFIG_DIR="}, "hook", "install", "claude-code")
-		if r.code != 0 || !strings.Contains(r.stdout, "as uid 65534") {
-			t.Fatalf("A's own link: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		r := clitest.RunReaper(t, []string{"HOME=" + home, "CLAUDE_CONFIG_DIR="}, "hook", "install", "claude-code")
+		if r.Code != 0 || !strings.Contains(r.Stdout, "as uid 65534") {
+			t.Fatalf("A's own link: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 		}
 		b, _ := os.ReadFile(filepath.Join(dotfiles, "settings.json"))
 		if !strings.Contains(string(b), "SessionStart") {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/orphanreaper/reaper/internal/clitest"
 	"github.com/orphanreaper/reaper/internal/skips"
 )
 
@@ -19,7 +20,7 @@ import (
 // and its command printed.
 type initRun struct {
 	cmd            *exec.Cmd
-	stdout, stderr *lockedBuffer
+	stdout, stderr *clitest.LockedBuffer
 	done           chan struct{}
 	code           int
 }
@@ -29,8 +30,8 @@ type initRun struct {
 // as in a container, and returns at once.
 func startRun(t *testing.T, prefix []string, args ...string) *initRun {
 	t.Helper()
-	argv := append(append(append([]string{}, prefix...), reaperBin, "run"), args...)
-	r := &initRun{cmd: exec.Command(argv[0], argv[1:]...), stdout: &lockedBuffer{}, stderr: &lockedBuffer{}, done: make(chan struct{})}
+	argv := append(append(append([]string{}, prefix...), clitest.Bin, "run"), args...)
+	r := &initRun{cmd: exec.Command(argv[0], argv[1:]...), stdout: &clitest.LockedBuffer{}, stderr: &clitest.LockedBuffer{}, done: make(chan struct{})}
 	r.cmd.Stdout, r.cmd.Stderr = r.stdout, r.stderr
 	r.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := r.cmd.Start(); err != nil {
@@ -46,7 +47,7 @@ func startRun(t *testing.T, prefix []string, args ...string) *initRun {
 	}()
 	t.Cleanup(func() {
 		syscall.Kill(-r.cmd.Process.Pid, syscall.SIGKILL)
-		for _, c := range childrenOf(r.cmd.Process.Pid) {
+		for _, c := range clitest.ChildrenOf(r.cmd.Process.Pid) {
 			syscall.Kill(-c, syscall.SIGKILL) // CMD's own group, with -g
 			syscall.Kill(c, syscall.SIGKILL)
 		}
@@ -70,8 +71,8 @@ func (r *initRun) wait(t *testing.T) int {
 // zombiesOf counts the zombie children of pid.
 func zombiesOf(pid int) int {
 	n := 0
-	for _, c := range childrenOf(pid) {
-		if stateOf(c) == "Z" {
+	for _, c := range clitest.ChildrenOf(pid) {
+		if clitest.StateOf(c) == "Z" {
 			n++
 		}
 	}
@@ -87,17 +88,17 @@ func TestRunInitReapsAdopted(t *testing.T) {
 	r := startRun(t, nil, "--", "bash", "-c", `for i in $(seq 100); do (sleep 2 &); done; exec sleep 600`)
 	run := r.cmd.Process.Pid
 	adopted := map[int]bool{}
-	waitForN(t, 100, func() bool {
-		for _, c := range childrenOf(run) {
-			if strings.HasPrefix(cmdlineOf(c), "sleep 2") {
+	clitest.WaitForN(t, 100, func() bool {
+		for _, c := range clitest.ChildrenOf(run) {
+			if strings.HasPrefix(clitest.CmdlineOf(c), "sleep 2") {
 				adopted[c] = true
 			}
 		}
 		return len(adopted) >= 100
 	}, "the 100 short-lived processes adopted by reaper run")
-	waitForN(t, 100, func() bool {
-		kids := childrenOf(run)
-		return len(kids) == 1 && strings.HasPrefix(cmdlineOf(kids[0]), "sleep 600")
+	clitest.WaitForN(t, 100, func() bool {
+		kids := clitest.ChildrenOf(run)
+		return len(kids) == 1 && strings.HasPrefix(clitest.CmdlineOf(kids[0]), "sleep 600")
 	}, "every adopted process gone, no zombie left: reaper run's one child is CMD")
 	if z := zombiesOf(run); z != 0 {
 		t.Errorf("%d zombies under reaper run", z)
@@ -117,18 +118,18 @@ func TestRunInitChurn(t *testing.T) {
 		t.Run(fmt.Sprintf("watch=%v", watch), func(t *testing.T) {
 			args := []string{"--", "bash", "-c", `for round in $(seq 40); do for i in 1 2 3 4 5; do (sleep 0.05 &); done; sleep 0.05; done; echo churned; exec sleep 600`}
 			if watch {
-				mark := "churn-" + suiteMark
+				mark := "churn-" + clitest.Mark
 				pol := watchPolicy(t, "", mark, `"owner-dead"`, "min_age = \"0s\"")
 				args = append([]string{"--watch", "--policy", pol, "--lock-file", t.TempDir() + "/reaper.lock"}, args...)
 			}
 			r := startRun(t, nil, args...)
 			run := r.cmd.Process.Pid
 			most := 0
-			waitForN(t, 200, func() bool {
+			clitest.WaitForN(t, 200, func() bool {
 				most = max(most, zombiesOf(run))
 				return strings.Contains(r.stdout.String(), "churned")
 			}, "200 processes adopted and exited")
-			waitFor(t, func() bool { return zombiesOf(run) == 0 && len(childrenOf(run)) == 1 }, "no zombie after the churn")
+			clitest.WaitFor(t, func() bool { return zombiesOf(run) == 0 && len(clitest.ChildrenOf(run)) == 1 }, "no zombie after the churn")
 			t.Logf("200 adopted processes through 40 rounds: at most %d zombies seen at a time", most)
 			syscall.Kill(run, syscall.SIGKILL)
 			if strings.Contains(r.stderr.String(), "watch inside stopped") {
@@ -145,7 +146,7 @@ func TestRunInitSignalsAndStatus(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2} {
 		t.Run(sig.String(), func(t *testing.T) {
 			r := startRun(t, nil, "--", "sleep", "600")
-			waitFor(t, func() bool { return len(childrenOf(r.cmd.Process.Pid)) == 1 }, "CMD running")
+			clitest.WaitFor(t, func() bool { return len(clitest.ChildrenOf(r.cmd.Process.Pid)) == 1 }, "CMD running")
 			syscall.Kill(r.cmd.Process.Pid, sig)
 			if code := r.wait(t); code != 128+int(sig) {
 				t.Errorf("exit %d, want %d\n%s", code, 128+int(sig), r.stderr)
@@ -154,7 +155,7 @@ func TestRunInitSignalsAndStatus(t *testing.T) {
 	}
 	t.Run("WINCH", func(t *testing.T) {
 		r := startRun(t, nil, "--", "bash", "-c", `trap "exit 77" WINCH; echo ready; while :; do sleep 0.05; done`)
-		waitFor(t, func() bool { return strings.Contains(r.stdout.String(), "ready") }, "CMD's trap set")
+		clitest.WaitFor(t, func() bool { return strings.Contains(r.stdout.String(), "ready") }, "CMD's trap set")
 		syscall.Kill(r.cmd.Process.Pid, syscall.SIGWINCH)
 		if code := r.wait(t); code != 77 {
 			t.Errorf("exit %d, want 77: SIGWINCH not passed on\n%s", code, r.stderr)
@@ -183,18 +184,18 @@ func TestRunInitGroup(t *testing.T) {
 			}
 			r := startRun(t, nil, args...)
 			var job int
-			waitFor(t, func() bool {
+			clitest.WaitFor(t, func() bool {
 				_, after, ok := strings.Cut(r.stdout.String(), "job ")
 				job, _ = strconv.Atoi(strings.TrimSpace(after))
-				return ok && job > 0 && alive(job)
+				return ok && job > 0 && clitest.Alive(job)
 			}, "CMD's job")
 			syscall.Kill(r.cmd.Process.Pid, syscall.SIGTERM)
 			if code := r.wait(t); code != 143 {
 				t.Errorf("exit %d, want 143\n%s", code, r.stderr)
 			}
 			reaped := strings.Contains(r.stderr.String(), fmt.Sprintf("tree %d killed by SIGTERM", job))
-			if alive(job) || reaped == group {
-				t.Errorf("the job %d: alive %v, ended by run's reap %v; want it gone, %s\n%s", job, alive(job), reaped,
+			if clitest.Alive(job) || reaped == group {
+				t.Errorf("the job %d: alive %v, ended by run's reap %v; want it gone, %s\n%s", job, clitest.Alive(job), reaped,
 					map[bool]string{true: "by the group's SIGTERM", false: "by the reap"}[group], r.stderr)
 			}
 		})
@@ -207,7 +208,7 @@ func TestRunInitGroup(t *testing.T) {
 // reaped" error: the namespace's end ends it, and says so. The control:
 // without the refusal's advice the line would name the rule to edit.
 func TestRunLeavesAnotherUsersToTheNamespace(t *testing.T) {
-	requireRoot(t)
+	clitest.RequireRoot(t)
 	unshare, err := exec.LookPath("unshare")
 	setpriv, err2 := exec.LookPath("setpriv")
 	if err != nil || err2 != nil {
@@ -243,7 +244,7 @@ func TestRunLeavesAnotherUsersToTheNamespace(t *testing.T) {
 // outside the namespace is signalled: the test's own process beside it
 // lives.
 func TestRunAsNamespaceInit(t *testing.T) {
-	requireRoot(t)
+	clitest.RequireRoot(t)
 	unshare, err := exec.LookPath("unshare")
 	setpriv, err2 := exec.LookPath("setpriv")
 	if err != nil || err2 != nil {
@@ -273,7 +274,7 @@ func TestRunAsNamespaceInit(t *testing.T) {
 			t.Errorf("stderr lacks %q:\n%s", want, out)
 		}
 	}
-	if !alive(outside.Process.Pid) {
+	if !clitest.Alive(outside.Process.Pid) {
 		t.Error("a process outside the namespace was signalled")
 	}
 	var buf bytes.Buffer
@@ -287,13 +288,13 @@ func TestRunAsNamespaceInit(t *testing.T) {
 // same tree under reaper run outside a namespace — a subreaper the host
 // does not know — is no finding.
 func TestHostSeesContainerInit(t *testing.T) {
-	requireRoot(t)
+	clitest.RequireRoot(t)
 	unshare, err := exec.LookPath("unshare")
 	if err != nil {
 		skips.Skip(t, "needs util-linux's unshare (apt-get install util-linux)")
 	}
-	mark := "cinit" + strings.ReplaceAll(suiteMark, "-", "x")
-	pol := writePolicy(t, fmt.Sprintf("version = 1\n[[rule]]\nname = \"container-left\"\nwhen = [\"reparented\"]\ncmdline = '%s'\naction = \"report\"\n", mark))
+	mark := "cinit" + strings.ReplaceAll(clitest.Mark, "-", "x")
+	pol := clitest.WritePolicy(t, fmt.Sprintf("version = 1\n[[rule]]\nname = \"container-left\"\nwhen = [\"reparented\"]\ncmdline = '%s'\naction = \"report\"\n", mark))
 	script := fmt.Sprintf(`( (exec -a %q sleep 600) & ); exec sleep 600`, "npm exec mcp-remote https://"+mark)
 	for _, inNamespace := range []bool{false, true} {
 		t.Run(fmt.Sprintf("namespace=%v", inNamespace), func(t *testing.T) {
@@ -307,17 +308,17 @@ func TestHostSeesContainerInit(t *testing.T) {
 			// line, which names the mark too — once the client was taken for
 			// the leftover and was (rightly) no finding.
 			var leftover int
-			waitFor(t, func() bool {
+			clitest.WaitFor(t, func() bool {
 				leftover = 0
-				for _, pid := range descendantsOf(r.cmd.Process.Pid) {
-					if strings.HasPrefix(cmdlineOf(pid), "npm exec mcp-remote https://"+mark) {
+				for _, pid := range clitest.DescendantsOf(r.cmd.Process.Pid) {
+					if strings.HasPrefix(clitest.CmdlineOf(pid), "npm exec mcp-remote https://"+mark) {
 						leftover = pid
 					}
 				}
-				return leftover > 0 && strings.HasPrefix(cmdlineOf(parentOf(leftover)), reaperBin+" run")
+				return leftover > 0 && strings.HasPrefix(clitest.CmdlineOf(clitest.ParentOf(leftover)), clitest.Bin+" run")
 			}, "the leftover adopted by reaper run")
 			t.Cleanup(func() { syscall.Kill(leftover, syscall.SIGKILL) })
-			rep := scanJSON(t, "--policy", pol)
+			rep := clitest.ScanJSON(t, "--policy", pol)
 			found := false
 			for _, f := range rep.Findings {
 				if f.RootPID == leftover {
@@ -334,16 +335,6 @@ func TestHostSeesContainerInit(t *testing.T) {
 	}
 }
 
-// descendantsOf lists every process below pid.
-func descendantsOf(pid int) []int {
-	var out []int
-	for _, c := range childrenOf(pid) {
-		out = append(out, c)
-		out = append(out, descendantsOf(c)...)
-	}
-	return out
-}
-
 // While CMD lives, the watch runs inside (--watch): a gateway that CMD
 // started dies, and its server, adopted by run, is owner-dead and reaped
 // while CMD still runs. The control: without --watch it lives on until
@@ -352,8 +343,8 @@ func TestRunWatchInside(t *testing.T) {
 	if isolated(t) {
 		return
 	}
-	becomeSubreaper(t)
-	mark := "runwatch-" + suiteMark
+	clitest.BecomeSubreaper(t)
+	mark := "runwatch-" + clitest.Mark
 	pol := watchPolicy(t, "", mark, `"owner-dead"`, "min_age = \"0s\"")
 	script := fmt.Sprintf(`( export OPENCLAW_GATEWAY_SERVICE_PID=$BASHPID; exec -a openclaw-gateway bash -c '(exec -a %q sleep 600) & wait' ) & echo owner $!; exec sleep 600`,
 		"npm exec mcp-remote https://"+mark)
@@ -366,45 +357,45 @@ func TestRunWatchInside(t *testing.T) {
 			}
 			r := startRun(t, nil, args...)
 			var owner, server int
-			waitFor(t, func() bool {
+			clitest.WaitFor(t, func() bool {
 				_, after, _ := strings.Cut(r.stdout.String(), "owner ")
 				owner, _ = strconv.Atoi(strings.TrimSpace(after))
-				for _, c := range childrenOf(owner) {
+				for _, c := range clitest.ChildrenOf(owner) {
 					server = c
 				}
-				return owner > 0 && server > 0 && strings.Contains(cmdlineOf(server), mark)
+				return owner > 0 && server > 0 && strings.Contains(clitest.CmdlineOf(server), mark)
 			}, "the gateway and its server")
 			t.Cleanup(func() { syscall.Kill(server, syscall.SIGKILL) })
 			if watch {
 				// The watch runs in run's own process: its watch lock
 				// says it started, and run has no child but CMD.
-				waitFor(t, func() bool { _, err := os.Stat(strings.TrimSuffix(lock, ".lock") + ".watch"); return err == nil }, "the watch inside running")
-				if kids := childrenOf(r.cmd.Process.Pid); len(kids) != 1 {
+				clitest.WaitFor(t, func() bool { _, err := os.Stat(strings.TrimSuffix(lock, ".lock") + ".watch"); return err == nil }, "the watch inside running")
+				if kids := clitest.ChildrenOf(r.cmd.Process.Pid); len(kids) != 1 {
 					t.Errorf("run has %d children (%v): want CMD alone, the watch inside its own process", len(kids), kids)
 				}
 			}
 			syscall.Kill(owner, syscall.SIGKILL)
 			// Adopted by run — or, with the watch inside, possibly reaped
 			// already before a loaded machine let this test look.
-			waitFor(t, func() bool { return parentOf(server) == r.cmd.Process.Pid || watch && !alive(server) }, "the server adopted by run")
+			clitest.WaitFor(t, func() bool { return clitest.ParentOf(server) == r.cmd.Process.Pid || watch && !clitest.Alive(server) }, "the server adopted by run")
 			if watch {
-				for deadline := time.Now().Add(underLoad(30 * time.Second)); alive(server); time.Sleep(50 * time.Millisecond) {
+				for deadline := time.Now().Add(clitest.UnderLoad(30 * time.Second)); clitest.Alive(server); time.Sleep(50 * time.Millisecond) {
 					if time.Now().After(deadline) {
 						t.Fatalf("the server %d was not reaped while CMD lived; run's stderr:\n%s", server, r.stderr)
 					}
 				}
-				if len(childrenOf(r.cmd.Process.Pid)) < 1 {
+				if len(clitest.ChildrenOf(r.cmd.Process.Pid)) < 1 {
 					t.Error("CMD ended with the server: want it alive")
 				}
 			} else {
 				time.Sleep(2 * time.Second)
-				if !alive(server) {
+				if !clitest.Alive(server) {
 					t.Fatalf("control: the server %d died without the watch inside", server)
 				}
 			}
 			syscall.Kill(r.cmd.Process.Pid, syscall.SIGTERM)
 			r.wait(t)
-			if alive(server) {
+			if clitest.Alive(server) {
 				t.Errorf("the server %d outlived run", server)
 			}
 		})

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/orphanreaper/reaper/internal/clitest"
 )
 
 // Issue 52, item 4: `reaper init`'s prompt was a read that never saw the
@@ -35,12 +37,12 @@ func TestInitPromptInterrupted(t *testing.T) {
 			settings := filepath.Join(home, ".claude", "settings.json")
 			os.WriteFile(settings, []byte("{}\n"), 0o600)
 			policyBefore := policyState()
-			master, slave, err := openPTY()
+			master, slave, err := clitest.OpenPTY()
 			if err != nil {
 				t.Skipf("no pseudo-terminal here: %v", err)
 			}
 			defer master.Close()
-			cmd := exec.Command(reaperBin, "init", "--no-service")
+			cmd := exec.Command(clitest.Bin, "init", "--no-service")
 			cmd.Env = append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
 				"XDG_STATE_HOME="+filepath.Join(home, ".state"), "CLAUDE_CONFIG_DIR=", "TERM=xterm-256color", "COLORTERM=truecolor")
 			cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
@@ -52,7 +54,7 @@ func TestInitPromptInterrupted(t *testing.T) {
 			t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 			screen := &lockedScreen{drained: make(chan struct{})}
 			go screen.copyFrom(master)
-			waitFor(t, func() bool { return strings.Contains(screen.String(), "Proceed? [y/N]") }, "the prompt")
+			clitest.WaitFor(t, func() bool { return strings.Contains(screen.String(), "Proceed? [y/N]") }, "the prompt")
 			tt.send(master, cmd.Process.Pid)
 			done := make(chan error, 1)
 			go func() { done <- cmd.Wait() }()

@@ -7,45 +7,41 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
-	"github.com/orphanreaper/reaper/platform"
+	"github.com/orphanreaper/reaper/internal/clitest"
 )
 
 // gatewayTrees is what a fake OpenClaw gateway spawns, as OpenClaw spawns
 // it: a PTY shell of the exec tool with a long-running child; a detached
 // (setsid) MCP wrapper with the real server as grandchild; an ACP wrapper
 // in the gateway's group whose adapter leads its own group.
-func gatewayTrees() []spawnSpec {
-	return []spawnSpec{
+func gatewayTrees() []clitest.SpawnSpec {
+	return []clitest.SpawnSpec{
 		{
 			Args: []string{"/bin/bash", "-c", "npm test -- --watch"}, Env: []string{"OPENCLAW_SHELL=exec"}, PTY: true,
-			Children: []spawnSpec{{Args: []string{"node", "node_modules/.bin/jest", "--watch"}}},
+			Children: []clitest.SpawnSpec{{Args: []string{"node", "node_modules/.bin/jest", "--watch"}}},
 		},
 		{
 			Args: []string{"npm exec @modelcontextprotocol/server-everything"}, Setsid: true,
-			Children: []spawnSpec{{Args: []string{"node", "/usr/lib/node_modules/@modelcontextprotocol/server-everything/dist/index.js", "stdio"}}},
+			Children: []clitest.SpawnSpec{{Args: []string{"node", "/usr/lib/node_modules/@modelcontextprotocol/server-everything/dist/index.js", "stdio"}}},
 		},
 		{
 			Args: []string{"/usr/bin/node", "/home/alice/.openclaw/acpx/claude-agent-acp-wrapper.mjs", "--openclaw-acpx-lease-id", "lease-7"},
 			Env:  []string{"OPENCLAW_SHELL=acp"},
-			Children: []spawnSpec{{
+			Children: []clitest.SpawnSpec{{
 				Args: []string{"node", "/home/alice/.openclaw/node_modules/@agentclientprotocol/claude-agent-acp/dist/index.js"}, Setpgid: true,
-				Children: []spawnSpec{{Args: []string{"claude", "--mcp-config", "/tmp/openclaw-mcp.json"}}},
+				Children: []clitest.SpawnSpec{{Args: []string{"claude", "--mcp-config", "/tmp/openclaw-mcp.json"}}},
 			}},
 		},
 	}
 }
 
 // helperCount is how many processes a gateway and its trees make.
-func helperCount(specs []spawnSpec) int {
+func helperCount(specs []clitest.SpawnSpec) int {
 	n := 0
 	for _, s := range specs {
 		n += 1 + helperCount(s.Children)
@@ -68,17 +64,17 @@ func startGateway(t *testing.T, port string) *fakeGateway {
 }
 
 // startGatewayWith starts a fake gateway with the given trees.
-func startGatewayWith(t *testing.T, port string, trees []spawnSpec) *fakeGateway {
+func startGatewayWith(t *testing.T, port string, trees []clitest.SpawnSpec) *fakeGateway {
 	t.Helper()
 	dir := t.TempDir()
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	spec, _ := json.Marshal(spawnSpec{Children: trees})
+	spec, _ := json.Marshal(clitest.SpawnSpec{Children: trees})
 	g := &fakeGateway{dir: dir, cmd: exec.Command(self)}
 	g.cmd.Args = []string{"node", "/opt/openclaw/dist/entry.js", "gateway", "--port", port}
-	g.cmd.Env = append(os.Environ(), envSpec+"="+string(spec), envPIDDir+"="+dir)
+	g.cmd.Env = append(os.Environ(), clitest.EnvSpec+"="+string(spec), clitest.EnvPIDDir+"="+dir)
 	// Children carry the gateway's pid the way a service-mode gateway sets
 	// it; it is filled in below, once the pid is known, through the helpers'
 	// own environment: the gateway helper exports it before spawning.
@@ -130,7 +126,7 @@ func readPIDDir(t *testing.T, dir string) map[int]uint64 {
 // process it registered as, then reaps those that became our children.
 func (g *fakeGateway) cleanup(t *testing.T) {
 	for pid, start := range g.pids {
-		killVerified(pid, start)
+		clitest.KillVerified(pid, start)
 	}
 	g.cmd.Process.Kill()
 	g.cmd.Wait()
@@ -147,67 +143,6 @@ func (g *fakeGateway) cleanup(t *testing.T) {
 	}
 }
 
-// killVerified sends SIGKILL to pid only if it is still the process that
-// started at start: it opens a pidfd first, then re-reads the start time,
-// so the check and the signal name the same process.
-func killVerified(pid int, start uint64) {
-	fd, err := unix.PidfdOpen(pid, 0)
-	if err != nil {
-		return // gone
-	}
-	defer unix.Close(fd)
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return
-	}
-	var p platform.Process
-	if platform.ParseStat(b, 4096, &p) != nil || p.StartTicks != start {
-		return
-	}
-	unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0)
-}
-
-// becomeSubreaper makes the test process adopt orphans, as systemd --user
-// does (PR_SET_CHILD_SUBREAPER, prctl(2)).
-func becomeSubreaper(t *testing.T) {
-	t.Helper()
-	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
-		t.Fatalf("PR_SET_CHILD_SUBREAPER: %v", err)
-	}
-}
-
-// parentOf reads the current parent of pid from the kernel.
-func parentOf(pid int) int { return statOf(pid).PPID }
-
-// pgidOf reads the current process group of pid from the kernel.
-func pgidOf(pid int) int { return statOf(pid).PGID }
-
-// statOf is pid's /proc/PID/stat as platform parses it; its ids are -1
-// when pid is gone.
-func statOf(pid int) platform.Process {
-	gone := platform.Process{PPID: -1, PGID: -1}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return gone
-	}
-	var p platform.Process
-	if platform.ParseStat(b, 4096, &p) != nil {
-		return gone
-	}
-	return p
-}
-
-// selfSubreaper is the [[subreaper]] entry that names this test process:
-// the tests make it adopt orphans, as systemd --user does.
-func selfSubreaper(t *testing.T) string {
-	t.Helper()
-	self, err := os.Readlink("/proc/self/exe")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return fmt.Sprintf("[[subreaper]]\ncmdline = '^(%s|%s)( |$)'\n", regexp.QuoteMeta(os.Args[0]), regexp.QuoteMeta(self))
-}
-
 // integrationPolicy names this test process as the subreaper and the fake
 // gateways as owners.
 func integrationPolicy(t *testing.T) string {
@@ -217,7 +152,7 @@ func integrationPolicy(t *testing.T) string {
 name = "fake-gateway"
 cmdline = 'dist/entry\.js gateway'
 
-` + selfSubreaper(t) + `
+` + clitest.SelfSubreaper(t) + `
 
 [[rule]]
 name = "orphaned-pty"
@@ -235,7 +170,7 @@ when = ["reparented"]
 kind = ["acp"]
 `
 	path := filepath.Join(t.TempDir(), "policy.toml")
-	if err := os.WriteFile(path, []byte(markRules(pol)), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(clitest.MarkRules(pol)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return path
@@ -246,13 +181,13 @@ kind = ["acp"]
 // report every one of their roots with `reparented`, and none of the
 // identical trees of a second, live gateway.
 func TestIntegrationGatewayKilled(t *testing.T) {
-	becomeSubreaper(t)
+	clitest.BecomeSubreaper(t)
 	dead := startGateway(t, "18789")
 	live := startGateway(t, "18790")
 
 	roots := map[int]string{} // the dead gateway's direct children: the roots to find
 	for pid := range dead.pids {
-		if parentOf(pid) == dead.cmd.Process.Pid {
+		if clitest.ParentOf(pid) == dead.cmd.Process.Pid {
 			roots[pid] = ""
 		}
 	}
@@ -265,17 +200,17 @@ func TestIntegrationGatewayKilled(t *testing.T) {
 	dead.cmd.Wait()
 	deadline := time.Now().Add(10 * time.Second)
 	for pid := range roots {
-		for parentOf(pid) != os.Getpid() {
+		for clitest.ParentOf(pid) != os.Getpid() {
 			if time.Now().After(deadline) {
-				t.Fatalf("pid %d not reparented to the test (parent %d)", pid, parentOf(pid))
+				t.Fatalf("pid %d not reparented to the test (parent %d)", pid, clitest.ParentOf(pid))
 			}
 			time.Sleep(5 * time.Millisecond)
 		}
 	}
 
-	r := runReaper(t, nil, "scan", "--output", "json", "--policy", integrationPolicy(t))
-	if r.code != 0 {
-		t.Fatalf("reaper scan: exit %d\n%s", r.code, r.stderr)
+	r := clitest.RunReaper(t, nil, "scan", "--output", "json", "--policy", integrationPolicy(t))
+	if r.Code != 0 {
+		t.Fatalf("reaper scan: exit %d\n%s", r.Code, r.Stderr)
 	}
 	var rep struct {
 		Findings []struct {
@@ -286,8 +221,8 @@ func TestIntegrationGatewayKilled(t *testing.T) {
 			Rule    string   `json:"rule"`
 		} `json:"findings"`
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
-		t.Fatalf("%v\n%s", err, r.stdout)
+	if err := json.Unmarshal([]byte(r.Stdout), &rep); err != nil {
+		t.Fatalf("%v\n%s", err, r.Stdout)
 	}
 	covered := map[int]bool{}
 	kinds := map[string]bool{}
@@ -300,14 +235,14 @@ func TestIntegrationGatewayKilled(t *testing.T) {
 		}
 		if _, ok := roots[f.RootPID]; ok {
 			kinds[f.Kind] = true
-			if !contains(f.Reasons, "reparented") {
+			if !clitest.Contains(f.Reasons, "reparented") {
 				t.Errorf("finding %d: reasons %v lack reparented", f.RootPID, f.Reasons)
 			}
 		}
 	}
 	for pid := range dead.pids {
 		if pid != dead.cmd.Process.Pid && !covered[pid] {
-			t.Errorf("orphan %d (%s) is in no finding", pid, cmdlineOf(pid))
+			t.Errorf("orphan %d (%s) is in no finding", pid, clitest.CmdlineOf(pid))
 		}
 	}
 	for _, k := range []string{"pty", "mcp", "acp"} {
@@ -319,22 +254,8 @@ func TestIntegrationGatewayKilled(t *testing.T) {
 		for pid := range roots {
 			b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 			link, lerr := os.Readlink(fmt.Sprintf("/proc/%d/fd/0", pid))
-			t.Logf("root %d: %.60s stdin %s %v %s", pid, b, link, lerr, cmdlineOf(pid))
+			t.Logf("root %d: %.60s stdin %s %v %s", pid, b, link, lerr, clitest.CmdlineOf(pid))
 		}
-		t.Logf("reaper output:\n%s", r.stdout)
+		t.Logf("reaper output:\n%s", r.Stdout)
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-func cmdlineOf(pid int) string {
-	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-	return strings.ReplaceAll(strings.TrimRight(string(b), "\x00"), "\x00", " ")
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/orphanreaper/reaper/internal/clitest"
 	"github.com/orphanreaper/reaper/internal/skips"
 )
 
@@ -33,7 +34,7 @@ func runInGrace(t *testing.T, pol, lock string, stderr *bytes.Buffer) (*exec.Cmd
 	t.Helper()
 	dir := t.TempDir()
 	termed, pidfile := filepath.Join(dir, "termed"), filepath.Join(dir, "pid")
-	cmd := exec.Command(reaperBin, append([]string{"run", "--policy", pol, "--lock-file", lock, "--"},
+	cmd := exec.Command(clitest.Bin, append([]string{"run", "--policy", pol, "--lock-file", lock, "--"},
 		ignoringTree(termed, pidfile)...)...)
 	if stderr != nil {
 		cmd.Stderr = stderr
@@ -42,11 +43,11 @@ func runInGrace(t *testing.T, pol, lock string, stderr *bytes.Buffer) (*exec.Cmd
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	waitFor(t, func() bool { _, err := os.Stat(termed); return err == nil }, "SIGTERM to the tree CMD left")
+	clitest.WaitFor(t, func() bool { _, err := os.Stat(termed); return err == nil }, "SIGTERM to the tree CMD left")
 	var pid int
 	b, _ := os.ReadFile(pidfile)
 	fmt.Sscan(string(b), &pid)
-	t.Cleanup(func() { killTreeVerified(pid) })
+	t.Cleanup(func() { clitest.KillTreeVerified(pid) })
 	return cmd, pid
 }
 
@@ -54,8 +55,8 @@ func runInGrace(t *testing.T, pol, lock string, stderr *bytes.Buffer) (*exec.Cmd
 // is stopped, or still in a confinement cgroup of reaper's.
 func notStoppedNorConfined(t *testing.T, pid int) {
 	t.Helper()
-	for _, p := range append([]int{pid}, childrenOf(pid)...) {
-		if s := stateOf(p); s == "T" || s == "t" {
+	for _, p := range append([]int{pid}, clitest.ChildrenOf(pid)...) {
+		if s := clitest.StateOf(p); s == "T" || s == "t" {
 			t.Errorf("pid %d left stopped", p)
 		}
 		if b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", p)); bytes.Contains(b, []byte("/reaper-")) {
@@ -71,9 +72,9 @@ func notStoppedNorConfined(t *testing.T, pid int) {
 // with the tree in its hands (issue 42, attack 4). The tree ignores
 // SIGTERM, so the reap is in its 60 s grace when the signal comes.
 func TestRunInterruptedMidReap(t *testing.T) {
-	requireRoot(t)
-	becomeSubreaper(t)
-	pol := writePolicy(t, "version = 1\n[defaults]\ngrace = \"60s\"\n")
+	clitest.RequireRoot(t)
+	clitest.BecomeSubreaper(t)
+	pol := clitest.WritePolicy(t, "version = 1\n[defaults]\ngrace = \"60s\"\n")
 	for _, sig := range []syscall.Signal{syscall.SIGHUP, syscall.SIGQUIT} {
 		t.Run(sig.String(), func(t *testing.T) {
 			var stderr bytes.Buffer
@@ -94,7 +95,7 @@ func TestRunInterruptedMidReap(t *testing.T) {
 			if !strings.Contains(stderr.String(), "interrupted by "+map[syscall.Signal]string{syscall.SIGHUP: "SIGHUP", syscall.SIGQUIT: "SIGQUIT"}[sig]) {
 				t.Errorf("the interrupt is not said:\n%s", stderr.String())
 			}
-			if !alive(pid) {
+			if !clitest.Alive(pid) {
 				t.Fatalf("the tree died: an interrupt during the grace leaves it running")
 			}
 			notStoppedNorConfined(t, pid)
@@ -108,8 +109,8 @@ func TestRunInterruptedMidReap(t *testing.T) {
 // confinement released. The control: a process stopped by someone else,
 // which the record does not name, stays stopped.
 func TestStoppedTreesResumedByTheNextRun(t *testing.T) {
-	requireRoot(t)
-	becomeSubreaper(t)
+	clitest.RequireRoot(t)
+	clitest.BecomeSubreaper(t)
 	dir := t.TempDir()
 	lock := filepath.Join(dir, "reaper.lock")
 	stopped := func() int {
@@ -119,7 +120,7 @@ func TestStoppedTreesResumedByTheNextRun(t *testing.T) {
 		}
 		t.Cleanup(func() { c.Process.Kill(); c.Wait() })
 		c.Process.Signal(syscall.SIGSTOP)
-		waitFor(t, func() bool { return stateOf(c.Process.Pid) == "T" }, "the process stopped")
+		clitest.WaitFor(t, func() bool { return clitest.StateOf(c.Process.Pid) == "T" }, "the process stopped")
 		return c.Process.Pid
 	}
 	ours, theirs := stopped(), stopped()
@@ -131,15 +132,15 @@ func TestStoppedTreesResumedByTheNextRun(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "reaper.stopped"), []byte(record), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	pol := writePolicy(t, "version = 1\n")
-	r := runReaper(t, nil, "reap", "--policy", pol, "--lock-file", lock, "--journal", "off", "--output", "json")
-	if s := stateOf(ours); s == "T" {
-		t.Errorf("the process the record names is still stopped\n%s%s", r.stdout, r.stderr)
+	pol := clitest.WritePolicy(t, "version = 1\n")
+	r := clitest.RunReaper(t, nil, "reap", "--policy", pol, "--lock-file", lock, "--journal", "off", "--output", "json")
+	if s := clitest.StateOf(ours); s == "T" {
+		t.Errorf("the process the record names is still stopped\n%s%s", r.Stdout, r.Stderr)
 	}
-	if !strings.Contains(r.stdout, "had stopped 1 process still stopped: continued") {
-		t.Errorf("the report does not say what it continued:\n%s", r.stdout)
+	if !strings.Contains(r.Stdout, "had stopped 1 process still stopped: continued") {
+		t.Errorf("the report does not say what it continued:\n%s", r.Stdout)
 	}
-	if s := stateOf(theirs); s != "T" {
+	if s := clitest.StateOf(theirs); s != "T" {
 		t.Errorf("control: a process the record names with another start was continued (state %s)", s)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "reaper.stopped")); err == nil {
@@ -151,9 +152,9 @@ func TestStoppedTreesResumedByTheNextRun(t *testing.T) {
 // confinement (as root with cgroup v2): the next reap that takes the same
 // lock releases it, and nothing is left stopped.
 func TestKilledRunReleasedByTheNextRun(t *testing.T) {
-	requireRoot(t)
-	becomeSubreaper(t)
-	pol := writePolicy(t, "version = 1\n[defaults]\ngrace = \"60s\"\n")
+	clitest.RequireRoot(t)
+	clitest.BecomeSubreaper(t)
+	pol := clitest.WritePolicy(t, "version = 1\n[defaults]\ngrace = \"60s\"\n")
 	dir := t.TempDir()
 	lock := filepath.Join(dir, "reaper.lock")
 	cmd, pid := runInGrace(t, pol, lock, nil)
@@ -166,9 +167,9 @@ func TestKilledRunReleasedByTheNextRun(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "reaper.stopped")); err != nil {
 		t.Fatalf("the killed run left no record: %v", err)
 	}
-	r := runReaper(t, nil, "reap", "--policy", writePolicy(t, "version = 1\n"), "--lock-file", lock, "--journal", "off")
-	if r.code != 0 {
-		t.Errorf("the next reap: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	r := clitest.RunReaper(t, nil, "reap", "--policy", clitest.WritePolicy(t, "version = 1\n"), "--lock-file", lock, "--journal", "off")
+	if r.Code != 0 {
+		t.Errorf("the next reap: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 	notStoppedNorConfined(t, pid)
 }
@@ -179,9 +180,9 @@ func TestKilledRunReleasedByTheNextRun(t *testing.T) {
 // Any later root reap, whatever its lock, removes it once it is a few
 // seconds old — polled here, reap after reap, until it is gone.
 func TestKilledRunConfinementSwept(t *testing.T) {
-	requireRoot(t)
-	becomeSubreaper(t)
-	pol := writePolicy(t, "version = 1\n[defaults]\ngrace = \"60s\"\n")
+	clitest.RequireRoot(t)
+	clitest.BecomeSubreaper(t)
+	pol := clitest.WritePolicy(t, "version = 1\n[defaults]\ngrace = \"60s\"\n")
 	cmd, pid := runInGrace(t, pol, filepath.Join(t.TempDir(), "reaper.lock"), nil)
 	cg, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
 	path := ""
@@ -204,17 +205,17 @@ func TestKilledRunConfinementSwept(t *testing.T) {
 	}
 	cmd.Process.Kill()
 	cmd.Wait()
-	killTreeVerified(pid)
-	waitFor(t, func() bool {
+	clitest.KillTreeVerified(pid)
+	clitest.WaitFor(t, func() bool {
 		b, err := os.ReadFile(dir + "/cgroup.events")
 		return err == nil && strings.Contains(string(b), "populated 0")
 	}, "the dead run's confinement empty")
 	other := filepath.Join(t.TempDir(), "other.lock") // not the dead run's: its record is not read
 	var said bool
-	pol = writePolicy(t, "version = 1\n")
+	pol = clitest.WritePolicy(t, "version = 1\n")
 	for deadline := time.Now().Add(time.Minute); ; {
-		r := runReaper(t, nil, "reap", "--policy", pol, "--lock-file", other, "--journal", "off")
-		said = said || strings.Contains(r.stdout, "empty confinement")
+		r := clitest.RunReaper(t, nil, "reap", "--policy", pol, "--lock-file", other, "--journal", "off")
+		said = said || strings.Contains(r.Stdout, "empty confinement")
 		if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
 			break
 		}

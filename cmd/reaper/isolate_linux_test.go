@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/orphanreaper/reaper/internal/clitest"
 )
 
 // isolated runs the calling test again, alone, in a PID namespace and
@@ -20,7 +22,7 @@ import (
 // signals only that user's processes, and the test's are its own.
 func isolated(t *testing.T) bool {
 	t.Helper()
-	if os.Getenv(envIsolated) == "1" || os.Geteuid() != 0 {
+	if os.Getenv(clitest.EnvIsolated) == "1" || os.Geteuid() != 0 {
 		return false
 	}
 	unshare, err := exec.LookPath("unshare")
@@ -34,7 +36,7 @@ func isolated(t *testing.T) bool {
 	}
 	args := []string{"--pid", "--fork", "--mount-proc", "--kill-child", os.Args[0], "-test.run", strings.Join(run, "/"), "-test.count=1", "-test.v"}
 	cmd := exec.Command(unshare, args...)
-	cmd.Env = append(os.Environ(), envIsolated+"=1", envBin+"="+reaperBin)
+	cmd.Env = append(os.Environ(), clitest.EnvIsolated+"=1", clitest.EnvBin+"="+clitest.Bin)
 	out, err := cmd.CombinedOutput()
 	t.Logf("in a PID namespace of its own (%s):\n%s", strings.Join(cmd.Args, " "), out)
 	if err != nil {

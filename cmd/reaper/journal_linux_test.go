@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/orphanreaper/reaper/internal/clitest"
 )
 
 const envJournal = "REAPER_TEST_JOURNAL"
@@ -23,7 +25,7 @@ const envJournal = "REAPER_TEST_JOURNAL"
 // with a datagram socket at /run/systemd/journal/socket, where go-systemd
 // sends (the native protocol, systemd-journald.service(8)).
 func TestJournald(t *testing.T) {
-	requireRoot(t)
+	clitest.RequireRoot(t)
 	dir, err := os.MkdirTemp("", "reaper-journal-")
 	if err != nil {
 		t.Fatal(err)
@@ -31,10 +33,10 @@ func TestJournald(t *testing.T) {
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	// Subreaper state is process-wide and sticky: make it explicit, so the
 	// orphan's new parent is this test, which the policy names.
-	becomeSubreaper(t)
+	clitest.BecomeSubreaper(t)
 	orphan := adoptNowhere(t, "npm exec mcp-remote https://journal.test")
 	pol := filepath.Join(dir, "policy.toml")
-	os.WriteFile(pol, []byte(mustReadFile(t, reapPolicy(t, `
+	os.WriteFile(pol, []byte(clitest.MustReadFile(t, reapPolicy(t, `
 [[rule]]
 name = "journal-test"
 when = ["reparented"]
@@ -42,7 +44,7 @@ cmdline = 'journal\.test'
 action = "terminate"
 `))), 0o644)
 	self, _ := os.Executable()
-	cmd := execHelper(self, envJournal+"="+dir, envReaperBin+"="+reaperBin)
+	cmd := execHelper(self, envJournal+"="+dir, envReaperBin+"="+clitest.Bin)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS}
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -87,12 +89,12 @@ func adoptNowhere(t *testing.T, argv0 string) int {
 	b, _ := os.ReadFile(pidfile)
 	var pid int
 	fmt.Sscan(string(b), &pid)
-	t.Cleanup(func() { killTreeVerified(pid) })
+	t.Cleanup(func() { clitest.KillTreeVerified(pid) })
 	// Wait until the exec has happened and the parent is gone.
 	deadline := time.Now().Add(5 * time.Second)
-	for !strings.HasPrefix(cmdlineOf(pid), argv0) || parentOf(pid) == 0 || parentOf(pid) == outer.Process.Pid {
+	for !strings.HasPrefix(clitest.CmdlineOf(pid), argv0) || clitest.ParentOf(pid) == 0 || clitest.ParentOf(pid) == outer.Process.Pid {
 		if time.Now().After(deadline) {
-			t.Fatalf("pid %d: %q, parent %d", pid, cmdlineOf(pid), parentOf(pid))
+			t.Fatalf("pid %d: %q, parent %d", pid, clitest.CmdlineOf(pid), clitest.ParentOf(pid))
 		}
 		time.Sleep(5 * time.Millisecond)
 	}

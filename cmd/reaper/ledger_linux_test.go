@@ -13,55 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/orphanreaper/reaper/internal/clitest"
 	"github.com/orphanreaper/reaper/ledger"
 	"github.com/orphanreaper/reaper/platform"
 )
-
-// scanReport is the part of `reaper scan --output json` these tests read.
-type scanReport struct {
-	Findings []struct {
-		RootPID  int      `json:"root_pid"`
-		PIDs     []int    `json:"pids"`
-		Reasons  []string `json:"reasons"`
-		RunID    string   `json:"run_id"`
-		Rule     string   `json:"rule"`
-		Kind     string   `json:"kind"`
-		Evidence []string `json:"evidence"`
-	} `json:"findings"`
-	Ledger []struct {
-		RunID  string `json:"run_id"`
-		PID    int    `json:"pid"`
-		Status string `json:"status"`
-		Info   string `json:"info"`
-	} `json:"ledger"`
-}
-
-func (r *scanReport) finding(root int) (reasons []string, run string, ok bool) {
-	for _, f := range r.Findings {
-		if f.RootPID == root {
-			return f.Reasons, f.RunID, true
-		}
-	}
-	return nil, "", false
-}
-
-func (r *scanReport) covers(pid int) bool {
-	for _, f := range r.Findings {
-		if slices.Contains(f.PIDs, pid) {
-			return true
-		}
-	}
-	return false
-}
-
-func (r *scanReport) status(run string) string {
-	for _, l := range r.Ledger {
-		if l.RunID == run {
-			return l.Status
-		}
-	}
-	return ""
-}
 
 // ledgerPolicy matches the ledger reasons only, so that a finding here is
 // the ledger's doing, not reparenting's.
@@ -75,30 +30,6 @@ name = "ledger"
 when = ["owner-dead", "run-done", "session-ended"]
 `
 
-// writePolicy writes a test policy, every rule of it confined to the
-// processes this suite started (markRules).
-func writePolicy(t *testing.T, text string) string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "policy.toml")
-	if err := os.WriteFile(path, []byte(markRules(text)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
-func scanJSON(t *testing.T, args ...string) *scanReport {
-	t.Helper()
-	r := runReaper(t, nil, append([]string{"scan", "--output", "json"}, args...)...)
-	if r.code != 0 {
-		t.Fatalf("reaper scan %v: exit %d\n%s", args, r.code, r.stderr)
-	}
-	var rep scanReport
-	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
-		t.Fatalf("%v\n%s", err, r.stdout)
-	}
-	return &rep
-}
-
 // gatewayLedger is the ledger the fake gateway would write: itself as owner
 // and its three trees as runs, with the given run states and sessions.
 type treeRoots struct{ pty, mcp, acp int }
@@ -107,10 +38,10 @@ func rootsOf(t *testing.T, g *fakeGateway) treeRoots {
 	t.Helper()
 	var r treeRoots
 	for pid := range g.pids {
-		if parentOf(pid) != g.cmd.Process.Pid {
+		if clitest.ParentOf(pid) != g.cmd.Process.Pid {
 			continue
 		}
-		switch c := cmdlineOf(pid); {
+		switch c := clitest.CmdlineOf(pid); {
 		case strings.HasPrefix(c, "/bin/bash"):
 			r.pty = pid
 		case strings.HasPrefix(c, "npm exec"):
@@ -161,33 +92,33 @@ func writeGatewayLedger(t *testing.T, g *fakeGateway, roots treeRoots, sessions 
 // (the negative control: no finding); once it is SIGKILLed, each run's tree
 // is a finding with owner-dead.
 func TestLedgerOwnerDead(t *testing.T) {
-	becomeSubreaper(t)
+	clitest.BecomeSubreaper(t)
 	g := startGateway(t, "18791")
 	roots := rootsOf(t, g)
 	path := writeGatewayLedger(t, g, roots, nil, nil, nil)
-	pol := writePolicy(t, ledgerPolicy)
+	pol := clitest.WritePolicy(t, ledgerPolicy)
 
-	rep := scanJSON(t, "--policy", pol, "--ledger", path)
+	rep := clitest.ScanJSON(t, "--policy", pol, "--ledger", path)
 	for _, pid := range []int{roots.pty, roots.mcp, roots.acp} {
-		if rep.covers(pid) {
+		if rep.Covers(pid) {
 			t.Errorf("owner alive: pid %d is in a finding", pid)
 		}
 	}
 	for _, run := range []string{"pty-1", "mcp-1", "acp-1"} {
-		if s := rep.status(run); s != "alive" {
+		if s := rep.Status(run); s != "alive" {
 			t.Errorf("owner alive: run %s is %q, want alive", run, s)
 		}
 	}
 
 	g.cmd.Process.Signal(syscall.SIGKILL)
 	g.cmd.Wait()
-	rep = scanJSON(t, "--policy", pol, "--ledger", path)
+	rep = clitest.ScanJSON(t, "--policy", pol, "--ledger", path)
 	for run, pid := range map[string]int{"pty-1": roots.pty, "mcp-1": roots.mcp, "acp-1": roots.acp} {
-		reasons, id, ok := rep.finding(pid)
+		reasons, id, ok := rep.Finding(pid)
 		if !ok || !slices.Contains(reasons, "owner-dead") || id != run {
 			t.Errorf("owner dead: run %s (pid %d): finding %v, reasons %v, run %q", run, pid, ok, reasons, id)
 		}
-		if s := rep.status(run); s != "orphaned" {
+		if s := rep.Status(run); s != "orphaned" {
 			t.Errorf("run %s is %q, want orphaned", run, s)
 		}
 	}
@@ -197,21 +128,21 @@ func TestLedgerOwnerDead(t *testing.T) {
 // shell keeps running: run-done, under the live owner. The runs still
 // marked running are not findings.
 func TestLedgerRunDone(t *testing.T) {
-	becomeSubreaper(t)
+	clitest.BecomeSubreaper(t)
 	g := startGateway(t, "18792")
 	roots := rootsOf(t, g)
-	pol := writePolicy(t, ledgerPolicy)
+	pol := clitest.WritePolicy(t, ledgerPolicy)
 	control := writeGatewayLedger(t, g, roots, nil, nil, nil)
-	if rep := scanJSON(t, "--policy", pol, "--ledger", control); rep.covers(roots.pty) {
+	if rep := clitest.ScanJSON(t, "--policy", pol, "--ledger", control); rep.Covers(roots.pty) {
 		t.Fatal("control: a running PTY run is in a finding")
 	}
 	path := writeGatewayLedger(t, g, roots, nil, map[int]ledger.RunState{roots.pty: ledger.RunDone}, nil)
-	rep := scanJSON(t, "--policy", pol, "--ledger", path)
-	reasons, run, ok := rep.finding(roots.pty)
+	rep := clitest.ScanJSON(t, "--policy", pol, "--ledger", path)
+	reasons, run, ok := rep.Finding(roots.pty)
 	if !ok || !slices.Equal(reasons, []string{"run-done"}) || run != "pty-1" {
 		t.Errorf("PTY run: finding %v, reasons %v, run %q; want run-done for pty-1", ok, reasons, run)
 	}
-	if rep.covers(roots.mcp) || rep.covers(roots.acp) || rep.covers(g.cmd.Process.Pid) {
+	if rep.Covers(roots.mcp) || rep.Covers(roots.acp) || rep.Covers(g.cmd.Process.Pid) {
 		t.Errorf("findings cover more than the done run: %+v", rep.Findings)
 	}
 }
@@ -219,10 +150,10 @@ func TestLedgerRunDone(t *testing.T) {
 // TestLedgerSessionEnded: a parent session is reset while its child ACP
 // session's run lives: session-ended, through the parent.
 func TestLedgerSessionEnded(t *testing.T) {
-	becomeSubreaper(t)
+	clitest.BecomeSubreaper(t)
 	g := startGateway(t, "18793")
 	roots := rootsOf(t, g)
-	pol := writePolicy(t, ledgerPolicy)
+	pol := clitest.WritePolicy(t, ledgerPolicy)
 	sessions := func(parentState ledger.SessionState) []ledger.Session {
 		return []ledger.Session{
 			{Key: "agent:main:main", State: parentState},
@@ -231,12 +162,12 @@ func TestLedgerSessionEnded(t *testing.T) {
 	}
 	bySession := map[int]string{roots.acp: "agent:codex:acp:1", roots.pty: "agent:main:other"}
 	control := writeGatewayLedger(t, g, roots, sessions(ledger.SessionActive), nil, bySession)
-	if rep := scanJSON(t, "--policy", pol, "--ledger", control); rep.covers(roots.acp) {
+	if rep := clitest.ScanJSON(t, "--policy", pol, "--ledger", control); rep.Covers(roots.acp) {
 		t.Fatal("control: the child session's run is a finding while its parent is active")
 	}
 	path := writeGatewayLedger(t, g, roots, sessions(ledger.SessionReset), nil, bySession)
-	rep := scanJSON(t, "--policy", pol, "--ledger", path)
-	reasons, run, ok := rep.finding(roots.acp)
+	rep := clitest.ScanJSON(t, "--policy", pol, "--ledger", path)
+	reasons, run, ok := rep.Finding(roots.acp)
 	if !ok || !slices.Equal(reasons, []string{"session-ended"}) || run != "acp-1" {
 		t.Errorf("ACP run: finding %v, reasons %v, run %q; want session-ended for acp-1", ok, reasons, run)
 	}
@@ -249,7 +180,7 @@ func TestLedgerSessionEnded(t *testing.T) {
 	if len(acpTree) != 3 { // wrapper, adapter, claude
 		t.Errorf("ACP finding covers %v, want the wrapper and its two descendants", acpTree)
 	}
-	if rep.covers(roots.pty) || rep.covers(roots.mcp) {
+	if rep.Covers(roots.pty) || rep.Covers(roots.mcp) {
 		t.Errorf("findings cover other sessions' runs: %+v", rep.Findings)
 	}
 }
@@ -261,9 +192,9 @@ func TestLedgerSessionEnded(t *testing.T) {
 // the control ledger with B's identity makes B a run-done finding, so the
 // refusal is the identity check's doing.
 func TestLedgerPIDReused(t *testing.T) {
-	requireRoot(t)
+	clitest.RequireRoot(t)
 	var res nsResult
-	inPIDNamespace(t, &res, envNSTest+"="+t.TempDir(), envReaperBin+"="+reaperBin)
+	inPIDNamespace(t, &res, envNSTest+"="+t.TempDir(), envReaperBin+"="+clitest.Bin)
 	t.Logf("in the namespace: A and B both had pid %d (A started %s, B %s)", res.PID, res.StartA, res.StartB)
 	if res.StartA == res.StartB {
 		t.Fatalf("A and B have the same start identity %s: the reuse cannot be told apart (same clock tick)", res.StartA)
@@ -374,11 +305,11 @@ func runPIDNamespaceHelper(dir string) {
 		if err != nil {
 			fail("reaper scan: %v", err)
 		}
-		var rep scanReport
+		var rep clitest.ScanReport
 		if err := json.Unmarshal(out, &rep); err != nil {
 			fail("%v", err)
 		}
-		return nsScan{Status: rep.status("victim"), Covered: rep.covers(pid)}
+		return nsScan{Status: rep.Status("victim"), Covered: rep.Covers(pid)}
 	}
 	res.Reused = scanWith(startA)
 	res.Control = scanWith(res.StartB)
@@ -393,7 +324,7 @@ func runPIDNamespaceHelper(dir string) {
 // names lives, the lease's tree is owned (control); once it is SIGKILLed,
 // the tree is a finding with owner-dead, attributed to the lease.
 func TestOpenClawStateDiscovered(t *testing.T) {
-	becomeSubreaper(t)
+	clitest.BecomeSubreaper(t)
 	g := startGateway(t, "18794")
 	roots := rootsOf(t, g)
 	home := t.TempDir()
@@ -413,29 +344,29 @@ func TestOpenClawStateDiscovered(t *testing.T) {
 		"leaseId": "lease-7", "gatewayInstanceId": "gw", "sessionKey": "agent:codex:acp:7",
 		"wrapperRoot": state + "/acpx", "wrapperPath": state + "/acpx/claude-agent-acp-wrapper.mjs",
 		"rootPid": roots.acp, "commandHash": "h", "startedAt": now.UnixMilli(), "state": "open"}}})
-	pol := writePolicy(t, ledgerPolicy)
+	pol := clitest.WritePolicy(t, ledgerPolicy)
 	env := []string{"HOME=" + home, "OPENCLAW_STATE_DIR=", "XDG_CONFIG_HOME=" + home}
 
-	scan := func() *scanReport {
+	scan := func() *clitest.ScanReport {
 		t.Helper()
-		r := runReaper(t, env, "scan", "--output", "json", "--policy", pol)
-		if r.code != 0 {
-			t.Fatalf("exit %d: %s", r.code, r.stderr)
+		r := clitest.RunReaper(t, env, "scan", "--output", "json", "--policy", pol)
+		if r.Code != 0 {
+			t.Fatalf("exit %d: %s", r.Code, r.Stderr)
 		}
-		var rep scanReport
-		if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		var rep clitest.ScanReport
+		if err := json.Unmarshal([]byte(r.Stdout), &rep); err != nil {
 			t.Fatal(err)
 		}
 		return &rep
 	}
 	rep := scan()
-	if s := rep.status("lease-7"); s != "alive" || rep.covers(roots.acp) {
-		t.Fatalf("gateway alive: lease-7 is %q, in a finding %v; want alive and no finding", s, rep.covers(roots.acp))
+	if s := rep.Status("lease-7"); s != "alive" || rep.Covers(roots.acp) {
+		t.Fatalf("gateway alive: lease-7 is %q, in a finding %v; want alive and no finding", s, rep.Covers(roots.acp))
 	}
 	g.cmd.Process.Signal(syscall.SIGKILL)
 	g.cmd.Wait()
 	rep = scan()
-	reasons, run, ok := rep.finding(roots.acp)
+	reasons, run, ok := rep.Finding(roots.acp)
 	if !ok || !slices.Contains(reasons, "owner-dead") || run != "lease-7" {
 		t.Errorf("gateway dead: finding %v, reasons %v, run %q; want owner-dead for lease-7", ok, reasons, run)
 	}
@@ -446,7 +377,7 @@ func TestOpenClawStateDiscovered(t *testing.T) {
 // plan is carried out. The reaper refuses (pid-reused) and B lives. The
 // control, a plan made for B, kills B.
 func TestReapPIDReusedBetweenScanAndSignal(t *testing.T) {
-	requireRoot(t)
+	clitest.RequireRoot(t)
 	var res nsReapResult
 	inPIDNamespace(t, &res, envNSReap+"=1")
 	t.Logf("%+v", res)
@@ -490,7 +421,7 @@ func TestLedgerShowDiscovers(t *testing.T) {
 	home := t.TempDir()
 	env := []string{"HOME=" + home, "XDG_CONFIG_HOME=" + home, "OPENCLAW_STATE_DIR=" + state}
 
-	r := runReaper(t, env, "ledger", "show", "-o", "json")
+	r := clitest.RunReaper(t, env, "ledger", "show", "-o", "json")
 	var view struct {
 		Ledgers []struct {
 			Source string `json:"source"`
@@ -503,8 +434,8 @@ func TestLedgerShowDiscovers(t *testing.T) {
 			Error string `json:"error"`
 		} `json:"state_dirs"`
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &view); err != nil || r.code != 0 {
-		t.Fatalf("ledger show: exit %d, %v\n%s\n%s", r.code, err, r.stdout, r.stderr)
+	if err := json.Unmarshal([]byte(r.Stdout), &view); err != nil || r.Code != 0 {
+		t.Fatalf("ledger show: exit %d, %v\n%s\n%s", r.Code, err, r.Stdout, r.Stderr)
 	}
 	listed := false
 	for _, d := range view.StateDirs {
@@ -517,14 +448,14 @@ func TestLedgerShowDiscovers(t *testing.T) {
 		}
 	}
 	if !listed || !found {
-		t.Errorf("ledger show, no path: state dir listed and read %v, lease found %v\n%s", listed, found, r.stdout)
+		t.Errorf("ledger show, no path: state dir listed and read %v, lease found %v\n%s", listed, found, r.Stdout)
 	}
 
 	if os.Geteuid() == 0 {
 		return // root reads every home's state: this host's may hold some
 	}
-	r = runReaper(t, []string{"HOME=" + home, "XDG_CONFIG_HOME=" + home, "OPENCLAW_STATE_DIR="}, "ledger", "show")
-	if r.code != 0 || !strings.Contains(r.stdout, "No ledger found") || !strings.Contains(r.stdout, "reaper ledger show PATH") {
-		t.Errorf("control, no state: exit %d\n%s", r.code, r.stdout)
+	r = clitest.RunReaper(t, []string{"HOME=" + home, "XDG_CONFIG_HOME=" + home, "OPENCLAW_STATE_DIR="}, "ledger", "show")
+	if r.Code != 0 || !strings.Contains(r.Stdout, "No ledger found") || !strings.Contains(r.Stdout, "reaper ledger show PATH") {
+		t.Errorf("control, no state: exit %d\n%s", r.Code, r.Stdout)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/orphanreaper/reaper/internal/clitest"
 	"github.com/orphanreaper/reaper/internal/skips"
 )
 
@@ -19,7 +20,7 @@ import (
 // (JSON5) names it, the same process is kind mcp, the rule takes it, and
 // the config is its evidence.
 func TestScanMCPServerFromOpenClawConfig(t *testing.T) {
-	becomeSubreaper(t)
+	clitest.BecomeSubreaper(t)
 	// The server: a copy of sleep under a name no fingerprint knows.
 	sleep, err := exec.LookPath("sleep")
 	if err != nil {
@@ -46,7 +47,7 @@ func TestScanMCPServerFromOpenClawConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	pol := reapPolicy(t, "")
-	kindOf := func(rep *scanReport) (kind, rule string, evidence []string, ok bool) {
+	kindOf := func(rep *clitest.ScanReport) (kind, rule string, evidence []string, ok bool) {
 		for _, f := range rep.Findings {
 			if f.RootPID == pid {
 				return f.Kind, f.Rule, f.Evidence, true
@@ -56,10 +57,10 @@ func TestScanMCPServerFromOpenClawConfig(t *testing.T) {
 	}
 	// Control: without the config it is some orphan of kind other, which no
 	// rule of this policy takes, so the report leaves it out (unmatched).
-	if kind, _, _, ok := kindOf(scanJSON(t, "--policy", pol)); ok {
+	if kind, _, _, ok := kindOf(clitest.ScanJSON(t, "--policy", pol)); ok {
 		t.Fatalf("without the config: a finding of kind %q, want none", kind)
 	}
-	kind, rule, evidence, ok := kindOf(scanJSON(t, "--policy", pol, "--ledger", state))
+	kind, rule, evidence, ok := kindOf(clitest.ScanJSON(t, "--policy", pol, "--ledger", state))
 	if !ok || kind != "mcp" || rule != "orphaned-agent-trees" {
 		t.Errorf("with the config: kind %q rule %q, want mcp and the agent-trees rule", kind, rule)
 	}
@@ -71,10 +72,10 @@ func TestScanMCPServerFromOpenClawConfig(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(state, "openclaw.json"), []byte("{\n  mcp: { servers: \n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	r := runReaper(t, nil, "scan", "--output", "json", "--policy", pol, "--ledger", state)
+	r := clitest.RunReaper(t, nil, "scan", "--output", "json", "--policy", pol, "--ledger", state)
 	var rep struct{ Warnings []string }
-	if err := json.Unmarshal([]byte(r.stdout), &rep); r.code != 0 || err != nil {
-		t.Fatalf("broken config: exit %d, %v\n%s", r.code, err, r.stderr)
+	if err := json.Unmarshal([]byte(r.Stdout), &rep); r.Code != 0 || err != nil {
+		t.Fatalf("broken config: exit %d, %v\n%s", r.Code, err, r.Stderr)
 	}
 	want := filepath.Join(state, "openclaw.json") + ":2:" // the line where the document stops
 	if !slices.ContainsFunc(rep.Warnings, func(w string) bool { return strings.HasPrefix(w, want) }) {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/godbus/dbus/v5"
 
+	"github.com/orphanreaper/reaper/internal/clitest"
 	"github.com/orphanreaper/reaper/internal/skips"
 )
 
@@ -87,20 +88,20 @@ func TestWatchDesktopNotify(t *testing.T) {
 	if isolated(t) {
 		return
 	}
-	becomeSubreaper(t)
+	clitest.BecomeSubreaper(t)
 	addr, service := sessionBus(t)
-	mark := "watch-notify-" + suiteMark
+	mark := "watch-notify-" + clitest.Mark
 	pol := watchPolicy(t, "", mark, `"owner-dead"`, "min_age = \"0s\"")
 	owner, child := ownerWithChild(t, mark)
 	syscall.Kill(owner, syscall.SIGKILL)
-	waitFor(t, func() bool { return !alive(owner) }, "the owner gone")
-	if !alive(child) {
+	clitest.WaitFor(t, func() bool { return !clitest.Alive(owner) }, "the owner gone")
+	if !clitest.Alive(child) {
 		t.Fatalf("control: the orphan %d died with no reaper", child)
 	}
 	prom := filepath.Join(t.TempDir(), "reaper.prom")
-	w := startWatchEnv(t, []string{"DBUS_SESSION_BUS_ADDRESS=" + addr}, pol, "--notify", "--backstop", "1s", "--metrics", prom)
-	waitFor(t, func() bool { return !alive(child) }, "the orphan reaped")
-	waitFor(t, func() bool { return service.count() >= 1 }, "the notification")
+	w := clitest.StartWatchEnv(t, []string{"DBUS_SESSION_BUS_ADDRESS=" + addr}, pol, "--notify", "--backstop", "1s", "--metrics", prom)
+	clitest.WaitFor(t, func() bool { return !clitest.Alive(child) }, "the orphan reaped")
+	clitest.WaitFor(t, func() bool { return service.count() >= 1 }, "the notification")
 	// Idle passes: five backstops after the one that told.
 	passes := func() int {
 		text, _ := os.ReadFile(prom)
@@ -113,11 +114,11 @@ func TestWatchDesktopNotify(t *testing.T) {
 		return 0
 	}
 	after := passes()
-	waitFor(t, func() bool { return passes() >= after+5 }, "five idle passes")
+	clitest.WaitFor(t, func() bool { return passes() >= after+5 }, "five idle passes")
 	service.mu.Lock()
 	defer service.mu.Unlock()
 	if len(service.sent) != 1 {
-		t.Fatalf("%d notifications, want 1: %q\n%s", len(service.sent), service.sent, w.stderr)
+		t.Fatalf("%d notifications, want 1: %q\n%s", len(service.sent), service.sent, w.Stderr)
 	}
 	s := service.sent[0]
 	if !strings.HasPrefix(s[0], "reaper ended 1 leftover tree (") || !strings.Contains(s[1], fmt.Sprintf("mcp %d (npm exec mcp-remote https://watch-notify-", child)) {

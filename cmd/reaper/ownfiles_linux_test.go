@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/orphanreaper/reaper/internal/clitest"
 )
 
 // Issue 51, attack 2: root's --lock-file in a directory every user can
@@ -23,8 +25,8 @@ import (
 // write nothing through what the user planted. The control is each
 // subtest's orphan: the planted files do not stop its kill.
 func TestAttackLockCompanions(t *testing.T) {
-	requireRoot(t)
-	becomeSubreaper(t)
+	clitest.RequireRoot(t)
+	clitest.BecomeSubreaper(t)
 	for _, plant := range []string{"fifo", "symlink", "hardlink", "foreign"} {
 		t.Run(plant, func(t *testing.T) {
 			pid, _, pol := urlMarkedSetup(t, "companion-"+plant, 0o755,
@@ -37,15 +39,15 @@ func TestAttackLockCompanions(t *testing.T) {
 			}
 			r := runReaperWithin(t, 2*time.Minute, "reap", "--output", "json", "--journal", "off", "--timeout", "60s",
 				"--policy", pol, "--lock-file", filepath.Join(dir, "reaper.lock"))
-			var rep reapReport
-			if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
-				t.Fatalf("reap: exit %d, %v\n%s%s", r.code, err, r.stdout, r.stderr)
+			var rep clitest.ReapReport
+			if err := json.Unmarshal([]byte(r.Stdout), &rep); err != nil {
+				t.Fatalf("reap: exit %d, %v\n%s%s", r.Code, err, r.Stdout, r.Stderr)
 			}
-			if f := rep.finding(pid); f == nil || f.Outcome != "killed" {
-				t.Errorf("the orphan: %+v; want killed\n%s", f, r.stderr)
+			if f := rep.Finding(pid); f == nil || f.Outcome != "killed" {
+				t.Errorf("the orphan: %+v; want killed\n%s", f, r.Stderr)
 			}
-			if !strings.Contains(r.stdout, "not a file of this reaper's own") && !strings.Contains(r.stdout, "symbolic link") {
-				t.Errorf("the report does not say what it refused:\n%s", r.stdout)
+			if !strings.Contains(r.Stdout, "not a file of this reaper's own") && !strings.Contains(r.Stdout, "symbolic link") {
+				t.Errorf("the report does not say what it refused:\n%s", r.Stdout)
 			}
 			if b, _ := os.ReadFile(victim); string(b) != "root's" {
 				t.Errorf("the planted link's target was written: %q", b)
@@ -56,10 +58,10 @@ func TestAttackLockCompanions(t *testing.T) {
 	t.Run("lock", func(t *testing.T) {
 		dir := sharedDir(t, 0o777)
 		plantAs(t, "fifo", filepath.Join(dir, "reaper.lock"), "")
-		r := runReaperWithin(t, 2*time.Minute, "reap", "--journal", "off", "--policy", writePolicy(t, "version = 1\n"),
+		r := runReaperWithin(t, 2*time.Minute, "reap", "--journal", "off", "--policy", clitest.WritePolicy(t, "version = 1\n"),
 			"--lock-file", filepath.Join(dir, "reaper.lock"))
-		if r.code == 0 || !strings.Contains(r.stderr, "FIFO") {
-			t.Errorf("a FIFO as the lock: exit %d\n%s", r.code, r.stderr)
+		if r.Code == 0 || !strings.Contains(r.Stderr, "FIFO") {
+			t.Errorf("a FIFO as the lock: exit %d\n%s", r.Code, r.Stderr)
 		}
 	})
 }
@@ -93,13 +95,13 @@ func plantAs(t *testing.T, kind, path, victim string) {
 // runReaperWithin is runReaper with a deadline: a reaper still running
 // then is killed and the test fails, so that a hang is a failure and not a
 // suite that never ends.
-func runReaperWithin(t *testing.T, within time.Duration, args ...string) result {
+func runReaperWithin(t *testing.T, within time.Duration, args ...string) clitest.Result {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), within)
 	defer cancel()
-	r := runCmd(t, exec.CommandContext(ctx, reaperBin, args...))
+	r := clitest.RunCmd(t, exec.CommandContext(ctx, clitest.Bin, args...))
 	if ctx.Err() != nil {
-		t.Fatalf("reaper %v still running after %s: it blocked\n%s%s", args, within, r.stdout, r.stderr)
+		t.Fatalf("reaper %v still running after %s: it blocked\n%s%s", args, within, r.Stdout, r.Stderr)
 	}
 	return r
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/orphanreaper/reaper/internal/clitest"
 )
 
 // Issue 52, item 9: with a rule that ends what is reparented and a shell
@@ -19,10 +21,10 @@ import (
 // control: a process of the same name on no pipe of the reaper's is
 // killed by the same reap.
 func TestOwnPipelinePartnerSpared(t *testing.T) {
-	becomeSubreaper(t)
+	clitest.BecomeSubreaper(t)
 	mark := fmt.Sprintf("pipe%d", os.Getpid())
-	pol := writePolicy(t, fmt.Sprintf("version = 1\n[defaults]\nmin_age = \"0s\"\ngrace = \"1s\"\n%s\n[[rule]]\nname = \"pipe\"\nwhen = [\"reparented\"]\ncmdline = '%s'\naction = \"terminate\"\n",
-		selfSubreaper(t), mark))
+	pol := clitest.WritePolicy(t, fmt.Sprintf("version = 1\n[defaults]\nmin_age = \"0s\"\ngrace = \"1s\"\n%s\n[[rule]]\nname = \"pipe\"\nwhen = [\"reparented\"]\ncmdline = '%s'\naction = \"terminate\"\n",
+		clitest.SelfSubreaper(t), mark))
 	cat, err := exec.LookPath("cat")
 	if err != nil {
 		t.Skip("no cat here")
@@ -49,7 +51,7 @@ func TestOwnPipelinePartnerSpared(t *testing.T) {
 	}
 	r.Close()
 	t.Cleanup(func() { partner.Process.Kill(); partner.Wait() })
-	reaper := exec.Command(reaperBin, "reap", "--policy", pol, "--journal", "off", "--lock-file", t.TempDir()+"/lock", "--output", "json")
+	reaper := exec.Command(clitest.Bin, "reap", "--policy", pol, "--journal", "off", "--lock-file", t.TempDir()+"/lock", "--output", "json")
 	reaper.Stdout, reaper.Stderr = w, os.Stderr
 	if err := reaper.Start(); err != nil {
 		t.Fatal(err)
@@ -68,7 +70,7 @@ func TestOwnPipelinePartnerSpared(t *testing.T) {
 	if !strings.Contains(out.String(), fmt.Sprintf(`"root_pid": %d`, other.Process.Pid)) {
 		t.Errorf("the control, pid %d, is not in the report the partner read:\n%.3000s", other.Process.Pid, out.String())
 	}
-	if st := stateOf(other.Process.Pid); st != "" && st != "Z" {
+	if st := clitest.StateOf(other.Process.Pid); st != "" && st != "Z" {
 		t.Errorf("the control, pid %d, is alive (state %s) after the reap", other.Process.Pid, st)
 	}
 }

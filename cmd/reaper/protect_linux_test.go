@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/orphanreaper/reaper/internal/clitest"
 )
 
 // A tree [[protect]] keeps out of reach is the operator's decision: its
@@ -16,16 +18,16 @@ import (
 // unprotected tree the same rule matches is killed. The control: the same
 // trees with no [[protect]] entry are both killed.
 func TestProtectedIsNotARefusal(t *testing.T) {
-	requireRoot(t)
-	becomeSubreaper(t)
-	mark := "protect-" + suiteMark
+	clitest.RequireRoot(t)
+	clitest.BecomeSubreaper(t)
+	mark := "protect-" + clitest.Mark
 	policy := func(protect bool) string {
 		text := fmt.Sprintf("version = 1\n[defaults]\nmin_age = \"0s\"\ngrace = \"2s\"\n%s[[rule]]\nname = \"marked\"\nwhen = [\"reparented\"]\ncmdline = '%s'\naction = \"terminate\"\n",
-			selfSubreaper(t), regexp.QuoteMeta(mark))
+			clitest.SelfSubreaper(t), regexp.QuoteMeta(mark))
 		if protect {
 			text += fmt.Sprintf("[[protect]]\nname = \"keep-me\"\ncmdline = '^keep-%s'\n", regexp.QuoteMeta(mark))
 		}
-		return writePolicy(t, text)
+		return clitest.WritePolicy(t, text)
 	}
 	for _, protect := range []bool{false, true} {
 		t.Run(map[bool]string{false: "control: no [[protect]]", true: "protected"}[protect], func(t *testing.T) {
@@ -38,19 +40,19 @@ func TestProtectedIsNotARefusal(t *testing.T) {
 				}
 			})
 			prom := filepath.Join(t.TempDir(), "reaper.prom")
-			rep, r := reapJSON(t, "--policy", policy(protect), "--metrics", prom, "--journal", "off")
-			f := rep.finding(kept)
+			rep, r := clitest.ReapJSON(t, "--policy", policy(protect), "--metrics", prom, "--journal", "off")
+			f := rep.Finding(kept)
 			switch {
-			case r.code != 0:
-				t.Errorf("exit %d, want 0\n%s", r.code, r.stderr)
+			case r.Code != 0:
+				t.Errorf("exit %d, want 0\n%s", r.Code, r.Stderr)
 			case f == nil:
 				t.Fatalf("no finding for the tree %d", kept)
-			case protect && (f.Outcome != "protected" || !strings.Contains(f.Detail, `protected by "keep-me"`) || !alive(keptChild)):
-				t.Errorf("protected tree: %s (%s), child alive %v; want protected, alive", f.Outcome, f.Detail, alive(keptChild))
-			case !protect && (f.Outcome != "killed" || alive(keptChild)):
-				t.Errorf("control: the tree %s, child alive %v; want killed", f.Outcome, alive(keptChild))
+			case protect && (f.Outcome != "protected" || !strings.Contains(f.Detail, `protected by "keep-me"`) || !clitest.Alive(keptChild)):
+				t.Errorf("protected tree: %s (%s), child alive %v; want protected, alive", f.Outcome, f.Detail, clitest.Alive(keptChild))
+			case !protect && (f.Outcome != "killed" || clitest.Alive(keptChild)):
+				t.Errorf("control: the tree %s, child alive %v; want killed", f.Outcome, clitest.Alive(keptChild))
 			}
-			if g := rep.finding(plain); g == nil || g.Outcome != "killed" {
+			if g := rep.Finding(plain); g == nil || g.Outcome != "killed" {
 				t.Errorf("the unprotected tree in the same run: %+v, want killed", g)
 			}
 			metrics, _ := os.ReadFile(prom)
@@ -58,9 +60,9 @@ func TestProtectedIsNotARefusal(t *testing.T) {
 				t.Errorf("metrics do not count the protected tree apart from refusals:\n%s", metrics)
 			}
 			if protect {
-				q := runReaper(t, nil, "reap", "--quiet", "--policy", policy(true), "--lock-file", filepath.Join(t.TempDir(), "lock"), "--journal", "off")
-				if q.code != 0 || strings.Contains(q.stdout+q.stderr, fmt.Sprint(kept)) {
-					t.Errorf("--quiet on the protected tree alone: exit %d, said %q; want exit 0 and nothing", q.code, q.stdout+q.stderr)
+				q := clitest.RunReaper(t, nil, "reap", "--quiet", "--policy", policy(true), "--lock-file", filepath.Join(t.TempDir(), "lock"), "--journal", "off")
+				if q.Code != 0 || strings.Contains(q.Stdout+q.Stderr, fmt.Sprint(kept)) {
+					t.Errorf("--quiet on the protected tree alone: exit %d, said %q; want exit 0 and nothing", q.Code, q.Stdout+q.Stderr)
 				}
 			}
 		})

@@ -11,30 +11,9 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/orphanreaper/reaper/internal/clitest"
 	"github.com/orphanreaper/reaper/internal/schematest"
 )
-
-// psDoc is the part of `reaper ps -o json` these tests read.
-type psDoc struct {
-	Sessions []struct {
-		Client, State, SessionID, Record string
-		PID, Leaks                       int
-		Session                          string `json:"session_id"`
-		MemoryBytes                      uint64 `json:"memory_bytes"`
-		Leftovers                        []int  `json:"leftovers"`
-		Processes                        []struct {
-			PID         int
-			Kind        string
-			MemoryBytes uint64 `json:"memory_bytes"`
-			Leak        []string
-		} `json:"processes"`
-	} `json:"sessions"`
-	Orphans []struct {
-		RootPID   int    `json:"root_pid"`
-		SessionID string `json:"session_id"`
-		Rule      string `json:"rule"`
-	} `json:"orphans"`
-}
 
 // TestPS: a Claude Code session (its session file names a live process)
 // is listed with its tree — the MCP server it started among its
@@ -44,30 +23,30 @@ type psDoc struct {
 // now an orphan, is listed among the orphans as that session's leftover.
 // The JSON keeps to the shipped schema, and the table names the session.
 func TestPS(t *testing.T) {
-	becomeSubreaper(t)
+	clitest.BecomeSubreaper(t)
 	mark := fmt.Sprintf("ps%d", os.Getpid())
 	pol := watchPolicy(t, "", mark, `"reparented", "owner-dead"`, "min_age = \"0s\"")
 	home := t.TempDir()
 	env := []string{"HOME=" + home, "CLAUDE_CONFIG_DIR="}
-	session := "s-" + suiteMark
+	session := "s-" + clitest.Mark
 	owner := adopt(t, "session-owner-"+mark, fmt.Sprintf(`export CLAUDE_CODE_SESSION_ID=%s; (exec -a %q sleep 600) & wait`, session, "npm exec mcp-remote https://"+mark), nil)
 	server := childWith(t, owner, mark, "the session's server")
 	t.Cleanup(func() { syscall.Kill(server, syscall.SIGKILL) })
 	writeSession(t, home, owner, session)
 	stray := adopt(t, "npm exec mcp-remote https://stray."+mark, "sleep 600; exit 0", nil)
 
-	ps := func() (*psDoc, string) {
+	ps := func() (*clitest.PSDoc, string) {
 		t.Helper()
-		r := runReaper(t, env, "ps", "-o", "json", "--policy", pol)
-		if r.code != 0 {
-			t.Fatalf("ps: exit %d\n%s", r.code, r.stderr)
+		r := clitest.RunReaper(t, env, "ps", "-o", "json", "--policy", pol)
+		if r.Code != 0 {
+			t.Fatalf("ps: exit %d\n%s", r.Code, r.Stderr)
 		}
-		validPS(t, r.stdout)
-		var doc psDoc
-		if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+		clitest.ValidPS(t, r.Stdout)
+		var doc clitest.PSDoc
+		if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil {
 			t.Fatal(err)
 		}
-		return &doc, r.stdout
+		return &doc, r.Stdout
 	}
 
 	doc, out := ps()
@@ -93,7 +72,7 @@ func TestPS(t *testing.T) {
 	if !found {
 		t.Fatalf("no session of pid %d:\n%s", owner, out)
 	}
-	orphan := func(doc *psDoc, pid int) (string, string, bool) {
+	orphan := func(doc *clitest.PSDoc, pid int) (string, string, bool) {
 		for _, o := range doc.Orphans {
 			if o.RootPID == pid {
 				return o.Rule, o.SessionID, true
@@ -107,13 +86,13 @@ func TestPS(t *testing.T) {
 	if _, _, ok := orphan(doc, server); ok {
 		t.Errorf("the live session's server %d is listed as an orphan", server)
 	}
-	table := runReaper(t, env, "ps", "--policy", pol)
-	if !strings.Contains(table.stdout, fmt.Sprintf("Claude Code 2.1.331  pid %d", owner)) || !strings.Contains(table.stdout, "session "+session) {
-		t.Errorf("the table does not name the session:\n%s", table.stdout)
+	table := clitest.RunReaper(t, env, "ps", "--policy", pol)
+	if !strings.Contains(table.Stdout, fmt.Sprintf("Claude Code 2.1.331  pid %d", owner)) || !strings.Contains(table.Stdout, "session "+session) {
+		t.Errorf("the table does not name the session:\n%s", table.Stdout)
 	}
 
 	syscall.Kill(owner, syscall.SIGKILL)
-	waitFor(t, func() bool { return !alive(owner) }, "the session's process gone")
+	clitest.WaitFor(t, func() bool { return !clitest.Alive(owner) }, "the session's process gone")
 	doc, out = ps()
 	if _, sid, ok := orphan(doc, server); !ok || sid != session {
 		t.Errorf("after the session's end, its server %d: orphan %v of session %q, want of %s:\n%s", server, ok, sid, session, out)
@@ -129,10 +108,10 @@ func TestPS(t *testing.T) {
 	}
 	// Its line says what its record says (the version, its start 90 s
 	// before the file was written), not "up 0s" of a process that is gone.
-	table = runReaper(t, env, "ps", "--policy", pol)
-	line := grepLines(table.stdout, fmt.Sprintf("pid %d  ended", owner))
+	table = clitest.RunReaper(t, env, "ps", "--policy", pol)
+	line := clitest.GrepLines(table.Stdout, fmt.Sprintf("pid %d  ended", owner))
 	if !strings.Contains(line, "Claude Code 2.1.331") || !strings.Contains(line, "left behind  started ") || strings.Contains(line, " up ") {
-		t.Errorf("the ended session's line %q: want its version, its leftovers' memory and its start as the record says:\n%s", line, table.stdout)
+		t.Errorf("the ended session's line %q: want its version, its leftovers' memory and its start as the record says:\n%s", line, table.Stdout)
 	}
 }
 
@@ -140,7 +119,7 @@ func TestPS(t *testing.T) {
 // with no record; root's ps shows root's and nobody's, nobody's shows
 // only nobody's (the control: the same table, another scope).
 func TestPSScope(t *testing.T) {
-	requireRoot(t)
+	clitest.RequireRoot(t)
 	dir, err := os.MkdirTemp("", "reaper-ps-")
 	if err != nil {
 		t.Fatal(err)
@@ -166,13 +145,13 @@ func TestPSScope(t *testing.T) {
 	}
 	nobody := &syscall.Credential{Uid: 65534, Gid: 65534}
 	mine, theirs := start(nil), start(nobody)
-	waitFor(t, func() bool {
-		return strings.HasPrefix(cmdlineOf(theirs), bin) && strings.HasPrefix(cmdlineOf(mine), bin)
+	clitest.WaitFor(t, func() bool {
+		return strings.HasPrefix(clitest.CmdlineOf(theirs), bin) && strings.HasPrefix(clitest.CmdlineOf(mine), bin)
 	}, "the two sessions")
-	sessions := func(r result) map[int]string {
+	sessions := func(r clitest.Result) map[int]string {
 		t.Helper()
-		if r.code != 0 {
-			t.Fatalf("ps: exit %d\n%s", r.code, r.stderr)
+		if r.Code != 0 {
+			t.Fatalf("ps: exit %d\n%s", r.Code, r.Stderr)
 		}
 		var doc struct {
 			Sessions []struct {
@@ -180,7 +159,7 @@ func TestPSScope(t *testing.T) {
 				Client string
 			}
 		}
-		json.Unmarshal([]byte(r.stdout), &doc)
+		json.Unmarshal([]byte(r.Stdout), &doc)
 		out := map[int]string{}
 		for _, s := range doc.Sessions {
 			out[s.PID] = s.Client
@@ -188,7 +167,7 @@ func TestPSScope(t *testing.T) {
 		return out
 	}
 	env := []string{"HOME=/", "XDG_CONFIG_HOME=/nonexistent", "CLAUDE_CONFIG_DIR="}
-	asRoot := sessions(runReaper(t, env, "ps", "-o", "json"))
+	asRoot := sessions(clitest.RunReaper(t, env, "ps", "-o", "json"))
 	if asRoot[mine] != "claude-code" || asRoot[theirs] != "claude-code" {
 		t.Errorf("root's ps: %v, want both %d and %d as claude-code sessions", asRoot, mine, theirs)
 	}
@@ -198,35 +177,6 @@ func TestPSScope(t *testing.T) {
 	}
 }
 
-// psSession finds pid's session in ps's JSON: its client, whether it holds
-// each of want (pid → the leak reason it must carry, "" for none) with
-// that mark, and the JSON for a message.
-func psSession(t *testing.T, pol string, pid int, want map[int]string) (client string, ok bool, out string) {
-	t.Helper()
-	r := runReaper(t, nil, "ps", "-o", "json", "--policy", pol)
-	var doc psDoc
-	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
-		t.Fatalf("ps: exit %d: %v\n%s", r.code, err, r.stderr)
-	}
-	for _, s := range doc.Sessions {
-		if s.PID != pid {
-			continue
-		}
-		seen := 0
-		for _, p := range s.Processes {
-			leak, asked := want[p.PID]
-			if !asked {
-				continue
-			}
-			if (leak == "") == (len(p.Leak) == 0) && (leak == "" || slicesHasString(p.Leak, leak)) {
-				seen++
-			}
-		}
-		return s.Client, seen == len(want), r.stdout
-	}
-	return "", false, r.stdout
-}
-
 // TestEvidence: a session's MCP server started with secrets in its
 // environment and on its command line outlives its session (SIGKILL);
 // `reaper evidence PID` carries the evidence — owner-dead, the session,
@@ -234,12 +184,12 @@ func psSession(t *testing.T, pol string, pid int, want map[int]string) (client s
 // Markdown and in the JSON, which keeps to evidence.schema.json. The
 // control: the secrets are on the leftover (its cmdline and environment).
 func TestEvidence(t *testing.T) {
-	becomeSubreaper(t)
+	clitest.BecomeSubreaper(t)
 	mark := fmt.Sprintf("ev%d", os.Getpid())
 	pol := watchPolicy(t, "", mark, `"reparented", "owner-dead"`, "min_age = \"0s\"")
 	home := t.TempDir()
 	env := []string{"HOME=" + home, "CLAUDE_CONFIG_DIR="}
-	session := "s-ev-" + suiteMark
+	session := "s-ev-" + clitest.Mark
 	secrets := []string{"sk-proj-Zq81fJ2kLmN0pQr5sT7uV9wX", "ghp_4bC6dE8fG0hI2jK4lM6nO8pQ0rS2tU4v", "hunter2hunter2"}
 	script := fmt.Sprintf(`export CLAUDE_CODE_SESSION_ID=%s OPENAI_API_KEY=%s; (exec -a %q sleep 600) & wait`, session, secrets[0],
 		fmt.Sprintf("npm exec mcp-remote https://%s --token %s --password=%s", mark, secrets[1], secrets[2]))
@@ -248,53 +198,53 @@ func TestEvidence(t *testing.T) {
 	t.Cleanup(func() { syscall.Kill(server, syscall.SIGKILL) })
 	writeSession(t, home, owner, session)
 	syscall.Kill(owner, syscall.SIGKILL)
-	waitFor(t, func() bool { return !alive(owner) }, "the session's process gone")
+	clitest.WaitFor(t, func() bool { return !clitest.Alive(owner) }, "the session's process gone")
 	environ, _ := os.ReadFile(fmt.Sprintf("/proc/%d/environ", server))
-	if !strings.Contains(cmdlineOf(server), secrets[1]) || !strings.Contains(string(environ), secrets[0]) {
-		t.Fatalf("control: the leftover does not hold the secrets: %q", cmdlineOf(server))
+	if !strings.Contains(clitest.CmdlineOf(server), secrets[1]) || !strings.Contains(string(environ), secrets[0]) {
+		t.Fatalf("control: the leftover does not hold the secrets: %q", clitest.CmdlineOf(server))
 	}
 
-	md := runReaper(t, env, "evidence", strconv.Itoa(server), "--policy", pol)
-	js := runReaper(t, env, "evidence", strconv.Itoa(server), "--policy", pol, "-o", "json")
-	for _, r := range []result{md, js} {
-		if r.code != 0 {
-			t.Fatalf("evidence: exit %d\n%s", r.code, r.stderr)
+	md := clitest.RunReaper(t, env, "evidence", strconv.Itoa(server), "--policy", pol)
+	js := clitest.RunReaper(t, env, "evidence", strconv.Itoa(server), "--policy", pol, "-o", "json")
+	for _, r := range []clitest.Result{md, js} {
+		if r.Code != 0 {
+			t.Fatalf("evidence: exit %d\n%s", r.Code, r.Stderr)
 		}
 		for _, s := range secrets {
-			if strings.Contains(r.stdout, s) {
-				t.Errorf("the bundle carries the secret %q:\n%s", s, r.stdout)
+			if strings.Contains(r.Stdout, s) {
+				t.Errorf("the bundle carries the secret %q:\n%s", s, r.Stdout)
 			}
 		}
 		for _, want := range []string{"owner-dead", session, "[REDACTED]", "~/.claude/sessions/"} {
-			if !strings.Contains(r.stdout, want) {
-				t.Errorf("the bundle lacks %q:\n%s", want, r.stdout)
+			if !strings.Contains(r.Stdout, want) {
+				t.Errorf("the bundle lacks %q:\n%s", want, r.Stdout)
 			}
 		}
-		if strings.Contains(r.stdout, home) {
+		if strings.Contains(r.Stdout, home) {
 			t.Errorf("the bundle names the home %s, not ~", home)
 		}
 	}
-	if !strings.Contains(md.stdout, "## reaper evidence: "+strconv.Itoa(server)) || !strings.Contains(md.stdout, "Redacted by reaper before printing:") {
-		t.Errorf("the Markdown:\n%s", md.stdout)
+	if !strings.Contains(md.Stdout, "## reaper evidence: "+strconv.Itoa(server)) || !strings.Contains(md.Stdout, "Redacted by reaper before printing:") {
+		t.Errorf("the Markdown:\n%s", md.Stdout)
 	}
 	// The ended session: its client's version and its start from the
 	// record, and no "tree of 0 processes" for a process that is gone.
 	for _, want := range []string{"| client | Claude Code 2.1.331 |", "ended, started ", "### The session ended: its process is gone; it left 1 tree ("} {
-		if !strings.Contains(md.stdout, want) {
-			t.Errorf("the Markdown lacks %q:\n%s", want, md.stdout)
+		if !strings.Contains(md.Stdout, want) {
+			t.Errorf("the Markdown lacks %q:\n%s", want, md.Stdout)
 		}
 	}
-	if strings.Contains(md.stdout, "0 processes") || strings.Contains(md.stdout, "up 0s") {
-		t.Errorf("the Markdown calls the ended session a tree of 0 processes, or up 0s:\n%s", md.stdout)
+	if strings.Contains(md.Stdout, "0 processes") || strings.Contains(md.Stdout, "up 0s") {
+		t.Errorf("the Markdown calls the ended session a tree of 0 processes, or up 0s:\n%s", md.Stdout)
 	}
 	schema, _ := os.ReadFile("../../audit/evidence.schema.json")
-	if errs, err := schematest.Validate(schema, []byte(js.stdout)); err != nil || len(errs) > 0 {
+	if errs, err := schematest.Validate(schema, []byte(js.Stdout)); err != nil || len(errs) > 0 {
 		t.Errorf("evidence -o json does not keep to evidence.schema.json: %v %s", err, strings.Join(errs, "\n"))
 	}
 	var doc struct {
 		Records []struct{ Path, Excerpt string }
 	}
-	json.Unmarshal([]byte(js.stdout), &doc)
+	json.Unmarshal([]byte(js.Stdout), &doc)
 	if len(doc.Records) != 1 || !strings.Contains(doc.Records[0].Excerpt, session) {
 		t.Errorf("the session file's excerpt: %+v", doc.Records)
 	}
@@ -328,17 +278,17 @@ func TestPSKilo(t *testing.T) {
 	}
 	wrapper, other := start(script), start(filepath.Join(dir, "kilo-x"), "600")
 	var native int
-	waitFor(t, func() bool {
-		kids := childrenOf(wrapper)
-		if len(kids) == 1 && commOf(kids[0]) == ".kilo" {
+	clitest.WaitFor(t, func() bool {
+		kids := clitest.ChildrenOf(wrapper)
+		if len(kids) == 1 && clitest.CommOf(kids[0]) == ".kilo" {
 			native = kids[0]
 		}
-		return native > 0 && commOf(other) == "kilo-x"
+		return native > 0 && clitest.CommOf(other) == "kilo-x"
 	}, "kilo's native child")
-	r := runReaper(t, []string{"XDG_CONFIG_HOME=" + dir}, "ps", "-o", "json")
-	var doc psDoc
-	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
-		t.Fatalf("ps: exit %d: %v\n%s", r.code, err, r.stderr)
+	r := clitest.RunReaper(t, []string{"XDG_CONFIG_HOME=" + dir}, "ps", "-o", "json")
+	var doc clitest.PSDoc
+	if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil {
+		t.Fatalf("ps: exit %d: %v\n%s", r.Code, err, r.Stderr)
 	}
 	found := false
 	for _, s := range doc.Sessions {
@@ -346,20 +296,11 @@ func TestPSKilo(t *testing.T) {
 		case wrapper:
 			found = s.Client == "kilo" && len(s.Processes) == 2 && s.Processes[1].PID == native && s.Processes[1].Kind == "client"
 		case native, other:
-			t.Errorf("pid %d (%s) is a session of its own: %+v", s.PID, commOf(s.PID), s)
+			t.Errorf("pid %d (%s) is a session of its own: %+v", s.PID, clitest.CommOf(s.PID), s)
 		}
 	}
 	if !found {
-		t.Errorf("no Kilo session of the wrapper %d with .kilo %d in its tree:\n%s", wrapper, native, r.stdout)
-	}
-}
-
-// validPS fails t when out does not keep to the shipped ps.schema.json.
-func validPS(t *testing.T, out string) {
-	t.Helper()
-	schema, _ := os.ReadFile("../../audit/ps.schema.json")
-	if errs, err := schematest.Validate(schema, []byte(out)); err != nil || len(errs) > 0 {
-		t.Errorf("ps -o json does not keep to ps.schema.json: %v %s", err, strings.Join(errs, "\n"))
+		t.Errorf("no Kilo session of the wrapper %d with .kilo %d in its tree:\n%s", wrapper, native, r.Stdout)
 	}
 }
 
@@ -369,10 +310,10 @@ func validPS(t *testing.T, out string) {
 // cut at N, and N reaches past the old cut. The control: COLUMNS=60 cuts
 // it there.
 func TestPSWidth(t *testing.T) {
-	becomeSubreaper(t)
+	clitest.BecomeSubreaper(t)
 	mark := fmt.Sprintf("pswidth%d", os.Getpid())
 	home := t.TempDir()
-	session := "s-width-" + suiteMark
+	session := "s-width-" + clitest.Mark
 	long := "npm exec mcp-remote https://" + mark + "/" + strings.Repeat("x", 300) + "/END"
 	owner := adopt(t, "session-owner-"+mark, fmt.Sprintf(`export CLAUDE_CODE_SESSION_ID=%s; (exec -a %q sleep 600) & wait`, session, long), nil)
 	server := childWith(t, owner, mark, "the session's server")
@@ -380,13 +321,13 @@ func TestPSWidth(t *testing.T) {
 	writeSession(t, home, owner, session)
 	line := func(columns string) string {
 		t.Helper()
-		r := runReaper(t, []string{"HOME=" + home, "CLAUDE_CONFIG_DIR=", "COLUMNS=" + columns}, "ps")
-		for _, l := range strings.Split(r.stdout, "\n") {
+		r := clitest.RunReaper(t, []string{"HOME=" + home, "CLAUDE_CONFIG_DIR=", "COLUMNS=" + columns}, "ps")
+		for _, l := range strings.Split(r.Stdout, "\n") {
 			if f := strings.Fields(l); len(f) > 0 && f[0] == strconv.Itoa(server) {
 				return l
 			}
 		}
-		t.Fatalf("ps (COLUMNS=%q): no line of server %d\n%s%s", columns, server, r.stdout, r.stderr)
+		t.Fatalf("ps (COLUMNS=%q): no line of server %d\n%s%s", columns, server, r.Stdout, r.Stderr)
 		return ""
 	}
 	if l := line(""); !strings.HasSuffix(l, "/END 600") {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/orphanreaper/reaper/internal/clitest"
 	"github.com/orphanreaper/reaper/ledger"
 	"github.com/orphanreaper/reaper/platform/host"
 )
@@ -43,13 +44,13 @@ type ptyReport struct {
 
 func ptyJSON(t *testing.T) *ptyReport {
 	t.Helper()
-	r := runReaper(t, []string{"XDG_CONFIG_HOME=" + t.TempDir()}, "pty", "--output", "json")
-	if r.code != 0 {
-		t.Fatalf("reaper pty: exit %d: %s", r.code, r.stderr)
+	r := clitest.RunReaper(t, []string{"XDG_CONFIG_HOME=" + t.TempDir()}, "pty", "--output", "json")
+	if r.Code != 0 {
+		t.Fatalf("reaper pty: exit %d: %s", r.Code, r.Stderr)
 	}
 	var rep ptyReport
-	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
-		t.Fatalf("%v\n%s", err, r.stdout)
+	if err := json.Unmarshal([]byte(r.Stdout), &rep); err != nil {
+		t.Fatalf("%v\n%s", err, r.Stdout)
 	}
 	return &rep
 }
@@ -58,7 +59,7 @@ func ptyJSON(t *testing.T) *ptyReport {
 // shell holds the slave: the PTY is reported dead. The control: while the
 // gateway lives, the same PTY is in use and not dead.
 func TestDeadPTY(t *testing.T) {
-	becomeSubreaper(t)
+	clitest.BecomeSubreaper(t)
 	g := startGateway(t, "18811")
 	roots := rootsOf(t, g)
 	n := ptsOf(t, roots.pty)
@@ -75,7 +76,7 @@ func TestDeadPTY(t *testing.T) {
 	}
 	g.cmd.Process.Signal(syscall.SIGKILL)
 	g.cmd.Wait()
-	waitFor(t, func() bool { return parentOf(roots.pty) == os.Getpid() }, "the shell to be reparented")
+	clitest.WaitFor(t, func() bool { return clitest.ParentOf(roots.pty) == os.Getpid() }, "the shell to be reparented")
 	found, dead, why := state(ptyJSON(t))
 	if !found || !dead || !strings.Contains(why, "master was closed") {
 		t.Errorf("/dev/pts/%d after its master holder died: found %v, dead %v (%s)", n, found, dead, why)
@@ -95,8 +96,8 @@ func TestDeadPTY(t *testing.T) {
 			} `json:"dead"`
 		} `json:"pty"`
 	}
-	r := runReaper(t, nil, "scan", "--output", "json", "--policy", integrationPolicy(t))
-	json.Unmarshal([]byte(r.stdout), &rep)
+	r := clitest.RunReaper(t, nil, "scan", "--output", "json", "--policy", integrationPolicy(t))
+	json.Unmarshal([]byte(r.Stdout), &rep)
 	hung, listed := false, false
 	for _, f := range rep.Findings {
 		for _, p := range f.PTYs {
@@ -107,7 +108,7 @@ func TestDeadPTY(t *testing.T) {
 		listed = listed || d.PTS == n
 	}
 	if !hung || !listed {
-		t.Errorf("scan: the PTY finding holds a hung-up /dev/pts/%d: %v, listed dead: %v\n%s", n, hung, listed, r.stdout)
+		t.Errorf("scan: the PTY finding holds a hung-up /dev/pts/%d: %v, listed dead: %v\n%s", n, hung, listed, r.Stdout)
 	}
 }
 
@@ -115,14 +116,14 @@ func TestDeadPTY(t *testing.T) {
 // while their shells live on. The one that keeps working is
 // active_after_done: true; the idle one is false.
 func TestActivityAfterDone(t *testing.T) {
-	becomeSubreaper(t)
-	g := startGatewayWith(t, "18812", []spawnSpec{
+	clitest.BecomeSubreaper(t)
+	g := startGatewayWith(t, "18812", []clitest.SpawnSpec{
 		{Args: []string{"/bin/bash", "-c", "while :; do build; done"}, PTY: true, Busy: true},
 		{Args: []string{"/bin/bash", "-c", "read line"}, PTY: true},
 	})
 	var busy, idle int
 	for pid := range g.pids {
-		switch cmdlineOf(pid) {
+		switch clitest.CmdlineOf(pid) {
 		case "/bin/bash -c while :; do build; done":
 			busy = pid
 		case "/bin/bash -c read line":
@@ -143,7 +144,7 @@ func TestActivityAfterDone(t *testing.T) {
 	if err := ledger.WriteFile(path, l); err != nil {
 		t.Fatal(err)
 	}
-	r := runReaper(t, nil, "scan", "--output", "json", "--policy", writePolicy(t, ledgerPolicy), "--ledger", path)
+	r := clitest.RunReaper(t, nil, "scan", "--output", "json", "--policy", clitest.WritePolicy(t, ledgerPolicy), "--ledger", path)
 	var rep struct {
 		Findings []struct {
 			RootPID  int    `json:"root_pid"`
@@ -155,8 +156,8 @@ func TestActivityAfterDone(t *testing.T) {
 			} `json:"activity"`
 		} `json:"findings"`
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
-		t.Fatalf("%v\n%s", err, r.stdout)
+	if err := json.Unmarshal([]byte(r.Stdout), &rep); err != nil {
+		t.Fatalf("%v\n%s", err, r.Stdout)
 	}
 	got := map[string]bool{}
 	for _, f := range rep.Findings {
@@ -185,16 +186,16 @@ func TestZombieGroup(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { parent.Process.Kill(); parent.Wait() })
-	waitFor(t, func() bool {
+	clitest.WaitFor(t, func() bool {
 		n := 0
-		for _, pid := range childrenOf(parent.Process.Pid) {
+		for _, pid := range clitest.ChildrenOf(parent.Process.Pid) {
 			if b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); strings.Contains(string(b), ") Z ") {
 				n++
 			}
 		}
 		return n == 3
 	}, "three zombies")
-	r := runReaper(t, []string{"XDG_CONFIG_HOME=" + t.TempDir()}, "scan", "--output", "json")
+	r := clitest.RunReaper(t, []string{"XDG_CONFIG_HOME=" + t.TempDir()}, "scan", "--output", "json")
 	var rep struct {
 		ZombieGroups []struct {
 			ParentPID     int    `json:"parent_pid"`
@@ -204,7 +205,7 @@ func TestZombieGroup(t *testing.T) {
 			PIDs          []int  `json:"pids"`
 		} `json:"zombie_groups"`
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+	if err := json.Unmarshal([]byte(r.Stdout), &rep); err != nil {
 		t.Fatal(err)
 	}
 	groups := 0
@@ -221,20 +222,6 @@ func TestZombieGroup(t *testing.T) {
 	}
 }
 
-func childrenOf(pid int) []int {
-	var out []int
-	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
-	for _, f := range tasks {
-		b, _ := os.ReadFile(f)
-		for _, c := range strings.Fields(string(b)) {
-			var child int
-			fmt.Sscan(c, &child)
-			out = append(out, child)
-		}
-	}
-	return out
-}
-
 // scan and pty judge a finding's terminal alike. An orphan keeps a live
 // terminal on its stdio — its master held by this test, alive and no
 // finding (the detached `setsid -f` of a tmux shell) — and neither calls
@@ -242,22 +229,22 @@ func childrenOf(pid int) []int {
 // no process, still open); once the master is closed, both do, for the
 // same reason.
 func TestPTYJudgedAlike(t *testing.T) {
-	becomeSubreaper(t)
-	master, slave, err := openPTY()
+	clitest.BecomeSubreaper(t)
+	master, slave, err := clitest.OpenPTY()
 	if err != nil {
 		t.Fatalf("pty: %v", err)
 	}
 	t.Cleanup(func() { master.Close() })
 	link, _ := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", slave.Fd()))
 	slave.Close()
-	mark := "ptyalike" + strings.ReplaceAll(suiteMark, "-", "x")
+	mark := "ptyalike" + strings.ReplaceAll(clitest.Mark, "-", "x")
 	pid := adopt(t, "npm exec alike-mcp "+mark, fmt.Sprintf("exec <%s >%s 2>&1; sleep 60; exit 0", link, link), nil)
-	waitFor(t, func() bool {
+	clitest.WaitFor(t, func() bool {
 		l, _ := os.Readlink(fmt.Sprintf("/proc/%d/fd/0", pid))
 		return l == link
 	}, "the orphan to take the terminal as its stdio")
 	n := ptsOf(t, pid)
-	pol := writePolicy(t, fmt.Sprintf("version = 1\n[defaults]\nmin_age = \"0s\"\n%s\n[[rule]]\nname = \"marked\"\nwhen = [\"reparented\"]\ncmdline = '%s'\naction = \"report\"\n", selfSubreaper(t), mark))
+	pol := clitest.WritePolicy(t, fmt.Sprintf("version = 1\n[defaults]\nmin_age = \"0s\"\n%s\n[[rule]]\nname = \"marked\"\nwhen = [\"reparented\"]\ncmdline = '%s'\naction = \"report\"\n", clitest.SelfSubreaper(t), mark))
 
 	judge := func() (ptyDead bool, ptyWhy string, scanDead bool, scanWhy string) {
 		t.Helper()
@@ -266,7 +253,7 @@ func TestPTYJudgedAlike(t *testing.T) {
 				ptyDead, ptyWhy = p.Dead, p.Why
 			}
 		}
-		r := runReaper(t, nil, "scan", "--policy", pol, "-o", "json")
+		r := clitest.RunReaper(t, nil, "scan", "--policy", pol, "-o", "json")
 		var rep struct {
 			PTY struct {
 				Dead []struct {
@@ -278,15 +265,15 @@ func TestPTYJudgedAlike(t *testing.T) {
 				RootPID int `json:"root_pid"`
 			} `json:"findings"`
 		}
-		if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
-			t.Fatalf("scan: %v\n%s\n%s", err, r.stdout, r.stderr)
+		if err := json.Unmarshal([]byte(r.Stdout), &rep); err != nil {
+			t.Fatalf("scan: %v\n%s\n%s", err, r.Stdout, r.Stderr)
 		}
 		found := false
 		for _, f := range rep.Findings {
 			found = found || f.RootPID == pid
 		}
 		if !found {
-			t.Fatalf("scan: no finding for %d:\n%s", pid, r.stdout)
+			t.Fatalf("scan: no finding for %d:\n%s", pid, r.Stdout)
 		}
 		for _, d := range rep.PTY.Dead {
 			if d.PTS == n {
@@ -317,7 +304,7 @@ func TestPTYJudgedAlike(t *testing.T) {
 	}
 	syscall.Close(sock[0])
 	syscall.Close(sock[1]) // the message, and the master with it, is dropped
-	waitFor(t, func() bool {
+	clitest.WaitFor(t, func() bool {
 		l, _ := os.Readlink(fmt.Sprintf("/proc/%d/fd/0", pid))
 		return strings.HasSuffix(l, " (deleted)")
 	}, "the slave to be hung up")

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/orphanreaper/reaper/audit"
+	"github.com/orphanreaper/reaper/internal/clitest"
 	"github.com/orphanreaper/reaper/internal/schematest"
 	"github.com/orphanreaper/reaper/internal/skips"
 	"github.com/orphanreaper/reaper/ledger"
@@ -25,7 +26,7 @@ import (
 // at once (min_age 0) with a short grace.
 func reapPolicy(t *testing.T, extra string) string {
 	t.Helper()
-	return writePolicy(t, fmt.Sprintf(`version = 1
+	return clitest.WritePolicy(t, fmt.Sprintf(`version = 1
 [defaults]
 min_age = "0s"
 grace = "2s"
@@ -40,74 +41,7 @@ name = "orphaned-agent-trees"
 when = ["reparented"]
 kind = ["pty", "mcp", "acp"]
 action = "terminate"
-`, selfSubreaper(t), extra))
-}
-
-type reapFinding struct {
-	RootPID  int      `json:"root_pid"`
-	PIDs     []int    `json:"pids"`
-	Kind     string   `json:"kind"`
-	Rule     string   `json:"rule"`
-	Owner    string   `json:"owner"`
-	Reasons  []string `json:"reasons"`
-	Evidence []string `json:"evidence"`
-	Outcome  string   `json:"outcome"`
-	Detail   string   `json:"detail"`
-	Deferred bool     `json:"deferred"`
-	DueAt    string   `json:"due_at"`
-}
-
-// reapReport is the part of the reap JSON these tests read.
-type reapReport struct {
-	Findings []reapFinding `json:"findings"`
-	Zombies  []struct {
-		PID int `json:"pid"`
-	} `json:"zombies"`
-	Ledger []struct {
-		RunID  string `json:"run_id"`
-		PID    int    `json:"pid"`
-		Status string `json:"status"`
-		Detail string `json:"detail"`
-	} `json:"ledger"`
-	Errors []string `json:"errors"`
-}
-
-// finding returns the finding rooted at pid, or nil.
-func (r *reapReport) finding(pid int) *reapFinding {
-	for i := range r.Findings {
-		if r.Findings[i].RootPID == pid {
-			return &r.Findings[i]
-		}
-	}
-	return nil
-}
-
-// count is how many findings have the outcome.
-func (r *reapReport) count(outcome string) int {
-	n := 0
-	for _, f := range r.Findings {
-		if f.Outcome == outcome {
-			n++
-		}
-	}
-	return n
-}
-
-func reapJSON(t *testing.T, args ...string) (*reapReport, result) {
-	t.Helper()
-	r := runReaper(t, nil, append([]string{"reap", "--output", "json", "--lock-file", filepath.Join(t.TempDir(), "lock")}, args...)...)
-	var rep reapReport
-	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
-		t.Fatalf("reap: exit %d, %v\nstdout %s\nstderr %s", r.code, err, r.stdout, r.stderr)
-	}
-	roots := map[int]bool{}
-	for _, f := range rep.Findings {
-		if roots[f.RootPID] {
-			t.Errorf("two findings rooted at %d: %+v", f.RootPID, rep.Findings)
-		}
-		roots[f.RootPID] = true
-	}
-	return &rep, r
+`, clitest.SelfSubreaper(t), extra))
 }
 
 // killGateway SIGKILLs the fake gateway and waits for its trees to be
@@ -121,7 +55,7 @@ func killGateway(t *testing.T, g *fakeGateway) {
 			continue
 		}
 		deadline := time.Now().Add(5 * time.Second)
-		for parentOf(pid) == g.cmd.Process.Pid {
+		for clitest.ParentOf(pid) == g.cmd.Process.Pid {
 			if time.Now().After(deadline) {
 				t.Fatalf("pid %d not reparented", pid)
 			}
@@ -151,7 +85,7 @@ func liveHelpers(g *fakeGateway) []int {
 // identical trees of a live gateway live on. The control: without the
 // reaper, the orphans are still there.
 func TestReapGatewayKilled(t *testing.T) {
-	becomeSubreaper(t)
+	clitest.BecomeSubreaper(t)
 	dead := startGateway(t, "18801")
 	live := startGateway(t, "18802")
 	killGateway(t, dead)
@@ -161,11 +95,11 @@ func TestReapGatewayKilled(t *testing.T) {
 		t.Fatalf("control: %d of %d orphans alive without the reaper", len(before), len(dead.pids)-1)
 	}
 	audit := filepath.Join(t.TempDir(), "audit.jsonl")
-	rep, r := reapJSON(t, "--policy", reapPolicy(t, ""), "--audit-log", audit)
-	if r.code != 0 {
-		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	rep, r := clitest.ReapJSON(t, "--policy", reapPolicy(t, ""), "--audit-log", audit)
+	if r.Code != 0 {
+		t.Fatalf("exit %d: %s", r.Code, r.Stderr)
 	}
-	if killed := rep.count("killed"); killed != 3 {
+	if killed := rep.Count("killed"); killed != 3 {
 		t.Errorf("%d trees killed, want 3 (pty, mcp, acp): %+v", killed, rep.Findings)
 	}
 	if left := liveHelpers(dead); len(left) > 0 {
@@ -183,15 +117,15 @@ func TestReapGatewayKilled(t *testing.T) {
 // TestReapDryRun: the same scenario with --dry-run plans every tree and
 // signals nothing but 0.
 func TestReapDryRun(t *testing.T) {
-	becomeSubreaper(t)
+	clitest.BecomeSubreaper(t)
 	dead := startGateway(t, "18803")
 	killGateway(t, dead)
 	audit := filepath.Join(t.TempDir(), "audit.jsonl")
-	rep, r := reapJSON(t, "--dry-run", "--policy", reapPolicy(t, ""), "--audit-log", audit)
-	if r.code != 0 {
-		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	rep, r := clitest.ReapJSON(t, "--dry-run", "--policy", reapPolicy(t, ""), "--audit-log", audit)
+	if r.Code != 0 {
+		t.Fatalf("exit %d: %s", r.Code, r.Stderr)
 	}
-	if planned := rep.count("planned"); planned != 3 {
+	if planned := rep.Count("planned"); planned != 3 {
 		t.Errorf("%d trees planned, want 3: %+v", planned, rep.Findings)
 	}
 	time.Sleep(100 * time.Millisecond)
@@ -213,10 +147,10 @@ func TestReapDryRun(t *testing.T) {
 // but deferred — its own outcome in JSON, with when it is due, exit 0 —
 // and the same tree with min_age 0 is planned (the control).
 func TestReapDeferred(t *testing.T) {
-	becomeSubreaper(t)
+	clitest.BecomeSubreaper(t)
 	mark := fmt.Sprintf("deferred%d", time.Now().UnixNano()%1e9)
 	pid := adopt(t, "npm exec mcp-remote https://"+mark+".test", "sleep 60; exit 0", nil)
-	text := strings.Replace(mustReadFile(t, reapPolicy(t, "")), `min_age = "0s"`, `min_age = "1h"`, 1)
+	text := strings.Replace(clitest.MustReadFile(t, reapPolicy(t, "")), `min_age = "0s"`, `min_age = "1h"`, 1)
 	text = strings.Replace(text, `kind = ["pty", "mcp", "acp"]`, fmt.Sprintf("kind = [\"pty\", \"mcp\", \"acp\"]\ncmdline = '%s'", mark), 1)
 	if !strings.Contains(text, `min_age = "1h"`) || !strings.Contains(text, "cmdline = '"+mark) {
 		t.Fatalf("the policy was not rewritten:\n%s", text)
@@ -224,19 +158,19 @@ func TestReapDeferred(t *testing.T) {
 	// text is marked already (reapPolicy wrote it through markRules).
 	pol := filepath.Join(t.TempDir(), "young.toml")
 	os.WriteFile(pol, []byte(text), 0o644)
-	rep, r := reapJSON(t, "--dry-run", "--policy", pol)
-	if r.code != 0 {
-		t.Fatalf("exit %d, want 0 (a deferred tree is no refusal): %s", r.code, r.stderr)
+	rep, r := clitest.ReapJSON(t, "--dry-run", "--policy", pol)
+	if r.Code != 0 {
+		t.Fatalf("exit %d, want 0 (a deferred tree is no refusal): %s", r.Code, r.Stderr)
 	}
-	f := rep.finding(pid)
+	f := rep.Finding(pid)
 	if f == nil || f.Outcome != "deferred" || !f.Deferred || f.DueAt == "" || !strings.Contains(f.Detail, "younger than min_age 1h0m0s") {
 		t.Errorf("finding %+v, want outcome deferred with due_at", f)
 	}
 	control := filepath.Join(t.TempDir(), "control.toml")
 	os.WriteFile(control, []byte(strings.Replace(text, `min_age = "1h"`, `min_age = "0s"`, 1)), 0o644)
-	rep, r = reapJSON(t, "--dry-run", "--policy", control)
-	if f := rep.finding(pid); r.code != 0 || f == nil || f.Outcome != "planned" || f.Deferred {
-		t.Errorf("control, min_age 0: exit %d, finding %+v, want planned", r.code, f)
+	rep, r = clitest.ReapJSON(t, "--dry-run", "--policy", control)
+	if f := rep.Finding(pid); r.Code != 0 || f == nil || f.Outcome != "planned" || f.Deferred {
+		t.Errorf("control, min_age 0: exit %d, finding %+v, want planned", r.Code, f)
 	}
 }
 
@@ -291,46 +225,18 @@ func adoptShell(t *testing.T, command string, cred *syscall.Credential) int {
 	var pid int
 	fmt.Sscan(string(b), &pid)
 	t.Cleanup(func() {
-		killTreeVerified(pid)
+		clitest.KillTreeVerified(pid)
 		var ws syscall.WaitStatus
 		syscall.Wait4(pid, &ws, 0, nil)
 	})
 	deadline := time.Now().Add(5 * time.Second)
-	for parentOf(pid) != os.Getpid() {
+	for clitest.ParentOf(pid) != os.Getpid() {
 		if time.Now().After(deadline) {
-			t.Fatalf("pid %d not adopted (parent %d)", pid, parentOf(pid))
+			t.Fatalf("pid %d not adopted (parent %d)", pid, clitest.ParentOf(pid))
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
 	return pid
-}
-
-// killTreeVerified SIGKILLs pid and its descendants, children first, each
-// only if it is still the process the walk saw. Children are read from
-// every thread's children file: a multi-threaded parent (node, a Go
-// helper) forks from whichever thread it likes.
-func killTreeVerified(root int) {
-	var walk func(pid int)
-	walk = func(pid int) {
-		for _, child := range childrenOf(pid) {
-			walk(child)
-		}
-		if start, ok := startTicks(pid); ok {
-			killVerified(pid, start)
-		}
-	}
-	walk(root)
-}
-
-func startTicks(pid int) (uint64, bool) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, false
-	}
-	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+2:]))
-	var v uint64
-	_, err = fmt.Sscan(f[19], &v)
-	return v, err == nil
 }
 
 // TestReapLeavesItsOwnTree: the reaper runs as the child of a process
@@ -338,15 +244,15 @@ func startTicks(pid int) (uint64, bool) {
 // (counted in totals.own) and lives. The control: a sibling tree of the
 // same shape, adopted alike, is reaped by the same run.
 func TestReapLeavesItsOwnTree(t *testing.T) {
-	becomeSubreaper(t)
+	clitest.BecomeSubreaper(t)
 	out := filepath.Join(t.TempDir(), "out.json")
 	pol := reapPolicy(t, "")
 	sibling := adopt(t, "npm exec mcp-remote https://sibling.test", "sleep 60; exit 0", nil)
 	script := fmt.Sprintf("%q reap --output json --policy %q --lock-file %q > %q; sleep 60",
-		reaperBin, pol, filepath.Join(t.TempDir(), "lock"), out)
+		clitest.Bin, pol, filepath.Join(t.TempDir(), "lock"), out)
 	wrapper := adopt(t, "npm exec mcp-remote https://self.test", script, nil)
 	var rep struct {
-		reapReport
+		clitest.ReapReport
 		Totals struct {
 			Own int `json:"own"`
 		} `json:"totals"`
@@ -363,13 +269,13 @@ func TestReapLeavesItsOwnTree(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	// At least 1: what started this test may be reparented too.
-	if f := rep.finding(wrapper); f != nil || rep.Totals.Own < 1 {
+	if f := rep.Finding(wrapper); f != nil || rep.Totals.Own < 1 {
 		t.Errorf("the reaper's own tree: finding %+v, own %d; want none, 1 or more", f, rep.Totals.Own)
 	}
-	if _, ok := startTicks(wrapper); !ok {
+	if _, ok := clitest.StartTicks(wrapper); !ok {
 		t.Error("the reaper's ancestor died")
 	}
-	if f := rep.finding(sibling); f == nil || f.Outcome != "killed" {
+	if f := rep.Finding(sibling); f == nil || f.Outcome != "killed" {
 		t.Errorf("control: the sibling tree: finding %+v, want killed; all: %+v", f, rep.Findings)
 	}
 }
@@ -377,18 +283,18 @@ func TestReapLeavesItsOwnTree(t *testing.T) {
 // TestReapOtherUser: another user's orphan is refused by default, and
 // reaped when a rule names the user.
 func TestReapOtherUser(t *testing.T) {
-	requireRoot(t)
-	becomeSubreaper(t)
+	clitest.RequireRoot(t)
+	clitest.BecomeSubreaper(t)
 	nobody := &syscall.Credential{Uid: 65534, Gid: 65534}
 	pid := adopt(t, "npm exec mcp-remote https://nobody.test", "sleep 60; exit 0", nobody)
-	rep, r := reapJSON(t, "--policy", reapPolicy(t, ""))
-	if r.code != audit.ExitPartial {
-		t.Fatalf("exit %d, want 3 (a planned action was refused): %s", r.code, r.stderr)
+	rep, r := clitest.ReapJSON(t, "--policy", reapPolicy(t, ""))
+	if r.Code != audit.ExitPartial {
+		t.Fatalf("exit %d, want 3 (a planned action was refused): %s", r.Code, r.Stderr)
 	}
-	if f := rep.finding(pid); f == nil || f.Outcome != "refused" || !strings.Contains(f.Detail, "uid 65534") {
+	if f := rep.Finding(pid); f == nil || f.Outcome != "refused" || !strings.Contains(f.Detail, "uid 65534") {
 		t.Errorf("default: finding %+v, want refused for uid 65534", f)
 	}
-	if _, ok := startTicks(pid); !ok {
+	if _, ok := clitest.StartTicks(pid); !ok {
 		t.Fatal("another user's process was killed by default")
 	}
 	named := reapPolicy(t, `
@@ -399,11 +305,11 @@ kind = ["mcp"]
 user = ["65534"]
 action = "terminate"
 `)
-	rep, r = reapJSON(t, "--policy", named)
-	if r.code != 0 {
-		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	rep, r = clitest.ReapJSON(t, "--policy", named)
+	if r.Code != 0 {
+		t.Fatalf("exit %d: %s", r.Code, r.Stderr)
 	}
-	if f := rep.finding(pid); f == nil || f.Outcome != "killed" {
+	if f := rep.Finding(pid); f == nil || f.Outcome != "killed" {
 		t.Errorf("named user: finding %+v, want killed", f)
 	}
 }
@@ -411,7 +317,7 @@ action = "terminate"
 // TestTwoReapers: two reapers started at once on the same orphans; one
 // acts, the other waits for the lock; every process gets one SIGTERM.
 func TestTwoReapers(t *testing.T) {
-	becomeSubreaper(t)
+	clitest.BecomeSubreaper(t)
 	dead := startGateway(t, "18804")
 	killGateway(t, dead)
 	orphans := liveHelpers(dead)
@@ -420,7 +326,7 @@ func TestTwoReapers(t *testing.T) {
 	pol := reapPolicy(t, "")
 	var cmds []*exec.Cmd
 	for i := 0; i < 2; i++ {
-		c := exec.Command(reaperBin, "reap", "--policy", pol, "--lock-file", lock, "--audit-log", audit, "--output", "json")
+		c := exec.Command(clitest.Bin, "reap", "--policy", pol, "--lock-file", lock, "--audit-log", audit, "--output", "json")
 		c.Env = append(os.Environ(), "XDG_CONFIG_HOME="+t.TempDir())
 		if err := c.Start(); err != nil {
 			t.Fatal(err)
@@ -474,9 +380,9 @@ func TestReapZombie(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	audit := filepath.Join(t.TempDir(), "audit.jsonl")
-	rep, r := reapJSON(t, "--policy", reapPolicy(t, ""), "--audit-log", audit)
-	if r.code != 0 {
-		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	rep, r := clitest.ReapJSON(t, "--policy", reapPolicy(t, ""), "--audit-log", audit)
+	if r.Code != 0 {
+		t.Fatalf("exit %d: %s", r.Code, r.Stderr)
 	}
 	listed := false
 	for _, z := range rep.Zombies {
@@ -495,12 +401,12 @@ func TestReapZombie(t *testing.T) {
 // owner's ledger starts holding the orphan as a running run; the reap
 // re-reads the ledger and spares it.
 func TestReapSparesRunThatBecameOwned(t *testing.T) {
-	becomeSubreaper(t)
+	clitest.BecomeSubreaper(t)
 	pid := adopt(t, "npm exec mcp-remote https://owned.test", "sleep 60; exit 0", nil)
-	start, _ := startTicks(pid)
+	start, _ := clitest.StartTicks(pid)
 	boot, _ := os.ReadFile("/proc/sys/kernel/random/boot_id")
 	id := func(ticks uint64) string { return strings.TrimSpace(string(boot)) + ":" + fmt.Sprint(ticks) }
-	selfStart, _ := startTicks(os.Getpid())
+	selfStart, _ := clitest.StartTicks(os.Getpid())
 	path := filepath.Join(t.TempDir(), "ledger.json")
 	owner := ledger.Owner{Name: "fake-gateway", PID: os.Getpid(), Start: id(selfStart)}
 	if err := ledger.WriteFile(path, &ledger.Ledger{Owner: owner}); err != nil {
@@ -519,12 +425,12 @@ func TestReapSparesRunThatBecameOwned(t *testing.T) {
 	if err := runReap(context.Background(), opts, g); err != nil {
 		t.Fatalf("%v\n%s", err, stderr.String())
 	}
-	var rep reapReport
+	var rep clitest.ReapReport
 	json.Unmarshal(stdout.Bytes(), &rep)
-	if f := rep.finding(pid); f == nil || f.Outcome != "deferred" || !f.Deferred || !strings.Contains(f.Detail, "became run adopted") {
+	if f := rep.Finding(pid); f == nil || f.Outcome != "deferred" || !f.Deferred || !strings.Contains(f.Detail, "became run adopted") {
 		t.Errorf("not spared: %+v\n%s", rep.Findings, stdout.String())
 	}
-	if _, ok := startTicks(pid); !ok {
+	if _, ok := clitest.StartTicks(pid); !ok {
 		t.Error("the run that became owned was killed")
 	}
 }
@@ -536,21 +442,21 @@ func TestReapSparesRunThatBecameOwned(t *testing.T) {
 // trees are out of its scope.) The control: the same reap with CAP_KILL
 // kills it.
 func TestReapNoPermission(t *testing.T) {
-	requireRoot(t)
-	becomeSubreaper(t)
+	clitest.RequireRoot(t)
+	clitest.BecomeSubreaper(t)
 	if _, err := exec.LookPath("setpriv"); err != nil {
 		skips.Skip(t, "needs setpriv (util-linux) to drop CAP_KILL")
 	}
-	url := "https://noperm-" + suiteMark + ".test"
+	url := "https://noperm-" + clitest.Mark + ".test"
 	dir := sharedDir(t, 0o777)
 	pol := filepath.Join(dir, "policy.toml")
 	text := fmt.Sprintf("version = 1\n[defaults]\nmin_age = \"0s\"\ngrace = \"1s\"\n%s\n[[rule]]\nname = \"nobody's trees\"\nwhen = [\"reparented\"]\ncmdline = '%s'\nuser = [\"65534\"]\naction = \"terminate\"\n",
-		selfSubreaper(t), regexp.QuoteMeta(url))
+		clitest.SelfSubreaper(t), regexp.QuoteMeta(url))
 	if err := os.WriteFile(pol, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	reap := func(pid int, dropKill bool) (*reapReport, int) {
-		args := []string{reaperBin, "reap", "--policy", pol, "--lock-file", filepath.Join(dir, "lock"), "--output", "json", "--journal", "off"}
+	reap := func(pid int, dropKill bool) (*clitest.ReapReport, int) {
+		args := []string{clitest.Bin, "reap", "--policy", pol, "--lock-file", filepath.Join(dir, "lock"), "--output", "json", "--journal", "off"}
 		if dropKill {
 			args = append([]string{"setpriv", "--bounding-set=-kill", "--inh-caps=-kill"}, args...)
 		}
@@ -563,7 +469,7 @@ func TestReapNoPermission(t *testing.T) {
 		} else if err != nil {
 			t.Fatal(err)
 		}
-		var rep reapReport
+		var rep clitest.ReapReport
 		json.Unmarshal(out, &rep)
 		return &rep, code
 	}
@@ -572,24 +478,15 @@ func TestReapNoPermission(t *testing.T) {
 	if code != 77 {
 		t.Errorf("root without CAP_KILL: exit %d, want 77", code)
 	}
-	if f := rep.finding(pid); f == nil || f.Outcome != "refused" || !strings.Contains(f.Detail, "permission") {
+	if f := rep.Finding(pid); f == nil || f.Outcome != "refused" || !strings.Contains(f.Detail, "permission") {
 		t.Errorf("finding %+v, want refused for lack of permission", f)
 	}
-	if _, ok := startTicks(pid); !ok {
+	if _, ok := clitest.StartTicks(pid); !ok {
 		t.Fatal("the process died")
 	}
-	if rep, code := reap(pid, false); code != 0 || alive(pid) {
-		t.Errorf("control, with CAP_KILL: exit %d, alive %v; want 0, killed (%+v)", code, alive(pid), rep.finding(pid))
+	if rep, code := reap(pid, false); code != 0 || clitest.Alive(pid) {
+		t.Errorf("control, with CAP_KILL: exit %d, alive %v; want 0, killed (%+v)", code, clitest.Alive(pid), rep.Finding(pid))
 	}
-}
-
-func mustReadFile(t *testing.T, path string) string {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }
 
 // TestReapOtherUserByEvidence: another user's orphan that its own
@@ -599,9 +496,9 @@ func mustReadFile(t *testing.T, path string) string {
 // ["@evidence"]. The control: the same policy without those lines refuses
 // it, and the refusal names the fix.
 func TestReapOtherUserByEvidence(t *testing.T) {
-	requireRoot(t)
-	becomeSubreaper(t)
-	mark := "evmark" + strings.ReplaceAll(suiteMark, "-", "x")
+	clitest.RequireRoot(t)
+	clitest.BecomeSubreaper(t)
+	mark := "evmark" + strings.ReplaceAll(clitest.Mark, "-", "x")
 	dir, err := os.MkdirTemp("", "reaper-evidence-")
 	if err != nil {
 		t.Fatal(err)
@@ -624,37 +521,37 @@ func TestReapOtherUserByEvidence(t *testing.T) {
 		t.Fatalf("no pid in %q", b)
 	}
 	t.Cleanup(func() {
-		killTreeVerified(pid)
+		clitest.KillTreeVerified(pid)
 		var ws syscall.WaitStatus
 		syscall.Wait4(pid, &ws, 0, nil)
 	})
-	for deadline := time.Now().Add(5 * time.Second); parentOf(pid) != os.Getpid(); time.Sleep(5 * time.Millisecond) {
+	for deadline := time.Now().Add(5 * time.Second); clitest.ParentOf(pid) != os.Getpid(); time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("pid %d not adopted (parent %d)", pid, parentOf(pid))
+			t.Fatalf("pid %d not adopted (parent %d)", pid, clitest.ParentOf(pid))
 		}
 	}
-	if pgidOf(pid) != outer.Process.Pid {
-		t.Fatalf("pid %d: group %d, want the gone leader's %d", pid, pgidOf(pid), outer.Process.Pid)
+	if clitest.PgidOf(pid) != outer.Process.Pid {
+		t.Fatalf("pid %d: group %d, want the gone leader's %d", pid, clitest.PgidOf(pid), outer.Process.Pid)
 	}
 
-	example := examplePolicyForTest(t, mark)
+	example := clitest.ExamplePolicy(t, mark)
 	pol, _ := os.ReadFile(example)
 	without := filepath.Join(t.TempDir(), "policy.toml")
 	os.WriteFile(without, []byte(regexp.MustCompile(`(?m)^user = \["@evidence"\].*\n`).ReplaceAllString(string(pol), "")), 0o644)
-	rep, r := reapJSON(t, "--policy", without)
-	f := rep.finding(pid)
+	rep, r := clitest.ReapJSON(t, "--policy", without)
+	f := rep.Finding(pid)
 	if f == nil || f.Outcome != "refused" || !strings.Contains(f.Detail, `has no user list: add "nobody" to its user list, or "@evidence"`) {
-		t.Fatalf("control, no @evidence: finding %+v, want refused naming the fix\n%s", f, r.stderr)
+		t.Fatalf("control, no @evidence: finding %+v, want refused naming the fix\n%s", f, r.Stderr)
 	}
-	if _, ok := startTicks(pid); !ok {
+	if _, ok := clitest.StartTicks(pid); !ok {
 		t.Fatal("control: the process died without @evidence")
 	}
 	t.Logf("control: %s by %s: %s", f.Outcome, f.Rule, f.Detail)
 
-	rep, r = reapJSON(t, "--policy", example)
-	f = rep.finding(pid)
-	if f == nil || f.Outcome != "killed" || f.Rule != "agent-client-dead" || !contains(f.Reasons, "owner-dead") {
-		t.Fatalf("with @evidence: finding %+v, want killed as owner-dead by agent-client-dead\n%s", f, r.stderr)
+	rep, r = clitest.ReapJSON(t, "--policy", example)
+	f = rep.Finding(pid)
+	if f == nil || f.Outcome != "killed" || f.Rule != "agent-client-dead" || !clitest.Contains(f.Reasons, "owner-dead") {
+		t.Fatalf("with @evidence: finding %+v, want killed as owner-dead by agent-client-dead\n%s", f, r.Stderr)
 	}
 	t.Logf("with @evidence: %s by %s, evidence %q", f.Outcome, f.Rule, f.Evidence)
 }
@@ -664,38 +561,38 @@ func TestReapOtherUserByEvidence(t *testing.T) {
 // second finds nothing and prints nothing. The control: without --quiet
 // the same empty run prints its whole report.
 func TestReapQuiet(t *testing.T) {
-	becomeSubreaper(t)
-	mark := "qmark" + strings.ReplaceAll(suiteMark, "-", "x")
+	clitest.BecomeSubreaper(t)
+	mark := "qmark" + strings.ReplaceAll(clitest.Mark, "-", "x")
 	pid := adopt(t, "npm exec quiet-mcp "+mark, "sleep 60; exit 0", nil)
 	// A second tree ignores SIGTERM (its sleep inherits the ignore), so
 	// only SIGKILL or cgroup.kill ends it.
 	stubborn := adopt(t, "npm exec stubborn-mcp "+mark, "trap '' TERM; sleep 60; exit 0", nil)
-	pol := writePolicy(t, fmt.Sprintf("version = 1\n[defaults]\nmin_age = \"0s\"\ngrace = \"2s\"\n%s\n[[rule]]\nname = \"marked\"\nwhen = [\"reparented\"]\ncmdline = '%s'\naction = \"terminate\"\n", selfSubreaper(t), mark))
+	pol := clitest.WritePolicy(t, fmt.Sprintf("version = 1\n[defaults]\nmin_age = \"0s\"\ngrace = \"2s\"\n%s\n[[rule]]\nname = \"marked\"\nwhen = [\"reparented\"]\ncmdline = '%s'\naction = \"terminate\"\n", clitest.SelfSubreaper(t), mark))
 	lock := filepath.Join(t.TempDir(), "lock")
-	r := runReaper(t, nil, "reap", "-q", "--policy", pol, "--lock-file", lock)
-	if r.code != 0 || r.stderr != "" {
-		t.Fatalf("first reap -q: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	r := clitest.RunReaper(t, nil, "reap", "-q", "--policy", pol, "--lock-file", lock)
+	if r.Code != 0 || r.Stderr != "" {
+		t.Fatalf("first reap -q: exit %d, stdout %q, stderr %q", r.Code, r.Stdout, r.Stderr)
 	}
 	lines := map[int]string{}
-	for _, l := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+	for _, l := range strings.Split(strings.TrimSpace(r.Stdout), "\n") {
 		var p int
 		fmt.Sscanf(l, "reaper reap: tree %d ", &p)
 		lines[p] = l
 	}
 	if len(lines) != 2 || !strings.HasPrefix(lines[pid], fmt.Sprintf("reaper reap: tree %d killed by SIGTERM (", pid)) {
-		t.Errorf("first reap -q: %q; want one line per tree, %d killed by SIGTERM", r.stdout, pid)
+		t.Errorf("first reap -q: %q; want one line per tree, %d killed by SIGTERM", r.Stdout, pid)
 	}
 	if l := lines[stubborn]; !strings.HasPrefix(l, fmt.Sprintf("reaper reap: tree %d killed by SIGKILL after the grace (", stubborn)) &&
 		!strings.HasPrefix(l, fmt.Sprintf("reaper reap: tree %d killed by cgroup.kill (", stubborn)) {
 		t.Errorf("the tree that ignores SIGTERM: %q; want it killed after the grace, or by cgroup.kill", l)
 	}
-	r = runReaper(t, nil, "reap", "-q", "--policy", pol, "--lock-file", lock)
-	if r.code != 0 || r.stdout != "" || r.stderr != "" {
-		t.Errorf("second reap -q, nothing to do: exit %d, stdout %q, stderr %q; want nothing", r.code, r.stdout, r.stderr)
+	r = clitest.RunReaper(t, nil, "reap", "-q", "--policy", pol, "--lock-file", lock)
+	if r.Code != 0 || r.Stdout != "" || r.Stderr != "" {
+		t.Errorf("second reap -q, nothing to do: exit %d, stdout %q, stderr %q; want nothing", r.Code, r.Stdout, r.Stderr)
 	}
-	r = runReaper(t, nil, "reap", "--policy", pol, "--lock-file", lock)
-	if !strings.Contains(r.stdout, "0 findings") { // "·" or "-": the locale decides
-		t.Errorf("control, no -q: stdout %q, want the whole report", r.stdout)
+	r = clitest.RunReaper(t, nil, "reap", "--policy", pol, "--lock-file", lock)
+	if !strings.Contains(r.Stdout, "0 findings") { // "·" or "-": the locale decides
+		t.Errorf("control, no -q: stdout %q, want the whole report", r.Stdout)
 	}
 }
 
@@ -704,11 +601,11 @@ func TestReapQuiet(t *testing.T) {
 // runs, another when the rule that names it changes; --log-repeats (the
 // control) records it on every run.
 func TestReapRecordsReportOnlyOnce(t *testing.T) {
-	becomeSubreaper(t)
-	mark := "seenmark" + strings.ReplaceAll(suiteMark, "-", "x")
+	clitest.BecomeSubreaper(t)
+	mark := "seenmark" + strings.ReplaceAll(clitest.Mark, "-", "x")
 	pid := adopt(t, "npm exec seen-mcp "+mark, "sleep 60; exit 0", nil)
 	policyNamed := func(rule string) string {
-		return writePolicy(t, fmt.Sprintf("version = 1\n[defaults]\nmin_age = \"0s\"\n%s\n[[rule]]\nname = %q\nwhen = [\"reparented\"]\ncmdline = '%s'\naction = \"report\"\n", selfSubreaper(t), rule, mark))
+		return clitest.WritePolicy(t, fmt.Sprintf("version = 1\n[defaults]\nmin_age = \"0s\"\n%s\n[[rule]]\nname = %q\nwhen = [\"reparented\"]\ncmdline = '%s'\naction = \"report\"\n", clitest.SelfSubreaper(t), rule, mark))
 	}
 	dir := t.TempDir()
 	lock, log := filepath.Join(dir, "reaper.lock"), filepath.Join(dir, "audit.jsonl")
@@ -724,9 +621,9 @@ func TestReapRecordsReportOnlyOnce(t *testing.T) {
 	}
 	reapWith := func(pol string, extra ...string) {
 		t.Helper()
-		r := runReaper(t, nil, append([]string{"reap", "-q", "--policy", pol, "--lock-file", lock, "--audit-log", log, "--journal", "off"}, extra...)...)
-		if r.code != 0 {
-			t.Fatalf("reap: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+		r := clitest.RunReaper(t, nil, append([]string{"reap", "-q", "--policy", pol, "--lock-file", lock, "--audit-log", log, "--journal", "off"}, extra...)...)
+		if r.Code != 0 {
+			t.Fatalf("reap: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
 		}
 	}
 	first := policyNamed("watch")
@@ -750,10 +647,10 @@ func TestReapRecordsReportOnlyOnce(t *testing.T) {
 	}
 
 	// reaper history reads the same log: three decisions by "watch".
-	r := runReaper(t, nil, "history", "--audit-log", log, "--rule", "watch", "-o", "json")
+	r := clitest.RunReaper(t, nil, "history", "--audit-log", log, "--rule", "watch", "-o", "json")
 	var h audit.History
-	if err := json.Unmarshal([]byte(r.stdout), &h); err != nil || r.code != 0 {
-		t.Fatalf("history: exit %d, %v\n%s", r.code, err, r.stderr)
+	if err := json.Unmarshal([]byte(r.Stdout), &h); err != nil || r.Code != 0 {
+		t.Fatalf("history: exit %d, %v\n%s", r.Code, err, r.Stderr)
 	}
 	if h.Totals.Decisions != 3 || h.Totals.Outcomes["reported"] != 3 || h.Records[0].RootPID != pid {
 		t.Errorf("history of rule watch: %+v, want 3 reported decisions for %d", h.Totals, pid)
@@ -764,19 +661,19 @@ func TestReapRecordsReportOnlyOnce(t *testing.T) {
 // the scans' do (audit.TestReportSchema): a marked orphan killed, its
 // outcome, members and uid in the report.
 func TestReapJSONMatchesSchema(t *testing.T) {
-	becomeSubreaper(t)
-	mark := "jsmark" + strings.ReplaceAll(suiteMark, "-", "x")
+	clitest.BecomeSubreaper(t)
+	mark := "jsmark" + strings.ReplaceAll(clitest.Mark, "-", "x")
 	pid := adopt(t, "npm exec schema-mcp "+mark, "sleep 60; exit 0", nil)
-	pol := writePolicy(t, fmt.Sprintf("version = 1\n[defaults]\nmin_age = \"0s\"\ngrace = \"2s\"\n%s\n[[rule]]\nname = \"marked\"\nwhen = [\"reparented\"]\ncmdline = '%s'\naction = \"terminate\"\n", selfSubreaper(t), mark))
-	r := runReaper(t, nil, "reap", "-o", "json", "--policy", pol, "--lock-file", filepath.Join(t.TempDir(), "lock"))
-	if r.code != 0 || !strings.Contains(r.stdout, fmt.Sprintf(`"root_pid": %d`, pid)) || !strings.Contains(r.stdout, `"outcome": "killed"`) {
-		t.Fatalf("reap: exit %d, want %d killed\n%s\n%s", r.code, pid, r.stdout, r.stderr)
+	pol := clitest.WritePolicy(t, fmt.Sprintf("version = 1\n[defaults]\nmin_age = \"0s\"\ngrace = \"2s\"\n%s\n[[rule]]\nname = \"marked\"\nwhen = [\"reparented\"]\ncmdline = '%s'\naction = \"terminate\"\n", clitest.SelfSubreaper(t), mark))
+	r := clitest.RunReaper(t, nil, "reap", "-o", "json", "--policy", pol, "--lock-file", filepath.Join(t.TempDir(), "lock"))
+	if r.Code != 0 || !strings.Contains(r.Stdout, fmt.Sprintf(`"root_pid": %d`, pid)) || !strings.Contains(r.Stdout, `"outcome": "killed"`) {
+		t.Fatalf("reap: exit %d, want %d killed\n%s\n%s", r.Code, pid, r.Stdout, r.Stderr)
 	}
 	schema, err := os.ReadFile("../../audit/report.schema.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	errs, err := schematest.Validate(schema, []byte(r.stdout))
+	errs, err := schematest.Validate(schema, []byte(r.Stdout))
 	if err != nil || len(errs) > 0 {
 		t.Errorf("the reap's JSON against the schema: %v\n%s", err, strings.Join(errs, "\n"))
 	}
@@ -787,20 +684,20 @@ func TestReapJSONMatchesSchema(t *testing.T) {
 // is done. Off a terminal — a pipe, as under a timer (the control) — it
 // says nothing while it works.
 func TestReapProgressOnTerminal(t *testing.T) {
-	becomeSubreaper(t)
-	mark := "progmark" + strings.ReplaceAll(suiteMark, "-", "x")
-	policyText := fmt.Sprintf("version = 1\n[defaults]\nmin_age = \"0s\"\ngrace = \"3s\"\n%s\n[[rule]]\nname = \"marked\"\nwhen = [\"reparented\"]\ncmdline = '%s'\naction = \"terminate\"\n", selfSubreaper(t), mark)
-	pol := writePolicy(t, policyText)
+	clitest.BecomeSubreaper(t)
+	mark := "progmark" + strings.ReplaceAll(clitest.Mark, "-", "x")
+	policyText := fmt.Sprintf("version = 1\n[defaults]\nmin_age = \"0s\"\ngrace = \"3s\"\n%s\n[[rule]]\nname = \"marked\"\nwhen = [\"reparented\"]\ncmdline = '%s'\naction = \"terminate\"\n", clitest.SelfSubreaper(t), mark)
+	pol := clitest.WritePolicy(t, policyText)
 	lock := filepath.Join(t.TempDir(), "lock")
 
 	stubborn := adopt(t, "npm exec progress-mcp "+mark, "trap '' TERM; sleep 60; exit 0", nil)
-	master, slave, err := openPTY()
+	master, slave, err := clitest.OpenPTY()
 	if err != nil {
 		t.Fatalf("pty: %v", err)
 	}
 	t.Cleanup(func() { master.Close() })
 	var stdout bytes.Buffer
-	cmd := exec.Command(reaperBin, "reap", "--policy", pol, "--lock-file", lock)
+	cmd := exec.Command(clitest.Bin, "reap", "--policy", pol, "--lock-file", lock)
 	cmd.Stdout, cmd.Stderr = &stdout, slave
 	read := make(chan string)
 	go func() {
@@ -837,9 +734,9 @@ func TestReapProgressOnTerminal(t *testing.T) {
 	}
 
 	again := adopt(t, "npm exec progress-mcp "+mark, "trap '' TERM; sleep 60; exit 0", nil)
-	r := runReaper(t, nil, "reap", "--policy", pol, "--lock-file", lock)
-	if r.code != 0 || strings.Contains(r.stderr, "SIGTERM sent") || !strings.Contains(r.stdout, fmt.Sprint(again)) {
-		t.Errorf("control, stderr a pipe: exit %d, stderr %q, stdout %q", r.code, r.stderr, r.stdout)
+	r := clitest.RunReaper(t, nil, "reap", "--policy", pol, "--lock-file", lock)
+	if r.Code != 0 || strings.Contains(r.Stderr, "SIGTERM sent") || !strings.Contains(r.Stdout, fmt.Sprint(again)) {
+		t.Errorf("control, stderr a pipe: exit %d, stderr %q, stdout %q", r.Code, r.Stderr, r.Stdout)
 	}
 }
 
@@ -847,11 +744,11 @@ func TestReapProgressOnTerminal(t *testing.T) {
 // smaps_rollup, never more than its RSS, and the reclaimable total is
 // made of it. The control is the RSS the same report gives.
 func TestReclaimableIsPSS(t *testing.T) {
-	becomeSubreaper(t)
-	mark := "pssmark" + strings.ReplaceAll(suiteMark, "-", "x")
+	clitest.BecomeSubreaper(t)
+	mark := "pssmark" + strings.ReplaceAll(clitest.Mark, "-", "x")
 	pid := adopt(t, "npm exec pss-mcp "+mark, "sleep 60 & sleep 60; exit 0", nil)
-	pol := writePolicy(t, fmt.Sprintf("version = 1\n[defaults]\nmin_age = \"0s\"\n%s\n[[rule]]\nname = \"marked\"\nwhen = [\"reparented\"]\ncmdline = '%s'\naction = \"report\"\n", selfSubreaper(t), mark))
-	r := runReaper(t, nil, "scan", "--policy", pol, "-o", "json")
+	pol := clitest.WritePolicy(t, fmt.Sprintf("version = 1\n[defaults]\nmin_age = \"0s\"\n%s\n[[rule]]\nname = \"marked\"\nwhen = [\"reparented\"]\ncmdline = '%s'\naction = \"report\"\n", clitest.SelfSubreaper(t), mark))
+	r := clitest.RunReaper(t, nil, "scan", "--policy", pol, "-o", "json")
 	var rep struct {
 		Findings []struct {
 			RootPID  int    `json:"root_pid"`
@@ -862,8 +759,8 @@ func TestReclaimableIsPSS(t *testing.T) {
 			Reclaimable uint64 `json:"reclaimable_bytes"`
 		} `json:"totals"`
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
-		t.Fatalf("%v\n%s", err, r.stdout)
+	if err := json.Unmarshal([]byte(r.Stdout), &rep); err != nil {
+		t.Fatalf("%v\n%s", err, r.Stdout)
 	}
 	if len(rep.Findings) != 1 || rep.Findings[0].RootPID != pid {
 		t.Fatalf("findings %+v, want the one rooted at %d", rep.Findings, pid)
@@ -898,11 +795,11 @@ func TestZombieParentNearItsLimit(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { syscall.Kill(-c.Process.Pid, syscall.SIGKILL); c.Wait() })
-		waitForN(t, n, func() bool { return zombiesOf(c.Process.Pid) == n }, "the zombies under their parent")
+		clitest.WaitForN(t, n, func() bool { return zombiesOf(c.Process.Pid) == n }, "the zombies under their parent")
 		return c.Process.Pid
 	}
 	many, few := start(12), start(3)
-	r := runReaper(t, nil, "scan", "-o", "json", "--policy", writePolicy(t, "version = 1\n"))
+	r := clitest.RunReaper(t, nil, "scan", "-o", "json", "--policy", clitest.WritePolicy(t, "version = 1\n"))
 	var doc struct {
 		Groups []struct {
 			ParentPID     int    `json:"parent_pid"`
@@ -914,7 +811,7 @@ func TestZombieParentNearItsLimit(t *testing.T) {
 			PIDsCgroup    string `json:"pids_cgroup"`
 		} `json:"zombie_groups"`
 	}
-	json.Unmarshal([]byte(r.stdout), &doc)
+	json.Unmarshal([]byte(r.Stdout), &doc)
 	seen := 0
 	for _, g := range doc.Groups {
 		switch g.ParentPID {
@@ -936,12 +833,12 @@ func TestZombieParentNearItsLimit(t *testing.T) {
 	if seen != 2 {
 		t.Fatalf("zombie groups %+v: want both parents", doc.Groups)
 	}
-	table := runReaper(t, nil, "scan", "--policy", writePolicy(t, "version = 1\n"))
-	if !strings.Contains(table.stdout, "of a limit of 4096 (RLIMIT_NPROC)") {
-		t.Errorf("the table does not say the limit:\n%s", table.stdout)
+	table := clitest.RunReaper(t, nil, "scan", "--policy", clitest.WritePolicy(t, "version = 1\n"))
+	if !strings.Contains(table.Stdout, "of a limit of 4096 (RLIMIT_NPROC)") {
+		t.Errorf("the table does not say the limit:\n%s", table.Stdout)
 	}
-	if cg != "" && !strings.Contains(table.stdout, "13 tasks, zombies and threads included, of pids.max 64") {
-		t.Errorf("the table does not say the cgroup's limit:\n%s", table.stdout)
+	if cg != "" && !strings.Contains(table.Stdout, "13 tasks, zombies and threads included, of pids.max 64") {
+		t.Errorf("the table does not say the cgroup's limit:\n%s", table.Stdout)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/orphanreaper/reaper/audit"
+	"github.com/orphanreaper/reaper/internal/clitest"
 )
 
 // respawner starts a supervisor titled name that runs `sleep 300` titled
@@ -20,7 +21,7 @@ func respawner(t *testing.T, name, child string) int {
 	if err := c.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { killTreeVerified(c.Process.Pid); c.Wait() })
+	t.Cleanup(func() { clitest.KillTreeVerified(c.Process.Pid); c.Wait() })
 	return c.Process.Pid
 }
 
@@ -28,9 +29,9 @@ func respawner(t *testing.T, name, child string) int {
 func childOf(t *testing.T, parent, not int) int {
 	t.Helper()
 	var got int
-	waitFor(t, func() bool {
-		for _, c := range childrenOf(parent) {
-			if c != not && alive(c) && strings.HasPrefix(cmdlineOf(c), "respawn") {
+	clitest.WaitFor(t, func() bool {
+		for _, c := range clitest.ChildrenOf(parent) {
+			if c != not && clitest.Alive(c) && strings.HasPrefix(clitest.CmdlineOf(c), "respawn") {
 				got = c
 				return true
 			}
@@ -48,9 +49,9 @@ func childOf(t *testing.T, parent, not int) int {
 // second supervisor's child of the same command is another parent's, and
 // is ended.
 func TestKillLoopStops(t *testing.T) {
-	becomeSubreaper(t)
-	mark := "respawn" + strings.ReplaceAll(suiteMark, "-", "x")
-	pol := writePolicy(t, fmt.Sprintf(`version = 1
+	clitest.BecomeSubreaper(t)
+	mark := "respawn" + strings.ReplaceAll(clitest.Mark, "-", "x")
+	pol := clitest.WritePolicy(t, fmt.Sprintf(`version = 1
 [defaults]
 min_age = "0s"
 grace = "2s"
@@ -63,13 +64,13 @@ name = "loop"
 when = ["reparented"]
 cmdline = '^%s-child'
 action = "terminate"
-`, selfSubreaper(t), mark, mark))
+`, clitest.SelfSubreaper(t), mark, mark))
 	lock := filepath.Join(t.TempDir(), "reaper.lock")
-	reap := func() (*reapReport, result) {
-		r := runReaper(t, nil, "reap", "--output", "json", "--journal", "off", "--lock-file", lock, "--policy", pol)
-		var rep reapReport
-		if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
-			t.Fatalf("reap: exit %d, %v\n%s%s", r.code, err, r.stdout, r.stderr)
+	reap := func() (*clitest.ReapReport, clitest.Result) {
+		r := clitest.RunReaper(t, nil, "reap", "--output", "json", "--journal", "off", "--lock-file", lock, "--policy", pol)
+		var rep clitest.ReapReport
+		if err := json.Unmarshal([]byte(r.Stdout), &rep); err != nil {
+			t.Fatalf("reap: exit %d, %v\n%s%s", r.Code, err, r.Stdout, r.Stderr)
 		}
 		return &rep, r
 	}
@@ -78,29 +79,29 @@ action = "terminate"
 	for cycle := 1; cycle <= 3; cycle++ {
 		child = childOf(t, sup, child)
 		rep, r := reap()
-		if f := rep.finding(child); f == nil || f.Outcome != "killed" {
-			t.Fatalf("cycle %d: the child %d: %+v, want killed\n%s", cycle, child, f, r.stderr)
+		if f := rep.Finding(child); f == nil || f.Outcome != "killed" {
+			t.Fatalf("cycle %d: the child %d: %+v, want killed\n%s", cycle, child, f, r.Stderr)
 		}
 	}
 	child = childOf(t, sup, child)
 	rep, r := reap()
-	f := rep.finding(child)
+	f := rep.Finding(child)
 	if f == nil || f.Outcome != "refused" || !strings.Contains(f.Detail, "kill loop") || !strings.Contains(f.Detail, fmt.Sprintf("restart pid %d", sup)) {
 		t.Fatalf("the fourth copy: %+v, want refused as a kill loop naming pid %d", f, sup)
 	}
-	if !alive(child) || r.code != audit.ExitPartial {
-		t.Errorf("the fourth copy: alive %v, exit %d; want alive, exit 3", alive(child), r.code)
+	if !clitest.Alive(child) || r.Code != audit.ExitPartial {
+		t.Errorf("the fourth copy: alive %v, exit %d; want alive, exit 3", clitest.Alive(child), r.Code)
 	}
 	t.Logf("after 3 kills: %s", f.Detail)
-	if rep, _ := reap(); rep.finding(child) == nil || rep.finding(child).Outcome != "refused" || !alive(child) {
-		t.Errorf("the next run acted on it: %+v", rep.finding(child))
+	if rep, _ := reap(); rep.Finding(child) == nil || rep.Finding(child).Outcome != "refused" || !clitest.Alive(child) {
+		t.Errorf("the next run acted on it: %+v", rep.Finding(child))
 	}
 
 	// The control: the same command under another supervisor is ended.
 	other := respawner(t, mark+"-sup2", mark+"-child")
 	second := childOf(t, other, 0)
 	rep, _ = reap()
-	if f := rep.finding(second); f == nil || f.Outcome != "killed" {
+	if f := rep.Finding(second); f == nil || f.Outcome != "killed" {
 		t.Errorf("control: another supervisor's child %d: %+v, want killed", second, f)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/orphanreaper/reaper/audit"
+	"github.com/orphanreaper/reaper/internal/clitest"
 	"github.com/orphanreaper/reaper/internal/skips"
 	"github.com/orphanreaper/reaper/platform"
 	"github.com/orphanreaper/reaper/run"
@@ -39,16 +40,6 @@ func runNoDumpHelper() {
 	}
 	time.Sleep(10 * time.Minute)
 	os.Exit(0)
-}
-
-// stateOf is the state letter of pid (R, S, T, Z …), "" when it is gone.
-func stateOf(pid int) string {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return ""
-	}
-	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+2:]))
-	return f[0]
 }
 
 // procFileOwner is the owner of /proc/PID/stat, what the reaper once took
@@ -89,8 +80,8 @@ func userDir(t *testing.T) string {
 // root. It is still that user's: a root reaper without a rule naming the
 // user refuses it.
 func TestNonDumpableOtherUserIsNotRoots(t *testing.T) {
-	requireRoot(t)
-	becomeSubreaper(t)
+	clitest.RequireRoot(t)
+	clitest.BecomeSubreaper(t)
 	// The helper is this test binary, copied where nobody may run it; it
 	// calls prctl(PR_SET_DUMPABLE, 0) and sleeps, an ACP runtime by its
 	// argv (claude-agent-acp). Not titled claude: a live client's own
@@ -106,23 +97,23 @@ func TestNonDumpableOtherUserIsNotRoots(t *testing.T) {
 		t.Fatal(err)
 	}
 	pid := adoptShell(t, fmt.Sprintf("%s=1 exec -a claude-agent-acp %s --agent", envNoDump, exe), nobody)
-	waitFor(t, func() bool {
-		return strings.HasPrefix(cmdlineOf(pid), "claude-agent-acp") && procFileOwner(t, pid) == 0
+	clitest.WaitFor(t, func() bool {
+		return strings.HasPrefix(clitest.CmdlineOf(pid), "claude-agent-acp") && procFileOwner(t, pid) == 0
 	}, "prctl(PR_SET_DUMPABLE, 0)")
 	// The condition the reaper once fell for: the directory says root.
 	if owner := procFileOwner(t, pid); owner != 0 {
 		t.Fatalf("control: /proc/%d/stat is owned by %d, not root: the process is dumpable, the test proves nothing", pid, owner)
 	}
-	rep, r := reapJSON(t, "--policy", reapPolicy(t, ""))
-	f := rep.finding(pid)
+	rep, r := clitest.ReapJSON(t, "--policy", reapPolicy(t, ""))
+	f := rep.Finding(pid)
 	if f == nil || f.Outcome != "refused" || !strings.Contains(f.Detail, "uid 65534") {
 		t.Errorf("finding %+v, want refused as uid 65534's", f)
 	}
-	if r.code != audit.ExitPartial {
-		t.Errorf("exit %d, want 3 (a planned action was refused)", r.code)
+	if r.Code != audit.ExitPartial {
+		t.Errorf("exit %d, want 3 (a planned action was refused)", r.Code)
 	}
-	if stateOf(pid) != "S" {
-		t.Errorf("the other user's process is in state %q, want S (never signalled)", stateOf(pid))
+	if clitest.StateOf(pid) != "S" {
+		t.Errorf("the other user's process is in state %q, want S (never signalled)", clitest.StateOf(pid))
 	}
 }
 
@@ -130,8 +121,8 @@ func TestNonDumpableOtherUserIsNotRoots(t *testing.T) {
 // stop, as another user (setpriv --reuid), is checked as the plan's
 // members are: the whole tree is refused and continued.
 func TestNewMemberOfAnotherUserRefused(t *testing.T) {
-	requireRoot(t)
-	becomeSubreaper(t)
+	clitest.RequireRoot(t)
+	clitest.BecomeSubreaper(t)
 	flag := filepath.Join(t.TempDir(), "go")
 	pid := adopt(t, "npm exec mcp-remote https://setpriv.test",
 		fmt.Sprintf("while [ ! -e %s ]; do sleep 0.02; done; setpriv --reuid=65534 --regid=65534 --clear-groups sleep 600 & wait", flag), nil)
@@ -142,8 +133,8 @@ func TestNewMemberOfAnotherUserRefused(t *testing.T) {
 	opts.policyFile, opts.output, opts.journal = reapPolicy(t, ""), "json", "off"
 	opts.beforeAct = func() {
 		os.WriteFile(flag, nil, 0o644)
-		waitFor(t, func() bool {
-			for _, c := range childrenOf(pid) {
+		clitest.WaitFor(t, func() bool {
+			for _, c := range clitest.ChildrenOf(pid) {
 				if st, err := os.Stat(fmt.Sprintf("/proc/%d", c)); err == nil && st.Sys().(*syscall.Stat_t).Uid == 65534 {
 					child = c
 					return true
@@ -157,14 +148,14 @@ func TestNewMemberOfAnotherUserRefused(t *testing.T) {
 	if !errors.As(err, &st) || st.Code != audit.ExitPartial {
 		t.Errorf("runReap: %v, want exit 3\n%s", err, stderr.String())
 	}
-	var rep reapReport
+	var rep clitest.ReapReport
 	json.Unmarshal(stdout.Bytes(), &rep)
-	f := rep.finding(pid)
+	f := rep.Finding(pid)
 	if f == nil || f.Outcome != "refused" || !strings.Contains(f.Detail, "appeared in the tree") || !strings.Contains(f.Detail, "uid 65534") {
 		t.Fatalf("finding %+v, want refused for the new member of uid 65534", f)
 	}
 	for _, p := range []int{pid, child} {
-		if s := stateOf(p); s == "" || s == "T" {
+		if s := clitest.StateOf(p); s == "" || s == "T" {
 			t.Errorf("pid %d is in state %q after the refusal, want alive and continued", p, s)
 		}
 	}
@@ -174,7 +165,7 @@ func TestNewMemberOfAnotherUserRefused(t *testing.T) {
 // block until a writer came; the reaper opens every file O_NONBLOCK and
 // refuses what is not a regular file, and the run ends at once.
 func TestFIFOStateFileDoesNotHang(t *testing.T) {
-	requireRoot(t)
+	clitest.RequireRoot(t)
 	runAs(t, 65534) // a user's state is read when they own a process
 	home := userDir(t)
 	state := filepath.Join(home, ".openclaw")
@@ -210,16 +201,16 @@ func TestFIFOStateFileDoesNotHang(t *testing.T) {
 		{"reap", "--output", "json", "--timeout", "20s", "--policy", reapPolicy(t, ""), "--lock-file", filepath.Join(t.TempDir(), "lock")},
 	} {
 		start := time.Now()
-		r := runReaper(t, []string{"OPENCLAW_STATE_DIR=" + state}, args...)
+		r := clitest.RunReaper(t, []string{"OPENCLAW_STATE_DIR=" + state}, args...)
 		took := time.Since(start)
-		if r.code != 0 && r.code != audit.ExitPartial {
-			t.Errorf("%s: exit %d: %s", args[0], r.code, r.stderr)
+		if r.Code != 0 && r.Code != audit.ExitPartial {
+			t.Errorf("%s: exit %d: %s", args[0], r.Code, r.Stderr)
 		}
 		if took > 10*time.Second {
 			t.Errorf("%s took %v: blocked on the FIFO", args[0], took)
 		}
-		if !strings.Contains(r.stdout, "process-leases.json: not a regular file") {
-			t.Errorf("%s: the report does not name the FIFO:\n%s", args[0], r.stdout)
+		if !strings.Contains(r.Stdout, "process-leases.json: not a regular file") {
+			t.Errorf("%s: the report does not name the FIFO:\n%s", args[0], r.Stdout)
 		}
 	}
 }
@@ -267,8 +258,8 @@ func TestSlowProcReadEndsAtTimeout(t *testing.T) {
 // process that names the user's state dir in OPENCLAW_STATE_DIR: a user's
 // state speaks, and doubts, only for that user's processes.
 func TestOneUsersGarbageVetoesOnlyTheirTrees(t *testing.T) {
-	requireRoot(t)
-	becomeSubreaper(t)
+	clitest.RequireRoot(t)
+	clitest.BecomeSubreaper(t)
 	state := userDir(t)
 	leases := filepath.Join(state, "process-leases.json")
 	os.WriteFile(leases, []byte("garbage{"), 0o644)
@@ -285,28 +276,28 @@ action = "terminate"
 `)
 	// Named with --ledger, the state dir is the operator's: garbage in it
 	// stops the run (78) and nothing is signalled.
-	if r := runReaper(t, nil, "reap", "--policy", pol, "--ledger", state, "--lock-file", filepath.Join(t.TempDir(), "lock")); r.code != audit.ExitConfig {
-		t.Fatalf("--ledger with garbage: exit %d, want 78\n%s", r.code, r.stderr)
+	if r := clitest.RunReaper(t, nil, "reap", "--policy", pol, "--ledger", state, "--lock-file", filepath.Join(t.TempDir(), "lock")); r.Code != audit.ExitConfig {
+		t.Fatalf("--ledger with garbage: exit %d, want 78\n%s", r.Code, r.Stderr)
 	}
-	rr := runReaper(t, []string{"OPENCLAW_STATE_DIR=" + state}, "reap", "--output", "json", "--policy", pol, "--lock-file", filepath.Join(t.TempDir(), "lock"))
-	var rep reapReport
-	if err := json.Unmarshal([]byte(rr.stdout), &rep); err != nil {
-		t.Fatalf("reap: exit %d, %v\n%s", rr.code, err, rr.stderr)
+	rr := clitest.RunReaper(t, []string{"OPENCLAW_STATE_DIR=" + state}, "reap", "--output", "json", "--policy", pol, "--lock-file", filepath.Join(t.TempDir(), "lock"))
+	var rep clitest.ReapReport
+	if err := json.Unmarshal([]byte(rr.Stdout), &rep); err != nil {
+		t.Fatalf("reap: exit %d, %v\n%s", rr.Code, err, rr.Stderr)
 	}
-	if rr.code != audit.ExitPartial {
-		t.Errorf("exit %d, want 3: a planned action was refused for unreadable state", rr.code)
+	if rr.Code != audit.ExitPartial {
+		t.Errorf("exit %d, want 3: a planned action was refused for unreadable state", rr.Code)
 	}
 	for _, pid := range []int{roots, named} {
-		if f := rep.finding(pid); f == nil || f.Outcome != "killed" {
+		if f := rep.Finding(pid); f == nil || f.Outcome != "killed" {
 			t.Errorf("root's tree %d: %+v, want killed (the garbage is nobody's, and speaks for nobody's processes only)", pid, f)
 		}
 	}
-	f := rep.finding(theirs)
+	f := rep.Finding(theirs)
 	if f == nil || f.Outcome != "refused" || !strings.Contains(f.Detail, "state of uid 65534 could not be read") {
 		t.Errorf("nobody's tree: %+v, want refused for nobody's unreadable state", f)
 	}
-	if stateOf(theirs) != "S" {
-		t.Errorf("nobody's tree is in state %q, want untouched", stateOf(theirs))
+	if clitest.StateOf(theirs) != "S" {
+		t.Errorf("nobody's tree is in state %q, want untouched", clitest.StateOf(theirs))
 	}
 }
 
@@ -314,7 +305,7 @@ action = "terminate"
 // As root the reaper follows no link out of the state dir, and nothing of
 // the file reaches its output.
 func TestStateLinkToShadowNotRead(t *testing.T) {
-	requireRoot(t)
+	clitest.RequireRoot(t)
 	runAs(t, 65534) // a user's state is read when they own a process
 	secret, err := os.ReadFile("/etc/shadow")
 	if err != nil || !bytes.Contains(secret, []byte("root:")) {
@@ -330,8 +321,8 @@ func TestStateLinkToShadowNotRead(t *testing.T) {
 	if err := os.Symlink("/etc/shadow", filepath.Join(state, "acpx", "process-leases.json")); err != nil {
 		t.Fatal(err)
 	}
-	r := runReaper(t, []string{"OPENCLAW_STATE_DIR=" + state}, "scan", "--output", "json", "--journal", "off")
-	out := r.stdout + r.stderr
+	r := clitest.RunReaper(t, []string{"OPENCLAW_STATE_DIR=" + state}, "scan", "--output", "json", "--journal", "off")
+	out := r.Stdout + r.Stderr
 	if !strings.Contains(out, "a symbolic link, not followed") {
 		t.Errorf("the link is not reported as refused:\n%s", out)
 	}
@@ -350,14 +341,14 @@ func TestStateLinkToShadowNotRead(t *testing.T) {
 // stopped is left stopped, and the finding and the audit log say so, and
 // the status is the signal's.
 func TestInterruptDuringGrace(t *testing.T) {
-	requireRoot(t)
-	becomeSubreaper(t)
+	clitest.RequireRoot(t)
+	clitest.BecomeSubreaper(t)
 	termed := filepath.Join(t.TempDir(), "termed")
 	// The shell survives SIGTERM (its trap notes it) and keeps a child.
 	pid := adopt(t, "npm exec mcp-remote https://interrupt.test",
 		fmt.Sprintf("trap 'touch %s' TERM; while :; do sleep 600 & wait; done", termed), nil)
-	waitFor(t, func() bool { return len(childrenOf(pid)) == 1 }, "the tree's child")
-	pol := writePolicy(t, fmt.Sprintf(`version = 1
+	clitest.WaitFor(t, func() bool { return len(clitest.ChildrenOf(pid)) == 1 }, "the tree's child")
+	pol := clitest.WritePolicy(t, fmt.Sprintf(`version = 1
 [defaults]
 min_age = "0s"
 grace = "60s"
@@ -367,9 +358,9 @@ name = "interrupt"
 when = ["reparented"]
 cmdline = 'interrupt\.test'
 action = "terminate"
-`, selfSubreaper(t)))
+`, clitest.SelfSubreaper(t)))
 	auditLog := filepath.Join(t.TempDir(), "audit.jsonl")
-	cmd := exec.Command(reaperBin, "reap", "--output", "json", "--policy", pol, "--audit-log", auditLog,
+	cmd := exec.Command(clitest.Bin, "reap", "--output", "json", "--policy", pol, "--audit-log", auditLog,
 		"--lock-file", filepath.Join(t.TempDir(), "lock"), "--journal", "off")
 	var stdout bytes.Buffer
 	cmd.Stdout = &stdout
@@ -377,7 +368,7 @@ action = "terminate"
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill() })
-	waitFor(t, func() bool { _, err := os.Stat(termed); return err == nil }, "SIGTERM to the tree")
+	clitest.WaitFor(t, func() bool { _, err := os.Stat(termed); return err == nil }, "SIGTERM to the tree")
 	start := time.Now()
 	cmd.Process.Signal(syscall.SIGINT)
 	err := cmd.Wait()
@@ -390,13 +381,13 @@ action = "terminate"
 	if !errors.As(err, &ee) || ee.ExitCode() != 128+int(syscall.SIGINT) {
 		t.Errorf("exit %v, want 130", err)
 	}
-	var rep reapReport
+	var rep clitest.ReapReport
 	json.Unmarshal(stdout.Bytes(), &rep)
-	if f := rep.finding(pid); f == nil || f.Outcome != "interrupted" || !strings.Contains(f.Detail, "interrupted") {
+	if f := rep.Finding(pid); f == nil || f.Outcome != "interrupted" || !strings.Contains(f.Detail, "interrupted") {
 		t.Errorf("finding %+v, want interrupted", f)
 	}
-	for _, p := range append([]int{pid}, childrenOf(pid)...) {
-		if s := stateOf(p); s == "T" || s == "t" {
+	for _, p := range append([]int{pid}, clitest.ChildrenOf(pid)...) {
+		if s := clitest.StateOf(p); s == "T" || s == "t" {
 			t.Errorf("pid %d left stopped", p)
 		}
 	}
@@ -410,11 +401,11 @@ action = "terminate"
 // a tree that rests on a marker's absence says the marker was not checked.
 // The control: as root, neither.
 func TestNonRootScanSaysWhatItCouldNotCheck(t *testing.T) {
-	requireRoot(t)
-	becomeSubreaper(t)
+	clitest.RequireRoot(t)
+	clitest.BecomeSubreaper(t)
 	pid, dir, pol := urlMarkedSetup(t, "nonroot", 0o755, "", "name = \"marked\"\n")
 	scanAs := func(cred *syscall.Credential) (string, string, []string) {
-		c := exec.Command(reaperBin, "scan", "--policy", pol, "--output", "json", "--journal", "off")
+		c := exec.Command(clitest.Bin, "scan", "--policy", pol, "--output", "json", "--journal", "off")
 		c.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
 		c.Env = []string{"HOME=" + dir, "PATH=/usr/bin:/bin"}
 		out, err := c.Output()

@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/orphanreaper/reaper/internal/clitest"
 	"github.com/orphanreaper/reaper/internal/realclients"
 )
 
@@ -32,10 +33,10 @@ sleep 0.3; exit %[2]d`, mark, code)}
 // what [[protect]] names. The control: the same command run directly
 // leaves all three alive.
 func TestRunReapsWhatItsCommandLeft(t *testing.T) {
-	requireRoot(t)
-	becomeSubreaper(t)
-	mark := "runleft-" + suiteMark
-	pol := writePolicy(t, fmt.Sprintf("version = 1\n[defaults]\ngrace = \"2s\"\n[[protect]]\nname = \"kept\"\ncmdline = '^protected-%s'\n", mark))
+	clitest.RequireRoot(t)
+	clitest.BecomeSubreaper(t)
+	mark := "runleft-" + clitest.Mark
+	pol := clitest.WritePolicy(t, fmt.Sprintf("version = 1\n[defaults]\ngrace = \"2s\"\n[[protect]]\nname = \"kept\"\ncmdline = '^protected-%s'\n", mark))
 	t.Cleanup(func() { realclients.KillOurs(mark) })
 
 	t.Run("control: run directly", func(t *testing.T) {
@@ -44,18 +45,18 @@ func TestRunReapsWhatItsCommandLeft(t *testing.T) {
 		if err := c.Run(); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, func() bool { return len(realclients.MarkedPIDs(m)) == 3 }, "three leftovers")
+		clitest.WaitFor(t, func() bool { return len(realclients.MarkedPIDs(m)) == 3 }, "three leftovers")
 	})
 	t.Run("reaper run", func(t *testing.T) {
 		m := mark + "-run"
-		c := exec.Command(reaperBin, append([]string{"run", "--policy", pol, "--lock-file", t.TempDir() + "/lock", "--"}, leaveBehind(m, 5)...)...)
+		c := exec.Command(clitest.Bin, append([]string{"run", "--policy", pol, "--lock-file", t.TempDir() + "/lock", "--"}, leaveBehind(m, 5)...)...)
 		out, err := c.CombinedOutput()
 		var ee *exec.ExitError
 		if !errors.As(err, &ee) || ee.ExitCode() != 5 {
 			t.Fatalf("reaper run: %v, want exit 5 (the command's)\n%s", err, out)
 		}
 		left := realclients.MarkedPIDs(m)
-		if len(left) != 1 || !strings.HasPrefix(cmdlineOf(left[0]), "protected-") {
+		if len(left) != 1 || !strings.HasPrefix(clitest.CmdlineOf(left[0]), "protected-") {
 			t.Errorf("left alive: %v, want the protected one alone\n%s", left, out)
 		}
 		if !strings.Contains(string(out), "rule run-leftover") {
@@ -69,16 +70,16 @@ func TestRunReapsWhatItsCommandLeft(t *testing.T) {
 		m := mark + "-owned"
 		owner := adopt(t, "openclaw-gateway", "sleep 300; exit 0", nil)
 		t.Cleanup(func() { syscall.Kill(owner, syscall.SIGKILL) })
-		owned := writePolicy(t, fmt.Sprintf("version = 1\n[defaults]\ngrace = \"2s\"\n%s", gatewayOwner))
+		owned := clitest.WritePolicy(t, fmt.Sprintf("version = 1\n[defaults]\ngrace = \"2s\"\n%s", gatewayOwner))
 		script := fmt.Sprintf(`(OPENCLAW_GATEWAY_SERVICE_PID=%d bash -c 'exec -a %[2]s-claimed sleep 300' </dev/null >/dev/null 2>&1 &)
 (bash -c 'exec -a %[2]s-unclaimed sleep 300' </dev/null >/dev/null 2>&1 &)
 sleep 0.3`, owner, m)
-		out, err := exec.Command(reaperBin, "run", "--policy", owned, "--lock-file", t.TempDir()+"/lock", "--", "bash", "-c", script).CombinedOutput()
+		out, err := exec.Command(clitest.Bin, "run", "--policy", owned, "--lock-file", t.TempDir()+"/lock", "--", "bash", "-c", script).CombinedOutput()
 		if err != nil {
 			t.Fatalf("reaper run: %v\n%s", err, out)
 		}
 		left := realclients.MarkedPIDs(m)
-		if len(left) != 1 || !strings.HasPrefix(cmdlineOf(left[0]), m+"-claimed") {
+		if len(left) != 1 || !strings.HasPrefix(clitest.CmdlineOf(left[0]), m+"-claimed") {
 			t.Errorf("left alive: %v, want the claimed one alone\n%s", left, out)
 		}
 		if want := "its openclaw-gateway, pid"; !strings.Contains(string(out), want) {
@@ -86,7 +87,7 @@ sleep 0.3`, owner, m)
 		}
 	})
 	t.Run("a signal's status", func(t *testing.T) {
-		out, err := exec.Command(reaperBin, "run", "--policy", pol, "--lock-file", t.TempDir()+"/lock", "--", "bash", "-c", "kill -TERM $$").CombinedOutput()
+		out, err := exec.Command(clitest.Bin, "run", "--policy", pol, "--lock-file", t.TempDir()+"/lock", "--", "bash", "-c", "kill -TERM $$").CombinedOutput()
 		var ee *exec.ExitError
 		if !errors.As(err, &ee) || ee.ExitCode() != 128+int(syscall.SIGTERM) {
 			t.Errorf("a command ended by SIGTERM: %v, want exit 143\n%s", err, out)
@@ -101,10 +102,10 @@ sleep 0.3`, owner, m)
 // the terminal's session leader itself, without run, leaves its setsid'd
 // process alive; it sees the same size and the same Ctrl-C.
 func TestRunOnTerminal(t *testing.T) {
-	requireRoot(t)
-	becomeSubreaper(t) // the control's leftover comes back here, for the cleanup
-	mark := "runterm-" + suiteMark
-	pol := writePolicy(t, "version = 1\n[defaults]\ngrace = \"2s\"\n")
+	clitest.RequireRoot(t)
+	clitest.BecomeSubreaper(t) // the control's leftover comes back here, for the cleanup
+	mark := "runterm-" + clitest.Mark
+	pol := clitest.WritePolicy(t, "version = 1\n[defaults]\ngrace = \"2s\"\n")
 	t.Cleanup(func() { realclients.KillOurs(mark) })
 	script := func(m string) []string {
 		return []string{"bash", "-c", fmt.Sprintf(`(setsid bash -c 'exec -a %[1]s-left sleep 300' </dev/null >/dev/null 2>&1 &)
@@ -118,9 +119,9 @@ echo "size $(stty size)"; echo ready
 			m := fmt.Sprintf("%s-%v", mark, viaRun)
 			argv := script(m)
 			if viaRun {
-				argv = append([]string{reaperBin, "run", "--policy", pol, "--lock-file", t.TempDir() + "/lock", "--"}, argv...)
+				argv = append([]string{clitest.Bin, "run", "--policy", pol, "--lock-file", t.TempDir() + "/lock", "--"}, argv...)
 			}
-			master, slave, err := openPTY()
+			master, slave, err := clitest.OpenPTY()
 			if err != nil {
 				t.Fatalf("pty: %v", err)
 			}
@@ -151,16 +152,16 @@ echo "size $(stty size)"; echo ready
 				}
 			}()
 			shown := func() string { mu.Lock(); defer mu.Unlock(); return screen.String() }
-			waitFor(t, func() bool { return strings.Contains(shown(), "ready") }, "the command's ready line")
+			clitest.WaitFor(t, func() bool { return strings.Contains(shown(), "ready") }, "the command's ready line")
 			leftovers := func() (out []int) {
 				for _, pid := range realclients.MarkedPIDs(m + "-left") {
-					if strings.HasPrefix(cmdlineOf(pid), m+"-left") {
+					if strings.HasPrefix(clitest.CmdlineOf(pid), m+"-left") {
 						out = append(out, pid)
 					}
 				}
 				return out
 			}
-			waitFor(t, func() bool { return len(leftovers()) == 1 }, "the setsid'd leftover")
+			clitest.WaitFor(t, func() bool { return len(leftovers()) == 1 }, "the setsid'd leftover")
 			master.Write([]byte{3}) // Ctrl-C, as the terminal's line discipline sends it: SIGINT to the foreground group
 			err = cmd.Wait()
 			var ee *exec.ExitError
@@ -196,10 +197,10 @@ echo "size $(stty size)"; echo ready
 // daemon that detached itself between two looks (setsid'd, its middle
 // process gone at once) is not reaped.
 func TestRunRecordsWhatItCannotAdopt(t *testing.T) {
-	requireRoot(t)
-	becomeSubreaper(t) // the leftovers come back here, not to run: as to launchd on macOS
-	mark := "runrec-" + suiteMark
-	pol := writePolicy(t, fmt.Sprintf("version = 1\n[defaults]\ngrace = \"2s\"\n%s[[protect]]\nname = \"kept\"\ncmdline = '^protected-%s'\n", selfSubreaper(t), mark))
+	clitest.RequireRoot(t)
+	clitest.BecomeSubreaper(t) // the leftovers come back here, not to run: as to launchd on macOS
+	mark := "runrec-" + clitest.Mark
+	pol := clitest.WritePolicy(t, fmt.Sprintf("version = 1\n[defaults]\ngrace = \"2s\"\n%s[[protect]]\nname = \"kept\"\ncmdline = '^protected-%s'\n", clitest.SelfSubreaper(t), mark))
 	t.Cleanup(func() { realclients.KillOurs(mark) })
 	adopt(t, mark+"-host", "sleep 300; exit 0", nil)
 	// The command runs past two looks (a second apart) before it exits.
@@ -209,7 +210,7 @@ func TestRunRecordsWhatItCannotAdopt(t *testing.T) {
 (exec -a protected-%[1]s sleep 300) &
 (setsid bash -c 'exec -a %[1]s-detached sleep 300' &)
 sleep 2.5; exit 7`, mark)
-	out, err := exec.Command(reaperBin, "run", "--record", "--policy", pol, "--lock-file", t.TempDir()+"/lock", "--", "bash", "-c", script).CombinedOutput()
+	out, err := exec.Command(clitest.Bin, "run", "--record", "--policy", pol, "--lock-file", t.TempDir()+"/lock", "--", "bash", "-c", script).CombinedOutput()
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 7 {
 		t.Fatalf("reaper run --record: %v, want exit 7 (the command's)\n%s", err, out)
@@ -217,7 +218,7 @@ sleep 2.5; exit 7`, mark)
 	alive := map[string]bool{}
 	for _, pid := range realclients.MarkedPIDs(mark) {
 		for _, what := range []string{"-child", "-subtree", "-grandchild", "-detached", "-host", "protected-"} {
-			if c := cmdlineOf(pid); strings.HasPrefix(c, mark+what) || strings.HasPrefix(c, what+mark) {
+			if c := clitest.CmdlineOf(pid); strings.HasPrefix(c, mark+what) || strings.HasPrefix(c, what+mark) {
 				alive[what] = true
 			}
 		}

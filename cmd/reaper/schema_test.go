@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/orphanreaper/reaper/internal/clitest"
 	"github.com/orphanreaper/reaper/internal/schematest"
 )
 
@@ -21,8 +22,8 @@ func TestJSONSchemas(t *testing.T) {
 	dir := t.TempDir()
 	log := filepath.Join(dir, "audit.jsonl")
 	fixture := []string{"--proc", "../../testdata/proc", "--policy", "../../testdata/policy/fixture.toml"}
-	if r := runReaper(t, nil, append([]string{"scan", "--audit-log", log, "-o", "json"}, fixture...)...); r.code != 0 {
-		t.Fatalf("scan for the audit log: exit %d\n%s", r.code, r.stderr)
+	if r := clitest.RunReaper(t, nil, append([]string{"scan", "--audit-log", log, "-o", "json"}, fixture...)...); r.Code != 0 {
+		t.Fatalf("scan for the audit log: exit %d\n%s", r.Code, r.Stderr)
 	}
 	home := t.TempDir()
 	env := []string{"HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"), "CLAUDE_CONFIG_DIR="}
@@ -40,11 +41,11 @@ func TestJSONSchemas(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, args := range runs {
-			r := runReaper(t, env, args...)
-			if r.stdout == "" {
-				t.Fatalf("%v: no output (exit %d)\n%s", args, r.code, r.stderr)
+			r := clitest.RunReaper(t, env, args...)
+			if r.Stdout == "" {
+				t.Fatalf("%v: no output (exit %d)\n%s", args, r.Code, r.Stderr)
 			}
-			errs, err := schematest.Validate(schema, []byte(r.stdout))
+			errs, err := schematest.Validate(schema, []byte(r.Stdout))
 			if err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
@@ -53,7 +54,7 @@ func TestJSONSchemas(t *testing.T) {
 			}
 			// The control: a field the schema does not name.
 			var doc map[string]any
-			json.Unmarshal([]byte(r.stdout), &doc)
+			json.Unmarshal([]byte(r.Stdout), &doc)
 			doc["not_in_the_schema"] = true
 			bad, _ := json.Marshal(doc)
 			if errs, _ := schematest.Validate(schema, bad); len(errs) == 0 {

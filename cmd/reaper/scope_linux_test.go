@@ -9,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/orphanreaper/reaper/internal/clitest"
 )
 
 // A reaper that is not root acts on its own uid's trees alone: beside
@@ -18,14 +20,14 @@ import (
 // scope. The control: root's orphan lived through it, and dies to a reap
 // of root's own.
 func TestUsersReapActsOnItsOwnAlone(t *testing.T) {
-	requireRoot(t)
-	becomeSubreaper(t)
-	mark := "scope-" + suiteMark
+	clitest.RequireRoot(t)
+	clitest.BecomeSubreaper(t)
+	mark := "scope-" + clitest.Mark
 	dir := sharedDir(t, 0o777)
 	pol := filepath.Join(dir, "policy.toml")
 	text := fmt.Sprintf("version = 1\n[defaults]\nmin_age = \"0s\"\ngrace = \"2s\"\n%s[[rule]]\nname = \"marked\"\nwhen = [\"reparented\"]\ncmdline = '%s'\naction = \"terminate\"\n",
-		selfSubreaper(t), regexp.QuoteMeta(mark))
-	if err := os.WriteFile(pol, []byte(markRules(text)), 0o644); err != nil {
+		clitest.SelfSubreaper(t), regexp.QuoteMeta(mark))
+	if err := os.WriteFile(pol, []byte(clitest.MarkRules(text)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	roots := adopt(t, "npm exec mcp-remote https://root-"+mark, "sleep 600; exit 0", nil)
@@ -34,15 +36,15 @@ func TestUsersReapActsOnItsOwnAlone(t *testing.T) {
 
 	r := runReaperAs(t, userB, []string{"XDG_RUNTIME_DIR=" + dir, "HOME=" + dir}, "reap", "--output", "json", "--policy", pol, "--journal", "off")
 	var rep struct {
-		Findings []reapFinding `json:"findings"`
+		Findings []clitest.ReapFinding `json:"findings"`
 		Totals   struct {
 			OutOfScope int `json:"out_of_scope"`
 		} `json:"totals"`
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
-		t.Fatalf("reap as uid 65533: exit %d, %v\n%s\n%s", r.code, err, r.stdout, r.stderr)
+	if err := json.Unmarshal([]byte(r.Stdout), &rep); err != nil {
+		t.Fatalf("reap as uid 65533: exit %d, %v\n%s\n%s", r.Code, err, r.Stdout, r.Stderr)
 	}
-	var mine *reapFinding
+	var mine *clitest.ReapFinding
 	for i, f := range rep.Findings {
 		switch f.RootPID {
 		case users:
@@ -52,19 +54,19 @@ func TestUsersReapActsOnItsOwnAlone(t *testing.T) {
 		}
 	}
 	switch {
-	case r.code != 0:
-		t.Errorf("exit %d, want 0\n%s", r.code, r.stderr)
-	case mine == nil || mine.Outcome != "killed" || alive(users):
-		t.Errorf("the user's own orphan: %+v, alive %v; want killed", mine, alive(users))
+	case r.Code != 0:
+		t.Errorf("exit %d, want 0\n%s", r.Code, r.Stderr)
+	case mine == nil || mine.Outcome != "killed" || clitest.Alive(users):
+		t.Errorf("the user's own orphan: %+v, alive %v; want killed", mine, clitest.Alive(users))
 	case rep.Totals.OutOfScope < 1:
 		t.Errorf("out_of_scope %d, want root's tree counted", rep.Totals.OutOfScope)
-	case strings.Contains(r.stdout+r.stderr, "user list"):
-		t.Errorf("the user is told to fix a user list:\n%s%s", r.stdout, r.stderr)
+	case strings.Contains(r.Stdout+r.Stderr, "user list"):
+		t.Errorf("the user is told to fix a user list:\n%s%s", r.Stdout, r.Stderr)
 	}
-	if !alive(roots) {
+	if !clitest.Alive(roots) {
 		t.Fatal("control: root's orphan died to a user's reap")
 	}
-	if rep, r := reapJSON(t, "--policy", pol, "--journal", "off"); r.code != 0 || rep.finding(roots) == nil || alive(roots) {
-		t.Errorf("control, root's reap: exit %d, root's orphan alive %v\n%s", r.code, alive(roots), r.stderr)
+	if rep, r := clitest.ReapJSON(t, "--policy", pol, "--journal", "off"); r.Code != 0 || rep.Finding(roots) == nil || clitest.Alive(roots) {
+		t.Errorf("control, root's reap: exit %d, root's orphan alive %v\n%s", r.Code, clitest.Alive(roots), r.Stderr)
 	}
 }

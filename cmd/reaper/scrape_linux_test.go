@@ -2,46 +2,17 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
-	"regexp"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 
+	"github.com/orphanreaper/reaper/internal/clitest"
 	"github.com/orphanreaper/reaper/internal/skips"
 )
-
-// announced is the metrics address a watch said on its stderr.
-var announced = regexp.MustCompile(`metrics at (http://[^ ]+/metrics), health at (http://[^ ]+/healthz)`)
-
-// scrapeOnce GETs url: its status and body.
-func scrapeOnce(t *testing.T, url string) (int, string) {
-	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatalf("GET %s: %v", url, err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
-}
-
-var heartbeatLine = regexp.MustCompile(`(?m)^reaper_watch_heartbeat_timestamp_seconds (\S+)$`)
-
-// heartbeat is the heartbeat gauge of a scrape (0: none).
-func heartbeat(body string) float64 {
-	m := heartbeatLine.FindStringSubmatch(body)
-	if m == nil {
-		return 0
-	}
-	f, _ := strconv.ParseFloat(m[1], 64)
-	return f
-}
 
 // checkEndpoint scrapes the endpoint a watch announced on stderr: the
 // metrics pass promtool check metrics (where promtool is installed),
@@ -50,9 +21,9 @@ func heartbeat(body string) float64 {
 func checkEndpoint(t *testing.T, stderr func() string) {
 	t.Helper()
 	var m []string
-	waitFor(t, func() bool { m = announced.FindStringSubmatch(stderr()); return m != nil }, "the endpoint's address on stderr")
+	clitest.WaitFor(t, func() bool { m = clitest.Announced.FindStringSubmatch(stderr()); return m != nil }, "the endpoint's address on stderr")
 	var first string
-	waitFor(t, func() bool { _, first = scrapeOnce(t, m[1]); return heartbeat(first) > 0 }, "a first pass's metrics")
+	clitest.WaitFor(t, func() bool { _, first = clitest.ScrapeOnce(t, m[1]); return clitest.Heartbeat(first) > 0 }, "a first pass's metrics")
 	for _, series := range []string{"reaper_finding_processes ", "reaper_processes ", "reaper_last_success_timestamp_seconds ", "reaper_watch_passes_total", "reaper_zombies ", "reaper_fork_storms_total ", "go_goroutines "} {
 		if !strings.Contains(first, series) {
 			t.Errorf("/metrics lacks %s:\n%s", series, first)
@@ -67,9 +38,9 @@ func checkEndpoint(t *testing.T, stderr func() string) {
 	} else {
 		t.Log("no promtool here: the format is checked in CI (.ci/run installs it)")
 	}
-	was := heartbeat(first)
-	waitFor(t, func() bool { _, body := scrapeOnce(t, m[1]); return heartbeat(body) > was }, "the heartbeat to advance with the next pass")
-	if code, body := scrapeOnce(t, m[2]); code != http.StatusOK || !strings.HasPrefix(body, "ok") {
+	was := clitest.Heartbeat(first)
+	clitest.WaitFor(t, func() bool { _, body := clitest.ScrapeOnce(t, m[1]); return clitest.Heartbeat(body) > was }, "the heartbeat to advance with the next pass")
+	if code, body := clitest.ScrapeOnce(t, m[2]); code != http.StatusOK || !strings.HasPrefix(body, "ok") {
 		t.Errorf("/healthz: %d %q, want 200 ok", code, body)
 	}
 }
@@ -81,11 +52,11 @@ func checkEndpoint(t *testing.T, stderr func() string) {
 func TestMetricsEndpoint(t *testing.T) {
 	mark := fmt.Sprintf("scrape%d", os.Getpid())
 	pol := watchPolicy(t, "", mark, `"reparented"`, "")
-	w := startWatch(t, pol, "--backstop", "1s", "--metrics-listen", "127.0.0.1:0")
-	checkEndpoint(t, w.stderr.String)
-	plain := startWatch(t, pol, "--backstop", "1s")
-	if announced.MatchString(plain.stderr.String()) {
-		t.Errorf("a watch without --metrics-listen announced an endpoint:\n%s", plain.stderr.String())
+	w := clitest.StartWatch(t, pol, "--backstop", "1s", "--metrics-listen", "127.0.0.1:0")
+	checkEndpoint(t, w.Stderr.String)
+	plain := clitest.StartWatch(t, pol, "--backstop", "1s")
+	if clitest.Announced.MatchString(plain.Stderr.String()) {
+		t.Errorf("a watch without --metrics-listen announced an endpoint:\n%s", plain.Stderr.String())
 	}
 }
 
@@ -93,7 +64,7 @@ func TestMetricsEndpoint(t *testing.T) {
 // namespace, the endpoint served by its watch, its passes made by the
 // adoptions of its command's orphans.
 func TestMetricsEndpointInit(t *testing.T) {
-	requireRoot(t)
+	clitest.RequireRoot(t)
 	unshare, err := exec.LookPath("unshare")
 	if err != nil {
 		skips.Skip(t, "needs util-linux's unshare (apt-get install util-linux)")
@@ -116,18 +87,18 @@ func TestMetricsEndpointInit(t *testing.T) {
 // whose control shows it lives on without the watch), and nothing in its
 // log says too many open files.
 func TestMetricsEndpointFlood(t *testing.T) {
-	requireRoot(t)
+	clitest.RequireRoot(t)
 	prlimit, err := exec.LookPath("prlimit")
 	if err != nil {
 		skips.Skip(t, "needs util-linux's prlimit (apt-get install util-linux)")
 	}
-	becomeSubreaper(t)
-	mark := "scrape-flood-" + suiteMark
+	clitest.BecomeSubreaper(t)
+	mark := "scrape-flood-" + clitest.Mark
 	pol := watchPolicy(t, "", mark, `"owner-dead"`, "min_age = \"0s\"")
 	owner, child := ownerWithChild(t, mark)
-	w := startWatchIn(t, []string{prlimit, "--nofile=128:128"}, nil, pol, "--backstop", "1m", "--metrics-listen", "127.0.0.1:0")
+	w := clitest.StartWatchIn(t, []string{prlimit, "--nofile=128:128"}, nil, pol, "--backstop", "1m", "--metrics-listen", "127.0.0.1:0")
 	var m []string
-	waitFor(t, func() bool { m = announced.FindStringSubmatch(w.stderr.String()); return m != nil }, "the endpoint's address on stderr")
+	clitest.WaitFor(t, func() bool { m = clitest.Announced.FindStringSubmatch(w.Stderr.String()); return m != nil }, "the endpoint's address on stderr")
 	addr := strings.TrimSuffix(strings.TrimPrefix(m[1], "http://"), "/metrics")
 	const flood = 600
 	for range flood {
@@ -137,13 +108,13 @@ func TestMetricsEndpointFlood(t *testing.T) {
 		}
 		t.Cleanup(func() { c.Close() })
 	}
-	if code, _ := scrapeOnce(t, m[2]); code != http.StatusOK {
+	if code, _ := clitest.ScrapeOnce(t, m[2]); code != http.StatusOK {
 		t.Errorf("/healthz under %d held connections: %d", flood, code)
 	}
-	if code, body := scrapeOnce(t, m[1]); code != http.StatusOK || !strings.Contains(body, "reaper_processes ") {
+	if code, body := clitest.ScrapeOnce(t, m[1]); code != http.StatusOK || !strings.Contains(body, "reaper_processes ") {
 		t.Errorf("/metrics under %d held connections: %d", flood, code)
 	}
-	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", w.cmd.Process.Pid))
+	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", w.Cmd.Process.Pid))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,9 +124,9 @@ func TestMetricsEndpointFlood(t *testing.T) {
 		t.Errorf("the watch holds %d descriptors under %d held connections, want at most 64", len(fds), flood)
 	}
 	syscall.Kill(owner, syscall.SIGKILL)
-	waitFor(t, func() bool { return !alive(child) }, "the orphan reaped by the watch under the flood")
-	if strings.Contains(w.stderr.String(), "too many open files") {
-		t.Errorf("the watch ran out of descriptors:\n%s", w.stderr.String())
+	clitest.WaitFor(t, func() bool { return !clitest.Alive(child) }, "the orphan reaped by the watch under the flood")
+	if strings.Contains(w.Stderr.String(), "too many open files") {
+		t.Errorf("the watch ran out of descriptors:\n%s", w.Stderr.String())
 	}
 	t.Logf("%d connections held: the watch holds %d descriptors; the orphan reaped", flood, len(fds))
 }

@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/orphanreaper/reaper/internal/clitest"
 	"github.com/orphanreaper/reaper/internal/skips"
 	"github.com/orphanreaper/reaper/platform/kill"
 )
@@ -24,7 +25,7 @@ const envNSService = "REAPER_TEST_NSSERVICE"
 // started into a cgroup named like a scope (a terminal, a login session),
 // the control, is reparented.
 func TestServiceProcessIsNotAnOrphan(t *testing.T) {
-	requireRoot(t)
+	clitest.RequireRoot(t)
 	root := kill.Cgroup2Root()
 	if root == "" {
 		skips.Skip(t, "no cgroup v2 hierarchy")
@@ -42,7 +43,7 @@ func TestServiceProcessIsNotAnOrphan(t *testing.T) {
 		}
 	})
 	var got struct{ ServiceFound, ScopeFound bool }
-	out := inPIDNamespace(t, &got, envNSService+"="+base, envReaperBin+"="+reaperBin)
+	out := inPIDNamespace(t, &got, envNSService+"="+base, envReaperBin+"="+clitest.Bin)
 	if got.ServiceFound {
 		t.Errorf("the service's own process is a finding:\n%s", out)
 	}

@@ -20,6 +20,7 @@ import (
 	"golang.org/x/sys/unix"
 	_ "modernc.org/sqlite"
 
+	"github.com/orphanreaper/reaper/internal/clitest"
 	"github.com/orphanreaper/reaper/internal/skips"
 
 	"github.com/orphanreaper/reaper/audit"
@@ -88,7 +89,7 @@ func ocIdentity(t *testing.T, pid int) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ticks, ok := startTicks(pid)
+	ticks, ok := clitest.StartTicks(pid)
 	if !ok {
 		t.Fatalf("pid %d is gone", pid)
 	}
@@ -110,7 +111,7 @@ func deadPID(t *testing.T) int {
 // parent that the suite adopted: without evidence it is no finding at all.
 func workerUnderLiveParent(t *testing.T, name string) int {
 	t.Helper()
-	parent := adopt(t, "master-"+suiteMark, fmt.Sprintf("(exec -a %q sleep 600) & wait", name), nil)
+	parent := adopt(t, "master-"+clitest.Mark, fmt.Sprintf("(exec -a %q sleep 600) & wait", name), nil)
 	return childWith(t, parent, name, "the worker")
 }
 
@@ -126,9 +127,9 @@ func childWith(t *testing.T, parent int, text, what string) int {
 func childMatching(t *testing.T, parent int, match func(string) bool, what string) int {
 	t.Helper()
 	var pid int
-	waitFor(t, func() bool {
-		for _, c := range childrenOf(parent) {
-			if match(cmdlineOf(c)) {
+	clitest.WaitFor(t, func() bool {
+		for _, c := range clitest.ChildrenOf(parent) {
+			if match(clitest.CmdlineOf(c)) {
 				pid = c
 				return true
 			}
@@ -145,7 +146,7 @@ func registryRow(t *testing.T, parent, child int, parentStart string) [4]string 
 		"parent": map[string]any{"pid": parent, "pgid": parent, "startedAt": parentStart},
 		"child":  map[string]any{"pid": child, "pgid": child, "startedAt": ocIdentity(t, child)},
 	})
-	return [4]string{"codex", "app-server-processes", "row-" + suiteMark, string(v)}
+	return [4]string{"codex", "app-server-processes", "row-" + clitest.Mark, string(v)}
 }
 
 // Attack 1: user A's registry row names a root worker (under a live root
@@ -153,30 +154,30 @@ func registryRow(t *testing.T, parent, child int, parentStart string) [4]string 
 // reaper once SIGTERMed the worker as owner-dead. The same row in root's
 // own state dir is the control: it does make the worker owner-dead.
 func TestAttackRegistryRowCannotKillRoot(t *testing.T) {
-	requireRoot(t)
-	becomeSubreaper(t)
+	clitest.RequireRoot(t)
+	clitest.BecomeSubreaper(t)
 	for _, tt := range []struct {
 		name    string
 		speaker uint32
 		killed  bool
 	}{{"user A's row", 65534, false}, {"control: root's row", 0, true}} {
 		t.Run(tt.name, func(t *testing.T) {
-			mark := fmt.Sprintf("udevd-%s-%d", suiteMark, tt.speaker)
+			mark := fmt.Sprintf("udevd-%s-%d", clitest.Mark, tt.speaker)
 			worker := workerUnderLiveParent(t, "/lib/systemd/systemd-"+mark)
 			if tt.speaker != 0 {
 				runAs(t, tt.speaker) // a user's state is read when they own a process
 			}
 			state := stateOwnedBy(t, tt.speaker)
 			writeRegistryStore(t, state, tt.speaker, registryRow(t, deadPID(t), worker, "x:1"))
-			rep, r := reapJSONEnv(t, []string{"OPENCLAW_STATE_DIR=" + state}, "--policy", examplePolicyForTest(t, mark))
-			if f := rep.finding(worker); tt.killed != (f != nil && f.Outcome == "killed") {
-				t.Errorf("worker %d: finding %+v, killed want %v\n%s", worker, f, tt.killed, r.stderr)
+			rep, r := clitest.ReapJSONEnv(t, []string{"OPENCLAW_STATE_DIR=" + state}, "--policy", clitest.ExamplePolicy(t, mark))
+			if f := rep.Finding(worker); tt.killed != (f != nil && f.Outcome == "killed") {
+				t.Errorf("worker %d: finding %+v, killed want %v\n%s", worker, f, tt.killed, r.Stderr)
 			}
-			if alive := stateOf(worker) != ""; alive == tt.killed {
+			if alive := clitest.StateOf(worker) != ""; alive == tt.killed {
 				t.Errorf("worker %d alive %v, want %v", worker, alive, !tt.killed)
 			}
-			if !tt.killed && !strings.Contains(r.stdout, "state of uid 65534") {
-				t.Errorf("the dropped claim is not reported:\n%s", r.stdout)
+			if !tt.killed && !strings.Contains(r.Stdout, "state of uid 65534") {
+				t.Errorf("the dropped claim is not reported:\n%s", r.Stdout)
 			}
 		})
 	}
@@ -188,15 +189,15 @@ func TestAttackRegistryRowCannotKillRoot(t *testing.T) {
 // reparented kills it. The control: the same row in root's own state, its
 // parent a live process of root's, does make it owned — spared.
 func TestAttackRegistryRowCannotShieldRoot(t *testing.T) {
-	requireRoot(t)
-	becomeSubreaper(t)
+	clitest.RequireRoot(t)
+	clitest.BecomeSubreaper(t)
 	for _, tt := range []struct {
 		name    string
 		speaker uint32
 		killed  bool
 	}{{"user A's row", 65534, true}, {"control: root's row", 0, false}} {
 		t.Run(tt.name, func(t *testing.T) {
-			mark := fmt.Sprintf("shield-%s-%d", suiteMark, tt.speaker)
+			mark := fmt.Sprintf("shield-%s-%d", clitest.Mark, tt.speaker)
 			orphan := adopt(t, "codex app-server "+mark, "sleep 600; exit 0", nil)
 			var as *syscall.Credential
 			if tt.speaker != 0 {
@@ -205,15 +206,15 @@ func TestAttackRegistryRowCannotShieldRoot(t *testing.T) {
 			parent := adopt(t, "helper-"+mark, "sleep 600; exit 0", as)
 			state := stateOwnedBy(t, tt.speaker)
 			writeRegistryStore(t, state, tt.speaker, registryRow(t, parent, orphan, ocIdentity(t, parent)))
-			rep, r := reapJSONEnv(t, []string{"OPENCLAW_STATE_DIR=" + state}, "--policy", markedPolicy(t, "codex app-server "+mark, `"reparented"`))
-			if f := rep.finding(orphan); tt.killed != (f != nil && f.Outcome == "killed") {
-				t.Errorf("root's orphan %d: %+v, killed want %v\n%s", orphan, f, tt.killed, r.stderr)
+			rep, r := clitest.ReapJSONEnv(t, []string{"OPENCLAW_STATE_DIR=" + state}, "--policy", markedPolicy(t, "codex app-server "+mark, `"reparented"`))
+			if f := rep.Finding(orphan); tt.killed != (f != nil && f.Outcome == "killed") {
+				t.Errorf("root's orphan %d: %+v, killed want %v\n%s", orphan, f, tt.killed, r.Stderr)
 			}
-			if st := stateOf(orphan); (st != "" && st != "Z") == tt.killed { // a zombie until this test, its adopter, reaps it
+			if st := clitest.StateOf(orphan); (st != "" && st != "Z") == tt.killed { // a zombie until this test, its adopter, reaps it
 				t.Errorf("root's orphan %d: state %q, killed want %v", orphan, st, tt.killed)
 			}
-			if stateOf(parent) != "S" {
-				t.Errorf("the row's parent %d: state %q, want untouched", parent, stateOf(parent))
+			if clitest.StateOf(parent) != "S" {
+				t.Errorf("the row's parent %d: state %q, want untouched", parent, clitest.StateOf(parent))
 			}
 		})
 	}
@@ -222,15 +223,15 @@ func TestAttackRegistryRowCannotShieldRoot(t *testing.T) {
 // Attack 3: user A's lease file names, closed, a root process whose argv
 // carries the lease id: run-done, terminated. Control: root's lease file.
 func TestAttackLeaseCannotKillRoot(t *testing.T) {
-	requireRoot(t)
-	becomeSubreaper(t)
+	clitest.RequireRoot(t)
+	clitest.BecomeSubreaper(t)
 	for _, tt := range []struct {
 		name    string
 		speaker uint32
 		killed  bool
 	}{{"user A's lease", 65534, false}, {"control: root's lease", 0, true}} {
 		t.Run(tt.name, func(t *testing.T) {
-			lease := fmt.Sprintf("L-%s-%d", suiteMark, tt.speaker)
+			lease := fmt.Sprintf("L-%s-%d", clitest.Mark, tt.speaker)
 			// The wrapper's parent must show neither the lease nor an
 			// agent's name, or it would be a finding of its own: the
 			// wrapper's command is in a script file.
@@ -243,11 +244,11 @@ func TestAttackLeaseCannotKillRoot(t *testing.T) {
 			path := filepath.Join(state, "acpx", "process-leases.json")
 			os.WriteFile(path, []byte(doc), 0o644)
 			os.Chown(path, int(tt.speaker), int(tt.speaker))
-			rep, r := reapJSONEnv(t, []string{"OPENCLAW_STATE_DIR=" + state}, "--policy", examplePolicyForTest(t, lease))
-			if f := rep.finding(wrapper); tt.killed != (f != nil && f.Outcome == "killed") {
-				t.Errorf("wrapper %d: %+v, killed want %v\n%s", wrapper, f, tt.killed, r.stderr)
+			rep, r := clitest.ReapJSONEnv(t, []string{"OPENCLAW_STATE_DIR=" + state}, "--policy", clitest.ExamplePolicy(t, lease))
+			if f := rep.Finding(wrapper); tt.killed != (f != nil && f.Outcome == "killed") {
+				t.Errorf("wrapper %d: %+v, killed want %v\n%s", wrapper, f, tt.killed, r.Stderr)
 			}
-			if alive := stateOf(wrapper) != ""; alive == tt.killed {
+			if alive := clitest.StateOf(wrapper) != ""; alive == tt.killed {
 				t.Errorf("wrapper %d alive %v, want %v", wrapper, alive, !tt.killed)
 			}
 		})
@@ -258,8 +259,8 @@ func TestAttackLeaseCannotKillRoot(t *testing.T) {
 // reaper once refused B's orphan (doubt) and exited 3. Now the file — in
 // a directory A owns — is skipped and reported, and B's orphan is reaped.
 func TestAttackForeignLockDirCannotVeto(t *testing.T) {
-	requireRoot(t)
-	becomeSubreaper(t)
+	clitest.RequireRoot(t)
+	clitest.BecomeSubreaper(t)
 	lockDir := fmt.Sprintf("/tmp/openclaw-%d", userB.Uid)
 	if _, err := os.Lstat(lockDir); err == nil {
 		skips.Skipf(t, "%s exists on this machine: not the test's to replace", lockDir)
@@ -274,50 +275,39 @@ func TestAttackForeignLockDirCannotVeto(t *testing.T) {
 	state := stateOwnedBy(t, userB.Uid)
 	home := sharedDir(t, 0o755)
 	os.Chown(home, int(userB.Uid), int(userB.Gid))
-	url := "https://lockveto-" + suiteMark + ".test"
+	url := "https://lockveto-" + clitest.Mark + ".test"
 	orphan := adopt(t, "npm exec mcp-remote "+url, "sleep 60; exit 0", userB)
 	pol := filepath.Join(home, "policy.toml")
 	os.WriteFile(pol, []byte(fmt.Sprintf("version = 1\n[defaults]\nmin_age = \"0s\"\ngrace = \"2s\"\n%s\n[[rule]]\nname = \"b\"\nwhen = [\"reparented\"]\ncmdline = '%s'\naction = \"terminate\"\n",
-		selfSubreaper(t), regexp.QuoteMeta(url))), 0o644)
+		clitest.SelfSubreaper(t), regexp.QuoteMeta(url))), 0o644)
 	r := runReaperAs(t, userB, []string{"HOME=" + home, "OPENCLAW_STATE_DIR=" + state, "XDG_RUNTIME_DIR=", "TMPDIR=/tmp"}, // the lock dir is below os.tmpdir()
 		"reap", "--output", "json", "--policy", pol, "--lock-file", filepath.Join(home, "lock"))
-	var rep reapReport
-	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
-		t.Fatalf("B's reap: exit %d, %v\n%s%s", r.code, err, r.stdout, r.stderr)
+	var rep clitest.ReapReport
+	if err := json.Unmarshal([]byte(r.Stdout), &rep); err != nil {
+		t.Fatalf("B's reap: exit %d, %v\n%s%s", r.Code, err, r.Stdout, r.Stderr)
 	}
-	if f := rep.finding(orphan); f == nil || f.Outcome != "killed" || r.code != 0 {
-		t.Errorf("B's orphan: %+v, exit %d; want killed, exit 0: A's lock dir is not B's word\n%s", f, r.code, r.stderr)
+	if f := rep.Finding(orphan); f == nil || f.Outcome != "killed" || r.Code != 0 {
+		t.Errorf("B's orphan: %+v, exit %d; want killed, exit 0: A's lock dir is not B's word\n%s", f, r.Code, r.Stderr)
 	}
-	if !strings.Contains(r.stdout, lockDir+": owned by uid 65534") {
-		t.Errorf("the foreign lock dir is not reported:\n%s", r.stdout)
+	if !strings.Contains(r.Stdout, lockDir+": owned by uid 65534") {
+		t.Errorf("the foreign lock dir is not reported:\n%s", r.Stdout)
 	}
 }
 
 // runReaperAs runs the reaper binary as cred with env added.
-func runReaperAs(t *testing.T, cred *syscall.Credential, env []string, args ...string) result {
+func runReaperAs(t *testing.T, cred *syscall.Credential, env []string, args ...string) clitest.Result {
 	t.Helper()
-	cmd := exec.Command(reaperBin, args...)
+	cmd := exec.Command(clitest.Bin, args...)
 	cmd.Env = append(os.Environ(), env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
-	return runCmd(t, cmd)
-}
-
-// reapJSONEnv is reapJSON with env added to the reaper's.
-func reapJSONEnv(t *testing.T, env []string, args ...string) (*reapReport, result) {
-	t.Helper()
-	r := runReaper(t, env, append([]string{"reap", "--output", "json", "--journal", "off", "--lock-file", filepath.Join(t.TempDir(), "lock")}, args...)...)
-	var rep reapReport
-	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
-		t.Fatalf("reap: exit %d, %v\nstdout %s\nstderr %s", r.code, err, r.stdout, r.stderr)
-	}
-	return &rep, r
+	return clitest.RunCmd(t, cmd)
 }
 
 // runReaperWithAccounts runs the reaper binary in a private mount
 // namespace whose /etc/passwd adds the given lines: how a test gives a
 // user a home the root reaper discovers, as a container's passwd would,
 // without touching this machine's.
-func runReaperWithAccounts(t *testing.T, lines []string, env []string, args ...string) result {
+func runReaperWithAccounts(t *testing.T, lines []string, env []string, args ...string) clitest.Result {
 	t.Helper()
 	host, err := os.ReadFile("/etc/passwd")
 	if err != nil {
@@ -330,9 +320,9 @@ func runReaperWithAccounts(t *testing.T, lines []string, env []string, args ...s
 
 // runReaperBound runs the reaper binary in a private mount namespace in
 // which src is bind-mounted on dst (a file on a file, a dir on a dir).
-func runReaperBound(t *testing.T, src, dst string, env []string, args ...string) result {
+func runReaperBound(t *testing.T, src, dst string, env []string, args ...string) clitest.Result {
 	t.Helper()
-	cmd := exec.Command("unshare", append([]string{"--mount", "--propagation", "private", "sh", "-c", `mount --bind "$0" "$1" && shift && exec "$@"`, src, dst, reaperBin}, args...)...)
+	cmd := exec.Command("unshare", append([]string{"--mount", "--propagation", "private", "sh", "-c", `mount --bind "$0" "$1" && shift && exec "$@"`, src, dst, clitest.Bin}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -344,7 +334,7 @@ func runReaperBound(t *testing.T, src, dst string, env []string, args ...string)
 	} else if err != nil {
 		t.Fatalf("run reaper in a mount namespace: %v", err)
 	}
-	return result{stdout.String(), stderr.String(), code}
+	return clitest.Result{Stdout: stdout.String(), Stderr: stderr.String(), Code: code}
 }
 
 // hostileStore writes a SQLite store at path, owned by uid, from sql.
@@ -396,8 +386,8 @@ var (
 // reaper's to run) in a reader running as A, A's trees alone are held
 // back, and root's and B's orphans are reaped in the same run.
 func TestAttackHostileStoresCannotVetoEveryone(t *testing.T) {
-	requireRoot(t)
-	becomeSubreaper(t)
+	clitest.RequireRoot(t)
+	clitest.BecomeSubreaper(t)
 	home := sharedDir(t, 0o755)
 	names := []string{".openclaw", ".clawdbot", ".moldbot", ".moltbot"}
 	for i := 0; i < 16; i++ {
@@ -417,34 +407,34 @@ func TestAttackHostileStoresCannotVetoEveryone(t *testing.T) {
 		}
 		return nil
 	})
-	mark := "hostile-" + suiteMark
+	mark := "hostile-" + clitest.Mark
 	roots := adopt(t, "npm exec mcp-remote https://root-"+mark, "sleep 600; exit 0", nil)
 	bs := adopt(t, "npm exec mcp-remote https://b-"+mark, "sleep 600; exit 0", userB)
 	as := adopt(t, "npm exec mcp-remote https://a-"+mark, "sleep 600; exit 0", nobody)
-	pol := writePolicy(t, fmt.Sprintf("version = 1\n[defaults]\nmin_age = \"0s\"\ngrace = \"2s\"\n%s\n[[rule]]\nname = \"all\"\nwhen = [\"reparented\"]\ncmdline = '%s'\nuser = [\"0\", \"65533\", \"65534\"]\naction = \"terminate\"\n",
-		selfSubreaper(t), regexp.QuoteMeta(mark)))
+	pol := clitest.WritePolicy(t, fmt.Sprintf("version = 1\n[defaults]\nmin_age = \"0s\"\ngrace = \"2s\"\n%s\n[[rule]]\nname = \"all\"\nwhen = [\"reparented\"]\ncmdline = '%s'\nuser = [\"0\", \"65533\", \"65534\"]\naction = \"terminate\"\n",
+		clitest.SelfSubreaper(t), regexp.QuoteMeta(mark)))
 	start := time.Now()
 	r := runReaperWithAccounts(t, []string{"attacker:x:65534:65534::" + home + ":/bin/sh"}, nil,
 		"reap", "--output", "json", "--journal", "off", "--timeout", "40s", "--policy", pol, "--lock-file", filepath.Join(t.TempDir(), "lock"))
 	took := time.Since(start)
-	var rep reapReport
-	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
-		t.Fatalf("reap: exit %d after %s, %v\n%s", r.code, took, err, r.stderr)
+	var rep clitest.ReapReport
+	if err := json.Unmarshal([]byte(r.Stdout), &rep); err != nil {
+		t.Fatalf("reap: exit %d after %s, %v\n%s", r.Code, took, err, r.Stderr)
 	}
-	t.Logf("%d stores in %d state dirs, %d KiB in all: the run took %s, exit %d", 2*len(names), len(names), size>>10, took.Round(time.Millisecond), r.code)
-	if r.code != audit.ExitPartial {
-		t.Errorf("exit %d, want 3 (A's tree refused for A's unreadable state; not 1: the run must not end at its deadline)\n%s", r.code, r.stderr)
+	t.Logf("%d stores in %d state dirs, %d KiB in all: the run took %s, exit %d", 2*len(names), len(names), size>>10, took.Round(time.Millisecond), r.Code)
+	if r.Code != audit.ExitPartial {
+		t.Errorf("exit %d, want 3 (A's tree refused for A's unreadable state; not 1: the run must not end at its deadline)\n%s", r.Code, r.Stderr)
 	}
 	for _, pid := range []int{roots, bs} {
-		if f := rep.finding(pid); f == nil || f.Outcome != "killed" {
+		if f := rep.Finding(pid); f == nil || f.Outcome != "killed" {
 			t.Errorf("orphan %d: %+v, want killed: A's stores speak for A only", pid, f)
 		}
 	}
-	if f := rep.finding(as); f == nil || f.Outcome != "refused" || !strings.Contains(f.Detail, "state of uid 65534") {
+	if f := rep.Finding(as); f == nil || f.Outcome != "refused" || !strings.Contains(f.Detail, "state of uid 65534") {
 		t.Errorf("A's orphan: %+v, want refused for A's unreadable state", f)
 	}
-	if !strings.Contains(r.stdout, "task_runs is a view, not a table") || !strings.Contains(r.stdout, "session_nodes is a view, not a table") || !strings.Contains(r.stdout, "generated columns") {
-		t.Errorf("the refusals do not say why:\n%s", r.stdout[max(0, len(r.stdout)-3000):])
+	if !strings.Contains(r.Stdout, "task_runs is a view, not a table") || !strings.Contains(r.Stdout, "session_nodes is a view, not a table") || !strings.Contains(r.Stdout, "generated columns") {
+		t.Errorf("the refusals do not say why:\n%s", r.Stdout[max(0, len(r.Stdout)-3000):])
 	}
 }
 
@@ -472,8 +462,8 @@ func markedPolicy(t *testing.T, mark string, when string, users ...string) strin
 	for _, u := range users {
 		list += `, "` + u + `"`
 	}
-	return writePolicy(t, fmt.Sprintf("version = 1\n[defaults]\nmin_age = \"0s\"\ngrace = \"2s\"\n%s\n[[rule]]\nname = \"marked\"\nwhen = [%s]\ncmdline = '%s'\nuser = [%s]\naction = \"terminate\"\n",
-		selfSubreaper(t), when, regexp.QuoteMeta(mark), list))
+	return clitest.WritePolicy(t, fmt.Sprintf("version = 1\n[defaults]\nmin_age = \"0s\"\ngrace = \"2s\"\n%s\n[[rule]]\nname = \"marked\"\nwhen = [%s]\ncmdline = '%s'\nuser = [%s]\naction = \"terminate\"\n",
+		clitest.SelfSubreaper(t), when, regexp.QuoteMeta(mark), list))
 }
 
 // Attack 8 (and 4's second half): processes of user A titled
@@ -483,15 +473,15 @@ func markedPolicy(t *testing.T, mark string, when string, users ...string) strin
 // read /tmp as that gateway's state, and A's lock there held back every
 // root tree. Each dir is now refused, and said so.
 func TestAttackNamedStateDirsChecked(t *testing.T) {
-	requireRoot(t)
-	becomeSubreaper(t)
+	clitest.RequireRoot(t)
+	clitest.BecomeSubreaper(t)
 	gw := gatewayTitled(t)
 	home := userDir(t)
 	if err := os.Symlink("/", filepath.Join(home, "link")); err != nil {
 		t.Fatal(err)
 	}
 	os.Lchown(filepath.Join(home, "link"), 65534, 65534)
-	lock := fmt.Sprintf("/tmp/gateway.attack-%s.lock", suiteMark)
+	lock := fmt.Sprintf("/tmp/gateway.attack-%s.lock", clitest.Mark)
 	os.WriteFile(lock, []byte(`{"pid": 1, "createdAt": "2026-01-01T00:00:00Z"}`), 0o644)
 	os.Chown(lock, 65534, 65534)
 	t.Cleanup(func() { os.Remove(lock) })
@@ -499,14 +489,14 @@ func TestAttackNamedStateDirsChecked(t *testing.T) {
 	for _, v := range named {
 		adoptShell(t, fmt.Sprintf("OPENCLAW_STATE_DIR=%q exec %s 600", v, gw), nobody)
 	}
-	mark := "named-" + suiteMark
+	mark := "named-" + clitest.Mark
 	orphan := adopt(t, "npm exec mcp-remote https://"+mark, "sleep 600; exit 0", nil)
-	rep, r := reapJSONEnv(t, nil, "--policy", markedPolicy(t, mark, `"reparented"`))
-	if f := rep.finding(orphan); f == nil || f.Outcome != "killed" || r.code != 0 {
-		t.Errorf("root's orphan: %+v, exit %d; want killed, exit 0: no dir A names is root's state\n%s", f, r.code, r.stderr)
+	rep, r := clitest.ReapJSONEnv(t, nil, "--policy", markedPolicy(t, mark, `"reparented"`))
+	if f := rep.Finding(orphan); f == nil || f.Outcome != "killed" || r.Code != 0 {
+		t.Errorf("root's orphan: %+v, exit %d; want killed, exit 0: no dir A names is root's state\n%s", f, r.Code, r.Stderr)
 	}
 	var out struct{ Warnings []string }
-	json.Unmarshal([]byte(r.stdout), &out)
+	json.Unmarshal([]byte(r.Stdout), &out)
 	for _, v := range named {
 		if !slices.ContainsFunc(out.Warnings, func(w string) bool {
 			return strings.Contains(w, "OPENCLAW_STATE_DIR: state dir not read: "+strconv.Quote(v)) || strings.Contains(w, "state dir not read: "+v+" ")
@@ -522,8 +512,8 @@ func TestAttackNamedStateDirsChecked(t *testing.T) {
 // for A's processes: the control, A's own process with the same
 // environment, is owner-dead and reaped.
 func TestAttackBorrowedStateDir(t *testing.T) {
-	requireRoot(t)
-	becomeSubreaper(t)
+	clitest.RequireRoot(t)
+	clitest.BecomeSubreaper(t)
 	state := stateOwnedBy(t, 65534)
 	lockDir := filepath.Join(state, "tmp", "openclaw-65534")
 	os.MkdirAll(lockDir, 0o755)
@@ -531,20 +521,20 @@ func TestAttackBorrowedStateDir(t *testing.T) {
 		deadPID(t), time.Now().Add(-time.Minute).UTC().Format(time.RFC3339))), 0o644)
 	chownAll(t, state, 65534)
 	adoptShell(t, fmt.Sprintf("OPENCLAW_STATE_DIR=%q exec %s 600", state, gatewayTitled(t)), nobody)
-	mark := "borrow-" + suiteMark
+	mark := "borrow-" + clitest.Mark
 	env := fmt.Sprintf("OPENCLAW_SHELL=exec OPENCLAW_STATE_DIR=%q", state)
 	roots := adoptShell(t, fmt.Sprintf("%s exec -a %q bash -c 'sleep 600; exit 0'", env, "root-"+mark), nil)
 	theirs := adoptShell(t, fmt.Sprintf("%s exec -a %q bash -c 'sleep 600; exit 0'", env, "a-"+mark), nobody)
 	// Both execs done (on a loaded machine the reap came first, and found
 	// no process of the mark).
-	waitFor(t, func() bool {
-		return strings.HasPrefix(cmdlineOf(roots), "root-"+mark) && strings.HasPrefix(cmdlineOf(theirs), "a-"+mark)
+	clitest.WaitFor(t, func() bool {
+		return strings.HasPrefix(clitest.CmdlineOf(roots), "root-"+mark) && strings.HasPrefix(clitest.CmdlineOf(theirs), "a-"+mark)
 	}, "the two marked processes")
-	rep, r := reapJSONEnv(t, nil, "--policy", markedPolicy(t, mark, `"owner-dead"`, "65534"))
-	if f := rep.finding(roots); f != nil && (f.Outcome == "killed" || contains(f.Reasons, "owner-dead")) || stateOf(roots) == "" {
-		t.Errorf("root's process: %+v, alive %v; want neither owner-dead nor signalled\n%s", f, stateOf(roots) != "", r.stderr)
+	rep, r := clitest.ReapJSONEnv(t, nil, "--policy", markedPolicy(t, mark, `"owner-dead"`, "65534"))
+	if f := rep.Finding(roots); f != nil && (f.Outcome == "killed" || clitest.Contains(f.Reasons, "owner-dead")) || clitest.StateOf(roots) == "" {
+		t.Errorf("root's process: %+v, alive %v; want neither owner-dead nor signalled\n%s", f, clitest.StateOf(roots) != "", r.Stderr)
 	}
-	if f := rep.finding(theirs); f == nil || f.Outcome != "killed" || !contains(f.Reasons, "owner-dead") {
+	if f := rep.Finding(theirs); f == nil || f.Outcome != "killed" || !clitest.Contains(f.Reasons, "owner-dead") {
 		t.Errorf("control, A's own process: %+v, want owner-dead and killed", f)
 	}
 }
@@ -554,7 +544,7 @@ func TestAttackBorrowedStateDir(t *testing.T) {
 // reaper stopped every run. It now locks in B's cache dir; a lock file of
 // A's named on the command line is refused with its owner named.
 func TestAttackLockFileOfAnother(t *testing.T) {
-	requireRoot(t)
+	clitest.RequireRoot(t)
 	planted := fmt.Sprintf("/tmp/reaper-%d.lock", userB.Uid)
 	if _, err := os.Lstat(planted); err == nil {
 		skips.Skipf(t, "%s exists on this machine: not the test's to replace", planted)
@@ -565,19 +555,19 @@ func TestAttackLockFileOfAnother(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { syscall.Kill(-holder.Process.Pid, syscall.SIGKILL); holder.Wait(); os.Remove(planted) })
-	waitFor(t, func() bool { _, err := os.Stat(planted); return err == nil }, "A's lock file")
+	clitest.WaitFor(t, func() bool { _, err := os.Stat(planted); return err == nil }, "A's lock file")
 	home := sharedDir(t, 0o755)
 	os.Chown(home, int(userB.Uid), int(userB.Gid))
 	env := []string{"HOME=" + home, "XDG_RUNTIME_DIR=", "XDG_CACHE_HOME=", "OPENCLAW_STATE_DIR="}
-	if r := runReaperAs(t, userB, env, "reap", "--dry-run", "--lock-timeout", "1s", "--journal", "off"); r.code != 0 {
-		t.Errorf("B's reaper with A holding /tmp/reaper-%d.lock: exit %d, want 0\n%s", userB.Uid, r.code, r.stderr)
+	if r := runReaperAs(t, userB, env, "reap", "--dry-run", "--lock-timeout", "1s", "--journal", "off"); r.Code != 0 {
+		t.Errorf("B's reaper with A holding /tmp/reaper-%d.lock: exit %d, want 0\n%s", userB.Uid, r.Code, r.Stderr)
 	}
 	if _, err := os.Stat(filepath.Join(home, ".cache", "reaper", "reaper.lock")); err != nil {
 		t.Errorf("B's lock is not in B's cache dir: %v", err)
 	}
 	r := runReaperAs(t, userB, env, "reap", "--dry-run", "--lock-file", planted, "--lock-timeout", "1s", "--journal", "off")
-	if r.code == 0 || !strings.Contains(r.stderr, "owned by uid 65534") {
-		t.Errorf("B's reaper given A's lock file: exit %d, %q; want refused naming its owner", r.code, r.stderr)
+	if r.Code == 0 || !strings.Contains(r.Stderr, "owned by uid 65534") {
+		t.Errorf("B's reaper given A's lock file: exit %d, %q; want refused naming its owner", r.Code, r.Stderr)
 	}
 }
 
@@ -618,8 +608,8 @@ func runRenamer(home string) {
 // orphan must be reaped every time, and one try must catch the rename
 // mid-read, refusing A's orphan for A's state and nobody else's.
 func TestAttackRenamedStateDir(t *testing.T) {
-	requireRoot(t)
-	becomeSubreaper(t)
+	clitest.RequireRoot(t)
+	clitest.BecomeSubreaper(t)
 	// This test binary, copied where nobody may run it: the renamer.
 	self, _ := os.Executable()
 	b, err := os.ReadFile(self)
@@ -661,25 +651,25 @@ func renamedMidRead(t *testing.T, renamerExe string, try int) bool {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { renamer.Process.Kill(); renamer.Wait() })
-	waitFor(t, func() bool { _, err := os.Stat(filepath.Join(home, "watching")); return err == nil }, "the renamer's watch")
-	mark := fmt.Sprintf("renamed%d-%s", try, suiteMark)
+	clitest.WaitFor(t, func() bool { _, err := os.Stat(filepath.Join(home, "watching")); return err == nil }, "the renamer's watch")
+	mark := fmt.Sprintf("renamed%d-%s", try, clitest.Mark)
 	roots := adopt(t, "npm exec mcp-remote https://root-"+mark, "sleep 600; exit 0", nil)
 	as := adopt(t, "npm exec mcp-remote https://a-"+mark, "sleep 600; exit 0", nobody)
 	r := runReaperWithAccounts(t, []string{"attacker:x:65534:65534::" + home + ":/bin/sh"}, nil,
 		"reap", "--output", "json", "--journal", "off", "--policy", markedPolicy(t, mark, `"reparented"`, "65534"), "--lock-file", filepath.Join(t.TempDir(), "lock"))
-	var rep reapReport
-	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
-		t.Fatalf("reap: exit %d, %v\n%s", r.code, err, r.stderr)
+	var rep clitest.ReapReport
+	if err := json.Unmarshal([]byte(r.Stdout), &rep); err != nil {
+		t.Fatalf("reap: exit %d, %v\n%s", r.Code, err, r.Stderr)
 	}
 	if _, err := os.Stat(filepath.Join(home, "renamed")); err != nil {
 		t.Fatal("control: the renamer did not rename the state dir while it was read")
 	}
-	if f := rep.finding(roots); f == nil || f.Outcome != "killed" {
-		t.Errorf("try %d: root's orphan: %+v, want killed: A's renamed dir is A's doubt only\n%s", try, f, r.stdout)
+	if f := rep.Finding(roots); f == nil || f.Outcome != "killed" {
+		t.Errorf("try %d: root's orphan: %+v, want killed: A's renamed dir is A's doubt only\n%s", try, f, r.Stdout)
 	}
 	// Caught mid-read, what the dir held is not known: A's own tree waits
 	// for a run that reads it whole.
-	f := rep.finding(as)
+	f := rep.Finding(as)
 	caught := f != nil && f.Outcome == "refused" && strings.Contains(f.Detail, "state of uid 65534") && strings.Contains(f.Detail, "removed while it was read")
 	if !caught {
 		t.Logf("try %d: the reader finished before the rename landed; A's orphan: %+v", try, f)

@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/orphanreaper/reaper/internal/clitest"
 )
 
 // adoptWithStdin starts `sleep 300` under argv0 as an orphan of this test
@@ -24,10 +26,10 @@ func adoptWithStdin(t *testing.T, argv0 string, stdin *os.File) int {
 	}
 	var pid int
 	fmt.Sscan(string(out), &pid)
-	t.Cleanup(func() { killTreeVerified(pid) })
-	for deadline := time.Now().Add(5 * time.Second); !strings.HasPrefix(cmdlineOf(pid), argv0) || parentOf(pid) != os.Getpid(); time.Sleep(5 * time.Millisecond) {
+	t.Cleanup(func() { clitest.KillTreeVerified(pid) })
+	for deadline := time.Now().Add(5 * time.Second); !strings.HasPrefix(clitest.CmdlineOf(pid), argv0) || clitest.ParentOf(pid) != os.Getpid(); time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("pid %d: %q, parent %d", pid, cmdlineOf(pid), parentOf(pid))
+			t.Fatalf("pid %d: %q, parent %d", pid, clitest.CmdlineOf(pid), clitest.ParentOf(pid))
 		}
 	}
 	return pid
@@ -36,7 +38,7 @@ func adoptWithStdin(t *testing.T, argv0 string, stdin *os.File) int {
 // stdinPolicy terminates what is abandoned, confined to mark.
 func stdinPolicy(t *testing.T, mark string) string {
 	t.Helper()
-	return writePolicy(t, fmt.Sprintf(`version = 1
+	return clitest.WritePolicy(t, fmt.Sprintf(`version = 1
 [defaults]
 min_age = "0s"
 grace = "2s"
@@ -47,7 +49,7 @@ name = "abandoned"
 when = ["abandoned"]
 cmdline = '%s'
 action = "terminate"
-`, selfSubreaper(t), mark))
+`, clitest.SelfSubreaper(t), mark))
 }
 
 // TestStdinPeer: a reparented process whose stdin — a pipe, or a socket
@@ -58,11 +60,11 @@ action = "terminate"
 // one can write to it: the finding is abandoned, and a rule on that reason
 // kills it. The control: before the reap, the process lives on.
 func TestStdinPeer(t *testing.T) {
-	requireRoot(t) // pidfd_getfd needs ptrace attach access, which Yama may refuse a user
-	becomeSubreaper(t)
+	clitest.RequireRoot(t) // pidfd_getfd needs ptrace attach access, which Yama may refuse a user
+	clitest.BecomeSubreaper(t)
 	for _, kind := range []string{"pipe", "socket"} {
 		t.Run(kind, func(t *testing.T) {
-			mark := "stdinmark" + strings.ReplaceAll(suiteMark, "-", "x") + kind
+			mark := "stdinmark" + strings.ReplaceAll(clitest.Mark, "-", "x") + kind
 			var mine, theirs *os.File
 			if kind == "pipe" {
 				r, w, err := os.Pipe()
@@ -82,13 +84,13 @@ func TestStdinPeer(t *testing.T) {
 			theirs.Close()
 			pol := stdinPolicy(t, mark)
 
-			rep, r := reapJSONEnv(t, nil, "--policy", pol)
-			if f := rep.finding(pid); f != nil || !alive(pid) {
-				t.Fatalf("in use by this test: finding %+v, alive %v\n%s", f, alive(pid), r.stderr)
+			rep, r := clitest.ReapJSONEnv(t, nil, "--policy", pol)
+			if f := rep.Finding(pid); f != nil || !clitest.Alive(pid) {
+				t.Fatalf("in use by this test: finding %+v, alive %v\n%s", f, clitest.Alive(pid), r.Stderr)
 			}
-			ex := runReaper(t, nil, "explain", fmt.Sprint(pid), "--policy", pol)
-			if !strings.Contains(ex.stdout, fmt.Sprintf("in use: pid %d", os.Getpid())) {
-				t.Errorf("explain does not name this test as the user of its stdin:\n%s%s", ex.stdout, ex.stderr)
+			ex := clitest.RunReaper(t, nil, "explain", fmt.Sprint(pid), "--policy", pol)
+			if !strings.Contains(ex.Stdout, fmt.Sprintf("in use: pid %d", os.Getpid())) {
+				t.Errorf("explain does not name this test as the user of its stdin:\n%s%s", ex.Stdout, ex.Stderr)
 			}
 
 			if kind == "pipe" {
@@ -97,13 +99,13 @@ func TestStdinPeer(t *testing.T) {
 				t.Fatal(err)
 			}
 			time.Sleep(100 * time.Millisecond)
-			if !alive(pid) {
+			if !clitest.Alive(pid) {
 				t.Fatal("control: the process died when its stdin was let go (sleep does not read it)")
 			}
-			rep, r = reapJSONEnv(t, nil, "--policy", pol)
-			f := rep.finding(pid)
-			if f == nil || f.Outcome != "killed" || !contains(f.Reasons, "abandoned") {
-				t.Fatalf("let go: finding %+v, want killed as abandoned\n%s", f, r.stdout)
+			rep, r = clitest.ReapJSONEnv(t, nil, "--policy", pol)
+			f := rep.Finding(pid)
+			if f == nil || f.Outcome != "killed" || !clitest.Contains(f.Reasons, "abandoned") {
+				t.Fatalf("let go: finding %+v, want killed as abandoned\n%s", f, r.Stdout)
 			}
 			t.Logf("%s let go: %v, %s", kind, f.Reasons, f.Outcome)
 		})
@@ -151,15 +153,15 @@ for i in 1 2 3 4; do sleep 300 >/dev/null & echo $!; done
 		var pid int
 		fmt.Sscan(f, &pid)
 		pids = append(pids, pid)
-		t.Cleanup(func() { killTreeVerified(pid); syscall.Wait4(pid, nil, 0, nil) })
+		t.Cleanup(func() { clitest.KillTreeVerified(pid); syscall.Wait4(pid, nil, 0, nil) })
 	}
 	if len(pids) != 5 {
 		t.Fatalf("the hoarding session printed %q", out)
 	}
 	orphan := pids[4]
-	for deadline := time.Now().Add(10 * time.Second); !strings.HasPrefix(cmdlineOf(orphan), argv0); time.Sleep(5 * time.Millisecond) {
+	for deadline := time.Now().Add(10 * time.Second); !strings.HasPrefix(clitest.CmdlineOf(orphan), argv0); time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("pid %d: %q", orphan, cmdlineOf(orphan))
+			t.Fatalf("pid %d: %q", orphan, clitest.CmdlineOf(orphan))
 		}
 	}
 	return orphan
@@ -203,10 +205,10 @@ func inUseServer(t *testing.T, argv0 string) (int, *exec.Cmd) {
 //   - control: the client gone, the server is abandoned and the same rule
 //     kills it — the tree lived only by the proof of its use.
 func TestStdinPeerSearchPerUser(t *testing.T) {
-	requireRoot(t)
-	becomeSubreaper(t)
-	mark := "stdinbudget" + strings.ReplaceAll(suiteMark, "-", "x")
-	pol := writePolicy(t, fmt.Sprintf(`version = 1
+	clitest.RequireRoot(t)
+	clitest.BecomeSubreaper(t)
+	mark := "stdinbudget" + strings.ReplaceAll(clitest.Mark, "-", "x")
+	pol := clitest.WritePolicy(t, fmt.Sprintf(`version = 1
 [defaults]
 min_age = "0s"
 grace = "2s"
@@ -224,26 +226,26 @@ name = "server"
 when = ["reparented"]
 cmdline = '%s-b-'
 action = "terminate"
-`, selfSubreaper(t), mark, mark))
+`, clitest.SelfSubreaper(t), mark, mark))
 
 	t.Run("attack", func(t *testing.T) {
 		// A's session: four hoarders, and an orphan whose stdin a
 		// process of A's holds open.
 		theirs := hoardingSession(t, mark+"-a-orphan")
 		pid, client := inUseServer(t, mark+"-b-server")
-		rep, r := reapJSONEnv(t, nil, "--policy", pol)
-		if f := rep.finding(pid); f != nil || !alive(pid) {
-			t.Fatalf("root's server, in use by its client, under A's hoarding: finding %+v, alive %v\n%s", f, alive(pid), r.stderr)
+		rep, r := clitest.ReapJSONEnv(t, nil, "--policy", pol)
+		if f := rep.Finding(pid); f != nil || !clitest.Alive(pid) {
+			t.Fatalf("root's server, in use by its client, under A's hoarding: finding %+v, alive %v\n%s", f, clitest.Alive(pid), r.Stderr)
 		}
-		if f := rep.finding(theirs); f != nil && f.Outcome != "reported" {
+		if f := rep.Finding(theirs); f != nil && f.Outcome != "reported" {
 			t.Errorf("A's orphan: %+v, want reported at most", f)
 		}
 		// The control: the client gone, the same rule kills it.
 		client.Process.Kill()
 		client.Wait()
-		rep, r = reapJSONEnv(t, nil, "--policy", pol)
-		if f := rep.finding(pid); f == nil || f.Outcome != "killed" || !contains(f.Reasons, "abandoned") {
-			t.Fatalf("control: its client gone: finding %+v, want killed as abandoned\n%s", f, r.stdout)
+		rep, r = clitest.ReapJSONEnv(t, nil, "--policy", pol)
+		if f := rep.Finding(pid); f == nil || f.Outcome != "killed" || !clitest.Contains(f.Reasons, "abandoned") {
+			t.Fatalf("control: its client gone: finding %+v, want killed as abandoned\n%s", f, r.Stdout)
 		}
 	})
 
@@ -253,26 +255,26 @@ action = "terminate"
 			hoarders[k] = holdFDs(t, 520, nil, false)
 		}
 		pid, _ := inUseServer(t, mark+"-b-doubt")
-		rep, r := reapJSONEnv(t, nil, "--policy", pol)
-		f := rep.finding(pid)
-		if !alive(pid) || f != nil && (f.Outcome != "refused" || !strings.Contains(f.Detail, "is not known")) {
-			t.Fatalf("its writer unread: finding %+v, alive %v; want refused as doubt, or no finding\n%s", f, alive(pid), r.stderr)
+		rep, r := clitest.ReapJSONEnv(t, nil, "--policy", pol)
+		f := rep.Finding(pid)
+		if !clitest.Alive(pid) || f != nil && (f.Outcome != "refused" || !strings.Contains(f.Detail, "is not known")) {
+			t.Fatalf("its writer unread: finding %+v, alive %v; want refused as doubt, or no finding\n%s", f, clitest.Alive(pid), r.Stderr)
 		}
 		if f == nil {
 			t.Fatalf("the hoarders did not exhaust the search: no doubt to prove (in use)")
 		}
 		t.Logf("doubt: %s", f.Detail)
-		if r.code != 3 {
-			t.Errorf("a refusal for doubt: exit %d, want 3 (partial)", r.code)
+		if r.Code != 3 {
+			t.Errorf("a refusal for doubt: exit %d, want 3 (partial)", r.Code)
 		}
 		// The control: the hoarders gone, the writer is read: in use.
 		for _, h := range hoarders {
 			h.Process.Kill()
 			h.Wait()
 		}
-		rep, r = reapJSONEnv(t, nil, "--policy", pol)
-		if f := rep.finding(pid); f != nil || !alive(pid) {
-			t.Fatalf("control: the hoarders gone: finding %+v, alive %v; want in use\n%s", f, alive(pid), r.stderr)
+		rep, r = clitest.ReapJSONEnv(t, nil, "--policy", pol)
+		if f := rep.Finding(pid); f != nil || !clitest.Alive(pid) {
+			t.Fatalf("control: the hoarders gone: finding %+v, alive %v; want in use\n%s", f, clitest.Alive(pid), r.Stderr)
 		}
 	})
 }

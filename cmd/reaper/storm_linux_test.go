@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/orphanreaper/reaper/internal/clitest"
 )
 
 // envForker makes this test binary a parent that starts RATE children a
@@ -32,7 +34,7 @@ func runForker(spec string) {
 		// however long each start takes.
 		time.Sleep(time.Until(start.Add(time.Duration(i+1) * time.Second / time.Duration(rate))))
 	}
-	time.Sleep(helperLifetime)
+	time.Sleep(clitest.HelperLifetime)
 	os.Exit(0)
 }
 
@@ -47,12 +49,12 @@ func runForker(spec string) {
 func TestForkStorm(t *testing.T) {
 	mark := fmt.Sprintf("storm%d", os.Getpid())
 	pol := watchPolicy(t, "", mark, `"reparented", "owner-dead"`, "min_age = \"0s\"\nstorm_rate = 30")
-	w := startWatch(t, pol, "--backstop", "1s")
+	w := clitest.StartWatch(t, pol, "--backstop", "1s")
 	// Short-lived children where the kernel's fork events can be had (as
 	// doctor says: on the host, as root or on Linux 6.6+); elsewhere the
 	// watch samples, and a child counts when it is alive at a sample.
 	child := "sleep 2"
-	if d := runReaper(t, nil, "doctor", "-o", "json"); strings.Contains(d.stdout, "every fork seen as it happens") {
+	if d := clitest.RunReaper(t, nil, "doctor", "-o", "json"); strings.Contains(d.Stdout, "every fork seen as it happens") {
 		child = "/bin/true"
 	}
 	t.Logf("the storm's children: %s", child)
@@ -74,15 +76,15 @@ func TestForkStorm(t *testing.T) {
 	}
 	t.Cleanup(func() {
 		if t.Failed() {
-			t.Logf("the watch's stdout:\n%s\nits stderr:\n%s", w.stdout, w.stderr)
+			t.Logf("the watch's stdout:\n%s\nits stderr:\n%s", w.Stdout, w.Stderr)
 		}
 	})
 	calm := forker(5)
 	started := time.Now()
 	storm := forker(100)
 	line := ""
-	waitFor(t, func() bool {
-		line = grepLines(w.stderr.String(), fmt.Sprintf("fork storm: pid %d ", storm))
+	clitest.WaitFor(t, func() bool {
+		line = clitest.GrepLines(w.Stderr.String(), fmt.Sprintf("fork storm: pid %d ", storm))
 		return line != ""
 	}, "the storm's line")
 	t.Logf("said %s after the storm began: %s", time.Since(started).Round(10*time.Millisecond), line)
@@ -92,16 +94,16 @@ func TestForkStorm(t *testing.T) {
 	// The storm's end is said once its 5 s are over — and the calm
 	// parent, started first, has forked its 5 s by then: it was never
 	// said.
-	waitFor(t, func() bool {
-		return strings.Contains(w.stderr.String(), fmt.Sprintf("fork storm over: pid %d ", storm))
+	clitest.WaitFor(t, func() bool {
+		return strings.Contains(w.Stderr.String(), fmt.Sprintf("fork storm over: pid %d ", storm))
 	}, "the storm's end")
-	if strings.Contains(w.stderr.String(), fmt.Sprintf("fork storm: pid %d ", calm)) {
-		t.Errorf("a parent starting 5 a second was named a storm:\n%s", w.stderr.String())
+	if strings.Contains(w.Stderr.String(), fmt.Sprintf("fork storm: pid %d ", calm)) {
+		t.Errorf("a parent starting 5 a second was named a storm:\n%s", w.Stderr.String())
 	}
-	if !alive(storm) || !alive(calm) {
-		t.Errorf("a forking parent was signalled (storm alive %t, calm alive %t)", alive(storm), alive(calm))
+	if !clitest.Alive(storm) || !clitest.Alive(calm) {
+		t.Errorf("a forking parent was signalled (storm alive %t, calm alive %t)", clitest.Alive(storm), clitest.Alive(calm))
 	}
-	if out := w.stdout.String(); strings.Contains(out, "killed") || strings.Contains(out, "terminated") {
+	if out := w.Stdout.String(); strings.Contains(out, "killed") || strings.Contains(out, "terminated") {
 		t.Errorf("the watch acted during the storm:\n%s", out)
 	}
 }

@@ -6,18 +6,20 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/orphanreaper/reaper/internal/clitest"
 )
 
 // onPTY runs reaper with stdout on a pseudo-terminal, as a person at one
 // runs it, in exactly env, and returns what the terminal got.
 func onPTY(t *testing.T, env []string, args ...string) string {
 	t.Helper()
-	master, slave, err := openPTY()
+	master, slave, err := clitest.OpenPTY()
 	if err != nil {
 		t.Fatalf("pty: %v", err)
 	}
 	defer master.Close()
-	cmd := exec.Command(reaperBin, args...)
+	cmd := exec.Command(clitest.Bin, args...)
 	cmd.Env = env
 	var stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = slave, &stderr
@@ -70,8 +72,8 @@ func TestColorOnTerminal(t *testing.T) {
 		})
 	}
 	// The control: the same terminal's environment, stdout a pipe.
-	r := runReaper(t, []string{"TERM=xterm-256color", "NO_COLOR="}, history...)
-	if r.code != 0 || strings.Contains(r.stdout, "\x1b") || !strings.Contains(r.stdout, "killed") {
-		t.Errorf("stdout a pipe: exit %d, %q; want the history without colour", r.code, r.stdout)
+	r := clitest.RunReaper(t, []string{"TERM=xterm-256color", "NO_COLOR="}, history...)
+	if r.Code != 0 || strings.Contains(r.Stdout, "\x1b") || !strings.Contains(r.Stdout, "killed") {
+		t.Errorf("stdout a pipe: exit %d, %q; want the history without colour", r.Code, r.Stdout)
 	}
 }

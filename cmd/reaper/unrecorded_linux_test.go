@@ -7,6 +7,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/orphanreaper/reaper/internal/clitest"
 )
 
 // Issue 64, item 10: a reap whose audit log cannot be written killed,
@@ -17,9 +19,9 @@ import (
 // written, the case reported; as root, an --audit-log in a dir no one can
 // make. The control: a writable log, and the tree is killed and recorded.
 func TestNoActUnrecorded(t *testing.T) {
-	becomeSubreaper(t)
+	clitest.BecomeSubreaper(t)
 	mark := fmt.Sprintf("unrec%d", os.Getpid())
-	pol := writePolicy(t, fmt.Sprintf("version = 1\n[defaults]\nmin_age = \"0s\"\ngrace = \"1s\"\n%s[[rule]]\nname = \"t\"\nwhen = [\"reparented\"]\ncmdline = '%s'\naction = \"terminate\"\n", selfSubreaper(t), mark))
+	pol := clitest.WritePolicy(t, fmt.Sprintf("version = 1\n[defaults]\nmin_age = \"0s\"\ngrace = \"1s\"\n%s[[rule]]\nname = \"t\"\nwhen = [\"reparented\"]\ncmdline = '%s'\naction = \"terminate\"\n", clitest.SelfSubreaper(t), mark))
 	tree := adopt(t, "leftover-"+mark, "sleep 600; exit 0", nil)
 	t.Cleanup(func() { syscall.Kill(tree, syscall.SIGKILL) })
 
@@ -31,18 +33,18 @@ func TestNoActUnrecorded(t *testing.T) {
 	if os.Geteuid() == 0 {
 		args = append(args, "--audit-log", "/proc/nonexistent/audit.jsonl")
 	}
-	rep, r := reapJSONEnv(t, env, args...)
-	f := rep.finding(tree)
-	if f == nil || f.Outcome != "refused" || !strings.Contains(f.Detail, "record cannot be kept") || r.code != 3 || !strings.Contains(r.stderr, "nothing signalled") {
-		t.Fatalf("a reap with no writable audit log: exit %d, finding %+v; want it refused, exit 3, said\n%s", r.code, f, r.stderr)
+	rep, r := clitest.ReapJSONEnv(t, env, args...)
+	f := rep.Finding(tree)
+	if f == nil || f.Outcome != "refused" || !strings.Contains(f.Detail, "record cannot be kept") || r.Code != 3 || !strings.Contains(r.Stderr, "nothing signalled") {
+		t.Fatalf("a reap with no writable audit log: exit %d, finding %+v; want it refused, exit 3, said\n%s", r.Code, f, r.Stderr)
 	}
-	if !alive(tree) {
+	if !clitest.Alive(tree) {
 		t.Fatalf("the tree was signalled with no record kept")
 	}
 	log := filepath.Join(t.TempDir(), "audit.jsonl")
-	rep, r = reapJSONEnv(t, env, "--policy", pol, "--audit-log", log)
+	rep, r = clitest.ReapJSONEnv(t, env, "--policy", pol, "--audit-log", log)
 	b, _ := os.ReadFile(log)
-	if f := rep.finding(tree); f == nil || f.Outcome != "killed" || r.code != 0 || !strings.Contains(string(b), `"outcome":"killed"`) {
-		t.Errorf("control, a writable log: exit %d, finding %+v, log %q\n%s", r.code, f, b, r.stderr)
+	if f := rep.Finding(tree); f == nil || f.Outcome != "killed" || r.Code != 0 || !strings.Contains(string(b), `"outcome":"killed"`) {
+		t.Errorf("control, a writable log: exit %d, finding %+v, log %q\n%s", r.Code, f, b, r.Stderr)
 	}
 }

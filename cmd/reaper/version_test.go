@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/orphanreaper/reaper/internal/clitest"
 	"github.com/orphanreaper/reaper/internal/skips"
 )
 
@@ -14,18 +15,18 @@ import (
 // built with -buildvcs=false, so it says that no commit was stamped.
 func TestVersionJSON(t *testing.T) {
 	t.Parallel() // fixtures and the binary alone: nothing of the host
-	r := runReaper(t, nil, "version", "-o", "json")
+	r := clitest.RunReaper(t, nil, "version", "-o", "json")
 	var v struct {
 		Version, Commit, OS, Arch, Go string
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &v); err != nil || r.code != 0 {
-		t.Fatalf("version -o json: exit %d, %v\n%s", r.code, err, r.stdout)
+	if err := json.Unmarshal([]byte(r.Stdout), &v); err != nil || r.Code != 0 {
+		t.Fatalf("version -o json: exit %d, %v\n%s", r.Code, err, r.Stdout)
 	}
 	if v.Version == "" || v.OS == "" || v.Arch == "" || !strings.HasPrefix(v.Go, "go") || v.Commit != "" {
 		t.Errorf("version -o json: %+v", v)
 	}
-	if r := runReaper(t, nil, "version"); !strings.Contains(r.stdout, "no commit stamped") {
-		t.Errorf("version: the table does not say no commit was stamped:\n%s", r.stdout)
+	if r := clitest.RunReaper(t, nil, "version"); !strings.Contains(r.Stdout, "no commit stamped") {
+		t.Errorf("version: the table does not say no commit was stamped:\n%s", r.Stdout)
 	}
 }
 
@@ -37,7 +38,7 @@ func TestVersionStampsTheCommit(t *testing.T) {
 		skips.Skip(t, "not a git checkout git can read here: nothing to stamp")
 	}
 	bin := filepath.Join(t.TempDir(), "reaper")
-	build := exec.Command(goTool(), "build", "-buildvcs=true", "-o", bin, ".")
+	build := exec.Command(clitest.GoTool(), "build", "-buildvcs=true", "-o", bin, ".")
 	build.Env = append(build.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build -buildvcs=true: %v\n%s", err, out)
@@ -58,13 +59,13 @@ func TestVersionStampsTheCommit(t *testing.T) {
 func TestQuietPolicyCheck(t *testing.T) {
 	t.Parallel() // fixtures and the binary alone: nothing of the host
 	valid := "../../packaging/policy.example.toml"
-	if r := runReaper(t, nil, "policy", "check", "-q", valid); r.code != 0 || r.stdout != "" {
-		t.Errorf("-q, valid: exit %d, stdout %q; want 0 and nothing", r.code, r.stdout)
+	if r := clitest.RunReaper(t, nil, "policy", "check", "-q", valid); r.Code != 0 || r.Stdout != "" {
+		t.Errorf("-q, valid: exit %d, stdout %q; want 0 and nothing", r.Code, r.Stdout)
 	}
-	if r := runReaper(t, nil, "policy", "check", valid); !strings.Contains(r.stdout, "valid:") {
-		t.Errorf("control, no -q: %q", r.stdout)
+	if r := clitest.RunReaper(t, nil, "policy", "check", valid); !strings.Contains(r.Stdout, "valid:") {
+		t.Errorf("control, no -q: %q", r.Stdout)
 	}
-	if r := runReaper(t, nil, "policy", "check", "-q", "../../testdata/policy/invalid.toml"); r.code != 78 || !strings.Contains(r.stderr, "invalid.toml:4:") {
-		t.Errorf("-q, invalid: exit %d, stderr %q; want 78 and its errors", r.code, r.stderr)
+	if r := clitest.RunReaper(t, nil, "policy", "check", "-q", "../../testdata/policy/invalid.toml"); r.Code != 78 || !strings.Contains(r.Stderr, "invalid.toml:4:") {
+		t.Errorf("-q, invalid: exit %d, stderr %q; want 78 and its errors", r.Code, r.Stderr)
 	}
 }

@@ -14,71 +14,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/orphanreaper/reaper/internal/clitest"
 )
-
-// lockedBuffer is an output a running process writes while the test reads.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-// watching is a `reaper watch` the test runs.
-type watching struct {
-	cmd            *exec.Cmd
-	stdout, stderr *lockedBuffer
-	lock           string
-}
-
-// startWatch runs `reaper watch` with the policy at pol and args, and
-// waits for its first pass (the seen file beside its lock); it is ended
-// when the test ends.
-func startWatch(t *testing.T, pol string, args ...string) *watching {
-	t.Helper()
-	return startWatchEnv(t, nil, pol, args...)
-}
-
-// startWatchEnv is startWatch with env added to the watch's environment.
-func startWatchEnv(t *testing.T, env []string, pol string, args ...string) *watching {
-	t.Helper()
-	return startWatchIn(t, nil, env, pol, args...)
-}
-
-// startWatchIn is startWatchEnv with the watch run by wrapper (a
-// command that execs the rest of its arguments: prlimit, nice).
-func startWatchIn(t *testing.T, wrapper, env []string, pol string, args ...string) *watching {
-	t.Helper()
-	w := &watching{stdout: &lockedBuffer{}, stderr: &lockedBuffer{}, lock: filepath.Join(t.TempDir(), "reaper.lock")}
-	argv := append(append(wrapper[:len(wrapper):len(wrapper)], reaperBin, "watch", "--policy", pol, "--lock-file", w.lock, "--journal", "off"), args...)
-	w.cmd = exec.Command(argv[0], argv[1:]...)
-	w.cmd.Stdout, w.cmd.Stderr = w.stdout, w.stderr
-	if env != nil {
-		w.cmd.Env = append(os.Environ(), env...)
-	}
-	if err := w.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		w.cmd.Process.Kill()
-		w.cmd.Wait()
-	})
-	waitFor(t, func() bool {
-		_, err := os.Stat(strings.TrimSuffix(w.lock, ".lock") + ".seen")
-		return err == nil
-	}, "the watch's first pass")
-	return w
-}
 
 // watchPolicy terminates trees holding mark for the reasons when, with an
 // [[owner]] titled like a gateway and the defaults given (storm_rate 0
@@ -92,11 +30,11 @@ func watchPolicy(t *testing.T, path, mark, when, defaults string) string {
 		defaults += "\nstorm_rate = 0"
 	}
 	text := fmt.Sprintf("version = 1\n[defaults]\ngrace = \"2s\"\n%s\n%s\n%s\n[[rule]]\nname = \"watched\"\nwhen = [%s]\ncmdline = '%s'\naction = \"terminate\"\n",
-		defaults, selfSubreaper(t), gatewayOwner, when, regexp.QuoteMeta(mark))
+		defaults, clitest.SelfSubreaper(t), gatewayOwner, when, regexp.QuoteMeta(mark))
 	if path == "" {
-		return writePolicy(t, text)
+		return clitest.WritePolicy(t, text)
 	}
-	if err := os.WriteFile(path, []byte(markRules(text)), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(clitest.MarkRules(text)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return path
@@ -118,37 +56,37 @@ func ownerWithChild(t *testing.T, mark string) (owner, child int) {
 // SIGKILLed its orphan is reaped, owner-dead, long before the backstop
 // (a minute). The control: with no watch running, the orphan lives on.
 func TestWatchOwnerDeath(t *testing.T) {
-	requireRoot(t)
-	becomeSubreaper(t)
-	mark := "watch-owner-" + suiteMark
+	clitest.RequireRoot(t)
+	clitest.BecomeSubreaper(t)
+	mark := "watch-owner-" + clitest.Mark
 	pol := watchPolicy(t, "", mark, `"owner-dead"`, "min_age = \"0s\"")
 
 	t.Run("control: no watch", func(t *testing.T) {
 		owner, child := ownerWithChild(t, mark)
 		syscall.Kill(owner, syscall.SIGKILL)
 		time.Sleep(2 * time.Second)
-		if !alive(child) || parentOf(child) != os.Getpid() {
-			t.Fatalf("the orphan %d: alive %v, parent %d; want alive, reparented here", child, alive(child), parentOf(child))
+		if !clitest.Alive(child) || clitest.ParentOf(child) != os.Getpid() {
+			t.Fatalf("the orphan %d: alive %v, parent %d; want alive, reparented here", child, clitest.Alive(child), clitest.ParentOf(child))
 		}
 	})
 	t.Run("watch", func(t *testing.T) {
 		owner, child := ownerWithChild(t, mark)
 		prom := filepath.Join(t.TempDir(), "reaper.prom")
-		w := startWatch(t, pol, "--backstop", "1m", "--metrics", prom)
+		w := clitest.StartWatch(t, pol, "--backstop", "1m", "--metrics", prom)
 		killed := time.Now()
 		syscall.Kill(owner, syscall.SIGKILL)
-		waitFor(t, func() bool { return !alive(child) }, "the orphan reaped by the watch")
+		clitest.WaitFor(t, func() bool { return !clitest.Alive(child) }, "the orphan reaped by the watch")
 		t.Logf("owner SIGKILL → its orphan gone: %s (a SIGTERM that ends it at once; backstop 1m)", time.Since(killed).Round(time.Millisecond))
 		// The pass writes its line once the tree is confirmed gone, a
 		// moment after the orphan dies.
-		waitFor(t, func() bool {
-			return strings.Contains(w.stdout.String(), fmt.Sprintf("tree %d killed by SIGTERM", child))
+		clitest.WaitFor(t, func() bool {
+			return strings.Contains(w.Stdout.String(), fmt.Sprintf("tree %d killed by SIGTERM", child))
 		}, "the watch's line for the orphan")
 		// The metrics say what triggered the passes, and the reaction.
 		want := []string{`reaper_watch_passes_total{trigger="start"} 1`, `reaper_watch_passes_total{trigger="hint"} 1`,
 			"reaper_watch_reaction_seconds_count 1", `reaper_watch_owners{watching="true"}`}
 		var text []byte
-		waitFor(t, func() bool {
+		clitest.WaitFor(t, func() bool {
 			text, _ = os.ReadFile(prom)
 			for _, line := range want {
 				if !bytes.Contains(text, []byte(line)) {
@@ -173,44 +111,44 @@ func TestWatchBackstop(t *testing.T) {
 	if isolated(t) {
 		return
 	}
-	requireRoot(t)
-	becomeSubreaper(t)
-	mark := "watch-backstop-" + suiteMark
+	clitest.RequireRoot(t)
+	clitest.BecomeSubreaper(t)
+	mark := "watch-backstop-" + clitest.Mark
 	pol := watchPolicy(t, "", mark, `"reparented"`, "min_age = \"0s\"")
 	t.Run("control: backstop a minute away", func(t *testing.T) {
-		startWatch(t, pol, "--backstop", "1m")
+		clitest.StartWatch(t, pol, "--backstop", "1m")
 		orphan := adopt(t, "npm exec mcp-remote https://"+mark, "sleep 600; exit 0", nil)
 		t.Cleanup(func() { syscall.Kill(orphan, syscall.SIGKILL) })
 		time.Sleep(3 * time.Second)
-		if !alive(orphan) {
+		if !clitest.Alive(orphan) {
 			t.Fatal("control: the orphan was reaped with no hint and no backstop due")
 		}
 	})
-	startWatch(t, pol, "--backstop", "2s")
+	clitest.StartWatch(t, pol, "--backstop", "2s")
 	orphan := adopt(t, "npm exec mcp-remote https://"+mark, "sleep 600; exit 0", nil)
-	if !alive(orphan) {
+	if !clitest.Alive(orphan) {
 		t.Fatal("the orphan is not alive")
 	}
 	start := time.Now()
-	waitFor(t, func() bool { return !alive(orphan) }, "the orphan reaped by the backstop")
+	clitest.WaitFor(t, func() bool { return !clitest.Alive(orphan) }, "the orphan reaped by the backstop")
 	t.Logf("reaped %s after it appeared (backstop 2s)", time.Since(start).Round(time.Millisecond))
 }
 
 // A tree younger than min_age is not reaped before it reaches it — and is
 // when it does, by the min_age clock, without waiting for the backstop.
 func TestWatchMinAge(t *testing.T) {
-	requireRoot(t)
-	becomeSubreaper(t)
-	mark := "watch-minage-" + suiteMark
+	clitest.RequireRoot(t)
+	clitest.BecomeSubreaper(t)
+	mark := "watch-minage-" + clitest.Mark
 	pol := watchPolicy(t, "", mark, `"reparented"`, "min_age = \"4s\"")
 	orphan := adopt(t, "npm exec mcp-remote https://"+mark, "sleep 600; exit 0", nil)
 	born := time.Now()
-	startWatch(t, pol, "--backstop", "1m")
+	clitest.StartWatch(t, pol, "--backstop", "1m")
 	time.Sleep(time.Until(born.Add(2500 * time.Millisecond)))
-	if !alive(orphan) {
+	if !clitest.Alive(orphan) {
 		t.Fatalf("reaped %s after it started, before its min_age of 4s", time.Since(born).Round(time.Millisecond))
 	}
-	waitFor(t, func() bool { return !alive(orphan) }, "the orphan reaped at its min_age")
+	clitest.WaitFor(t, func() bool { return !clitest.Alive(orphan) }, "the orphan reaped at its min_age")
 	t.Logf("reaped %s after it started (min_age 4s, backstop 1m)", time.Since(born).Round(time.Millisecond))
 }
 
@@ -219,37 +157,37 @@ func TestWatchMinAge(t *testing.T) {
 // lives); a valid one that terminates is applied at once. SIGTERM then
 // ends the watch, exit 0.
 func TestWatchReloadAndStop(t *testing.T) {
-	requireRoot(t)
-	becomeSubreaper(t)
-	mark := "watch-reload-" + suiteMark
+	clitest.RequireRoot(t)
+	clitest.BecomeSubreaper(t)
+	mark := "watch-reload-" + clitest.Mark
 	path := filepath.Join(t.TempDir(), "policy.toml")
 	report := fmt.Sprintf("version = 1\n[defaults]\nmin_age = \"0s\"\n%s\n[[rule]]\nname = \"watched\"\nwhen = [\"reparented\"]\ncmdline = '%s'\naction = \"report\"\n",
-		selfSubreaper(t), regexp.QuoteMeta(mark))
-	os.WriteFile(path, []byte(markRules(report)), 0o644)
+		clitest.SelfSubreaper(t), regexp.QuoteMeta(mark))
+	os.WriteFile(path, []byte(clitest.MarkRules(report)), 0o644)
 	orphan := adopt(t, "npm exec mcp-remote https://"+mark, "sleep 600; exit 0", nil)
-	w := startWatch(t, path, "--backstop", "1m")
+	w := clitest.StartWatch(t, path, "--backstop", "1m")
 
 	os.WriteFile(path, []byte("version = 1\n[[rule]]\nname = \"broken\"\naction = \"explode\"\n"), 0o644)
-	w.cmd.Process.Signal(syscall.SIGHUP)
-	waitFor(t, func() bool { return strings.Contains(w.stderr.String(), "not reloaded") }, "the reload's error")
-	if err := w.stderr.String(); !strings.Contains(err, path+":4") {
+	w.Cmd.Process.Signal(syscall.SIGHUP)
+	clitest.WaitFor(t, func() bool { return strings.Contains(w.Stderr.String(), "not reloaded") }, "the reload's error")
+	if err := w.Stderr.String(); !strings.Contains(err, path+":4") {
 		t.Errorf("the reload's error does not name the file and line:\n%s", err)
 	}
-	if !alive(orphan) || w.cmd.ProcessState != nil {
-		t.Fatalf("after an invalid reload: orphan alive %v, watch exited %v", alive(orphan), w.cmd.ProcessState != nil)
+	if !clitest.Alive(orphan) || w.Cmd.ProcessState != nil {
+		t.Fatalf("after an invalid reload: orphan alive %v, watch exited %v", clitest.Alive(orphan), w.Cmd.ProcessState != nil)
 	}
 
 	watchPolicy(t, path, mark, `"reparented"`, "min_age = \"0s\"")
-	w.cmd.Process.Signal(syscall.SIGHUP)
-	waitFor(t, func() bool { return !alive(orphan) }, "the orphan reaped under the reloaded policy")
+	w.Cmd.Process.Signal(syscall.SIGHUP)
+	clitest.WaitFor(t, func() bool { return !clitest.Alive(orphan) }, "the orphan reaped under the reloaded policy")
 
-	w.cmd.Process.Signal(syscall.SIGTERM)
+	w.Cmd.Process.Signal(syscall.SIGTERM)
 	done := make(chan error, 1)
-	go func() { done <- w.cmd.Wait() }()
+	go func() { done <- w.Cmd.Wait() }()
 	select {
 	case err := <-done:
 		if err != nil {
-			t.Errorf("the watch ended with %v after SIGTERM, want exit 0\n%s", err, w.stderr)
+			t.Errorf("the watch ended with %v after SIGTERM, want exit 0\n%s", err, w.Stderr)
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the watch did not end within 10 s of SIGTERM")
@@ -264,7 +202,7 @@ func TestWatchNotify(t *testing.T) {
 	if isolated(t) {
 		return
 	}
-	requireRoot(t)
+	clitest.RequireRoot(t)
 	sock := filepath.Join(t.TempDir(), "notify")
 	conn, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: sock, Net: "unixgram"})
 	if err != nil {
@@ -295,18 +233,18 @@ func TestWatchNotify(t *testing.T) {
 		}
 		return false
 	}
-	pol := watchPolicy(t, "", "watch-notify-"+suiteMark, `"reparented"`, "min_age = \"0s\"")
-	cmd := exec.Command(reaperBin, "watch", "--policy", pol, "--lock-file", filepath.Join(t.TempDir(), "reaper.lock"), "--journal", "off", "--backstop", "1s")
+	pol := watchPolicy(t, "", "watch-notify-"+clitest.Mark, `"reparented"`, "min_age = \"0s\"")
+	cmd := exec.Command(clitest.Bin, "watch", "--policy", pol, "--lock-file", filepath.Join(t.TempDir(), "reaper.lock"), "--journal", "off", "--backstop", "1s")
 	cmd.Env = append(os.Environ(), "NOTIFY_SOCKET="+sock, "WATCHDOG_USEC=400000")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	for _, want := range []string{"READY=1", "STATUS=pass 1 (start)", "WATCHDOG=1", "STATUS=pass 2 (backstop)"} {
-		waitFor(t, func() bool { return saw(want) }, want)
+		clitest.WaitFor(t, func() bool { return saw(want) }, want)
 	}
 	cmd.Process.Signal(syscall.SIGTERM)
-	waitFor(t, func() bool { return saw("STOPPING=1") }, "STOPPING=1")
+	clitest.WaitFor(t, func() bool { return saw("STOPPING=1") }, "STOPPING=1")
 	if err := cmd.Wait(); err != nil {
 		t.Errorf("exit after SIGTERM: %v, want 0", err)
 	}
@@ -320,9 +258,9 @@ func TestWatchNotify(t *testing.T) {
 // SIGTERM, so the pass is waiting out its grace) runs on, and the pass
 // says so. The control: with no watch, the tree lives on, running.
 func TestWatchStopMidGrace(t *testing.T) {
-	requireRoot(t)
-	becomeSubreaper(t)
-	mark := "watch-midgrace-" + suiteMark
+	clitest.RequireRoot(t)
+	clitest.BecomeSubreaper(t)
+	mark := "watch-midgrace-" + clitest.Mark
 	tree := func(t *testing.T) (root, sleeper int) {
 		root = adopt(t, "npm exec mcp-remote https://"+mark, "trap '' TERM; sleep 600; exit 0", nil)
 		t.Cleanup(func() { syscall.Kill(root, syscall.SIGKILL) })
@@ -333,14 +271,14 @@ func TestWatchStopMidGrace(t *testing.T) {
 	t.Run("control: no watch", func(t *testing.T) {
 		root, sleeper := tree(t)
 		time.Sleep(time.Second)
-		if s, c := stateOf(root), stateOf(sleeper); s != "S" || c != "S" {
+		if s, c := clitest.StateOf(root), clitest.StateOf(sleeper); s != "S" || c != "S" {
 			t.Fatalf("the tree: states %q %q, want both sleeping", s, c)
 		}
 	})
 	t.Run("watch", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "policy.toml")
 		os.WriteFile(path, []byte("version = 1\n"), 0o644) // nothing to reap at first
-		w := startWatch(t, path, "--backstop", "1m")
+		w := clitest.StartWatch(t, path, "--backstop", "1m")
 		root, sleeper := tree(t)
 		watchPolicy(t, path, mark, `"reparented"`, "min_age = \"0s\"")
 		// A grace long enough that the pass is in it whenever a loaded
@@ -350,33 +288,33 @@ func TestWatchStopMidGrace(t *testing.T) {
 		b, _ := os.ReadFile(path)
 		os.WriteFile(path, []byte(strings.Replace(string(b), `grace = "2s"`, `grace = "30s"`, 1)), 0o644)
 		before := cgroupOf(root)
-		w.cmd.Process.Signal(syscall.SIGHUP)
-		waitFor(t, func() bool { return stateOf(root) == "T" || cgroupOf(root) != before }, "the pass to stop or confine the tree")
-		waitFor(t, func() bool { s := stateOf(root); return s == "S" || s == "R" }, "the tree running again, in its grace")
-		if !alive(root) {
-			t.Fatalf("the tree ended before the watch was stopped: the pass was not in its grace\n%s", w.stderr)
+		w.Cmd.Process.Signal(syscall.SIGHUP)
+		clitest.WaitFor(t, func() bool { return clitest.StateOf(root) == "T" || cgroupOf(root) != before }, "the pass to stop or confine the tree")
+		clitest.WaitFor(t, func() bool { s := clitest.StateOf(root); return s == "S" || s == "R" }, "the tree running again, in its grace")
+		if !clitest.Alive(root) {
+			t.Fatalf("the tree ended before the watch was stopped: the pass was not in its grace\n%s", w.Stderr)
 		}
 		stopped := time.Now()
-		w.cmd.Process.Signal(syscall.SIGTERM)
+		w.Cmd.Process.Signal(syscall.SIGTERM)
 		done := make(chan error, 1)
-		go func() { done <- w.cmd.Wait() }()
+		go func() { done <- w.Cmd.Wait() }()
 		select {
 		case err := <-done:
 			if err != nil {
-				t.Errorf("the watch ended with %v after SIGTERM, want exit 0\n%s", err, w.stderr)
+				t.Errorf("the watch ended with %v after SIGTERM, want exit 0\n%s", err, w.Stderr)
 			}
 		case <-time.After(10 * time.Second):
 			t.Fatal("the watch did not end within 10 s of SIGTERM")
 		}
 		for _, p := range []int{root, sleeper} {
-			if s := stateOf(p); s == "T" || s == "t" {
-				t.Errorf("pid %d left stopped after the watch ended\n%s", p, w.stderr)
+			if s := clitest.StateOf(p); s == "T" || s == "t" {
+				t.Errorf("pid %d left stopped after the watch ended\n%s", p, w.Stderr)
 			}
 		}
-		if want := fmt.Sprintf("tree %d interrupted", root); !strings.Contains(w.stdout.String(), want) || !strings.Contains(w.stdout.String(), "interrupted during grace: SIGTERM sent, the tree continued") {
-			t.Errorf("the watch's lines do not say the pass was stopped in its grace and continued the tree:\n%s\n%s", w.stdout, w.stderr)
+		if want := fmt.Sprintf("tree %d interrupted", root); !strings.Contains(w.Stdout.String(), want) || !strings.Contains(w.Stdout.String(), "interrupted during grace: SIGTERM sent, the tree continued") {
+			t.Errorf("the watch's lines do not say the pass was stopped in its grace and continued the tree:\n%s\n%s", w.Stdout, w.Stderr)
 		}
-		t.Logf("ended %s after SIGTERM; the tree: %q %q", time.Since(stopped).Round(time.Millisecond), stateOf(root), stateOf(sleeper))
+		t.Logf("ended %s after SIGTERM; the tree: %q %q", time.Since(stopped).Round(time.Millisecond), clitest.StateOf(root), clitest.StateOf(sleeper))
 	})
 }
 
@@ -386,37 +324,37 @@ func TestWatchStopMidGrace(t *testing.T) {
 // runs once the pass is done; and the watch goes on. The control: the
 // same manual reap with no watch running takes the lock at once.
 func TestWatchSharesTheLock(t *testing.T) {
-	requireRoot(t)
-	becomeSubreaper(t)
-	mark := "watch-lock-" + suiteMark
+	clitest.RequireRoot(t)
+	clitest.BecomeSubreaper(t)
+	mark := "watch-lock-" + clitest.Mark
 	path := filepath.Join(t.TempDir(), "policy.toml")
 	os.WriteFile(path, []byte("version = 1\n"), 0o644) // nothing to reap at first
-	nothing := writePolicy(t, "version = 1\n")
-	w := startWatch(t, path, "--backstop", "1m")
-	manual := func(wait string) result {
-		return runReaper(t, nil, "reap", "--quiet", "--policy", nothing, "--lock-file", w.lock, "--lock-timeout", wait, "--journal", "off")
+	nothing := clitest.WritePolicy(t, "version = 1\n")
+	w := clitest.StartWatch(t, path, "--backstop", "1m")
+	manual := func(wait string) clitest.Result {
+		return clitest.RunReaper(t, nil, "reap", "--quiet", "--policy", nothing, "--lock-file", w.Lock, "--lock-timeout", wait, "--journal", "off")
 	}
-	if r := manual("0s"); r.code != 0 {
-		t.Fatalf("control, between passes: exit %d, want 0 (the lock free)\n%s", r.code, r.stderr)
+	if r := manual("0s"); r.Code != 0 {
+		t.Fatalf("control, between passes: exit %d, want 0 (the lock free)\n%s", r.Code, r.Stderr)
 	}
 	root := adopt(t, "npm exec mcp-remote https://"+mark, "trap '' TERM; sleep 600; exit 0", nil)
 	t.Cleanup(func() { syscall.Kill(root, syscall.SIGKILL) })
 	watchPolicy(t, path, mark, `"reparented"`, "min_age = \"0s\"") // grace 2s
-	w.cmd.Process.Signal(syscall.SIGHUP)
-	waitFor(t, func() bool { return strings.Contains(w.stderr.String(), "policy reloaded") }, "the reload")
+	w.Cmd.Process.Signal(syscall.SIGHUP)
+	clitest.WaitFor(t, func() bool { return strings.Contains(w.Stderr.String(), "policy reloaded") }, "the reload")
 	time.Sleep(500 * time.Millisecond) // inside the pass's 2 s grace
-	if !alive(root) {
-		t.Fatalf("the tree ended before the manual reap: the pass was not in its grace\n%s", w.stderr)
+	if !clitest.Alive(root) {
+		t.Fatalf("the tree ended before the manual reap: the pass was not in its grace\n%s", w.Stderr)
 	}
 	r := manual("100ms")
-	if r.code != 1 || !strings.Contains(r.stderr, fmt.Sprintf("pid %d", w.cmd.Process.Pid)) {
-		t.Errorf("a manual reap during the pass: exit %d, want 1 naming the watch's pid %d\n%s", r.code, w.cmd.Process.Pid, r.stderr)
+	if r.Code != 1 || !strings.Contains(r.Stderr, fmt.Sprintf("pid %d", w.Cmd.Process.Pid)) {
+		t.Errorf("a manual reap during the pass: exit %d, want 1 naming the watch's pid %d\n%s", r.Code, w.Cmd.Process.Pid, r.Stderr)
 	}
-	if r := manual("30s"); r.code != 0 || alive(root) {
-		t.Errorf("a manual reap that waits: exit %d (want 0, after the pass), the tree alive %v\n%s", r.code, alive(root), r.stderr)
+	if r := manual("30s"); r.Code != 0 || clitest.Alive(root) {
+		t.Errorf("a manual reap that waits: exit %d (want 0, after the pass), the tree alive %v\n%s", r.Code, clitest.Alive(root), r.Stderr)
 	}
-	if w.cmd.ProcessState != nil || syscall.Kill(w.cmd.Process.Pid, 0) != nil {
-		t.Errorf("the watch ended:\n%s", w.stderr)
+	if w.Cmd.ProcessState != nil || syscall.Kill(w.Cmd.Process.Pid, 0) != nil {
+		t.Errorf("the watch ended:\n%s", w.Stderr)
 	}
 }
 
@@ -432,24 +370,24 @@ func cgroupOf(pid int) string {
 // holder. The control: the first watch, alone when it started, says
 // nothing of the kind.
 func TestSecondWatchIsSaid(t *testing.T) {
-	becomeSubreaper(t)
+	clitest.BecomeSubreaper(t)
 	pol := watchPolicy(t, "", fmt.Sprintf("twowatch%d", os.Getpid()), `"reparented"`, "min_age = \"0s\"")
-	first := startWatch(t, pol)
-	second := &watching{stdout: &lockedBuffer{}, stderr: &lockedBuffer{}, lock: first.lock}
-	second.cmd = exec.Command(reaperBin, "watch", "--policy", pol, "--lock-file", first.lock, "--journal", "off")
-	second.cmd.Stdout, second.cmd.Stderr = second.stdout, second.stderr
-	if err := second.cmd.Start(); err != nil {
+	first := clitest.StartWatch(t, pol)
+	second := &clitest.Watching{Stdout: &clitest.LockedBuffer{}, Stderr: &clitest.LockedBuffer{}, Lock: first.Lock}
+	second.Cmd = exec.Command(clitest.Bin, "watch", "--policy", pol, "--lock-file", first.Lock, "--journal", "off")
+	second.Cmd.Stdout, second.Cmd.Stderr = second.Stdout, second.Stderr
+	if err := second.Cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { second.cmd.Process.Kill(); second.cmd.Wait() })
-	waitFor(t, func() bool {
-		return strings.Contains(second.stderr.String(), "another reaper watch watches this scope already")
+	t.Cleanup(func() { second.Cmd.Process.Kill(); second.Cmd.Wait() })
+	clitest.WaitFor(t, func() bool {
+		return strings.Contains(second.Stderr.String(), "another reaper watch watches this scope already")
 	}, "the second watch saying so")
-	if !strings.Contains(second.stderr.String(), fmt.Sprintf("pid %d", first.cmd.Process.Pid)) {
-		t.Errorf("the holder is not named:\n%s", second.stderr.String())
+	if !strings.Contains(second.Stderr.String(), fmt.Sprintf("pid %d", first.Cmd.Process.Pid)) {
+		t.Errorf("the holder is not named:\n%s", second.Stderr.String())
 	}
-	if strings.Contains(first.stderr.String(), "watches this scope already") {
-		t.Errorf("control: the first watch said it:\n%s", first.stderr.String())
+	if strings.Contains(first.Stderr.String(), "watches this scope already") {
+		t.Errorf("control: the first watch said it:\n%s", first.Stderr.String())
 	}
 }
 
@@ -461,11 +399,11 @@ func TestSecondWatchIsSaid(t *testing.T) {
 // owner). The control: B's orphan lives on after B's owner is killed until
 // a pass ends it (the kill alone does not).
 func TestWatchHintHeldAcrossUsers(t *testing.T) {
-	requireRoot(t)
-	becomeSubreaper(t)
-	mark := "watch-pace-" + suiteMark
-	pol := writePolicy(t, fmt.Sprintf("version = 1\n[defaults]\ngrace = \"2s\"\nmin_age = \"0s\"\nstorm_rate = 0\n%s\n%s\n[[rule]]\nname = \"watched\"\nwhen = [\"owner-dead\"]\ncmdline = '%s'\nuser = [\"@evidence\"]\naction = \"terminate\"\n",
-		selfSubreaper(t), gatewayOwner, regexp.QuoteMeta(mark)))
+	clitest.RequireRoot(t)
+	clitest.BecomeSubreaper(t)
+	mark := "watch-pace-" + clitest.Mark
+	pol := clitest.WritePolicy(t, fmt.Sprintf("version = 1\n[defaults]\ngrace = \"2s\"\nmin_age = \"0s\"\nstorm_rate = 0\n%s\n%s\n[[rule]]\nname = \"watched\"\nwhen = [\"owner-dead\"]\ncmdline = '%s'\nuser = [\"@evidence\"]\naction = \"terminate\"\n",
+		clitest.SelfSubreaper(t), gatewayOwner, regexp.QuoteMeta(mark)))
 	owner := func(uid uint32, tag string) (int, int) {
 		o := adopt(t, "openclaw-gateway", fmt.Sprintf(`export OPENCLAW_GATEWAY_SERVICE_PID=$$; (exec -a %q sleep 600) & wait`, "npm exec mcp-remote https://"+mark+tag), &syscall.Credential{Uid: uid, Gid: uid})
 		c := childWith(t, o, mark+tag, tag+"'s orphan-to-be")
@@ -475,19 +413,19 @@ func TestWatchHintHeldAcrossUsers(t *testing.T) {
 	ownerA, childA := owner(65534, "A")
 	ownerB, childB := owner(65533, "B")
 	// Both owners are in the watch's first pass: each is watched.
-	w := startWatch(t, pol, "--backstop", "1m")
+	w := clitest.StartWatch(t, pol, "--backstop", "1m")
 	syscall.Kill(ownerA, syscall.SIGKILL)
-	waitFor(t, func() bool { return !alive(childA) }, "A's orphan reaped by A's hint")
+	clitest.WaitFor(t, func() bool { return !clitest.Alive(childA) }, "A's orphan reaped by A's hint")
 	time.Sleep(1200 * time.Millisecond) // within the 2 s pace of A's pass
 	syscall.Kill(ownerB, syscall.SIGKILL)
 	killed := time.Now()
-	if !alive(childB) {
+	if !clitest.Alive(childB) {
 		t.Fatal("control: B's orphan died with its owner: the check proves nothing")
 	}
 	deadline := time.Now().Add(30 * time.Second) // half the backstop: a dropped hint waits for all of it
-	for alive(childB) {
+	for clitest.Alive(childB) {
 		if time.Now().After(deadline) {
-			t.Fatalf("B's orphan lives %s after its owner, 1.2 s after A's: B's exit was dropped for A's pace\n%s", time.Since(killed).Round(time.Millisecond), w.stderr.String())
+			t.Fatalf("B's orphan lives %s after its owner, 1.2 s after A's: B's exit was dropped for A's pace\n%s", time.Since(killed).Round(time.Millisecond), w.Stderr.String())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/orphanreaper/reaper/internal/clitest"
 )
 
 // A session that starts after the watch's last pass is watched from the
@@ -24,9 +26,9 @@ func TestWatchNewSessionFile(t *testing.T) {
 	if isolated(t) {
 		return
 	}
-	requireRoot(t)
-	becomeSubreaper(t)
-	mark := "watch-session-" + suiteMark
+	clitest.RequireRoot(t)
+	clitest.BecomeSubreaper(t)
+	mark := "watch-session-" + clitest.Mark
 	pol := watchPolicy(t, "", mark, `"owner-dead"`, "min_age = \"0s\"")
 	for _, tt := range []struct {
 		name    string
@@ -39,15 +41,15 @@ func TestWatchNewSessionFile(t *testing.T) {
 				os.MkdirAll(filepath.Join(home, ".claude", "sessions"), 0o700)
 			}
 			prom := filepath.Join(t.TempDir(), "reaper.prom")
-			w := startWatchEnv(t, []string{"HOME=" + home}, pol, "--backstop", "10m", "--metrics", prom)
+			w := clitest.StartWatchEnv(t, []string{"HOME=" + home}, pol, "--backstop", "10m", "--metrics", prom)
 
-			session := fmt.Sprintf("s-%s-%d", suiteMark, time.Now().UnixNano())
+			session := fmt.Sprintf("s-%s-%d", clitest.Mark, time.Now().UnixNano())
 			owner := adopt(t, "session-owner-"+mark, fmt.Sprintf(`export CLAUDE_CODE_SESSION_ID=%s; (exec -a %q sleep 600) & wait`, session, "npm exec mcp-remote https://"+mark), nil)
 			child := childWith(t, owner, mark, "the session's child")
 			t.Cleanup(func() { syscall.Kill(child, syscall.SIGKILL) })
 			writeSession(t, home, owner, session)
 			if tt.watched {
-				waitFor(t, func() bool {
+				clitest.WaitFor(t, func() bool {
 					// One pass or more: the file's temporary name and its
 					// rename may come as two hints.
 					text, _ := os.ReadFile(prom)
@@ -60,12 +62,12 @@ func TestWatchNewSessionFile(t *testing.T) {
 			syscall.Kill(owner, syscall.SIGKILL)
 			if !tt.watched {
 				time.Sleep(3 * time.Second)
-				if !alive(child) {
-					t.Fatalf("control: the orphan %d was reaped with no sessions dir watched:\n%s", child, w.stdout)
+				if !clitest.Alive(child) {
+					t.Fatalf("control: the orphan %d was reaped with no sessions dir watched:\n%s", child, w.Stdout)
 				}
 				return
 			}
-			waitFor(t, func() bool { return !alive(child) }, "the orphan of the session's owner reaped")
+			clitest.WaitFor(t, func() bool { return !clitest.Alive(child) }, "the orphan of the session's owner reaped")
 			t.Logf("session file → watched; owner SIGKILL → its orphan gone in %s (backstop 10m)", time.Since(killed).Round(time.Millisecond))
 		})
 	}
@@ -78,7 +80,7 @@ func writeSession(t *testing.T, home string, pid int, session string) {
 	dir := filepath.Join(home, ".claude", "sessions")
 	os.MkdirAll(dir, 0o700)
 	b, _ := json.Marshal(map[string]any{"pid": pid, "sessionId": session, "cwd": "/w", "startedAt": time.Now().Add(-90 * time.Second).UnixMilli(),
-		"procStart": fmt.Sprint(statOf(pid).StartTicks), "kind": "interactive", "version": "2.1.331"})
+		"procStart": fmt.Sprint(clitest.StatOf(pid).StartTicks), "kind": "interactive", "version": "2.1.331"})
 	tmp := filepath.Join(home, ".claude", "session.tmp")
 	if err := os.WriteFile(tmp, b, 0o600); err != nil {
 		t.Fatal(err)
@@ -100,16 +102,16 @@ func TestWatchSessionFileRewritten(t *testing.T) {
 	if isolated(t) {
 		return
 	}
-	requireRoot(t)
-	becomeSubreaper(t)
-	mark := "watch-rewrite-" + suiteMark
+	clitest.RequireRoot(t)
+	clitest.BecomeSubreaper(t)
+	mark := "watch-rewrite-" + clitest.Mark
 	pol := watchPolicy(t, "", mark, `"owner-dead"`, "min_age = \"0s\"")
 	for _, rewritten := range []bool{false, true} {
 		t.Run(fmt.Sprintf("rewritten=%v", rewritten), func(t *testing.T) {
 			home := t.TempDir()
 			dir := filepath.Join(home, ".claude", "sessions")
 			os.MkdirAll(dir, 0o700)
-			session := fmt.Sprintf("s-%s-%d", suiteMark, time.Now().UnixNano())
+			session := fmt.Sprintf("s-%s-%d", clitest.Mark, time.Now().UnixNano())
 			owner := adopt(t, "session-owner-"+mark, fmt.Sprintf(`export CLAUDE_CODE_SESSION_ID=%s; (exec -a %q sleep 600) & wait`, session, "npm exec mcp-remote https://"+mark), nil)
 			child := childWith(t, owner, mark, "the session's child")
 			t.Cleanup(func() { syscall.Kill(child, syscall.SIGKILL) })
@@ -121,17 +123,17 @@ func TestWatchSessionFileRewritten(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			write("dead-"+session, statOf(owner).StartTicks-100) // a dead claude's, at the same pid
+			write("dead-"+session, clitest.StatOf(owner).StartTicks-100) // a dead claude's, at the same pid
 			prom := filepath.Join(t.TempDir(), "reaper.prom")
-			w := startWatchEnv(t, []string{"HOME=" + home}, pol, "--backstop", "10m", "--metrics", prom)
+			w := clitest.StartWatchEnv(t, []string{"HOME=" + home}, pol, "--backstop", "10m", "--metrics", prom)
 			passes := func(trigger string) bool {
 				text, _ := os.ReadFile(prom)
 				return strings.Contains(string(text), `reaper_watch_passes_total{trigger="`+trigger+`"} `)
 			}
-			waitFor(t, func() bool { return passes("start") }, "the watch's first pass")
+			clitest.WaitFor(t, func() bool { return passes("start") }, "the watch's first pass")
 			if rewritten {
-				write(session, statOf(owner).StartTicks) // in place: the file exists
-				waitFor(t, func() bool { return passes("hint") }, "the pass the rewrite triggers")
+				write(session, clitest.StatOf(owner).StartTicks) // in place: the file exists
+				clitest.WaitFor(t, func() bool { return passes("hint") }, "the pass the rewrite triggers")
 			} else {
 				time.Sleep(2 * time.Second) // what the hint pass takes, were there one
 			}
@@ -139,12 +141,12 @@ func TestWatchSessionFileRewritten(t *testing.T) {
 			syscall.Kill(owner, syscall.SIGKILL)
 			if !rewritten {
 				time.Sleep(3 * time.Second)
-				if !alive(child) {
-					t.Fatalf("control: the orphan %d was reaped with its owner named by nothing:\n%s", child, w.stdout)
+				if !clitest.Alive(child) {
+					t.Fatalf("control: the orphan %d was reaped with its owner named by nothing:\n%s", child, w.Stdout)
 				}
 				return
 			}
-			waitFor(t, func() bool { return !alive(child) }, "the orphan of the rewritten session's owner reaped")
+			clitest.WaitFor(t, func() bool { return !clitest.Alive(child) }, "the orphan of the rewritten session's owner reaped")
 			t.Logf("session file rewritten in place → read; owner SIGKILL → its orphan gone in %s (backstop 10m)", time.Since(killed).Round(time.Millisecond))
 		})
 	}

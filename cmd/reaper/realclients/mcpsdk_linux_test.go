@@ -1,4 +1,4 @@
-package main
+package realclients
 
 import (
 	"bufio"
@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/orphanreaper/reaper/internal/clitest"
 	"github.com/orphanreaper/reaper/internal/realclients"
 )
 
@@ -26,11 +27,11 @@ import (
 // to be seen (more servers than sessions came and went); in "legacy", the
 // SDK's default, none is started.
 func TestRealMCPSDKProbeCopies(t *testing.T) {
-	sdk := requireInstalled(t, "REAPER_MCPSDK_DIR", "the MCP TypeScript SDK v2", "scripts/install-npm.sh mcpsdk", filepath.Join("node_modules", "@modelcontextprotocol", "client"))
+	sdk := requireInstalled(t, envMCPSDK, "the MCP TypeScript SDK v2", "scripts/install-npm.sh mcpsdk", filepath.Join("node_modules", "@modelcontextprotocol", "client"))
 	// The client script beside the SDK's node_modules, as an ESM import
 	// resolves it.
 	dir := t.TempDir()
-	code, err := os.ReadFile(filepath.Join("..", "..", "testdata", "mcpsdk", "connect.mjs"))
+	code, err := os.ReadFile(filepath.Join(clitest.Root(), "testdata", "mcpsdk", "connect.mjs"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,14 +39,14 @@ func TestRealMCPSDKProbeCopies(t *testing.T) {
 	if err := os.Symlink(filepath.Join(sdk, "node_modules"), filepath.Join(dir, "node_modules")); err != nil {
 		t.Fatal(err)
 	}
-	server, _ := filepath.Abs(filepath.Join("..", "..", "testdata", "clients", "stubborn-mcp.mjs"))
+	server := filepath.Join(clitest.Root(), "testdata", "clients", "stubborn-mcp.mjs")
 	for _, mode := range []string{"auto", "legacy"} {
 		t.Run(mode, func(t *testing.T) { sdkProbes(t, dir, server, mode) })
 	}
 }
 
 func sdkProbes(t *testing.T, dir, server, mode string) {
-	mark := "sdkmark" + strings.ReplaceAll(suiteMark, "-", "x") + mode
+	mark := "sdkmark" + strings.ReplaceAll(clitest.Mark, "-", "x") + mode
 	const sessions = 4
 	cmd := exec.Command("node", filepath.Join(dir, "connect.mjs"), server, "4", mark, mode)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -78,7 +79,7 @@ func sdkProbes(t *testing.T, dir, server, mode string) {
 		defer close(sampled)
 		for {
 			for _, pid := range realclients.MarkedPIDs(mark) {
-				if strings.Contains(cmdlineOf(pid), "--mcp-sdk") {
+				if strings.Contains(clitest.CmdlineOf(pid), "--mcp-sdk") {
 					mu.Lock()
 					seen[pid] = true
 					mu.Unlock()
@@ -94,7 +95,7 @@ func sdkProbes(t *testing.T, dir, server, mode string) {
 	// The example policy, every rule confined to this test's mark; this
 	// test is no subreaper (the client is its child, as a shell's is), and
 	// its cleanup ends the client's group, servers and all.
-	b, err := os.ReadFile("../../packaging/policy.example.toml")
+	b, err := os.ReadFile(filepath.Join(clitest.Root(), "packaging/policy.example.toml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,10 +103,10 @@ func sdkProbes(t *testing.T, dir, server, mode string) {
 	text := strings.Replace(string(b), `min_age = "2m"`, `min_age = "0s"`, 1)
 	os.WriteFile(pol, []byte(strings.ReplaceAll(text, "[[rule]]", "[[rule]]\ncmdline = '"+mark+"'")), 0o644)
 	reaps := 0
-	var found []reapFinding // every reap's findings, matched against what was seen
+	var found []clitest.ReapFinding // every reap's findings, matched against what was seen
 	deadline := time.After(2 * time.Minute)
 	for done := false; !done; {
-		rep, _ := reapJSONEnv(t, nil, "--policy", pol)
+		rep, _ := clitest.ReapJSONEnv(t, nil, "--policy", pol)
 		reaps++
 		found = append(found, rep.Findings...)
 		select {
@@ -128,7 +129,7 @@ func sdkProbes(t *testing.T, dir, server, mode string) {
 	}
 	var live []int
 	for _, pid := range realclients.MarkedPIDs(mark) {
-		if strings.Contains(cmdlineOf(pid), "--mcp-sdk") && alive(pid) && parentOf(pid) == client {
+		if strings.Contains(clitest.CmdlineOf(pid), "--mcp-sdk") && clitest.Alive(pid) && clitest.ParentOf(pid) == client {
 			live = append(live, pid)
 		}
 	}

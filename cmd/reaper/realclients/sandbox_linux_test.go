@@ -1,4 +1,4 @@
-package main
+package realclients
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/orphanreaper/reaper/internal/clitest"
 	"github.com/orphanreaper/reaper/internal/realclients"
 )
 
@@ -24,8 +25,8 @@ import (
 // were never run's, are untouched (no user-wide sweep).
 func TestRealReusedSandbox(t *testing.T) {
 	mods := requireClients(t)
-	becomeSubreaper(t)
-	mark := "sbmark" + strings.ReplaceAll(suiteMark, "-", "x")
+	clitest.BecomeSubreaper(t)
+	mark := "sbmark" + strings.ReplaceAll(clitest.Mark, "-", "x")
 	model := realclients.StartModel(t)
 	var mu sync.Mutex
 	called := map[string]bool{}
@@ -48,11 +49,11 @@ func TestRealReusedSandbox(t *testing.T) {
 	env, _ := realclients.ClaudeSetup(home, work, model.Addr, mark)
 	claude := filepath.Join(mods, "claude-code-2.1.331", "claude")
 	t.Cleanup(func() { realclients.KillOurs(mark) })
-	pol := examplePolicyForTest(t, mark)
+	pol := clitest.ExamplePolicy(t, mark)
 	ours := func(tag string) []int {
 		var out []int
 		for _, pid := range realclients.MarkedPIDs(mark) {
-			if strings.Contains(cmdlineOf(pid), tag) || strings.Contains(environOf(pid), tag) {
+			if strings.Contains(clitest.CmdlineOf(pid), tag) || strings.Contains(environOf(pid), tag) {
 				out = append(out, pid)
 			}
 		}
@@ -62,7 +63,7 @@ func TestRealReusedSandbox(t *testing.T) {
 		t.Helper()
 		argv := []string{claude, "-p", "start the job " + mark + "-" + name, "--permission-mode", "default", "--allowedTools", "Bash"}
 		if wrapped {
-			argv = append([]string{reaperBin, "run", "--policy", pol, "--"}, argv...)
+			argv = append([]string{clitest.Bin, "run", "--policy", pol, "--"}, argv...)
 		}
 		pid, log := realclients.StartDetached(t, work, append(env, "SANDBOX_TASK="+mark+"-"+name), argv...)
 		var ws syscall.WaitStatus
@@ -72,7 +73,7 @@ func TestRealReusedSandbox(t *testing.T) {
 		case <-done:
 		case <-time.After(120 * time.Second):
 			b, _ := os.ReadFile(log)
-			t.Fatalf("%s did not end within 120 s; requests %q\n%s", name, model.Requests(), tail(b, 2000))
+			t.Fatalf("%s did not end within 120 s; requests %q\n%s", name, model.Requests(), clitest.Tail(b, 2000))
 		}
 		b, _ := os.ReadFile(log)
 		return ws.ExitStatus(), string(b)
@@ -80,27 +81,27 @@ func TestRealReusedSandbox(t *testing.T) {
 
 	// Task 0, claude alone: its job outlives it (the control).
 	if code, out := task("task0", false); code != 0 {
-		t.Fatalf("task 0: exit %d\n%s", code, tail([]byte(out), 2000))
+		t.Fatalf("task 0: exit %d\n%s", code, clitest.Tail([]byte(out), 2000))
 	}
 	var left0 []int
-	waitFor(t, func() bool { left0 = ours(mark + "-task0"); return len(left0) > 0 }, "task 0's leftovers")
+	clitest.WaitFor(t, func() bool { left0 = ours(mark + "-task0"); return len(left0) > 0 }, "task 0's leftovers")
 	t.Logf("task 0 (claude alone) left %d processes: %v", len(left0), left0)
 
 	for _, name := range []string{"task1", "task2"} {
 		code, out := task(name, true)
 		if code != 0 {
-			t.Fatalf("%s under reaper run: exit %d\n%s", name, code, tail([]byte(out), 3000))
+			t.Fatalf("%s under reaper run: exit %d\n%s", name, code, clitest.Tail([]byte(out), 3000))
 		}
 		if left := ours(mark + "-" + name); len(left) > 0 {
-			t.Errorf("%s under reaper run left %v alive:\n%s", name, left, tail([]byte(out), 3000))
+			t.Errorf("%s under reaper run left %v alive:\n%s", name, left, clitest.Tail([]byte(out), 3000))
 		}
 		if !strings.Contains(out, "reaper run: tree") {
-			t.Errorf("%s: run reaped nothing it says:\n%s", name, tail([]byte(out), 3000))
+			t.Errorf("%s: run reaped nothing it says:\n%s", name, clitest.Tail([]byte(out), 3000))
 		}
-		t.Logf("%s under reaper run: its leftovers reaped as it ended:\n%s", name, grepLines(out, "reaper run:"))
+		t.Logf("%s under reaper run: its leftovers reaped as it ended:\n%s", name, clitest.GrepLines(out, "reaper run:"))
 	}
 	for _, pid := range left0 {
-		if !alive(pid) {
+		if !clitest.Alive(pid) {
 			t.Errorf("task 0's process %d, never run's, was ended", pid)
 		}
 	}
@@ -110,15 +111,4 @@ func TestRealReusedSandbox(t *testing.T) {
 func environOf(pid int) string {
 	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
 	return strings.ReplaceAll(string(b), "\x00", "\n")
-}
-
-// grepLines keeps the lines of s that hold sub.
-func grepLines(s, sub string) string {
-	var out []string
-	for _, l := range strings.Split(s, "\n") {
-		if strings.Contains(l, sub) {
-			out = append(out, l)
-		}
-	}
-	return strings.Join(out, "\n")
 }

@@ -1,4 +1,4 @@
-package main
+package realclients
 
 import (
 	"bufio"
@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/orphanreaper/reaper/internal/clitest"
 	"github.com/orphanreaper/reaper/internal/realclients"
 	"github.com/orphanreaper/reaper/setup"
 )
@@ -33,13 +34,13 @@ const hookUID = 61234
 // and logs to the user's own audit log. The control subtest is the same
 // without the hook: the second session leaves the first's servers alone.
 func TestRealClaudeHook(t *testing.T) {
-	requireRoot(t)
+	clitest.RequireRoot(t)
 	mods := requireClients(t)
-	becomeSubreaper(t)
+	clitest.BecomeSubreaper(t)
 	for _, hooked := range []bool{false, true} {
 		name := map[bool]string{false: "control: no hook", true: "hook installed"}[hooked]
 		t.Run(name, func(t *testing.T) {
-			base := "chmark" + strings.ReplaceAll(suiteMark, "-", "x") + map[bool]string{false: "c", true: "h"}[hooked]
+			base := "chmark" + strings.ReplaceAll(clitest.Mark, "-", "x") + map[bool]string{false: "c", true: "h"}[hooked]
 			u := newHookUser(t, mods, base)
 			if hooked {
 				out := u.run(t, "hook", "install", "claude-code")
@@ -67,7 +68,7 @@ func TestRealClaudeHook(t *testing.T) {
 			}
 			waitGone(t, firstServers, false)
 			for _, pid := range secondServers {
-				if !alive(pid) {
+				if !clitest.Alive(pid) {
 					t.Errorf("the second session's server %d died: the hook reaped a live session", pid)
 				}
 			}
@@ -121,7 +122,7 @@ func newHookUser(t *testing.T, mods, base string) *hookUser {
 		copyExecutable(t, filepath.Join(mods, "@anthropic-ai", "claude-code-linux-x64", "claude"), u.claude)
 	}
 	u.reaper = filepath.Join(u.bin, "reaper")
-	copyExecutable(t, reaperBin, u.reaper)
+	copyExecutable(t, clitest.Bin, u.reaper)
 	stubborn := realclients.StubbornServers(base)["stubborn"][1]
 	u.script = filepath.Join(u.bin, "stubborn-mcp.mjs")
 	copyExecutable(t, stubborn, u.script)
@@ -133,7 +134,7 @@ func newHookUser(t *testing.T, mods, base string) *hookUser {
 	u.env = append(env, "XDG_CONFIG_HOME="+filepath.Join(u.home, ".config"), "XDG_RUNTIME_DIR="+filepath.Join(u.home, "run"),
 		"XDG_STATE_HOME="+filepath.Join(u.home, ".local", "state"))
 	os.MkdirAll(filepath.Join(u.home, "run"), 0o700)
-	pol, err := os.ReadFile(examplePolicyForTest(t, base))
+	pol, err := os.ReadFile(clitest.ExamplePolicy(t, base))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,11 +222,11 @@ func (u *hookUser) auditLog(t *testing.T) string {
 // example policy's grace, 5 s, and a margin).
 func waitGone(t *testing.T, pids []int, survive bool) {
 	t.Helper()
-	anyAlive := func() bool { return slices.ContainsFunc(pids, alive) }
+	anyAlive := func() bool { return slices.ContainsFunc(pids, clitest.Alive) }
 	if survive {
 		time.Sleep(10 * time.Second)
 		for _, pid := range pids {
-			if !alive(pid) {
+			if !clitest.Alive(pid) {
 				t.Fatalf("control: server %d died with no hook", pid)
 			}
 		}
@@ -263,7 +264,7 @@ func killUID(uid int) {
 	ents, _ := os.ReadDir("/proc")
 	for _, e := range ents {
 		if pid, err := strconv.Atoi(e.Name()); err == nil && uidOf(pid) == uid {
-			killTreeVerified(pid)
+			clitest.KillTreeVerified(pid)
 		}
 	}
 }

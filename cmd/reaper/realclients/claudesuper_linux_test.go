@@ -1,4 +1,4 @@
-package main
+package realclients
 
 import (
 	"encoding/json"
@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/orphanreaper/reaper/internal/clitest"
 	"github.com/orphanreaper/reaper/internal/realclients"
 )
 
@@ -27,14 +28,14 @@ import (
 // script's path — matched to its config entry all the same.
 func TestRealClaudeSuperseded(t *testing.T) {
 	mods := requireClients(t)
-	becomeSubreaper(t)
+	clitest.BecomeSubreaper(t)
 	for _, form := range []string{"node-script", "script"} {
 		t.Run(form, func(t *testing.T) { claudeSuperseded(t, mods, form == "script") })
 	}
 }
 
 func claudeSuperseded(t *testing.T, mods string, asScript bool) {
-	mark := "csmark" + strings.ReplaceAll(suiteMark, "-", "x") + map[bool]string{true: "s", false: "n"}[asScript]
+	mark := "csmark" + strings.ReplaceAll(clitest.Mark, "-", "x") + map[bool]string{true: "s", false: "n"}[asScript]
 	model := realclients.StartModel(t)
 	home, work := t.TempDir(), t.TempDir()
 	env, cfgDir := realclients.ClaudeSetup(home, work, model.Addr, mark)
@@ -46,8 +47,8 @@ func claudeSuperseded(t *testing.T, mods string, asScript bool) {
 	cfg["projects"] = map[string]any{work: map[string]any{"hasTrustDialogAccepted": true, "enableAllProjectMcpServers": true, "mcpServers": map[string]any{}}}
 	b, _ = json.Marshal(cfg)
 	os.WriteFile(cfgFile, b, 0o600)
-	script := filepath.Join("..", "..", "testdata", "clients", "stubborn-mcp.mjs")
-	script, _ = filepath.Abs(script)
+	script := filepath.Join(clitest.Root(), "testdata", "clients", "stubborn-mcp.mjs")
+
 	entry := func(args ...string) map[string]any {
 		return map[string]any{"command": "node", "args": append([]string{script}, args...)}
 	}
@@ -74,12 +75,12 @@ func claudeSuperseded(t *testing.T, mods string, asScript bool) {
 		}
 	}
 	writeMCP("v1")
-	term := startOnTerminal(t, work, onTerminal(env), filepath.Join(mods, "claude-code-2.1.331", "claude"), "--permission-mode", "default")
+	term := clitest.StartOnTerminal(t, work, clitest.OnTerminal(env), filepath.Join(mods, "claude-code-2.1.331", "claude"), "--permission-mode", "default")
 	t.Cleanup(func() { realclients.KillOurs(mark) })
 	server := func(arg string) []int {
 		var out []int
 		for _, pid := range realclients.MarkedPIDs(mark) {
-			if strings.Contains(cmdlineOf(pid), arg) {
+			if strings.Contains(clitest.CmdlineOf(pid), arg) {
 				out = append(out, pid)
 			}
 		}
@@ -89,16 +90,16 @@ func claudeSuperseded(t *testing.T, mods string, asScript bool) {
 		t.Helper()
 		for deadline := time.Now().Add(clientDeadline()); !ok(); time.Sleep(100 * time.Millisecond) {
 			if time.Now().After(deadline) {
-				t.Fatalf("%s: not within the deadline; marked %v; the screen:\n%s", what, realclients.MarkedPIDs(mark), term.screen(3000))
+				t.Fatalf("%s: not within the deadline; marked %v; the screen:\n%s", what, realclients.MarkedPIDs(mark), term.Screen(3000))
 			}
 		}
 	}
 	waitFor("claude starts both servers", func() bool { return len(server("--mcp-edited")) == 1 && len(server("--mcp-same")) == 1 })
 	old, same := server("--mcp-edited")[0], server("--mcp-same")[0]
-	claude := parentOf(old)
+	claude := clitest.ParentOf(old)
 	keys := func(ks ...string) {
 		for _, k := range ks {
-			fmt.Fprint(term.master, k)
+			fmt.Fprint(term.Master, k)
 			time.Sleep(1500 * time.Millisecond)
 		}
 	}
@@ -109,14 +110,14 @@ func claudeSuperseded(t *testing.T, mods string, asScript bool) {
 	choose := func(label string) {
 		t.Helper()
 		for moves := range 12 {
-			if item := selected(term.output()); strings.Contains(item, label) {
+			if item := selected(term.Output()); strings.Contains(item, label) {
 				t.Logf("menu: %q after %d moves down", item, moves)
 				keys("\r")
 				return
 			}
 			keys("\x1b[B")
 		}
-		t.Fatalf("no menu item %q under the cursor; the screen:\n%s", label, strings.Join(playScreen(term.output()), "\n"))
+		t.Fatalf("no menu item %q under the cursor; the screen:\n%s", label, strings.Join(playScreen(term.Output()), "\n"))
 	}
 	// Edit "edited", reconnect it: /mcp, the server, Reconnect.
 	writeMCP("v2")
@@ -138,28 +139,28 @@ func claudeSuperseded(t *testing.T, mods string, asScript bool) {
 	keys("\x1b")
 	time.Sleep(3 * time.Second) // past the hold
 	logs, _ := filepath.Glob(filepath.Join(home, ".cache", "claude-cli-nodejs", "*", "mcp-logs-*", "*.jsonl"))
-	t.Logf("claude %d: the edited entry's old copy %d (%s) and new %d; the unchanged one's %d, now %d; logs %v", claude, old, stateOf(old), current, same, sameNow, logs)
-	if st := stateOf(old); st == "" || st == "Z" || parentOf(old) != claude {
-		t.Fatalf("control: the old copy %d did not outlive its reconnect under claude (state %q, parent %d)", old, st, parentOf(old))
+	t.Logf("claude %d: the edited entry's old copy %d (%s) and new %d; the unchanged one's %d, now %d; logs %v", claude, old, clitest.StateOf(old), current, same, sameNow, logs)
+	if st := clitest.StateOf(old); st == "" || st == "Z" || clitest.ParentOf(old) != claude {
+		t.Fatalf("control: the old copy %d did not outlive its reconnect under claude (state %q, parent %d)", old, st, clitest.ParentOf(old))
 	}
-	if st := stateOf(same); st != "" && st != "Z" {
+	if st := clitest.StateOf(same); st != "" && st != "Z" {
 		t.Errorf("the unchanged entry's old copy %d lives: claude did not stop it", same)
 	}
 
 	// reaper ps shows the session as it is: claude with both current
 	// copies, and the old edited copy under it marked as the leak.
-	pol := examplePolicyForTest(t, mark)
-	if client, ok, out := psSession(t, pol, claude, map[int]string{old: "superseded", current: "", sameNow: ""}); client != "claude-code" || !ok {
+	pol := clitest.ExamplePolicy(t, mark)
+	if client, ok, out := clitest.PSSession(t, pol, claude, map[int]string{old: "superseded", current: "", sameNow: ""}); client != "claude-code" || !ok {
 		t.Errorf("reaper ps: claude %d as %q, its servers marked %v; want the old copy %d a superseded leak, %d and %d not:\n%s", claude, client, ok, old, current, sameNow, out)
 	}
-	t.Logf("reaper ps:\n%s", runReaper(t, nil, "ps", "--policy", pol, "--color", "never").stdout)
+	t.Logf("reaper ps:\n%s", clitest.RunReaper(t, nil, "ps", "--policy", pol, "--color", "never").Stdout)
 	audit := filepath.Join(t.TempDir(), "audit.log")
-	rep, r := reapJSONEnv(t, nil, "--policy", pol, "--audit-log", audit)
-	f := rep.finding(old)
+	rep, r := clitest.ReapJSONEnv(t, nil, "--policy", pol, "--audit-log", audit)
+	f := rep.Finding(old)
 	switch {
 	case f == nil:
-		t.Errorf("no finding for the superseded copy %d\n%s\n%s", old, r.stdout, r.stderr)
-	case f.Rule != "claude-superseded" || f.Outcome != "killed" || !contains(f.Reasons, "superseded"):
+		t.Errorf("no finding for the superseded copy %d\n%s\n%s", old, r.Stdout, r.Stderr)
+	case f.Rule != "claude-superseded" || f.Outcome != "killed" || !clitest.Contains(f.Reasons, "superseded"):
 		t.Errorf("the superseded copy %d: %s by %q, reasons %v, evidence %q; want killed by claude-superseded", old, f.Outcome, f.Rule, f.Reasons, f.Evidence)
 	default:
 		t.Logf("the superseded copy %d: %s by %s, reasons %v, evidence %q", old, f.Outcome, f.Rule, f.Reasons, f.Evidence)
@@ -181,7 +182,7 @@ func claudeSuperseded(t *testing.T, mods string, asScript bool) {
 		}
 	}
 	t.Logf("signals sent: %v", signals)
-	if !slicesHasString(signals, fmt.Sprintf("SIGINT to %d", old)) {
+	if !clitest.HasString(signals, fmt.Sprintf("SIGINT to %d", old)) {
 		t.Errorf("no SIGINT to the superseded copy %d: %v", old, signals)
 	}
 	for _, sig := range signals {
@@ -190,23 +191,14 @@ func claudeSuperseded(t *testing.T, mods string, asScript bool) {
 		}
 	}
 	time.Sleep(500 * time.Millisecond)
-	if st := stateOf(old); st != "" && st != "Z" {
+	if st := clitest.StateOf(old); st != "" && st != "Z" {
 		t.Errorf("the superseded copy %d is alive after the reap", old)
 	}
 	for _, pid := range []int{claude, current, sameNow} {
-		if st := stateOf(pid); st == "" || st == "Z" {
-			t.Errorf("%d (%s) is gone after the reap: only the superseded copy may be", pid, cmdlineOf(pid))
+		if st := clitest.StateOf(pid); st == "" || st == "Z" {
+			t.Errorf("%d (%s) is gone after the reap: only the superseded copy may be", pid, clitest.CmdlineOf(pid))
 		}
 	}
-}
-
-func slicesHasString(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // selected is the menu item under the cursor (❯) on the screen the

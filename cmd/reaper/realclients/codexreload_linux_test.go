@@ -1,4 +1,4 @@
-package main
+package realclients
 
 import (
 	"bufio"
@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/orphanreaper/reaper/internal/clitest"
 	"github.com/orphanreaper/reaper/internal/realclients"
 )
 
@@ -26,12 +27,12 @@ import (
 // and the scan gives no batch advice (one copy, one loaded thread).
 func TestRealCodexAppServerReload(t *testing.T) {
 	mods := requireClients(t)
-	becomeSubreaper(t)
-	mark := "cxrmark" + strings.ReplaceAll(suiteMark, "-", "x")
+	clitest.BecomeSubreaper(t)
+	mark := "cxrmark" + strings.ReplaceAll(clitest.Mark, "-", "x")
 	home, work := t.TempDir(), t.TempDir()
 	codexHome := filepath.Join(home, ".codex")
 	os.MkdirAll(codexHome, 0o700)
-	script, _ := filepath.Abs(filepath.Join("..", "..", "testdata", "clients", "stubborn-mcp.mjs"))
+	script := filepath.Join(clitest.Root(), "testdata", "clients", "stubborn-mcp.mjs")
 	config := func(version string) {
 		toml := fmt.Sprintf("model = \"m\"\nmodel_provider = \"mock\"\n[model_providers.mock]\nname = \"mock\"\nbase_url = \"http://127.0.0.1:9/v1\"\nwire_api = \"responses\"\nenv_key = \"OPENAI_API_KEY\"\n"+
 			"[projects.%q]\ntrust_level = \"trusted\"\n[mcp_servers.edited]\ncommand = \"/usr/bin/node\"\nargs = [%q, \"--mcp-edited\", %q, %q]\n", work, script, mark, version)
@@ -63,7 +64,7 @@ func TestRealCodexAppServerReload(t *testing.T) {
 	copies := func(version string) []int {
 		var pids []int
 		for _, pid := range realclients.MarkedPIDs(mark) {
-			if strings.HasSuffix(cmdlineOf(pid), mark+" "+version) {
+			if strings.HasSuffix(clitest.CmdlineOf(pid), mark+" "+version) {
 				pids = append(pids, pid)
 			}
 		}
@@ -82,15 +83,15 @@ func TestRealCodexAppServerReload(t *testing.T) {
 	send("thread/start", map[string]any{"cwd": work})
 	waitFor("the thread's server", func() bool { return len(copies("v1")) == 1 })
 	old := copies("v1")[0]
-	t.Logf("codex app-server %d: the thread's server %d (parent %d, group %d)", cmd.Process.Pid, old, parentOf(old), pgidOf(old))
+	t.Logf("codex app-server %d: the thread's server %d (parent %d, group %d)", cmd.Process.Pid, old, clitest.ParentOf(old), clitest.PgidOf(old))
 	reapLive(t, mark, "codex app-server, a thread loaded")
 
 	config("v2")
 	send("config/mcpServer/reload", map[string]any{})
 	waitFor("the reloaded server", func() bool { return len(copies("v2")) == 1 })
 	time.Sleep(2 * time.Second)
-	t.Logf("reloaded: the new copy %v; the old copy %d: state %q", copies("v2"), old, stateOf(old))
-	if st := stateOf(old); st != "" && st != "Z" {
+	t.Logf("reloaded: the new copy %v; the old copy %d: state %q", copies("v2"), old, clitest.StateOf(old))
+	if st := clitest.StateOf(old); st != "" && st != "Z" {
 		t.Errorf("codex 0.169.0 left the replaced copy %d running after the reload", old)
 	}
 	reapLive(t, mark, "codex app-server, after a reload")
@@ -99,8 +100,8 @@ func TestRealCodexAppServerReload(t *testing.T) {
 	var sr struct {
 		Advice []struct{ ID, Evidence string } `json:"advice"`
 	}
-	scan := runReaper(t, []string{"CODEX_HOME=" + codexHome}, "scan", "--output", "json", "--policy", examplePolicyForTest(t, mark))
-	json.Unmarshal([]byte(scan.stdout), &sr)
+	scan := clitest.RunReaper(t, []string{"CODEX_HOME=" + codexHome}, "scan", "--output", "json", "--policy", clitest.ExamplePolicy(t, mark))
+	json.Unmarshal([]byte(scan.Stdout), &sr)
 	for _, a := range sr.Advice {
 		if a.ID == "codex-mcp-batches" {
 			t.Errorf("advice on a release that does not leak: %s", a.Evidence)

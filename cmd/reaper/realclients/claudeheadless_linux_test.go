@@ -1,4 +1,4 @@
-package main
+package realclients
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/orphanreaper/reaper/internal/clitest"
 	"github.com/orphanreaper/reaper/internal/realclients"
 )
 
@@ -24,8 +25,8 @@ import (
 // nothing.
 func TestRealClaudeHeadlessNoReader(t *testing.T) {
 	mods := requireClients(t)
-	becomeSubreaper(t)
-	mark := "chmark" + strings.ReplaceAll(suiteMark, "-", "x")
+	clitest.BecomeSubreaper(t)
+	mark := "chmark" + strings.ReplaceAll(clitest.Mark, "-", "x")
 	model := realclients.StartModel(t)
 	home, work := t.TempDir(), t.TempDir()
 	env, _ := realclients.ClaudeSetup(home, work, model.Addr, mark)
@@ -59,28 +60,28 @@ func TestRealClaudeHeadlessNoReader(t *testing.T) {
 			t.Fatalf("claude -p did not reach the model with its servers up within 90 s (turns %d, marked %v):\n%s", model.Turns(), realclients.MarkedPIDs(mark), b)
 		}
 	}
-	if parentOf(claude) != os.Getpid() {
-		t.Fatalf("claude %d is not reparented to this test: parent %d", claude, parentOf(claude))
+	if clitest.ParentOf(claude) != os.Getpid() {
+		t.Fatalf("claude %d is not reparented to this test: parent %d", claude, clitest.ParentOf(claude))
 	}
-	pol := examplePolicyForTest(t, mark)
-	rep, res := reapJSONEnv(t, nil, "--policy", pol)
-	if f := rep.finding(claude); f != nil && contains(f.Reasons, "abandoned") {
+	pol := clitest.ExamplePolicy(t, mark)
+	rep, res := clitest.ReapJSONEnv(t, nil, "--policy", pol)
+	if f := rep.Finding(claude); f != nil && clitest.Contains(f.Reasons, "abandoned") {
 		t.Errorf("control: with its reader alive, claude %d is abandoned: %+v", claude, f)
 	}
-	t.Logf("reader alive: claude %d is %v\n%s", claude, rep.finding(claude), res.stderr)
+	t.Logf("reader alive: claude %d is %v\n%s", claude, rep.Finding(claude), res.Stderr)
 
 	r.Close()
-	rep, res = reapJSONEnv(t, nil, "--policy", pol)
-	f := rep.finding(claude)
+	rep, res = clitest.ReapJSONEnv(t, nil, "--policy", pol)
+	f := rep.Finding(claude)
 	switch {
 	case f == nil:
-		t.Fatalf("no finding for claude %d once its reader is gone\n%s\n%s", claude, res.stdout, res.stderr)
-	case !contains(f.Reasons, "abandoned") || f.Rule != "agent-client-abandoned" || f.Outcome != "reported":
+		t.Fatalf("no finding for claude %d once its reader is gone\n%s\n%s", claude, res.Stdout, res.Stderr)
+	case !clitest.Contains(f.Reasons, "abandoned") || f.Rule != "agent-client-abandoned" || f.Outcome != "reported":
 		t.Errorf("claude %d: %s by %q, reasons %v, evidence %q; want abandoned, reported by agent-client-abandoned", claude, f.Outcome, f.Rule, f.Reasons, f.Evidence)
 	default:
 		t.Logf("claude %d: %s by %s, reasons %v, evidence %q", claude, f.Outcome, f.Rule, f.Reasons, f.Evidence)
 	}
-	if !alive(claude) {
+	if !clitest.Alive(claude) {
 		t.Errorf("claude %d was ended: the example policy only reports it", claude)
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package realclients
 
 import (
 	"encoding/json"
@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/orphanreaper/reaper/internal/clitest"
 	"github.com/orphanreaper/reaper/internal/realclients"
 )
 
@@ -37,7 +38,7 @@ import (
 // it, and nothing else.
 func TestRealClaudeBackground(t *testing.T) {
 	mods := requireClients(t)
-	becomeSubreaper(t)
+	clitest.BecomeSubreaper(t)
 	for _, v := range []struct {
 		name, dir string
 		hold      bool
@@ -53,7 +54,7 @@ func TestRealClaudeBackground(t *testing.T) {
 // stops the spare before its daemon is killed (a release whose spare
 // ends with its daemon).
 func realClaudeBackground(t *testing.T, bin, version string, hold bool) {
-	mark := "cbmark" + strings.ReplaceAll(suiteMark, "-", "x") + strings.ReplaceAll(version, ".", "")
+	mark := "cbmark" + strings.ReplaceAll(clitest.Mark, "-", "x") + strings.ReplaceAll(version, ".", "")
 	model := realclients.StartModel(t)
 	home, work := t.TempDir(), t.TempDir()
 	env, cfgDir := realclients.ClaudeSetup(home, work, model.Addr, mark)
@@ -97,50 +98,50 @@ func realClaudeBackground(t *testing.T, bin, version string, hold bool) {
 		if _, after, ok := strings.Cut(string(log), "control socket bound at "); ok {
 			run, _, _ = strings.Cut(after, "/control.sock")
 		}
-		return job.PID > 0 && alive(job.PID) && alive(job.ReplPID) && run != "" && len(realclients.MarkedPIDs(mark)) == 2
+		return job.PID > 0 && clitest.Alive(job.PID) && clitest.Alive(job.ReplPID) && run != "" && len(realclients.MarkedPIDs(mark)) == 2
 	})
 	if !strings.HasPrefix(run, "/") || !strings.Contains(run, "/cc-daemon-") || strings.ContainsAny(run, " .*+?()[]{}|^$\\") {
 		t.Fatalf("the daemon's run dir %q is not one a policy pattern can name alone", run)
 	}
 	spare := 0
 	waitFor("the warm spare", func() bool {
-		for _, pid := range descendantsOf(os.Getpid()) {
-			if c := cmdlineOf(pid); strings.Contains(c, "--bg-pty-host "+run+"/spare/") && pid != job.PID {
+		for _, pid := range clitest.DescendantsOf(os.Getpid()) {
+			if c := clitest.CmdlineOf(pid); strings.Contains(c, "--bg-pty-host "+run+"/spare/") && pid != job.PID {
 				spare = pid
 			}
 		}
-		return spare > 0 && len(childrenOf(spare)) == 1
+		return spare > 0 && len(clitest.ChildrenOf(spare)) == 1
 	})
 	var lock struct{ PID int }
 	b, _ := os.ReadFile(filepath.Join(cfgDir, "daemon.lock"))
 	json.Unmarshal(b, &lock)
 	servers := realclients.MarkedPIDs(mark)
 	jobs := append([]int{job.PID, job.ReplPID}, servers...)
-	t.Logf("daemon %d (run dir %s); job host %d, claude %d, servers %v; spare %d (%v)", lock.PID, run, job.PID, job.ReplPID, servers, spare, childrenOf(spare))
+	t.Logf("daemon %d (run dir %s); job host %d, claude %d, servers %v; spare %d (%v)", lock.PID, run, job.PID, job.ReplPID, servers, spare, clitest.ChildrenOf(spare))
 
 	// Every rule confined to this test's processes: its servers' mark, or
 	// its daemon's run dir on a host's command line (/tmp/cc-daemon-0/<hex>:
 	// no character a pattern reads as more than itself).
-	pol := examplePolicyForTest(t, mark+"|"+run)
-	reap := func(what string) *reapReport {
+	pol := clitest.ExamplePolicy(t, mark+"|"+run)
+	reap := func(what string) *clitest.ReapReport {
 		t.Helper()
-		rep, r := reapJSONEnv(t, nil, "--policy", pol)
-		t.Logf("%s: reap exit %d\n%s", what, r.code, r.stderr)
+		rep, r := clitest.ReapJSONEnv(t, nil, "--policy", pol)
+		t.Logf("%s: reap exit %d\n%s", what, r.Code, r.Stderr)
 		return rep
 	}
 	rep := reap("the daemon alive")
 	for _, pid := range append(jobs, spare, lock.PID) {
-		if f := rep.finding(pid); f != nil && f.Outcome != "" && f.Outcome != "reported" {
-			t.Errorf("daemon alive: %d (%s) %s by %q", pid, cmdlineOf(pid), f.Outcome, f.Rule)
+		if f := rep.Finding(pid); f != nil && f.Outcome != "" && f.Outcome != "reported" {
+			t.Errorf("daemon alive: %d (%s) %s by %q", pid, clitest.CmdlineOf(pid), f.Outcome, f.Rule)
 		}
-		if !alive(pid) {
-			t.Fatalf("daemon alive: %d (%s) is gone after the reap", pid, cmdlineOf(pid))
+		if !clitest.Alive(pid) {
+			t.Fatalf("daemon alive: %d (%s) is gone after the reap", pid, clitest.CmdlineOf(pid))
 		}
 	}
 
 	// The spare stuck (or, where the release leaves it running, as it
 	// is), the daemon killed.
-	stuck := append([]int{spare}, childrenOf(spare)...)
+	stuck := append([]int{spare}, clitest.ChildrenOf(spare)...)
 	if hold {
 		for _, pid := range stuck {
 			syscall.Kill(pid, syscall.SIGSTOP)
@@ -150,10 +151,10 @@ func realClaudeBackground(t *testing.T, bin, version string, hold bool) {
 	killedAt := time.Now()
 	var ws syscall.WaitStatus
 	syscall.Wait4(lock.PID, &ws, 0, nil)
-	waitFor("the daemon's hosts reparented", func() bool { return parentOf(job.PID) == os.Getpid() && parentOf(spare) == os.Getpid() })
+	waitFor("the daemon's hosts reparented", func() bool { return clitest.ParentOf(job.PID) == os.Getpid() && clitest.ParentOf(spare) == os.Getpid() })
 
 	// reaper ps shows the job as the roster's background session.
-	ps := runReaper(t, nil, "ps", "--policy", pol, "-o", "json")
+	ps := clitest.RunReaper(t, nil, "ps", "--policy", pol, "-o", "json")
 	var view struct {
 		Sessions []struct {
 			PID   int    `json:"pid"`
@@ -161,7 +162,7 @@ func realClaudeBackground(t *testing.T, bin, version string, hold bool) {
 			State string `json:"state"`
 		} `json:"sessions"`
 	}
-	json.Unmarshal([]byte(ps.stdout), &view)
+	json.Unmarshal([]byte(ps.Stdout), &view)
 	found := false
 	for _, s := range view.Sessions {
 		found = found || s.PID == job.PID && strings.HasPrefix(s.Kind, "bg job ") && s.State == "background"
@@ -169,10 +170,10 @@ func realClaudeBackground(t *testing.T, bin, version string, hold bool) {
 	if !found {
 		t.Errorf("reaper ps does not show the roster's job (host %d) as a background session: %+v", job.PID, view.Sessions)
 	}
-	scanOut := runReaper(t, nil, "scan", "--policy", pol, "--color", "never")
-	t.Logf("reaper scan (exit %d):\n%s%s", scanOut.code, scanOut.stdout, scanOut.stderr)
+	scanOut := clitest.RunReaper(t, nil, "scan", "--policy", pol, "--color", "never")
+	t.Logf("reaper scan (exit %d):\n%s%s", scanOut.Code, scanOut.Stdout, scanOut.Stderr)
 	for _, pid := range stuck {
-		if !alive(pid) {
+		if !clitest.Alive(pid) {
 			t.Fatalf("negative control: the spare's %d (held %v) did not survive its daemon without the reap", pid, hold)
 		}
 	}
@@ -189,18 +190,18 @@ func realClaudeBackground(t *testing.T, bin, version string, hold bool) {
 		t.Logf("%s: the spare %v runs on, unheld, %s after its daemon's SIGKILL", version, stuck, time.Since(killedAt).Round(time.Millisecond))
 	}
 	rep = reap("the daemon gone")
-	f := rep.finding(spare)
+	f := rep.Finding(spare)
 	switch {
 	case f == nil:
 		t.Errorf("no finding for the stuck spare %d", spare)
-	case f.Rule != "agent-client-dead" || f.Outcome != "killed" || !contains(f.Reasons, "owner-dead"):
+	case f.Rule != "agent-client-dead" || f.Outcome != "killed" || !clitest.Contains(f.Reasons, "owner-dead"):
 		t.Errorf("the stuck spare %d: %s by %q, reasons %v, evidence %q; want killed by agent-client-dead", spare, f.Outcome, f.Rule, f.Reasons, f.Evidence)
 	default:
 		t.Logf("the stuck spare %d: %s by %s, reasons %v, evidence %q", spare, f.Outcome, f.Rule, f.Reasons, f.Evidence)
 	}
 	for _, pid := range jobs {
-		if g := rep.finding(pid); g != nil && g.Outcome != "reported" {
-			t.Errorf("daemon gone: the roster's job %d (%s) %s by %q, evidence %q", pid, cmdlineOf(pid), g.Outcome, g.Rule, g.Evidence)
+		if g := rep.Finding(pid); g != nil && g.Outcome != "reported" {
+			t.Errorf("daemon gone: the roster's job %d (%s) %s by %q, evidence %q", pid, clitest.CmdlineOf(pid), g.Outcome, g.Rule, g.Evidence)
 		}
 	}
 	for deadline := time.Now().Add(30 * time.Second); anyAlive(stuck); time.Sleep(100 * time.Millisecond) {
@@ -209,7 +210,7 @@ func realClaudeBackground(t *testing.T, bin, version string, hold bool) {
 		}
 	}
 	for _, pid := range jobs {
-		if !alive(pid) {
+		if !clitest.Alive(pid) {
 			t.Errorf("daemon gone: the roster's job %d is gone after the reap", pid)
 		}
 	}
@@ -219,7 +220,7 @@ func realClaudeBackground(t *testing.T, bin, version string, hold bool) {
 // CLAUDE_CONFIG_DIR=dir: the daemon and everything it started.
 func killConfigDir(dir string) {
 	want := "CLAUDE_CONFIG_DIR=" + dir + "\x00"
-	for _, pid := range descendantsOf(os.Getpid()) {
+	for _, pid := range clitest.DescendantsOf(os.Getpid()) {
 		if b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ"); err == nil && strings.Contains(string(b), want) {
 			syscall.Kill(pid, syscall.SIGKILL)
 		}
@@ -228,7 +229,7 @@ func killConfigDir(dir string) {
 
 func anyAlive(pids []int) bool {
 	for _, pid := range pids {
-		if alive(pid) {
+		if clitest.Alive(pid) {
 			return true
 		}
 	}

@@ -1,4 +1,4 @@
-package main
+package realclients
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/orphanreaper/reaper/internal/clitest"
 	"github.com/orphanreaper/reaper/internal/realclients"
 )
 
@@ -24,8 +25,8 @@ import (
 // tree that no rule signals.
 func TestRealCline(t *testing.T) {
 	mods := requireClients(t)
-	becomeSubreaper(t)
-	mark := "clmark" + strings.ReplaceAll(suiteMark, "-", "x")
+	clitest.BecomeSubreaper(t)
+	mark := "clmark" + strings.ReplaceAll(clitest.Mark, "-", "x")
 	model := realclients.StartModel(t)
 	home, work := t.TempDir(), t.TempDir()
 	bin := filepath.Join(mods, "@cline", "cli-linux-x64", "bin", "cline")
@@ -34,8 +35,8 @@ func TestRealCline(t *testing.T) {
 		ents, _ := os.ReadDir("/proc")
 		for _, e := range ents {
 			var pid int
-			if _, err := fmt.Sscan(e.Name(), &pid); err == nil && strings.Contains(cmdlineOf(pid), "--cline-hub-daemon --cwd "+work) {
-				if s := stateOf(pid); s != "" && s != "Z" {
+			if _, err := fmt.Sscan(e.Name(), &pid); err == nil && strings.Contains(clitest.CmdlineOf(pid), "--cline-hub-daemon --cwd "+work) {
+				if s := clitest.StateOf(pid); s != "" && s != "Z" {
 					return pid
 				}
 			}
@@ -44,36 +45,36 @@ func TestRealCline(t *testing.T) {
 	}
 	t.Cleanup(func() {
 		realclients.KillOurs(mark)
-		if hub := hubOf(); hub > 0 && parentOf(hub) == os.Getpid() {
+		if hub := hubOf(); hub > 0 && clitest.ParentOf(hub) == os.Getpid() {
 			syscall.Kill(hub, syscall.SIGKILL)
 		}
 	})
-	term := startOnTerminal(t, work, onTerminal(env), "bash", "--norc", "--noprofile", "-i")
-	fmt.Fprintln(term.master, bin+" -i")
+	term := clitest.StartOnTerminal(t, work, clitest.OnTerminal(env), "bash", "--norc", "--noprofile", "-i")
+	fmt.Fprintln(term.Master, bin+" -i")
 	var server, hub int
 	for deadline := time.Now().Add(clientDeadline()); server == 0 || hub == 0; time.Sleep(100 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("cline -i did not start its server and hub within the deadline: marked %v, hub %d; the screen:\n%s", realclients.MarkedPIDs(mark), hubOf(), term.screen(3000))
+			t.Fatalf("cline -i did not start its server and hub within the deadline: marked %v, hub %d; the screen:\n%s", realclients.MarkedPIDs(mark), hubOf(), term.Screen(3000))
 		}
 		if s := realclients.MarkedPIDs(mark); len(s) == 1 {
 			server = s[0]
 		}
 		hub = hubOf()
 	}
-	cline := parentOf(server)
-	t.Logf("cline %d (%s), group %d; its server %d, group %d; the hub %d, session %d", cline, cmdlineOf(cline), pgidOf(cline), server, pgidOf(server), hub, pgidOf(hub))
+	cline := clitest.ParentOf(server)
+	t.Logf("cline %d (%s), group %d; its server %d, group %d; the hub %d, session %d", cline, clitest.CmdlineOf(cline), clitest.PgidOf(cline), server, clitest.PgidOf(server), hub, clitest.PgidOf(hub))
 	reapLive(t, mark, "cline -i")
 
 	left := killClient(cline, mark)
-	t.Logf("cline SIGKILLed, no reaper: %v alive (the server: parent %d); the hub %d: parent %d", left, parentOf(server), hub, parentOf(hub))
-	if !slicesHas(left, server) || parentOf(server) != os.Getpid() {
+	t.Logf("cline SIGKILLed, no reaper: %v alive (the server: parent %d); the hub %d: parent %d", left, clitest.ParentOf(server), hub, clitest.ParentOf(hub))
+	if !slicesHas(left, server) || clitest.ParentOf(server) != os.Getpid() {
 		t.Fatalf("control: the stubborn server did not outlive cline, reparented: alive %v", left)
 	}
-	if st := stateOf(hub); st == "" || st == "Z" {
+	if st := clitest.StateOf(hub); st == "" || st == "Z" {
 		t.Fatalf("the hub %d did not outlive cline", hub)
 	}
 	reapLeftovers(t, mark, []int{server})
-	if st := stateOf(hub); st == "" || st == "Z" {
+	if st := clitest.StateOf(hub); st == "" || st == "Z" {
 		t.Errorf("the hub %d is gone after the reap", hub)
 	}
 	roots := func() map[int]string { return scanRoots(t, mark) }

@@ -1,4 +1,4 @@
-package main
+package realclients
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/orphanreaper/reaper/internal/clitest"
 	"github.com/orphanreaper/reaper/internal/realclients"
 )
 
@@ -43,8 +44,8 @@ func textAnswer(text string) string {
 //     owner-dead by the claude pid it carries.
 func TestRealClaudeBashJobs(t *testing.T) {
 	mods := requireClients(t)
-	becomeSubreaper(t)
-	mark := "cjmark" + strings.ReplaceAll(suiteMark, "-", "x")
+	clitest.BecomeSubreaper(t)
+	mark := "cjmark" + strings.ReplaceAll(clitest.Mark, "-", "x")
 	model := realclients.StartModel(t)
 	release := make(chan struct{})
 	var once, done sync.Once
@@ -71,42 +72,42 @@ func TestRealClaudeBashJobs(t *testing.T) {
 		for _, pid := range realclients.MarkedPIDs(mark) {
 			// The job itself, not the tool's shell that started it (its
 			// command holds the same words, and it exits at once).
-			if c := cmdlineOf(pid); strings.HasPrefix(c, "sh -c sleep 300; true ") && strings.Contains(c, mark+"-job") {
+			if c := clitest.CmdlineOf(pid); strings.HasPrefix(c, "sh -c sleep 300; true ") && strings.Contains(c, mark+"-job") {
 				job = pid
 			}
 		}
 	}
 	if job == 0 {
 		b, _ := os.ReadFile(log)
-		t.Fatalf("the Bash tool started no job: marked %v, requests %q\n%s", realclients.MarkedPIDs(mark), model.Requests(), tail(b, 2000))
+		t.Fatalf("the Bash tool started no job: marked %v, requests %q\n%s", realclients.MarkedPIDs(mark), model.Requests(), clitest.Tail(b, 2000))
 	}
-	for deadline := time.Now().Add(30 * time.Second); parentOf(job) != os.Getpid() && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); clitest.ParentOf(job) != os.Getpid() && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 	}
-	t.Logf("claude %d, live; its Bash tool's job %d %q: parent %d (this test), group %d", claude, job, cmdlineOf(job), parentOf(job), pgidOf(job))
-	if parentOf(job) != os.Getpid() {
-		t.Fatalf("the job %d was not reparented: parent %d", job, parentOf(job))
+	t.Logf("claude %d, live; its Bash tool's job %d %q: parent %d (this test), group %d", claude, job, clitest.CmdlineOf(job), clitest.ParentOf(job), clitest.PgidOf(job))
+	if clitest.ParentOf(job) != os.Getpid() {
+		t.Fatalf("the job %d was not reparented: parent %d", job, clitest.ParentOf(job))
 	}
 
 	// The session lives: reported (claude-tool-jobs), with the advice;
 	// not signalled.
-	rep, r := reapJSONEnv(t, nil, "--policy", examplePolicyForTest(t, mark))
-	f := rep.finding(job)
+	rep, r := clitest.ReapJSONEnv(t, nil, "--policy", clitest.ExamplePolicy(t, mark))
+	f := rep.Finding(job)
 	switch {
 	case f == nil:
-		t.Errorf("live session: no finding for the job %d\n%s", job, r.stdout)
-	case f.Rule != "claude-tool-jobs" || f.Outcome != "reported" || contains(f.Reasons, "owner-dead"):
+		t.Errorf("live session: no finding for the job %d\n%s", job, r.Stdout)
+	case f.Rule != "claude-tool-jobs" || f.Outcome != "reported" || clitest.Contains(f.Reasons, "owner-dead"):
 		t.Errorf("live session: the job %d is %s by %q, reasons %v, evidence %q; want reported by claude-tool-jobs", job, f.Outcome, f.Rule, f.Reasons, f.Evidence)
 	default:
 		t.Logf("live session: the job is %s by %s, reasons %v, evidence %q", f.Outcome, f.Rule, f.Reasons, f.Evidence)
 	}
-	if st := stateOf(job); st == "" || st == "Z" {
+	if st := clitest.StateOf(job); st == "" || st == "Z" {
 		t.Fatalf("live session: the reap ended the job %d", job)
 	}
 	var sr struct {
 		Advice []struct{ ID, Evidence, Setting string } `json:"advice"`
 	}
-	scan := runReaper(t, nil, "scan", "--output", "json", "--policy", examplePolicyForTest(t, mark))
-	json.Unmarshal([]byte(scan.stdout), &sr)
+	scan := clitest.RunReaper(t, nil, "scan", "--output", "json", "--policy", clitest.ExamplePolicy(t, mark))
+	json.Unmarshal([]byte(scan.Stdout), &sr)
 	advised := false
 	for _, a := range sr.Advice {
 		if a.ID == "tool-call-ended" && strings.Contains(a.Evidence, fmt.Sprintf("pid %d ", job)) {
@@ -128,17 +129,17 @@ func TestRealClaudeBashJobs(t *testing.T) {
 	time.Sleep(time.Second)
 	sessions, _ := filepath.Glob(filepath.Join(cfgDir, "sessions", "*.json"))
 	t.Logf("claude exited (%v); session files %v; marked alive %v", ws, sessions, realclients.MarkedPIDs(mark))
-	if st := stateOf(job); st == "" || st == "Z" {
+	if st := clitest.StateOf(job); st == "" || st == "Z" {
 		t.Fatalf("control: the job %d did not outlive its session", job)
 	}
 	var roots []int
 	for _, pid := range realclients.MarkedPIDs(mark) {
-		if parentOf(pid) == os.Getpid() {
+		if clitest.ParentOf(pid) == os.Getpid() {
 			roots = append(roots, pid)
 		}
 	}
 	reapLeftovers(t, mark, roots)
-	if st := stateOf(job); st != "" && st != "Z" {
+	if st := clitest.StateOf(job); st != "" && st != "Z" {
 		t.Errorf("the job %d is alive after the reap", job)
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package realclients
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/orphanreaper/reaper/internal/clitest"
 	"github.com/orphanreaper/reaper/internal/realclients"
 )
 
@@ -25,8 +26,8 @@ import (
 // leaves the live pi's tool untouched.
 func TestRealPi(t *testing.T) {
 	mods := requireClients(t)
-	becomeSubreaper(t)
-	mark := "pimark" + strings.ReplaceAll(suiteMark, "-", "x")
+	clitest.BecomeSubreaper(t)
+	mark := "pimark" + strings.ReplaceAll(clitest.Mark, "-", "x")
 	model := realclients.StartModel(t)
 	var mu sync.Mutex
 	asked := map[string]bool{}
@@ -53,12 +54,12 @@ func TestRealPi(t *testing.T) {
 	t.Cleanup(func() { realclients.KillOurs(mark) })
 	deadPi, deadTool := start("a")
 	livePi, liveTool := start("b")
-	dead, live := liveTree(deadTool), liveTree(liveTool)
+	dead, live := clitest.LiveTree(deadTool), clitest.LiveTree(liveTool)
 	t.Logf("pi %d, its tool's shell %d (tree %v); the live pi %d, its tool %d (tree %v); requests %q", deadPi, deadTool, dead, livePi, liveTool, live, model.Requests())
 	if len(dead) != 2 || len(live) != 2 {
 		t.Fatalf("a tool's shell with its sleep below it: %v and %v", dead, live)
 	}
-	if cmd := cmdlineOf(deadPi); cmd != "pi" {
+	if cmd := clitest.CmdlineOf(deadPi); cmd != "pi" {
 		t.Errorf("pi titles itself %q, want pi: the adapter's Comms", cmd)
 	}
 	reapLive(t, mark, "pi -p, its bash tool running")
@@ -66,21 +67,21 @@ func TestRealPi(t *testing.T) {
 	syscall.Kill(deadPi, syscall.SIGKILL)
 	var ws syscall.WaitStatus
 	syscall.Wait4(deadPi, &ws, 0, nil)
-	waitFor(t, func() bool { return parentOf(deadTool) == os.Getpid() }, "the tool's shell reparented to this test")
-	if left := liveTree(deadTool); len(left) != 2 {
+	clitest.WaitFor(t, func() bool { return clitest.ParentOf(deadTool) == os.Getpid() }, "the tool's shell reparented to this test")
+	if left := clitest.LiveTree(deadTool); len(left) != 2 {
 		t.Fatalf("control: the tool's shell and its sleep did not outlive pi: %v", left)
 	}
-	t.Logf("pi SIGKILLed, no reaper: its tool's tree %v alive, reparented to %d", dead, parentOf(deadTool))
-	reapRoots(t, mark+"-a", []int{deadTool}, "killed as owner-dead by agent-client-dead, owner pi", func(f *reapFinding) bool {
-		return f.Outcome == "killed" && contains(f.Reasons, "owner-dead") && f.Rule == "agent-client-dead" && f.Owner == "pi"
+	t.Logf("pi SIGKILLed, no reaper: its tool's tree %v alive, reparented to %d", dead, clitest.ParentOf(deadTool))
+	reapRoots(t, mark+"-a", []int{deadTool}, "killed as owner-dead by agent-client-dead, owner pi", func(f *clitest.ReapFinding) bool {
+		return f.Outcome == "killed" && clitest.Contains(f.Reasons, "owner-dead") && f.Rule == "agent-client-dead" && f.Owner == "pi"
 	})
 	for _, pid := range dead {
-		if st := stateOf(pid); st != "" && st != "Z" {
+		if st := clitest.StateOf(pid); st != "" && st != "Z" {
 			t.Errorf("%d of the dead pi's tool is alive after the reap", pid)
 		}
 	}
-	if now := liveTree(liveTool); len(now) != 2 || parentOf(liveTool) != livePi {
-		t.Errorf("the live pi's tool: %v (parent %d), want %v under pi %d", now, parentOf(liveTool), live, livePi)
+	if now := clitest.LiveTree(liveTool); len(now) != 2 || clitest.ParentOf(liveTool) != livePi {
+		t.Errorf("the live pi's tool: %v (parent %d), want %v under pi %d", now, clitest.ParentOf(liveTool), live, livePi)
 	}
 }
 
@@ -92,14 +93,14 @@ func TestRealPi(t *testing.T) {
 // its config.
 func TestRealContinue(t *testing.T) {
 	mods := requireClients(t)
-	becomeSubreaper(t)
-	mark := "cnmark" + strings.ReplaceAll(suiteMark, "-", "x")
+	clitest.BecomeSubreaper(t)
+	mark := "cnmark" + strings.ReplaceAll(clitest.Mark, "-", "x")
 	model := realclients.StartModel(t)
 	home, work := t.TempDir(), t.TempDir()
 	env := realclients.ContinueSetup(home, model.Addr, mark)
 	left := killOneShot(t, "cn -p", mark, model, work, env, "node", filepath.Join(mods, "@continuedev", "cli", "dist", "cn.js"), "-p", "say hello "+mark)
-	reapRoots(t, mark, left, "killed as owner-dead by agent-client-dead, owner continue-cli", func(f *reapFinding) bool {
-		return f.Outcome == "killed" && contains(f.Reasons, "owner-dead") && f.Rule == "agent-client-dead" && f.Owner == "continue-cli"
+	reapRoots(t, mark, left, "killed as owner-dead by agent-client-dead, owner continue-cli", func(f *clitest.ReapFinding) bool {
+		return f.Outcome == "killed" && clitest.Contains(f.Reasons, "owner-dead") && f.Rule == "agent-client-dead" && f.Owner == "continue-cli"
 	})
 }
 
@@ -110,14 +111,14 @@ func waitTool(t *testing.T, client int, tag, log string) int {
 	var tool int
 	deadline := time.Now().Add(clientDeadline())
 	for tool == 0 {
-		for _, pid := range childrenOf(client) {
-			if strings.Contains(cmdlineOf(pid), tag) {
+		for _, pid := range clitest.ChildrenOf(client) {
+			if strings.Contains(clitest.CmdlineOf(pid), tag) {
 				tool = pid
 			}
 		}
 		if tool == 0 && time.Now().After(deadline) {
 			b, _ := os.ReadFile(log)
-			t.Fatalf("the client ran no %s within %s: its children %v\n%s", tag, clientDeadline(), childrenOf(client), tail(b, 3000))
+			t.Fatalf("the client ran no %s within %s: its children %v\n%s", tag, clientDeadline(), clitest.ChildrenOf(client), clitest.Tail(b, 3000))
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

@@ -1,15 +1,15 @@
-package main
+package realclients
 
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/orphanreaper/reaper/internal/clitest"
 	"github.com/orphanreaper/reaper/internal/realclients"
 )
 
@@ -23,8 +23,8 @@ import (
 // another dir is not taken for Claude Code, and its dir is not read.
 func TestRealClaudeVersionTitled(t *testing.T) {
 	mods := requireClients(t)
-	becomeSubreaper(t)
-	mark := "cvmark" + strings.ReplaceAll(suiteMark, "-", "x")
+	clitest.BecomeSubreaper(t)
+	mark := "cvmark" + strings.ReplaceAll(clitest.Mark, "-", "x")
 	model := realclients.StartModel(t)
 	release := make(chan struct{})
 	model.Answer(func(body []byte) string {
@@ -50,16 +50,16 @@ func TestRealClaudeVersionTitled(t *testing.T) {
 	installed, installedCfg := start(".local/share/claude/versions")
 	elsewhere, _ := start("opt/tools")
 	for _, pid := range []int{installed, elsewhere} {
-		waitFor(t, func() bool { return commOf(pid) == "2.1.331" }, "claude titled with its version")
+		clitest.WaitFor(t, func() bool { return clitest.CommOf(pid) == "2.1.331" }, "claude titled with its version")
 	}
-	waitFor(t, func() bool {
+	clitest.WaitFor(t, func() bool {
 		files, _ := filepath.Glob(filepath.Join(installedCfg, "sessions", "*.json"))
 		return len(files) > 0
 	}, "the installed claude's session file")
 	sessions := map[int]string{}
 	deadline := time.Now().Add(30 * time.Second)
 	for sessions[installed] == "" && time.Now().Before(deadline) {
-		r := runReaper(t, nil, "ps", "-o", "json")
+		r := clitest.RunReaper(t, nil, "ps", "-o", "json")
 		var doc struct {
 			Sessions []struct {
 				PID       int    `json:"pid"`
@@ -67,7 +67,7 @@ func TestRealClaudeVersionTitled(t *testing.T) {
 				SessionID string `json:"session_id"`
 			} `json:"sessions"`
 		}
-		json.Unmarshal([]byte(r.stdout), &doc)
+		json.Unmarshal([]byte(r.Stdout), &doc)
 		sessions = map[int]string{}
 		for _, s := range doc.Sessions {
 			sessions[s.PID] = s.Client + " " + s.SessionID
@@ -81,10 +81,4 @@ func TestRealClaudeVersionTitled(t *testing.T) {
 		t.Errorf("control: the version-titled binary run from elsewhere, %d, is a session %q", elsewhere, got)
 	}
 	t.Logf("claude %d titled 2.1.331 from ~/.local/share/claude/versions: %q; the same from elsewhere, %d: not a session", installed, sessions[installed], elsewhere)
-}
-
-// commOf is pid's comm.
-func commOf(pid int) string {
-	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
-	return strings.TrimSpace(string(b))
 }
