@@ -320,11 +320,25 @@ func TestPlatformDeclaresOnce(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, d := range af.Decls {
-				if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil && fd.Name.IsExported() {
-					out[fd.Name.Name] = append(out[fd.Name.Name], f)
-					if fd.Doc == nil {
-						t.Errorf("%s: %s has no doc", f, fd.Name.Name)
+				fd, ok := d.(*ast.FuncDecl)
+				if !ok || !fd.Name.IsExported() {
+					continue
+				}
+				name := fd.Name.Name
+				if fd.Recv != nil { // a method: Type.Name
+					rt := fd.Recv.List[0].Type
+					if st, ok := rt.(*ast.StarExpr); ok {
+						rt = st.X
 					}
+					id, ok := rt.(*ast.Ident)
+					if !ok {
+						continue
+					}
+					name = id.Name + "." + name
+				}
+				out[name] = append(out[name], f)
+				if fd.Doc == nil && fd.Recv == nil {
+					t.Errorf("%s: %s has no doc", f, fd.Name.Name)
 				}
 			}
 			if b, _ := os.ReadFile(f); filepath.Base(f) == "seam.go" && strings.HasPrefix(string(b), "//go:build") {
@@ -335,15 +349,15 @@ func TestPlatformDeclaresOnce(t *testing.T) {
 	}
 	ctrl := t.TempDir()
 	for _, f := range []string{"a_linux.go", "a_other.go"} {
-		os.WriteFile(filepath.Join(ctrl, f), []byte("package a\n\n// F is f.\nfunc F() {}\n"), 0o644)
+		os.WriteFile(filepath.Join(ctrl, f), []byte("package a\n\n// F is f.\nfunc F() {}\n\n// M is m.\nfunc (t *T) M() {}\n"), 0o644)
 	}
-	if got := declared(ctrl)["F"]; len(got) != 2 {
-		t.Fatalf("control: F found in %v, want two files", got)
+	if got := declared(ctrl); len(got["F"]) != 2 || len(got["T.M"]) != 2 {
+		t.Fatalf("control: F found in %v, T.M in %v, want two files each", got["F"], got["T.M"])
 	}
 	for _, dir := range []string{"platform", "platform/kill", "platform/host", "platform/child", "platform/watch", "platform/signals"} {
 		for name, files := range declared(dir) {
 			if len(files) > 1 {
-				t.Errorf("platform's %s is declared in %d files (%v): declare it once, in the seam, and implement it per OS in lowercase", name, len(files), files)
+				t.Errorf("platform's %s is declared in %d files (%v): declare it once, in the seam, and implement it per OS in lowercase (a method too)", name, len(files), files)
 			}
 		}
 	}

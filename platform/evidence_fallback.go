@@ -8,46 +8,35 @@ import (
 	"runtime"
 )
 
-// PTYHolds is not implemented on this platform.
-func (s *Snapshot) PTYHolds(p *Process) ([]PTYHold, error) {
+func (s *Snapshot) ptyHolds(p *Process) ([]PTYHold, error) {
 	return nil, fmt.Errorf("pty holds on %s: %w", runtime.GOOS, errors.ErrUnsupported)
 }
 
-// SampleProcess is not implemented on this platform.
-func (s *Snapshot) SampleProcess(p *Process) (Sample, error) {
+func (s *Snapshot) sampleProcess(p *Process) (Sample, error) {
 	return Sample{}, fmt.Errorf("sampling on %s: %w", runtime.GOOS, errors.ErrUnsupported)
 }
 
-// PSS is not implemented on this platform: reclaimable memory is RSS.
-func (s *Snapshot) PSS(p *Process) (uint64, error) {
+func (s *Snapshot) pss(p *Process) (uint64, error) {
 	return 0, fmt.Errorf("pss on %s: %w", runtime.GOOS, errors.ErrUnsupported)
 }
 
-// ReadStdin is not implemented on this platform: no claim about stdin.
-// (macOS's proc_pidfdinfo gives a pipe's peer handle, but not through any
-// call reaper makes without cgo.)
-func (s *Snapshot) ReadStdin(p *Process) (Stdin, error) {
+func (s *Snapshot) readStdin(p *Process) (Stdin, error) {
 	return Stdin{}, nil
 }
 
-// ReadStdout is not implemented on this platform: no claim about stdout.
-func (s *Snapshot) ReadStdout(p *Process) (Stdin, error) {
+func (s *Snapshot) readStdout(p *Process) (Stdin, error) {
 	return Stdin{}, nil
 }
 
-// StdinWriters is not implemented on this platform.
-func (s *Snapshot) StdinWriters(sts []Stdin, procs []*Process, enough func(map[uint64][]Writer) bool) (map[uint64][]Writer, int) {
+func (s *Snapshot) stdinWriters(sts []Stdin, procs []*Process, enough func(map[uint64][]Writer) bool) (map[uint64][]Writer, int) {
 	return nil, 0
 }
 
-// NamespaceInit is Linux's alone: there are no PID namespaces here.
-func (s *Snapshot) NamespaceInit(*Process) bool { return false }
+func (s *Snapshot) namespaceInit(*Process) bool { return false }
 
-// Wchan is not shown on this platform.
-func (s *Snapshot) Wchan(*Process) string { return "" }
+func (s *Snapshot) wchan(*Process) string { return "" }
 
-// PIDsLimit is not read on this platform.
-func (s *Snapshot) PIDsLimit(*Process) (uint64, uint64, string) { return 0, 0, "" }
+func (s *Snapshot) pidsLimit(*Process) (uint64, uint64, string) { return 0, 0, "" }
 
 func pIDNamespace() string { return "" }
 

@@ -6,11 +6,7 @@ import (
 	"strconv"
 )
 
-// PTYHolds lists the pseudo-terminals p holds, from its fd links: a link
-// to /dev/ptmx (or /dev/pts/ptmx) is a master, whose slave's number is the
-// tty-index of its fdinfo; a link to /dev/pts/N is a slave. Reading another
-// user's fds needs ptrace access (same uid, or CAP_SYS_PTRACE).
-func (s *Snapshot) PTYHolds(p *Process) ([]PTYHold, error) {
+func (s *Snapshot) ptyHolds(p *Process) ([]PTYHold, error) {
 	if s.Self == 0 || p.Zombie() || p.KernelThread() {
 		return nil, nil // a fixture has no fds to read
 	}

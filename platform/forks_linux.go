@@ -134,10 +134,7 @@ func (f *Forks) ack() error {
 	return errors.New("the proc connector did not acknowledge the listen (not the host's namespaces)")
 }
 
-// Wait waits up to timeout for an event to read (poll(2)); it reports
-// whether one is there. A host where nothing forks costs no wakeup but
-// the timeout's.
-func (f *Forks) Wait(timeout time.Duration) (bool, error) {
+func (f *Forks) wait(timeout time.Duration) (bool, error) {
 	for {
 		n, err := unix.Poll([]unix.PollFd{{Fd: int32(f.fd), Events: unix.POLLIN}}, int(timeout.Milliseconds()))
 		if !errors.Is(err, unix.EINTR) {
@@ -146,11 +143,7 @@ func (f *Forks) Wait(timeout time.Duration) (bool, error) {
 	}
 }
 
-// Drain reads every event there is, without waiting, and gives each fork
-// of a process (not a thread: a child whose pid is its tgid) to fork, by
-// the parent process's and the child's pids. Read between waits, a
-// storm's events cost a read each and no wakeup each.
-func (f *Forks) Drain(buf []byte, fork func(parent, child int)) error {
+func (f *Forks) drain(buf []byte, fork func(parent, child int)) error {
 	for {
 		n, _, err := unix.Recvfrom(f.fd, buf, unix.MSG_DONTWAIT)
 		switch {
@@ -190,8 +183,7 @@ func parseForks(b []byte, fork func(parent, child int)) {
 	}
 }
 
-// Close ends the subscription.
-func (f *Forks) Close() error { return unix.Close(f.fd) }
+func (f *Forks) close() error { return unix.Close(f.fd) }
 
 // LastPID is the last pid this PID namespace gave a process or a thread
 // (/proc/sys/kernel/ns_last_pid, pid_namespaces(7)): sampled, its rise is
@@ -209,8 +201,7 @@ func openLastPID() (*LastPID, error) {
 	return &LastPID{fd: fd}, nil
 }
 
-// Read reads the last pid now.
-func (l *LastPID) Read() (int, error) {
+func (l *LastPID) read() (int, error) {
 	var b [24]byte
 	n, err := unix.Pread(l.fd, b[:], 0)
 	if err != nil {
@@ -219,8 +210,7 @@ func (l *LastPID) Read() (int, error) {
 	return strconv.Atoi(string(bytes.TrimSpace(b[:n])))
 }
 
-// Close closes it.
-func (l *LastPID) Close() error { return unix.Close(l.fd) }
+func (l *LastPID) close() error { return unix.Close(l.fd) }
 
 func readUID(pid int) (uint32, error) {
 	b, err := os.ReadFile(procPath(pid, "status"))

@@ -2,5 +2,4 @@
 
 package platform
 
-// ProcessLimit is not read on this platform.
-func (s *Snapshot) ProcessLimit(*Process) uint64 { return 0 }
+func (s *Snapshot) processLimit(*Process) uint64 { return 0 }

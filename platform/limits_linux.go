@@ -6,9 +6,7 @@ import (
 	"strings"
 )
 
-// ProcessLimit is p's RLIMIT_NPROC, its soft limit (/proc/PID/limits,
-// "Max processes"): 0 when unlimited or not readable.
-func (s *Snapshot) ProcessLimit(p *Process) uint64 {
+func (s *Snapshot) processLimit(p *Process) uint64 {
 	if s.Self == 0 {
 		return 0 // a fixture's: no live process to read
 	}

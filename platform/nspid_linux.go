@@ -5,11 +5,7 @@ import (
 	"strings"
 )
 
-// NamespaceInit reports whether p is the init of a PID namespace below
-// this one — a container's PID 1, seen from the host: the last pid of the
-// NSpid line of its status is 1 (proc(5), Linux 4.1+). Such a process
-// adopts the orphans of its namespace as PID 1 does the host's.
-func (s *Snapshot) NamespaceInit(p *Process) bool {
+func (s *Snapshot) namespaceInit(p *Process) bool {
 	if s.Self == 0 || p.PID == 1 || p.Zombie() || p.KernelThread() {
 		return false
 	}

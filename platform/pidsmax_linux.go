@@ -8,13 +8,7 @@ import (
 	"strings"
 )
 
-// PIDsLimit is the tightest pids controller limit over p's cgroup and its
-// ancestors (pids.max, pids.current: cgroup-v2(7), or the v1 pids
-// hierarchy; a user's slice's is systemd's TasksMax): the limit, what is
-// counted against it, and the cgroup, for the one with the least room; 0
-// when none is set or none can be read. The count is of tasks, threads
-// included, and a zombie counts until it is reaped.
-func (s *Snapshot) PIDsLimit(p *Process) (limit, current uint64, path string) {
+func (s *Snapshot) pidsLimit(p *Process) (limit, current uint64, path string) {
 	if s.Self == 0 {
 		return 0, 0, ""
 	}

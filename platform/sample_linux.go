@@ -10,9 +10,7 @@ import (
 	"time"
 )
 
-// SampleProcess reads p's CPU time, I/O counters and terminal mtime now,
-// if it is still the process the snapshot saw.
-func (s *Snapshot) SampleProcess(p *Process) (Sample, error) {
+func (s *Snapshot) sampleProcess(p *Process) (Sample, error) {
 	now, err := ReadStat(p.PID)
 	if err != nil || now.StartTicks != p.StartTicks {
 		return Sample{}, fmt.Errorf("pid %d: %w", p.PID, ErrGone)

@@ -279,3 +279,104 @@ func ReadStat(pid int) (*Process, error) { return readStat(pid) }
 
 // ReadUID is pid's real uid (/proc/PID/status), alone: a storm's parent.
 func ReadUID(pid int) (uint32, error) { return readUID(pid) }
+
+// Close ends the subscription.
+func (f *Forks) Close() error { return f.close() }
+
+// Drain reads every event there is, without waiting, and gives each fork
+// of a process (not a thread: a child whose pid is its tgid) to fork, by
+// the parent process's and the child's pids. Read between waits, a
+// storm's events cost a read each and no wakeup each.
+func (f *Forks) Drain(buf []byte, fork func(parent, child int)) error { return f.drain(buf, fork) }
+
+// Wait waits up to timeout for an event to read (poll(2)); it reports
+// whether one is there. A host where nothing forks costs no wakeup but
+// the timeout's.
+func (f *Forks) Wait(timeout time.Duration) (bool, error) { return f.wait(timeout) }
+
+// Close is Linux's alone.
+func (l *LastPID) Close() error { return l.close() }
+
+// Read reads the last pid now.
+func (l *LastPID) Read() (int, error) { return l.read() }
+
+// NamespaceInit reports whether p is the init of a PID namespace below
+// this one — a container's PID 1, seen from the host: the last pid of the
+// NSpid line of its status is 1 (proc(5), Linux 4.1+). Such a process
+// adopts the orphans of its namespace as PID 1 does the host's.
+func (s *Snapshot) NamespaceInit(p *Process) bool { return s.namespaceInit(p) }
+
+// PIDsLimit is the tightest pids controller limit over p's cgroup and its
+// ancestors (pids.max, pids.current: cgroup-v2(7), or the v1 pids
+// hierarchy; a user's slice's is systemd's TasksMax): the limit, what is
+// counted against it, and the cgroup, for the one with the least room; 0
+// when none is set or none can be read. The count is of tasks, threads
+// included, and a zombie counts until it is reaped.
+func (s *Snapshot) PIDsLimit(p *Process) (limit, current uint64, path string) { return s.pidsLimit(p) }
+
+// PSS is p's proportional set size (the Pss line of
+// /proc/PID/smaps_rollup, Linux 4.14+, proc(5)): its resident pages, each
+// shared page divided among the processes that map it. Unlike RSS, the
+// PSS of a tree's processes adds up to what their exit frees, shared
+// libraries and forked copies counted once. It needs ptrace read access,
+// as the environment does; the start time is checked after the read, so
+// a reused pid's figure is never taken for p's.
+func (s *Snapshot) PSS(p *Process) (uint64, error) { return s.pss(p) }
+
+// PTYHolds lists the pseudo-terminals p holds, from its fd links: a link
+// to /dev/ptmx (or /dev/pts/ptmx) is a master, whose slave's number is the
+// tty-index of its fdinfo; a link to /dev/pts/N is a slave. Reading another
+// user's fds needs ptrace access (same uid, or CAP_SYS_PTRACE).
+func (s *Snapshot) PTYHolds(p *Process) ([]PTYHold, error) { return s.ptyHolds(p) }
+
+// ProcessLimit is the most processes one user may run here:
+// kern.maxprocperuid (sysctl(3)), which fork(2) checks for every user but
+// root. A process's own RLIMIT_NPROC, which may be lower, is not readable
+// from another process on this platform.
+func (s *Snapshot) ProcessLimit(p *Process) uint64 { return s.processLimit(p) }
+
+// ReadStdin reads what p's fd 0 is, and asks the kernel whether anyone can
+// still write to it: pidfd_open(2), pidfd_getfd(2) for a duplicate of its
+// fd 0 (Linux 5.6+; ptrace attach access: root, or the same user where
+// Yama allows it), and poll(2) with no wait. The duplicate is closed at
+// once: it reads nothing and changes nothing for p. A fixture (Self 0)
+// has no fds.
+//
+// The start time is not read again: were p's pid reused since the table,
+// the answer would be about another process, and it only ever adds a
+// reason to a finding of p (whose reap re-proves p's identity before any
+// signal, and finds it gone) or takes one away (in use). Nine syscalls
+// for each of a thousand abandoned servers was the scan's largest cost;
+// the check would add three.
+func (s *Snapshot) ReadStdin(p *Process) (Stdin, error) { return s.readStdin(p) }
+
+// ReadStdout reads what p's fd 1 is, and asks the kernel, as ReadStdin
+// does, whether anyone can still read it: Closed when no process holds
+// the read end of its pipe (poll(2) on a pipe's write end reports
+// POLLERR when it has no reader: pipe_poll in fs/pipe.c), or its socket's
+// other end is closed (POLLHUP). A headless client whose output goes
+// nowhere any more. A file, a terminal or /dev/null: no claim.
+func (s *Snapshot) ReadStdout(p *Process) (Stdin, error) { return s.readStdout(p) }
+
+// SampleProcess reads p's CPU time, I/O counters and terminal mtime now,
+// if it is still the process the snapshot saw.
+func (s *Snapshot) SampleProcess(p *Process) (Sample, error) { return s.sampleProcess(p) }
+
+// StdinWriters finds, among procs in their order, who holds a way to
+// write to each of sts (keyed by its Inode): for a pipe, an fd of the same
+// pipe open for writing (its fdinfo flags); for a socket, an fd of its
+// peer. Every link is read once, for all of sts, and the search stops as
+// soon as enough says the writers found are enough (nil: never). Reading
+// another user's fds needs ptrace read access; the processes whose fds
+// could not be read, or not all of them (past maxFDs links of one process,
+// or maxLinks in all), are counted in unread: a search with unread > 0 did
+// not look everywhere, and what it did not find is not proven absent. A
+// process with a hundred thousand sockets costs a bounded pass.
+func (s *Snapshot) StdinWriters(sts []Stdin, procs []*Process, enough func(map[uint64][]Writer) bool) (w map[uint64][]Writer, unread int) {
+	return s.stdinWriters(sts, procs, enough)
+}
+
+// Wchan is the kernel function p sleeps in (/proc/PID/wchan), "" when it
+// is not asleep or that is not shown (kernel.kptr_restrict, no
+// CONFIG_KALLSYMS: "0").
+func (s *Snapshot) Wchan(p *Process) string { return s.wchan(p) }

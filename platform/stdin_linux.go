@@ -11,20 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// ReadStdin reads what p's fd 0 is, and asks the kernel whether anyone can
-// still write to it: pidfd_open(2), pidfd_getfd(2) for a duplicate of its
-// fd 0 (Linux 5.6+; ptrace attach access: root, or the same user where
-// Yama allows it), and poll(2) with no wait. The duplicate is closed at
-// once: it reads nothing and changes nothing for p. A fixture (Self 0)
-// has no fds.
-//
-// The start time is not read again: were p's pid reused since the table,
-// the answer would be about another process, and it only ever adds a
-// reason to a finding of p (whose reap re-proves p's identity before any
-// signal, and finds it gone) or takes one away (in use). Nine syscalls
-// for each of a thousand abandoned servers was the scan's largest cost;
-// the check would add three.
-func (s *Snapshot) ReadStdin(p *Process) (Stdin, error) {
+func (s *Snapshot) readStdin(p *Process) (Stdin, error) {
 	if s.Self == 0 || p.Zombie() || p.KernelThread() {
 		return Stdin{}, nil
 	}
@@ -44,13 +31,7 @@ func (s *Snapshot) ReadStdin(p *Process) (Stdin, error) {
 	return st, nil
 }
 
-// ReadStdout reads what p's fd 1 is, and asks the kernel, as ReadStdin
-// does, whether anyone can still read it: Closed when no process holds
-// the read end of its pipe (poll(2) on a pipe's write end reports
-// POLLERR when it has no reader: pipe_poll in fs/pipe.c), or its socket's
-// other end is closed (POLLHUP). A headless client whose output goes
-// nowhere any more. A file, a terminal or /dev/null: no claim.
-func (s *Snapshot) ReadStdout(p *Process) (Stdin, error) {
+func (s *Snapshot) readStdout(p *Process) (Stdin, error) {
 	if s.Self == 0 || p.Zombie() || p.KernelThread() {
 		return Stdin{}, nil
 	}
@@ -228,17 +209,7 @@ const (
 	maxLinks = 2048
 )
 
-// StdinWriters finds, among procs in their order, who holds a way to
-// write to each of sts (keyed by its Inode): for a pipe, an fd of the same
-// pipe open for writing (its fdinfo flags); for a socket, an fd of its
-// peer. Every link is read once, for all of sts, and the search stops as
-// soon as enough says the writers found are enough (nil: never). Reading
-// another user's fds needs ptrace read access; the processes whose fds
-// could not be read, or not all of them (past maxFDs links of one process,
-// or maxLinks in all), are counted in unread: a search with unread > 0 did
-// not look everywhere, and what it did not find is not proven absent. A
-// process with a hundred thousand sockets costs a bounded pass.
-func (s *Snapshot) StdinWriters(sts []Stdin, procs []*Process, enough func(map[uint64][]Writer) bool) (w map[uint64][]Writer, unread int) {
+func (s *Snapshot) stdinWriters(sts []Stdin, procs []*Process, enough func(map[uint64][]Writer) bool) (w map[uint64][]Writer, unread int) {
 	type target struct {
 		kind  string
 		stdin uint64

@@ -9,13 +9,11 @@ import (
 	"time"
 )
 
-// Cgroup: there are no cgroups on this platform.
-func (h *Handle) Cgroup() (string, error) {
+func (h *Handle) cgroup() (string, error) {
 	return "", fmt.Errorf("cgroups on %s: %w", runtime.GOOS, errors.ErrUnsupported)
 }
 
-// KillCgroup: there are no cgroups on this platform.
-func (g *Guard) KillCgroup(path string, members []*Handle) ([]Target, error) {
+func (g *Guard) killCgroup(path string, members []*Handle) ([]Target, error) {
 	return nil, fmt.Errorf("cgroups on %s: %w", runtime.GOOS, errors.ErrUnsupported)
 }
 
@@ -31,39 +29,29 @@ type Confinement struct {
 	Moving func(pid int, start uint64, from string)
 }
 
-// Confine: there are no cgroups on this platform; the reaper follows the
-// dying tree's sessions and process groups instead.
-func (g *Guard) Confine(name string) (*Confinement, error) {
+func (g *Guard) confine(name string) (*Confinement, error) {
 	return nil, fmt.Errorf("cgroups on %s: %w", runtime.GOOS, errors.ErrUnsupported)
 }
 
-// Move: there are no cgroups on this platform.
-func (c *Confinement) Move(h *Handle) error {
+func (c *Confinement) move(h *Handle) error {
 	return fmt.Errorf("cgroups on %s: %w", runtime.GOOS, errors.ErrUnsupported)
 }
 
-// Moved: nothing is ever moved here.
-func (c *Confinement) Moved(pid int) bool { return false }
+func (c *Confinement) movedOS(pid int) bool { return false }
 
-// Kill: there are no cgroups on this platform.
-func (c *Confinement) Kill() ([]Target, error) {
+func (c *Confinement) kill() ([]Target, error) {
 	return nil, fmt.Errorf("cgroups on %s: %w", runtime.GOOS, errors.ErrUnsupported)
 }
 
-// Populated: nothing is ever in one here.
-func (c *Confinement) Populated() bool { return false }
+func (c *Confinement) populated() bool { return false }
 
-// Procs: nothing is ever in one here.
-func (c *Confinement) Procs() []int { return nil }
+func (c *Confinement) procs() []int { return nil }
 
-// Remove: there is nothing to remove here.
-func (c *Confinement) Remove() bool { return true }
+func (c *Confinement) remove() bool { return true }
 
-// Release: there is nothing to release here.
-func (c *Confinement) Release() error { return nil }
+func (c *Confinement) release() error { return nil }
 
-// Reconfined is not implemented on this platform.
-func (g *Guard) Reconfined(path string, from map[int]string, first string) (*Confinement, error) {
+func (g *Guard) reconfined(path string, from map[int]string, first string) (*Confinement, error) {
 	return nil, fmt.Errorf("cgroups: %w", errors.ErrUnsupported)
 }
 

@@ -32,10 +32,7 @@ func cgroup2Root() string {
 // hold: a finding is a process tree, not a host.
 const maxCgroupProcs = 4096
 
-// Cgroup reads the process's cgroup v2 path now ("/" for the root), and
-// proves afterwards that the pid still names the process the handle was
-// opened on (systemd's pidref_verify after cg_pidref_get_path).
-func (h *Handle) Cgroup() (string, error) {
+func (h *Handle) cgroup() (string, error) {
 	b, err := os.ReadFile(platform.ProcPath(h.PID, "cgroup"))
 	if err != nil {
 		if gone(err) {
@@ -53,20 +50,7 @@ func (h *Handle) Cgroup() (string, error) {
 	return cg.Unified, nil
 }
 
-// KillCgroup is the seam's one signal to a unit: it writes "1" to
-// cgroup.kill of the cgroup v2 at path, which SIGKILLs every process in it
-// and in its descendant cgroups, atomically with respect to forks and
-// migrations (Documentation/admin-guide/cgroup-v2.rst, Linux 5.14).
-//
-// It refuses unless the unit belongs to the tree whose verified handles
-// are members (docs/safety.md): the cgroup is not the root, the reaper is not
-// in it, and every process its subtree holds — read from each cgroup.procs
-// immediately before the write — passes the guard and is either a member
-// whose start identity is unchanged or a descendant of one (a child forked
-// since the last rescan). It returns the processes the write covered.
-// The remaining window is a process that a privileged third party migrates
-// into the cgroup between that read and the write.
-func (g *Guard) KillCgroup(path string, members []*Handle) ([]Target, error) {
+func (g *Guard) killCgroup(path string, members []*Handle) ([]Target, error) {
 	if path == "" || path[0] != '/' || filepath.Clean(path) != path || strings.ContainsRune(path, 0) {
 		return nil, fmt.Errorf("cgroup path %q: not absolute and clean", path)
 	}

@@ -58,12 +58,7 @@ type Confinement struct {
 	Moving func(pid int, start uint64, from string)
 }
 
-// Confine makes an empty confinement under ConfineParent, named
-// "reaper-TAG-NANOS" with the time it was made (SweepConfinements reads
-// it). It fails with an error wrapping errors.ErrUnsupported where it
-// can't be had: not root, no cgroup v2 hierarchy, a read-only one
-// (ProtectControlGroups=), or no cgroup.kill.
-func (g *Guard) Confine(tag string) (*Confinement, error) {
+func (g *Guard) confine(tag string) (*Confinement, error) {
 	if os.Geteuid() != 0 {
 		return nil, fmt.Errorf("confinement needs root: %w", errors.ErrUnsupported)
 	}
@@ -100,12 +95,7 @@ func (g *Guard) Confine(tag string) (*Confinement, error) {
 	return c, nil
 }
 
-// Move moves the process of h, which must be stopped, into the
-// confinement, then proves it was that process that moved: the handle's
-// process is still alive (its pidfd is not readable, so the pid was not
-// freed and reused between the check and the write) and /proc/PID/cgroup
-// now names the confinement.
-func (c *Confinement) Move(h *Handle) error {
+func (c *Confinement) move(h *Handle) error {
 	if err := c.guard.check(h.PID); err != nil {
 		return err
 	}
@@ -143,12 +133,7 @@ func (c *Confinement) Move(h *Handle) error {
 	return nil
 }
 
-// Release gives up the confinement without killing it, for a run that
-// stops before its last step (an interrupt, a refusal): every process in it
-// goes back to the cgroup it came from — one born inside goes where the
-// first member came from — and the confinement is removed. It reports what
-// could not be moved back.
-func (c *Confinement) Release() error {
+func (c *Confinement) release() error {
 	var errs []error
 	for _, pid := range c.Procs() {
 		to, ok := c.from[pid]
@@ -169,18 +154,12 @@ func (c *Confinement) Release() error {
 	return errors.Join(errs...)
 }
 
-// Moved reports whether pid was moved into the confinement.
-func (c *Confinement) Moved(pid int) bool {
+func (c *Confinement) movedOS(pid int) bool {
 	_, ok := c.moved[pid]
 	return ok
 }
 
-// Kill is the seam's signal to a confinement: it writes "1" to its
-// cgroup.kill after reading every process the cgroup and its descendants
-// hold and checking each against the guard (none is the reaper, an
-// ancestor of it, or on the deny list). Everything in it was moved in by
-// the reaper or born there. It returns the processes the write covered.
-func (c *Confinement) Kill() ([]Target, error) {
+func (c *Confinement) kill() ([]Target, error) {
 	if c.tainted != "" {
 		return nil, &RefusalError{0, "confinement " + c.Path + " not killed as a unit: " + c.tainted}
 	}
@@ -214,21 +193,17 @@ func (c *Confinement) Kill() ([]Target, error) {
 	return covered, nil
 }
 
-// Populated reports whether a live process is left in the confinement.
-func (c *Confinement) Populated() bool {
+func (c *Confinement) populated() bool {
 	busy, err := CgroupPopulated(c.Path)
 	return err != nil || busy
 }
 
-// Procs lists the processes the confinement holds now.
-func (c *Confinement) Procs() []int {
+func (c *Confinement) procs() []int {
 	pids, _ := subtreeProcs(c.dir)
 	return pids
 }
 
-// Remove removes the confinement once it is empty, waiting up to a second
-// for the last exits to be accounted; it reports whether it is gone.
-func (c *Confinement) Remove() bool {
+func (c *Confinement) remove() bool {
 	deadline := time.Now().Add(time.Second)
 	for {
 		err := os.Remove(c.dir)
@@ -242,12 +217,7 @@ func (c *Confinement) Remove() bool {
 	}
 }
 
-// Reconfined is a confinement a reaper that died left, made again from
-// its record so that it can be given up (Release): path is its cgroup,
-// from the cgroup each recorded member came from, first where the first
-// did. Only a cgroup named like the reaper's confinements ("reaper-…")
-// is taken.
-func (g *Guard) Reconfined(path string, from map[int]string, first string) (*Confinement, error) {
+func (g *Guard) reconfined(path string, from map[int]string, first string) (*Confinement, error) {
 	root := Cgroup2Root()
 	if root == "" || !filepath.IsAbs(path) || filepath.Clean(path) != path || !strings.HasPrefix(filepath.Base(path), confinePrefix) {
 		return nil, fmt.Errorf("confinement %q: not one of the reaper's", path)

@@ -66,15 +66,11 @@ func (h *Handle) current() (*platform.Process, error) {
 	return p, nil
 }
 
-// Pidfd reports false: signals go by pid after a re-check.
-func (h *Handle) Pidfd() bool { return false }
+func (h *Handle) pidfd() bool { return false }
 
-// Close does nothing: nothing is held open.
-func (h *Handle) Close() error { return nil }
+func (h *Handle) close() error { return nil }
 
-// Signal is the one signal seam on macOS: the guard's refusals, then start
-// time, uid and argv re-checked immediately before kill(2).
-func (h *Handle) Signal(sig syscall.Signal) error {
+func (h *Handle) signal(sig syscall.Signal) error {
 	if err := h.guard.check(h.PID); err != nil {
 		return err
 	}
@@ -95,9 +91,7 @@ func (h *Handle) Signal(sig syscall.Signal) error {
 	return signalError(h.PID, sig, unix.Kill(h.PID, sig))
 }
 
-// WaitGone polls until the process has exited (or become a zombie, or
-// another process), up to d.
-func (h *Handle) WaitGone(d time.Duration) bool {
+func (h *Handle) waitGone(d time.Duration) bool {
 	deadline := time.Now().Add(d)
 	for {
 		if _, err := h.current(); errors.Is(err, ErrGone) || errors.Is(err, ErrIdentity) {
@@ -110,8 +104,7 @@ func (h *Handle) WaitGone(d time.Duration) bool {
 	}
 }
 
-// State is the process's state letter now, "" if gone.
-func (h *Handle) State() string {
+func (h *Handle) state() string {
 	p, err := h.current()
 	if err != nil {
 		return ""

@@ -24,19 +24,14 @@ func open(t Target, g *Guard) (*Handle, error) {
 	return nil, fmt.Errorf("signal on %s: %w", runtime.GOOS, errors.ErrUnsupported)
 }
 
-// Pidfd reports false.
-func (h *Handle) Pidfd() bool { return false }
+func (h *Handle) pidfd() bool { return false }
 
-// Close does nothing.
-func (h *Handle) Close() error { return nil }
+func (h *Handle) close() error { return nil }
 
-// Signal is not implemented on this platform.
-func (h *Handle) Signal(sig syscall.Signal) error {
+func (h *Handle) signal(sig syscall.Signal) error {
 	return fmt.Errorf("signal on %s: %w", runtime.GOOS, errors.ErrUnsupported)
 }
 
-// WaitGone cannot wait here.
-func (h *Handle) WaitGone(d time.Duration) bool { return false }
+func (h *Handle) waitGone(d time.Duration) bool { return false }
 
-// State is unknown here.
-func (h *Handle) State() string { return "" }
+func (h *Handle) state() string { return "" }

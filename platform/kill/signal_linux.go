@@ -98,11 +98,9 @@ func (h *Handle) verify() error {
 	return nil
 }
 
-// Pidfd reports whether the handle signals through a pidfd.
-func (h *Handle) Pidfd() bool { return h.fd >= 0 }
+func (h *Handle) pidfd() bool { return h.fd >= 0 }
 
-// Close releases the handle.
-func (h *Handle) Close() error {
+func (h *Handle) close() error {
 	if h.fd < 0 {
 		return nil
 	}
@@ -111,11 +109,7 @@ func (h *Handle) Close() error {
 	return err
 }
 
-// Signal is the one signal seam: every signal the reaper sends goes
-// through it. It refuses what the guard refuses, then sends sig through
-// the pidfd — which cannot reach another process — or, without pidfds,
-// re-checks the identity immediately before kill(2). ESRCH is ErrGone.
-func (h *Handle) Signal(sig syscall.Signal) error {
+func (h *Handle) signal(sig syscall.Signal) error {
 	if err := h.guard.check(h.PID); err != nil {
 		return err
 	}
@@ -137,10 +131,7 @@ func (h *Handle) Signal(sig syscall.Signal) error {
 	return signalError(h.PID, sig, err)
 }
 
-// WaitGone waits up to d for the process to exit, and reports whether it
-// has. A pidfd becomes readable when its process exits (poll(2) on a pidfd,
-// Linux 5.3); without one, /proc is polled.
-func (h *Handle) WaitGone(d time.Duration) bool {
+func (h *Handle) waitGone(d time.Duration) bool {
 	deadline := time.Now().Add(d)
 	for {
 		if h.fd >= 0 {
@@ -167,8 +158,7 @@ func (h *Handle) WaitGone(d time.Duration) bool {
 	}
 }
 
-// State reads the process's state letter now (R, S, D, T, Z …), "" if gone.
-func (h *Handle) State() string {
+func (h *Handle) state() string {
 	p, err := platform.ReadStat(h.PID)
 	if err != nil || p.StartTicks != h.start {
 		return ""

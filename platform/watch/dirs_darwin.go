@@ -36,16 +36,13 @@ func newDirs() (*Dirs, error) {
 	return d, nil
 }
 
-// Len is how many directories are watched.
-func (d *Dirs) Len() int {
+func (d *Dirs) len() int {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return len(d.fds)
 }
 
-// Set makes dirs the watched set, at most MaxDirs of them; it returns how
-// many could not be watched.
-func (d *Dirs) Set(dirs []Dir) int {
+func (d *Dirs) set(dirs []Dir) int {
 	want := map[Dir]bool{}
 	for _, dir := range dirs {
 		want[dir] = true
@@ -115,8 +112,7 @@ func (d *Dirs) read() {
 	})
 }
 
-// Close stops watching and closes every descriptor and the kqueue.
-func (d *Dirs) Close() error {
+func (d *Dirs) closeOS() error {
 	d.close.Do(func() {
 		wake(d.kq)
 		<-d.done

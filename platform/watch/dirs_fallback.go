@@ -20,13 +20,10 @@ func newDirs() (*Dirs, error) {
 // C is never sent on.
 func (d *Dirs) C() <-chan Dir { return nil }
 
-// Len is 0.
-func (d *Dirs) Len() int { return 0 }
+func (d *Dirs) len() int { return 0 }
 
-// Set watches nothing: every dir fails.
-func (d *Dirs) Set(dirs []Dir) int { return len(dirs) }
+func (d *Dirs) set(dirs []Dir) int { return len(dirs) }
 
-// Close does nothing.
-func (d *Dirs) Close() error { return nil }
+func (d *Dirs) closeOS() error { return nil }
 
 func dirsMechanism() string { return "" }

@@ -68,18 +68,13 @@ func newDirs() (*Dirs, error) {
 	return d, nil
 }
 
-// Len is how many directories are watched.
-func (d *Dirs) Len() int {
+func (d *Dirs) len() int {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return len(d.wds)
 }
 
-// Set makes dirs the watched set, at most MaxDirs of them: a watch is
-// removed for each dir no longer named and added for each new one. It
-// returns how many could not be watched (gone, not a directory, past
-// MaxDirs or the kernel's limit).
-func (d *Dirs) Set(dirs []Dir) int {
+func (d *Dirs) set(dirs []Dir) int {
 	want := map[Dir]bool{}
 	for _, dir := range dirs {
 		want[dir] = true
@@ -162,8 +157,7 @@ func (d *Dirs) read() {
 	}
 }
 
-// Close stops watching.
-func (d *Dirs) Close() error {
+func (d *Dirs) closeOS() error {
 	err := d.f.Close()
 	if errors.Is(err, os.ErrClosed) {
 		return nil

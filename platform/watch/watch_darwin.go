@@ -43,18 +43,13 @@ func newWatch() (*Exits, error) {
 	return e, nil
 }
 
-// Len is how many processes are watched.
-func (e *Exits) Len() int {
+func (e *Exits) len() int {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return len(e.pids)
 }
 
-// Set makes targets the watched set: the knote of each target no longer
-// named is deleted and one is added for each new one, whose start is
-// checked after the add. A target already gone is reported on C at once.
-// It returns how many could not be watched for another reason.
-func (e *Exits) Set(targets []Target) int {
+func (e *Exits) setOS(targets []Target) int {
 	want := wanted(targets)
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -130,8 +125,7 @@ func (e *Exits) read() {
 	})
 }
 
-// Close stops watching and closes the kqueue.
-func (e *Exits) Close() error {
+func (e *Exits) closeOS() error {
 	e.close.Do(func() {
 		wake(e.kq)
 		<-e.done

@@ -23,14 +23,11 @@ func newWatch() (*Exits, error) {
 // C is never sent on.
 func (e *Exits) C() <-chan Target { return nil }
 
-// Len is 0.
-func (e *Exits) Len() int { return 0 }
+func (e *Exits) len() int { return 0 }
 
-// Set watches nothing: every target fails.
-func (e *Exits) Set(targets []Target) int { return len(targets) }
+func (e *Exits) setOS(targets []Target) int { return len(targets) }
 
-// Close does nothing.
-func (e *Exits) Close() error { return nil }
+func (e *Exits) closeOS() error { return nil }
 
 // Lost is false: nothing is sent, so nothing is lost.
 func (e *Exits) Lost() bool { return false }

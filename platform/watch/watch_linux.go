@@ -55,20 +55,13 @@ func newWatch() (*Exits, error) {
 	return e, nil
 }
 
-// Len is how many processes are watched.
-func (e *Exits) Len() int {
+func (e *Exits) len() int {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return len(e.fds)
 }
 
-// Set makes targets the watched set: a pidfd is closed for each target
-// no longer named and opened for each new one, whose start is checked
-// after the open (the pidfd pins the process; the start proves it is the
-// one named). A target already gone is reported on C at once: its exit
-// may have come between the scan and the open. It returns how many could
-// not be watched for another reason.
-func (e *Exits) Set(targets []Target) int {
+func (e *Exits) setOS(targets []Target) int {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.set(targets)
@@ -209,8 +202,7 @@ func (e *Exits) read() {
 	}
 }
 
-// Close stops watching and closes every pidfd.
-func (e *Exits) Close() error {
+func (e *Exits) closeOS() error {
 	e.close.Do(func() {
 		e.f.Close() // the reading goroutine's wait ends with it
 		<-e.done
