@@ -367,7 +367,10 @@ func TestPlatformDeclaresOnce(t *testing.T) {
 // systems out (a negation) is TOPIC_fallback.go, and a fallback's tag
 // says which systems it covers.
 func TestFallbacksNamedOneWay(t *testing.T) {
-	filepath.WalkDir("platform", func(path string, d fs.DirEntry, err error) error {
+	filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() && (d.Name() == "testdata" || d.Name() == "node_modules" || strings.HasPrefix(d.Name(), ".") && path != ".") {
+			return filepath.SkipDir
+		}
 		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
 			return err
 		}
@@ -413,5 +416,43 @@ func TestCmdStaysThin(t *testing.T) {
 	}
 	if total > 2000 {
 		t.Errorf("cmd/reaper has %d lines outside its tests, want at most 2,000: move what a command does below it", total)
+	}
+}
+
+// Above platform, a file named for an OS holds no OS call (TestLayout: no
+// syscall, x/sys, gopsutil or go-systemd outside platform and the tests'
+// support): it says what reaper does on that OS from platform's seams,
+// which every OS has. They are these, each with its reason; a new one is
+// added here, said why.
+var perOSAbovePlatform = map[string]string{
+	"doctor/platform_linux.go":  "doctor's checks of a Linux host (pidfds, cgroup v2, capabilities, systemd's units), from platform/kill's and platform/host's seams",
+	"doctor/platform_darwin.go": "doctor's checks of a Mac (no pidfds, launchd's jobs), from platform/host's seams",
+	"notify/desktop_darwin.go":  "the Mac's notifier, Notification Center through osascript (platform/host runs it)",
+	"notify/desktop_unix.go":    "the freedesktop notifier: a D-Bus call (godbus, a protocol over a socket), notify-send through platform/host where no session bus answers",
+	// Test support, which TestLayout leaves to call the OS: a FIFO the
+	// adapters' tests plant where a client's file would be.
+	"client/clienttest/fifo_unix.go": "test support: syscall.Mkfifo, for the tests' FIFOs",
+}
+
+func TestPerOSFilesAbovePlatform(t *testing.T) {
+	osName := regexp.MustCompile(`_(linux|darwin|windows|freebsd|other|unix)\.go$`)
+	found := map[string]bool{}
+	filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() && (platform(path) || d.Name() == "testdata" || d.Name() == "node_modules" || strings.HasPrefix(d.Name(), ".") && path != ".") {
+			return filepath.SkipDir
+		}
+		if err != nil || d.IsDir() || strings.HasSuffix(path, "_test.go") || !osName.MatchString(path) {
+			return err
+		}
+		found[filepath.ToSlash(path)] = true
+		if _, ok := perOSAbovePlatform[filepath.ToSlash(path)]; !ok {
+			t.Errorf("%s: a file above platform named for an OS; put the OS's part in platform behind a seam, or list it in perOSAbovePlatform with why it holds no OS call", path)
+		}
+		return nil
+	})
+	for f := range perOSAbovePlatform {
+		if !found[f] {
+			t.Errorf("perOSAbovePlatform lists %s, which is not there (or not named for an OS): take it out", f)
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 
@@ -17,6 +18,20 @@ type account struct {
 	UID, GID uint32
 	Home     string
 	Name     string // empty where the accounts are not named (macOS's homes)
+}
+
+// accounts lists the accounts whose homes may hold state: /etc/passwd's.
+// macOS keeps its users in Directory Services, and its /etc/passwd has
+// only root and the system accounts: the homes under /Users, each owned
+// by its account, stand for the rest there (reaper does not shell out to
+// dscl to read state). Which system keeps its accounts where is data,
+// not a file per OS.
+func accounts() []account {
+	out := passwd("/etc/passwd")
+	if runtime.GOOS == "darwin" {
+		out = append(out, dirAccounts("/Users")...)
+	}
+	return out
 }
 
 // maxPasswd bounds the account database read.
