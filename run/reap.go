@@ -229,43 +229,6 @@ func (r *Reaped) Record(cfg ReapConfig, watch *audit.WatchMetrics) error {
 	return nil
 }
 
-// Failures counts what the plan meant to signal and did not: refused,
-// failed or not confirmed gone (refusals for unreadable state included),
-// and apart, what failed only for the kernel refusing a signal (EPERM).
-// Refusals by design (younger than min_age, spared because it became
-// owned) are neither.
-func (r *Reaped) Failures() (partial, permission int) {
-	for i, res := range r.Results {
-		it := &r.Plan.Items[i]
-		switch {
-		case !it.Signals() || it.Benign:
-		case res.Permission:
-			permission++
-		case res.Outcome == policy.Failed, res.Outcome == policy.Refused, res.Outcome == policy.Interrupted:
-			partial++
-		}
-	}
-	return partial, permission
-}
-
-// Status is the reap's exit status (README, "Command line and exit
-// status") from what it failed to do (Failures): ExitPartial when
-// anything the plan meant to signal was refused, failed, or could not be
-// confirmed gone; ExitPermission when what failed was only the kernel
-// refusing a signal (EPERM); nil when every planned action was done.
-func (r *Reaped) Status() error {
-	partial, permission := r.Failures()
-	switch {
-	case partial > 0:
-		n := partial + permission
-		verb := map[bool]string{true: "was", false: "were"}[n == 1]
-		return &audit.StatusError{Code: audit.ExitPartial, Msg: fmt.Sprintf("%s %s refused or failed (see each finding's detail)", audit.Plural(n, "planned action"), verb)}
-	case permission > 0:
-		return &audit.StatusError{Code: audit.ExitPermission, Msg: "lacking the privilege for a planned action (run as the processes' user, or as root)"}
-	}
-	return nil
-}
-
 // spareNewlyOwned re-reads the ledgers with a fresh table just before
 // acting (docs/safety.md) and lets the plan spare what became owned
 // (policy.Plan.SpareOwned).

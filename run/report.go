@@ -1,6 +1,7 @@
 package run
 
 import (
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -52,6 +53,43 @@ func (r Records) Record(rep, logged *audit.Report, signals []audit.Record, took 
 		if err := audit.WriteMetrics(r.Metrics, rep, signals, took, r.Watch); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// Failures counts what the plan meant to signal and did not: refused,
+// failed or not confirmed gone (refusals for unreadable state included),
+// and apart, what failed only for the kernel refusing a signal (EPERM).
+// Refusals by design (younger than min_age, spared because it became
+// owned) are neither.
+func (r *Reaped) Failures() (partial, permission int) {
+	for i, res := range r.Results {
+		it := &r.Plan.Items[i]
+		switch {
+		case !it.Signals() || it.Benign:
+		case res.Permission:
+			permission++
+		case res.Outcome == policy.Failed, res.Outcome == policy.Refused, res.Outcome == policy.Interrupted:
+			partial++
+		}
+	}
+	return partial, permission
+}
+
+// Status is the reap's exit status (README, "Command line and exit
+// status") from what it failed to do (Failures): ExitPartial when
+// anything the plan meant to signal was refused, failed, or could not be
+// confirmed gone; ExitPermission when what failed was only the kernel
+// refusing a signal (EPERM); nil when every planned action was done.
+func (r *Reaped) Status() error {
+	partial, permission := r.Failures()
+	switch {
+	case partial > 0:
+		n := partial + permission
+		verb := map[bool]string{true: "was", false: "were"}[n == 1]
+		return &audit.StatusError{Code: audit.ExitPartial, Msg: fmt.Sprintf("%s %s refused or failed (see each finding's detail)", audit.Plural(n, "planned action"), verb)}
+	case permission > 0:
+		return &audit.StatusError{Code: audit.ExitPermission, Msg: "lacking the privilege for a planned action (run as the processes' user, or as root)"}
 	}
 	return nil
 }
