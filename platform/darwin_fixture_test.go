@@ -95,12 +95,15 @@ func linuxSnapshot() *platform.Snapshot {
 }
 
 // summary is what must be the same on both platforms.
-func summary(s *platform.Snapshot) []string {
+func summary(s *platform.Snapshot) []string { return summaryAs(s, 501) }
+
+// summaryAs is summary for a reaper of uid.
+func summaryAs(s *platform.Snapshot, uid uint32) []string {
 	// OpenClaw's ACP wrapper is acp, as its adapter's mark says; the
 	// fixture is read alike on both platforms.
 	pol := policy.Default(policy.Clients{Marks: scan.Marks{Commands: []scan.CommandMark{{Cmdline: scan.MustPattern(`-acp-wrapper\.mjs`), Kind: scan.KindACP}}}})
 	res, _ := scan.Scan(s, pol.ScanConfig(), nil)
-	m := pol.MatchAll(res, policy.PlanOptions{Mode: policy.ModeScan, UID: 501})
+	m := pol.MatchAll(res, policy.PlanOptions{Mode: policy.ModeScan, UID: uid})
 	res.ResolveInUse(m.Roots())
 	plan := pol.Decide(res, m)
 	var out []string

@@ -380,3 +380,9 @@ func (s *Snapshot) StdinWriters(sts []Stdin, procs []*Process, enough func(map[u
 // is not asleep or that is not shown (kernel.kptr_restrict, no
 // CONFIG_KALLSYMS: "0").
 func (s *Snapshot) Wchan(p *Process) string { return s.wchan(p) }
+
+// EUID is the uid this reaper acts as: the effective uid on Unix; on
+// Windows the relative id of its token's user SID (never 0: an
+// administrator's reaper is one user's there until it can read each
+// user's state as that user).
+func EUID() uint32 { return euid() }

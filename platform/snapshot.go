@@ -37,6 +37,10 @@ type Snapshot struct {
 	PTY PTYUsage
 	// Warnings are per-process problems that did not fail the snapshot.
 	Warnings []string
+	// NoReparenting: the system never reparents an orphan (Windows): a
+	// process keeps its dead parent's pid as its ppid, and the orphan's
+	// sign is Process.ParentGone, not an adopting init.
+	NoReparenting bool
 
 	reader      detailReader
 	reads       int // lazy detail reads (Reads)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"runtime"
 	"time"
 
@@ -89,7 +88,7 @@ func (t *Table) UID() uint32 {
 }
 
 // EUID is the reaper's effective uid.
-func EUID() uint32 { return uint32(os.Geteuid()) }
+func EUID() uint32 { return platform.EUID() }
 
 // Collect takes the table, scans it, and applies the ledgers and the
 // clients' state, within cfg.Timeout and ctx: the run's deadline and an

@@ -129,10 +129,21 @@ func scanTable(snap *platform.Snapshot, cfg Config) *Result {
 			continue
 		}
 		parent := r.Tree.Parent(i)
+		if parent < 0 && p.ParentGone() {
+			// Windows never reparents: the orphan keeps its dead parent's
+			// pid. It is a root as a reparented one is, unless it is an
+			// owner itself.
+			if r.ownerOf(i) < 0 {
+				roots = append(roots, int32(i))
+			}
+			continue
+		}
 		if parent < 0 {
 			// PID 1 has ppid 0. Anyone else with ppid 0 was entered into this
 			// namespace from outside (setns); a ppid we can't see is hidden.
-			if p.PID != 1 {
+			// Windows' System and the processes a host starts under wine
+			// record none.
+			if p.PID != 1 && !snap.NoReparenting {
 				r.Unknown = append(r.Unknown, Unknown{Proc: p})
 			}
 			continue
@@ -149,7 +160,7 @@ func scanTable(snap *platform.Snapshot, cfg Config) *Result {
 	// and growing a slice to 2,000 of them allocated 1.3 MiB.
 	r.Findings = make([]Finding, 0, len(roots))
 	for _, i := range roots {
-		r.Findings = append(r.Findings, r.finding(int(i), r.adoption(r.Tree.Parent(int(i)))))
+		r.Findings = append(r.Findings, r.finding(int(i), r.adoptionOf(int(i))))
 	}
 	return r
 }
@@ -187,6 +198,21 @@ func (r *Result) subreaperComm(comm string) bool {
 // adopts reports whether the process at index parent adopts orphans.
 func (r *Result) adopts(parent int) bool {
 	return r.Tree.Snap.Procs[parent].PID == 1 || r.IsSubreaper(parent)
+}
+
+// adoptionOf says in words why the root at index i has lost its parent:
+// how its adopter adopts orphans, or, where nothing adopts (Windows), that
+// the parent it recorded is gone.
+func (r *Result) adoptionOf(i int) string {
+	p := &r.Tree.Snap.Procs[i]
+	if !p.ParentGone() {
+		return r.adoption(r.Tree.Parent(i))
+	}
+	if j := r.Tree.Snap.Index(p.PPID); j >= 0 {
+		q := &r.Tree.Snap.Procs[j]
+		return fmt.Sprintf("its parent %d exited; the pid now names a younger process (%s, started after this one)", p.PPID, q.Comm)
+	}
+	return fmt.Sprintf("its parent %d exited (Windows keeps the dead parent's pid; no process has it now)", p.PPID)
 }
 
 // adoption says in words how the process at index parent adopts orphans.

@@ -25,7 +25,7 @@ func NewTree(s *platform.Snapshot) *Tree {
 	for i := range s.Procs {
 		p := &s.Procs[i]
 		t.parent[i] = -1
-		if p.PPID > 0 && p.PPID != p.PID {
+		if p.PPID > 0 && p.PPID != p.PID && !p.ParentGone() {
 			t.parent[i] = int32(s.Index(p.PPID))
 		}
 		if t.parent[i] >= 0 {

@@ -116,10 +116,13 @@ func (g *Guard) Reconfined(path string, from map[int]string, first string) (*Con
 // opened on (systemd's pidref_verify after cg_pidref_get_path).
 func (h *Handle) Cgroup() (string, error) { return h.cgroup() }
 
-// Close does nothing: nothing is held open.
+// Close lets go of what the handle holds open (a pidfd, a process
+// handle; nothing on macOS).
 func (h *Handle) Close() error { return h.close() }
 
-// Pidfd reports whether the handle signals through a pidfd.
+// Pidfd reports whether the handle pins its process, so that no reused
+// pid can be reached through it: a pidfd on Linux, a process handle on
+// Windows (macOS has neither).
 func (h *Handle) Pidfd() bool { return h.pidfd() }
 
 // Signal is the one signal seam: every signal the reaper sends goes

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# wine-e2e.sh — reaper.exe against a client's leftovers, under wine: two
+# stand-in clients (testdata/windows/standin) each start two stdio
+# servers, one of which starts a child; one client is killed
+# (SIGKILL of its wine process: TerminateProcess to the Windows side),
+# the other lives. Then:
+#   the control: a second later the dead client's servers are alive — no
+#     one ends them on Windows;
+#   reaper.exe scan finds both of its trees, reparented, the dead client's
+#     pid in the words, and nothing of the live client;
+#   reaper.exe reap ends them whole (every member gone, the scan after it
+#     finds nothing), and the live client's three processes all live.
+# Every rule is confined to this run's tag; teardown kills the process
+# groups this script made (setsid), nothing else.
+#
+# usage: scripts/wine-e2e.sh
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")/.." && pwd)
+prefix=$("$here/scripts/wine-setup.sh")
+export WINEPREFIX=$prefix WINEDEBUG=-all
+wine=/usr/lib/wine/wine64
+work=$(mktemp -d)
+groups=()
+teardown() {
+	for g in "${groups[@]+"${groups[@]}"}"; do kill -KILL -- "-$g" 2>/dev/null || true; done
+	rm -rf "$work"
+}
+trap teardown EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+(cd "$here" && GOOS=windows GOARCH=amd64 CGO_ENABLED=0 go build -o "$work/reaper.exe" ./cmd/reaper &&
+	GOOS=windows GOARCH=amd64 CGO_ENABLED=0 go build -o "$work/standin.exe" ./testdata/windows/standin)
+tag="wine-e2e-$$-$(date +%s%N)"
+cat >"$work/policy.toml" <<POLICY
+version = 1
+[defaults]
+min_age = "0s"
+grace = "1s"
+[[rule]]
+name = "standin"
+when = ["reparented"]
+kind = ["mcp"]
+cmdline = '$tag'
+action = "terminate"
+POLICY
+pol="Z:${work//\//\\}\\policy.toml"
+
+# start NAME: a stand-in client in a session of its own; its pids in NAME.pids.
+start() {
+	setsid "$wine" "$work/standin.exe" client "$tag-$1" >"$work/$1.pids" 2>"$work/$1.err" &
+	groups+=($!)
+	for _ in $(seq 200); do grep -q '^client ' "$work/$1.pids" 2>/dev/null && return; sleep 0.05; done
+	fail "stand-in $1 did not start: $(cat "$work/$1.err")"
+}
+start dead
+start live
+sleep 1 # the first server's child
+deadpid=$(awk '$1 == "client" {print $2}' "$work/dead.pids")
+deadservers=$(awk '$1 == "server" {print $2}' "$work/dead.pids" | sort -n | tr '\n' ' ')
+livepids=$(awk '$1 != "" {print $2}' "$work/live.pids" | sort -n | tr '\n' ' ')
+kill -KILL "${groups[0]}" # the dead client's wine process alone: its servers live on
+sleep 1
+
+alive() { "$wine" "$work/reaper.exe" explain "$1" >/dev/null 2>&1; }
+for p in $deadservers; do alive "$p" || fail "control: the dead client's server $p did not outlive it"; done
+echo "control: the dead client $deadpid's servers $deadservers live on without a reaper"
+
+"$wine" "$work/reaper.exe" scan -o json --policy "$pol" >"$work/scan.json"
+roots=$(jq -r '[.findings[].root_pid] | sort | map(tostring) | join(" ")' "$work/scan.json")
+[ "$roots " = "$deadservers" ] || fail "scan found roots '$roots', want the dead client's servers '$deadservers'"
+jq -e --arg w "its parent $deadpid exited" '[.findings[] | select((.reasons | index("reparented")) and (.evidence[0] | startswith($w)))] | length == 2' "$work/scan.json" >/dev/null ||
+	fail "the findings do not say the dead parent $deadpid: $(jq -c '.findings[] | {root_pid, reasons, evidence}' "$work/scan.json")"
+members=$(jq '[.findings[].pids[]] | length' "$work/scan.json")
+[ "$members" = 3 ] || fail "the trees hold $members processes, want 3 (two servers and a child)"
+echo "scan: 2 trees, reparented, 'its parent $deadpid exited'; 3 processes; none of the live client's"
+
+"$wine" "$work/reaper.exe" reap -o json --policy "$pol" --lock-file "Z:${work//\//\\}\\reaper.lock" --journal off >"$work/reap.json" ||
+	fail "reap exited $?: $(cat "$work/reap.json")"
+killed=$(jq '[.findings[] | select(.outcome == "killed")] | length' "$work/reap.json")
+[ "$killed" = 2 ] || fail "reap killed $killed trees, want 2: $(jq -c '.findings[] | {root_pid, outcome, detail}' "$work/reap.json")"
+for p in $(jq -r '.findings[].pids[]' "$work/scan.json"); do
+	! alive "$p" || fail "member $p lives after the reap"
+done
+after=$("$wine" "$work/reaper.exe" scan -o json --policy "$pol" | jq '.findings | length')
+[ "$after" = 0 ] || fail "the scan after the reap finds $after trees"
+lost=0
+for p in $livepids; do alive "$p" || lost=$((lost + 1)); done
+[ "$lost" = 0 ] || fail "the live client lost $lost of its processes ($livepids)"
+echo "reap: 2 trees killed, every member gone, the scan after finds none; the live client's $(echo $livepids | wc -w) processes all alive"
