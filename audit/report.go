@@ -333,11 +333,14 @@ func (r *Report) setEndings(signals []Record) {
 		switch {
 		case s.Result != "ok":
 		case s.Via != "":
-			ended[s.RootPID] = "cgroup.kill"
-			if path, ok := strings.CutPrefix(s.Via, "cgroup.kill "); ok && !slices.Contains(cgroups[s.RootPID], path) {
+			// "CALL PATH": the call that ended a unit whole (cgroup.kill;
+			// TerminateJobObject on Windows), and the unit.
+			call, path, _ := strings.Cut(s.Via, " ")
+			ended[s.RootPID] = call
+			if path != "" && !slices.Contains(cgroups[s.RootPID], path) {
 				cgroups[s.RootPID] = append(cgroups[s.RootPID], path)
 			}
-		case s.Signal == "SIGKILL" && ended[s.RootPID] != "cgroup.kill":
+		case s.Signal == "SIGKILL" && (ended[s.RootPID] == "" || ended[s.RootPID] == "SIGTERM"):
 			ended[s.RootPID] = "SIGKILL"
 		case s.Signal == "SIGTERM" && ended[s.RootPID] == "":
 			ended[s.RootPID] = "SIGTERM"

@@ -436,8 +436,8 @@ func outcomeWords(f *Finding) string {
 		return "killed by SIGTERM" // history's word first: it records "killed"
 	case f.Ended == "SIGKILL":
 		return "killed by SIGKILL after the grace"
-	case f.Ended == "cgroup.kill":
-		return "killed by cgroup.kill"
+	case f.Ended != "":
+		return "killed by " + f.Ended // a unit's call: cgroup.kill, TerminateJobObject
 	}
 	return string(policy.Killed)
 }

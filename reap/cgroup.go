@@ -30,7 +30,8 @@ func (t *tree) killUnits(left []*kill.Handle) (*units, string) {
 	if t.conf != nil {
 		targets, err := t.conf.Kill()
 		if err != nil {
-			notes = append(notes, fmt.Sprintf("cgroup %s not killed as a unit (%v): per-pid SIGKILL", t.conf.Path, err))
+			_, unit := kill.UnitKill()
+			notes = append(notes, fmt.Sprintf("%s %s not killed as a unit (%v): per-pid SIGKILL", unit, t.conf.Path, err))
 		} else {
 			u.paths = append(u.paths, t.conf.Path)
 			t.unitEvents(u, targets, t.conf.Path)
@@ -56,11 +57,12 @@ func (t *tree) killUnits(left []*kill.Handle) (*units, string) {
 // unitEvents records the processes one cgroup.kill covered.
 func (t *tree) unitEvents(u *units, targets []kill.Target, path string) {
 	now := time.Now().UTC()
+	call, _ := kill.UnitKill()
 	for _, tg := range targets {
 		u.covered[tg.PID] = true
 		p := platform.Process{PID: tg.PID, StartTicks: tg.StartTicks}
 		t.emit(Event{Time: now, RootPID: t.root, PID: tg.PID, Start: t.snap.Identity(&p),
-			Signal: "SIGKILL", Via: "cgroup.kill " + path, Result: "ok"})
+			Signal: "SIGKILL", Via: call + " " + path, Result: "ok"})
 	}
 	if len(targets) > 0 {
 		t.delivered = true

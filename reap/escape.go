@@ -57,7 +57,8 @@ func (t *tree) confineTree() string {
 		return joinNotes(append(notes, "no member could be moved into a confinement: forks followed by session and process group")...)
 	}
 	t.conf = c
-	return joinNotes(append([]string{fmt.Sprintf("confined in a cgroup of its own (%s)", plural(moved, "process", "processes"))}, notes...)...)
+	_, unit := kill.UnitKill()
+	return joinNotes(append([]string{fmt.Sprintf("confined in a %s of its own (%s)", unit, plural(moved, "process", "processes"))}, notes...)...)
 }
 
 // ownGroups returns the sessions and process groups that only the tree's

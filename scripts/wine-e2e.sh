@@ -8,8 +8,10 @@
 #     one ends them on Windows;
 #   reaper.exe scan finds both of its trees, reparented, the dead client's
 #     pid in the words, and nothing of the live client;
-#   reaper.exe reap ends them whole (every member gone, the scan after it
-#     finds nothing), and the live client's three processes all live.
+#   reaper.exe reap suspends each tree, puts it in a job object of its own
+#     (what it starts from then on is born inside) and ends it whole
+#     (every member gone, the scan after it finds nothing), and the live
+#     client's three processes all live.
 # Every rule is confined to this run's tag; teardown kills the process
 # groups this script made (setsid), nothing else.
 #
@@ -78,6 +80,8 @@ echo "scan: 2 trees, reparented, 'its parent $deadpid exited'; 3 processes; none
 "$wine" "$work/reaper.exe" reap -o json --policy "$pol" --lock-file "Z:${work//\//\\}\\reaper.lock" --journal off >"$work/reap.json" ||
 	fail "reap exited $?: $(cat "$work/reap.json")"
 killed=$(jq '[.findings[] | select(.outcome == "killed")] | length' "$work/reap.json")
+jq -e '[.findings[] | select(.detail | test("confined in a job object of its own"))] | length == 2' "$work/reap.json" >/dev/null ||
+	fail "the trees were not put in job objects before they were ended: $(jq -c '.findings[] | {root_pid, detail}' "$work/reap.json")"
 [ "$killed" = 2 ] || fail "reap killed $killed trees, want 2: $(jq -c '.findings[] | {root_pid, outcome, detail}' "$work/reap.json")"
 for p in $(jq -r '.findings[].pids[]' "$work/scan.json"); do
 	! alive "$p" || fail "member $p lives after the reap"
@@ -87,4 +91,4 @@ after=$("$wine" "$work/reaper.exe" scan -o json --policy "$pol" | jq '.findings 
 lost=0
 for p in $livepids; do alive "$p" || lost=$((lost + 1)); done
 [ "$lost" = 0 ] || fail "the live client lost $lost of its processes ($livepids)"
-echo "reap: 2 trees killed, every member gone, the scan after finds none; the live client's $(echo $livepids | wc -w) processes all alive"
+echo "reap: 2 trees, each suspended and put in a job object of its own, killed; every member gone, the scan after finds none; the live client's $(echo $livepids | wc -w) processes all alive"

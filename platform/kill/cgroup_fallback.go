@@ -1,4 +1,4 @@
-//go:build !linux
+//go:build !linux && !windows
 
 package kill
 
@@ -67,3 +67,9 @@ func sweepConfinementsOS(time.Time) []string { return nil }
 func confinements(time.Time) ([]ConfinementLeft, error) {
 	return nil, fmt.Errorf("cgroups on %s: %w", runtime.GOOS, errors.ErrUnsupported)
 }
+
+// No confinement here: the names are Linux's, for the records' shape.
+const (
+	unitKill = "cgroup.kill"
+	unitName = "cgroup"
+)

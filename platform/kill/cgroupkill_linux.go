@@ -246,3 +246,9 @@ func cgroupPopulated(path string) (bool, error) {
 func gone(err error) bool {
 	return errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ESRCH)
 }
+
+// A confinement is a cgroup, ended by a write to its cgroup.kill.
+const (
+	unitKill = "cgroup.kill"
+	unitName = "cgroup"
+)

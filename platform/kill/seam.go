@@ -138,3 +138,8 @@ func (h *Handle) State() string { return h.state() }
 // has. A pidfd becomes readable when its process exits (poll(2) on a pidfd,
 // Linux 5.3); without one, /proc is polled.
 func (h *Handle) WaitGone(d time.Duration) bool { return h.waitGone(d) }
+
+// UnitKill names how a confinement is ended whole, for the records and
+// the words: the call ("cgroup.kill" on Linux, "TerminateJobObject" on
+// Windows) and what it ends ("cgroup", "job object").
+func UnitKill() (call, unit string) { return unitKill, unitName }

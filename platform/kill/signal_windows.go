@@ -23,9 +23,10 @@ type Handle struct {
 	stopped bool
 }
 
-// The rights a reap needs: to end, suspend and resume the process, to read
+// The rights a reap needs: to end, suspend and resume the process, to put
+// it in a job (PROCESS_SET_QUOTA with PROCESS_TERMINATE), to read
 // its times, and to wait for its exit.
-const handleRights = windows.PROCESS_TERMINATE | windows.PROCESS_SUSPEND_RESUME |
+const handleRights = windows.PROCESS_TERMINATE | windows.PROCESS_SUSPEND_RESUME | windows.PROCESS_SET_QUOTA |
 	windows.PROCESS_QUERY_LIMITED_INFORMATION | windows.SYNCHRONIZE
 
 // NtSuspendProcess and NtResumeProcess stop and continue every thread of
