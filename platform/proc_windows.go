@@ -114,47 +114,87 @@ func sidRID(sid *windows.SID) uint32 {
 // process's RTL_USER_PROCESS_PARAMETERS, copied out with
 // ReadProcessMemory (NtQueryInformationProcess's
 // ProcessCommandLineInformation is newer, and Wine has none).
+//
+// What is read is another process's memory: its addresses are numbers
+// here, never Go pointers. x/sys's PEB and RTL_USER_PROCESS_PARAMETERS
+// type them as pointers, and a Go pointer that holds a foreign address
+// kills the garbage collector ("invalid pointer found on stack"); only
+// their field offsets are taken from them.
 func pebDetails(pid int) (string, []string, error) {
 	h, err := windows.OpenProcess(windows.PROCESS_QUERY_INFORMATION|windows.PROCESS_VM_READ, false, uint32(pid))
 	if err != nil {
 		return "", nil, fmt.Errorf("open %d: %w", pid, ErrNoArgs)
 	}
 	defer windows.CloseHandle(h)
-	var pbi windows.PROCESS_BASIC_INFORMATION
+	// PROCESS_BASIC_INFORMATION, its PebBaseAddress a number.
+	var pbi struct {
+		ExitStatus                   uintptr
+		PebBaseAddress               uintptr
+		AffinityMask                 uintptr
+		BasePriority                 uintptr
+		UniqueProcessID              uintptr
+		InheritedFromUniqueProcessID uintptr
+	}
 	if err := windows.NtQueryInformationProcess(h, windows.ProcessBasicInformation, unsafe.Pointer(&pbi), uint32(unsafe.Sizeof(pbi)), nil); err != nil {
 		return "", nil, fmt.Errorf("process %d: %w", pid, ErrNoArgs)
 	}
-	var peb windows.PEB
-	if err := readMem(h, uintptr(unsafe.Pointer(pbi.PebBaseAddress)), unsafe.Pointer(&peb), unsafe.Sizeof(peb)); err != nil {
+	var (
+		offParams  = unsafe.Offsetof(windows.PEB{}.ProcessParameters)
+		offCmdline = unsafe.Offsetof(windows.RTL_USER_PROCESS_PARAMETERS{}.CommandLine)
+		offEnv     = unsafe.Offsetof(windows.RTL_USER_PROCESS_PARAMETERS{}.Environment)
+		offEnvSize = unsafe.Offsetof(windows.RTL_USER_PROCESS_PARAMETERS{}.EnvironmentSize)
+	)
+	params, err := readWord(h, pbi.PebBaseAddress+offParams)
+	if err != nil || params == 0 {
 		return "", nil, fmt.Errorf("PEB of %d: %w", pid, ErrNoArgs)
 	}
-	var params windows.RTL_USER_PROCESS_PARAMETERS
-	if err := readMem(h, uintptr(unsafe.Pointer(peb.ProcessParameters)), unsafe.Pointer(&params), unsafe.Sizeof(params)); err != nil {
+	// UNICODE_STRING: Length and MaximumLength (uint16 each), then the
+	// buffer's address, aligned.
+	var us struct {
+		Length, MaximumLength uint16
+		_                     uint32
+		Buffer                uintptr
+	}
+	if err := readMem(h, params+offCmdline, unsafe.Pointer(&us), unsafe.Sizeof(us)); err != nil {
 		return "", nil, fmt.Errorf("parameters of %d: %w", pid, ErrNoArgs)
 	}
-	cmdline, err := readUTF16(h, uintptr(unsafe.Pointer(params.CommandLine.Buffer)), int(params.CommandLine.Length))
+	cmdline, err := readUTF16(h, us.Buffer, int(us.Length))
 	if err != nil {
 		return "", nil, fmt.Errorf("command line of %d: %w", pid, ErrNoArgs)
 	}
-	size := int(params.EnvironmentSize)
+	env, err1 := readWord(h, params+offEnv)
+	envSize, err2 := readWord(h, params+offEnvSize)
+	if err1 != nil || err2 != nil || env == 0 {
+		return cmdline, nil, nil // the command line alone: an environment unread is no marker
+	}
+	size := int(envSize)
 	if size <= 0 || size > MaxDetail {
 		size = MaxDetail
 	}
-	block, err := readUTF16(h, uintptr(params.Environment), size)
+	block, err := readUTF16(h, env, size)
 	if err != nil {
-		return cmdline, nil, nil // the command line alone: an environment unread is no marker
+		return cmdline, nil, nil
 	}
-	var env []string
+	var vars []string
 	for start, i := 0, 0; i < len(block); i++ {
 		if block[i] == 0 {
 			if i == start {
 				break // the block ends with an empty string
 			}
-			env = append(env, block[start:i])
+			vars = append(vars, block[start:i])
 			start = i + 1
 		}
 	}
-	return cmdline, env, nil
+	return cmdline, vars, nil
+}
+
+// readWord reads one address-sized number at addr of h's memory.
+func readWord(h windows.Handle, addr uintptr) (uintptr, error) {
+	var w uintptr
+	if err := readMem(h, addr, unsafe.Pointer(&w), unsafe.Sizeof(w)); err != nil {
+		return 0, err
+	}
+	return w, nil
 }
 
 func readMem(h windows.Handle, addr uintptr, to unsafe.Pointer, n uintptr) error {
