@@ -77,7 +77,7 @@ members=$(jq '[.findings[].pids[]] | length' "$work/scan.json")
 [ "$members" = 3 ] || fail "the trees hold $members processes, want 3 (two servers and a child)"
 echo "scan: 2 trees, reparented, 'its parent $deadpid exited'; 3 processes; none of the live client's"
 
-"$wine" "$work/reaper.exe" reap -o json --policy "$pol" --lock-file "Z:${work//\//\\}\\reaper.lock" --journal off >"$work/reap.json" ||
+"$wine" "$work/reaper.exe" reap -o json --policy "$pol" --lock-file "Z:${work//\//\\}\\reaper.lock" --audit-log "Z:${work//\//\\}\\audit.jsonl" --journal off >"$work/reap.json" ||
 	fail "reap exited $?: $(cat "$work/reap.json")"
 killed=$(jq '[.findings[] | select(.outcome == "killed")] | length' "$work/reap.json")
 jq -e '[.findings[] | select(.detail | test("confined in a job object of its own"))] | length == 2' "$work/reap.json" >/dev/null ||
