@@ -50,7 +50,7 @@ pol="Z:${work//\//\\}\\policy.toml"
 
 # start NAME: a stand-in client in a session of its own; its pids in NAME.pids.
 start() {
-	setsid "$wine" "$work/standin.exe" client "$tag-$1" >"$work/$1.pids" 2>"$work/$1.err" &
+	setsid "$wine" "$work/standin.exe" client "$tag-$1" ${2:-} >"$work/$1.pids" 2>"$work/$1.err" &
 	groups+=($!)
 	for _ in $(seq 200); do grep -q '^client ' "$work/$1.pids" 2>/dev/null && return; sleep 0.05; done
 	fail "stand-in $1 did not start: $(cat "$work/$1.err")"
@@ -92,3 +92,22 @@ lost=0
 for p in $livepids; do alive "$p" || lost=$((lost + 1)); done
 [ "$lost" = 0 ] || fail "the live client lost $lost of its processes ($livepids)"
 echo "reap: 2 trees, each suspended and put in a job object of its own, killed; every member gone, the scan after finds none; the live client's $(echo $livepids | wc -w) processes all alive"
+
+# A tree that forks while it is being ended: a server that starts a leaf
+# every 20 ms. Its client killed, the reap suspends what it walked, puts
+# it in a job, and ends the job: whatever was born since is inside. The
+# scan after it must find nothing (a leaf that escaped would be an orphan
+# the rule names).
+start spawning spawning
+kill -KILL "${groups[2]}"
+sleep 1
+"$wine" "$work/reaper.exe" reap -o json --policy "$pol" --lock-file "Z:${work//\//\\}\\reaper.lock" --audit-log "Z:${work//\//\\}\\audit.jsonl" --journal off >"$work/reap2.json" ||
+	fail "reap of the spawning tree exited $?: $(jq -c '.findings[] | {root_pid, outcome, detail}' "$work/reap2.json")"
+n=$(jq '[.findings[].pids[]] | length' "$work/reap2.json")
+for _ in 1 2 3; do
+	left=$("$wine" "$work/reaper.exe" scan -o json --policy "$pol" | jq '[.findings[].pids[]] | length')
+	[ "$left" = 0 ] && break
+	sleep 1
+done
+[ "$left" = 0 ] || fail "$left processes of the spawning tree outlived its reap"
+echo "a tree that forks while it is ended: $n processes at the reap, in a job of its own, none left after it"
