@@ -24,7 +24,7 @@ type PSView struct {
 	Orphans  []PSOrphan  `json:"orphans"`
 	// Copies are the servers several live sessions each run a copy
 	// of: waste to see, never a finding. Their JSON name is the
-	// contract's (SPEC §16: ps's "duplicates"); in the code, the table and
+	// CLI contract's (ps's "duplicates", which scripts read); in the code, the table and
 	// the metrics they are copies.
 	Copies []ServerCopies `json:"duplicates"`
 	// Headroom is each user's process count against their limits.

@@ -88,17 +88,30 @@ func WindowsSnapshot(procs []WinProc, taken time.Time, details func(pid int) (cm
 // /proc's NUL-separated form: the command line split as Windows' own
 // CommandLineToArgvW splits it (SplitCommandLine). Windows has no
 // cgroups, fd links or status files to read this way.
+//
+// One read of a PEB gives both: the last pid's are kept, so that a
+// candidate's command line and environment cost one read, not two.
 type winReader struct {
 	details func(pid int) (string, []string, error)
+	last    struct {
+		pid     int
+		cmdline string
+		env     []string
+		err     error
+	}
 }
 
-func (r *winReader) fork() detailReader { return r }
+func (r *winReader) fork() detailReader { return &winReader{details: r.details} }
 
 func (r *winReader) read(pid int, what detail) ([]byte, error) {
 	if what != detailCmdline && what != detailEnviron {
 		return nil, nil
 	}
-	cmdline, env, err := r.details(pid)
+	if r.last.pid != pid || pid == 0 {
+		r.last.pid = pid
+		r.last.cmdline, r.last.env, r.last.err = r.details(pid)
+	}
+	cmdline, env, err := r.last.cmdline, r.last.env, r.last.err
 	if err != nil {
 		return nil, err
 	}

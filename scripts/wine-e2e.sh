@@ -57,7 +57,6 @@ start() {
 }
 start dead
 start live
-sleep 1 # the first server's child
 deadpid=$(awk '$1 == "client" {print $2}' "$work/dead.pids")
 deadservers=$(awk '$1 == "server" {print $2}' "$work/dead.pids" | sort -n | tr '\n' ' ')
 livepids=$(awk '$1 != "" {print $2}' "$work/live.pids" | sort -n | tr '\n' ' ')
@@ -68,7 +67,13 @@ alive() { "$wine" "$work/reaper.exe" explain "$1" >/dev/null 2>&1; }
 for p in $deadservers; do alive "$p" || fail "control: the dead client's server $p did not outlive it"; done
 echo "control: the dead client $deadpid's servers $deadservers live on without a reaper"
 
-"$wine" "$work/reaper.exe" scan -o json --policy "$pol" >"$work/scan.json"
+# The scan, once the first server's child has started too (it is started
+# after its server printed its pid): up to 20 s.
+for _ in $(seq 40); do
+	"$wine" "$work/reaper.exe" scan -o json --policy "$pol" >"$work/scan.json"
+	[ "$(jq '[.findings[].pids[]] | length' "$work/scan.json")" -ge 3 ] && break
+	sleep 0.5
+done
 roots=$(jq -r '[.findings[].root_pid] | sort | map(tostring) | join(" ")' "$work/scan.json")
 [ "$roots " = "$deadservers" ] || fail "scan found roots '$roots', want the dead client's servers '$deadservers'"
 jq -e --arg w "its parent $deadpid exited" '[.findings[] | select((.reasons | index("reparented")) and (.evidence[0] | startswith($w)))] | length == 2' "$work/scan.json" >/dev/null ||
