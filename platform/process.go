@@ -33,6 +33,10 @@ type Process struct {
 	// On macOS the table gives the real uid.
 	UID   uint32
 	State byte // R, S, D, Z, T, t, X, I, …
+	// parentGone: on a system that never reparents (Windows), the
+	// recorded parent has exited or its pid names a younger process
+	// (ParentGone). Apart from Flags, which are Linux's PF_* bits.
+	parentGone bool
 	// TPGID is the foreground process group of the process's controlling
 	// terminal (-1: none; 0 where the platform does not say).
 	TPGID int32

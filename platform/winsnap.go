@@ -30,17 +30,10 @@ type WinProc struct {
 	Env     []string
 }
 
-// flagParentGone is Process.Flags' mark, on a table of a system that
-// never reparents (Windows), of a process whose recorded parent is gone:
-// no process has that pid now, or the one that has it was created after
-// this one (the pid was reused). It is no kernel flag: Windows has none
-// of Linux's PF_*.
-const flagParentGone = 1 << 31
-
 // ParentGone reports whether p's recorded parent has exited, on a system
 // that keeps the dead parent's pid as the child's ppid (Windows): the
 // orphan's sign there, where Linux and macOS reparent to an init.
-func (p *Process) ParentGone() bool { return p.Flags&flagParentGone != 0 }
+func (p *Process) ParentGone() bool { return p.parentGone }
 
 // WindowsSnapshot makes the table of a Windows machine from its processes
 // (the live read's, or a recorded table's): start times are wall-clock
@@ -66,7 +59,7 @@ func WindowsSnapshot(procs []WinProc, taken time.Time, details func(pid int) (cm
 			continue // none recorded (System; a process started from outside wine)
 		}
 		if parent := recorded[p.PPID]; parent == nil || parent.Created.UnixMicro() > int64(p.StartTicks) {
-			p.Flags |= flagParentGone
+			p.parentGone = true
 		}
 	}
 	if details == nil {
