@@ -55,7 +55,7 @@ func whoCanReplace(path string) (string, error) {
 	return "", unsupported("who can replace a file")
 }
 
-func fileUID(fi os.FileInfo) (uint32, bool) { return 0, false }
+func fileUID(string, os.FileInfo) (uint32, bool) { return 0, false }
 
 func fileOwner(fi os.FileInfo) (uid, gid uint32, ok bool) { return 0, 0, false }
 

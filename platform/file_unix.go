@@ -294,7 +294,7 @@ func whoCanReplace(path string) (string, error) {
 	}
 }
 
-func fileUID(fi os.FileInfo) (uint32, bool) {
+func fileUID(_ string, fi os.FileInfo) (uint32, bool) {
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	if !ok {
 		return 0, false

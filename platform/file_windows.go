@@ -233,7 +233,10 @@ func whoCanReplace(path string) (string, error) {
 	return "", unsupported("who can replace a file (its ACL)")
 }
 
-func fileUID(fi os.FileInfo) (uint32, bool) { return 0, false }
+func fileUID(path string, _ os.FileInfo) (uint32, bool) {
+	uid, err := pathOwner(path)
+	return uid, err == nil && uid != NoUID
+}
 
 func fileOwner(fi os.FileInfo) (uid, gid uint32, ok bool) { return 0, 0, false }
 

@@ -14,6 +14,20 @@ import (
 // DefaultProcRoot is empty: Windows has no procfs; --proc does not apply.
 const DefaultProcRoot = ""
 
+// getTickCount64 is kernel32's GetTickCount64: the milliseconds since the
+// system started (x/sys does not wrap it).
+var getTickCount64 = windows.NewLazySystemDLL("kernel32.dll").NewProc("GetTickCount64")
+
+// bootTime is when the system started, as of now: now less
+// GetTickCount64; zero where it cannot be called.
+func bootTime(now time.Time) time.Time {
+	if getTickCount64.Find() != nil {
+		return time.Time{}
+	}
+	ms, _, _ := getTickCount64.Call()
+	return now.Add(-time.Duration(ms) * time.Millisecond)
+}
+
 // readSnapshot reads the whole table in one call,
 // NtQuerySystemInformation(SystemProcessInformation): pid, parent pid,
 // creation time, image name, session, working set and threads of every
@@ -29,6 +43,7 @@ func readSnapshot(root string) (*Snapshot, error) {
 		return nil, err
 	}
 	taken := time.Now()
+	boot := bootTime(taken)
 	var procs []WinProc
 	for off := 0; off < len(raw); {
 		spi := (*windows.SYSTEM_PROCESS_INFORMATION)(unsafe.Pointer(&raw[off]))
@@ -43,7 +58,7 @@ func readSnapshot(root string) (*Snapshot, error) {
 		}
 		off += int(spi.NextEntryOffset)
 	}
-	s := WindowsSnapshot(procs, taken, pebDetails)
+	s := WindowsSnapshot(procs, taken, boot, pebDetails)
 	s.Self = os.Getpid()
 	return s, nil
 }

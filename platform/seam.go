@@ -64,9 +64,11 @@ func DirOwnerNoLinks(path string) (uint32, error) { return dirOwnerNoLinks(path)
 // FileOwner is the uid and gid that own fi, from its stat.
 func FileOwner(fi os.FileInfo) (uid, gid uint32, ok bool) { return fileOwner(fi) }
 
-// FileUID is the uid that owns the file fi describes (from os.Stat or
-// os.Lstat); false where the system gives none.
-func FileUID(fi os.FileInfo) (uint32, bool) { return fileUID(fi) }
+// FileUID is the uid that owns the file at path, which fi describes (from
+// os.Stat or os.Lstat of path); false where the system gives none. Unix
+// reads it from fi; Windows keeps no owner in a stat and reads path's
+// security descriptor (the owner SID's RID, as Snapshot.UID gives it).
+func FileUID(path string, fi os.FileInfo) (uint32, bool) { return fileUID(path, fi) }
 
 // IsTerminal reports whether f is a terminal: tcgetattr(3) succeeds on it
 // (a character device such as /dev/null is not one).

@@ -40,18 +40,27 @@ func (p *Process) ParentGone() bool { return p.parentGone }
 // (microseconds since the epoch, as macOS's), and a process whose
 // recorded parent is gone or younger than itself is marked (ParentGone) —
 // its ppid stays what Windows recorded, for the words. details reads a
-// candidate's command line and environment; nil: each WinProc's own.
-func WindowsSnapshot(procs []WinProc, taken time.Time, details func(pid int) (cmdline string, env []string, err error)) *Snapshot {
+// candidate's command line and environment; nil: each WinProc's own. boot
+// is when the system started (the records of an earlier boot name no
+// process of this one); zero: the oldest creation time stands for it.
+func WindowsSnapshot(procs []WinProc, taken, boot time.Time, details func(pid int) (cmdline string, env []string, err error)) *Snapshot {
 	out := make([]Process, 0, len(procs))
 	recorded := map[int]*WinProc{}
+	var oldest time.Time
 	for i := range procs {
 		w := &procs[i]
 		if w.PID == 0 {
 			continue // the System Idle Process: no process at all
 		}
 		recorded[w.PID] = w
+		if !w.Created.IsZero() && (oldest.IsZero() || w.Created.Before(oldest)) {
+			oldest = w.Created
+		}
 		out = append(out, Process{PID: w.PID, PPID: w.PPID, Comm: w.Image, StartTicks: uint64(max(w.Created.UnixMicro(), 0)),
 			RSS: w.WorkingSet, Threads: w.Threads, UID: w.UID, State: 'R', TPGID: -1})
+	}
+	if boot.IsZero() {
+		boot = oldest
 	}
 	for i := range out {
 		p := &out[i]
@@ -71,7 +80,7 @@ func WindowsSnapshot(procs []WinProc, taken time.Time, details func(pid int) (cm
 			return w.Cmdline, w.Env, nil
 		}
 	}
-	s := &Snapshot{Procs: out, ClockTicks: 1e6, Taken: taken, wallStart: true, NoReparenting: true,
+	s := &Snapshot{Procs: out, ClockTicks: 1e6, Taken: taken, Uptime: max(taken.Sub(boot), 0), wallStart: true, NoReparenting: true,
 		reader: &winReader{details: details}}
 	sortProcs(s.Procs)
 	return s
@@ -196,6 +205,8 @@ func SplitCommandLine(s string) []string {
 type windowsTable struct {
 	About string    `json:"about"`
 	Taken time.Time `json:"taken"`
+	// Boot is when the machine started; absent, the oldest creation time.
+	Boot  time.Time `json:"boot"`
 	Procs []struct {
 		PID     int       `json:"pid"`
 		PPID    int       `json:"ppid"`
@@ -231,5 +242,5 @@ func ReadWindowsTable(path string) (*Snapshot, error) {
 		procs = append(procs, WinProc{PID: p.PID, PPID: p.PPID, Created: p.Created, Image: p.Image, Session: p.Session,
 			WorkingSet: p.WS, Threads: 1, UID: uid, Cmdline: p.Cmdline, Env: p.Env})
 	}
-	return WindowsSnapshot(procs, t.Taken, nil), nil
+	return WindowsSnapshot(procs, t.Taken, t.Boot, nil), nil
 }

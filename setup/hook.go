@@ -175,10 +175,11 @@ func (h *Hook) edit(path, exe string, install bool) error {
 	return nil
 }
 
-// ownedBySelf reports whether the file fi describes is this user's.
-func ownedBySelf(fi os.FileInfo) bool {
-	uid, ok := platform.FileUID(fi)
-	return ok && int(uid) == os.Geteuid()
+// ownedBySelf reports whether the file at path, which fi describes, is
+// this user's.
+func ownedBySelf(path string, fi os.FileInfo) bool {
+	uid, ok := platform.FileUID(path, fi)
+	return ok && uid == platform.EUID()
 }
 
 // maxSettings bounds a settings file read: a client's settings are
@@ -208,7 +209,7 @@ func settingsFile(path string) (string, os.FileMode, error) {
 	switch {
 	case !st.Mode().IsRegular():
 		return "", 0, fmt.Errorf("%s is not a regular file: not edited", target)
-	case !ownedBySelf(st):
+	case !ownedBySelf(target, st):
 		return "", 0, fmt.Errorf("%s belongs to another user: not edited (its owner can run this, or change its owner to you)", target)
 	case st.Mode().Perm()&0o200 == 0:
 		return "", 0, fmt.Errorf("%s is read-only (mode %04o): not edited; make it writable ('chmod u+w %s') if reaper may change it", target, st.Mode().Perm(), target)

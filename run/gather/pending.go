@@ -63,7 +63,7 @@ func Begin(ctx context.Context, opts Options) *Pending {
 			}
 			dir = filepath.Clean(dir)
 			if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
-				if uid, ok := platform.FileUID(fi); ok {
+				if uid, ok := platform.FileUID(dir, fi); ok {
 					p.list.add(Dir{Path: dir, UID: uid, From: "reaper's environment", Client: c.Info().Name})
 				}
 			}
@@ -71,7 +71,7 @@ func Begin(ctx context.Context, opts Options) *Pending {
 	}
 	var homes []account
 	if home, err := os.UserHomeDir(); err == nil {
-		homes = append(homes, account{Home: home, UID: uint32(os.Geteuid())})
+		homes = append(homes, account{Home: home, UID: platform.EUID()})
 	}
 	homes = append(homes, p.readers.accts...)
 	listed := map[string]bool{}

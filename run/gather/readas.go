@@ -34,7 +34,7 @@ func ownPrivate(d Dir) bool {
 		if err != nil || !fi.IsDir() {
 			return false
 		}
-		if uid, ok := platform.FileUID(fi); !ok || uid != 0 {
+		if uid, ok := platform.FileUID(p, fi); !ok || uid != 0 {
 			return false
 		}
 		writable := fi.Mode().Perm()&0o022 != 0

@@ -54,7 +54,7 @@ func readPath(ctx context.Context, path string, snap *platform.Snapshot, rd *rea
 		}
 		return ev, []error{&ledger.Error{File: path, Msg: fmt.Sprintf("a directory that is no known agent client's state dir (%s): name a ledger file", strings.Join(names, ", "))}}, nil
 	}
-	uid, _ := platform.FileUID(fi)
+	uid, _ := platform.FileUID(path, fi)
 	r := readAll(ctx, []Dir{{Path: path, UID: uid, From: "the command line", Client: c.Info().Name}}, rd)[0]
 	if r.err != nil {
 		return ev, []error{&ledger.Error{File: path, Msg: r.err.Error()}}, nil

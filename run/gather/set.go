@@ -158,7 +158,7 @@ func (set *Set) loadOwnerLedgers(paths []string, seen map[string]bool) {
 			// A supervisor's own ledger speaks for its owner's processes: a
 			// root-owned one for anyone's, so doubt about it holds back all.
 			d := policy.Doubt{All: true}
-			if uid, ok := platform.FileUID(fi); ok && uid != 0 {
+			if uid, ok := platform.FileUID(path, fi); ok && uid != 0 {
 				d = policy.Doubt{UID: uid}
 			}
 			set.Problems = append(set.Problems, Problem{Msg: err.Error(), Doubt: d})

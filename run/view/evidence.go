@@ -121,7 +121,7 @@ func excerpt(record string, speaker int64) audit.RecordExcerpt {
 		path = record[i+1:]
 	}
 	out := audit.RecordExcerpt{Path: path}
-	me := int64(os.Geteuid())
+	me := int64(platform.EUID())
 	if speaker != me {
 		name := strconv.FormatInt(speaker, 10)
 		if u, err := user.LookupId(name); err == nil {
