@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # wine-e2e.sh — reaper.exe against a client's leftovers, under wine: two
-# stand-in clients (testdata/windows/standin) each start two stdio
-# servers, one of which starts a child; one client is killed
+# stand-in clients (testdata/windows/standin) each record a session as
+# Claude Code does on Windows (its session file, its servers marked with
+# the session's id) and start two stdio servers, one of which starts a
+# child; one client is killed
 # (SIGKILL of its wine process: TerminateProcess to the Windows side),
 # the other lives. Then:
 #   the control: a second later the dead client's servers are alive — no
 #     one ends them on Windows;
-#   reaper.exe scan finds both of its trees, reparented, the dead client's
-#     pid in the words, and nothing of the live client;
+#   reaper.exe scan finds both of its trees, reparented and owner-dead, the
+#     dead client's pid and its session file in the words, and nothing of
+#     the live client;
 #   reaper.exe reap suspends each tree, puts it in a job object of its own
 #     (what it starts from then on is born inside) and ends it whole
 #     (every member gone, the scan after it finds nothing), and the live
@@ -47,6 +50,9 @@ cmdline = '$tag'
 action = "terminate"
 POLICY
 pol="Z:${work//\//\\}\\policy.toml"
+# The stand-ins' Claude Code config dir, this run's own: reaper reads it
+# from its environment and from the servers' (CLAUDE_CONFIG_DIR).
+export CLAUDE_CONFIG_DIR="Z:${work//\//\\}\\claude"
 
 # start NAME: a stand-in client in a session of its own; its pids in NAME.pids.
 start() {
@@ -78,9 +84,11 @@ roots=$(jq -r '[.findings[].root_pid] | sort | map(tostring) | join(" ")' "$work
 [ "$roots " = "$deadservers" ] || fail "scan found roots '$roots', want the dead client's servers '$deadservers'"
 jq -e --arg w "its parent $deadpid exited" '[.findings[] | select((.reasons | index("reparented")) and (.evidence[0] | startswith($w)))] | length == 2' "$work/scan.json" >/dev/null ||
 	fail "the findings do not say the dead parent $deadpid: $(jq -c '.findings[] | {root_pid, reasons, evidence}' "$work/scan.json")"
+jq -e --arg f "sessions\\$deadpid.json" '[.findings[] | select((.reasons | index("owner-dead")) and ([.evidence[] | contains($f)] | any))] | length == 2' "$work/scan.json" >/dev/null ||
+	fail "the findings are not owner-dead with the dead client's session file: $(jq -c '.findings[] | {root_pid, reasons, evidence}' "$work/scan.json")"
 members=$(jq '[.findings[].pids[]] | length' "$work/scan.json")
 [ "$members" = 3 ] || fail "the trees hold $members processes, want 3 (two servers and a child)"
-echo "scan: 2 trees, reparented, 'its parent $deadpid exited'; 3 processes; none of the live client's"
+echo "scan: 2 trees, reparented and owner-dead, 'its parent $deadpid exited', its session file sessions\\$deadpid.json; 3 processes; none of the live client's"
 
 "$wine" "$work/reaper.exe" reap -o json --policy "$pol" --lock-file "Z:${work//\//\\}\\reaper.lock" --audit-log "Z:${work//\//\\}\\audit.jsonl" --journal off >"$work/reap.json" ||
 	fail "reap exited $?: $(cat "$work/reap.json")"

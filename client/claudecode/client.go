@@ -177,6 +177,9 @@ func (s *Session) owner(snap *platform.Snapshot) ledger.Owner {
 		o.Gone = fmt.Sprintf("claude session %s, pid %d, started %s, before this boot", s.SessionID, s.PID, started.UTC().Format(time.RFC3339))
 		return o
 	}
+	if snap.NoReparenting {
+		return s.windowsOwner(snap, o)
+	}
 	recorded := strings.TrimSpace(s.ProcStart)
 	if ticks, err := strconv.ParseUint(recorded, 10, 64); err == nil {
 		// Linux: clock ticks after boot, the kernel's own field; the scan
@@ -203,6 +206,48 @@ func (s *Session) owner(snap *platform.Snapshot) ledger.Owner {
 	}
 	return o
 }
+
+// windowsOwner is owner on Windows, where Claude Code records procStart as
+// (Get-CimInstance Win32_Process -Filter "ProcessId=PID").CreationDate.Ticks
+// (read from the 2.1.197 win32-x64 binary): .NET ticks, 100 ns since
+// 0001-01-01, of the creation time in local time, to the microsecond. The
+// live pid is the session's claude when its creation time, so counted (in
+// local time or UTC), is within a millisecond of the record; a pid whose
+// process was created after the file was written (startedAt) is another
+// process. Anything else keeps the pid without a start: taken as the
+// claude, so that doubt spares.
+func (s *Session) windowsOwner(snap *platform.Snapshot, o ledger.Owner) ledger.Owner {
+	q := snap.Get(s.PID)
+	if q == nil || q.Zombie() {
+		return o // the pid is gone: the scan says so
+	}
+	created := snap.Started(q)
+	if ticks, err := strconv.ParseInt(strings.TrimSpace(s.ProcStart), 10, 64); err == nil {
+		_, zone := created.In(time.Local).Zone()
+		for _, off := range []int{zone, 0} {
+			if d := ticks - netTicks(created, off); d > -netTicksMargin && d < netTicksMargin {
+				o.Start = snap.Identity(q)
+				return o
+			}
+		}
+	}
+	if s.StartedAt > 0 && created.After(time.UnixMilli(s.StartedAt).Add(lstartMargin)) {
+		o.Gone = fmt.Sprintf("claude session %s, pid %d, started %s; pid %d now is a process created %s, after the session file was written",
+			s.SessionID, s.PID, time.UnixMilli(s.StartedAt).UTC().Format(time.RFC3339), s.PID, created.UTC().Format(time.RFC3339))
+	}
+	return o
+}
+
+// netTicks is t as .NET counts DateTime ticks: 100 ns since 0001-01-01,
+// of t's wall clock offset seconds east of UTC.
+func netTicks(t time.Time, offset int) int64 {
+	const unixEpoch = 621355968000000000 // 1970-01-01 in .NET ticks
+	return (t.Unix()+int64(offset))*1e7 + int64(t.Nanosecond()/100) + unixEpoch
+}
+
+// netTicksMargin is how far a recorded creation time may be from the
+// table's: the record is to the microsecond, the table to 100 ns.
+const netTicksMargin = 10_000 // 1 ms
 
 // lstart is how `ps -o lstart=` prints a start under LC_ALL=C and TZ=UTC,
 // which is how Claude Code runs it outside Linux.

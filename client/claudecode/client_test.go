@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -208,6 +209,52 @@ func TestMacSessionStart(t *testing.T) {
 		}
 		if dead && !strings.Contains(strings.Join(f.Evidence, "; "), "pid 500 now is a process started 1970-01-01T09:30:00Z") {
 			t.Errorf("%s: evidence %q does not name both starts", tc.name, f.Evidence)
+		}
+	}
+}
+
+// On Windows Claude Code records procStart as CIM's CreationDate.Ticks:
+// .NET ticks of the creation time, to the microsecond. A live claude
+// created then is the session's: owned. Gone, or its pid now a process
+// created after the session file was written, its server is owner-dead;
+// the pid held by an older process whose creation the record does not
+// match is doubt, which spares. The controls: without the session file
+// the dead claude's server is reparented only, never owner-dead.
+func TestWindowsSessionStart(t *testing.T) {
+	const uid = 1001
+	created := clienttest.Taken.Add(-time.Hour).Add(123456 * time.Microsecond)
+	ticks := strconv.FormatInt(netTicks(created, 0), 10)
+	session := Session{PID: 5200, SessionID: "s-win", StartedAt: created.Add(800 * time.Millisecond).UnixMilli(), ProcStart: ticks}
+	server := clienttest.WinProc(5210, 5200, created.Add(2*time.Second), uid,
+		`"C:\Program Files\nodejs\node.exe" C:\Users\dev\AppData\Roaming\npm\node_modules\stubborn\index.js`,
+		[]string{"CLAUDECODE=1", "CLAUDE_CODE_SESSION_ID=s-win"})
+	claude := func(at time.Time) []platform.WinProc {
+		return []platform.WinProc{clienttest.WinProc(5200, 900, at, uid, `C:\Users\dev\.local\bin\claude.exe`, nil), server}
+	}
+	for _, tc := range []struct {
+		name     string
+		sessions []Session
+		procs    []platform.WinProc
+		dead     bool   // the server is owner-dead
+		says     string // and its evidence says
+	}{
+		{"the claude lives", []Session{session}, claude(created), false, ""},
+		{"the claude is gone", []Session{session}, []platform.WinProc{server}, true, "claude session s-win"},
+		{"its pid is a younger process", []Session{session}, claude(created.Add(30 * time.Minute)), true, "after the session file was written"},
+		{"its pid is an older process the record does not match", []Session{session}, claude(created.Add(-time.Minute)), false, ""},
+		{"control: no session file, the claude gone", nil, []platform.WinProc{server}, false, ""},
+	} {
+		r := clienttest.ScanSnapshot(t, Client, filepath.Join(home(t, tc.sessions...), ".claude"), uid, clienttest.WindowsSnapshot(tc.procs...))
+		f := clienttest.Finding(r, 5210)
+		dead := f != nil && f.Has(scan.OwnerDead)
+		if dead != tc.dead {
+			t.Errorf("%s: server owner-dead %v, want %v (%+v)", tc.name, dead, tc.dead, f)
+		}
+		if dead && !strings.Contains(strings.Join(f.Evidence, "; "), tc.says) {
+			t.Errorf("%s: evidence %q does not say %q", tc.name, f.Evidence, tc.says)
+		}
+		if tc.name == "the claude lives" && clienttest.Finding(r, 5200) != nil {
+			t.Errorf("%s: the live claude is a finding", tc.name)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package clienttest
 import (
 	"encoding/json"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -46,6 +47,26 @@ func MacSnapshot(procs ...platform.Process) *platform.Snapshot {
 	launchd := Proc(1, 0, 0, 0, []string{"/sbin/launchd"}, nil)
 	launchd.StartTicks = MacStart(Taken.Add(-10 * time.Hour))
 	return platform.NewWallSnapshot(append([]platform.Process{launchd}, procs...), Boot, Taken.Add(-10*time.Hour), Taken)
+}
+
+// WinProc is a process of a Windows-shaped table (WindowsSnapshot): its
+// pid, recorded parent pid, creation time, owner, command line and
+// environment.
+func WinProc(pid, ppid int, created time.Time, uid uint32, cmdline string, env []string) platform.WinProc {
+	image := cmdline
+	if i := strings.IndexByte(image, ' '); i >= 0 {
+		image = image[:i]
+	}
+	return platform.WinProc{PID: pid, PPID: ppid, Created: created, Image: filepath.Base(strings.ReplaceAll(image, `\`, "/")),
+		UID: uid, Cmdline: cmdline, Env: env}
+}
+
+// WindowsSnapshot is a Windows-shaped table of procs, read at Taken, 10
+// hours after boot: no init adopts, a process whose recorded parent is
+// gone is marked so (platform.WindowsSnapshot).
+func WindowsSnapshot(procs ...platform.WinProc) *platform.Snapshot {
+	system := platform.WinProc{PID: 4, Created: Taken.Add(-10 * time.Hour), Image: "System", UID: 18}
+	return platform.WindowsSnapshot(append([]platform.WinProc{system}, procs...), Taken, Taken.Add(-10*time.Hour), nil)
 }
 
 // MacStart is a macOS process's StartTicks for a start at t.

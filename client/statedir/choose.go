@@ -84,7 +84,7 @@ func Choose(dir string, match func(name string) bool, pidOf func(name string) in
 			// records past the bound (platform.RecordOwnerLive).
 			uid, ok := uint32(0), false
 			if err == nil {
-				uid, ok = platform.FileUID(fi)
+				uid, ok = platform.FileUID(filepath.Join(dir, n), fi)
 			}
 			f.live = ok && platform.RecordOwnerLive(pid, uid, fi.ModTime())
 		}

@@ -1,6 +1,10 @@
 // Command standin is a client-shaped Windows program for the tests under
-// wine (scripts/wine-e2e.sh): "standin client TAG" starts two stdio
-// servers like itself, the first of which starts a child, prints their
+// wine (scripts/wine-e2e.sh): "standin client TAG" records a session as
+// Claude Code does on Windows — <config>/sessions/<pid>.json, <config>
+// being CLAUDE_CONFIG_DIR or %USERPROFILE%\.claude, procStart its
+// creation time as CIM's CreationDate.Ticks — starts two stdio servers
+// like itself carrying the session's id (CLAUDECODE=1,
+// CLAUDE_CODE_SESSION_ID), the first of which starts a child, prints their
 // pids and its own, and waits to be killed; the servers and the child wait
 // an hour. "standin client TAG spawning" starts one server instead that
 // starts a leaf every 20 ms while it lives. Every argv carries TAG, so a
@@ -8,9 +12,12 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"syscall"
 	"time"
 )
 
@@ -26,8 +33,14 @@ func main() {
 		if len(os.Args) > 3 && os.Args[3] == "spawning" {
 			servers = [][]string{{"spawner", tag, "mcp-server-standin-spawner"}}
 		}
+		id, err := record()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
 		for _, a := range servers {
 			c := exec.Command(os.Args[0], a...)
+			c.Env = append(os.Environ(), "CLAUDECODE=1", "CLAUDE_CODE_SESSION_ID="+id)
 			if err := c.Start(); err != nil {
 				fmt.Fprintln(os.Stderr, err)
 				os.Exit(1)
@@ -54,4 +67,35 @@ func main() {
 		}
 	}
 	time.Sleep(time.Hour)
+}
+
+// record writes this process's session file where Claude Code keeps it
+// and returns the session's id.
+func record() (string, error) {
+	dir := os.Getenv("CLAUDE_CONFIG_DIR")
+	if dir == "" {
+		dir = filepath.Join(os.Getenv("USERPROFILE"), ".claude")
+	}
+	var created, exit, kernel, user syscall.Filetime
+	h, err := syscall.GetCurrentProcess()
+	if err == nil {
+		err = syscall.GetProcessTimes(h, &created, &exit, &kernel, &user)
+	}
+	if err != nil {
+		return "", fmt.Errorf("GetProcessTimes: %w", err)
+	}
+	// CreationDate.Ticks: 100 ns since 0001-01-01 in local time, to the
+	// microsecond (CIM's datetime).
+	at := time.Unix(0, created.Nanoseconds())
+	_, zone := at.Zone()
+	ticks := (at.UnixMicro()+int64(zone)*1e6)*10 + 621355968000000000
+	id := fmt.Sprintf("standin-%d-%d", os.Getpid(), time.Now().UnixNano())
+	cwd, _ := os.Getwd()
+	b, _ := json.Marshal(map[string]any{"pid": os.Getpid(), "sessionId": id, "cwd": cwd, "startedAt": time.Now().UnixMilli(),
+		"procStart": fmt.Sprint(ticks), "kind": "interactive", "entrypoint": "cli"})
+	sessions := filepath.Join(dir, "sessions")
+	if err := os.MkdirAll(sessions, 0o700); err != nil {
+		return "", err
+	}
+	return id, os.WriteFile(filepath.Join(sessions, fmt.Sprintf("%d.json", os.Getpid())), b, 0o600)
 }
