@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -51,11 +50,16 @@ func (g *realGateway) codexServers() []int {
 // stand-in, answering the Responses API codex speaks. Four sessions run a
 // turn each through codex; each thread gets its own copy of the configured
 // MCP server under the one live app-server. Three sessions are deleted:
-// their bindings go, and (the control) all four servers stay. reaper ties
-// each server to its thread by start time: the three of ended threads are
-// session-ended findings the example policy reports, the live thread's is
-// not; the advice counts them against the live threads; a rule opting in
-// to terminate removes exactly the three.
+// their bindings go, and (the control) all the servers stay. reaper ties
+// each server to its thread by start time: those of ended threads are
+// session-ended findings the example policy reports, the live thread's
+// are not; the advice counts them against the live threads; a rule opting
+// in to terminate removes exactly those.
+//
+// Codex sometimes starts a thread's server twice, seconds apart (seen on
+// the first turn after the gateway starts, about one run in three): two
+// servers that fit one thread are tied to none — reaper cannot tell which
+// is the thread's — and stay not findings, ended or not (doubt spares).
 func TestRealOpenClawCodex(t *testing.T) {
 	pkg := requireOpenClaw(t)
 	mark := fmt.Sprintf("occx%d", time.Now().UnixNano()%1e9)
@@ -78,17 +82,21 @@ func TestRealOpenClawCodex(t *testing.T) {
 	g.start(t)
 
 	var keys []string
-	for i := 1; i <= 4; i++ {
-		key := fmt.Sprintf("agent:main:%s-c%d", mark, i)
+	var servers []int          // every session's, in the order they started
+	bySession := map[int]int{} // server → its session, 0 to 3
+	tied := map[int]bool{}     // server → the only one its session's turn started
+	for i := range 4 {
+		key := fmt.Sprintf("agent:main:%s-c%d", mark, i+1)
 		keys = append(keys, key)
-		g.turn(t, key)
-		clitest.WaitFor(t, func() bool { return len(g.codexServers()) >= i }, fmt.Sprintf("session %d's codex MCP server", i))
+		g.turn(t, key) // returns once the turn is over: its thread's servers have started
+		clitest.WaitFor(t, func() bool { return len(clitest.Without(g.codexServers(), servers)) > 0 }, fmt.Sprintf("session %d's codex MCP server", i+1))
+		mine := clitest.Without(g.codexServers(), servers)
+		for _, pid := range mine {
+			bySession[pid], tied[pid] = i, len(mine) == 1
+		}
+		servers = append(servers, mine...)
 		by, n := g.census()
-		t.Logf("after session %d: %d codex MCP servers; gateway's own: mcp %d, supervisor %d; %d processes", i, len(g.codexServers()), by["mcp"]-len(g.codexServers()), by["supervisor"], n)
-	}
-	servers := g.codexServers()
-	if len(servers) != 4 {
-		t.Fatalf("codex MCP servers: %v, want one per session", servers)
+		t.Logf("after session %d: its codex MCP servers %v; gateway's own: mcp %d, supervisor %d; %d processes", i+1, mine, by["mcp"]-len(g.codexServers()), by["supervisor"], n)
 	}
 	pol := clitest.ExamplePolicy(t, mark)
 	before := clitest.ScanJSON(t, "--policy", pol, "--ledger", g.state)
@@ -106,20 +114,28 @@ func TestRealOpenClawCodex(t *testing.T) {
 		codex := g.codexServers()
 		return by["mcp"]-len(codex) <= 1+len(clitest.Without(codex, servers))
 	}, "OpenClaw to retire the deleted sessions' own MCP servers")
-	// Which server is whose: the threads were started one session at a
-	// time, so the live session's is the newest. The gateway may start
-	// threads of its own meanwhile (its heartbeat, memory-core's dreaming
-	// cron): their servers are live too, and are told apart by pid.
-	sort.Slice(servers, func(i, j int) bool {
-		a, _ := clitest.StartTicks(servers[i])
-		b, _ := clitest.StartTicks(servers[j])
-		return a < b
-	})
-	ended, live := servers[:3], servers[3]
+	// Which server is whose: each session's turn started its own. The
+	// gateway may start threads of its own meanwhile (its heartbeat,
+	// memory-core's dreaming cron): their servers are live too, and are
+	// told apart by pid.
+	var ended, live []int // ended: the deleted sessions' tied servers
+	for _, pid := range servers {
+		switch {
+		case bySession[pid] == 3:
+			live = append(live, pid)
+		case tied[pid]:
+			ended = append(ended, pid)
+		default:
+			t.Logf("session %d's turn started more than one codex MCP server (%d among them): tied to no thread, not findings", bySession[pid]+1, pid)
+		}
+	}
+	if len(ended) == 0 {
+		t.Fatalf("no deleted session's turn started one codex MCP server of its own (%v): nothing here proves the tie", servers)
+	}
 	after := g.codexServers()
 	t.Logf("3 of 4 sessions deleted, no reaper: codex MCP servers %v (the gateway's own threads' beside the sessions': %v)", after, clitest.Without(after, servers))
 	if gone := clitest.Without(servers, after); len(gone) > 0 {
-		t.Fatalf("control: codex MCP servers %v went after the deletes, want all 4 kept (the app-server keeps them)", gone)
+		t.Fatalf("control: codex MCP servers %v went after the deletes, want all %d kept (the app-server keeps them)", gone, len(servers))
 	}
 
 	rep := clitest.ScanJSON(t, "--policy", pol, "--ledger", g.state)
@@ -142,8 +158,8 @@ func TestRealOpenClawCodex(t *testing.T) {
 			codex = a.Evidence
 		}
 	}
-	if !strings.Contains(codex, "3 belong to threads no session is bound to any more") {
-		t.Errorf("codex advice %q: want the 3 servers of ended threads counted", codex)
+	if want := fmt.Sprintf("%d belong to threads no session is bound to any more", len(ended)); !strings.Contains(codex, want) {
+		t.Errorf("codex advice %q: want the %d servers of ended threads counted", codex, len(ended))
 	}
 	for _, pid := range g.codexServers() {
 		if named := strings.Contains(codex, fmt.Sprintf("%d (thread", pid)); named != slices.Contains(ended, pid) {
@@ -163,7 +179,7 @@ func TestRealOpenClawCodex(t *testing.T) {
 	}
 	left := g.codexServers()
 	t.Logf("after reaper reap, terminate opted in: codex MCP servers %v", left)
-	if !slices.Contains(left, live) || len(clitest.Without(ended, left)) != len(ended) {
+	if len(clitest.Without(live, left)) > 0 || len(clitest.Without(ended, left)) != len(ended) {
 		t.Errorf("codex MCP servers left %v, want the live thread's %d and none of the ended threads' %v; findings %+v", left, live, ended, reap.Findings)
 	}
 }

@@ -246,7 +246,9 @@ func (g *realGateway) start(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { g.cleanup() })
-	deadline := time.Now().Add(90 * time.Second)
+	// Ready in about 40 s here; under load (a suite beside it), 90 s was
+	// once too few: a ceiling, not a wait.
+	deadline := time.Now().Add(180 * time.Second)
 	for !g.logged("ready") {
 		if time.Now().After(deadline) || g.cmd.ProcessState != nil {
 			b, _ := os.ReadFile(log.Name())
