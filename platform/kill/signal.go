@@ -1,10 +1,8 @@
 package kill
 
 import (
-	"errors"
 	"fmt"
 	"os"
-	"syscall"
 
 	"github.com/orphanreaper/reaper/platform"
 	"github.com/orphanreaper/reaper/platform/signals"
@@ -72,20 +70,6 @@ func (g *Guard) check(pid int) error {
 		return &RefusalError{pid, why}
 	}
 	return nil
-}
-
-// signalError maps the result of a signal to the seam's errors: ESRCH is
-// ErrGone (gone is success for a reaper), EPERM is ErrPermission.
-func signalError(pid int, sig Signal, err error) error {
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, syscall.ESRCH):
-		return fmt.Errorf("pid %d: %w", pid, ErrGone)
-	case errors.Is(err, syscall.EPERM):
-		return fmt.Errorf("pid %d: %w", pid, ErrPermission)
-	}
-	return fmt.Errorf("signal %s to %d: %w", signalName(sig), pid, err)
 }
 
 // signalName names the signals the reaper sends, for logs.

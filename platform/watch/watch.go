@@ -38,12 +38,3 @@ func (e exits) exited(t Target) {
 		e.lost.Store(true)
 	}
 }
-
-// wanted is targets as a set.
-func wanted(targets []Target) map[Target]bool {
-	want := make(map[Target]bool, len(targets))
-	for _, t := range targets {
-		want[t] = true
-	}
-	return want
-}
