@@ -46,6 +46,9 @@ for target in linux_amd64 linux_arm64 darwin_amd64 darwin_arm64; do
 	ls "$rel"/reaper_*_"$target".tar.gz >/dev/null || fail "no $target archive"
 done
 tar -tzf "$rel"/reaper_*_darwin_arm64.tar.gz | grep -qx 'reaper' || fail "the darwin archive has no binary"
+for target in windows_amd64 windows_arm64; do
+	unzip -l "$rel"/reaper_*_"$target".zip | grep -q ' reaper\.exe$' || fail "no $target zip with reaper.exe"
+done
 formula=$rel/homebrew/Formula/reaper.rb
 grep -q 'service do' "$formula" && grep -q 'keep_alive true' "$formula" && grep -q '"reaper", "watch"' "$formula" || fail "the Homebrew formula has no service block that keeps reaper watch alive"
 for t in darwin_amd64 darwin_arm64 linux_amd64 linux_arm64; do

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# wine-e2e.sh — reaper.exe against a client's leftovers, under wine: two
+# windows-e2e.sh — reaper.exe against a client's leftovers, under wine on
+# Linux, or on Windows itself from Git Bash (the GitHub runner's): two
 # stand-in clients (testdata/windows/standin) each record a session as
 # Claude Code does on Windows (its session file, its servers marked with
 # the session's id) and start two stdio servers, one of which starts a
 # child; one client is killed
-# (SIGKILL of its wine process: TerminateProcess to the Windows side),
-# the other lives. Then:
+# (SIGKILL of its wine process under wine, taskkill /F on Windows:
+# TerminateProcess either way), the other lives. Then:
 #   the control: a second later the dead client's servers are alive — no
 #     one ends them on Windows;
 #   reaper.exe scan finds both of its trees, reparented and owner-dead, the
@@ -15,20 +16,36 @@
 #     (what it starts from then on is born inside) and ends it whole
 #     (every member gone, the scan after it finds nothing), and the live
 #     client's three processes all live.
-# Every rule is confined to this run's tag; teardown kills the process
-# groups this script made (setsid), nothing else.
+# Every rule is confined to this run's tag; teardown kills what this
+# script started — under wine the process groups it made (setsid), on
+# Windows the pids its stand-ins printed — nothing else.
 #
-# usage: scripts/wine-e2e.sh
+# usage: scripts/windows-e2e.sh
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
-prefix=$("$here/scripts/wine-setup.sh")
-export WINEPREFIX=$prefix WINEDEBUG=-all
-wine=/usr/lib/wine/wine64
 work=$(mktemp -d)
 groups=()
+case "$(uname -s)" in
+MINGW* | MSYS* | CYGWIN*)
+	native=1
+	win() { "$@"; }
+	winpath() { cygpath -w "$1"; }
+	;;
+*)
+	native=
+	prefix=$("$here/scripts/wine-setup.sh")
+	export WINEPREFIX=$prefix WINEDEBUG=-all
+	wine=/usr/lib/wine/wine64
+	win() { "$wine" "$@"; }
+	winpath() { printf 'Z:%s' "${1//\//\\}"; }
+	;;
+esac
 teardown() {
 	for g in "${groups[@]+"${groups[@]}"}"; do kill -KILL -- "-$g" 2>/dev/null || true; done
+	if [ -n "$native" ]; then
+		for p in $(awk '{print $2}' "$work"/*.pids 2>/dev/null); do taskkill //F //PID "$p" >/dev/null 2>&1 || true; done
+	fi
 	rm -rf "$work"
 }
 trap teardown EXIT
@@ -49,15 +66,21 @@ kind = ["mcp"]
 cmdline = '$tag'
 action = "terminate"
 POLICY
-pol="Z:${work//\//\\}\\policy.toml"
+pol=$(winpath "$work/policy.toml")
 # The stand-ins' Claude Code config dir, this run's own: reaper reads it
 # from its environment and from the servers' (CLAUDE_CONFIG_DIR).
-export CLAUDE_CONFIG_DIR="Z:${work//\//\\}\\claude"
+CLAUDE_CONFIG_DIR=$(winpath "$work/claude")
+export CLAUDE_CONFIG_DIR
 
-# start NAME: a stand-in client in a session of its own; its pids in NAME.pids.
+# start NAME: a stand-in client (under wine, in a session of its own); its
+# pids in NAME.pids.
 start() {
-	setsid "$wine" "$work/standin.exe" client "$tag-$1" ${2:-} >"$work/$1.pids" 2>"$work/$1.err" &
-	groups+=($!)
+	if [ -n "$native" ]; then
+		"$work/standin.exe" client "$tag-$1" ${2:-} >"$work/$1.pids" 2>"$work/$1.err" &
+	else
+		setsid "$wine" "$work/standin.exe" client "$tag-$1" ${2:-} >"$work/$1.pids" 2>"$work/$1.err" &
+		groups+=($!)
+	fi
 	for _ in $(seq 200); do grep -q '^client ' "$work/$1.pids" 2>/dev/null && return; sleep 0.05; done
 	fail "stand-in $1 did not start: $(cat "$work/$1.err")"
 }
@@ -66,17 +89,25 @@ start live
 deadpid=$(awk '$1 == "client" {print $2}' "$work/dead.pids")
 deadservers=$(awk '$1 == "server" {print $2}' "$work/dead.pids" | sort -n | tr '\n' ' ')
 livepids=$(awk '$1 != "" {print $2}' "$work/live.pids" | sort -n | tr '\n' ' ')
-kill -KILL "${groups[0]}" # the dead client's wine process alone: its servers live on
+# kill NAME: the stand-in client NAME alone; its servers live on.
+kill_client() {
+	if [ -n "$native" ]; then
+		taskkill //F //PID "$(awk '$1 == "client" {print $2}' "$work/$1.pids")" >/dev/null
+	else
+		kill -KILL "${groups[$2]}" # its wine process
+	fi
+}
+kill_client dead 0
 sleep 1
 
-alive() { "$wine" "$work/reaper.exe" explain "$1" >/dev/null 2>&1; }
+alive() { win "$work/reaper.exe" explain "$1" >/dev/null 2>&1; }
 for p in $deadservers; do alive "$p" || fail "control: the dead client's server $p did not outlive it"; done
 echo "control: the dead client $deadpid's servers $deadservers live on without a reaper"
 
 # The scan, once the first server's child has started too (it is started
 # after its server printed its pid): up to 20 s.
 for _ in $(seq 40); do
-	"$wine" "$work/reaper.exe" scan -o json --policy "$pol" >"$work/scan.json"
+	win "$work/reaper.exe" scan -o json --policy "$pol" >"$work/scan.json"
 	[ "$(jq '[.findings[].pids[]] | length' "$work/scan.json")" -ge 3 ] && break
 	sleep 0.5
 done
@@ -90,7 +121,7 @@ members=$(jq '[.findings[].pids[]] | length' "$work/scan.json")
 [ "$members" = 3 ] || fail "the trees hold $members processes, want 3 (two servers and a child)"
 echo "scan: 2 trees, reparented and owner-dead, 'its parent $deadpid exited', its session file sessions\\$deadpid.json; 3 processes; none of the live client's"
 
-"$wine" "$work/reaper.exe" reap -o json --policy "$pol" --lock-file "Z:${work//\//\\}\\reaper.lock" --audit-log "Z:${work//\//\\}\\audit.jsonl" --journal off >"$work/reap.json" ||
+win "$work/reaper.exe" reap -o json --policy "$pol" --lock-file "$(winpath "$work/reaper.lock")" --audit-log "$(winpath "$work/audit.jsonl")" --journal off >"$work/reap.json" ||
 	fail "reap exited $?: $(cat "$work/reap.json")"
 killed=$(jq '[.findings[] | select(.outcome == "killed")] | length' "$work/reap.json")
 jq -e '[.findings[] | select(.detail | test("confined in a job object of its own"))] | length == 2' "$work/reap.json" >/dev/null ||
@@ -99,7 +130,7 @@ jq -e '[.findings[] | select(.detail | test("confined in a job object of its own
 for p in $(jq -r '.findings[].pids[]' "$work/scan.json"); do
 	! alive "$p" || fail "member $p lives after the reap"
 done
-after=$("$wine" "$work/reaper.exe" scan -o json --policy "$pol" | jq '.findings | length')
+after=$(win "$work/reaper.exe" scan -o json --policy "$pol" | jq '.findings | length')
 [ "$after" = 0 ] || fail "the scan after the reap finds $after trees"
 lost=0
 for p in $livepids; do alive "$p" || lost=$((lost + 1)); done
@@ -112,13 +143,13 @@ echo "reap: 2 trees, each suspended and put in a job object of its own, killed; 
 # scan after it must find nothing (a leaf that escaped would be an orphan
 # the rule names).
 start spawning spawning
-kill -KILL "${groups[2]}"
+kill_client spawning 2
 sleep 1
-"$wine" "$work/reaper.exe" reap -o json --policy "$pol" --lock-file "Z:${work//\//\\}\\reaper.lock" --audit-log "Z:${work//\//\\}\\audit.jsonl" --journal off >"$work/reap2.json" ||
+win "$work/reaper.exe" reap -o json --policy "$pol" --lock-file "$(winpath "$work/reaper.lock")" --audit-log "$(winpath "$work/audit.jsonl")" --journal off >"$work/reap2.json" ||
 	fail "reap of the spawning tree exited $?: $(jq -c '.findings[] | {root_pid, outcome, detail}' "$work/reap2.json")"
 n=$(jq '[.findings[].pids[]] | length' "$work/reap2.json")
 for _ in 1 2 3; do
-	left=$("$wine" "$work/reaper.exe" scan -o json --policy "$pol" | jq '[.findings[].pids[]] | length')
+	left=$(win "$work/reaper.exe" scan -o json --policy "$pol" | jq '[.findings[].pids[]] | length')
 	[ "$left" = 0 ] && break
 	sleep 1
 done

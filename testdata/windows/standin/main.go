@@ -1,5 +1,5 @@
 // Command standin is a client-shaped Windows program for the tests under
-// wine (scripts/wine-e2e.sh): "standin client TAG" records a session as
+// wine (scripts/windows-e2e.sh): "standin client TAG" records a session as
 // Claude Code does on Windows — <config>/sessions/<pid>.json, <config>
 // being CLAUDE_CONFIG_DIR or %USERPROFILE%\.claude, procStart its
 // creation time as CIM's CreationDate.Ticks — starts two stdio servers
