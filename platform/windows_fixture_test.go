@@ -40,6 +40,27 @@ func TestWindowsTables(t *testing.T) {
 	}
 }
 
+// Windows' shapes have their kinds: the pseudo-console host
+// (conhost.exe --headless) is the PTY, npm's cmd.exe shims of MCP servers
+// are MCP servers; a Git Bash left on a dead client's pseudo console is a
+// tree of its own, of no kind a rule names without more.
+func TestWindowsKinds(t *testing.T) {
+	s, err := platform.ReadWindowsTable(filepath.Join("..", "testdata", "windows", "claude-terminal.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, _ := scan.Scan(s, policy.Default(policy.Clients{}).ScanConfig(), nil)
+	got := map[int]scan.Kind{}
+	for _, f := range res.Findings {
+		got[f.Root.PID] = f.Kind
+	}
+	for pid, kind := range map[int]scan.Kind{2250: scan.KindPTY, 2260: scan.KindOther, 2300: scan.KindMCP, 2400: scan.KindMCP} {
+		if got[pid] != kind {
+			t.Errorf("pid %d: kind %q, want %q (findings' kinds %v)", pid, got[pid], kind, got)
+		}
+	}
+}
+
 // The orphan's sign and its words: the dead parent's pid, and whether it
 // names a younger process now.
 func TestWindowsParentGone(t *testing.T) {

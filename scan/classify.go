@@ -35,6 +35,11 @@ var (
 	// mcp-remote, and the naming convention *-mcp, mcp-server-*, *_mcp.
 	mcpCommand = MustPattern(`(?i)modelcontextprotocol|mcp-remote|mcp[-_]server|` +
 		`[-_@/]mcp([-_ /.@]|$)|(^|[/ ])mcp[-_]|fastmcp`)
+	// ptyHost matches Windows' pseudo-console host, the PTY of a ConPTY
+	// (what node-pty and Windows Terminal start): conhost.exe or
+	// OpenConsole.exe run --headless. Its shell is attached to it as a
+	// Linux shell is to its pty; ended, the host takes its console away.
+	ptyHost = MustPattern(`(?i)(^|[\\/ "])(conhost|openconsole)\.exe"? (.* )?--headless( |$)`)
 )
 
 // Classify returns the kind of the tree rooted at p by fingerprint, from
@@ -54,6 +59,9 @@ func (c *Config) Classify(s *platform.Snapshot, p *platform.Process) Kind {
 		return KindPTY
 	}
 	cmd := s.CommandLine(p)
+	if ptyHost.MatchString(cmd) {
+		return KindPTY
+	}
 	for _, m := range c.Marks.Commands {
 		if m.Cmdline.MatchString(cmd) {
 			return m.Kind
@@ -75,19 +83,31 @@ func (c *Config) Classify(s *platform.Snapshot, p *platform.Process) Kind {
 	return KindOther
 }
 
-// shells are the command interpreters a terminal runs.
+// shells are the command interpreters a terminal runs; on Windows also
+// PowerShell, cmd and Git Bash, named without ".exe".
 var shells = map[string]bool{"sh": true, "bash": true, "dash": true, "zsh": true, "fish": true,
-	"ksh": true, "mksh": true, "tcsh": true, "csh": true, "ash": true, "busybox": true}
+	"ksh": true, "mksh": true, "tcsh": true, "csh": true, "ash": true, "busybox": true,
+	"powershell": true, "pwsh": true, "cmd": true}
 
 // isShell reports whether argv runs a shell: its program's base name, a
-// login shell's leading "-" aside ("-bash"). Node programs that set their
-// title leave one string: its first word is the program.
+// login shell's leading "-" aside ("-bash"), a Windows program's
+// directory (after a backslash) and ".exe" too, in any case. Node
+// programs that set their title leave one string: its first word is the
+// program.
 func isShell(argv []string) bool {
 	if len(argv) == 0 {
 		return false
 	}
-	prog, _, _ := strings.Cut(argv[0], " ")
-	return shells[path.Base(strings.TrimPrefix(prog, "-"))]
+	name := strings.TrimPrefix(argv[0], "-")
+	if i := strings.LastIndexByte(name, '\\'); i >= 0 {
+		name = name[i+1:] // C:\Program Files\PowerShell\7\pwsh.exe
+	}
+	name, _, _ = strings.Cut(name, " ")
+	name = path.Base(name)
+	if base, ok := strings.CutSuffix(strings.ToLower(name), ".exe"); ok {
+		name = base
+	}
+	return shells[name]
 }
 
 // ApplyServers gives kind mcp to each finding of kind other whose root is

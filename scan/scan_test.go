@@ -343,6 +343,11 @@ func TestClassify(t *testing.T) {
 		{"exec by env", p(100, 1, "sh", []string{"sh", "-c", "make"}, []string{"OPENCLAW_SHELL=exec"}, "/"), KindExec},
 		{"other", p(100, 1, "postgres", []string{"postgres"}, nil, "/"), KindOther},
 		{"mcpd is not mcp", p(100, 1, "mcpd", []string{"/usr/sbin/mcpd"}, nil, "/"), KindOther},
+		{"Windows' pseudo-console host is pty", p(100, 1, "conhost.exe", []string{`\\??\\C:\\WINDOWS\\system32\\conhost.exe`, "--headless", "--width", "80"}, nil, "/"), KindPTY},
+		{"Windows Terminal's OpenConsole is pty", p(100, 1, "OpenConsole.exe", []string{"OpenConsole.exe", "--headless", "--signal", "0x5a4"}, nil, "/"), KindPTY},
+		{"a console host with a window is not", p(100, 1, "conhost.exe", []string{`C:\\WINDOWS\\system32\\conhost.exe`, "0xffffffff", "-ForceV1"}, nil, "/"), KindOther},
+		{"an npm shim of an MCP server is mcp", p(100, 1, "cmd.exe", []string{`C:\\WINDOWS\\system32\\cmd.exe`, "/d", "/s", "/c", "npx -y @modelcontextprotocol/server-filesystem C:\\src"}, nil, "/"), KindMCP},
+		{"PowerShell on a terminal is a shell", pts(p(100, 1, "pwsh.exe", []string{`C:\\Program Files\\PowerShell\\7\\pwsh.exe`, "-Command", "npx -y @upstash/context7-mcp"}, nil, "/")), KindPTY},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
