@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/orphanreaper/reaper/internal/sqlitetest"
 	"github.com/orphanreaper/reaper/ledger"
 	"github.com/orphanreaper/reaper/platform"
 	"github.com/orphanreaper/reaper/scan"
@@ -163,7 +164,7 @@ func TestCodexAppServers(t *testing.T) {
 // thread's is not").
 func TestCodexAppServersWithoutThreads(t *testing.T) {
 	fx := newCodexFixture(t)
-	db, err := sql.Open("sqlite", "file:"+filepath.Join(fx.dir, "state", "openclaw.sqlite"))
+	db, err := sql.Open("sqlite", sqlitetest.URI(filepath.Join(fx.dir, "state", "openclaw.sqlite"), ""))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/orphanreaper/reaper/client/statedir"
+	"github.com/orphanreaper/reaper/internal/sqlitetest"
 	"github.com/orphanreaper/reaper/ledger"
 )
 
@@ -213,7 +214,7 @@ func genC(t *testing.T, dir string) *sql.DB {
 	t.Helper()
 	path := filepath.Join(dir, "state", "openclaw.sqlite")
 	os.MkdirAll(filepath.Dir(path), 0o755)
-	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=wal_autocheckpoint(0)")
+	db, err := sql.Open("sqlite", sqlitetest.URI(path, "_pragma=journal_mode(WAL)&_pragma=wal_autocheckpoint(0)"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -300,7 +301,7 @@ func TestReadOpenClawSQLiteProblems(t *testing.T) {
 		dir := t.TempDir()
 		path := filepath.Join(dir, "state", "openclaw.sqlite")
 		os.MkdirAll(filepath.Dir(path), 0o755)
-		db, _ := sql.Open("sqlite", "file:"+path)
+		db, _ := sql.Open("sqlite", sqlitetest.URI(path, ""))
 		db.Exec("CREATE TABLE other (x)")
 		db.Close()
 		ls, errs := Read(dir, boot)

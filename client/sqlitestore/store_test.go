@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -84,8 +83,7 @@ func TestQueryWritesNothing(t *testing.T) {
 		}
 
 		// The control: SQLite's own VFS, mode=ro, by name.
-		u := url.URL{Scheme: "file", Path: path, RawQuery: "mode=ro"}
-		db, err := sql.Open("sqlite", u.String())
+		db, err := sql.Open("sqlite", sqlitetest.URI(path, "mode=ro"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -267,7 +265,7 @@ func TestQueryWALReplaced(t *testing.T) {
 			}
 			// Opened on the query's goroutine: errors are returned, and
 			// the test closes the new writer.
-			nw, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=wal_autocheckpoint(0)")
+			nw, err := sql.Open("sqlite", sqlitetest.URI(path, "_pragma=journal_mode(WAL)&_pragma=wal_autocheckpoint(0)"))
 			if err != nil {
 				return err
 			}

@@ -10,13 +10,23 @@ import (
 	_ "modernc.org/sqlite" // the driver the product reads with
 )
 
+// URI is the SQLite file: URI of path, with the query q: escaped (a fuzz
+// seed's dir holds '#'), and on Windows the drive after a slash
+// (file:///C:/dir/store.sqlite), as SQLite's URIs spell a Windows path.
+func URI(path, q string) string {
+	p := filepath.ToSlash(path)
+	if filepath.VolumeName(path) != "" {
+		p = "/" + p
+	}
+	return (&url.URL{Scheme: "file", Path: p, RawQuery: q}).String()
+}
+
 // OpenWAL opens (creates) a WAL-mode database as a client holds it, with
 // schema run in it; closed when the test ends.
 func OpenWAL(t testing.TB, path string, schema ...string) *sql.DB {
 	t.Helper()
 	os.MkdirAll(filepath.Dir(path), 0o755)
-	u := url.URL{Scheme: "file", Path: path, RawQuery: "_pragma=journal_mode(WAL)&_pragma=wal_autocheckpoint(0)"} // a fuzz seed's dir holds '#'
-	db, err := sql.Open("sqlite", u.String())
+	db, err := sql.Open("sqlite", URI(path, "_pragma=journal_mode(WAL)&_pragma=wal_autocheckpoint(0)"))
 	if err != nil {
 		t.Fatal(err)
 	}
