@@ -21,6 +21,7 @@ var Checks = []CheckInfo{
 	{"watch", "whether reaper watch can see owners exit (pidfd, kqueue) and state dirs change"},
 	{"cgroup v2", "whether a dying tree can be killed as a unit (root, a writable cgroup v2 with cgroup.kill): it makes and removes an empty cgroup under /reaper.confine to find out, and names any confinement a reaper that died left"},
 	{"privileges", "root's capabilities, or what a user's reaper can reach"},
+	{"windows", "on Windows, what stands there for pidfds, cgroups and signals (process handles, job objects), said once"},
 	{"policy", "the policy in force — the one the timer's command line names, else the default file, else the embedded one — and what its rules do"},
 	{"state dirs", "the agent clients' state dirs found, each read as its owner, and which could not be"},
 	{"findings", "what a reap would do now (as reap --dry-run plans it)"},

@@ -80,6 +80,9 @@ func New(e Env) Paths {
 	if e.Home == "" {
 		return p
 	}
+	if e.GOOS == "windows" {
+		return windows(p, e)
+	}
 	config := e.Getenv("XDG_CONFIG_HOME")
 	if config == "" {
 		config = filepath.Join(e.Home, ".config")
@@ -87,6 +90,27 @@ func New(e Env) Paths {
 	p.home = e.Home
 	p.Policy = filepath.Join(config, "reaper", "policy.toml")
 	p.LogDir = UserLogDir(e.GOOS, e.Home, e.Getenv)
+	p.UserAuditLog = filepath.Join(p.LogDir, "audit.jsonl")
+	p.AuditLog = p.UserAuditLog
+	return p
+}
+
+// windows is a user's Paths on Windows, in its per-user places: the policy
+// roams with the user (%APPDATA%, where os.UserConfigDir is), the lock and
+// the logs stay on the machine (%LOCALAPPDATA%, where os.UserCacheDir
+// is); each below the profile's AppData when its variable is unset.
+func windows(p Paths, e Env) Paths {
+	dir := func(v string, below ...string) string {
+		if d := e.Getenv(v); filepath.IsAbs(d) {
+			return d
+		}
+		return filepath.Join(append([]string{e.Home, "AppData"}, below...)...)
+	}
+	local := filepath.Join(dir("LOCALAPPDATA", "Local"), "reaper")
+	p.home = e.Home
+	p.Lock = filepath.Join(local, "reaper.lock")
+	p.Policy = filepath.Join(dir("APPDATA", "Roaming"), "reaper", "policy.toml")
+	p.LogDir = filepath.Join(local, "logs")
 	p.UserAuditLog = filepath.Join(p.LogDir, "audit.jsonl")
 	p.AuditLog = p.UserAuditLog
 	return p

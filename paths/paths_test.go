@@ -1,6 +1,10 @@
 package paths
 
-import "testing"
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
 
 func env(euid uint32, goos, home string, vars map[string]string) Env {
 	return Env{EUID: euid, GOOS: goos, Home: home, Getenv: func(k string) string { return vars[k] }, CacheDir: "/c", TempDir: "/tmp"}
@@ -30,6 +34,27 @@ func TestNew(t *testing.T) {
 		if got := New(tt.e); got != tt.want {
 			t.Errorf("%s:\n got %+v\nwant %+v", tt.name, got, tt.want)
 		}
+	}
+}
+
+// On Windows a user's files are in its per-user places: the policy in
+// %APPDATA% (roaming), the lock and the logs in %LOCALAPPDATA%; below the
+// profile's AppData when the variables are unset (or not absolute).
+func TestNewWindows(t *testing.T) {
+	home, local, roaming := filepath.Join(os.TempDir(), "u"), filepath.Join(os.TempDir(), "L"), filepath.Join(os.TempDir(), "R")
+	set := New(env(1001, "windows", home, map[string]string{"LOCALAPPDATA": local, "APPDATA": roaming, "XDG_CONFIG_HOME": "/h/cfg"}))
+	want := Paths{Lock: filepath.Join(local, "reaper", "reaper.lock"), Policy: filepath.Join(roaming, "reaper", "policy.toml"),
+		LogDir: filepath.Join(local, "reaper", "logs"), UserAuditLog: filepath.Join(local, "reaper", "logs", "audit.jsonl"), home: home}
+	want.AuditLog = want.UserAuditLog
+	if set != want {
+		t.Errorf("the variables set:\n got %+v\nwant %+v", set, want)
+	}
+	unset := New(env(1001, "windows", home, map[string]string{"LOCALAPPDATA": "relative"}))
+	if l := filepath.Join(home, "AppData", "Local", "reaper", "reaper.lock"); unset.Lock != l {
+		t.Errorf("LOCALAPPDATA not absolute: lock %s, want %s", unset.Lock, l)
+	}
+	if p := filepath.Join(home, "AppData", "Roaming", "reaper", "policy.toml"); unset.Policy != p {
+		t.Errorf("APPDATA unset: policy %s, want %s", unset.Policy, p)
 	}
 }
 
