@@ -244,6 +244,9 @@ func (s *Snapshot) EnvironUnreadable(p *Process) bool {
 // /proc/PID, which is root for a non-dumpable task of any user. It is
 // NoUID when the process could not be read, so that it counts as nobody's.
 func (s *Snapshot) UID(p *Process) uint32 {
+	if s.lazyOwners && !s.statusUID {
+		return s.Owner(p) // Windows: the token's user is the one owner there is
+	}
 	if !s.statusUID || p.loaded&detailStatus != 0 || p.KernelThread() {
 		return p.UID
 	}

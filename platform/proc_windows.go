@@ -32,8 +32,9 @@ func bootTime(now time.Time) time.Time {
 // NtQuerySystemInformation(SystemProcessInformation): pid, parent pid,
 // creation time, image name, session, working set and threads of every
 // process, with no handle opened. The owner (a handle and its token) is
-// read for each process as the table is made; command lines and
-// environments are read later, for the candidates alone, from their PEBs.
+// read when it is asked (Snapshot.Owner, Snapshot.UID), once; command
+// lines and environments later too, for the candidates alone, from their
+// PEBs.
 func readSnapshot(root string) (*Snapshot, error) {
 	if root != "" {
 		return nil, fmt.Errorf("a process-table root (%s) on windows: %w", root, errors.ErrUnsupported)
@@ -51,7 +52,7 @@ func readSnapshot(root string) (*Snapshot, error) {
 			PID: int(spi.UniqueProcessID), PPID: int(spi.InheritedFromUniqueProcessID),
 			Created: filetime(spi.CreateTime), Image: spi.ImageName.String(), Session: spi.SessionID,
 			WorkingSet: uint64(spi.WorkingSetSize), Threads: int32(spi.NumberOfThreads),
-			UID: ownerRID(int(spi.UniqueProcessID)),
+			UID: NoUID, // read when asked (Snapshot.Owner): a handle and its token each
 		})
 		if spi.NextEntryOffset == 0 {
 			break
@@ -59,6 +60,8 @@ func readSnapshot(root string) (*Snapshot, error) {
 		off += int(spi.NextEntryOffset)
 	}
 	s := WindowsSnapshot(procs, taken, boot, pebDetails)
+	s.reader.(*winReader).owners = ownerRID
+	s.lazyOwners = true
 	s.Self = os.Getpid()
 	return s, nil
 }

@@ -2,6 +2,7 @@ package platform
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -95,7 +96,10 @@ func WindowsSnapshot(procs []WinProc, taken, boot time.Time, details func(pid in
 // candidate's command line and environment cost one read, not two.
 type winReader struct {
 	details func(pid int) (string, []string, error)
-	last    struct {
+	// owners reads a process's owner (the live table's, lazily: a handle
+	// and its token each); nil where the table gives them (a fixture).
+	owners func(pid int) uint32
+	last   struct {
 		pid     int
 		cmdline string
 		env     []string
@@ -103,7 +107,15 @@ type winReader struct {
 	}
 }
 
-func (r *winReader) fork() detailReader { return &winReader{details: r.details} }
+func (r *winReader) fork() detailReader { return &winReader{details: r.details, owners: r.owners} }
+
+// owner is the RID of the user of pid's token (ownerReader).
+func (r *winReader) owner(pid int) (uint32, error) {
+	if r.owners == nil {
+		return NoUID, errors.ErrUnsupported
+	}
+	return r.owners(pid), nil
+}
 
 func (r *winReader) read(pid int, what detail) ([]byte, error) {
 	if what != detailCmdline && what != detailEnviron {
