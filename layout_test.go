@@ -47,7 +47,7 @@ func adapters(t *testing.T) map[string]bool {
 // platform reports whether the package at rel is platform or one of its
 // packages (the table, the kill path, host facts, the reader child).
 func platform(rel string) bool {
-	return rel == "platform" || strings.HasPrefix(rel, "platform"+string(filepath.Separator))
+	return rel == "platform" || strings.HasPrefix(rel, "platform/")
 }
 
 // The repository's structural rules, enforced rather than hoped:
@@ -84,6 +84,7 @@ func TestLayout(t *testing.T) {
 	fset := token.NewFileSet()
 	for dir, files := range dirs {
 		rel, _ := filepath.Rel(root, dir)
+		rel = filepath.ToSlash(rel) // as import paths spell it, on Windows too
 		docs := 0
 		for _, path := range files {
 			f, err := parser.ParseFile(fset, path, nil, parser.ParseComments)
@@ -93,8 +94,8 @@ func TestLayout(t *testing.T) {
 			// scripts/ holds the tools that measure reaper (the stat-only
 			// floor), not reaper; internal/ and client/clienttest are the
 			// tests' support (a FIFO, the real clients' installs).
-			osFree := !platform(rel) && !strings.HasPrefix(rel, "scripts"+string(filepath.Separator)) &&
-				!strings.HasPrefix(rel, "internal"+string(filepath.Separator)) && rel != filepath.Join("client", "clienttest")
+			osFree := !platform(rel) && !strings.HasPrefix(rel, "scripts/") &&
+				!strings.HasPrefix(rel, "internal/") && rel != "client/clienttest"
 			ast.Inspect(f, func(n ast.Node) bool {
 				if lit, ok := n.(*ast.BasicLit); ok && lit.Kind == token.STRING && osFree && strings.Contains(lit.Value, "/proc/") {
 					t.Errorf("%s: %s names a /proc/ path: only platform reads the kernel's files", fset.Position(lit.Pos()), lit.Value)
@@ -120,11 +121,11 @@ func TestLayout(t *testing.T) {
 				switch {
 				case ours && adapters[a] && rel != list:
 					t.Errorf("%s imports the adapter %s: only %s lists adapters; scan, gather and the rest know no client by name", path, a, list)
-				case ours && a == list && !strings.HasPrefix(rel, "cmd"+string(filepath.Separator)):
+				case ours && a == list && !strings.HasPrefix(rel, "cmd/"):
 					t.Errorf("%s imports %s: only cmd does; every package below receives a client.Set", path, list)
 				case ours && strings.HasPrefix(a, "client") && rel == "policy":
 					t.Errorf("%s imports %s: policy is given the clients' owner names and marks as values", path, a)
-				case ours && strings.HasPrefix(rel, "cmd"+string(filepath.Separator)) && (a == "scan" || a == "run/gather" || platform(a) && a != "platform/signals"):
+				case ours && strings.HasPrefix(rel, "cmd/") && (a == "scan" || a == "run/gather" || platform(a) && a != "platform/signals"):
 					t.Errorf("%s imports %s: cmd maps flags to run, setup and doctor, and reads no table or state of its own", path, a)
 				}
 				// platform/host's service files run systemctl or launchctl,
@@ -133,11 +134,11 @@ func TestLayout(t *testing.T) {
 				// files the desktop's own notifier (notify-send,
 				// osascript) for watch --notify where no session bus answers.
 				// internal/ is test support, which no product code imports.
-				test := strings.HasPrefix(rel, "internal"+string(filepath.Separator))
+				test := strings.HasPrefix(rel, "internal/")
 				if ours && strings.HasPrefix(a, "internal/") && !test {
 					t.Errorf("%s imports %s: internal/ is for the tests", path, a)
 				}
-				host := rel == filepath.Join("platform", "host")
+				host := rel == "platform/host"
 				base := filepath.Base(path)
 				if p == "os/exec" && !test && !(host && (strings.HasPrefix(base, "service_") || strings.HasPrefix(base, "command_") || strings.HasPrefix(base, "desktop_"))) {
 					t.Errorf("%s imports os/exec: reaper reads state, it never shells out", path)
@@ -438,7 +439,7 @@ func TestPerOSFilesAbovePlatform(t *testing.T) {
 	osName := regexp.MustCompile(`_(linux|darwin|windows|freebsd|other|unix)\.go$`)
 	found := map[string]bool{}
 	filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
-		if err == nil && d.IsDir() && (platform(path) || d.Name() == "testdata" || d.Name() == "node_modules" || strings.HasPrefix(d.Name(), ".") && path != ".") {
+		if err == nil && d.IsDir() && (platform(filepath.ToSlash(path)) || d.Name() == "testdata" || d.Name() == "node_modules" || strings.HasPrefix(d.Name(), ".") && path != ".") {
 			return filepath.SkipDir
 		}
 		if err != nil || d.IsDir() || strings.HasSuffix(path, "_test.go") || !osName.MatchString(path) {

@@ -57,7 +57,7 @@ func TestReportSchema(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := pol.MatchAll(res, policy.PlanOptions{Mode: policy.ModeScan, UID: uint32(os.Geteuid())})
+	m := pol.MatchAll(res, policy.PlanOptions{Mode: policy.ModeScan, UID: platform.EUID()})
 	res.ResolveInUse(m.Roots())
 	plan := pol.Decide(res, m)
 	rep := NewReport(Read(Reading{Policy: pol, Result: res, Plan: plan, Unmatched: true}), pol, s, nil)

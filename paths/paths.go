@@ -116,15 +116,20 @@ func windows(p Paths, e Env) Paths {
 	return p
 }
 
-// Said is a user's Paths on goos as help writes them: the runtime and
-// config dirs as their variables, the home as ~.
+// Said is a user's Paths on goos (a Unix) as help writes them: the runtime
+// and config dirs as their variables, the home as ~, with slashes
+// whichever system help is shown on.
 func Said(goos string) Paths {
-	return New(Env{EUID: 1, GOOS: goos, Home: "~", Getenv: func(k string) string {
+	p := New(Env{EUID: 1, GOOS: goos, Home: "~", Getenv: func(k string) string {
 		if k == "XDG_RUNTIME_DIR" || k == "XDG_CONFIG_HOME" {
 			return "$" + k
 		}
 		return ""
 	}})
+	for _, f := range []*string{&p.Lock, &p.Policy, &p.LogDir, &p.UserAuditLog, &p.AuditLog} {
+		*f = filepath.ToSlash(*f)
+	}
+	return p
 }
 
 // UserLogDir is a user's LogDir on goos, below home.

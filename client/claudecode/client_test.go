@@ -374,7 +374,7 @@ func TestMergeKeepsTheLive(t *testing.T) {
 		{File: file(4200001), PID: 4200001, SessionID: "new-2", StartedAt: now.Add(2 * time.Hour).UnixMilli()},
 	}
 	removed := fmt.Sprintf("sessions/%d.json", 4000000+5)
-	got := Adapter{}.Merge(prev, next, []string{"sessions/4200000.json", "sessions/4200001.json", removed}, uint32(os.Geteuid()))
+	got := Adapter{}.Merge(prev, next, []string{"sessions/4200000.json", "sessions/4200001.json", removed}, platform.EUID())
 	ids := map[string]bool{}
 	for _, s := range got.Sessions {
 		ids[s.SessionID] = true

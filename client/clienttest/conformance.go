@@ -85,7 +85,7 @@ func Conformance(t *testing.T, c client.Client, fx Fixture) {
 			t.Errorf("the marks do not survive a Set's merge:\n%+v\nwant\n%+v", got, info.AllMarks())
 		}
 	})
-	uid := uint32(os.Geteuid())
+	uid := platform.EUID()
 	t.Run("home dirs", func(t *testing.T) {
 		home := t.TempDir()
 		dir := fx.Make(t, home)
@@ -305,6 +305,6 @@ func FuzzRead(f *testing.F, c client.Client, fx Fixture) {
 		if err := os.WriteFile(filepath.Join(home, names[int(which)%len(names)]), b, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		judgeBounded(t, c, dir, uint32(os.Geteuid()))
+		judgeBounded(t, c, dir, platform.EUID())
 	})
 }

@@ -93,7 +93,7 @@ func onePass(t *testing.T, dir string, cache *Cache, roots []*platform.Process) 
 func TestCacheReadsWhatThePassMayActOn(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "oc")
 	execRows(t, dir, 1)
-	self := &platform.Process{PID: os.Getpid(), UID: uint32(os.Geteuid())}
+	self := &platform.Process{PID: os.Getpid(), UID: platform.EUID()}
 	other := &platform.Process{PID: 1, UID: self.UID + 1}
 	cache := NewCache()
 	steps := []struct {
@@ -372,7 +372,7 @@ func TestCacheReadsSessionsByChange(t *testing.T) {
 	for k := range stale {
 		sessionFile(t, dir, 4000000+k, fmt.Sprintf("old-%d", k), base+int64(k)*1000) // no such pids
 	}
-	self := &platform.Process{PID: os.Getpid(), UID: uint32(os.Geteuid())}
+	self := &platform.Process{PID: os.Getpid(), UID: platform.EUID()}
 	roots := []*platform.Process{self} // the dir's user's trees are candidates: its state is read fresh
 	uid := self.UID
 	cache := NewCache()
@@ -434,7 +434,7 @@ func BenchmarkPassStale(b *testing.B) {
 				for k := range n {
 					sessionFile(b, dir, 4000000+k, fmt.Sprintf("old-%d", k), base+int64(k))
 				}
-				self := &platform.Process{PID: os.Getpid(), UID: uint32(os.Geteuid())}
+				self := &platform.Process{PID: os.Getpid(), UID: platform.EUID()}
 				roots := []*platform.Process{self}
 				cache := NewCache()
 				claudePass(b, dir, cache, roots)
@@ -463,7 +463,7 @@ func TestCacheRereadsUnsettled(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "claude")
 	os.MkdirAll(filepath.Join(dir, "sessions"), 0o700)
 	sessionFile(t, dir, 4000001, "settled", time.Now().UnixMilli())
-	self := &platform.Process{PID: os.Getpid(), UID: uint32(os.Geteuid())}
+	self := &platform.Process{PID: os.Getpid(), UID: platform.EUID()}
 	roots := []*platform.Process{self}
 	cache := NewCache()
 	claudePass(t, dir, cache, roots)
@@ -490,7 +490,7 @@ func TestCacheRereadsUnsettled(t *testing.T) {
 func TestCacheDeltaNeedsASoundRead(t *testing.T) {
 	dir := t.TempDir()
 	cc := testClients.ByName("claude-code")
-	d := Dir{Path: dir, UID: uint32(os.Geteuid()), Client: "claude-code"}
+	d := Dir{Path: dir, UID: platform.EUID(), Client: "claude-code"}
 	for _, sound := range []bool{false, true} {
 		wire := []byte("null")
 		if sound {

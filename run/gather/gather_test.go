@@ -78,7 +78,7 @@ func requireNoRace(t *testing.T) {
 // A dir a process names is read only when it is absolute, clean, not /
 // nor below /proc, reached through no link, and the naming uid's.
 func TestCheckNamed(t *testing.T) {
-	me := uint32(os.Geteuid())
+	me := platform.EUID()
 	dir := t.TempDir()
 	real := filepath.Join(dir, "state")
 	os.Mkdir(real, 0o755)
@@ -120,7 +120,7 @@ func TestNamedBound(t *testing.T) {
 	var l dirList
 	for i := 0; i < maxNamedPerUID+3; i++ {
 		d := t.TempDir()
-		l.addNamed("openclaw", d, func() uint32 { return uint32(os.Geteuid()) }, "pid 1", false)
+		l.addNamed("openclaw", d, func() uint32 { return platform.EUID() }, "pid 1", false)
 	}
 	if len(l.dirs) != maxNamedPerUID || len(l.refuse) != 3 || !strings.Contains(l.refuse[0], "named more than") {
 		t.Errorf("%d dirs, refusals %q: want %d and 3", len(l.dirs), l.refuse, maxNamedPerUID)
@@ -138,15 +138,15 @@ func TestNamedBound(t *testing.T) {
 func TestGuessedDirMissing(t *testing.T) {
 	var l dirList
 	missing := filepath.Join(t.TempDir(), ".cline")
-	l.addNamed("cline", missing, func() uint32 { return uint32(os.Geteuid()) }, "orphan pid 7's HOME", true)
+	l.addNamed("cline", missing, func() uint32 { return platform.EUID() }, "orphan pid 7's HOME", true)
 	if len(l.refuse) != 0 || len(l.dirs) != 0 {
 		t.Errorf("guessed and missing: refusals %q, dirs %v; want none", l.refuse, l.dirs)
 	}
-	l.addNamed("openclaw", missing, func() uint32 { return uint32(os.Geteuid()) }, "orphan pid 8's OPENCLAW_STATE_DIR", false)
+	l.addNamed("openclaw", missing, func() uint32 { return platform.EUID() }, "orphan pid 8's OPENCLAW_STATE_DIR", false)
 	if len(l.refuse) != 1 || !strings.Contains(l.refuse[0], "no such file") {
 		t.Errorf("control, named outright: refusals %q; want the missing dir", l.refuse)
 	}
-	l.addNamed("cline", t.TempDir(), func() uint32 { return uint32(os.Geteuid()) + 1 }, "orphan pid 9's HOME", true)
+	l.addNamed("cline", t.TempDir(), func() uint32 { return platform.EUID() + 1 }, "orphan pid 9's HOME", true)
 	if len(l.refuse) != 2 || !strings.Contains(l.refuse[1], "not by uid") {
 		t.Errorf("control, guessed but another uid's: refusals %q; want it refused", l.refuse)
 	}
