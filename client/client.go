@@ -98,7 +98,8 @@ type Places interface {
 	IsStateDir(dir string) bool
 }
 
-// FromHome is the from of a NamedDir guessed below a process's HOME.
+// FromHome is the from of a NamedDir guessed below a process's home (its
+// HOME, or on Windows USERPROFILE: statedir.ProcessHome).
 const FromHome = "HOME"
 
 // Adapter is what one client's package implements, typed by its read R:

@@ -26,11 +26,10 @@ const (
 
 // EnvLaunch is the variable cline puts on what it spawns (JSON naming the
 // launcher): a leader mark. EnvDir moves ~/.cline (3.0.65: CLINE_DIR, else
-// the home's .cline), and envHome is the home it is in.
+// the home's .cline).
 const (
 	EnvLaunch = "CLINE_CONNECTOR_CLI_LAUNCH"
 	EnvDir    = "CLINE_DIR"
-	envHome   = "HOME"
 )
 
 const (
@@ -55,7 +54,7 @@ var Client = client.New[Raw](Adapter{})
 
 // Info: Cline's marker, its owner names, its processes' title.
 func (Adapter) Info() client.Info {
-	return client.Info{Name: OwnerName, Title: "Cline", RemoteServer: "`\"NAME\": {\"type\": \"streamableHttp\", \"url\": \"URL\"}` in its MCP settings", Homes: []string{"~/.cline"}, EnvNames: []string{EnvLaunch, EnvDir, envHome},
+	return client.Info{Name: OwnerName, Title: "Cline", RemoteServer: "`\"NAME\": {\"type\": \"streamableHttp\", \"url\": \"URL\"}` in its MCP settings", Homes: []string{"~/.cline"}, EnvNames: append([]string{EnvLaunch, EnvDir}, statedir.HomeVars...),
 		Owners: []string{OwnerName, HubName}, Marks: marks, Comms: []string{"cline"}}
 }
 
@@ -71,7 +70,7 @@ func (Adapter) NamedDir(env func(string) (string, bool)) (string, string) {
 	if dir, ok := env(EnvDir); ok && strings.TrimSpace(dir) != "" {
 		return strings.TrimSpace(dir), EnvDir
 	}
-	if home, ok := env(envHome); ok && filepath.IsAbs(home) {
+	if home, ok := statedir.ProcessHome(env); ok {
 		return filepath.Join(home, ".cline"), client.FromHome
 	}
 	return "", ""

@@ -28,7 +28,7 @@ var script = scan.MustPattern(`/@continuedev/cli/|(^|/)cn( |$)`)
 // Adapter is cn's adapter, a config-only client; Client is it on the
 // client seam (client/all lists it).
 var Adapter = adapter{configonly.Adapter{
-	About: client.Info{Name: OwnerName, Title: "Continue CLI (cn)", EnvNames: []string{EnvDir},
+	About: client.Info{Name: OwnerName, Title: "Continue CLI (cn)", EnvNames: append([]string{EnvDir}, statedir.HomeVars...),
 		RemoteServer: "`mcpServers: [{name: NAME, type: streamable-http, url: URL}]` in ~/.continue/config.yaml",
 		Owners:       []string{OwnerName}, Marks: marks, Script: script},
 	Home: ".continue",
@@ -40,7 +40,7 @@ var Adapter = adapter{configonly.Adapter{
 		if dir, ok := env(EnvDir); ok && strings.TrimSpace(dir) != "" {
 			return strings.TrimSpace(dir), EnvDir
 		}
-		if home, ok := env("HOME"); ok && filepath.IsAbs(home) {
+		if home, ok := statedir.ProcessHome(env); ok {
 			return filepath.Join(home, ".continue"), client.FromHome
 		}
 		return "", ""

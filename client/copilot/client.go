@@ -41,7 +41,7 @@ type Raw struct {
 // Info: Copilot CLI's marker and the owner name it attributes findings
 // to.
 func (Adapter) Info() client.Info {
-	return client.Info{Name: OwnerName, Title: "Copilot CLI", RemoteServer: "`\"NAME\": {\"type\": \"http\", \"url\": \"URL\"}` in ~/.copilot/mcp-config.json", Homes: []string{"~/.copilot"}, EnvNames: []string{EnvPID, EnvSession, EnvHome, "HOME"},
+	return client.Info{Name: OwnerName, Title: "Copilot CLI", RemoteServer: "`\"NAME\": {\"type\": \"http\", \"url\": \"URL\"}` in ~/.copilot/mcp-config.json", Homes: []string{"~/.copilot"}, EnvNames: append([]string{EnvPID, EnvSession, EnvHome}, statedir.HomeVars...),
 		Owners: []string{OwnerName}, Marks: marks}
 }
 
@@ -61,7 +61,7 @@ func (Adapter) NamedDir(env func(string) (string, bool)) (string, string) {
 	if dir, ok := env(EnvHome); ok && strings.TrimSpace(dir) != "" {
 		return strings.TrimSpace(dir), EnvHome
 	}
-	if home, ok := env("HOME"); ok && filepath.IsAbs(home) {
+	if home, ok := statedir.ProcessHome(env); ok {
 		return filepath.Join(home, ".copilot"), client.FromHome
 	}
 	return "", ""

@@ -40,6 +40,21 @@ func (d Dir) Read(rel string) ([]byte, error) {
 	return platform.ReadBeneath(d.Path, rel, ledger.MaxSize, d.Owner)
 }
 
+// HomeVars are the variables ProcessHome reads, for a client's EnvNames.
+var HomeVars = []string{"HOME", "USERPROFILE"}
+
+// ProcessHome is the home a process's environment names: HOME, else
+// USERPROFILE (Windows, where Node's os.homedir reads it); an absolute
+// path only.
+func ProcessHome(env func(string) (string, bool)) (string, bool) {
+	for _, v := range HomeVars {
+		if home, ok := env(v); ok && filepath.IsAbs(home) {
+			return home, true
+		}
+	}
+	return "", false
+}
+
 // HomeDir lists the dir rel below an account's home when it exists and is
 // that account's (uid): a client's HomeDirs.
 func HomeDir(home, rel string, uid int) []string {
