@@ -3,6 +3,7 @@ package doctor
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -47,6 +48,9 @@ func TestRecordsCheck(t *testing.T) {
 // replace fails, with the fix; a root-owned one in root's directories
 // passes (the control).
 func TestServiceBinaryCheck(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("a root service's unit and who can replace its binary are Unix's: reaper has no Windows service yet")
+	}
 	shared, err := os.MkdirTemp("", "reaper-doctor-")
 	if err != nil {
 		t.Fatal(err)

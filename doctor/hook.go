@@ -76,7 +76,7 @@ func hookCheck(cs client.Set, getenv func(string) string, home, self string) aud
 			broken = append(broken, fmt.Sprintf("%s's hook (%s) runs %s, which is %s: once it is gone every session start fails it", in.Title, path, bin, why))
 		case err != nil:
 			broken = append(broken, fmt.Sprintf("%s's hook (%s) runs %s, which is not there", in.Title, path, bin))
-		case !st.Mode().IsRegular() || st.Mode()&0o111 == 0:
+		case !platform.IsExecutable(bin, st):
 			broken = append(broken, fmt.Sprintf("%s's hook (%s) runs %s, which is not an executable file", in.Title, path, bin))
 		default:
 			line := fmt.Sprintf("%s's hook (%s) runs %s", in.Title, path, bin)

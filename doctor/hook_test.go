@@ -3,6 +3,7 @@ package doctor
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -40,11 +41,11 @@ func TestHookCheck(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	install(filepath.Join(dir, "gone", "reaper"))
+	install(filepath.Join(dir, "gone", "reaper"+exeSuffix))
 	if c := hookCheck(cs, env, "", ""); c.Status != audit.CheckFail || !strings.Contains(strings.Join(c.Details, "\n"), "is not there") || c.Fix == "" {
 		t.Errorf("a hook to a binary that is gone: %+v", c)
 	}
-	bin := filepath.Join(dir, "reaper")
+	bin := filepath.Join(dir, "reaper"+exeSuffix)
 	os.WriteFile(bin, []byte("#!/bin/sh\n"), 0o755)
 	install(bin)
 	if c := hookCheck(cs, env, "", bin); c.Status != audit.CheckOK || !strings.Contains(c.Summary, bin) || strings.Contains(c.Summary, "not this binary") {
@@ -55,7 +56,7 @@ func TestHookCheck(t *testing.T) {
 	}
 	// A binary 'go run' left in a build cache of any name: there now,
 	// gone at the cache's next trim.
-	cached := filepath.Join(dir, "cache", "6f", "6fb77214a1b0576781a9490b96d8d0c9f122101aef20186cdf01a45f8b5c34f2-d", "reaper")
+	cached := filepath.Join(dir, "cache", "6f", "6fb77214a1b0576781a9490b96d8d0c9f122101aef20186cdf01a45f8b5c34f2-d", "reaper"+exeSuffix)
 	os.MkdirAll(filepath.Dir(cached), 0o755)
 	os.WriteFile(cached, []byte("#!/bin/sh\n"), 0o755)
 	install(cached)
@@ -119,3 +120,7 @@ func TestHookCheckJudgesOnlyReapersHooks(t *testing.T) {
 		t.Errorf("control, reaper's hook in a file it cannot read: %+v", c)
 	}
 }
+
+// exeSuffix is how a program's file is named to run here: Windows runs a
+// file by its extension.
+var exeSuffix = map[bool]string{true: ".exe"}[runtime.GOOS == "windows"]

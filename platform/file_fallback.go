@@ -57,6 +57,10 @@ func whoCanReplace(path string) (string, error) {
 
 func fileUID(string, os.FileInfo) (uint32, bool) { return 0, false }
 
+func isExecutable(_ string, fi os.FileInfo) bool {
+	return fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
+}
+
 func fileOwner(fi os.FileInfo) (uid, gid uint32, ok bool) { return 0, 0, false }
 
 func kernel() string { return runtime.GOOS }

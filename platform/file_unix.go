@@ -294,6 +294,10 @@ func whoCanReplace(path string) (string, error) {
 	}
 }
 
+func isExecutable(_ string, fi os.FileInfo) bool {
+	return fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
+}
+
 func fileUID(_ string, fi os.FileInfo) (uint32, bool) {
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	if !ok {

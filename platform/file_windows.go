@@ -233,6 +233,14 @@ func whoCanReplace(path string) (string, error) {
 	return "", unsupported("who can replace a file (its ACL)")
 }
 
+func isExecutable(path string, fi os.FileInfo) bool {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".exe", ".com", ".bat", ".cmd":
+		return fi.Mode().IsRegular()
+	}
+	return false
+}
+
 func fileUID(path string, _ os.FileInfo) (uint32, bool) {
 	uid, err := pathOwner(path)
 	return uid, err == nil && uid != NoUID

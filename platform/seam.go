@@ -70,6 +70,12 @@ func FileOwner(fi os.FileInfo) (uid, gid uint32, ok bool) { return fileOwner(fi)
 // security descriptor (the owner SID's RID, as Snapshot.UID gives it).
 func FileUID(path string, fi os.FileInfo) (uint32, bool) { return fileUID(path, fi) }
 
+// IsExecutable reports whether the file at path, which fi describes (from
+// os.Stat of path), is a program this system would run: a regular file
+// with an execute bit on Unix; on Windows, which keeps no execute bits, a
+// regular file whose extension runs (.exe, .com, .bat, .cmd).
+func IsExecutable(path string, fi os.FileInfo) bool { return isExecutable(path, fi) }
+
 // IsTerminal reports whether f is a terminal: tcgetattr(3) succeeds on it
 // (a character device such as /dev/null is not one).
 func IsTerminal(f *os.File) bool { return isTerminal(f) }

@@ -6,6 +6,7 @@ import (
 	"os/user"
 	"regexp"
 	"regexp/syntax"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -32,9 +33,19 @@ func lookupUID(name string) (uint32, error) {
 	}
 	u, err := user.Lookup(name)
 	if err != nil {
+		if runtime.GOOS == "windows" && !errors.As(err, new(user.UnknownUserError)) {
+			// Windows answers an account it has not with ERROR_NONE_MAPPED.
+			return 0, fmt.Errorf("%w (%v)", user.UnknownUserError(name), err)
+		}
 		return 0, err
 	}
-	n, err := strconv.ParseUint(u.Uid, 10, 32)
+	uid := u.Uid
+	if i := strings.LastIndexByte(uid, '-'); runtime.GOOS == "windows" && strings.HasPrefix(uid, "S-") && i > 0 {
+		// A Windows account is a SID; reaper counts its users by the
+		// SID's last part, the relative id (platform.EUID, Snapshot.UID).
+		uid = uid[i+1:]
+	}
+	n, err := strconv.ParseUint(uid, 10, 32)
 	return uint32(n), err
 }
 

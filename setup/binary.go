@@ -28,7 +28,7 @@ func (s *Service) binary() (string, error) {
 		if err == nil {
 			if st, serr := os.Stat(exe); serr != nil {
 				err = fmt.Errorf("--binary: %w", serr)
-			} else if !st.Mode().IsRegular() || st.Mode()&0o111 == 0 {
+			} else if !platform.IsExecutable(exe, st) {
 				err = fmt.Errorf("--binary %s: not an executable file", exe)
 			}
 		}
