@@ -165,6 +165,9 @@ func dirOwner(path string) (int, error) {
 	if fi.Mode()&os.ModeSymlink != 0 {
 		return -1, &FileError{path, ErrSymlink}
 	}
+	if !fi.IsDir() {
+		return -1, fmt.Errorf("%s: not a directory", path)
+	}
 	uid, err := pathOwner(path)
 	if err != nil {
 		return -1, &FileError{path, err}
@@ -178,6 +181,11 @@ func dirOwnerNoLinks(path string) (uint32, error) {
 	}
 	if err := noLinks(filepath.VolumeName(path)+`\`, strings.TrimPrefix(path, filepath.VolumeName(path)+`\`)); err != nil {
 		return 0, &FileError{path, err}
+	}
+	if fi, err := os.Lstat(path); err != nil {
+		return 0, &FileError{path, err}
+	} else if !fi.IsDir() {
+		return 0, fmt.Errorf("%s: not a directory", path)
 	}
 	uid, err := pathOwner(path)
 	if err != nil {
