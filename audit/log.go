@@ -29,7 +29,7 @@ type Record struct {
 	Outcome policy.Outcome `json:"outcome,omitempty"`
 	Detail  string         `json:"detail,omitempty"`
 	Signal  string         `json:"signal,omitempty"`
-	Via     string         `json:"via,omitempty"` // "cgroup.kill PATH" for a cgroup killed as a unit
+	Via     string         `json:"via,omitempty"` // "cgroup.kill PATH" for a cgroup killed as a unit ("TerminateJobObject" a job); "TerminateProcess" for a signal on Windows
 	Result  string         `json:"result,omitempty"`
 	// A decision also says whose tree it was and what it was: the root's
 	// real uid and user, its command line and the tree's RSS.

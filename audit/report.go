@@ -334,7 +334,8 @@ func (r *Report) setEndings(signals []Record) {
 		case s.Result != "ok":
 		case s.Via != "":
 			// "CALL PATH": the call that ended a unit whole (cgroup.kill;
-			// TerminateJobObject on Windows), and the unit.
+			// TerminateJobObject on Windows), and the unit; or "CALL"
+			// alone, Windows' TerminateProcess for a signal it has not.
 			call, path, _ := strings.Cut(s.Via, " ")
 			ended[s.RootPID] = call
 			if path != "" && !slices.Contains(cgroups[s.RootPID], path) {

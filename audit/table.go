@@ -437,7 +437,7 @@ func outcomeWords(f *Finding) string {
 	case f.Ended == "SIGKILL":
 		return "killed by SIGKILL after the grace"
 	case f.Ended != "":
-		return "killed by " + f.Ended // a unit's call: cgroup.kill, TerminateJobObject
+		return "killed by " + f.Ended // a unit's call (cgroup.kill, TerminateJobObject), or Windows' TerminateProcess
 	}
 	return string(policy.Killed)
 }

@@ -454,7 +454,7 @@ func (t *tree) open(s *platform.Snapshot, p *platform.Process) (Result, bool) {
 // tree must stop here (a refusal or no permission).
 func (t *tree) send(h *kill.Handle, sig kill.Signal) (Result, bool) {
 	err := t.opt.send(h, sig)
-	ev := Event{Time: time.Now().UTC(), RootPID: t.root, PID: h.PID, Start: t.ids[h.PID], Signal: kill.SignalName(sig), Result: "ok"}
+	ev := Event{Time: time.Now().UTC(), RootPID: t.root, PID: h.PID, Start: t.ids[h.PID], Signal: kill.SignalName(sig), Via: kill.EndCall(sig), Result: "ok"}
 	defer func() { t.emit(ev) }()
 	switch {
 	case err == nil:

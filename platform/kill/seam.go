@@ -143,3 +143,14 @@ func (h *Handle) WaitGone(d time.Duration) bool { return h.waitGone(d) }
 // the words: the call ("cgroup.kill" on Linux, "TerminateJobObject" on
 // Windows) and what it ends ("cgroup", "job object").
 func UnitKill() (call, unit string) { return unitKill, unitName }
+
+// EndCall names the call that carries sig where the system sends no
+// signals, for the records and the words: on Windows "TerminateProcess",
+// for interrupt, terminate and kill alike; "" where the signal itself is
+// sent (Linux, macOS), and for stop and continue.
+func EndCall(sig Signal) string {
+	if sig == Interrupt || sig == Term || sig == Kill {
+		return endCall
+	}
+	return ""
+}

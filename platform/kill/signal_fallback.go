@@ -35,3 +35,6 @@ func (h *Handle) signal(sig syscall.Signal) error {
 func (h *Handle) waitGone(d time.Duration) bool { return false }
 
 func (h *Handle) state() string { return "" }
+
+// endCall: see EndCall.
+const endCall = ""

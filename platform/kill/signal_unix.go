@@ -21,3 +21,6 @@ func signalError(pid int, sig Signal, err error) error {
 	}
 	return fmt.Errorf("signal %s to %d: %w", signalName(sig), pid, err)
 }
+
+// endCall: see EndCall.
+const endCall = ""

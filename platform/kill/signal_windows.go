@@ -186,3 +186,6 @@ func (h *Handle) state() string {
 	}
 	return "R"
 }
+
+// endCall: see EndCall.
+const endCall = "TerminateProcess"

@@ -132,3 +132,13 @@ func TestWindowsConfinement(t *testing.T) {
 		t.Error("the job is not empty after its kill")
 	}
 }
+
+// On Windows the ending verbs are carried by TerminateProcess, and the
+// records say so; stop and continue are not ends.
+func TestWindowsEndCall(t *testing.T) {
+	for sig, want := range map[kill.Signal]string{kill.Term: "TerminateProcess", kill.Kill: "TerminateProcess", kill.Interrupt: "TerminateProcess", kill.Stop: "", kill.Continue: ""} {
+		if got := kill.EndCall(sig); got != want {
+			t.Errorf("EndCall(%s) = %q, want %q", kill.SignalName(sig), got, want)
+		}
+	}
+}
