@@ -75,6 +75,7 @@ type dirList struct {
 	dirs   []Dir
 	seen   map[string]bool // listed, or named and refused: not checked again
 	named  map[uint32]int  // dirs checked for each uid that named them
+	homes  map[string]bool // uid:home whose guessed dirs are counted (addNamed)
 	refuse []string        // named dirs refused, for the warnings
 }
 
@@ -99,6 +100,9 @@ func (l *dirList) addNamed(name, dir string, uidOf func() uint32, from string, g
 	if l.seen == nil {
 		l.seen, l.named = map[string]bool{}, map[uint32]int{}
 	}
+	if l.homes == nil {
+		l.homes = map[string]bool{}
+	}
 	key := name + ":" + dir
 	if l.seen[key] {
 		return
@@ -108,11 +112,23 @@ func (l *dirList) addNamed(name, dir string, uidOf func() uint32, from string, g
 	// is a read of the process's status, and a thousand orphans of one
 	// user name the same dirs.
 	uid := uidOf()
-	if l.named[uid] >= maxNamedPerUID {
-		l.refused(fmt.Sprintf("%s: state dir %s not read: uid %d's processes named more than %d state dirs", from, dir, uid, maxNamedPerUID))
-		return
+	// The dirs guessed below one home (each client's: .cline, .continue,
+	// .copilot) are one name, counted once: a handful of a user's
+	// processes with their own HOMEs must not spend the bound on dirs
+	// that mostly do not exist, and leave a dir named outright, or the
+	// next home's, unread. The checks stay bounded: as many per home as
+	// there are clients that guess one.
+	home := fmt.Sprint(uid) + ":" + filepath.Dir(dir)
+	if !guessed || !l.homes[home] {
+		if l.named[uid] >= maxNamedPerUID {
+			l.refused(fmt.Sprintf("%s: state dir %s not read: uid %d's processes named more than %d state dirs", from, dir, uid, maxNamedPerUID))
+			return
+		}
+		l.named[uid]++
+		if guessed {
+			l.homes[home] = true
+		}
 	}
-	l.named[uid]++
 	if err := checkNamed(dir, uid); err != nil {
 		if !guessed || !errors.Is(err, fs.ErrNotExist) {
 			l.refused(fmt.Sprintf("%s: state dir not read: %v", from, err))

@@ -131,6 +131,36 @@ func TestNamedBound(t *testing.T) {
 	}
 }
 
+// The dirs guessed below one home are one name against the bound: the
+// processes of a uid with ten homes between them, each guessed for three
+// clients, spend it on the homes (8 of 10), not on 30 dirs (the first 8
+// of which would leave the third home's dirs, and every dir named outright
+// after them, unread). The control: dirs named outright count one each.
+func TestGuessedDirsCountPerHome(t *testing.T) {
+	var l dirList
+	var homes []string
+	for range 10 {
+		homes = append(homes, t.TempDir())
+	}
+	for _, h := range homes {
+		for _, c := range []string{"cline", "continue-cli", "copilot-cli"} {
+			d := filepath.Join(h, "."+c)
+			os.Mkdir(d, 0o700)
+			l.addNamed(c, d, func() uint32 { return platform.EUID() }, "orphan's HOME", true)
+		}
+	}
+	if len(l.dirs) != 3*maxNamedPerUID || len(l.refuse) != 3*(10-maxNamedPerUID) {
+		t.Errorf("%d dirs read, %d refused: want the %d homes' %d and the rest's %d", len(l.dirs), len(l.refuse), maxNamedPerUID, 3*maxNamedPerUID, 3*(10-maxNamedPerUID))
+	}
+	var outright dirList
+	for _, h := range homes {
+		outright.addNamed("openclaw", h, func() uint32 { return platform.EUID() }, "OPENCLAW_STATE_DIR", false)
+	}
+	if len(outright.dirs) != maxNamedPerUID {
+		t.Errorf("control: %d dirs named outright read, want %d", len(outright.dirs), maxNamedPerUID)
+	}
+}
+
 // A dir guessed below a process's HOME that does not exist is no warning:
 // most processes' homes hold no such dir. The controls: the same missing
 // dir named outright is one, and a guessed dir that exists but is another
