@@ -3,12 +3,14 @@ package policy
 import (
 	"errors"
 	"fmt"
+	"os/user"
 	"runtime"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/orphanreaper/reaper/platform"
 	"github.com/orphanreaper/reaper/scan"
 )
 
@@ -321,5 +323,19 @@ func TestStormKeys(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "s.toml:3") || !strings.Contains(err.Error(), key) {
 			t.Errorf("%s: %v, want an error at s.toml:3 naming %s", bad, err, key)
 		}
+	}
+}
+
+// A user named in a policy is the uid reaper counts that user's processes
+// by: on Unix the account's uid, on Windows its SID's relative id — this
+// reaper's own account is platform.EUID either way.
+func TestLookupOwnUser(t *testing.T) {
+	u, err := user.Current()
+	if err != nil {
+		t.Skipf("no current account to look up: %v", err)
+	}
+	uid, err := lookupUID(u.Username)
+	if err != nil || uid != platform.EUID() {
+		t.Errorf("lookupUID(%q) = %d, %v; want %d (platform.EUID)", u.Username, uid, err, platform.EUID())
 	}
 }

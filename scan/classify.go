@@ -59,8 +59,8 @@ func (c *Config) Classify(s *platform.Snapshot, p *platform.Process) Kind {
 		return KindPTY
 	}
 	cmd := s.CommandLine(p)
-	if ptyHost.MatchString(cmd) {
-		return KindPTY
+	if s.NoReparenting && ptyHost.MatchString(cmd) {
+		return KindPTY // a Windows table's: no other system has the host
 	}
 	for _, m := range c.Marks.Commands {
 		if m.Cmdline.MatchString(cmd) {

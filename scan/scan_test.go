@@ -343,9 +343,6 @@ func TestClassify(t *testing.T) {
 		{"exec by env", p(100, 1, "sh", []string{"sh", "-c", "make"}, []string{"OPENCLAW_SHELL=exec"}, "/"), KindExec},
 		{"other", p(100, 1, "postgres", []string{"postgres"}, nil, "/"), KindOther},
 		{"mcpd is not mcp", p(100, 1, "mcpd", []string{"/usr/sbin/mcpd"}, nil, "/"), KindOther},
-		{"Windows' pseudo-console host is pty", p(100, 1, "conhost.exe", []string{`\\??\\C:\\WINDOWS\\system32\\conhost.exe`, "--headless", "--width", "80"}, nil, "/"), KindPTY},
-		{"Windows Terminal's OpenConsole is pty", p(100, 1, "OpenConsole.exe", []string{"OpenConsole.exe", "--headless", "--signal", "0x5a4"}, nil, "/"), KindPTY},
-		{"a console host with a window is not", p(100, 1, "conhost.exe", []string{`C:\\WINDOWS\\system32\\conhost.exe`, "0xffffffff", "-ForceV1"}, nil, "/"), KindOther},
 		{"an npm shim of an MCP server is mcp", p(100, 1, "cmd.exe", []string{`C:\\WINDOWS\\system32\\cmd.exe`, "/d", "/s", "/c", "npx -y @modelcontextprotocol/server-filesystem C:\\src"}, nil, "/"), KindMCP},
 		{"PowerShell on a terminal is a shell", pts(p(100, 1, "pwsh.exe", []string{`C:\\Program Files\\PowerShell\\7\\pwsh.exe`, "-Command", "npx -y @upstash/context7-mcp"}, nil, "/")), KindPTY},
 	}
@@ -356,6 +353,31 @@ func TestClassify(t *testing.T) {
 				t.Errorf("Classify = %q, want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+// Windows' pseudo-console host is the PTY of a Windows table; a console
+// host with a window is not, and no other system's table has the host
+// (the control: the same command line on a Linux table is other).
+func TestClassifyWindowsPTYHost(t *testing.T) {
+	created := time.Unix(36000, 0)
+	for _, tt := range []struct {
+		name, cmdline string
+		want          Kind
+	}{
+		{"conhost --headless", `\\??\\C:\\WINDOWS\\system32\\conhost.exe --headless --width 80`, KindPTY},
+		{"Windows Terminal's OpenConsole", "OpenConsole.exe --headless --signal 0x5a4", KindPTY},
+		{"a console host with a window", `C:\\WINDOWS\\system32\\conhost.exe 0xffffffff -ForceV1`, KindOther},
+	} {
+		s := platform.WindowsSnapshot([]platform.WinProc{{PID: 100, PPID: 90, Created: created, Image: "conhost.exe", UID: 1001, Cmdline: tt.cmdline}},
+			created.Add(time.Hour), created.Add(-time.Hour), nil)
+		if got := testConfig.Classify(s, s.Get(100)); got != tt.want {
+			t.Errorf("%s: Classify = %q, want %q", tt.name, got, tt.want)
+		}
+	}
+	linux := snapshot(p(100, 1, "conhost.exe", []string{"conhost.exe", "--headless"}, nil, "/"))
+	if got := testConfig.Classify(linux, linux.Get(100)); got != KindOther {
+		t.Errorf("control, a Linux table: Classify = %q, want other", got)
 	}
 }
 

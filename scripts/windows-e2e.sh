@@ -44,7 +44,11 @@ esac
 teardown() {
 	for g in "${groups[@]+"${groups[@]}"}"; do kill -KILL -- "-$g" 2>/dev/null || true; done
 	if [ -n "$native" ]; then
-		for p in $(awk '{print $2}' "$work"/*.pids 2>/dev/null); do taskkill //F //PID "$p" >/dev/null 2>&1 || true; done
+		# By pid and image both: a pid whose stand-in is gone may name
+		# another process by now.
+		for p in $(awk '{print $2}' "$work"/*.pids 2>/dev/null); do
+			taskkill //F //FI "PID eq $p" //FI "IMAGENAME eq standin.exe" >/dev/null 2>&1 || true
+		done
 	fi
 	rm -rf "$work"
 }
@@ -92,7 +96,7 @@ livepids=$(awk '$1 != "" {print $2}' "$work/live.pids" | sort -n | tr '\n' ' ')
 # kill NAME: the stand-in client NAME alone; its servers live on.
 kill_client() {
 	if [ -n "$native" ]; then
-		taskkill //F //PID "$(awk '$1 == "client" {print $2}' "$work/$1.pids")" >/dev/null
+		taskkill //F //FI "PID eq $(awk '$1 == "client" {print $2}' "$work/$1.pids")" //FI "IMAGENAME eq standin.exe" >/dev/null
 	else
 		kill -KILL "${groups[$2]}" # its wine process
 	fi

@@ -72,7 +72,8 @@ func Choose(dir string, match func(name string) bool, pidOf func(name string) in
 	var files []file
 	for _, n := range matched {
 		f := file{name: n, live: true}
-		fi, err := os.Lstat(filepath.Join(dir, n))
+		path := filepath.Join(dir, n)
+		fi, err := os.Lstat(path)
 		if err == nil {
 			f.at = fi.ModTime().UnixNano()
 		}
@@ -84,7 +85,7 @@ func Choose(dir string, match func(name string) bool, pidOf func(name string) in
 			// records past the bound (platform.RecordOwnerLive).
 			uid, ok := uint32(0), false
 			if err == nil {
-				uid, ok = platform.FileUID(filepath.Join(dir, n), fi)
+				uid, ok = platform.FileUID(path, fi)
 			}
 			f.live = ok && platform.RecordOwnerLive(pid, uid, fi.ModTime())
 		}
