@@ -7,8 +7,9 @@
 # wine 8 does not have: the prefix gets a forwarder, ProcessPrng =
 # advapi32.SystemFunction036 (RtlGenRandom), linked from a .def file with
 # mingw's binutils alone. The prefix is made once and cached
-# (${XDG_CACHE_HOME:-~/.cache}/reaper/wine-<version>); wineserver is left
-# running (-p), so that a start costs well under a second.
+# (${XDG_CACHE_HOME:-~/.cache}/reaper/wine-<version>); wineserver and the
+# prefix's services are left running (-p), so that a start costs well
+# under a second.
 #
 # usage: scripts/wine-setup.sh [--install]   (--install: apt-get the packages first, as root)
 set -euo pipefail
@@ -41,4 +42,10 @@ if [ ! -f "$dll" ]; then
 	mv "$dll.tmp" "$dll"
 fi
 /usr/lib/wine/wineserver -p >/dev/null 2>&1 || true
+# The prefix's first program also starts its services (services.exe,
+# winedevice.exe, rpcss.exe …), which live as long as wineserver and keep
+# whatever stdout that program had: started by a test binary, they hold
+# go test's pipe open and it fails a minute after the tests passed ("Test
+# I/O incomplete"). Started here, they hold /dev/null.
+"$wine" wineboot </dev/null >/dev/null 2>&1 || true
 echo "$prefix"
