@@ -271,10 +271,18 @@ func readSessionStore(ctx context.Context, db *sql.DB, ss *Sessions) error {
 }
 
 // startWindow is where a matching process's start may lie around the row's
-// creation: the row is written about 0.4 s after the process starts.
+// creation. OpenClaw 2026.9 lowers a row's created_at to the exec's
+// startedAt (normalizeTaskTimestamps), taken when runExecProcess begins:
+// before the command is wrapped in the login shell's snapshot and
+// spawned. A gateway's first exec captures that snapshot first (a
+// validation of up to 2 s, a capture of up to 5 s), so its process starts
+// seconds after its row's time: on a loaded machine more than the 1 s
+// once allowed, and the first session's exec was tied to nothing. Rows of
+// releases that stamp the row when written, after the spawn, are met by
+// startBefore.
 const (
 	startBefore = 5 * time.Second
-	startAfter  = time.Second
+	startAfter  = 15 * time.Second
 )
 
 // Ledger ties each exec row to the live process that runs it, and returns

@@ -61,6 +61,8 @@ func storeFixture(t *testing.T) (string, *sql.DB) {
 	execRow(t, tasks, "eight", "agent:main:live", "sleep 600; : exited", "failed", 0)
 	execRow(t, tasks, "nine", "agent:main:live", "trap '' HUP; sleep 600; : nine", "running", 0)
 	execRow(t, tasks, "ten", "agent:main:gone", "sleep 600; : ten", "running", 0)
+	execRow(t, tasks, "eleven", "agent:main:live", "sleep 600; : first", "running", 0)
+	execRow(t, tasks, "twelve", "agent:main:live", "sleep 600; : late", "running", 0)
 	main := openWAL(t, filepath.Join(dir, "agents", "main", "agent", "openclaw-agent.sqlite"), sessionNodesSchema, archivesSchema)
 	for _, key := range []string{"agent:main:live", "agent:main:reset"} {
 		insert(t, main, `INSERT INTO session_nodes VALUES (?, 'sid', '{}', 0, NULL)`, key)
@@ -111,6 +113,11 @@ func taskSnapshot() *platform.Snapshot {
 		// An exec with pty: true: a session leader on /dev/pts/3 (major
 		// 136 in bits 8–15 of tty_nr).
 		ptyShell(1001, "sleep 600; : ten"),
+		// A gateway's first exec: its row's time is the exec's start, and
+		// its shell was spawned 6 s later, once the login shell's snapshot
+		// was captured. A shell 20 s after its row is not the row's.
+		proc(1101, 50, taskEpoch.Add(6*time.Second), "/bin/bash", "-c", "sleep 600; : first"),
+		proc(1201, 50, taskEpoch.Add(20*time.Second), "/bin/bash", "-c", "sleep 600; : late"),
 		// The same command started an hour earlier: outside the window.
 		proc(701, 50, taskEpoch.Add(-time.Hour), "/bin/bash", "-c", "sleep 600; : nobody"),
 		// Another user's process with the same command in the window, no
@@ -130,7 +137,7 @@ func TestReadTasksAndLedger(t *testing.T) {
 	if len(errs) > 0 || tasks == nil {
 		t.Fatalf("ReadTasks: %v", errs)
 	}
-	if len(tasks.Execs) != 10 || tasks.Sessions == nil {
+	if len(tasks.Execs) != 12 || tasks.Sessions == nil {
 		t.Fatalf("%d exec rows, sessions %v", len(tasks.Execs), tasks.Sessions)
 	}
 	s := taskSnapshot()
@@ -159,6 +166,8 @@ func TestReadTasksAndLedger(t *testing.T) {
 		{"exec:seven", 0, "agent:main:live", ledger.SessionActive, "no live process ran this command then"},
 		{"exec:nine", 901, "agent:main:live", ledger.SessionActive, ""}, // the command quoted
 		{"exec:ten", 1001, "agent:main:gone", ledger.SessionClosed, ""},
+		{"exec:eleven", 1101, "agent:main:live", ledger.SessionActive, ""},
+		{"exec:twelve", 0, "agent:main:live", ledger.SessionActive, "no live process ran this command then"},
 	}
 	for _, tt := range tests {
 		r, ok := runs[tt.run]
@@ -228,7 +237,7 @@ func TestReadTasksWhileWriting(t *testing.T) {
 		t.Errorf("took %v: it waited on the writer", took)
 	}
 	conn.ExecContext(ctx, "ROLLBACK")
-	if len(errs) > 0 || got == nil || len(got.Execs) != 10 {
+	if len(errs) > 0 || got == nil || len(got.Execs) != 12 {
 		t.Fatalf("rows %+v, errs %v", got, errs)
 	}
 }
