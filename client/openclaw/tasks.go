@@ -24,8 +24,8 @@ import (
 
 // ExecTask is one background exec row of the task store
 // (<state>/state/openclaw.sqlite, task_runs with task_kind 'exec'). It
-// records no pid: only the command text and when the row was written,
-// about 0.4 s after the process started.
+// records no pid: only the command text and the row's time, the exec's
+// start as OpenClaw took it, before it spawned the process (startAfter).
 type ExecTask struct {
 	TaskID     string    `json:"id"`
 	Slug       string    `json:"slug,omitempty"` // source_id, such as "dawn-daisy"; the run id is exec:<slug>
