@@ -222,7 +222,7 @@ func (Adapter) Judge(raw *Raw, uid uint32, snap *platform.Snapshot) (ev scan.Evi
 			if filepath.Base(rec.File) == legacyPID {
 				root = standaloneRoot
 			}
-			mark := filepath.Join(dir, "packages", root) + "/"
+			mark := filepath.Join(dir, "packages", root) + string(filepath.Separator)
 			ev.Ties = append(ev.Ties, scan.Tie{Env: envPath, Value: mark, InList: true, Strong: envPath,
 				Owner: owner, Speaker: uid, Where: "Codex home " + dir, Proof: "the daemon pid file " + rec.File, Noun: "codex daemon"})
 		}
