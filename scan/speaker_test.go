@@ -247,6 +247,24 @@ func TestApplyLeaders(t *testing.T) {
 	}
 }
 
+// TestApplyLeadersWindows: Windows keeps no process groups, so a leader
+// mark names its client and nothing more there, and says why; the
+// control is TestApplyLeaders' "a group of its own", Unix's wording.
+func TestApplyLeadersWindows(t *testing.T) {
+	cfg := testConfig
+	cfg.Marks.Leaders = []LeaderMark{{Env: "GEMINI_CLI", Owner: "gemini-cli"}}
+	created := time.Unix(36000, 0)
+	s := platform.WindowsSnapshot([]platform.WinProc{{PID: 300, PPID: 250, Created: created, Image: "node.exe", UID: 1001,
+		Cmdline: `node.exe stubborn-server.js`, Env: []string{"GEMINI_CLI=1"}}}, created.Add(time.Hour), created.Add(-time.Hour), nil)
+	r, _ := Scan(s, cfg, nil)
+	if len(r.Findings) != 1 || r.Findings[0].Owner != "gemini-cli" || r.Findings[0].Has(OwnerDead) || r.Findings[0].Has(Untracked) {
+		t.Fatalf("findings %v, want 300 gemini-cli's, not owner-dead", got(r))
+	}
+	if ev := strings.Join(r.Findings[0].Evidence, "\n"); !strings.Contains(ev, "Windows keeps no process groups") {
+		t.Errorf("evidence %q does not say why the client is not known", ev)
+	}
+}
+
 // TestTieInList: a tie on a list-valued variable holds when an entry of
 // the list begins with its directory, found through the index by the
 // entry's leading directories; an entry that only contains it does not
