@@ -129,9 +129,33 @@ type detailReader interface {
 func (s *Snapshot) KeepEnv(names []string) {
 	s.keepEnv = map[string]bool{}
 	for _, n := range names {
-		s.keepEnv[n] = true
+		s.keepEnv[s.envKey(n)] = true
 	}
 	s.env = nil
+}
+
+// envKey is how a variable's name is compared on this table: as it is on
+// Unix; on Windows, whose names are case-insensitive (Path is PATH), in
+// upper case.
+func (s *Snapshot) envKey(name string) string {
+	if s.NoReparenting {
+		return strings.ToUpper(name)
+	}
+	return name
+}
+
+// lookupEnv is LookupEnv with the table's names: on Windows, the first
+// entry whose name equals name but for case.
+func (s *Snapshot) lookupEnv(environ, name string) (string, bool) {
+	if !s.NoReparenting {
+		return LookupEnv(environ, name)
+	}
+	for entry := range strings.SplitSeq(environ, "\x00") {
+		if eq := strings.IndexByte(entry, '='); eq > 0 && strings.EqualFold(entry[:eq], name) {
+			return entry[eq+1:], true
+		}
+	}
+	return "", false
 }
 
 // envKeeper keeps what KeepEnv names of raw environments. Processes mostly
@@ -141,12 +165,13 @@ func (s *Snapshot) KeepEnv(names []string) {
 // goroutine; Prefetch gives each worker its own.
 type envKeeper struct {
 	names map[string]bool // nil: keep everything
+	fold  bool            // a Windows table's: names compared in upper case
 	buf   []byte          // scratch for the kept entries
 	seen  map[string]string
 }
 
 func (s *Snapshot) newEnvKeeper() *envKeeper {
-	return &envKeeper{names: s.keepEnv, seen: map[string]string{}}
+	return &envKeeper{names: s.keepEnv, fold: s.NoReparenting, seen: map[string]string{}}
 }
 
 // keep returns what is kept of the raw environment b: all of it, or only
@@ -158,7 +183,7 @@ func (k *envKeeper) keep(b []byte) string {
 		for len(b) > 0 {
 			var entry []byte
 			entry, b = cutByte(b, 0)
-			if eq := bytes.IndexByte(entry, '='); eq > 0 && k.names[string(entry[:eq])] {
+			if eq := bytes.IndexByte(entry, '='); eq > 0 && k.kept(entry[:eq]) {
 				k.buf = append(append(k.buf, entry...), 0)
 			}
 		}
@@ -170,6 +195,14 @@ func (k *envKeeper) keep(b []byte) string {
 	v := string(kept)
 	k.seen[v] = v
 	return v
+}
+
+// kept reports whether KeepEnv named the variable name.
+func (k *envKeeper) kept(name []byte) bool {
+	if k.fold {
+		return k.names[strings.ToUpper(string(name))]
+	}
+	return k.names[string(name)]
 }
 
 // Cmdline returns p's argv, reading it on first use. It is nil for kernel
@@ -196,7 +229,7 @@ func (s *Snapshot) CommandLine(p *Process) string {
 // reading it. It finds nothing when the environment can't be read (another
 // user's process without privilege, a zombie).
 func (s *Snapshot) Getenv(p *Process, name string) (string, bool) {
-	if s.keepEnv != nil && !s.keepEnv[name] && s.reader != nil && !p.KernelThread() && !p.Zombie() {
+	if s.keepEnv != nil && !s.keepEnv[s.envKey(name)] && s.reader != nil && !p.KernelThread() && !p.Zombie() {
 		if s.frozen {
 			s.miss(p, detailEnviron)
 			return "", false
@@ -206,9 +239,9 @@ func (s *Snapshot) Getenv(p *Process, name string) (string, bool) {
 			return "", false
 		}
 		b, _ = capDetail(b, detailEnviron)
-		return LookupEnv(string(b), name)
+		return s.lookupEnv(string(b), name)
 	}
-	return LookupEnv(s.environ(p), name)
+	return s.lookupEnv(s.environ(p), name)
 }
 
 func (s *Snapshot) environ(p *Process) string {

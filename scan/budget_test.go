@@ -141,7 +141,7 @@ func BenchmarkTieInListAdversarial(b *testing.B) {
 		ties = append(ties, Tie{Env: "PATH", Value: fmt.Sprintf("/home/u%d/.codex/packages/app-server-daemon/", i), InList: true, Strong: "PATH", Speaker: 1000})
 	}
 	ties = append(ties, Tie{Env: "PATH", Value: deep[:4096] + "/", InList: true, Strong: "PATH", Speaker: 1000})
-	idx := indexTies(ties)
+	idx := indexTies(ties, listForm{':', '/'})
 	s := snapshot(p(1000, 1, "srv", []string{"srv"}, []string{"PATH=" + deep + ":" + deep}, "/"))
 	proc := s.Get(1000)
 	for b.Loop() {

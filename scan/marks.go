@@ -21,6 +21,10 @@ func (r *Result) ApplyLeaders() {
 		f.claimed()
 		f.spoken(s.UID(f.Root)) // the mark is in its own environment
 		pg := f.Root.PGID
+		if s.NoReparenting {
+			f.Evidence = append(f.Evidence, fmt.Sprintf("%s: spawned by %s; Windows keeps no process groups, so which %s is not known", marker, m.Owner, m.Owner))
+			return true
+		}
 		if pg <= 1 || pg == f.Root.PID {
 			f.Evidence = append(f.Evidence, fmt.Sprintf("%s: spawned by %s; it leads its own process group, so which %s is not known", marker, m.Owner, m.Owner))
 			return true

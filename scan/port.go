@@ -90,9 +90,10 @@ type Tie struct {
 	// value — a default place, which no variable names — and then only the
 	// speaker's own processes, silently.
 	Env, Value string
-	// InList: the variable is a ':'-separated list (PATH) and one of its
-	// entries need only begin with Value, a directory ending in '/'; the
-	// evidence says so rather than quoting the whole list.
+	// InList: the variable is a list of directories (PATH: ':'-separated,
+	// ';' on a Windows table) and one of its entries need only begin with
+	// Value, a directory ending in the table's separator ('/', '\' on
+	// Windows); the evidence says so rather than quoting the whole list.
 	InList bool
 	// Unless: a root that carries this variable (not empty) is not tied by
 	// this tie: it names another.

@@ -247,6 +247,24 @@ func TestApplyLeaders(t *testing.T) {
 	}
 }
 
+// TestApplyLeadersWindows: Windows keeps no process groups, so a leader
+// mark names its client and nothing more there, and says why; the
+// control is TestApplyLeaders' "a group of its own", Unix's wording.
+func TestApplyLeadersWindows(t *testing.T) {
+	cfg := testConfig
+	cfg.Marks.Leaders = []LeaderMark{{Env: "GEMINI_CLI", Owner: "gemini-cli"}}
+	created := time.Unix(36000, 0)
+	s := platform.WindowsSnapshot([]platform.WinProc{{PID: 300, PPID: 250, Created: created, Image: "node.exe", UID: 1001,
+		Cmdline: `node.exe stubborn-server.js`, Env: []string{"GEMINI_CLI=1"}}}, created.Add(time.Hour), created.Add(-time.Hour), nil)
+	r, _ := Scan(s, cfg, nil)
+	if len(r.Findings) != 1 || r.Findings[0].Owner != "gemini-cli" || r.Findings[0].Has(OwnerDead) || r.Findings[0].Has(Untracked) {
+		t.Fatalf("findings %v, want 300 gemini-cli's, not owner-dead", got(r))
+	}
+	if ev := strings.Join(r.Findings[0].Evidence, "\n"); !strings.Contains(ev, "Windows keeps no process groups") {
+		t.Errorf("evidence %q does not say why the client is not known", ev)
+	}
+}
+
 // TestTieInList: a tie on a list-valued variable holds when an entry of
 // the list begins with its directory, found through the index by the
 // entry's leading directories; an entry that only contains it does not
@@ -267,6 +285,39 @@ func TestTieInList(t *testing.T) {
 		r.ApplyTies([]Tie{{Env: "OTHER", Value: "x"}, tie})
 		if g := got(r); !reflect.DeepEqual(g, tc.want) {
 			t.Errorf("PATH %s: findings %v, want %v", tc.path, g, tc.want)
+		}
+	}
+}
+
+// TestTieInListWindows: on a Windows table a PATH is ';'-separated and
+// its directories '\'-separated, so the tie holds on C:\…;C:\… entries;
+// the same entry spelt for Unix (the control) and an entry that only
+// contains the directory do not. Split by ':' and '/', as for every other
+// table, the first case was untracked: "C:" was an entry.
+func TestTieInListWindows(t *testing.T) {
+	dir := `C:\Users\a\.codex\packages\app-server-daemon\`
+	tie := Tie{Env: "Path", Value: dir, InList: true, Strong: "Path", Speaker: 1001,
+		Owner: ledger.Owner{Name: "codex-daemon", PID: 4242}, Where: `Codex home C:\Users\a\.codex`, Proof: "the daemon pid file", Noun: "codex daemon"}
+	created := time.Unix(36000, 0)
+	for _, tc := range []struct {
+		path string
+		tied bool
+	}{
+		{`C:\WINDOWS\system32;` + dir + `releases\1\codex-path;C:\Program Files\nodejs\`, true},
+		{`C:\WINDOWS\system32;D:\x` + dir + `releases\1\codex-path`, false},
+		{"/usr/bin:/home/a/.codex/packages/app-server-daemon/releases/1/codex-path", false},
+	} {
+		// 300 is a server whose client, 290, is gone: an orphan by the
+		// Windows sign.
+		s := platform.WindowsSnapshot([]platform.WinProc{{PID: 300, PPID: 290, Created: created, Image: "node.exe", UID: 1001,
+			Cmdline: `node.exe C:\srv\index.js`, Env: []string{"Path=" + tc.path}}}, created.Add(time.Hour), created.Add(-time.Hour), nil)
+		r := scanTable(s, testConfig)
+		if len(r.Findings) != 1 || !r.Findings[0].Has(Untracked) {
+			t.Fatalf("Path %s: findings %v before the tie, want 300 untracked", tc.path, got(r))
+		}
+		r.ApplyTies([]Tie{tie})
+		if tied := r.Findings[0].Has(OwnerDead); tied != tc.tied {
+			t.Errorf("Path %s: tied (owner-dead) %v, want %v; findings %v", tc.path, tied, tc.tied, got(r))
 		}
 	}
 }

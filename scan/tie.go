@@ -25,7 +25,7 @@ func (r *Result) ApplyTies(ties []Tie) {
 	if len(ties) == 0 {
 		return
 	}
-	idx := indexTies(ties)
+	idx := indexTies(ties, listFormOf(r.Tree.Snap))
 	for k := range r.Findings {
 		f := &r.Findings[k]
 		if !f.Has(Untracked) {
@@ -69,7 +69,7 @@ func (r *Result) tieFor(f *Finding, ties []Tie, idx *tieIndex) (*Tie, string) {
 				continue
 			}
 		case t.InList:
-			if !inList(v, t.Value) {
+			if !inList(v, t.Value, idx.form.list) {
 				continue
 			}
 		case v == "" || v != t.Value && filepath.Clean(v) != t.Value:
@@ -114,10 +114,25 @@ type tieIndex struct {
 	dirs  map[string]*dirTrie         // variable → the directories a list entry may begin with (InList)
 	other map[string][]int            // variable → ties by any value
 	buf   []int
+	// form is how the table's lists are written (InList).
+	form listForm
 }
 
-func indexTies(ties []Tie) *tieIndex {
-	idx := &tieIndex{exact: map[string]map[string][]int{}, dirs: map[string]*dirTrie{}, other: map[string][]int{}}
+// listForm is how a table's systems write a list of directories: the byte
+// between its entries and the one between a path's components.
+type listForm struct{ list, dir byte }
+
+// listFormOf: Windows writes PATH as C:\a;C:\b, every other system
+// reaper reads as /a:/b.
+func listFormOf(s *platform.Snapshot) listForm {
+	if s != nil && s.NoReparenting {
+		return listForm{';', '\\'}
+	}
+	return listForm{':', '/'}
+}
+
+func indexTies(ties []Tie, form listForm) *tieIndex {
+	idx := &tieIndex{exact: map[string]map[string][]int{}, dirs: map[string]*dirTrie{}, other: map[string][]int{}, form: form}
 	for i, t := range ties {
 		if _, seen := idx.exact[t.Env]; !seen {
 			idx.names = append(idx.names, t.Env)
@@ -130,7 +145,7 @@ func indexTies(ties []Tie) *tieIndex {
 			if idx.dirs[t.Env] == nil {
 				idx.dirs[t.Env] = &dirTrie{}
 			}
-			idx.dirs[t.Env].add(t.Value, i)
+			idx.dirs[t.Env].add(t.Value, i, form.dir)
 		default:
 			idx.exact[t.Env][t.Value] = append(idx.exact[t.Env][t.Value], i)
 		}
@@ -159,8 +174,8 @@ func (idx *tieIndex) candidates(s *platform.Snapshot, p *platform.Process) []int
 			// lookup of each of its leading directories hashed every
 			// prefix: a user's 130 KB PATH of /a/a/… took every run to
 			// its deadline).
-			for entry := range strings.SplitSeq(v, ":") {
-				out = dirs.match(entry, out)
+			for entry := range strings.SplitSeq(v, string(idx.form.list)) {
+				out = dirs.match(entry, out, idx.form.dir)
 			}
 		}
 		out = append(out, idx.other[name]...)
@@ -170,24 +185,25 @@ func (idx *tieIndex) candidates(s *platform.Snapshot, p *platform.Process) []int
 	return slices.Compact(out)
 }
 
-// dirTrie holds directories ("/home/a/.client/", ending in '/') by their
-// components: a path is walked one component at a time, each looked up
-// once, so matching an entry costs its length.
+// dirTrie holds directories ("/home/a/.client/", ending in the table's
+// separator, '\' on Windows) by their components: a path is walked one
+// component at a time, each looked up once, so matching an entry costs
+// its length.
 type dirTrie struct {
 	next map[string]*dirTrie // the component after this directory → its node
 	ties []int               // the ties of the directory that ends here
 }
 
 // add files tie i under dir, a directory as a tie names it, ending in
-// '/' (what a list entry must begin with). A value without the '/' names
+// sep (what a list entry must begin with). A value without the sep names
 // no directory and matches nothing.
-func (d *dirTrie) add(dir string, i int) {
-	if !strings.HasSuffix(dir, "/") {
+func (d *dirTrie) add(dir string, i int, sep byte) {
+	if dir == "" || dir[len(dir)-1] != sep {
 		return
 	}
 	n := d
 	for {
-		j := strings.IndexByte(dir, '/')
+		j := strings.IndexByte(dir, sep)
 		if j < 0 {
 			break
 		}
@@ -205,11 +221,11 @@ func (d *dirTrie) add(dir string, i int) {
 }
 
 // match appends to out the ties of every directory entry begins with —
-// at every '/' of entry, the ties of the directory that ends there.
-func (d *dirTrie) match(entry string, out []int) []int {
+// at every sep of entry, the ties of the directory that ends there.
+func (d *dirTrie) match(entry string, out []int, sep byte) []int {
 	n := d
 	for {
-		j := strings.IndexByte(entry, '/')
+		j := strings.IndexByte(entry, sep)
 		if j < 0 {
 			return out
 		}
@@ -221,10 +237,10 @@ func (d *dirTrie) match(entry string, out []int) []int {
 	}
 }
 
-// inList reports whether an entry of the ':'-separated list v begins with
-// dir.
-func inList(v, dir string) bool {
-	for entry := range strings.SplitSeq(v, ":") {
+// inList reports whether an entry of the list v, its entries separated
+// by sep, begins with dir.
+func inList(v, dir string, sep byte) bool {
+	for entry := range strings.SplitSeq(v, string(sep)) {
 		if strings.HasPrefix(entry, dir) {
 			return true
 		}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -222,7 +223,7 @@ func (Adapter) Judge(raw *Raw, uid uint32, snap *platform.Snapshot) (ev scan.Evi
 			if filepath.Base(rec.File) == legacyPID {
 				root = standaloneRoot
 			}
-			mark := filepath.Join(dir, "packages", root) + "/"
+			mark := filepath.Join(dir, "packages", root) + string(filepath.Separator)
 			ev.Ties = append(ev.Ties, scan.Tie{Env: envPath, Value: mark, InList: true, Strong: envPath,
 				Owner: owner, Speaker: uid, Where: "Codex home " + dir, Proof: "the daemon pid file " + rec.File, Noun: "codex daemon"})
 		}
@@ -253,6 +254,9 @@ func (rec *Record) owner(snap *platform.Snapshot) ledger.Owner {
 	if snap == nil {
 		return o
 	}
+	if !ok && snap.NoReparenting {
+		return rec.windowsOwner(snap, o)
+	}
 	if !ok {
 		// No identity (app-server.pid): processStartTime, `ps -o lstart=`
 		// text, confirms the live pid when it names its start to the
@@ -279,6 +283,35 @@ func (rec *Record) owner(snap *platform.Snapshot) ledger.Owner {
 	}
 	return o
 }
+
+// windowsOwner is owner on a Windows table, where Codex's daemon records
+// no processIdentity and its processStartTime is the creation time
+// GetProcessTimes gives, a FILETIME in decimal (codex-rs/app-server-daemon,
+// backend/windows.rs): 100 ns since 1601, UTC. The live pid is the daemon
+// when it was created within a millisecond of that; a pid created later
+// is another process (the daemon exited and its pid was given again).
+// Anything else keeps the pid alone: taken as the daemon, so that doubt
+// spares.
+func (rec *Record) windowsOwner(snap *platform.Snapshot, o ledger.Owner) ledger.Owner {
+	ft, err := strconv.ParseUint(strings.TrimSpace(rec.ProcessStartTime), 10, 64)
+	q := snap.Get(rec.PID)
+	if err != nil || ft < fileTimeEpoch || q == nil || q.Zombie() {
+		return o
+	}
+	at := time.UnixMicro(int64((ft - fileTimeEpoch) / 10))
+	switch d := snap.Started(q).Sub(at); {
+	case d > -time.Millisecond && d < time.Millisecond:
+		o.Start = snap.Identity(q)
+	case d > 0:
+		o.Gone = fmt.Sprintf("%s names pid %d created %s; pid %d now is a process created %s", rec.File, rec.PID,
+			at.UTC().Format(time.RFC3339Nano), rec.PID, snap.Started(q).UTC().Format(time.RFC3339Nano))
+	}
+	return o
+}
+
+// fileTimeEpoch is the Unix epoch as a FILETIME: 100 ns intervals since
+// 1601-01-01 UTC.
+const fileTimeEpoch = 116444736000000000
 
 // lstartUTC is `ps -o lstart=` text under LC_ALL=C, its spaces folded.
 const lstartUTC = "Mon Jan 2 15:04:05 2006"
