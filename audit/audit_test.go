@@ -215,3 +215,26 @@ func TestNewReportLeavesItsFacts(t *testing.T) {
 		}
 	}
 }
+
+// The rotations beside a log, oldest first, found in a dir whose name a
+// glob would read as a pattern ("[1]"), each spelled as the path was
+// given; a name that only starts like one (".old", ".0") is none.
+func TestLogFiles(t *testing.T) {
+	dir := t.TempDir() + "/logs[1]"
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"audit.jsonl", "audit.jsonl.1", "audit.jsonl.3.gz", "audit.jsonl.2.gz", "audit.jsonl.old", "audit.jsonl.0", "other.jsonl.1"} {
+		if err := os.WriteFile(dir+"/"+n, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := dir + "/audit.jsonl"
+	got, err := LogFiles(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{path + ".3.gz", path + ".2.gz", path + ".1", path}; !slices.Equal(got, want) {
+		t.Errorf("LogFiles = %q, want %q", got, want)
+	}
+}

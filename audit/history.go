@@ -64,16 +64,24 @@ func LogFiles(path string) ([]string, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, err
 	}
-	matches, _ := filepath.Glob(path + ".*")
+	// The rotations are found by name in the log's dir, not by a glob of
+	// path: a glob reads its metacharacters in the dir's name, and on
+	// Windows it hands back `\` where the path said `/`. Each keeps the
+	// path as it was spelled, its suffix added.
+	entries, _ := os.ReadDir(filepath.Dir(path))
+	base := filepath.Base(path) + "."
 	type rotated struct {
 		n    int
 		path string
 	}
 	var old []rotated
-	for _, m := range matches {
-		suffix := strings.TrimSuffix(strings.TrimPrefix(m, path+"."), ".gz")
-		if n, err := strconv.Atoi(suffix); err == nil && n > 0 {
-			old = append(old, rotated{n, m})
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), base)
+		if !ok {
+			continue
+		}
+		if n, err := strconv.Atoi(strings.TrimSuffix(rest, ".gz")); err == nil && n > 0 {
+			old = append(old, rotated{n, path + "." + rest})
 		}
 	}
 	sort.Slice(old, func(i, j int) bool { return old[i].n > old[j].n })

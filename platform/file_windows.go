@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"unsafe"
 
 	"golang.org/x/sys/windows"
 )
@@ -29,7 +30,7 @@ func readFile(path string, max int64) ([]byte, error) {
 }
 
 func readFileOwner(path string, max int64) ([]byte, uint32, error) {
-	f, err := os.Open(path)
+	f, err := openShared(path, false)
 	if err != nil {
 		return nil, 0, &FileError{path, err}
 	}
@@ -61,6 +62,42 @@ func readRegularFile(f *os.File, max int64) ([]byte, error) {
 		return nil, capError(max)
 	}
 	return b, nil
+}
+
+// openShared opens path for reading as a reader that is in no one's way:
+// with every share mode, FILE_SHARE_DELETE too, which os.Open leaves out,
+// so that a client may delete its file (SQLite's WAL at its close) while
+// reaper holds it open, as on Unix. With
+// noFollow a final reparse point is opened itself (FILE_FLAG_OPEN_REPARSE_POINT)
+// and refused, as O_NOFOLLOW refuses a link: no check of the name before
+// the open, and no race after it.
+func openShared(path string, noFollow bool) (*os.File, error) {
+	name, err := windows.UTF16PtrFromString(path)
+	if err != nil {
+		return nil, err
+	}
+	var flags uint32 = windows.FILE_ATTRIBUTE_NORMAL
+	if noFollow {
+		flags |= windows.FILE_FLAG_OPEN_REPARSE_POINT
+	}
+	h, err := windows.CreateFile(name, windows.GENERIC_READ,
+		windows.FILE_SHARE_READ|windows.FILE_SHARE_WRITE|windows.FILE_SHARE_DELETE,
+		nil, windows.OPEN_EXISTING, flags, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	if noFollow {
+		var fi windows.ByHandleFileInformation
+		if err := windows.GetFileInformationByHandle(h, &fi); err != nil {
+			windows.CloseHandle(h)
+			return nil, err
+		}
+		if fi.FileAttributes&windows.FILE_ATTRIBUTE_REPARSE_POINT != 0 {
+			windows.CloseHandle(h)
+			return nil, ErrSymlink
+		}
+	}
+	return os.NewFile(uintptr(h), path), nil
 }
 
 // handleOwner is the owner of the open file, NoUID where its security
@@ -135,7 +172,7 @@ func openBeneathOS(dir, rel string, owner int) (*os.File, error) {
 	if err := noLinks(dir, rel); err != nil {
 		return nil, &FileError{path, err}
 	}
-	f, err := os.Open(path)
+	f, err := openShared(path, true)
 	if err != nil {
 		return nil, &FileError{path, err}
 	}
@@ -148,13 +185,27 @@ func openBeneathOS(dir, rel string, owner int) (*os.File, error) {
 	return f, nil
 }
 
+// fileBasicInfo is FILE_BASIC_INFO (winbase.h), which x/sys does not
+// declare: the times are FILETIMEs.
+type fileBasicInfo struct {
+	CreationTime, LastAccessTime, LastWriteTime, ChangeTime int64
+	FileAttributes                                          uint32
+	_                                                       uint32
+}
+
+// stamp: NTFS keeps a change time as Unix does (FILE_BASIC_INFO's
+// ChangeTime, moved by a write, a rename or an attribute's change), read
+// from the handle.
 func stamp(f *os.File) (FileStamp, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		return FileStamp{}, err
 	}
-	// Windows keeps no inode change time: the modification time stands in.
-	return FileStamp{Size: fi.Size(), Mtime: fi.ModTime().UnixNano(), Ctime: fi.ModTime().UnixNano()}, nil
+	var bi fileBasicInfo
+	if err := windows.GetFileInformationByHandleEx(windows.Handle(f.Fd()), windows.FileBasicInfo, (*byte)(unsafe.Pointer(&bi)), uint32(unsafe.Sizeof(bi))); err != nil {
+		return FileStamp{}, err
+	}
+	return FileStamp{Size: fi.Size(), Mtime: bi.LastWriteTime, Ctime: bi.ChangeTime}, nil
 }
 
 func dirOwner(path string) (int, error) {

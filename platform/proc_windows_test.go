@@ -15,8 +15,11 @@ import (
 )
 
 // envWinHelper makes this test binary, run again, a helper of the
-// Windows tests: "parent" starts a child like itself and prints its pid,
-// then waits to be killed; "child" sleeps.
+// Windows tests: "parent" starts a child like itself and prints its pid
+// once the child says it is up, then waits to be killed; "child" says so
+// and sleeps. The wait is readiness: under wine a process writes its own
+// PEB's command line and environment while it starts, so a read just
+// after CreateProcess can find them empty.
 const envWinHelper = "REAPER_WINTEST_HELPER"
 
 func TestMain(m *testing.M) {
@@ -24,7 +27,14 @@ func TestMain(m *testing.M) {
 	case "parent":
 		child := exec.Command(os.Args[0], "-test.run", "^$", "mcp-server-wintest")
 		child.Env = append(os.Environ(), envWinHelper+"=child")
-		if err := child.Start(); err != nil {
+		up, err := child.StdoutPipe()
+		if err == nil {
+			err = child.Start()
+		}
+		if err == nil {
+			_, err = up.Read(make([]byte, 8))
+		}
+		if err != nil {
 			fmt.Println("start:", err)
 			os.Exit(2)
 		}
@@ -32,6 +42,7 @@ func TestMain(m *testing.M) {
 		time.Sleep(5 * time.Minute)
 		os.Exit(0)
 	case "child":
+		fmt.Println("up")
 		time.Sleep(5 * time.Minute)
 		os.Exit(0)
 	}

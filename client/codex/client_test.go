@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"reflect"
-	"strings"
 	"testing"
 
 	"github.com/orphanreaper/reaper/client/clienttest"
@@ -88,39 +86,6 @@ func TestLiveDaemonIsOwned(t *testing.T) {
 	}
 }
 
-// The daemon SIGKILLed: its servers (sessions of their own, a scrubbed
-// environment, the packages PATH entry) are owner-dead through its record;
-// its record of another boot proves it gone too. Control: the daemon alive
-// (its start ticks as recorded) — they are its leak, not owner-dead.
-func TestDeadDaemonsServers(t *testing.T) {
-	const uid = 1000
-	for _, tc := range []struct {
-		name     string
-		boot     string
-		daemon   bool
-		reasons  []scan.Reason
-		evidence string
-	}{
-		{"the daemon is gone", clienttest.Boot, false, []scan.Reason{scan.Reparented, scan.OwnerDead}, "owner pid 700 is gone"},
-		{"a record of another boot", "old-boot", true, []scan.Reason{scan.Reparented, scan.OwnerDead}, "not this one"},
-		{"control: the daemon lives", clienttest.Boot, true, []scan.Reason{scan.Reparented}, "left behind by the live codex daemon pid 700"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			dir := codexHome(t, 700, 70000, tc.boot)
-			path := "PATH=" + filepath.Join(dir, "packages", "app-server-daemon", "releases", "0.169.0", "codex-path") + ":/usr/bin:/bin"
-			server := clienttest.Proc(710, 1, 710, uid, []string{"/opt/srv/stubborn", "--quiet"}, []string{path})
-			procs := []platform.Process{server}
-			if tc.daemon {
-				procs = append(procs, clienttest.Proc(700, 1, 700, uid, []string{"codex", "app-server"}, nil))
-			}
-			f := clienttest.Finding(clienttest.Scan(t, Client, dir, uid, procs...), 710)
-			if f == nil || !reflect.DeepEqual(f.Reasons, tc.reasons) || f.Kind != scan.KindMCP || !strings.Contains(strings.Join(f.Evidence, "; "), tc.evidence) {
-				t.Fatalf("finding %+v, want reasons %v, kind mcp, evidence %q", f, tc.reasons, tc.evidence)
-			}
-		})
-	}
-}
-
 // The npm wrapper SIGKILLed leaves the native TUI on the terminal, in the
 // wrapper's process group: owner-dead by the group's leader. Control: the
 // wrapper alive, and the TUI a session, no finding.
@@ -141,32 +106,5 @@ func TestOrphanedTUI(t *testing.T) {
 		if f == nil || f.Has(scan.OwnerDead) != tc.dead || f.Owner != OwnerName || f.Kind != scan.KindACP {
 			t.Errorf("%s: finding %+v, want owner-dead %v, owner codex, kind acp", tc.name, f, tc.dead)
 		}
-	}
-}
-
-// TestRecordSpeaksForItsOwner: another user's daemon.pid names a root
-// process: it neither owns it (a live daemon's run) nor, through the PATH
-// mark a root process carries, makes it owner-dead. The control: the
-// user's own process is.
-func TestRecordSpeaksForItsOwner(t *testing.T) {
-	const user = 1001
-	dir := codexHome(t, 700, 70000, clienttest.Boot)
-	path := "PATH=" + filepath.Join(dir, "packages", "app-server-daemon", "releases", "1", "codex-path")
-	for _, tc := range []struct {
-		uid     uint32
-		reasons []scan.Reason
-	}{{0, []scan.Reason{scan.Reparented, scan.Untracked}}, {user, []scan.Reason{scan.Reparented, scan.OwnerDead}}} {
-		victim := clienttest.Proc(710, 1, 710, tc.uid, []string{"/usr/sbin/daemon"}, []string{path})
-		daemon := clienttest.Proc(720, 1, 720, 0, []string{"/usr/sbin/crond"}, nil)
-		r := clienttest.Scan(t, Client, dir, user, victim, daemon)
-		if f := clienttest.Finding(r, 710); f == nil || !reflect.DeepEqual(f.Reasons, tc.reasons) {
-			t.Errorf("uid %d: finding %+v, want reasons %v", tc.uid, f, tc.reasons)
-		}
-	}
-	// A record naming a live root process does not make it owned.
-	dir = codexHome(t, 720, 72000, clienttest.Boot)
-	r := clienttest.Scan(t, Client, dir, user, clienttest.Proc(720, 1, 720, 0, []string{"/usr/sbin/crond"}, nil))
-	if _, owned := r.OwnedRun(720); owned || clienttest.Finding(r, 720) == nil {
-		t.Errorf("root's crond is owned through a user's daemon.pid")
 	}
 }

@@ -11,57 +11,6 @@ import (
 	"github.com/orphanreaper/reaper/scan"
 )
 
-// A live gateway holding three stdio MCP servers (each under its relay and
-// anchor) for one live session, with mcp.sessionIdleTtlMs unset: advice
-// names the setting, with the count by server and the sessions. Controls:
-// the TTL set and one pool per session gives none; a dead gateway gives
-// none.
-func TestAdviseMCPPools(t *testing.T) {
-	const dist = "/opt/openclaw/dist/process/"
-	procs := []platform.Process{
-		p(200, 10, "openclaw-gateway", []string{"openclaw-gateway"}, nil, "/"),
-		p(201, 200, "node", []string{"node", dist + "spawn-broker/worker.js"}, nil, "/"),
-	}
-	pid := 210
-	for k := 0; k < 3; k++ {
-		procs = append(procs,
-			p(pid, 201, "node", []string{"node", dist + "supervisor/service-child-relay.js"}, nil, "/"),
-			p(pid+1, pid, "node", []string{"node", dist + "supervisor/service-child-group-anchor.js"}, nil, "/"),
-			p(pid+2, pid+1, "node", []string{"node", "/srv/mcp/memory.js"}, nil, "/"))
-		pid += 10
-	}
-	gw := &Gateway{StateDir: "/home/a/.openclaw", Owner: ledger.Owner{Name: OwnerName, PID: 200, Start: id(200)}}
-	server := MCPServer{Server: scan.Server{Name: "memory", Command: "node", Args: []string{"/srv/mcp/memory.js"}, File: "/home/a/.openclaw/openclaw.json"}}
-	for _, tt := range []struct {
-		name     string
-		ttl      int64
-		sessions int
-		gw       *Gateway
-		want     string
-	}{
-		{"three pools for one session, no TTL", 0, 1, gw, "warning openclaw-mcp-idle-ttl: gateway pid 200 (/home/a/.openclaw) holds 3 stdio MCP servers (memory ×3) for 1 live session,"},
-		{"one per session, no TTL", 0, 3, gw, "info openclaw-mcp-idle-ttl"},
-		{"control: TTL set, one per session", 600000, 3, gw, ""},
-		{"control: the gateway is gone", 0, 1, &Gateway{StateDir: "/x", Owner: ledger.Owner{Name: OwnerName, PID: 4242}}, ""},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			srv := server
-			srv.IdleTTLMs = tt.ttl
-			var got []string
-			for _, a := range adviceOf(procs, nil, &adviser{Dir: tt.gw.StateDir, Gateway: tt.gw, Servers: []MCPServer{srv}, LiveSessions: tt.sessions}, nil) {
-				got = append(got, a.Severity+" "+a.ID+": "+a.Evidence+" | "+a.Setting)
-			}
-			all := strings.Join(got, "\n")
-			switch {
-			case tt.want == "" && len(got) > 0:
-				t.Errorf("advice %s, want none", all)
-			case tt.want != "" && (!strings.HasPrefix(all, tt.want) || !strings.Contains(all, "mcp.sessionIdleTtlMs in /home/a/.openclaw/openclaw.json")):
-				t.Errorf("advice %q, want %q naming the setting", all, tt.want)
-			}
-		})
-	}
-}
-
 // Exec trees of ended sessions under a live gateway are advice too.
 func TestAdviseEndedExecs(t *testing.T) {
 	procs := []platform.Process{

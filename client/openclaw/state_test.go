@@ -8,12 +8,10 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/orphanreaper/reaper/client/statedir"
 	"github.com/orphanreaper/reaper/internal/sqlitetest"
 	"github.com/orphanreaper/reaper/ledger"
 )
@@ -29,27 +27,6 @@ func writeJSON(t *testing.T, path string, v any) {
 	}
 	if err := os.WriteFile(path, b, 0o600); err != nil {
 		t.Fatal(err)
-	}
-}
-
-func TestOpenClawStateDirs(t *testing.T) {
-	home := t.TempDir()
-	for _, d := range []string{".openclaw", ".openclaw-work", ".clawdbot", ".config"} {
-		if err := os.Mkdir(filepath.Join(home, d), 0o700); err != nil {
-			t.Fatal(err)
-		}
-	}
-	explicit := t.TempDir()
-	me := os.Getuid()
-	got := StateDirs([]Home{{home, me}, {filepath.Join(home, "nope"), me}, {home, me}}, []string{explicit, "", filepath.Join(home, ".openclaw") + "/"})
-	want := []string{explicit, filepath.Join(home, ".openclaw"), filepath.Join(home, ".openclaw-work"), filepath.Join(home, ".clawdbot")}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("dirs\n%q\nwant\n%q", got, want)
-	}
-	// The home of an account that does not own it (bin's /bin) is not
-	// listed: nothing in it is that account's state.
-	if got := StateDirs([]Home{{home, me + 1}}, nil); len(got) != 0 {
-		t.Errorf("a home its account does not own gave %q", got)
 	}
 }
 
@@ -111,74 +88,6 @@ func TestReadOpenClawGenB(t *testing.T) {
 	if prev.Owner.Gone == "" || len(prev.Runs) != 1 || prev.Runs[0].ID != "lease-old" {
 		t.Errorf("previous generation %+v", prev)
 	}
-}
-
-func TestReadOpenClawLocks(t *testing.T) {
-	t.Run("lock from before this boot", func(t *testing.T) {
-		dir := genB(t)
-		writeJSON(t, filepath.Join(dir, "gateway.1a2b3c4d.lock"), map[string]any{
-			"pid": 4242, "createdAt": bootTime.Add(-time.Hour).Format(time.RFC3339), "startTime": 720000})
-		ls, _ := Read(dir, boot)
-		if ls[0].Owner.Gone == "" || ls[0].Owner.Start != "" {
-			t.Errorf("owner %+v: a lock of another boot names a gone gateway", ls[0].Owner)
-		}
-	})
-	t.Run("legacy per-uid lock dir", func(t *testing.T) {
-		dir := genB(t)
-		os.Remove(filepath.Join(dir, "gateway.1a2b3c4d.lock"))
-		tmp := t.TempDir()
-		t.Setenv("TMPDIR", tmp)
-		uid, _ := statedir.OwnerUID(dir)
-		writeJSON(t, filepath.Join(tmp, "openclaw-"+strconv.Itoa(uid), "gateway.deadbeef.lock"), map[string]any{
-			"pid": 777, "createdAt": lockTime.Format(time.RFC3339), "startTime": 99})
-		ls, errs := Read(dir, boot)
-		if len(errs) > 0 || ls[0].Owner.PID != 777 || ls[0].Owner.Start != boot.ID+":99" {
-			t.Errorf("owner %+v, errs %v", ls[0].Owner, errs)
-		}
-	})
-	t.Run("2026.9: the lock dir inside the state dir, newest createdAt wins", func(t *testing.T) {
-		dir := genB(t)
-		os.Remove(filepath.Join(dir, "gateway.1a2b3c4d.lock"))
-		t.Setenv("TMPDIR", t.TempDir())
-		uid, _ := statedir.OwnerUID(dir)
-		locks := filepath.Join(dir, "tmp", "openclaw-"+strconv.Itoa(uid))
-		write := func(name string, pid int, created time.Time, start int) {
-			b, _ := json.Marshal(map[string]any{"pid": pid, "createdAt": created.Format(time.RFC3339Nano),
-				"configPath": dir + "/openclaw.json", "startTime": start, "role": "gateway", "stateDir": dir})
-			os.MkdirAll(locks, 0o700)
-			// 2026.9.6 pads its locks with a long whitespace tail.
-			if err := os.WriteFile(filepath.Join(locks, name), append(b, []byte(strings.Repeat(" ", 4000)+"\n")...), 0o600); err != nil {
-				t.Fatal(err)
-			}
-		}
-		write("gateway.9f8e7d6c.lock", 880, lockTime.Add(-time.Minute), 11)
-		write("gateway.state.lock", 881, lockTime, 12)
-		os.WriteFile(filepath.Join(locks, "gateway.state.lock.sqlite"), []byte("SQLite format 3\x00"), 0o600)
-		ls, errs := Read(dir, boot)
-		if len(errs) > 0 || len(ls) == 0 || ls[0].Owner.PID != 881 || ls[0].Owner.Start != boot.ID+":12" {
-			t.Fatalf("owner %+v, errs %v; want pid 881 (the newest lock) with its start", ls, errs)
-		}
-	})
-	t.Run("a lock of another state dir or role is not this dir's gateway", func(t *testing.T) {
-		dir := genB(t)
-		writeJSON(t, filepath.Join(dir, "gateway.1a2b3c4d.lock"), map[string]any{
-			"pid": 4242, "createdAt": lockTime.Format(time.RFC3339), "stateDir": "/elsewhere"})
-		writeJSON(t, filepath.Join(dir, "state", "gateway.state.lock"), map[string]any{
-			"pid": 4343, "createdAt": lockTime.Format(time.RFC3339), "role": "sqlite-maintenance"})
-		ls, _ := Read(dir, boot)
-		if ls[0].Owner.PID != 0 {
-			t.Errorf("owner %+v, want unknown", ls[0].Owner)
-		}
-	})
-	t.Run("no lock: owner unknown, all leases in one ledger", func(t *testing.T) {
-		dir := genB(t)
-		os.Remove(filepath.Join(dir, "gateway.1a2b3c4d.lock"))
-		t.Setenv("TMPDIR", t.TempDir())
-		ls, _ := Read(dir, boot)
-		if len(ls) != 1 || ls[0].Owner.PID != 0 || len(ls[0].Runs) != 3 {
-			t.Errorf("ledgers %+v", ls)
-		}
-	})
 }
 
 func TestReadOpenClawBadFiles(t *testing.T) {

@@ -3,9 +3,11 @@ package sqlitestore
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -183,25 +185,48 @@ func TestQueryRefusesHostileWAL(t *testing.T) {
 		w.Close()
 		return dir
 	}
-	cases := map[string]func(t *testing.T, wal string){
-		"a symbolic link": func(t *testing.T, wal string) { os.Symlink("/etc/passwd", wal) },
-		"a FIFO":          func(t *testing.T, wal string) { clienttest.Mkfifo(wal, 0o600) },
-		"huge": func(t *testing.T, wal string) {
-			f, _ := os.Create(wal)
-			f.Truncate(maxWAL + 1) // sparse
-			f.Close()
+	other := filepath.Join(t.TempDir(), "other")
+	if err := os.WriteFile(other, []byte("not a WAL"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// Each makes the WAL; one this OS cannot make (a FIFO on Windows) is
+	// skipped, saying so, never taken for a refusal.
+	cases := map[string]func(wal string) error{
+		"a symbolic link": func(wal string) error {
+			if err := os.Symlink(other, wal); err != nil {
+				return err
+			}
+			if _, err := os.Lstat(wal); err != nil {
+				return fmt.Errorf("%w: the link was made and is not there (wine 8's CreateSymbolicLinkW makes none): %v", errors.ErrUnsupported, err)
+			}
+			return nil
+		},
+		"a FIFO": func(wal string) error { return clienttest.Mkfifo(wal, 0o600) },
+		"huge": func(wal string) error {
+			f, err := os.Create(wal)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			return f.Truncate(maxWAL + 1) // sparse
 		},
 	}
 	if os.Geteuid() == 0 {
-		cases["another user's"] = func(t *testing.T, wal string) {
-			os.WriteFile(wal, nil, 0o600)
-			os.Chown(wal, 65534, 65534)
+		cases["another user's"] = func(wal string) error {
+			if err := os.WriteFile(wal, nil, 0o600); err != nil {
+				return err
+			}
+			return os.Chown(wal, 65534, 65534)
 		}
 	}
 	for name, make := range cases {
 		t.Run(name, func(t *testing.T) {
 			dir := setup(t)
-			make(t, filepath.Join(dir, "store.sqlite-wal"))
+			if err := make(filepath.Join(dir, "store.sqlite-wal")); errors.Is(err, errors.ErrUnsupported) {
+				t.Skipf("%s cannot be made on %s: %v", name, runtime.GOOS, err)
+			} else if err != nil {
+				t.Fatal(err)
+			}
 			start := time.Now()
 			var n int
 			err := Query(dir, "store.sqlite", os.Geteuid(), countRows(&n))
@@ -255,12 +280,13 @@ func TestQueryWALReplaced(t *testing.T) {
 	path := filepath.Join(dir, "store.sqlite")
 	w := sqlitetest.OpenWAL(t, path, `CREATE TABLE t (v TEXT)`)
 	sqlitetest.Insert(t, w, `INSERT INTO t VALUES ('a')`)
-	calls, n := 0, 0
+	calls, n, left := 0, 0, false
 	err := Query(dir, "store.sqlite", platform.AnyOwner, func(ctx context.Context, db *sql.DB) error {
 		calls++
 		if calls == 1 {
 			w.Close()
 			if _, err := os.Stat(path + "-wal"); err == nil {
+				left = true
 				return fmt.Errorf("the close left the WAL")
 			}
 			// Opened on the query's goroutine: errors are returned, and
@@ -277,6 +303,12 @@ func TestQueryWALReplaced(t *testing.T) {
 		return countRows(&n)(ctx, db)
 	})
 	defer w.Close()
+	if left && runtime.GOOS == "windows" {
+		// The read holds the WAL open (FILE_SHARE_DELETE: the delete is
+		// let through), and wine 8 keeps a deleted file's name until its
+		// last handle closes: the close cannot remove it there.
+		t.Skip("the close left the WAL this read holds open: wine 8 keeps a deleted file's name until its last handle closes")
+	}
 	if err != nil || calls != 2 || n != 2 {
 		t.Errorf("%d reads, the last saw %d rows (want 2 reads, 2 rows): %v", calls, n, err)
 	}

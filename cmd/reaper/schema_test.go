@@ -5,11 +5,13 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/orphanreaper/reaper/internal/clitest"
 	"github.com/orphanreaper/reaper/internal/schematest"
+	"github.com/orphanreaper/reaper/internal/skips"
 )
 
 // Every JSON document reaper prints keeps to the schema shipped for it
@@ -19,6 +21,9 @@ import (
 // not name, and one with a status it does not know, fail.
 func TestJSONSchemas(t *testing.T) {
 	t.Parallel() // fixtures and the binary alone: nothing of the host
+	if runtime.GOOS != "linux" {
+		skips.Skip(t, "--proc fixtures are Linux only")
+	}
 	dir := t.TempDir()
 	log := filepath.Join(dir, "audit.jsonl")
 	fixture := []string{"--proc", "../../testdata/proc", "--policy", "../../testdata/policy/fixture.toml"}

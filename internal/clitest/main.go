@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"strings"
 	"testing"
@@ -22,8 +23,10 @@ import (
 var Bin string
 
 // EnvIsolated marks a test binary run inside a PID namespace of its own
-// (isolated, Linux); EnvBin names the reaper binary the outer run built,
-// which the inner one uses as it is.
+// (isolated, Linux); EnvBin names a reaper binary built already, which
+// the tests use as it is: the outer run's, for the inner one; or one
+// built for another OS by the script that runs the tests there, where no
+// Go toolchain is (scripts/wine-test.sh's reaper.exe).
 const (
 	EnvIsolated = "REAPER_TEST_ISOLATED"
 	EnvBin      = "REAPER_TEST_BIN"
@@ -100,9 +103,9 @@ func Main(m *testing.M, o Options) {
 	}
 	os.Chmod(dir, 0o755) // tests run the binary as other users too
 	Bin = filepath.Join(dir, "reaper")
-	if bin := os.Getenv(EnvBin); os.Getenv(EnvIsolated) == "1" && bin != "" {
-		// A test run again in a namespace of its own (isolated): the
-		// outer run's binary, as it is.
+	if bin := os.Getenv(EnvBin); bin != "" {
+		// Built already: the outer run's binary, for a test run again in
+		// a namespace of its own (isolated); or the one built for wine.
 		Bin = bin
 	} else if o.Needed != nil && !o.Needed() {
 		Bin = "" // no test of this run runs it
@@ -184,12 +187,16 @@ func RunCmd(t *testing.T, cmd *exec.Cmd) Result {
 // under dir. Go's caches stay where they are (a test that runs go would
 // otherwise rebuild from nothing), named explicitly before HOME moves.
 func Hermetic(dir string) error {
-	out, err := exec.Command(GoTool(), "env", "GOCACHE", "GOMODCACHE", "GOPATH").Output()
-	if err != nil {
-		return fmt.Errorf("go env: %w", err)
-	}
-	for i, v := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		os.Setenv([]string{"GOCACHE", "GOMODCACHE", "GOPATH"}[i], v)
+	// go's own dirs stay where they were (under the runner's HOME by
+	// default): where there is no go (wine's), there are none to keep.
+	if goTool, err := exec.LookPath("go"); err == nil {
+		out, err := exec.Command(goTool, "env", "GOCACHE", "GOMODCACHE", "GOPATH").Output()
+		if err != nil {
+			return fmt.Errorf("go env: %w", err)
+		}
+		for i, v := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			os.Setenv([]string{"GOCACHE", "GOMODCACHE", "GOPATH"}[i], v)
+		}
 	}
 	// HOME and XDG_CONFIG_HOME the suite's, readable by the other users
 	// tests run the binary as (dir is 0755); the other XDG dirs unset, so
@@ -202,6 +209,16 @@ func Hermetic(dir string) error {
 	os.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
 	for _, k := range []string{"XDG_STATE_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_RUNTIME_DIR"} {
 		os.Unsetenv(k)
+	}
+	// Windows' per-user places (paths' windows) are the suite's too.
+	if runtime.GOOS == "windows" {
+		for k, sub := range map[string]string{"USERPROFILE": "", "APPDATA": "AppData/Roaming", "LOCALAPPDATA": "AppData/Local"} {
+			d := filepath.Join(home, filepath.FromSlash(sub))
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				return err
+			}
+			os.Setenv(k, d)
+		}
 	}
 	return nil
 }

@@ -19,6 +19,8 @@ type ChildSpec struct {
 	Buf            []byte
 }
 
+func available() bool { return false }
+
 func runChildOS(ctx context.Context, spec ChildSpec) ([]byte, error) {
 	return nil, fmt.Errorf("reader child on %s: %w", runtime.GOOS, errors.ErrUnsupported)
 }

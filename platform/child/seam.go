@@ -26,3 +26,8 @@ func LimitSelf(l Limits) error { return limitSelf(l) }
 // ctx's end, or past MaxOut, it is killed with SIGKILL. An error says how
 // it ended, with the start of its stderr.
 func RunChild(ctx context.Context, spec ChildSpec) ([]byte, error) { return runChildOS(ctx, spec) }
+
+// Available reports whether this OS runs reader children (Linux, macOS):
+// elsewhere (Windows) a user's state can be read only in reaper's own
+// process, so only its own user's is.
+func Available() bool { return available() }

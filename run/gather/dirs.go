@@ -57,10 +57,13 @@ func checkNamed(dir string, uid uint32) error {
 		return fmt.Errorf("%q is not an absolute path", dir)
 	case filepath.Clean(dir) != dir:
 		return fmt.Errorf("%q is not a clean path", dir)
-	case dir == "/" || platform.InProcFS(dir):
+	case filepath.Dir(dir) == dir || platform.InProcFS(dir): // "/", `C:\`
 		return fmt.Errorf("%q is not a state dir", dir)
 	}
 	owner, err := platform.DirOwnerNoLinks(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%s: %w", dir, errNoDir)
+	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", dir, err)
 	}
@@ -69,6 +72,16 @@ func checkNamed(dir string, uid uint32) error {
 	}
 	return nil
 }
+
+// errNoDir is a named dir that is not there, said one way on every OS
+// (Windows' own words are the API's: "GetFileAttributesEx …: The system
+// cannot find the file specified").
+var errNoDir = noDir{}
+
+type noDir struct{}
+
+func (noDir) Error() string        { return "no such file or directory" }
+func (noDir) Is(target error) bool { return target == fs.ErrNotExist }
 
 // dirList is the state dirs of a run, each once, in the order found.
 type dirList struct {

@@ -4,9 +4,12 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime"
 	"sync"
 
 	"github.com/orphanreaper/reaper/client"
+	"github.com/orphanreaper/reaper/platform"
+	"github.com/orphanreaper/reaper/platform/child"
 )
 
 // group is the state dirs of one uid, read by one child, and what the
@@ -111,11 +114,19 @@ func startReads(ctx context.Context, dirs []Dir, rd *readers, ready <-chan struc
 // and again and decoded at once; what it said waits for hand, and is let
 // go of once hand has had it (hand keeps what it judges worth keeping).
 func readDirs(ctx context.Context, dirs []Dir, rd *readers, wg *sync.WaitGroup, hand func(i int, r readResult)) {
-	var here []int
+	var here, foreign []int
 	var groups []*group
 	byUID := map[uint32]*group{}
 	index := map[Dir]int{}
+	me := platform.EUID()
 	for k, d := range dirs {
+		if !rd.asRoot && d.UID != me && !child.Available() {
+			// No reader child here can run as the dir's user, and this
+			// process parses no other user's files: their processes'
+			// state is not read (a doubt, never a kill).
+			foreign = append(foreign, k)
+			continue
+		}
 		if !rd.asRoot || ownPrivate(d) {
 			here = append(here, k)
 			continue
@@ -128,6 +139,15 @@ func readDirs(ctx context.Context, dirs []Dir, rd *readers, wg *sync.WaitGroup, 
 			groups = append(groups, g)
 		}
 		g.dirs = append(g.dirs, d)
+	}
+	if len(foreign) > 0 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for _, k := range foreign {
+				hand(k, readResult{dir: dirs[k], err: fmt.Errorf("uid %d's state: not read by uid %d on %s, where no reader child runs as its user", dirs[k].UID, me, runtime.GOOS)})
+			}
+		}()
 	}
 	if len(here) > 0 {
 		wg.Add(1)

@@ -1,3 +1,7 @@
+//go:build unix
+
+// The drop-in's hook runs under /bin/sh, as systemd runs it.
+
 package main
 
 import (

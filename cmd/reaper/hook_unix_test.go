@@ -1,3 +1,8 @@
+//go:build unix
+
+// The hooks and `reaper init` as Linux and macOS install them; on Windows
+// neither is built yet (docs/windows.md).
+
 package main
 
 import (

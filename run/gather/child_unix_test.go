@@ -1,9 +1,16 @@
+//go:build unix
+
+// The reader children are Unix's (a child set to the user's uid): on
+// Windows reaper reads its own user's state in-process.
+
 package gather
 
 import (
 	"bytes"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -87,5 +94,20 @@ func TestChildReadsByChange(t *testing.T) {
 				t.Errorf("by change %v: %s read %v, want %v", c.d.byChange, id, got, want)
 			}
 		}
+	}
+}
+
+// /etc/passwd, which only Unix has.
+func TestPasswd(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "passwd")
+	os.WriteFile(path, []byte("root:x:0:0:root:/root:/bin/bash\nbin:x:2:2:bin:/:/usr/sbin/nologin\n"+
+		"alice:x:1001:100::/home/alice/:/bin/sh\nbad:x:x:1::/home/bad:/bin/sh\nshort:x:3\nrel:x:4:4::home/rel:/bin/sh\n"), 0o644)
+	got := passwd(path)
+	want := []account{{0, 0, "/root", "root"}, {1001, 100, "/home/alice", "alice"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("accounts %+v, want %+v", got, want)
+	}
+	if gidOf(got, 1001) != 100 || gidOf(got, 4242) != 65534 {
+		t.Errorf("gidOf: %d, %d", gidOf(got, 1001), gidOf(got, 4242))
 	}
 }
