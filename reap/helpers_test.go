@@ -1,10 +1,11 @@
+//go:build linux || windows
+
 package reap
 
-// What the tests of every OS share: the live tree of a pid, a plan for it,
-// and a recorder of what the reap sent.
+// What the Linux and Windows tests share: the live tree of a pid, a plan
+// for it, and a recorder of what the reap sent.
 
 import (
-	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -76,48 +77,12 @@ func planFor(t *testing.T, pid int, action policy.Action) (*policy.Plan, *platfo
 		Action: action, Outcome: policy.Planned}}}, s
 }
 
-// planForAll makes a plan with one item per root, each terminating the
-// tree rooted there, from one table.
-func planForAll(t *testing.T, roots ...int) (*policy.Plan, *platform.Snapshot) {
-	t.Helper()
-	plan := &policy.Plan{Mode: policy.ModeReap}
-	var s *platform.Snapshot
-	for _, root := range roots {
-		one, snap := planFor(t, root, policy.Terminate)
-		plan.Items = append(plan.Items, one.Items...)
-		s = snap // the last table holds every tree: they all started before it
-	}
-	for k := range plan.Items { // each item's processes as the one table has them
-		f := plan.Items[k].Finding
-		i := s.Index(f.Root.PID)
-		f.Root, f.Members = &s.Procs[i], nil
-		scan.NewTree(s).Walk(i, func(j, depth int) {
-			if !s.Procs[j].Zombie() {
-				f.Members = append(f.Members, scan.Member{Proc: &s.Procs[j], Depth: depth})
-			}
-		})
-	}
-	return plan, s
-}
-
 type recorder struct {
 	mu     sync.Mutex
 	events []Event
 }
 
 func (r *recorder) add(e Event) { r.mu.Lock(); r.events = append(r.events, e); r.mu.Unlock() }
-
-// sent reports whether sig went to pid, and was delivered.
-func (r *recorder) sent(sig string, pid int) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, e := range r.events {
-		if e.Signal == sig && e.PID == pid && e.Result == "ok" {
-			return true
-		}
-	}
-	return false
-}
 
 func (r *recorder) signals(sig string) int {
 	n := 0
@@ -137,5 +102,3 @@ func options(rec *recorder) Options {
 // admitAll admits every process: these tests' plans name trees they
 // started, by pid.
 func admitAll(*platform.Snapshot, *platform.Process, *policy.Item) string { return "" }
-
-func itoa(n int) string { return strconv.Itoa(n) }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -402,4 +403,42 @@ func TestGracesSideBySide(t *testing.T) {
 			t.Errorf("tree %d: alive after reaping: %v", root, left)
 		}
 	}
+}
+
+// planForAll makes a plan with one item per root, each terminating the
+// tree rooted there, from one table.
+func planForAll(t *testing.T, roots ...int) (*policy.Plan, *platform.Snapshot) {
+	t.Helper()
+	plan := &policy.Plan{Mode: policy.ModeReap}
+	var s *platform.Snapshot
+	for _, root := range roots {
+		one, snap := planFor(t, root, policy.Terminate)
+		plan.Items = append(plan.Items, one.Items...)
+		s = snap // the last table holds every tree: they all started before it
+	}
+	for k := range plan.Items { // each item's processes as the one table has them
+		f := plan.Items[k].Finding
+		i := s.Index(f.Root.PID)
+		f.Root, f.Members = &s.Procs[i], nil
+		scan.NewTree(s).Walk(i, func(j, depth int) {
+			if !s.Procs[j].Zombie() {
+				f.Members = append(f.Members, scan.Member{Proc: &s.Procs[j], Depth: depth})
+			}
+		})
+	}
+	return plan, s
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+// sent reports whether sig went to pid, and was delivered.
+func (r *recorder) sent(sig string, pid int) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, e := range r.events {
+		if e.Signal == sig && e.PID == pid && e.Result == "ok" {
+			return true
+		}
+	}
+	return false
 }

@@ -40,3 +40,25 @@ func TestLauncherMark(t *testing.T) {
 func TestHeadless(t *testing.T) {
 	clienttest.HeadlessCases(t, Client, qwenDir(t), []string{"node", "/usr/lib/node_modules/@qwen-code/qwen-code/cli.js"}, OwnerName)
 }
+
+// QWEN_HOME names Qwen Code's dir itself, in a process's environment and
+// in reaper's own; a relative one names nothing (the reader's cwd is not
+// the process's). The control: without it, nothing is named.
+func TestQwenHome(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "my-qwen")
+	env := func(vars map[string]string) func(string) (string, bool) {
+		return func(k string) (string, bool) { v, ok := vars[k]; return v, ok }
+	}
+	if got, from := Adapter.NamedDir(env(map[string]string{EnvHome: dir + string(filepath.Separator)})); got != dir || from != EnvHome {
+		t.Errorf("named %q by %q, want %q by %s", got, from, dir, EnvHome)
+	}
+	if got, _ := Adapter.NamedDir(env(map[string]string{EnvHome: "rel/qwen"})); got != "" {
+		t.Errorf("a relative QWEN_HOME named %q", got)
+	}
+	if got, _ := Adapter.NamedDir(env(nil)); got != "" {
+		t.Errorf("control: no QWEN_HOME named %q", got)
+	}
+	if got := Adapter.OwnDirs(func(k string) string { v, _ := env(map[string]string{EnvHome: dir})(k); return v }); len(got) != 1 || got[0] != dir {
+		t.Errorf("reaper's own QWEN_HOME: %q, want %q", got, dir)
+	}
+}
