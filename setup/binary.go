@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"unicode"
 
@@ -16,6 +17,9 @@ import (
 // only root can replace (platform.WhoCanReplace): otherwise the user who
 // can replace it is root at the next start.
 func (s *Service) binary() (string, error) {
+	if err := installable(); err != nil {
+		return "", err
+	}
 	exe, note, err := PlannedExecutable(s.DryRun)
 	if note != "" && s.Binary == "" {
 		fmt.Fprintln(s.Out, note)
@@ -50,6 +54,19 @@ or pass --binary with the path of a root-owned copy; for this user's processes o
 	return exe, nil
 }
 
+// ErrNoInstall is an install asked of an OS reaper installs nothing on
+// yet: no hook, no service, no timer (Windows; docs/windows.md).
+var ErrNoInstall = errors.New("reaper installs no hook, service or timer on Windows yet: run reaper.exe scan and reap by hand (docs/windows.md)")
+
+// installable refuses, before anything is planned, what the OS cannot
+// install yet: a hook's command and a unit are Unix's.
+func installable() error {
+	if runtime.GOOS == "windows" {
+		return ErrNoInstall
+	}
+	return nil
+}
+
 // Executable is this binary's absolute path as a unit or a hook should
 // name it: links resolved (npm's bin is a launcher script; what a unit
 // runs must not change when a link is repointed mid-upgrade), but a
@@ -57,6 +74,9 @@ or pass --binary with the path of a root-owned copy; for this user's processes o
 // `brew upgrade` repoints rather than deletes; and refused where it will
 // not last — Go's build cache ('go run'), npx's cache.
 func Executable() (string, error) {
+	if err := installable(); err != nil {
+		return "", err
+	}
 	exe, err := os.Executable()
 	if err != nil {
 		return "", err
