@@ -35,7 +35,8 @@ awk -v anchor="$anchor" '
 printf '{"Replace":{"%s":"%s"}}\n' "$src" "$dir/at_windows.go" >"$dir/overlay.json"
 cd "$here"
 # The tests that run the program itself (cmd/reaper's) build it with go,
-# which wine has not: they are given reaper.exe built here (clitest.EnvBin).
-GOOS=windows GOARCH=amd64 CGO_ENABLED=0 go build -overlay "$dir/overlay.json" -o "$dir/reaper.exe" ./cmd/reaper
+# which wine has not: they are given reaper.exe built here (clitest.EnvBin),
+# unstamped as clitest.Build builds it (TestVersionJSON wants no commit).
+GOOS=windows GOARCH=amd64 CGO_ENABLED=0 go build -buildvcs=false -overlay "$dir/overlay.json" -o "$dir/reaper.exe" ./cmd/reaper
 export REAPER_TEST_BIN=$dir/reaper.exe
 GOOS=windows GOARCH=amd64 CGO_ENABLED=0 go test -overlay "$dir/overlay.json" -exec /usr/lib/wine/wine64 "$@"
