@@ -67,10 +67,10 @@ func readRegularFile(f *os.File, max int64) ([]byte, error) {
 // openShared opens path for reading as a reader that is in no one's way:
 // with every share mode, FILE_SHARE_DELETE too, which os.Open leaves out,
 // so that a client may delete its file (SQLite's WAL at its close) while
-// reaper holds it open, as on Unix. With
-// noFollow a final reparse point is opened itself (FILE_FLAG_OPEN_REPARSE_POINT)
-// and refused, as O_NOFOLLOW refuses a link: no check of the name before
-// the open, and no race after it.
+// reaper holds it open, as on Unix. With noFollow a final reparse point
+// is opened itself (FILE_FLAG_OPEN_REPARSE_POINT) and refused from the
+// handle, as O_NOFOLLOW refuses a link: the last component is judged by
+// what was opened, with no race between a check and the open.
 func openShared(path string, noFollow bool) (*os.File, error) {
 	name, err := windows.UTF16PtrFromString(path)
 	if err != nil {
