@@ -45,9 +45,9 @@ rel=dist/release
 for target in linux_amd64 linux_arm64 darwin_amd64 darwin_arm64; do
 	ls "$rel"/reaper_*_"$target".tar.gz >/dev/null || fail "no $target archive"
 done
-tar -tzf "$rel"/reaper_*_darwin_arm64.tar.gz | grep -qx 'reaper' || fail "the darwin archive has no binary"
+tar -tzf "$rel"/reaper_*_darwin_arm64.tar.gz | grep -x 'reaper' >/dev/null || fail "the darwin archive has no binary"
 for target in windows_amd64 windows_arm64; do
-	unzip -l "$rel"/reaper_*_"$target".zip | grep -q ' reaper\.exe$' || fail "no $target zip with reaper.exe"
+	unzip -l "$rel"/reaper_*_"$target".zip | grep ' reaper\.exe$' >/dev/null || fail "no $target zip with reaper.exe"
 done
 formula=$rel/homebrew/Formula/reaper.rb
 grep -q 'service do' "$formula" && grep -q 'keep_alive true' "$formula" && grep -q '"reaper", "watch"' "$formula" || fail "the Homebrew formula has no service block that keeps reaper watch alive"
@@ -125,9 +125,9 @@ echo '{"name": "scratch", "version": "1.0.0", "private": true}' >"$proj/package.
 (cd "$proj" && npx --offline reaper version) | head -1
 prefix=$(mktemp -d)
 npm install --global --prefix "$prefix" --offline --no-audit --no-fund --silent "$main_tgz" "$plat_tgz" || fail "npm install --global of the tarballs failed"
-"$prefix/bin/reaper" version -o json | grep -q '"version": "'"${VERSION:-0.0.0+ci}"'"' || fail "the npm-installed reaper does not print its version"
+"$prefix/bin/reaper" version -o json | grep '"version": "'"${VERSION:-0.0.0+ci}"'"' >/dev/null || fail "the npm-installed reaper does not print its version"
 if head=$(git rev-parse HEAD 2>/dev/null); then
-	"$prefix/bin/reaper" version -o json | grep -q "\"commit\": \"$head\"" || fail "the npm-installed reaper does not name its commit"
+	"$prefix/bin/reaper" version -o json | grep "\"commit\": \"$head\"" >/dev/null || fail "the npm-installed reaper does not name its commit"
 fi
 code=0; "$prefix/bin/reaper" policy check /nonexistent/policy.toml >/dev/null 2>&1 || code=$?
 [ "$code" = 66 ] || fail "the npm launcher passed exit status $code on, want 66"
@@ -140,7 +140,7 @@ trap 'rm -rf "$root"' EXIT
 dpkg -x "$deb" "$root"
 "$root/usr/bin/reaper" version
 if head=$(git rev-parse HEAD 2>/dev/null); then
-	"$root/usr/bin/reaper" version -o json | grep -q "\"commit\": \"$head\"" || fail "the packaged binary does not name its commit $head"
+	"$root/usr/bin/reaper" version -o json | grep "\"commit\": \"$head\"" >/dev/null || fail "the packaged binary does not name its commit $head"
 fi
 XDG_CONFIG_HOME="$root/etc" "$root/usr/bin/reaper" scan --policy "$root/usr/share/doc/reaper/policy.example.toml" >/dev/null \
 	|| fail "the packaged binary's scan failed"
@@ -148,7 +148,7 @@ XDG_CONFIG_HOME="$root/etc" "$root/usr/bin/reaper" scan --policy "$root/usr/shar
 for page in reaper reaper-scan reaper-reap reaper-watch reaper-run reaper-ledger reaper-policy reaper-doctor reaper-explain reaper-history; do
 	[ -s "$root/usr/share/man/man1/$page.1.gz" ] || fail "man page $page.1.gz missing"
 done
-zcat "$root/usr/share/man/man1/reaper.1.gz" | grep -q '^\.SH FILES' || fail "reaper(1) has no FILES section"
+zcat "$root/usr/share/man/man1/reaper.1.gz" | grep '^\.SH FILES' >/dev/null || fail "reaper(1) has no FILES section"
 # A flag whose default depends on the run names its value, never a zero.
 if zcat "$root"/usr/share/man/man1/*.1.gz | grep -E '^\\fB--(timeout|lock-file)\\fP=(0s|"")$'; then
 	fail "a man page shows a run-dependent default as a zero value"
@@ -160,9 +160,9 @@ out=$(zcat "$root/usr/share/man/man5/reaper.toml.5.gz" | groff -man -ww -z 2>&1)
 for page in "$root"/usr/share/man/man1/*.1.gz; do
 	out=$(zcat "$page" | groff -man -ww -z 2>&1) || true
 	[ -z "$out" ] || fail "$(basename "$page"): groff warns: $out"
-	! zcat "$page" | grep -q '\[=false\]' || fail "$(basename "$page"): a switch shows [=false]"
+	! zcat "$page" | grep '\[=false\]' >/dev/null || fail "$(basename "$page"): a switch shows [=false]"
 done
-zcat "$root/usr/share/man/man1/reaper-reap.1.gz" | grep -q '^\.SH EXIT STATUS' || fail "reaper-reap(1) has no EXIT STATUS section"
+zcat "$root/usr/share/man/man1/reaper-reap.1.gz" | grep '^\.SH EXIT STATUS' >/dev/null || fail "reaper-reap(1) has no EXIT STATUS section"
 
 echo "== systemd-analyze verify (any output fails)"
 cp -rn /usr/lib/systemd/system/. "$root/usr/lib/systemd/system/"
