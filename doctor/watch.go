@@ -1,5 +1,3 @@
-//go:build linux || darwin
-
 package doctor
 
 import (
@@ -30,8 +28,9 @@ func forkStorms() string {
 }
 
 // watchAbility says what `reaper watch` can watch here: owners' exits
-// (pidfd and epoll on Linux, kqueue on macOS) and the clients' dirs where
-// a new session's file appears (inotify, Linux). What it cannot watch,
+// (pidfd and epoll on Linux, kqueue on macOS, thread-pool waits on
+// Windows) and the clients' dirs where a new session's file appears
+// (inotify, Linux; ReadDirectoryChangesW, Windows). What it cannot watch,
 // the watch polls or leaves to its backstop, and says so.
 func watchAbility() audit.Check {
 	c := audit.Check{Name: "watch", Status: audit.CheckOK}
@@ -40,7 +39,7 @@ func watchAbility() audit.Check {
 		missing = append(missing, "owners' exits ("+err.Error()+"): a pass every 10 s instead")
 	} else {
 		e.Close()
-		c.Details = append(c.Details, "owners' exits: watched ("+map[bool]string{true: "kqueue", false: "pidfd and epoll"}[runtime.GOOS == "darwin"]+")")
+		c.Details = append(c.Details, "owners' exits: watched ("+watch.ExitsMechanism()+")")
 	}
 	if d, err := watch.NewDirs(); err != nil {
 		missing = append(missing, "new sessions' files ("+err.Error()+"): a session started after a pass is watched from the next one (at most --backstop later)")

@@ -16,6 +16,14 @@
 #     (what it starts from then on is born inside) and ends it whole
 #     (every member gone, the scan after it finds nothing), and the live
 #     client's three processes all live.
+#   reaper.exe watch (a backstop of 10 minutes: what it does sooner, a hint
+#     made) sees a client started after it — its session file's write,
+#     by ReadDirectoryChangesW — and watches its process; the client
+#     killed, its trees are ended on the exit's wait (the figure printed:
+#     the seconds from the kill to the audit log's record of the ends,
+#     which must come before the 10 s poll a watch without exit waits
+#     falls back to), the live client's processes all live, and the
+#     watch's CPU over a quiet minute is printed.
 # Every rule is confined to this run's tag; teardown kills what this
 # script started — under wine the process groups it made (setsid), on
 # Windows the pids its stand-ins printed — nothing else.
@@ -26,6 +34,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
 groups=()
+declare -A group # a stand-in's name → its process group (under wine)
 case "$(uname -s)" in
 MINGW* | MSYS* | CYGWIN*)
 	native=1
@@ -84,6 +93,7 @@ start() {
 	else
 		setsid "$wine" "$work/standin.exe" client "$tag-$1" ${2:-} >"$work/$1.pids" 2>"$work/$1.err" &
 		groups+=($!)
+		group[$1]=$!
 	fi
 	for _ in $(seq 200); do grep -q '^client ' "$work/$1.pids" 2>/dev/null && return; sleep 0.05; done
 	fail "stand-in $1 did not start: $(cat "$work/$1.err")"
@@ -98,10 +108,10 @@ kill_client() {
 	if [ -n "$native" ]; then
 		taskkill //F //FI "PID eq $(awk '$1 == "client" {print $2}' "$work/$1.pids")" //FI "IMAGENAME eq standin.exe" >/dev/null
 	else
-		kill -KILL "${groups[$2]}" # its wine process
+		kill -KILL "${group[$1]}" # its wine process
 	fi
 }
-kill_client dead 0
+kill_client dead
 sleep 1
 
 alive() { win "$work/reaper.exe" explain "$1" >/dev/null 2>&1; }
@@ -147,7 +157,7 @@ echo "reap: 2 trees, each suspended and put in a job object of its own, killed; 
 # scan after it must find nothing (a leaf that escaped would be an orphan
 # the rule names).
 start spawning spawning
-kill_client spawning 2
+kill_client spawning
 sleep 1
 win "$work/reaper.exe" reap -o json --policy "$pol" --lock-file "$(winpath "$work/reaper.lock")" --audit-log "$(winpath "$work/audit.jsonl")" --journal off >"$work/reap2.json" ||
 	fail "reap of the spawning tree exited $?: $(jq -c '.findings[] | {root_pid, outcome, detail}' "$work/reap2.json")"
@@ -159,3 +169,69 @@ for _ in 1 2 3; do
 done
 [ "$left" = 0 ] || fail "$left processes of the spawning tree outlived its reap"
 echo "a tree that forks while it is ended: $n processes at the reap, in a job of its own, none left after it"
+
+# The watch. Its metrics file says what it watches after each pass.
+metrics=$work/watch.prom
+owners() { sed -n 's/^reaper_watch_owners{watching="\(true\|false\)"} \([0-9]*\)$/\1 \2/p' "$metrics" 2>/dev/null; }
+# waitfor WHAT SECONDS CMD...: CMD, every tenth of a second until it
+# succeeds or SECONDS pass.
+waitfor() {
+	local what=$1 n=$(($2 * 10)); shift 2
+	for _ in $(seq "$n"); do "$@" && return; sleep 0.1; done
+	watchfail "$what"
+}
+if [ -n "$native" ]; then
+	"$work/reaper.exe" watch --policy "$pol" --backstop 10m --metrics "$(winpath "$metrics")" --lock-file "$(winpath "$work/watch.lock")" \
+		--audit-log "$(winpath "$work/watch.jsonl")" --journal off >"$work/watch.out" 2>&1 &
+else
+	setsid "$wine" "$work/reaper.exe" watch --policy "$pol" --backstop 10m --metrics "$(winpath "$metrics")" --lock-file "$(winpath "$work/watch.lock")" \
+		--audit-log "$(winpath "$work/watch.jsonl")" --journal off >"$work/watch.out" 2>&1 &
+	groups+=($!)
+fi
+watcher=$!
+first() { [ -n "$(owners)" ]; }
+# watchfail WHY: the watch's output and metrics, then fail.
+watchfail() {
+	echo "-- the watch's output:" >&2; cat "$work/watch.out" >&2
+	echo "-- its metrics:" >&2; grep '^reaper_watch' "$metrics" >&2 || true
+	fail "$1"
+}
+waitfor "the watch made no first pass in 60 s" 60 first
+[ "$(owners | cut -d' ' -f1)" = true ] || watchfail "the watch watches no exit"
+before=$(owners | cut -d' ' -f2)
+start watched
+watchedpid=$(awk '$1 == "client" {print $2}' "$work/watched.pids")
+watchedservers=$(awk '$1 == "server" {print $2}' "$work/watched.pids" | sort -n | tr '\n' ' ')
+more() { [ "$(owners | cut -d' ' -f2)" -gt "$before" ]; }
+waitfor "the watch did not take up the client started after it (its session file) within 30 s" 30 more
+echo "watch: the client $watchedpid started after it is watched (its session file's write was a hint; owners $before → $(owners | cut -d' ' -f2))"
+killed_at=$(date +%s.%N)
+kill_client watched
+ended() { [ "$(jq -s --arg c "$tag-watched" '[.[] | select(.event == "decision" and .outcome == "killed" and (.cmdline | contains($c)))] | length' "$work/watch.jsonl" 2>/dev/null)" = 2 ]; }
+waitfor "the watch did not end the killed client's 2 trees within 8 s (a watch without exit waits polls every 10 s)" 8 ended
+last=$(jq -rs --arg c "$tag-watched" '[.[] | select(.event == "decision" and .outcome == "killed" and (.cmdline | contains($c))) | .time] | max' "$work/watch.jsonl")
+took=$(awk -v a="$(date -d "$last" +%s.%N)" -v b="$killed_at" 'BEGIN { printf "%.2f", a - b }')
+for p in $watchedservers; do ! alive "$p" || watchfail "the watched client's server $p lives after the watch's pass"; done
+lost=0
+for p in $livepids; do alive "$p" || lost=$((lost + 1)); done
+[ "$lost" = 0 ] || fail "the live client lost $lost of its processes ($livepids) to the watch"
+echo "watch: the client $watchedpid killed, its 2 trees ended in $took s (from the kill to the audit log's records); the live client's processes all alive"
+
+# The watch's CPU over a quiet minute: nothing exits, nothing is written,
+# so it should do nothing. Under wine, the Linux process that runs
+# reaper.exe (wine's own work for it included); on Windows, what
+# Get-Process says of it.
+cpu() {
+	if [ -n "$native" ]; then
+		powershell.exe -NoProfile -Command "(Get-Process -Id $(cat "$work/watch.pid")).CPU"
+	else
+		awk -v hz="$(getconf CLK_TCK)" '{ printf "%.3f\n", ($14 + $15) / hz }' "/proc/$watcher/stat"
+	fi
+}
+if [ -n "$native" ]; then
+	powershell.exe -NoProfile -Command "(Get-Process reaper | Sort-Object StartTime -Descending | Select-Object -First 1).Id" | tr -d '\r' >"$work/watch.pid"
+fi
+c0=$(cpu)
+sleep 60
+c1=$(cpu)
+echo "watch: $(awk -v a="$c0" -v b="$c1" 'BEGIN { printf "%.3f", b - a }') s of CPU over a quiet minute"

@@ -393,3 +393,19 @@ func TestMergeKeepsTheLive(t *testing.T) {
 		t.Errorf("tool calls %+v: want dead-2's alone (dead-1's session was let go of)", got.Tools)
 	}
 }
+
+// A watch's changed names are relative paths as the OS spells them
+// (sessions\<pid>.json on Windows): ReadChanged reads the session file a
+// name names, and nothing it does not (the control: the file not named).
+func TestReadChangedByName(t *testing.T) {
+	dir := t.TempDir()
+	os.Mkdir(filepath.Join(dir, "sessions"), 0o700)
+	for _, pid := range []int{4100001, 4100002} {
+		body, _ := json.Marshal(map[string]any{"pid": pid, "sessionId": fmt.Sprintf("s-%d", pid), "cwd": dir, "startedAt": 1, "procStart": "900", "kind": "interactive"})
+		os.WriteFile(filepath.Join(dir, "sessions", fmt.Sprintf("%d.json", pid)), body, 0o600)
+	}
+	got := Adapter{}.ReadChanged(dir, []string{filepath.Join("sessions", "4100002.json")})
+	if len(got.Sessions) != 1 || got.Sessions[0].PID != 4100002 {
+		t.Fatalf("read %+v, want the named session file's alone (4100002)", got.Sessions)
+	}
+}

@@ -77,7 +77,7 @@ func (raw *Raw) readToolCalls(dir string, owner int) {
 			continue
 		}
 		rel := filepath.Join("projects", projectSlug(s.Cwd), s.SessionID+".jsonl")
-		if strings.Contains(s.SessionID, "/") || s.SessionID == ".." {
+		if strings.ContainsAny(s.SessionID, `/\`) || s.SessionID == ".." {
 			continue
 		}
 		f, err := platform.OpenBeneath(dir, rel, owner)

@@ -229,13 +229,14 @@ func (raw *Raw) readConfig(sd statedir.Dir) {
 }
 
 // changedSessions are the session files' names among names, a watch's
-// changed entries of the config dir: "sessions/<pid>.json", at most
-// maxSessions of them (the caller reads the whole dir past that).
+// changed entries of the config dir: "sessions/<pid>.json" (a backslash
+// on Windows), at most maxSessions of them (the caller reads the whole
+// dir past that).
 func changedSessions(names []string) []string {
 	var out []string
 	for _, n := range names {
 		dir, file := filepath.Split(n)
-		if dir == "sessions/" && sessionName.MatchString(file) && len(out) < maxSessions {
+		if filepath.ToSlash(dir) == "sessions/" && sessionName.MatchString(file) && len(out) < maxSessions {
 			out = append(out, file)
 		}
 	}

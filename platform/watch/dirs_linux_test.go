@@ -4,7 +4,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 )
 
 // A file made, renamed in or removed in a watched dir is told, with the
@@ -46,27 +45,8 @@ func TestDirs(t *testing.T) {
 	if failed := d.Set([]Dir{a, b, link, missing, onTheWay, notTheirs}); failed != 4 || d.Len() != 2 {
 		t.Fatalf("Set: %d failed, %d watched; want 4 (the link, the missing dir, the link on the way, another's dir) and 2", failed, d.Len())
 	}
-	quiet := func(why string) {
-		t.Helper()
-		select {
-		case got := <-d.C():
-			t.Fatalf("%s: told %+v", why, got)
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
-	// told waits for an event of want's dir, naming the entry name.
-	told := func(want Dir, name, why string) {
-		t.Helper()
-		want.Name = name
-		select {
-		case got := <-d.C():
-			if got != want {
-				t.Errorf("%s: told %+v, want %+v", why, got, want)
-			}
-		case <-time.After(5 * time.Second):
-			t.Fatalf("%s: not told", why)
-		}
-	}
+	quiet := func(why string) { t.Helper(); quietDirs(t, d, why) }
+	told := func(want Dir, name, why string) { t.Helper(); toldDir(t, d, want, name, why) }
 	os.WriteFile(filepath.Join(other, "new"), nil, 0o644)
 	quiet("a file made in a dir not watched")
 	// Written in place (a client at a pid a dead one had writes over

@@ -6,14 +6,19 @@ package watch
 // DirsMechanism says how Dirs watches here, and its limit.
 func DirsMechanism() string { return dirsMechanism() }
 
+// ExitsMechanism says how Exits watches here.
+func ExitsMechanism() string { return exitsMechanism() }
+
 // New starts watching nothing; Set says what. It fails where pidfds or
-// epoll are not to be had (an old kernel, a seccomp filter): the caller
-// polls then, and says so.
+// epoll are not to be had (an old kernel, a seccomp filter), or the
+// system's thread-pool waits (Windows): the caller polls then, and says
+// so.
 func New() (*Exits, error) { return newWatch() }
 
 // NewDirs starts watching no directory; Set says which. It fails where
 // inotify is not to be had (a seccomp filter, fs.inotify.max_user_instances
-// reached): the caller's backstop covers the dirs then, and it says so.
+// reached), or an I/O completion port (Windows): the caller's backstop
+// covers the dirs then, and it says so.
 func NewDirs() (*Dirs, error) { return newDirs() }
 
 // Close stops watching and closes every descriptor and the kqueue.
@@ -28,7 +33,7 @@ func (d *Dirs) Len() int { return d.len() }
 // MaxDirs or the kernel's limit).
 func (d *Dirs) Set(dirs []Dir) int { return d.set(dirs) }
 
-// Close stops watching and closes every pidfd.
+// Close stops watching and closes every pidfd (every handle, Windows).
 func (e *Exits) Close() error { return e.closeOS() }
 
 // Len is how many processes are watched.

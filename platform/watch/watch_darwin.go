@@ -136,3 +136,5 @@ func (e *Exits) closeOS() error {
 	})
 	return nil
 }
+
+func exitsMechanism() string { return "kqueue" }

@@ -1,4 +1,4 @@
-//go:build !linux && !darwin
+//go:build !linux && !darwin && !windows
 
 package watch
 
@@ -31,3 +31,5 @@ func (e *Exits) closeOS() error { return nil }
 
 // Lost is false: nothing is sent, so nothing is lost.
 func (e *Exits) Lost() bool { return false }
+
+func exitsMechanism() string { return "" }

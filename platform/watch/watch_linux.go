@@ -215,3 +215,5 @@ func (e *Exits) closeOS() error {
 	})
 	return nil
 }
+
+func exitsMechanism() string { return "pidfd and epoll" }
