@@ -117,6 +117,14 @@ echo "== npm: the packages made from the archives, installed offline"
 # its commit, and an exit status passed through.
 npmout=$(mktemp -d)
 scripts/npm-pack.sh "${VERSION:-0.0.0+ci}" "$rel" "$npmout" >/dev/null
+# The Windows packages hold the zips' reaper.exe, byte for byte (the
+# launcher's choice of it is TestLauncherPicksItsPlatform's).
+for t in x64:amd64 arm64:arm64; do
+	IFS=: read -r cpu goarch <<<"$t"
+	tgz=$(ls "$npmout"/orphanreaper-reaper-win32-"$cpu"-*.tgz)
+	[ "$(tar -xOzf "$tgz" package/bin/reaper.exe | sha256sum)" = "$(unzip -p "$rel"/reaper_*_windows_"$goarch".zip reaper.exe | sha256sum)" ] ||
+		fail "$(basename "$tgz") does not hold the windows_$goarch zip's reaper.exe as bin/reaper.exe"
+done
 arch=$(node -p process.arch)
 main_tgz=$(ls "$npmout"/orphanreaper-reaper-[0-9]*.tgz) plat_tgz=$(ls "$npmout"/orphanreaper-reaper-linux-"$arch"-*.tgz)
 proj=$(mktemp -d)
@@ -131,7 +139,7 @@ if head=$(git rev-parse HEAD 2>/dev/null); then
 fi
 code=0; "$prefix/bin/reaper" policy check /nonexistent/policy.toml >/dev/null 2>&1 || code=$?
 [ "$code" = 66 ] || fail "the npm launcher passed exit status $code on, want 66"
-echo "npm: $(ls "$npmout" | wc -l) tarballs; installed offline, locally and globally; version, commit and exit status through the launcher"
+echo "npm: $(ls "$npmout" | wc -l) tarballs, the win32 ones with the zips' reaper.exe; installed offline, locally and globally; version, commit and exit status through the launcher"
 rm -rf "$npmout" "$proj" "$prefix"
 
 echo "== the .deb in a scratch root"

@@ -3,7 +3,8 @@
 # @orphanreaper/reaper (the launcher, packaging/npm/launcher.js, as `reaper`)
 # and one package per platform holding its prebuilt binary
 # (@orphanreaper/reaper-linux-x64, -linux-arm64, -darwin-x64,
-# -darwin-arm64), each with npm's "os" and "cpu" so that npm installs the
+# -darwin-arm64, -win32-x64, -win32-arm64: bin/reaper, bin/reaper.exe on
+# Windows), each with npm's "os" and "cpu" so that npm installs the
 # one that fits as an optional dependency — no postinstall, no download at
 # install time (the way esbuild and Codex ship). Writes the tarballs npm
 # pack makes into OUT and prints their paths.
@@ -21,12 +22,18 @@ mkdir -p "$out"
 out=$(cd "$out" && pwd)
 
 opt=""
-for target in linux_amd64:linux:x64 linux_arm64:linux:arm64 darwin_amd64:darwin:x64 darwin_arm64:darwin:arm64; do
+for target in linux_amd64:linux:x64 linux_arm64:linux:arm64 darwin_amd64:darwin:x64 darwin_arm64:darwin:arm64 windows_amd64:win32:x64 windows_arm64:win32:arm64; do
 	IFS=: read -r archive os cpu <<<"$target"
 	name="@orphanreaper/reaper-$os-$cpu"
 	dir="$work/$os-$cpu"
 	mkdir -p "$dir/bin"
-	tar -xzf "$rel"/reaper_*_"$archive".tar.gz -C "$dir/bin" reaper
+	exe=reaper
+	if [ "$os" = win32 ]; then
+		exe=reaper.exe
+		unzip -q -j "$rel"/reaper_*_"$archive".zip reaper.exe -d "$dir/bin"
+	else
+		tar -xzf "$rel"/reaper_*_"$archive".tar.gz -C "$dir/bin" reaper
+	fi
 	cat >"$dir/package.json" <<JSON
 {
   "name": "$name",
@@ -36,7 +43,7 @@ for target in linux_amd64:linux:x64 linux_arm64:linux:arm64 darwin_amd64:darwin:
   "repository": {"type": "git", "url": "https://github.com/orphanreaper/reaper"},
   "os": ["$os"],
   "cpu": ["$cpu"],
-  "files": ["bin/reaper"],
+  "files": ["bin/$exe"],
   "preferUnplugged": true
 }
 JSON
