@@ -4,9 +4,13 @@ package doctor
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"runtime"
 
 	"github.com/orphanreaper/reaper/audit"
+	"github.com/orphanreaper/reaper/paths"
+	"github.com/orphanreaper/reaper/setup"
 )
 
 // platformChecks: reaper knows no more of this platform than its process
@@ -16,19 +20,32 @@ func platformChecks() []audit.Check {
 	if runtime.GOOS != "windows" {
 		return nil
 	}
-	return []audit.Check{{Name: "windows", Status: audit.CheckInfo,
+	return []audit.Check{watchAbility(), {Name: "windows", Status: audit.CheckInfo,
 		Summary: "Windows has no pidfds, cgroups, /proc or signals: each act goes through a process handle checked against the creation time the scan saw, a tree is held by a job object of its own, and terminate and kill both end a process (TerminateProcess)",
 		Details: []string{"an orphan is a process whose recorded parent is gone or younger than itself (Windows never reparents)",
-			"only this user's clients' records are read: another user's leftovers are untracked, never owner-dead"}}, watchAbility()}
+			"only this user's clients' records are read: another user's leftovers are untracked, never owner-dead"}}}
 }
 
 func scheduleCheck(ctx context.Context) (audit.Check, []string) {
 	if runtime.GOOS == "windows" {
-		return audit.Check{Name: "timer", Status: audit.CheckInfo,
-			Summary: "reaper has no service or scheduled task of its own on Windows yet: start 'reaper.exe watch --quiet' at logon (a task of Task Scheduler's), or run 'reaper reap --quiet' every minute (schtasks /create /tn reaper /sc minute /tr \"reaper.exe reap --quiet\")"}, nil
+		return windowsTask(), nil
 	}
 	return audit.Check{Name: "timer", Status: audit.CheckInfo,
 		Summary: "doctor does not know how " + runtime.GOOS + " runs services: run 'reaper watch --quiet' under its service manager, or 'reaper reap --quiet' every minute from cron"}, nil
+}
+
+// windowsTask says whether this user's logon task is there: the XML
+// `reaper service install --user` registered it from, with reaper's mark.
+// Whether Task Scheduler still holds it is not asked (schtasks /Query).
+func windowsTask() audit.Check {
+	c := audit.Check{Name: "timer", Status: audit.CheckInfo}
+	xml := filepath.Join(filepath.Dir(paths.Current().Lock), setup.TaskName+".xml")
+	if b, err := os.ReadFile(xml); err == nil && setup.HasMark(b) {
+		c.Summary = "this user's logon task " + setup.TaskName + " starts reaper watch at logon (registered from " + xml + "; 'reaper service uninstall --user' removes it)"
+		return c
+	}
+	c.Summary = "nothing runs reaper by itself here: 'reaper service install --user' (or 'reaper init') registers a logon task that runs reaper watch; or run 'reaper reap --quiet' when you want"
+	return c
 }
 
 func journalCheck() audit.Check {

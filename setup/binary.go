@@ -17,9 +17,6 @@ import (
 // only root can replace (platform.WhoCanReplace): otherwise the user who
 // can replace it is root at the next start.
 func (s *Service) binary() (string, error) {
-	if err := installable(); err != nil {
-		return "", err
-	}
 	exe, note, err := PlannedExecutable(s.DryRun)
 	if note != "" && s.Binary == "" {
 		fmt.Fprintln(s.Out, note)
@@ -37,7 +34,7 @@ func (s *Service) binary() (string, error) {
 			}
 		}
 	}
-	if err != nil || s.User {
+	if err != nil || s.User || runtime.GOOS == "windows" {
 		return exe, err
 	}
 	why, err := platform.WhoCanReplace(exe)
@@ -54,15 +51,15 @@ or pass --binary with the path of a root-owned copy; for this user's processes o
 	return exe, nil
 }
 
-// ErrNoInstall is an install asked of an OS reaper installs nothing on
-// yet: no hook, no service, no timer (Windows; docs/windows.md).
-var ErrNoInstall = errors.New("reaper installs no hook, service or timer on Windows yet: run reaper.exe scan and reap by hand (docs/windows.md)")
+// ErrNoHook is a client hook asked of Windows, where reaper installs none
+// yet: a hook's command is a Unix shell's (docs/windows.md).
+var ErrNoHook = errors.New("reaper installs no client hook on Windows yet: its logon task runs reaper watch, which ends a client's leftovers as it exits ('reaper service install --user', or 'reaper init'; docs/windows.md)")
 
-// installable refuses, before anything is planned, what the OS cannot
-// install yet: a hook's command and a unit are Unix's.
-func installable() error {
+// Hookable refuses, before anything is planned, a hook on an OS reaper
+// installs none on.
+func Hookable() error {
 	if runtime.GOOS == "windows" {
-		return ErrNoInstall
+		return ErrNoHook
 	}
 	return nil
 }
@@ -74,9 +71,6 @@ func installable() error {
 // `brew upgrade` repoints rather than deletes; and refused where it will
 // not last — Go's build cache ('go run'), npx's cache.
 func Executable() (string, error) {
-	if err := installable(); err != nil {
-		return "", err
-	}
 	exe, err := os.Executable()
 	if err != nil {
 		return "", err
@@ -203,6 +197,15 @@ func Stable(exe string) string {
 func CheckedPath(exe string) (string, error) {
 	if p, err := filepath.EvalSymlinks(exe); err == nil {
 		exe = p
+	}
+	if runtime.GOOS == "windows" {
+		// A task's command is XML, not a shell's line: only what the task
+		// scheduler itself reads into it is refused — a quote (it quotes
+		// the path) and % (it expands %VAR%).
+		if strings.ContainsAny(exe, "\"%") || strings.ContainsFunc(exe, unicode.IsControl) {
+			return "", fmt.Errorf("this binary's path %q holds a quote, a %% or a control character, which a task's command would take apart: move it", exe)
+		}
+		return exe, nil
 	}
 	if strings.ContainsAny(exe, " \"'\\%$;&|<>()`") || strings.ContainsFunc(exe, unicode.IsControl) {
 		return "", fmt.Errorf("this binary's path %q holds a space, a quote, a control character or a character a unit's or a shell's command line would take apart: move it", exe)

@@ -69,8 +69,11 @@ func FindHooks(cs client.Set, getenv func(string) string, home string) []HookAt 
 }
 
 // HasServiceManager reports whether this host runs a service manager
-// reaper installs a service for: launchd, or systemd as init.
-func HasServiceManager() bool { return runtime.GOOS == "darwin" || host.SystemdBooted() }
+// reaper installs a service for: launchd, systemd as init, or Windows'
+// Task Scheduler.
+func HasServiceManager() bool {
+	return runtime.GOOS == "darwin" || runtime.GOOS == "windows" || host.SystemdBooted()
+}
 
 // PolicyExists reports whether a policy is at PolicyPath already (it is
 // kept, and what the plan shows is its own).
@@ -92,7 +95,10 @@ func (in *Init) Steps() []string {
 	}
 	if in.Service != nil {
 		what := "the system's service (reaper watch as root)"
-		if in.Service.User {
+		switch {
+		case in.Service.User && runtime.GOOS == "windows":
+			what = "this user's logon task " + TaskName + " (reaper watch of your processes, from Task Scheduler)"
+		case in.Service.User:
 			what = "this user's service (reaper watch of your processes)"
 		}
 		out = append(out, "service  "+what+", for "+in.Exe)
@@ -175,7 +181,10 @@ func (in *Init) RunsFrom() string {
 	var parts []string
 	if in.served {
 		what := "the system's service (reaper watch as root) reaps as owners exit"
-		if in.Service.User {
+		switch {
+		case in.Service.User && runtime.GOOS == "windows":
+			what = "your logon task (reaper watch) reaps your processes as their owners exit"
+		case in.Service.User:
 			what = "your service (reaper watch) reaps your processes as their owners exit"
 		}
 		parts = append(parts, what)

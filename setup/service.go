@@ -2,16 +2,19 @@ package setup
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
+	"os/user"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
+	"unicode/utf16"
 
 	"github.com/orphanreaper/reaper/packaging"
 	"github.com/orphanreaper/reaper/paths"
@@ -44,6 +47,9 @@ type Service struct {
 	// PolicyPath is where the service's reap reads its policy: when none
 	// is there, Install says it would only report ("": not said).
 	PolicyPath string
+	// Task names the logon task on Windows ("": TaskName): a test's own,
+	// so that it never touches the user's.
+	Task string
 }
 
 // file is one file the service is made of.
@@ -72,6 +78,9 @@ type plan struct {
 
 // plan builds the service for the binary at exe, on goos.
 func (s *Service) plan(goos, exe string) (*plan, error) {
+	if goos == "windows" {
+		return s.task(exe)
+	}
 	if !s.User && os.Geteuid() != 0 && s.Root == "" {
 		return nil, &UsageError{"a system service is root's to install: run as root, or pass --user"}
 	}
@@ -146,6 +155,110 @@ func (s *Service) launchd(exe, home string) (*plan, error) {
 	}, nil
 }
 
+// TaskName is the per-user task `reaper service install --user` registers
+// on Windows.
+const TaskName = "reaper-watch"
+
+// task is this user's logon task on Windows: Task Scheduler starts
+// `reaper watch --quiet` at the user's logon, with the user's own rights
+// (an interactive token, least privilege: no administrator, no stored
+// password), restarts it a minute after a failure, and never stops it for
+// a time limit or a battery. It runs under a pseudo-console host with no
+// window (conhost.exe --headless, Windows 10 1809 and later): a console
+// program a task starts otherwise opens a window that closing would end.
+// The task's XML is kept in the user's state dir, beside the audit log:
+// `schtasks /Create /XML` registers it, and uninstall finds it by its
+// mark. A system-wide service (every user's leftovers) and the timer are
+// not built for Windows yet.
+func (s *Service) task(exe string) (*plan, error) {
+	switch {
+	case !s.User:
+		return nil, &UsageError{"a Windows service for every user's leftovers is not built yet: 'reaper service install --user' registers this user's logon task, which runs reaper watch"}
+	case s.Timer:
+		return nil, &UsageError{"--timer: on Windows the logon task runs reaper watch, which costs nothing while nothing exits: install it without --timer"}
+	}
+	dir := filepath.Dir(paths.Current().Lock) // %LOCALAPPDATA%\reaper
+	if paths.Current().Lock == "" {
+		return nil, errors.New("this user's logon task: no %LOCALAPPDATA% to keep its XML in")
+	}
+	who := "the user who installed it"
+	if u, err := user.Current(); err == nil {
+		who = u.Username
+	}
+	name := cmp.Or(s.Task, TaskName)
+	b := []byte(fmt.Sprintf(taskXML, xmlText(Mark+" for "+exe+"; `reaper service uninstall --user` removes it"), xmlText(name), xmlText(who), xmlText(who), xmlText(exe)))
+	path := filepath.Join(dir, name+".xml")
+	schtasks := func(optional bool, args ...string) command {
+		return command{append([]string{"schtasks"}, args...), optional}
+	}
+	return &plan{
+		files:  []file{{path, utf16File(b)}},
+		enable: []command{schtasks(false, "/Create", "/TN", name, "/XML", path, "/F"), schtasks(true, "/Run", "/TN", name)},
+		remove: []command{schtasks(true, "/End", "/TN", name), schtasks(false, "/Delete", "/TN", name, "/F")},
+	}, nil
+}
+
+// taskXML is the task's definition (Task Scheduler schema 1.2): its
+// description, name, the user whose logon starts it and who it runs as,
+// and the binary.
+const taskXML = `<?xml version="1.0" encoding="UTF-16"?>
+<Task version="1.2" xmlns="http://schemas.microsoft.com/windows/2004/02/mit/task">
+  <RegistrationInfo>
+    <Description>%s</Description>
+    <URI>\%s</URI>
+  </RegistrationInfo>
+  <Triggers>
+    <LogonTrigger>
+      <Enabled>true</Enabled>
+      <UserId>%s</UserId>
+    </LogonTrigger>
+  </Triggers>
+  <Principals>
+    <Principal id="Author">
+      <UserId>%s</UserId>
+      <LogonType>InteractiveToken</LogonType>
+      <RunLevel>LeastPrivilege</RunLevel>
+    </Principal>
+  </Principals>
+  <Settings>
+    <MultipleInstancesPolicy>IgnoreNew</MultipleInstancesPolicy>
+    <DisallowStartIfOnBatteries>false</DisallowStartIfOnBatteries>
+    <StopIfGoingOnBatteries>false</StopIfGoingOnBatteries>
+    <ExecutionTimeLimit>PT0S</ExecutionTimeLimit>
+    <RestartOnFailure>
+      <Interval>PT1M</Interval>
+      <Count>999</Count>
+    </RestartOnFailure>
+    <Enabled>true</Enabled>
+  </Settings>
+  <Actions Context="Author">
+    <Exec>
+      <Command>%%SystemRoot%%\System32\conhost.exe</Command>
+      <Arguments>--headless "%s" watch --quiet</Arguments>
+    </Exec>
+  </Actions>
+</Task>
+`
+
+// utf16File is b, UTF-8, as the UTF-16LE file with a byte-order mark
+// that Task Scheduler reads (and writes: schtasks /Query /XML), its lines
+// ended CRLF.
+func utf16File(b []byte) []byte {
+	u := utf16.Encode([]rune(strings.ReplaceAll(string(b), "\n", "\r\n")))
+	out := make([]byte, 2, 2+2*len(u))
+	out[0], out[1] = 0xff, 0xfe
+	for _, c := range u {
+		out = append(out, byte(c), byte(c>>8))
+	}
+	return out
+}
+
+// HasMark reports whether b, a file of reaper's service, holds Mark:
+// UTF-8, or UTF-16LE (a Windows task's XML).
+func HasMark(b []byte) bool {
+	return bytes.Contains(b, []byte(Mark)) || bytes.Contains(b, utf16File([]byte(Mark))[2:])
+}
+
 // xmlText escapes s for a plist's <string>.
 func xmlText(s string) string {
 	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
@@ -168,7 +281,7 @@ func (s *Service) Install(ctx context.Context) error {
 		case err == nil && bytes.Equal(old, f.data):
 			fmt.Fprintf(s.Out, "unchanged  %s\n", path)
 			continue
-		case err == nil && !bytes.Contains(old, []byte(Mark)):
+		case err == nil && !HasMark(old):
 			return fmt.Errorf("%s exists and was not written by reaper service install (a package's, or yours): not replaced", path)
 		case err != nil && !errors.Is(err, fs.ErrNotExist):
 			return err
@@ -216,7 +329,11 @@ func (s *Service) Uninstall(ctx context.Context) error {
 		exe = "reaper"
 	}
 	var plans []*plan
-	for _, timer := range []bool{false, true} {
+	kinds := []bool{false, true}
+	if runtime.GOOS == "windows" {
+		kinds = kinds[:1] // the logon task alone: no timer there
+	}
+	for _, timer := range kinds {
 		o := *s
 		o.Timer = timer
 		p, err := o.plan(runtime.GOOS, exe)
@@ -229,7 +346,7 @@ func (s *Service) Uninstall(ctx context.Context) error {
 		var ours []string
 		for _, f := range p.files {
 			path := filepath.Join(s.Root, f.path)
-			if old, err := os.ReadFile(path); err == nil && bytes.Contains(old, []byte(Mark)) {
+			if old, err := os.ReadFile(path); err == nil && HasMark(old) {
 				ours = append(ours, path)
 			}
 		}

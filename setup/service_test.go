@@ -3,11 +3,14 @@ package setup
 import (
 	"bytes"
 	"context"
+	"encoding/xml"
+	"errors"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
+	"unicode/utf16"
 )
 
 // On a host that runs no service manager (a container, WSL without
@@ -38,5 +41,57 @@ func TestServiceWithoutManager(t *testing.T) {
 	}
 	if _, err := os.Stat(unit); err == nil {
 		t.Error("uninstall left the unit")
+	}
+}
+
+// This user's logon task on Windows, planned on any OS: a UTF-16 XML
+// file with reaper's mark (uninstall's sign of its own), well-formed,
+// that runs `reaper watch --quiet` under a windowless console host with
+// the user's own rights — the binary's path quoted and escaped, spaces
+// and all — and schtasks to register it by name and remove it. A system
+// service and the timer are refused (not built for Windows).
+func TestWindowsTaskPlan(t *testing.T) {
+	exe := `C:\Users\Jo Smith\AppData\Roaming\npm\node_modules\@orphanreaper\reaper-win32-x64\bin\reaper&co.exe`
+	p, err := (&Service{User: true, Task: "reaper-test"}).plan("windows", exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.files) != 1 || filepath.Base(p.files[0].path) != "reaper-test.xml" {
+		t.Fatalf("files %+v: want reaper-test.xml alone", p.files)
+	}
+	b := p.files[0].data
+	if len(b) < 2 || b[0] != 0xff || b[1] != 0xfe || !HasMark(b) {
+		t.Fatalf("the task's XML is not UTF-16LE with a byte-order mark and reaper's mark: % x…", b[:min(len(b), 16)])
+	}
+	u := make([]uint16, (len(b)-2)/2)
+	for i := range u {
+		u[i] = uint16(b[2+2*i]) | uint16(b[3+2*i])<<8
+	}
+	text := strings.ReplaceAll(string(utf16.Decode(u)), `encoding="UTF-16"`, `encoding="UTF-8"`)
+	var task struct {
+		Command   string `xml:"Actions>Exec>Command"`
+		Arguments string `xml:"Actions>Exec>Arguments"`
+		Logon     string `xml:"Principals>Principal>LogonType"`
+		RunLevel  string `xml:"Principals>Principal>RunLevel"`
+		Trigger   string `xml:"Triggers>LogonTrigger>Enabled"`
+	}
+	if err := xml.Unmarshal([]byte(text), &task); err != nil {
+		t.Fatalf("the task's XML does not parse: %v\n%s", err, text)
+	}
+	want := `--headless "` + exe + `" watch --quiet`
+	if task.Command != `%SystemRoot%\System32\conhost.exe` || task.Arguments != want || task.Logon != "InteractiveToken" || task.RunLevel != "LeastPrivilege" || task.Trigger != "true" {
+		t.Errorf("task %+v: want conhost --headless running %q at logon, with the user's token, least privilege", task, want)
+	}
+	if got := strings.Join(p.enable[0].argv, " "); got != "schtasks /Create /TN reaper-test /XML "+p.files[0].path+" /F" {
+		t.Errorf("enable: %s", got)
+	}
+	if got := strings.Join(p.remove[len(p.remove)-1].argv, " "); got != "schtasks /Delete /TN reaper-test /F" || p.remove[len(p.remove)-1].optional {
+		t.Errorf("remove: %s (optional %v)", got, p.remove[len(p.remove)-1].optional)
+	}
+	for _, s := range []*Service{{User: false}, {User: true, Timer: true}} {
+		var usage *UsageError
+		if _, err := s.plan("windows", exe); !errors.As(err, &usage) {
+			t.Errorf("%+v on Windows: %v, want a usage error (not built there)", *s, err)
+		}
 	}
 }

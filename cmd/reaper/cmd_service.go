@@ -29,6 +29,8 @@ func serviceFlags(cmd *cobra.Command, svc *setup.Service) {
 	f.BoolVar(&svc.DryRun, "dry-run", false, "print what would be written and run, and change nothing")
 	f.StringVar(&svc.Root, "root", "", "write below `DIR` and ask no service manager (tests)")
 	f.MarkHidden("root")
+	f.StringVar(&svc.Task, "task", "", "the logon task's `NAME` on Windows (tests; default "+setup.TaskName+")")
+	f.MarkHidden("task")
 }
 
 func newServiceInstallCommand(g *globalOptions) *cobra.Command {
