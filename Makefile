@@ -66,6 +66,8 @@ packages:
 	VERSION=$(VERSION) COMMIT=$(COMMIT) go run $(GORELEASER) release --snapshot --clean
 	mkdir -p dist/release/homebrew/Formula
 	scripts/brew-formula.sh $(VERSION) dist/release >dist/release/homebrew/Formula/reaper.rb
+	mkdir -p dist/release/scoop
+	scripts/scoop-manifest.sh $(VERSION) dist/release >dist/release/scoop/reaper.json
 
 # A release of the tag at HEAD (vX.Y.Z), published by goreleaser.
 # The formula goes to the tap (orphanreaper/homebrew-tap) by hand.
@@ -73,6 +75,8 @@ release:
 	COMMIT=$(COMMIT) go run $(GORELEASER) release --clean
 	mkdir -p dist/release/homebrew/Formula
 	scripts/brew-formula.sh $$(git describe --tags --exact-match | sed 's/^v//') dist/release >dist/release/homebrew/Formula/reaper.rb
+	mkdir -p dist/release/scoop
+	scripts/scoop-manifest.sh $$(git describe --tags --exact-match | sed 's/^v//') dist/release >dist/release/scoop/reaper.json
 
 clean:
 	rm -rf dist

@@ -56,6 +56,19 @@ for t in darwin_amd64 darwin_arm64 linux_amd64 linux_arm64; do
 	grep -q "sha256 \"$(sha256sum "$f" | cut -d' ' -f1)\"" "$formula" || fail "the formula's checksum of $(basename "$f") is not the archive's"
 done
 if command -v ruby >/dev/null; then ruby -c "$formula" >/dev/null || fail "the formula is not valid Ruby"; fi
+# The Scoop manifest (scripts/scoop-manifest.sh): JSON, each architecture's
+# zip with its checksum, reaper.exe as its bin.
+manifest=$rel/scoop/reaper.json
+python3 - "$manifest" "$rel" <<'PY' || fail "the Scoop manifest does not name the zips with their checksums"
+import glob, hashlib, json, os, sys
+m = json.load(open(sys.argv[1]))
+assert m["bin"] == "reaper.exe", m["bin"]
+for arch, target in (("64bit", "windows_amd64"), ("arm64", "windows_arm64")):
+    a = m["architecture"][arch]
+    (zip_,) = glob.glob(os.path.join(sys.argv[2], "reaper_*_%s.zip" % target))
+    assert a["url"].endswith("/" + os.path.basename(zip_)), (a["url"], zip_)
+    assert a["hash"] == hashlib.sha256(open(zip_, "rb").read()).hexdigest(), arch
+PY
 deb=$(ls "$rel"/reaper_*_amd64.deb)
 rpm=$(ls "$rel"/reaper-*.x86_64.rpm)
 echo "-- $deb"; dpkg-deb -c "$deb" | awk '{ print $1, $6 }'

@@ -172,24 +172,35 @@ func isHex(s string) bool {
 
 // Stable is exe with a Homebrew keg's versioned path (PREFIX/Cellar/NAME/
 // VERSION/REST) written as the keg's opt link (PREFIX/opt/NAME/REST),
-// which stays when `brew upgrade` removes the old version.
+// which stays when `brew upgrade` removes the old version; and a Scoop
+// app's versioned path (ROOT\apps\reaper\VERSION\reaper.exe) as its
+// current junction (ROOT\apps\reaper\current\reaper.exe), which `scoop
+// update` repoints and `scoop cleanup` leaves.
 func Stable(exe string) string {
 	slash := filepath.ToSlash(exe)
-	i := strings.Index(slash, "/Cellar/")
-	if i < 0 {
-		return exe
+	if i := strings.Index(slash, "/Cellar/"); i >= 0 {
+		parts := strings.SplitN(slash[i+len("/Cellar/"):], "/", 3) // NAME, VERSION, REST
+		if len(parts) == 3 {
+			return sameOr(exe, filepath.FromSlash(slash[:i]+"/opt/"+parts[0]+"/"+parts[2]))
+		}
 	}
-	parts := strings.SplitN(slash[i+len("/Cellar/"):], "/", 3) // NAME, VERSION, REST
-	if len(parts) < 3 {
-		return exe
+	if i := strings.LastIndex(slash, "/apps/reaper/"); i >= 0 {
+		parts := strings.Split(slash[i+len("/apps/reaper/"):], "/") // VERSION, reaper.exe
+		if len(parts) == 2 && parts[1] == "reaper.exe" && parts[0] != "current" {
+			return sameOr(exe, filepath.FromSlash(slash[:i]+"/apps/reaper/current/reaper.exe"))
+		}
 	}
-	opt := filepath.FromSlash(slash[:i] + "/opt/" + parts[0] + "/" + parts[2])
+	return exe
+}
+
+// sameOr is link when it names the very file exe is, else exe as it is.
+func sameOr(exe, link string) string {
 	was, err1 := os.Stat(exe)
-	is, err2 := os.Stat(opt)
+	is, err2 := os.Stat(link)
 	if err1 != nil || err2 != nil || !os.SameFile(was, is) {
-		return exe // no opt link to this very binary: the path as it is
+		return exe
 	}
-	return opt
+	return link
 }
 
 // CheckedPath is path with its links resolved, refused when it holds what

@@ -202,6 +202,19 @@ func TestBinaryPaths(t *testing.T) {
 	if got, want := Stable(keg), filepath.Join(prefix, "opt", "reaper", "bin", "reaper"); got != want {
 		t.Errorf("Stable(%s) = %s, want %s", keg, got, want)
 	}
+	// Scoop's app dir: a version's reaper.exe as its current junction (a
+	// link here), once there is one to this very file.
+	scoop := filepath.Join(t.TempDir(), "apps", "reaper")
+	app := filepath.Join(scoop, "1.2.3", "reaper.exe")
+	os.MkdirAll(filepath.Dir(app), 0o755)
+	os.WriteFile(app, []byte("x"), 0o755)
+	if got := Stable(app); got != app {
+		t.Errorf("no current junction yet: %s, want the path as it is", got)
+	}
+	os.Symlink("1.2.3", filepath.Join(scoop, "current"))
+	if got, want := Stable(app), filepath.Join(scoop, "current", "reaper.exe"); got != want {
+		t.Errorf("Stable(%s) = %s, want %s", app, got, want)
+	}
 }
 
 // Issue 52, item 9: install on a file it created rewrote it on the second
