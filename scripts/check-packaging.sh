@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # check-packaging.sh — build the packages and check everything they ship.
 #   1. make packages: goreleaser's snapshot (linux and darwin archives,
-#      SHA256SUMS, .deb and .rpm, the Homebrew formula); the checksums
-#      verify, the formula has its service block, the packages' contents are
+#      windows zips, SHA256SUMS, .deb and .rpm, the Homebrew formula, the
+#      Scoop manifest); the checksums verify, the formula has its service
+#      block, the manifest names each zip's checksum, the packages' contents are
 #      listed, and lintian passes the .deb (warnings fail; each override in
 #      .goreleaser.yaml says why);
 #   1b. every archive holds the files docs/install.md copies from it; the npm
