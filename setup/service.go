@@ -48,7 +48,8 @@ type Service struct {
 	// is there, Install says it would only report ("": not said).
 	PolicyPath string
 	// Task names the logon task on Windows ("": TaskName): a test's own,
-	// so that it never touches the user's.
+	// so that it never touches the user's; registered, it is not started
+	// (the user's is, at once).
 	Task string
 }
 
@@ -191,11 +192,15 @@ func (s *Service) task(exe string) (*plan, error) {
 	schtasks := func(optional bool, args ...string) command {
 		return command{append([]string{"schtasks"}, args...), optional}
 	}
-	return &plan{
+	p := &plan{
 		files:  []file{{path, utf16File(b)}},
-		enable: []command{schtasks(false, "/Create", "/TN", name, "/XML", path, "/F"), schtasks(true, "/Run", "/TN", name)},
+		enable: []command{schtasks(false, "/Create", "/TN", name, "/XML", path, "/F")},
 		remove: []command{schtasks(true, "/End", "/TN", name), schtasks(false, "/Delete", "/TN", name, "/F")},
-	}, nil
+	}
+	if s.Task == "" {
+		p.enable = append(p.enable, schtasks(true, "/Run", "/TN", name)) // started now, not at the next logon
+	}
+	return p, nil
 }
 
 // taskXML is the task's definition (Task Scheduler schema 1.2): its

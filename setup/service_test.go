@@ -82,8 +82,11 @@ func TestWindowsTaskPlan(t *testing.T) {
 	if task.Command != `%SystemRoot%\System32\conhost.exe` || task.Arguments != want || task.Logon != "InteractiveToken" || task.RunLevel != "LeastPrivilege" || task.Trigger != "true" {
 		t.Errorf("task %+v: want conhost --headless running %q at logon, with the user's token, least privilege", task, want)
 	}
-	if got := strings.Join(p.enable[0].argv, " "); got != "schtasks /Create /TN reaper-test /XML "+p.files[0].path+" /F" {
-		t.Errorf("enable: %s", got)
+	if got := strings.Join(p.enable[0].argv, " "); got != "schtasks /Create /TN reaper-test /XML "+p.files[0].path+" /F" || len(p.enable) != 1 {
+		t.Errorf("enable: %s (%d commands; a test's task is not started)", got, len(p.enable))
+	}
+	if mine, err := (&Service{User: true}).plan("windows", exe); err != nil || strings.Join(mine.enable[len(mine.enable)-1].argv, " ") != "schtasks /Run /TN "+TaskName {
+		t.Errorf("the user's task is not started at once: %+v, %v", mine, err)
 	}
 	if got := strings.Join(p.remove[len(p.remove)-1].argv, " "); got != "schtasks /Delete /TN reaper-test /F" || p.remove[len(p.remove)-1].optional {
 		t.Errorf("remove: %s (optional %v)", got, p.remove[len(p.remove)-1].optional)

@@ -29,7 +29,7 @@ func serviceFlags(cmd *cobra.Command, svc *setup.Service) {
 	f.BoolVar(&svc.DryRun, "dry-run", false, "print what would be written and run, and change nothing")
 	f.StringVar(&svc.Root, "root", "", "write below `DIR` and ask no service manager (tests)")
 	f.MarkHidden("root")
-	f.StringVar(&svc.Task, "task", "", "the logon task's `NAME` on Windows (tests; default "+setup.TaskName+")")
+	f.StringVar(&svc.Task, "task", "", "the logon task's `NAME` on Windows, registered and not started (tests; default "+setup.TaskName+")")
 	f.MarkHidden("task")
 }
 
