@@ -148,6 +148,16 @@ func (w *watcher) wait(ctx context.Context, t *timers, hup <-chan os.Signal) (st
 			return "", true
 		case gone := <-exits:
 			now := time.Now()
+			if t.pending && pwatch.Settle == 0 {
+				// A pass is held already and comes after this exit, and
+				// nothing here needs time to settle: it covers the exit,
+				// at no cost to its user's budget.
+				w.log.Debug("an owner exited; a pass is held already", "pid", gone.PID, "uid", gone.UID)
+				if t.firstExit.IsZero() {
+					t.firstExit = now
+				}
+				continue
+			}
 			at, ok := w.hints.allow(gone.UID, now)
 			if !ok && w.exits.Lost() {
 				at, ok = w.hints.pace(now), true // exits lost besides this one: anyone's
@@ -183,6 +193,14 @@ func (w *watcher) wait(ctx context.Context, t *timers, hup <-chan os.Signal) (st
 				w.state.Changed(d.UID, filepath.Join(d.Path, d.Name))
 			}
 			now := time.Now()
+			if t.pending && pwatch.Settle == 0 {
+				// A pass is held already: it reads what this change
+				// named (the cache has it), at no cost to the budget —
+				// a client's one write of its session file is a create
+				// and a write or two, which would spend the budget an
+				// exit that follows needs.
+				continue
+			}
 			at, ok := w.hints.allow(uid, now)
 			if d.Path == "" {
 				at, ok = w.hints.pace(now), true // lost events: anyone's, past no user's budget
