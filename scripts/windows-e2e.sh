@@ -205,6 +205,10 @@ watchedservers=$(awk '$1 == "server" {print $2}' "$work/watched.pids" | sort -n 
 more() { [ "$(owners | cut -d' ' -f2)" -gt "$before" ]; }
 waitfor "the watch did not take up the client started after it (its session file) within 30 s" 30 more
 echo "watch: the client $watchedpid started after it is watched (its session file's write was a hint; owners $before → $(owners | cut -d' ' -f2))"
+# All users' hints together make at most one pass every 2 s (the watch's
+# pace): a kill within 2 s of the pass that took the session up would be
+# held that long. A session lives longer than that; so does this one.
+sleep 2.5
 killed_at=$(date +%s.%N)
 kill_client watched
 ended() { [ "$(jq -s --arg c "$tag-watched" '[.[] | select(.event == "decision" and .outcome == "killed" and (.cmdline | contains($c)))] | length' "$work/watch.jsonl" 2>/dev/null)" = 2 ]; }
