@@ -75,6 +75,11 @@ type Hook struct {
 	// JSONC: the client reads the file as JSON with comments and
 	// trailing commas, which the settings editor then takes and keeps.
 	JSONC bool
+	// PickShell: a hook entry's "shell" names the shell its command runs
+	// in, and on Windows reaper's says "powershell" (the client runs Git
+	// Bash, or cmd.exe, otherwise); a client without it runs PowerShell
+	// there always (Gemini CLI).
+	PickShell bool
 }
 
 // Places says where a client keeps its state.

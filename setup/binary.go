@@ -51,19 +51,6 @@ or pass --binary with the path of a root-owned copy; for this user's processes o
 	return exe, nil
 }
 
-// ErrNoHook is a client hook asked of Windows, where reaper installs none
-// yet: a hook's command is a Unix shell's (docs/windows.md).
-var ErrNoHook = errors.New("reaper installs no client hook on Windows yet: its logon task runs reaper watch, which ends a client's leftovers as it exits ('reaper service install --user', or 'reaper init'; docs/windows.md)")
-
-// Hookable refuses, before anything is planned, a hook on an OS reaper
-// installs none on.
-func Hookable() error {
-	if runtime.GOOS == "windows" {
-		return ErrNoHook
-	}
-	return nil
-}
-
 // Executable is this binary's absolute path as a unit or a hook should
 // name it: links resolved (npm's bin is a launcher script; what a unit
 // runs must not change when a link is repointed mid-upgrade), but a

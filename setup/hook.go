@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 
 	"github.com/orphanreaper/reaper/client"
@@ -64,15 +65,49 @@ func HookPlace(in *client.Hook) (place, moved string) {
 // Command is the hook's command: a quick reap of the user's leftovers by
 // exe, in the background so the session does not wait for it, and silent,
 // so nothing reaches the model's context.
-func Command(exe, mark string) string {
-	return fmt.Sprintf("(%s reap --quiet --lock-timeout 1s >/dev/null 2>&1 &) %s", exe, mark)
+func Command(exe, mark string) string { return commandFor(runtime.GOOS, exe, mark) }
+
+// hookArgs are the hook's reap's arguments.
+var hookArgs = []string{"reap", "--quiet", "--lock-timeout", "1s"}
+
+// commandFor is Command on goos. On Windows it is PowerShell's, the one
+// shell each client can run a hook in there (Gemini CLI 0.61 always;
+// Claude Code 2.1.197 and Qwen Code 0.24.4 when the entry says "shell":
+// "powershell", else Git Bash or cmd.exe): Start-Process starts exe with
+// no window and returns at once, its output going nowhere the client
+// reads; the path is a single-quoted string (a quote in it doubled), and
+// the mark a comment, as on Unix. Gemini appends its exit-code check to
+// the command, which the comment takes in, harmlessly.
+func commandFor(goos, exe, mark string) string {
+	if goos == "windows" {
+		quoted := make([]string, len(hookArgs))
+		for i, a := range hookArgs {
+			quoted[i] = psQuote(a)
+		}
+		return fmt.Sprintf("Start-Process -WindowStyle Hidden -FilePath %s -ArgumentList %s %s", psQuote(exe), strings.Join(quoted, ","), mark)
+	}
+	return fmt.Sprintf("(%s %s >/dev/null 2>&1 &) %s", exe, strings.Join(hookArgs, " "), mark)
 }
+
+// psQuote is s as a PowerShell single-quoted string: nothing in it is
+// expanded; a quote is doubled.
+func psQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
 // entry is the hook's entry in the event's array.
 func (h *Hook) entry(exe string) func(mark string) string {
+	return h.entryFor(runtime.GOOS, exe)
+}
+
+// entryFor is entry on goos: on Windows, with "shell": "powershell" for a
+// client that picks its hook's shell by it.
+func (h *Hook) entryFor(goos, exe string) func(mark string) string {
+	shell := ""
+	if goos == "windows" && h.Client.Hook.PickShell {
+		shell = `, "shell": "powershell"`
+	}
 	return func(mark string) string {
-		return fmt.Sprintf(`{"matcher": %s, "hooks": [{"type": "command", "command": %s, "timeout": %d}]}`,
-			jsonString(h.Client.Hook.Matcher), jsonString(Command(exe, mark)), h.Client.Hook.Timeout)
+		return fmt.Sprintf(`{"matcher": %s, "hooks": [{"type": "command", "command": %s%s, "timeout": %d}]}`,
+			jsonString(h.Client.Hook.Matcher), jsonString(commandFor(goos, exe, mark)), shell, h.Client.Hook.Timeout)
 	}
 }
 

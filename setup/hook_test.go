@@ -3,6 +3,7 @@ package setup
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io/fs"
 	"os"
@@ -258,3 +259,51 @@ func TestHookMadeFileRoundTrip(t *testing.T) {
 
 // linksWhy is why the tests of symbolic links do not run on Windows.
 const linksWhy = "symbolic links: wine shows a Unix link to the Windows side as the file it names (no reparse point), and Windows makes one only with a privilege"
+
+// On Windows the hook is PowerShell's on any client — its path a single-
+// quoted string however it is spelled (a space, a quote), its arguments
+// each quoted, the mark a comment — and the entry names PowerShell as its
+// shell for a client that picks a hook's shell by it (Claude Code, Qwen
+// Code; Gemini CLI runs PowerShell there always: no field). The binary
+// read back from the command is the path; the entry is reaper's to find
+// and remove. The control: on Unix, the shell's form, no shell field.
+func TestWindowsHookEntry(t *testing.T) {
+	exe := `C:\Users\Jo O'Neil\AppData\Roaming\npm\node_modules\@orphanreaper\reaper-win32-x64\bin\reaper.exe`
+	for _, c := range []struct {
+		pick bool
+		goos string
+	}{{true, "windows"}, {false, "windows"}, {true, "linux"}} {
+		h := hookFor(nil)
+		in := *h.Client.Hook
+		in.PickShell = c.pick
+		h.Client.Hook = &in
+		entry := h.entryFor(c.goos, exe)(HookMark)
+		var e struct {
+			Hooks []struct{ Command, Shell string }
+		}
+		if err := json.Unmarshal([]byte(entry), &e); err != nil || len(e.Hooks) != 1 {
+			t.Fatalf("%+v: %s does not parse: %v", c, entry, err)
+		}
+		command, shell := e.Hooks[0].Command, e.Hooks[0].Shell
+		wantShell := map[bool]string{true: "powershell"}[c.pick && c.goos == "windows"]
+		if shell != wantShell {
+			t.Errorf("%+v: shell %q, want %q", c, shell, wantShell)
+		}
+		if _, _, ok := ours([]byte(entry)); !ok {
+			t.Errorf("%+v: the entry is not found as reaper's", c)
+		}
+		if c.goos != "windows" {
+			if !strings.HasPrefix(command, "("+exe+" reap ") {
+				t.Errorf("control: %q is not the Unix shell's form", command)
+			}
+			continue
+		}
+		want := `Start-Process -WindowStyle Hidden -FilePath 'C:\Users\Jo O''Neil\AppData\Roaming\npm\node_modules\@orphanreaper\reaper-win32-x64\bin\reaper.exe' -ArgumentList 'reap','--quiet','--lock-timeout','1s' ` + HookMark
+		if command != want {
+			t.Errorf("%+v: command\n%s\nwant\n%s", c, command, want)
+		}
+		if got := HookBinary(command); got != exe {
+			t.Errorf("HookBinary: %q, want %q", got, exe)
+		}
+	}
+}

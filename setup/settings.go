@@ -346,8 +346,25 @@ func FindHook(data []byte, event string, jsonc bool) (string, bool, error) {
 	return "", false, nil
 }
 
-// HookBinary is the binary a hook's command (Command's shape) runs.
+// HookBinary is the binary a hook's command (Command's shape, either
+// OS's) runs.
 func HookBinary(command string) string {
+	if rest, ok := strings.CutPrefix(command, "Start-Process -WindowStyle Hidden -FilePath '"); ok {
+		var b strings.Builder
+		for i := 0; i < len(rest); i++ {
+			if rest[i] != '\'' {
+				b.WriteByte(rest[i])
+				continue
+			}
+			if i+1 < len(rest) && rest[i+1] == '\'' {
+				b.WriteByte('\'')
+				i++
+				continue
+			}
+			return b.String()
+		}
+		return "" // no closing quote: not Command's
+	}
 	f := strings.Fields(strings.TrimPrefix(strings.TrimSpace(command), "("))
 	if len(f) == 0 {
 		return ""

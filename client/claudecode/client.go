@@ -46,7 +46,7 @@ var Client = client.New[Raw](Adapter{})
 func (Adapter) Info() client.Info {
 	return client.Info{Name: OwnerName, Title: "Claude Code", RemoteServer: "`claude mcp add --transport http NAME URL`", Homes: []string{"~/.claude"}, Announce: []string{"sessions"}, EnvNames: []string{EnvMarker, EnvSessionID, EnvConfigDir, EnvPID},
 		Owners: []string{OwnerName}, Marks: marks, Comms: []string{"claude"}, VersionDirs: []string{"/claude/versions/"},
-		Hook: &client.Hook{DirEnv: EnvConfigDir, Dir: "~/.claude", File: "settings.json", Event: "SessionStart", Matcher: "startup|resume", Timeout: 5}}
+		Hook: &client.Hook{DirEnv: EnvConfigDir, Dir: "~/.claude", File: "settings.json", Event: "SessionStart", Matcher: "startup|resume", Timeout: 5, PickShell: true}}
 }
 
 // HomeDirs lists ~/.claude when it is the account's.

@@ -32,7 +32,7 @@ var Adapter = configonly.Adapter{
 		// resume, clear or compact; "a|b" matches either; the timeout in
 		// seconds).
 		// Read as Gemini CLI's, of which it is a fork: JSON with comments.
-		Hook: &client.Hook{Dir: "~/.qwen", File: "settings.json", Event: "SessionStart", Matcher: "startup|resume", Timeout: 5, JSONC: true}},
+		Hook: &client.Hook{Dir: "~/.qwen", File: "settings.json", Event: "SessionStart", Matcher: "startup|resume", Timeout: 5, JSONC: true, PickShell: true}},
 	Home: ".qwen",
 	// $QWEN_HOME, when reaper's environment sets it.
 	Own: func(getenv func(string) string) []string {

@@ -84,9 +84,6 @@ func newHookInstallCommand(g *globalOptions, install bool) *cobra.Command {
 			if !install {
 				return hook.Uninstall(path)
 			}
-			if err := setup.Hookable(); err != nil {
-				return err
-			}
 			exe, note, err := setup.PlannedExecutable(hook.DryRun)
 			if err != nil {
 				return err

@@ -55,8 +55,7 @@ func runInit(cmd *cobra.Command, opts *initOptions, g *globalOptions) error {
 	if in.PolicyPath == "" {
 		return errors.New("no home directory: nowhere to write this user's policy")
 	}
-	noHook := setup.Hookable()
-	if !opts.noHooks && noHook == nil {
+	if !opts.noHooks {
 		in.Hooks = setup.FindHooks(clients, os.Getenv, home)
 	}
 	if !opts.noService && setup.HasServiceManager() {
@@ -85,9 +84,6 @@ func runInit(cmd *cobra.Command, opts *initOptions, g *globalOptions) error {
 	fmt.Fprintf(g.stdout, "\nreaper init will:\n  %s\n", strings.Join(in.Steps(), "\n  "))
 	if in.Service == nil && !opts.noService {
 		fmt.Fprintln(g.stdout, "  (no service: this host runs neither systemd nor launchd; a hook reaps at each session's start, and 'reaper run -- CLIENT' when the client exits)")
-	}
-	if noHook != nil && !opts.noHooks {
-		fmt.Fprintln(g.stdout, "  (no client hooks: reaper installs none on Windows yet; the logon task's watch ends a client's leftovers as it exits)")
 	}
 	// Every step tried first, as a dry run: all of it or none.
 	if err := in.Check(cmd.Context()); err != nil {
