@@ -62,6 +62,7 @@ func readSnapshot(root string) (*Snapshot, error) {
 	s := WindowsSnapshot(procs, taken, boot, pebDetails)
 	s.reader.(*winReader).owners = ownerRID
 	s.lazyOwners = true
+	s.containers = readContainers
 	s.Self = os.Getpid()
 	return s, nil
 }

@@ -67,6 +67,12 @@ type Snapshot struct {
 	// byStart indexes Procs by start, built once (StartedBetween).
 	byStart     []int32
 	byStartOnce sync.Once
+	// containers reads the MSIX containers (Containers), once; nil where
+	// there are none to read.
+	containers     func() ([]Container, error)
+	containersOnce sync.Once
+	containersRead []Container
+	containersErr  error
 }
 
 // StartedBetween returns the processes that started in [from, to], in the

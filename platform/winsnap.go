@@ -230,6 +230,18 @@ type windowsTable struct {
 		Cmdline string    `json:"cmdline"`
 		Env     []string  `json:"env"`
 	} `json:"procs"`
+	// Containers are the MSIX containers of the table's user, as
+	// Snapshot.Containers reads them.
+	Containers []struct {
+		Job       string    `json:"job"`
+		Installed *[]string `json:"installed"`
+		Members   []struct {
+			PID     int    `json:"pid"`
+			Package string `json:"package"`
+			Image   string `json:"image"`
+			Unread  bool   `json:"unread"`
+		} `json:"members"`
+	} `json:"containers"`
 }
 
 // ReadWindowsTable reads a recorded Windows table (testdata/windows/*.json)
@@ -254,5 +266,22 @@ func ReadWindowsTable(path string) (*Snapshot, error) {
 		procs = append(procs, WinProc{PID: p.PID, PPID: p.PPID, Created: p.Created, Image: p.Image, Session: p.Session,
 			WorkingSet: p.WS, Threads: 1, UID: uid, Cmdline: p.Cmdline, Env: p.Env})
 	}
-	return WindowsSnapshot(procs, t.Taken, t.Boot, nil), nil
+	s := WindowsSnapshot(procs, t.Taken, t.Boot, nil)
+	var cs []Container
+	for _, c := range t.Containers {
+		pkg, _, ok := ContainerJob(c.Job)
+		if !ok {
+			return nil, fmt.Errorf("%s: container %q: not a Container_<package full name>-<SID> job", path, c.Job)
+		}
+		k := Container{Job: c.Job, Package: pkg}
+		if c.Installed != nil {
+			k.Installed = append([]string{}, *c.Installed...)
+		}
+		for _, m := range c.Members {
+			k.Members = append(k.Members, ContainerMember{PID: m.PID, Package: m.Package, Image: m.Image, Unread: m.Unread})
+		}
+		cs = append(cs, k)
+	}
+	s.containers = func() ([]Container, error) { return cs, nil }
+	return s, nil
 }

@@ -105,7 +105,7 @@ func (l *loader) fail(a at, format string, args ...any) {
 	l.errs = append(l.errs, &Error{File: l.file, Line: l.lines.line(a.table, a.index, a.key), Msg: fmt.Sprintf(format, args...)})
 }
 
-var topKeys = []string{"version", "defaults", "owner", "client", "subreaper", "rule", "protect"}
+var topKeys = []string{"version", "defaults", "owner", "msix", "client", "subreaper", "rule", "protect"}
 
 func (l *loader) document(doc map[string]any) {
 	l.unknownKeys(doc, at{index: -1}, topKeys)
@@ -118,6 +118,9 @@ func (l *loader) document(doc map[string]any) {
 	l.defaults(doc["defaults"])
 	for i, t := range l.tables(doc, "owner") {
 		l.owner(t, at{table: "owner", index: i})
+	}
+	for i, t := range l.tables(doc, "msix") {
+		l.msix(t, at{table: "msix", index: i})
 	}
 	for i, t := range l.tables(doc, "client") {
 		l.client(t, at{table: "client", index: i})

@@ -155,6 +155,10 @@ func TestParseErrors(t *testing.T) {
 		{"empty protect", "version = 1\n[[protect]]\nname = \"p\"\n", `2: [[protect]] "p" matches nothing`},
 		{"rule as a plain table", "version = 1\n[rule]\nname = \"a\"\n", "2: rule must be an array of tables"},
 		{"subreaper without cmdline", "version = 1\n[[subreaper]]\n", "2: [[subreaper]] needs a cmdline"},
+		{"msix without family", "version = 1\n[[msix]]\nname = \"app\"\n", `2: [[msix]] "app" needs a family`},
+		{"msix with a bad family", "version = 1\n[[msix]]\nname = \"app\"\nfamily = \"(\"\n", `4: family "(": bad regex`},
+		{"msix named as an owner", "version = 1\n[[owner]]\nname = \"gw\"\ncmdline = \"gw\"\n[[msix]]\nname = \"gw\"\nfamily = \".\"\n", `6: msix "gw" is already an owner's name`},
+		{"msix with an unknown key", "version = 1\n[[msix]]\nname = \"app\"\nfamily = \".\"\nversion = \"1\"\n", `5: unknown key`},
 		{"multi-line string does not confuse lines", "version = 1\n[[rule]]\nname = '''\nnot = a key\n'''\nwhen = [\"x\"]\n", `6: unknown reason "x"`},
 	}
 	for _, tt := range tests {

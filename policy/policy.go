@@ -29,9 +29,12 @@ var Actions = []Action{Report, Terminate, Kill}
 // Policy is a validated policy file.
 type Policy struct {
 	// Source is the file it came from, or "embedded default".
-	Source     string
-	Defaults   Defaults
-	Owners     []Owner
+	Source   string
+	Defaults Defaults
+	Owners   []Owner
+	// Apps are the MSIX apps whose containers' leftovers are owner-dead
+	// ([[msix]]).
+	Apps       []App
 	Subreapers []Subreaper
 	Rules      []Rule
 	Protect    []Protect
@@ -118,6 +121,14 @@ type Owner struct {
 	scan.Owner
 	Ledger []string
 	Line   int
+}
+
+// App is an MSIX app whose container reaper looks into ([[msix]]): its
+// name is the owner its leftovers are attributed to, which a rule's owner
+// list names.
+type App struct {
+	scan.App
+	Line int
 }
 
 // Subreaper names a process that adopts orphans, besides PID 1 and systemd
@@ -225,6 +236,9 @@ func (p *Policy) ScanConfig() scan.Config {
 	}
 	for _, s := range p.Subreapers {
 		cfg.Subreapers = append(cfg.Subreapers, s.Subreaper)
+	}
+	for _, a := range p.Apps {
+		cfg.Apps = append(cfg.Apps, a.App)
 	}
 	return cfg
 }

@@ -173,12 +173,39 @@ func broad(r *Rule) string {
 	return "every " + strings.Join(shape, " or ") + " tree " + who + ", of any kind, on its shape alone"
 }
 
+// msix reads an [[msix]]: name (the owner its containers' leftovers are
+// attributed to) and family, a regex over the package family name
+// (Claude_pzs8sxrjxfjjc; '.' for any MSIX app's).
+func (l *loader) msix(t map[string]any, a at) {
+	l.unknownKeys(t, a, []string{"name", "family"})
+	app := App{Line: l.lines.line(a.table, a.index, "")}
+	app.Name = l.name(t, a, "msix")
+	app.Family = l.regex(t, a, "family")
+	if _, given := t["family"]; !given { // a bad one has its own error
+		l.fail(a, "[[msix]] %q needs a family: the regex its package family name (Name_PublisherId) matches", app.Name)
+	}
+	if app.Name != "" && l.knownOwner(app.Name) {
+		l.fail(at{a.table, a.index, "name"}, "msix %q is already an owner's name: give it its own", app.Name)
+	}
+	if len(l.p.Apps) == scan.MaxOwners {
+		l.fail(a, "more than %d [[msix]] entries", scan.MaxOwners)
+		return
+	}
+	if app.Name != "" && app.Family != nil {
+		l.p.Apps = append(l.p.Apps, app)
+	}
+}
+
 // ownerNames are the names a finding can be attributed to: the policy's
-// [[owner]] entries' and those the agent clients' evidence uses.
+// [[owner]] and [[msix]] entries' and those the agent clients' evidence
+// uses.
 func (l *loader) ownerNames() []string {
 	var out []string
 	for _, o := range l.p.Owners {
 		out = append(out, o.Name)
+	}
+	for _, a := range l.p.Apps {
+		out = append(out, a.Name)
 	}
 	for _, c := range l.p.Clients {
 		out = append(out, c.Name)

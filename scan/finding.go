@@ -60,6 +60,9 @@ type Config struct {
 	// Marks are the clients' conventions (package client): kinds and
 	// supervisors.
 	Marks Marks
+	// Apps are the MSIX apps whose containers' leftovers are looked for
+	// (ApplyContainers).
+	Apps []App
 }
 
 // OwnerIndex returns the index in Owners of the first owner whose command

@@ -74,11 +74,13 @@ func (r *Result) Roots() []*platform.Process {
 }
 
 // Attribute is a scan's second phase: the evidence folded in (apply, in
-// the one order that is right), then who is attached to each root's
+// the one order that is right), then the leftovers in the containers of
+// the MSIX apps the policy names, then who is attached to each root's
 // stdin, then the live clients' own processes taken out (a session is no
 // finding). Evidence{} attributes by the clients' marks alone.
 func (r *Result) Attribute(ev Evidence) {
 	r.apply(ev)
+	r.ApplyContainers()
 	r.ApplyStdin()
 	r.ApplyLiveClients()
 }

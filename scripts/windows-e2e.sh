@@ -60,7 +60,9 @@ teardown() {
 		done
 	fi
 	rm -rf "$work"
+	cleanup_app
 }
+cleanup_app() { :; }
 trap teardown EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
@@ -169,6 +171,60 @@ for _ in 1 2 3; do
 done
 [ "$left" = 0 ] || fail "$left processes of the spawning tree outlived its reap"
 echo "a tree that forks while it is ended: $n processes at the reap, in a job of its own, none left after it"
+
+# An MSIX app's container (wine only: a real Windows keeps WindowsApps to
+# its packages). The stand-in app runs from below WindowsApps\PACKAGE\,
+# makes the job AppInfo would (Container_PACKAGE-<SID>) and starts a
+# server, born in it. While the app lives nothing of its container is a
+# finding (the control); the app killed, the server holds the container
+# of a gone app, is owner-dead by its words, and the reap ends it — by
+# a rule that names the [[msix]] entry's owner alone.
+if [ -z "$native" ]; then
+	pkg="ReaperE2E.P$$_1.0.0.0_x64__reapere2e00000"
+	appdir="$prefix/drive_c/Program Files/WindowsApps/$pkg"
+	mkdir -p "$appdir" && cp "$work/standin.exe" "$appdir/standin.exe"
+	cleanup_app() { rm -rf "$appdir"; }
+	cat >"$work/msix.toml" <<POLICY
+version = 1
+[defaults]
+min_age = "0s"
+grace = "1s"
+[[msix]]
+name = "e2e-app"
+family = '^ReaperE2E\.P$$_reapere2e00000\$'
+[[rule]]
+name = "e2e-container"
+when = ["owner-dead"]
+owner = ["e2e-app"]
+cmdline = '$tag-app'
+action = "terminate"
+POLICY
+	mpol=$(winpath "$work/msix.toml")
+	setsid "$wine" "C:\\Program Files\\WindowsApps\\$pkg\\standin.exe" app "$tag-app" "$pkg" "$(winpath "$work/standin.exe")" >"$work/app.pids" 2>"$work/app.err" &
+	groups+=($!)
+	group[app]=$!
+	for _ in $(seq 200); do grep -q '^client ' "$work/app.pids" 2>/dev/null && break; sleep 0.05; done
+	grep -q '^client ' "$work/app.pids" || fail "the stand-in app did not start: $(cat "$work/app.err")"
+	appserver=$(awk '$1 == "server" {print $2}' "$work/app.pids")
+	win "$work/reaper.exe" scan -o json --policy "$mpol" >"$work/app-live.json"
+	jq -e '[.findings[] | select(.owner == "e2e-app")] | length == 0' "$work/app-live.json" >/dev/null ||
+		fail "the live app's container has findings: $(jq -c '.findings[] | {root_pid, owner, evidence}' "$work/app-live.json")"
+	kill_client app
+	words="holds e2e-app's container of version 1.0.0.0 (job Container_$pkg-"
+	has() {
+		win "$work/reaper.exe" scan -o json --policy "$mpol" >"$work/app-dead.json"
+		jq -e --argjson p "$appserver" --arg w "pid $appserver (standin.exe) $words" \
+			'[.findings[] | select(.root_pid == $p and .owner == "e2e-app" and (.reasons | index("owner-dead")) and ([.evidence[] | startswith($w)] | any))] | length == 1' "$work/app-dead.json" >/dev/null
+	}
+	for _ in $(seq 100); do has && break; sleep 0.1; done
+	has || fail "the gone app's server $appserver is not owner-dead by its container: $(jq -c '.findings[] | {root_pid, owner, reasons, evidence}' "$work/app-dead.json")"
+	win "$work/reaper.exe" reap -o json --policy "$mpol" --lock-file "$(winpath "$work/reaper.lock")" --audit-log "$(winpath "$work/audit.jsonl")" --journal off >"$work/app-reap.json" ||
+		fail "the reap of the container exited $?: $(cat "$work/app-reap.json")"
+	jq -e --argjson p "$appserver" '[.findings[] | select(.root_pid == $p and .rule == "e2e-container" and .outcome == "killed")] | length == 1' "$work/app-reap.json" >/dev/null ||
+		fail "the container's leftover was not killed by its rule: $(jq -c '.findings[] | {root_pid, rule, outcome, detail}' "$work/app-reap.json")"
+	! alive "$appserver" || fail "the container's leftover $appserver lives after the reap"
+	echo "msix: the live app's container held no finding; the app killed, its server $appserver 'holds e2e-app's container of version 1.0.0.0', owner-dead, killed by the rule of its [[msix]] owner"
+fi
 
 # The watch. Its metrics file says what it watches after each pass.
 metrics=$work/watch.prom

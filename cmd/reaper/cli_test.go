@@ -74,7 +74,7 @@ func TestExitCodes(t *testing.T) {
 		{"scan with invalid policy", []string{"scan", "--policy", invalid}, 78, invalid + ":8: unknown reason \"orphan\"", ""},
 		{"policy show", []string{"policy", "show"}, 0, "", "version = 1"},
 		{"policy show --example: the shipped example", []string{"policy", "show", "--example"}, 0, "", "user = [\"@evidence\"]"},
-		{"the shipped example policy", []string{"policy", "check", "../../packaging/policy.example.toml"}, 0, "", "14 rules (7 that signal)"},
+		{"the shipped example policy", []string{"policy", "check", "../../packaging/policy.example.toml"}, 0, "", "15 rules (8 that signal)"},
 		{"ledger validate valid", []string{"ledger", "validate", "../../testdata/ledger/fixture.json"}, 0, "", "valid: 1 ledger, 5 runs, 2 sessions"},
 		{"ledger validate invalid", []string{"ledger", "validate", "../../testdata/ledger/fixture.json", "../../testdata/ledger/invalid.json"}, 78,
 			"invalid.json:6: pid: a JSON string where an int is wanted", "fixture.json: valid"},

@@ -64,6 +64,9 @@ func runPolicyCheck(path string, g *globalOptions) error {
 	if len(p.Clients) > 0 {
 		owners += ", " + audit.Plural(len(p.Clients), "declared client")
 	}
+	if len(p.Apps) > 0 {
+		owners += ", " + audit.Plural(len(p.Apps), "MSIX app")
+	}
 	warned := ""
 	if n := len(p.Warnings); n > 0 {
 		warned = " (read the " + map[bool]string{true: "warning", false: "warnings"}[n == 1] + " above)"

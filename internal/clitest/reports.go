@@ -163,7 +163,7 @@ func ExamplePolicy(t *testing.T, marks string) string {
 		t.Fatal(err)
 	}
 	pol := strings.Replace(string(b), `min_age = "2m"`, `min_age = "0s"`, 1)
-	if !strings.Contains(pol, `min_age = "0s"`) || strings.Count(pol, "[[rule]]") != 14 {
+	if !strings.Contains(pol, `min_age = "0s"`) || strings.Count(pol, "[[rule]]") != 15 {
 		t.Fatal("the example policy changed shape: update this test")
 	}
 	pol = strings.ReplaceAll(pol, "[[rule]]", fmt.Sprintf("[[rule]]\ncmdline = '%s'", marks))

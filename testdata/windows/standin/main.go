@@ -7,8 +7,12 @@
 // CLAUDE_CODE_SESSION_ID), the first of which starts a child, prints their
 // pids and its own, and waits to be killed; the servers and the child wait
 // an hour. "standin client TAG spawning" starts one server instead that
-// starts a leaf every 20 ms while it lives. Every argv carries TAG, so a
-// test's rule names its processes alone.
+// starts a leaf every 20 ms while it lives. "standin app TAG PACKAGE
+// SERVER" is an MSIX app's stand-in, run from a copy below
+// WindowsApps\PACKAGE\: it makes the job AppInfo would
+// (Container_PACKAGE-<its user's SID>), joins it, and starts SERVER (a
+// copy of itself elsewhere) as a server, which is born in the job. Every
+// argv carries TAG, so a test's rule names its processes alone.
 package main
 
 import (
@@ -19,6 +23,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/windows"
 )
 
 func main() {
@@ -28,6 +34,22 @@ func main() {
 	}
 	mode, tag := os.Args[1], os.Args[2]
 	switch mode {
+	case "app":
+		if len(os.Args) < 5 {
+			fmt.Fprintln(os.Stderr, "usage: standin app TAG PACKAGE SERVER")
+			os.Exit(2)
+		}
+		if err := container(os.Args[3]); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		c := exec.Command(os.Args[4], "server", tag, "mcp-server-standin-app")
+		if err := c.Start(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		fmt.Println("server", c.Process.Pid)
+		fmt.Println("client", os.Getpid())
 	case "client":
 		servers := [][]string{{"server", tag, "mcp-server-standin-one", "child"}, {"server", tag, "mcp-server-standin-two"}}
 		if len(os.Args) > 3 && os.Args[3] == "spawning" {
@@ -67,6 +89,28 @@ func main() {
 		}
 	}
 	time.Sleep(time.Hour)
+}
+
+// container makes the job an MSIX app's container is, named as AppInfo
+// names it, and puts this process in it: whatever it starts is born
+// there.
+func container(pkg string) error {
+	u, err := windows.GetCurrentProcessToken().GetTokenUser()
+	if err != nil {
+		return err
+	}
+	name, err := windows.UTF16PtrFromString("Container_" + pkg + "-" + u.User.Sid.String())
+	if err != nil {
+		return err
+	}
+	j, err := windows.CreateJobObject(nil, name)
+	if err != nil {
+		return fmt.Errorf("CreateJobObject: %w", err)
+	}
+	if err := windows.AssignProcessToJobObject(j, windows.CurrentProcess()); err != nil {
+		return fmt.Errorf("AssignProcessToJobObject: %w", err)
+	}
+	return nil // the handle stays open while the app lives
 }
 
 // record writes this process's session file where Claude Code keeps it
