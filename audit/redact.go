@@ -3,6 +3,7 @@ package audit
 import (
 	"regexp"
 	"strings"
+	"sync"
 	"unicode"
 )
 
@@ -23,20 +24,27 @@ const redacted = "[REDACTED]"
 // Each comes with the literals one of which every match holds (lits; in
 // lower case where fold): a string holding none is passed over without
 // running the expression — the outbound rule runs every string a user
-// controls through here, and most hold no secret at all.
-var tokenShapes = []struct {
+// controls through here, and most hold no secret at all. They are
+// compiled when first asked: a start of reaper that redacts nothing
+// (`reaper version`) compiles none.
+var tokenShapes = sync.OnceValue(func() []tokenShape {
+	return []tokenShape{
+		{"api-key", regexp.MustCompile(`\bsk-ant-[A-Za-z0-9_-]{8,}|\b(?:sk|pk|rk)-[A-Za-z0-9_-]{12,}|\bAIza[0-9A-Za-z_-]{20,}|\bhf_[A-Za-z0-9]{20,}|\bnpm_[A-Za-z0-9]{30,}`), []string{"sk-", "pk-", "rk-", "AIza", "hf_", "npm_"}, false},
+		{"github-token", regexp.MustCompile(`\b(?:gh[pousr]|github_pat)_[A-Za-z0-9_]{16,}`), []string{"gh", "github_pat_"}, false},
+		{"gitlab-token", regexp.MustCompile(`\bglpat-[A-Za-z0-9_-]{16,}`), []string{"glpat-"}, false},
+		{"slack-token", regexp.MustCompile(`\bxox[abeoprs]-[A-Za-z0-9-]{10,}`), []string{"xox"}, false},
+		{"aws-key", regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`), []string{"AKIA", "ASIA"}, false},
+		{"jwt", regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`), []string{"eyJ"}, false},
+		{"webhook", regexp.MustCompile(`(?i)hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]+|discord(?:app)?\.com/api/webhooks/[0-9]+/[A-Za-z0-9_-]+`), []string{"hooks.slack.com/", "discord"}, true},
+	}
+})
+
+// tokenShape is one credential's shape (tokenShapes).
+type tokenShape struct {
 	kind string
 	re   *regexp.Regexp
 	lits []string
 	fold bool
-}{
-	{"api-key", regexp.MustCompile(`\bsk-ant-[A-Za-z0-9_-]{8,}|\b(?:sk|pk|rk)-[A-Za-z0-9_-]{12,}|\bAIza[0-9A-Za-z_-]{20,}|\bhf_[A-Za-z0-9]{20,}|\bnpm_[A-Za-z0-9]{30,}`), []string{"sk-", "pk-", "rk-", "AIza", "hf_", "npm_"}, false},
-	{"github-token", regexp.MustCompile(`\b(?:gh[pousr]|github_pat)_[A-Za-z0-9_]{16,}`), []string{"gh", "github_pat_"}, false},
-	{"gitlab-token", regexp.MustCompile(`\bglpat-[A-Za-z0-9_-]{16,}`), []string{"glpat-"}, false},
-	{"slack-token", regexp.MustCompile(`\bxox[abeoprs]-[A-Za-z0-9-]{10,}`), []string{"xox"}, false},
-	{"aws-key", regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`), []string{"AKIA", "ASIA"}, false},
-	{"jwt", regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`), []string{"eyJ"}, false},
-	{"webhook", regexp.MustCompile(`(?i)hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]+|discord(?:app)?\.com/api/webhooks/[0-9]+/[A-Za-z0-9_-]+`), []string{"hooks.slack.com/", "discord"}, true},
 }
 
 // holdsAny reports whether s holds one of lits (lower holds s in lower
@@ -57,15 +65,17 @@ var (
 	// urlUserinfo is a URL's userinfo: user:password@ (the password may
 	// hold '@', so the match runs to the last '@' before the path), or a
 	// bare token@.
-	urlUserinfo = regexp.MustCompile(`(://)([^/\s:@"'<>]*)(:[^/\s"'<>]*)?@`)
+	urlUserinfo = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(://)([^/\s:@"'<>]*)(:[^/\s"'<>]*)?@`) })
 	// header is an HTTP header whose value is a credential, however it
 	// is quoted: Authorization and Proxy-Authorization with any scheme,
 	// Cookie, and X-…-Token, X-Api-Key and their kin.
-	header = regexp.MustCompile(`(?i)\b((?:proxy-)?authorization|cookie|set-cookie|x-[a-z0-9-]*(?:token|key|auth|secret|session)[a-z0-9-]*)(\s*:\s*)([^"'\n]+)`)
+	header = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)\b((?:proxy-)?authorization|cookie|set-cookie|x-[a-z0-9-]*(?:token|key|auth|secret|session)[a-z0-9-]*)(\s*:\s*)([^"'\n]+)`)
+	})
 	// queryParam is a URL's query parameter: ?token=…, &api_key=….
-	queryParam = regexp.MustCompile(`([?&;])([A-Za-z0-9_.-]+)=([^&\s#"'<>]+)`)
+	queryParam = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`([?&;])([A-Za-z0-9_.-]+)=([^&\s#"'<>]+)`) })
 	// jsonPair is "name": "value" in a JSON excerpt.
-	jsonPair = regexp.MustCompile(`"([A-Za-z0-9_.-]+)"(\s*:\s*)"((?:[^"\\]|\\.)*)"`)
+	jsonPair = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`"([A-Za-z0-9_.-]+)"(\s*:\s*)"((?:[^"\\]|\\.)*)"`) })
 )
 
 // secretStems are what a name says when its value is a secret.
@@ -131,7 +141,7 @@ func pathLike(v string) bool {
 // counting each kind taken out.
 func RedactString(s string, homes []string, counts map[string]int) string {
 	lower := strings.ToLower(s)
-	for _, t := range tokenShapes {
+	for _, t := range tokenShapes() {
 		if !holdsAny(s, lower, t.lits, t.fold) {
 			continue
 		}
@@ -167,8 +177,8 @@ func RedactString(s string, homes []string, counts map[string]int) string {
 
 // redactUserinfo takes out URL passwords, and tokens as a URL's user.
 func redactUserinfo(s string, counts map[string]int) string {
-	return urlUserinfo.ReplaceAllStringFunc(s, func(m string) string {
-		g := urlUserinfo.FindStringSubmatch(m)
+	return urlUserinfo().ReplaceAllStringFunc(s, func(m string) string {
+		g := urlUserinfo().FindStringSubmatch(m)
 		switch {
 		case g[3] != "" && g[3] != ":"+redacted:
 			counts["url-password"]++
@@ -184,8 +194,8 @@ func redactUserinfo(s string, counts map[string]int) string {
 // redactQuery takes out the values of a URL's query parameters whose
 // names say secret.
 func redactQuery(s string, counts map[string]int) string {
-	s = queryParam.ReplaceAllStringFunc(s, func(m string) string {
-		g := queryParam.FindStringSubmatch(m)
+	s = queryParam().ReplaceAllStringFunc(s, func(m string) string {
+		g := queryParam().FindStringSubmatch(m)
 		if !secretName(g[2]) || g[3] == redacted {
 			return m
 		}
@@ -197,8 +207,8 @@ func redactQuery(s string, counts map[string]int) string {
 
 // redactHeaders takes out credential headers' values.
 func redactHeaders(s string, counts map[string]int) string {
-	s = header.ReplaceAllStringFunc(s, func(m string) string {
-		g := header.FindStringSubmatch(m)
+	s = header().ReplaceAllStringFunc(s, func(m string) string {
+		g := header().FindStringSubmatch(m)
 		value := g[3]
 		// Authorization's scheme (Basic, Bearer, token, Digest) stays.
 		if scheme, rest, ok := strings.Cut(value, " "); ok && strings.HasSuffix(strings.ToLower(g[1]), "authorization") && strings.TrimSpace(rest) != "" {
@@ -217,8 +227,8 @@ func redactHeaders(s string, counts map[string]int) string {
 
 // redactJSON takes out the values of secret-named JSON keys.
 func redactJSON(s string, counts map[string]int) string {
-	s = jsonPair.ReplaceAllStringFunc(s, func(m string) string {
-		g := jsonPair.FindStringSubmatch(m)
+	s = jsonPair().ReplaceAllStringFunc(s, func(m string) string {
+		g := jsonPair().FindStringSubmatch(m)
 		if !secretName(g[1]) || g[3] == "" || g[3] == redacted || pathLike(g[3]) {
 			return m
 		}

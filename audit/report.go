@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -452,7 +453,7 @@ func isControl(r rune) bool {
 
 // perProcess matches a per-process read problem: "read /proc/123/environ:
 // permission denied".
-var perProcess = regexp.MustCompile(`^read (\S+)/[0-9]+/(\S+): (.+)$`)
+var perProcess = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^read (\S+)/[0-9]+/(\S+): (.+)$`) })
 
 // aggregate folds per-process read problems of the same file and cause
 // into one line with a count — a scan as an ordinary user cannot read
@@ -464,7 +465,7 @@ func aggregate(warnings []string) []string {
 	var order []key
 	var out []string
 	for _, w := range warnings {
-		m := perProcess.FindStringSubmatch(w)
+		m := perProcess().FindStringSubmatch(w)
 		if m == nil {
 			out = append(out, w)
 			continue

@@ -3,11 +3,11 @@ package platform
 import (
 	"bytes"
 	"errors"
+	"flag"
 	"fmt"
 	"io/fs"
 	"strings"
 	"sync"
-	"testing"
 )
 
 // detail names one on-demand file.
@@ -403,10 +403,16 @@ func (s *Snapshot) Misses() int { return s.misses }
 func (s *Snapshot) miss(p *Process, d detail) {
 	s.misses++
 	p.loaded |= missed
-	if testing.Testing() {
+	if underTest() {
 		panic(fmt.Sprintf("platform: pid %d's %s asked while the snapshot is frozen, and not loaded before (Load)", p.PID, detailName(d)))
 	}
 }
+
+// underTest reports whether this is a test binary: the testing package
+// registers its flags (test.v) before any test runs. It is asked this
+// way, not with testing.Testing, which would link the testing package —
+// its init and its flags — into reaper itself.
+func underTest() bool { return flag.Lookup("test.v") != nil }
 
 // detailName names d for a miss.
 func detailName(d detail) string {

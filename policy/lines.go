@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // lineIndex maps keys of a TOML document to the lines they are on. The TOML
@@ -15,9 +16,9 @@ import (
 type lineIndex map[string]int
 
 var (
-	arrayHeader = regexp.MustCompile(`^\s*\[\[\s*([A-Za-z0-9_.-]+)\s*\]\]`)
-	tableHeader = regexp.MustCompile(`^\s*\[\s*([A-Za-z0-9_.-]+)\s*\]`)
-	keyLine     = regexp.MustCompile(`^\s*([A-Za-z0-9_-]+|"[^"]*"|'[^']*')\s*=`)
+	arrayHeader = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*\[\[\s*([A-Za-z0-9_.-]+)\s*\]\]`) })
+	tableHeader = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*\[\s*([A-Za-z0-9_.-]+)\s*\]`) })
+	keyLine     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*([A-Za-z0-9_-]+|"[^"]*"|'[^']*')\s*=`) })
 )
 
 func indexLines(src string) lineIndex {
@@ -33,14 +34,14 @@ func indexLines(src string) lineIndex {
 			}
 			continue
 		}
-		if m := arrayHeader.FindStringSubmatch(line); m != nil {
+		if m := arrayHeader().FindStringSubmatch(line); m != nil {
 			table = m[1] + "#" + strconv.Itoa(counts[m[1]])
 			counts[m[1]]++
 			idx[table] = lineNo
-		} else if m := tableHeader.FindStringSubmatch(line); m != nil {
+		} else if m := tableHeader().FindStringSubmatch(line); m != nil {
 			table = m[1]
 			idx[table] = lineNo
-		} else if m := keyLine.FindStringSubmatch(line); m != nil {
+		} else if m := keyLine().FindStringSubmatch(line); m != nil {
 			key := strings.Trim(m[1], `"'`)
 			if table != "" {
 				key = table + "." + key

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/orphanreaper/reaper/scan"
@@ -69,7 +70,7 @@ func (l *loader) owner(t map[string]any, a at) {
 		l.fail(a, "[[owner]] %q needs a cmdline: it is how a live owner is recognised", o.Name)
 	}
 	if s, ok := l.str(t, a, "pid_env"); ok {
-		if !envName.MatchString(s) {
+		if !envName().MatchString(s) {
 			l.fail(at{a.table, a.index, "pid_env"}, "pid_env %q is not an environment variable name", s)
 		}
 		o.PIDEnv = s
@@ -240,7 +241,7 @@ func (l *loader) client(t map[string]any, a at) {
 		}
 	}
 	for _, e := range l.strings(t, a, "pid_env") {
-		if !envName.MatchString(e) {
+		if !envName().MatchString(e) {
 			l.fail(at{a.table, a.index, "pid_env"}, "pid_env %q is not an environment variable name", e)
 			continue
 		}
@@ -288,7 +289,7 @@ func (l *loader) sessionFiles(t map[string]any, a at) *SessionFiles {
 		switch {
 		case v == "@name":
 			s.PID, s.PIDFromName = "", true
-		case !jsonKey.MatchString(v):
+		case !jsonKey().MatchString(v):
 			l.fail(key("session_pid"), "session_pid %q: want a key of the file's top-level object (letters, digits, '_', '-', '.'), or \"@name\" for the number its name begins with", v)
 		default:
 			s.PID = v
@@ -299,7 +300,7 @@ func (l *loader) sessionFiles(t map[string]any, a at) *SessionFiles {
 		v *string
 	}{{"session_started", &s.Started}, {"session_id", &s.ID}} {
 		if v, ok := l.str(t, a, f.k); ok {
-			if !jsonKey.MatchString(v) {
+			if !jsonKey().MatchString(v) {
 				l.fail(key(f.k), "%s %q: want a key of the file's top-level object (letters, digits, '_', '-', '.')", f.k, v)
 				continue
 			}
@@ -307,7 +308,7 @@ func (l *loader) sessionFiles(t map[string]any, a at) *SessionFiles {
 		}
 	}
 	if v, ok := l.str(t, a, "session_env"); ok {
-		if !envName.MatchString(v) {
+		if !envName().MatchString(v) {
 			l.fail(key("session_env"), "session_env %q is not an environment variable name", v)
 		} else {
 			s.Env = v
@@ -324,7 +325,7 @@ func (l *loader) sessionFiles(t map[string]any, a at) *SessionFiles {
 }
 
 // jsonKey is a key of a session file's top-level object a policy may name.
-var jsonKey = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
+var jsonKey = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`) })
 
 // SetFiles sets the dir and pattern of a session_files glob, or says why
 // it is not one: "~/" and a path below the home, wildcards (filepath.Match)
@@ -365,7 +366,7 @@ func (l *loader) protect(t map[string]any, a at) {
 	l.p.Protect = append(l.p.Protect, pr)
 }
 
-var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var envName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 
 // EvidenceUser, in a rule's "user" list, names the users the finding's
 // own evidence speaks for (Matchers.Evidence). No user name holds "@".
@@ -378,7 +379,7 @@ func (l *loader) matchers(t map[string]any, a at, rule bool) Matchers {
 	m.Cgroup = l.regex(t, a, "cgroup")
 	for _, e := range l.strings(t, a, "env") {
 		name, value, hasValue := strings.Cut(e, "=")
-		if !envName.MatchString(name) {
+		if !envName().MatchString(name) {
 			l.fail(at{a.table, a.index, "env"}, "env %q: want NAME or NAME=REGEX", e)
 			continue
 		}

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/orphanreaper/reaper/scan"
@@ -208,12 +209,12 @@ func (l *loader) action(t map[string]any, a at) (Action, bool) {
 	return "", false
 }
 
-var sizePattern = regexp.MustCompile(`^\s*([0-9]+)\s*([KMGT]i?B?|B)?\s*$`)
+var sizePattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*([0-9]+)\s*([KMGT]i?B?|B)?\s*$`) })
 
 // ParseSize parses a size such as "50MiB", "1GiB", "512KB" or "4096".
 // KiB, MiB, GiB, TiB are powers of 1024; KB, MB, GB, TB of 1000.
 func ParseSize(s string) (uint64, error) {
-	m := sizePattern.FindStringSubmatch(s)
+	m := sizePattern().FindStringSubmatch(s)
 	if m == nil {
 		return 0, fmt.Errorf("size %q: want a number with B, KB, KiB, MB, MiB, GB, GiB, TB or TiB", s)
 	}

@@ -28,7 +28,9 @@ func TestPatternNeedles(t *testing.T) {
 		{`[ab]`, nil},
 	} {
 		var got []string
-		for _, n := range NewPattern(regexp.MustCompile(tt.expr)).needles {
+		p := NewPattern(regexp.MustCompile(tt.expr))
+		p.load()
+		for _, n := range p.needles {
 			if n.fold {
 				n.s = "(?i)" + n.s
 			}

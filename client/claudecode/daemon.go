@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/orphanreaper/reaper/client/statedir"
@@ -246,7 +247,7 @@ func parseLogLine(line string) (e DaemonEvent, run string, ok bool) {
 		return e, "", isShort(short) && isShort(how)
 	case strings.HasPrefix(text, "bg: control socket bound at "):
 		dir, found := strings.CutSuffix(strings.TrimRight(text[len("bg: control socket bound at "):], "\r"), "/control.sock")
-		return e, dir, found && runDir.MatchString(dir)
+		return e, dir, found && runDir().MatchString(dir)
 	case strings.Contains(text, "daemon start ───"):
 		_, after, found := strings.Cut(text, " pid=")
 		e.What, e.PID = "start", pidOf(after)
@@ -304,7 +305,7 @@ func readDaemonLog(sd statedir.Dir, rel string) ([]DaemonEvent, string) {
 
 // runDir matches a daemon's runtime dir: /tmp/cc-daemon-<uid>/<hash>
 // (any temp dir).
-var runDir = regexp.MustCompile(`^/\S*/cc-daemon-([0-9]{1,10})/[0-9a-f]{4,64}$`)
+var runDir = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^/\S*/cc-daemon-([0-9]{1,10})/[0-9a-f]{4,64}$`) })
 
 // runOfSock is the runtime dir of a spare's socket, <run>/spare/<id>.….
 func runOfSock(sock string) (string, bool) {
@@ -313,7 +314,7 @@ func runOfSock(sock string) (string, bool) {
 		return "", false
 	}
 	run := filepath.Dir(spare)
-	return run, runDir.MatchString(run)
+	return run, runDir().MatchString(run)
 }
 
 // check says why d does not hold together as one daemon's records of
@@ -333,7 +334,7 @@ func (d *Daemon) check(uid uint32) string {
 		}
 	}
 	if d.Run != "" {
-		m := runDir.FindStringSubmatch(d.Run)
+		m := runDir().FindStringSubmatch(d.Run)
 		if m == nil || m[1] != strconv.FormatUint(uint64(uid), 10) {
 			return fmt.Sprintf("runtime dir %q is not cc-daemon-%d's", d.Run, uid)
 		}

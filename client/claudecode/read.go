@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/orphanreaper/reaper/client/statedir"
@@ -22,7 +23,7 @@ import (
 const maxSessions = 256
 
 // sessionName is the name Claude Code gives a session file: its pid.
-var sessionName = regexp.MustCompile(`^[1-9][0-9]{0,9}\.json$`)
+var sessionName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[1-9][0-9]{0,9}\.json$`) })
 
 // sessionPID is the pid a session file is named by.
 func sessionPID(name string) int {
@@ -135,7 +136,7 @@ func readRaw(dir string, names []string, only bool) *Raw {
 // said, and only a live pid's file left unread is the owner's doubt.
 func (raw *Raw) readSessions(sd statedir.Dir) {
 	dir := filepath.Join(sd.Path, "sessions")
-	chosen, err := statedir.Choose(dir, sessionName.MatchString, sessionPID, maxSessions)
+	chosen, err := statedir.Choose(dir, sessionName().MatchString, sessionPID, maxSessions)
 	if errors.Is(err, fs.ErrNotExist) {
 		return
 	}
@@ -236,7 +237,7 @@ func changedSessions(names []string) []string {
 	var out []string
 	for _, n := range names {
 		dir, file := filepath.Split(n)
-		if filepath.ToSlash(dir) == "sessions/" && sessionName.MatchString(file) && len(out) < maxSessions {
+		if filepath.ToSlash(dir) == "sessions/" && sessionName().MatchString(file) && len(out) < maxSessions {
 			out = append(out, file)
 		}
 	}
@@ -325,7 +326,7 @@ func (Adapter) Unsettled(raw *Raw) []string {
 	sessions := filepath.Join(raw.Dir, "sessions")
 	var out []string
 	for _, p := range raw.Problems {
-		if filepath.Dir(p.File) == sessions && sessionName.MatchString(filepath.Base(p.File)) {
+		if filepath.Dir(p.File) == sessions && sessionName().MatchString(filepath.Base(p.File)) {
 			out = append(out, filepath.Join("sessions", filepath.Base(p.File)))
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/orphanreaper/reaper/client/sqlitestore"
@@ -50,7 +51,7 @@ type AppServerLog struct {
 }
 
 // processUUID is Codex's process_uuid: pid:<pid>:<uuid>.
-var processUUID = regexp.MustCompile(`^pid:([1-9][0-9]{0,9}):([0-9a-fA-F-]{1,64})$`)
+var processUUID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^pid:([1-9][0-9]{0,9}):([0-9a-fA-F-]{1,64})$`) })
 
 // readLogStore reads the log store's app-server processes and their
 // loaded threads: the threads with rows of a process, but those whose
@@ -83,7 +84,7 @@ func (raw *Raw) readLogStore(sd statedir.Dir) {
 			if rows.Scan(&pu, &thread, &ts, &ended) != nil || len(thread) > statedir.MaxID {
 				continue
 			}
-			m := processUUID.FindStringSubmatch(pu)
+			m := processUUID().FindStringSubmatch(pu)
 			if m == nil {
 				continue
 			}

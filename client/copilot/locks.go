@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/orphanreaper/reaper/client/statedir"
 	"github.com/orphanreaper/reaper/ledger"
@@ -36,7 +37,7 @@ const (
 )
 
 // lockName is a session's lock as copilot names it: its pid.
-var lockName = regexp.MustCompile(`^inuse\.([1-9][0-9]{0,9})\.lock$`)
+var lockName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^inuse\.([1-9][0-9]{0,9})\.lock$`) })
 
 // Lock is a session's inuse lock: the native copilot that opened the
 // session, by pid, which the file holds too ("11605\n", 1.0.102). It
@@ -89,7 +90,7 @@ func (raw *Raw) readLocks(sd statedir.Dir) {
 		}
 		var locks []string
 		for _, e := range entries {
-			if lockName.MatchString(e) {
+			if lockName().MatchString(e) {
 				locks = append(locks, e)
 			}
 		}
@@ -105,7 +106,7 @@ func (raw *Raw) readLocks(sd statedir.Dir) {
 			}
 			continue
 		}
-		pid, _ := strconv.Atoi(lockName.FindStringSubmatch(locks[0])[1])
+		pid, _ := strconv.Atoi(lockName().FindStringSubmatch(locks[0])[1])
 		if strings.TrimSpace(string(b)) != strconv.Itoa(pid) {
 			raw.Skip(file, fmt.Sprintf("not a copilot lock: its name says pid %d, it holds %.20q", pid, b))
 			continue

@@ -2,7 +2,9 @@ package gather
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -80,6 +82,9 @@ func Begin(ctx context.Context, opts Options) *Pending {
 			continue
 		}
 		listed[h.Home] = true
+		if _, err := os.Lstat(h.Home); errors.Is(err, fs.ErrNotExist) {
+			continue // no home, no client's dir in it: one stat, not one a client (/nonexistent, /var/www)
+		}
 		for _, c := range opts.Clients.All() {
 			for _, dir := range c.HomeDirs(h.Home, int(h.UID)) {
 				if uid, err := platform.DirOwner(dir); err == nil {

@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/orphanreaper/reaper/audit"
@@ -174,10 +175,10 @@ type nativeClient struct {
 // versioned finds a version in a client's command: a path component or
 // title of the form 1.2.3 (the native Claude Code binary is
 // …/versions/2.1.331, and titles itself so).
-var versioned = regexp.MustCompile(`^v?[0-9]+\.[0-9]+\.[0-9]+([-+][0-9A-Za-z.]+)?$`)
+var versioned = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^v?[0-9]+\.[0-9]+\.[0-9]+([-+][0-9A-Za-z.]+)?$`) })
 
 func (b *psBuild) version(p *platform.Process) string {
-	if versioned.MatchString(p.Comm) {
+	if versioned().MatchString(p.Comm) {
 		return p.Comm
 	}
 	argv := b.s.Cmdline(p)
@@ -185,7 +186,7 @@ func (b *psBuild) version(p *platform.Process) string {
 		return ""
 	}
 	for _, part := range strings.Split(argv[0], "/") {
-		if versioned.MatchString(part) {
+		if versioned().MatchString(part) {
 			return part
 		}
 	}
