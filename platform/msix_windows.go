@@ -20,9 +20,8 @@ var (
 	ntOpenDirectoryObject      = msixNtdll.NewProc("NtOpenDirectoryObject")
 	ntQueryDirectoryObject     = msixNtdll.NewProc("NtQueryDirectoryObject")
 	ntOpenJobObject            = msixNtdll.NewProc("NtOpenJobObject")
-	msixKernel32               = windows.NewLazySystemDLL("kernel32.dll")
-	getPackageFullName         = msixKernel32.NewProc("GetPackageFullName")
-	getPackagesByPackageFamily = msixKernel32.NewProc("GetPackagesByPackageFamily")
+	getPackageFullName         = kernel32.NewProc("GetPackageFullName")
+	getPackagesByPackageFamily = kernel32.NewProc("GetPackagesByPackageFamily")
 )
 
 const (

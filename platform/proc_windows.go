@@ -14,9 +14,12 @@ import (
 // DefaultProcRoot is empty: Windows has no procfs; --proc does not apply.
 const DefaultProcRoot = ""
 
+// kernel32 is the DLL of the calls x/sys does not wrap.
+var kernel32 = windows.NewLazySystemDLL("kernel32.dll")
+
 // getTickCount64 is kernel32's GetTickCount64: the milliseconds since the
 // system started (x/sys does not wrap it).
-var getTickCount64 = windows.NewLazySystemDLL("kernel32.dll").NewProc("GetTickCount64")
+var getTickCount64 = kernel32.NewProc("GetTickCount64")
 
 // bootTime is when the system started, as of now: now less
 // GetTickCount64; zero where it cannot be called.

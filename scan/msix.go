@@ -56,21 +56,30 @@ func (r *Result) ApplyContainers() {
 			Setting:  "run reaper as the user whose apps they are"})
 		return
 	}
-	at := map[int]int{} // a finding's member pid → its finding
-	for k := range r.Findings {
-		for _, m := range r.Findings[k].Members {
-			at[m.Proc.PID] = k
-		}
-	}
+	// Nothing of the table is indexed unless a container is the policy's
+	// app's: where there are none (every scan off Windows) this costs
+	// nothing.
+	var at map[int]int // a finding's member pid → its finding
+	n := len(r.Findings)
 	for i := range cs {
 		c := &cs[i]
 		a := r.cfg.app(c.Package)
 		if a == nil {
 			continue
 		}
+		if at == nil {
+			at = map[int]int{}
+			for k := range r.Findings {
+				for _, m := range r.Findings[k].Members {
+					at[m.Proc.PID] = k
+				}
+			}
+		}
 		r.container(c, a, at)
 	}
-	slices.SortStableFunc(r.Findings, func(x, y Finding) int { return x.Root.PID - y.Root.PID })
+	if len(r.Findings) > n {
+		slices.SortStableFunc(r.Findings, func(x, y Finding) int { return x.Root.PID - y.Root.PID })
+	}
 }
 
 // container applies one container of app a.
