@@ -394,3 +394,20 @@ func (s *Snapshot) Wchan(p *Process) string { return s.wchan(p) }
 // administrator's reaper is one user's there until it can read each
 // user's state as that user).
 func EUID() uint32 { return euid() }
+
+// OwnUsage is what the reaper process itself uses, for its own metrics
+// series: each field is zero where the OS does not say it cheaply.
+type OwnUsage struct {
+	CPUSeconds float64   // user and system CPU time
+	RSS        uint64    // resident memory now, bytes
+	PeakRSS    uint64    // the most resident memory so far, bytes
+	Virtual    uint64    // virtual memory (Windows: private bytes), bytes
+	Start      time.Time // when the process started
+	OpenFDs    int       // descriptors (Windows: handles) open now
+	MaxFDs     uint64    // the soft limit of open descriptors
+}
+
+// ReadOwnUsage reads the reaper process's own usage: a few small reads
+// of its own (/proc/self on Linux, getrusage on the BSDs and macOS,
+// GetProcessTimes and GetProcessMemoryInfo on Windows).
+func ReadOwnUsage() (OwnUsage, error) { return readOwnUsage() }

@@ -14,8 +14,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/VictoriaMetrics/metrics"
-
 	"github.com/orphanreaper/reaper/platform"
 )
 
@@ -209,32 +207,6 @@ func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 func (s *Server) authorized(r *http.Request) bool {
 	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	return ok && subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), s.token) == 1
-}
-
-// writeOwn writes the process's own go_* and process_* series, each
-// family with a HELP line: VictoriaMetrics/metrics writes none (or, with
-// its metadata on, an empty one and TYPEs promtool's lint disputes), and
-// promtool check metrics wants every family described.
-func writeOwn(w *bytes.Buffer) {
-	var raw bytes.Buffer
-	metrics.WriteProcessMetrics(&raw)
-	described := map[string]bool{}
-	for _, line := range bytes.SplitAfter(raw.Bytes(), []byte("\n")) {
-		end := bytes.IndexAny(line, "{ ")
-		if len(line) == 0 || line[0] == '#' || end <= 0 {
-			w.Write(line)
-			continue
-		}
-		if name := string(line[:end]); !described[name] {
-			described[name] = true
-			what := "Go runtime"
-			if strings.HasPrefix(name, "process_") {
-				what = "Operating system"
-			}
-			fmt.Fprintf(w, "# HELP %s %s series of the reaper process (github.com/VictoriaMetrics/metrics).\n", name, what)
-		}
-		w.Write(line)
-	}
 }
 
 // healthz is 200 while the last pass is no older than the limit (before

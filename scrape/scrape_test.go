@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os/exec"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -46,8 +47,13 @@ func TestServer(t *testing.T) {
 	text := "# HELP reaper_processes Processes.\n# TYPE reaper_processes gauge\nreaper_processes 42\n"
 	s.Publish([]byte(text), time.Now())
 	code, body := get(t, base+"/metrics")
-	if code != 200 || !strings.Contains(body, "reaper_processes 42") || !strings.Contains(body, "process_resident_memory_bytes") {
+	if code != 200 || !strings.Contains(body, "reaper_processes 42") || !strings.Contains(body, "\nprocess_cpu_seconds_total ") {
 		t.Errorf("/metrics: %d, want the published series and the process's own:\n%s", code, body)
+	}
+	if runtime.GOOS == "linux" || runtime.GOOS == "windows" {
+		if !strings.Contains(body, "\nprocess_resident_memory_bytes ") || !strings.Contains(body, "\nprocess_start_time_seconds ") {
+			t.Errorf("/metrics: no resident memory or start time of the process's own:\n%s", body)
+		}
 	}
 	// The text format, line by line: a comment, or a sample — a name,
 	// labels perhaps, a value — and each family's TYPE said once.

@@ -1,0 +1,5 @@
+//go:build !windows
+
+package platform
+
+func underWine() bool { return false }
