@@ -8,9 +8,10 @@ import (
 )
 
 // The process's own usage is its own: it started before the test and not
-// long before (a test binary runs for minutes at most), and on Linux and Windows its resident memory is read, never
-// above its peak. A file it opens is counted among its descriptors
-// (the control: the count moves with what the process holds).
+// long before (a test binary runs for minutes at most), and on Linux and
+// Windows its resident memory is read, never above its peak. A file it
+// opens is counted among its descriptors (the control: the count moves
+// with what the process holds).
 func TestReadOwnUsage(t *testing.T) {
 	before, err := ReadOwnUsage()
 	if err != nil {
