@@ -4,6 +4,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // The man pages' finishing (reaper gen-docs, built with -tags docs, writes
@@ -69,7 +70,7 @@ func TidyManPage(path string) error {
 	// (--lock-file="FILE"): cobra quotes a string flag's default, and
 	// manDefaults puts the value's name there where the default depends
 	// on the run. In italics, unquoted, as man(7) writes a placeholder.
-	page = placeholder.ReplaceAllString(page, `\fP=\fI$1\fP`)
+	page = placeholder().ReplaceAllString(page, `\fP=\fI$1\fP`)
 	// groff reads its input as Latin-1 unless told: the help's few
 	// non-ASCII characters as its own escapes.
 	page = strings.NewReplacer("—", "\\(em", "–", "\\(en", "→", "\\(->", "…", "...", "×", "\\(mu", "·", "\\(pc",
@@ -96,7 +97,7 @@ func TidyManPage(path string) error {
 
 // placeholder is a flag's value name in quotes on a man page's option
 // line: a word in capitals.
-var placeholder = regexp.MustCompile(`\\fP="([A-Z][A-Z0-9_]*)"`)
+var placeholder = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\\fP="([A-Z][A-Z0-9_]*)"`) })
 
 // ManSource is the pages' left footer, "reaper VERSION", kept short: man
 // centres the date on an 80-column line, and a snapshot's version

@@ -1,8 +1,7 @@
 package codex
 
 import (
-	"context"
-	"database/sql"
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -53,6 +52,120 @@ type AppServerLog struct {
 // processUUID is Codex's process_uuid: pid:<pid>:<uuid>.
 var processUUID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^pid:([1-9][0-9]{0,9}):([0-9a-fA-F-]{1,64})$`) })
 
+// logThread is one (process_uuid, thread_id) of the log store: its first
+// row's time, and whether a row says its Codex instance shut down.
+type logThread struct {
+	first int64
+	ended bool
+}
+
+// maxLogGroups bounds the (process, thread) pairs one read keeps: a log
+// store holding more is not read (it only feeds advice).
+const maxLogGroups = 64 * maxLogThreads
+
+// maxProcessUUID is the longest process_uuid processUUID matches.
+const maxProcessUUID = len("pid:") + 10 + 1 + 64
+
+// logThreads reads the log store's threads of app-server processes: as
+//
+//	SELECT process_uuid, thread_id, min(ts),
+//		max(target = 'codex_core::session::handlers' AND feedback_log_body LIKE '%Shutting down Codex instance%')
+//	FROM logs WHERE thread_id IS NOT NULL AND process_uuid LIKE 'pid:%'
+//	GROUP BY process_uuid, thread_id ORDER BY min(ts) DESC LIMIT maxLogThreads
+//
+// would read them, each process with the threads it still has loaded.
+// A row that is not a thread of a pid: process is passed over, as the
+// query's scan passed it over.
+func logThreads(db *sqlitestore.DB) ([]AppServerLog, error) {
+	have, err := db.Tables("logs")
+	if err != nil || !have["logs"] {
+		return nil, err
+	}
+	type key struct{ uuid, thread string }
+	groups := map[key]*logThread{}
+	err = db.Rows("logs", []string{"process_uuid", "thread_id", "ts", "target", "feedback_log_body"}, func(v []sqlitestore.Value) error {
+		if v[1].Class == sqlitestore.Null || !hasPrefixFold(v[0], "pid:") {
+			return nil
+		}
+		// Cut one past the longest kept, so that a longer value is
+		// passed over, never taken cut.
+		pu, _ := v[0].String(maxProcessUUID + 1)
+		thread, _ := v[1].String(statedir.MaxID + 1)
+		ts, ok := v[2].Int64()
+		if !ok || len(thread) > statedir.MaxID || len(pu) > maxProcessUUID {
+			return nil
+		}
+		k := key{pu, thread}
+		g := groups[k]
+		if g == nil {
+			if len(groups) == maxLogGroups {
+				return fmt.Errorf("more than %d threads in the log store: not read", maxLogGroups)
+			}
+			g = &logThread{first: ts}
+			groups[k] = g
+		}
+		g.first = min(g.first, ts)
+		g.ended = g.ended || (v[3].Is("codex_core::session::handlers") && containsFold(v[4], "shutting down codex instance"))
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	type found struct {
+		key
+		*logThread
+	}
+	top := sqlitestore.NewTop(maxLogThreads, func(a, b found) int {
+		return cmp.Or(cmp.Compare(b.first, a.first), cmp.Compare(a.uuid, b.uuid), cmp.Compare(a.thread, b.thread))
+	})
+	for k, g := range groups {
+		top.Add(found{k, g})
+	}
+	var logs []AppServerLog
+	byUUID := map[string]int{}
+	for _, f := range top.Sorted() {
+		m := processUUID().FindStringSubmatch(f.uuid)
+		if m == nil {
+			continue
+		}
+		k, ok := byUUID[f.uuid]
+		if !ok {
+			pid, _ := strconv.Atoi(m[1])
+			k, byUUID[f.uuid] = len(logs), len(logs)
+			logs = append(logs, AppServerLog{PID: pid, UUID: m[2], First: f.first * 1000})
+		}
+		l := &logs[k]
+		l.First = min(l.First, f.first*1000)
+		if !f.ended {
+			l.Loaded = append(l.Loaded, f.thread)
+		}
+	}
+	return logs, nil
+}
+
+// hasPrefixFold and containsFold are LIKE 'p%' and LIKE '%s%' on a text
+// value: ASCII letters match in either case, as SQLite's LIKE does; s is
+// lower case.
+func hasPrefixFold(v sqlitestore.Value, p string) bool {
+	return v.Class == sqlitestore.Text && len(v.Bytes) >= len(p) && strings.EqualFold(string(v.Bytes[:len(p)]), p)
+}
+
+func containsFold(v sqlitestore.Value, s string) bool {
+	return v.Class == sqlitestore.Text && strings.Contains(asciiLower(v.Bytes), s)
+}
+
+// asciiLower lowers ASCII letters only, as LIKE folds them.
+func asciiLower(b []byte) string {
+	out := make([]byte, len(b))
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		out[i] = c
+	}
+	return string(out)
+}
+
 // readLogStore reads the log store's app-server processes and their
 // loaded threads: the threads with rows of a process, but those whose
 // Codex instance it shut down (codex_core's "Shutting down Codex instance",
@@ -62,45 +175,10 @@ var processUUID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompi
 // feeds advice.
 func (raw *Raw) readLogStore(sd statedir.Dir) {
 	var logs []AppServerLog
-	err := sqlitestore.Query(sd.Path, logStore, sd.Owner, func(ctx context.Context, db *sql.DB) error {
-		logs = logs[:0]
-		have, err := sqlitestore.Tables(ctx, db, "logs")
-		if err != nil || !have["logs"] {
-			return err
-		}
-		rows, err := db.QueryContext(ctx, `SELECT process_uuid, thread_id, min(ts),
-			max(target = 'codex_core::session::handlers' AND feedback_log_body LIKE '%Shutting down Codex instance%')
-			FROM logs WHERE thread_id IS NOT NULL AND process_uuid LIKE 'pid:%'
-			GROUP BY process_uuid, thread_id ORDER BY min(ts) DESC LIMIT ?`, maxLogThreads)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		byUUID := map[string]int{}
-		for rows.Next() {
-			var pu, thread string
-			var ts int64
-			var ended bool
-			if rows.Scan(&pu, &thread, &ts, &ended) != nil || len(thread) > statedir.MaxID {
-				continue
-			}
-			m := processUUID().FindStringSubmatch(pu)
-			if m == nil {
-				continue
-			}
-			k, ok := byUUID[pu]
-			if !ok {
-				pid, _ := strconv.Atoi(m[1])
-				k, byUUID[pu] = len(logs), len(logs)
-				logs = append(logs, AppServerLog{PID: pid, UUID: m[2], First: ts * 1000})
-			}
-			l := &logs[k]
-			l.First = min(l.First, ts*1000)
-			if !ended {
-				l.Loaded = append(l.Loaded, thread)
-			}
-		}
-		return rows.Err()
+	err := sqlitestore.Query(sd.Path, logStore, sd.Owner, func(db *sqlitestore.DB) error {
+		var err error
+		logs, err = logThreads(db)
+		return err
 	})
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		raw.ConfigProblems = append(raw.ConfigProblems, err.Error())

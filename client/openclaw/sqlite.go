@@ -1,13 +1,10 @@
 package openclaw
 
 import (
-	"context"
-	"database/sql"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
-
-	_ "modernc.org/sqlite" // pure-Go SQLite: OpenClaw's Gen C state is a WAL-mode database
 
 	"github.com/orphanreaper/reaper/client/sqlitestore"
 	"github.com/orphanreaper/reaper/client/statedir"
@@ -34,21 +31,21 @@ func readStore(dir, rel string, owner int) (*storeRows, error) {
 	path := filepath.Join(dir, rel)
 	var out *storeRows
 	var bad []string
-	err := sqlitestore.Query(dir, rel, owner, func(ctx context.Context, db *sql.DB) error {
+	err := sqlitestore.Query(dir, rel, owner, func(db *sqlitestore.DB) error {
 		out, bad = &storeRows{tasks: &Tasks{Source: path, Codex: &CodexRows{}}}, nil
-		have, err := sqlitestore.Tables(ctx, db, "plugin_state_entries", "task_runs")
+		have, err := db.Tables("plugin_state_entries", "task_runs")
 		if err != nil {
 			return err
 		}
 		if have["plugin_state_entries"] {
-			if err := out.readPluginState(ctx, db, path, &bad); err != nil {
+			if err := out.readPluginState(db, &bad); err != nil {
 				return err
 			}
 		}
 		if !have["task_runs"] {
 			return nil
 		}
-		return out.tasks.readExecs(ctx, db)
+		return out.tasks.readExecs(db)
 	})
 	if err != nil {
 		return nil, storeError(path, "plugin_state_entries and task_runs", err)
@@ -59,21 +56,54 @@ func readStore(dir, rel string, owner int) (*storeRows, error) {
 	return out, nil
 }
 
-func (out *storeRows) readPluginState(ctx context.Context, db *sql.DB, path string, bad *[]string) error {
-	rows, err := db.QueryContext(ctx, `SELECT plugin_id, namespace, substr(entry_key, 1, 256), substr(value_json, 1, 65536) FROM plugin_state_entries
-		WHERE (plugin_id = 'acpx' AND namespace = 'process-leases')
-		   OR (plugin_id = 'codex' AND namespace IN ('app-server-processes', 'app-server-thread-bindings', 'app-server-managed-threads'))
-		ORDER BY plugin_id, namespace, entry_key LIMIT ?`, maxPluginRows)
+// pluginRow is one plugin state row reaper reads.
+type pluginRow struct {
+	plugin, namespace, key, value string
+	rowid                         int
+}
+
+// pluginRows are the plugin state rows that name processes: as
+//
+//	SELECT plugin_id, namespace, substr(entry_key, 1, 256), substr(value_json, 1, 65536) FROM plugin_state_entries
+//	WHERE (plugin_id = 'acpx' AND namespace = 'process-leases')
+//	   OR (plugin_id = 'codex' AND namespace IN ('app-server-processes', 'app-server-thread-bindings', 'app-server-managed-threads'))
+//	ORDER BY plugin_id, namespace, entry_key LIMIT maxPluginRows
+//
+// would read them, in memory for maxPluginRows rows.
+func pluginRows(db *sqlitestore.DB) ([]pluginRow, error) {
+	top := sqlitestore.NewTop(maxPluginRows, func(a, b pluginRow) int {
+		return cmp.Or(cmp.Compare(a.plugin, b.plugin), cmp.Compare(a.namespace, b.namespace), cmp.Compare(a.key, b.key), cmp.Compare(a.rowid, b.rowid))
+	})
+	n := 0
+	err := db.Rows("plugin_state_entries", []string{"plugin_id", "namespace", "entry_key", "value_json"}, func(v []sqlitestore.Value) error {
+		n++
+		if !(v[0].Is("acpx") && v[1].Is("process-leases")) && !(v[0].Is("codex") && codexNamespaces[string(v[1].Bytes)] && v[1].Class == sqlitestore.Text) {
+			return nil
+		}
+		r := pluginRow{plugin: string(v[0].Bytes), namespace: string(v[1].Bytes), rowid: n}
+		var ok1, ok2 bool
+		r.key, ok1 = v[2].String(256)
+		r.value, ok2 = v[3].String(65536)
+		if !ok1 || !ok2 {
+			return fmt.Errorf("plugin_state_entries: a NULL key or value")
+		}
+		top.Add(r)
+		return nil
+	})
+	return top.Sorted(), err
+}
+
+// codexNamespaces are the codex plugin's namespaces reaper reads.
+var codexNamespaces = map[string]bool{"app-server-processes": true, "app-server-thread-bindings": true, "app-server-managed-threads": true}
+
+func (out *storeRows) readPluginState(db *sqlitestore.DB, bad *[]string) error {
+	rows, err := pluginRows(db)
 	if err != nil {
 		return err
 	}
-	defer rows.Close()
 	cx := out.tasks.Codex
-	for rows.Next() {
-		var plugin, namespace, key, value string
-		if err := rows.Scan(&plugin, &namespace, &key, &value); err != nil {
-			return err
-		}
+	for _, r := range rows {
+		plugin, namespace, key, value := r.plugin, r.namespace, r.key, r.value
 		where := fmt.Sprintf("%s/%s/%s", plugin, namespace, statedir.KeyName(key))
 		switch {
 		case plugin == "acpx":
@@ -104,7 +134,7 @@ func (out *storeRows) readPluginState(ctx context.Context, db *sql.DB, path stri
 			}
 		}
 	}
-	return rows.Err()
+	return nil
 }
 
 // maxPluginRows bounds the plugin state rows read from one store.

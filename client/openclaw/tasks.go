@@ -1,12 +1,13 @@
 package openclaw
 
 import (
-	"context"
-	"database/sql"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -96,25 +97,49 @@ func ReadTasks(dir string) (*Tasks, []error) {
 }
 
 // readExecs reads the newest exec rows of task_runs, each text field cut
-// (a user's store can hold anything), so one store costs a few MiB at most.
-func (t *Tasks) readExecs(ctx context.Context, db *sql.DB) error {
-	rows, err := db.QueryContext(ctx, `SELECT substr(task_id, 1, 128), substr(coalesce(source_id, ''), 1, 128),
-		substr(coalesce(requester_session_key, ''), 1, 512), substr(task, 1, ?), substr(status, 1, 32), created_at
-		FROM task_runs WHERE task_kind = 'exec' ORDER BY created_at DESC LIMIT ?`, maxCommand, maxTaskRows)
+// (a user's store can hold anything), so one store costs a few MiB at
+// most: as
+//
+//	SELECT substr(task_id, 1, 128), substr(coalesce(source_id, ''), 1, 128),
+//		substr(coalesce(requester_session_key, ''), 1, 512), substr(task, 1, maxCommand), substr(status, 1, 32), created_at
+//	FROM task_runs WHERE task_kind = 'exec' ORDER BY created_at DESC LIMIT maxTaskRows
+//
+// would read them. A NULL task, status or time fails the read, as it
+// failed the query's scan.
+func (t *Tasks) readExecs(db *sqlitestore.DB) error {
+	type row struct {
+		e       ExecTask
+		created int64
+		n       int
+	}
+	top := sqlitestore.NewTop(maxTaskRows, func(a, b row) int { return cmp.Or(cmp.Compare(b.created, a.created), a.n-b.n) })
+	n := 0
+	err := db.Rows("task_runs", []string{"task_id", "source_id", "requester_session_key", "task", "status", "created_at", "task_kind"}, func(v []sqlitestore.Value) error {
+		if n++; !v[6].Is("exec") {
+			return nil
+		}
+		r := row{n: n}
+		var ok [5]bool
+		r.e.TaskID, ok[0] = v[0].String(128)
+		r.e.Slug, _ = v[1].String(128)
+		r.e.SessionKey, _ = v[2].String(512)
+		r.e.Command, ok[1] = v[3].String(maxCommand)
+		r.e.Status, ok[2] = v[4].String(32)
+		r.created, ok[3] = v[5].Int64()
+		if !ok[0] || !ok[1] || !ok[2] || !ok[3] {
+			return fmt.Errorf("task_runs: an exec row with a NULL task_id, task or status, or a created_at not an integer")
+		}
+		top.Add(r)
+		return nil
+	})
 	if err != nil {
 		return err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var e ExecTask
-		var created int64
-		if err := rows.Scan(&e.TaskID, &e.Slug, &e.SessionKey, &e.Command, &e.Status, &created); err != nil {
-			return err
-		}
-		e.Created = time.UnixMilli(created)
-		t.Execs = append(t.Execs, e)
+	for _, r := range top.Sorted() {
+		r.e.Created = time.UnixMilli(r.created)
+		t.Execs = append(t.Execs, r.e)
 	}
-	return rows.Err()
+	return nil
 }
 
 // ExecRows are a store's exec rows. As JSON (a reader child hands them to
@@ -199,9 +224,9 @@ func readSessions(sd statedir.Dir) (*Sessions, []error) {
 			return nil, []error{ledger.ReadError(path, err)}
 		}
 		var one *Sessions
-		err = sqlitestore.Query(sd.Path, rel, sd.Owner, func(ctx context.Context, db *sql.DB) error {
+		err = sqlitestore.Query(sd.Path, rel, sd.Owner, func(db *sqlitestore.DB) error {
 			one = &Sessions{Live: map[string]bool{}, Deleted: map[string]bool{}, Reset: map[string]time.Time{}}
-			return readSessionStore(ctx, db, one)
+			return readSessionStore(db, one)
 		})
 		if err != nil {
 			return nil, []error{storeError(path, "session_nodes", err)}
@@ -214,60 +239,128 @@ func readSessions(sd statedir.Dir) (*Sessions, []error) {
 	return ss, nil
 }
 
-func readSessionStore(ctx context.Context, db *sql.DB, ss *Sessions) error {
-	have, err := sqlitestore.Tables(ctx, db, "session_nodes", "session_transcript_archives")
+// readSessionStore reads an agent's session store: as
+//
+//	SELECT substr(session_key, 1, 512), archived_at IS NOT NULL FROM session_nodes LIMIT maxTaskRows
+//
+// and, of session_transcript_archives, the deletions and each session's
+// newest reset, as
+//
+//	SELECT substr(session_key, 1, 512), substr(reason, 1, 32), max(created_at) FROM session_transcript_archives
+//	GROUP BY session_key, reason LIMIT maxTaskRows
+//
+// would read them, the groups kept in memory for 2×maxTaskRows at most.
+func readSessionStore(db *sqlitestore.DB, ss *Sessions) error {
+	have, err := db.Tables("session_nodes", "session_transcript_archives")
 	if err != nil {
 		return err
 	}
 	if !have["session_nodes"] {
 		return errors.New("no session_nodes table")
 	}
-	rows, err := db.QueryContext(ctx, `SELECT substr(session_key, 1, 512), archived_at IS NOT NULL FROM session_nodes LIMIT ?`, maxTaskRows)
-	if err != nil {
-		return err
-	}
-	for rows.Next() {
-		var key string
-		var archived bool
-		if err := rows.Scan(&key, &archived); err != nil {
-			rows.Close()
-			return err
+	n := 0
+	err = db.Rows("session_nodes", []string{"session_key", "archived_at"}, func(v []sqlitestore.Value) error {
+		if n++; n > maxTaskRows {
+			return sqlitestore.ErrStop
 		}
-		if archived {
+		key, ok := v[0].String(512)
+		if !ok {
+			return errors.New("session_nodes: a NULL session_key")
+		}
+		if v[1].Class != sqlitestore.Null {
 			ss.Deleted[key] = true
 		} else {
 			ss.Live[key] = true
 		}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil || !have["session_transcript_archives"] {
 		return err
 	}
-	if !have["session_transcript_archives"] {
-		return nil
-	}
-	rows, err = db.QueryContext(ctx, `SELECT substr(session_key, 1, 512), substr(reason, 1, 32), max(created_at) FROM session_transcript_archives
-		GROUP BY session_key, reason LIMIT ?`, maxTaskRows)
+	groups, err := archiveGroups(db)
 	if err != nil {
 		return err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var key, reason string
-		var at int64
-		if err := rows.Scan(&key, &reason, &at); err != nil {
-			return err
-		}
-		switch reason {
+	for g, at := range groups {
+		switch g.reason {
 		case "deleted":
-			ss.Deleted[key] = true
+			ss.Deleted[g.key] = true
 		case "reset":
-			if t := time.UnixMilli(at); t.After(ss.Reset[key]) {
-				ss.Reset[key] = t
+			if t := time.UnixMilli(at); t.After(ss.Reset[g.key]) {
+				ss.Reset[g.key] = t
 			}
 		}
 	}
-	return rows.Err()
+	return nil
+}
+
+// archiveGroup is one (session_key, reason) of the archives.
+type archiveGroup struct{ key, reason string }
+
+func (a archiveGroup) compare(b archiveGroup) int {
+	return cmp.Or(cmp.Compare(a.key, b.key), cmp.Compare(a.reason, b.reason))
+}
+
+// archiveGroups is the newest created_at of the first maxTaskRows
+// (session_key, reason) groups, in their order. Past 2×maxTaskRows groups
+// the greatest are dropped, and any group after the greatest kept is
+// never taken: it cannot be among the first maxTaskRows.
+func archiveGroups(db *sqlitestore.DB) (map[archiveGroup]int64, error) {
+	type newest struct {
+		at  int64
+		set bool
+	}
+	groups := map[archiveGroup]newest{}
+	var cutoff *archiveGroup
+	prune := func(keep int) {
+		keys := slices.SortedFunc(maps.Keys(groups), archiveGroup.compare)
+		for _, k := range keys[keep:] {
+			delete(groups, k)
+		}
+		last := keys[keep-1]
+		cutoff = &last
+	}
+	err := db.Rows("session_transcript_archives", []string{"session_key", "reason", "created_at"}, func(v []sqlitestore.Value) error {
+		var g archiveGroup
+		var ok1, ok2 bool
+		g.key, ok1 = v[0].String(512)
+		g.reason, ok2 = v[1].String(32)
+		if !ok1 || !ok2 {
+			return errors.New("session_transcript_archives: a NULL session_key or reason")
+		}
+		if cutoff != nil && g.compare(*cutoff) > 0 {
+			return nil
+		}
+		cur := groups[g]
+		if v[2].Class != sqlitestore.Null {
+			at, ok := v[2].Int64()
+			if !ok {
+				return errors.New("session_transcript_archives: a created_at not an integer")
+			}
+			if !cur.set || at > cur.at {
+				cur = newest{at, true}
+			}
+		}
+		groups[g] = cur
+		if len(groups) > 2*maxTaskRows {
+			prune(maxTaskRows)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(groups) > maxTaskRows {
+		prune(maxTaskRows)
+	}
+	out := make(map[archiveGroup]int64, len(groups))
+	for g, n := range groups {
+		if !n.set {
+			return nil, errors.New("session_transcript_archives: a group with no created_at")
+		}
+		out[g] = n.at
+	}
+	return out, nil
 }
 
 // startWindow is where a matching process's start may lie around the row's

@@ -33,6 +33,8 @@ const (
 		status TEXT NOT NULL, created_at INTEGER NOT NULL) STRICT`
 	sessionNodesSchema = `CREATE TABLE session_nodes (session_key TEXT NOT NULL PRIMARY KEY, current_session_id TEXT NOT NULL,
 		entry_json TEXT NOT NULL, updated_at INTEGER NOT NULL, archived_at INTEGER) STRICT`
+	pluginStateSchema = `CREATE TABLE plugin_state_entries (plugin_id TEXT NOT NULL, namespace TEXT NOT NULL, entry_key TEXT NOT NULL,
+		value_json TEXT NOT NULL, created_at INTEGER NOT NULL, expires_at INTEGER, PRIMARY KEY (plugin_id, namespace, entry_key))`
 	archivesSchema = `CREATE TABLE session_transcript_archives (session_id TEXT NOT NULL, generation TEXT NOT NULL,
 		session_key TEXT NOT NULL, reason TEXT NOT NULL CHECK (reason IN ('deleted', 'reset')), created_at INTEGER NOT NULL,
 		PRIMARY KEY (session_id, generation)) STRICT`

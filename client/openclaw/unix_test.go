@@ -362,9 +362,6 @@ func TestReadTasksWithoutSessionStores(t *testing.T) {
 	}
 }
 
-const pluginStateSchema = `CREATE TABLE plugin_state_entries (plugin_id TEXT NOT NULL, namespace TEXT NOT NULL, entry_key TEXT NOT NULL,
-	value_json TEXT NOT NULL, created_at INTEGER NOT NULL, expires_at INTEGER, PRIMARY KEY (plugin_id, namespace, entry_key))`
-
 // threadID is a version-7 UUID created at t, as codex makes them.
 func threadID(t time.Time, n int) string {
 	h := fmt.Sprintf("%012x", t.UnixMilli())

@@ -1,7 +1,6 @@
 package sqlitestore
 
 import (
-	"context"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -40,10 +39,11 @@ func dirState(t *testing.T, dir string) string {
 	return strings.Join(out, "\n")
 }
 
-// countRows is a query that reads the table t's rows.
-func countRows(n *int) func(ctx context.Context, db *sql.DB) error {
-	return func(ctx context.Context, db *sql.DB) error {
-		return db.QueryRowContext(ctx, `SELECT count(*) FROM t`).Scan(n)
+// countRows is a read that counts the table t's rows.
+func countRows(n *int) func(db *DB) error {
+	return func(db *DB) error {
+		*n = 0
+		return db.Rows("t", []string{"v"}, func([]Value) error { *n++; return nil })
 	}
 }
 
@@ -139,9 +139,9 @@ func TestQueryRetriesWhenCheckpointed(t *testing.T) {
 		return err
 	}
 	calls, n := 0, 0
-	err := Query(dir, "store.sqlite", platform.AnyOwner, func(ctx context.Context, db *sql.DB) error {
+	err := Query(dir, "store.sqlite", platform.AnyOwner, func(db *DB) error {
 		calls++
-		if err := countRows(&n)(ctx, db); err != nil {
+		if err := countRows(&n)(db); err != nil {
 			return err
 		}
 		if calls == 1 {
@@ -153,21 +153,21 @@ func TestQueryRetriesWhenCheckpointed(t *testing.T) {
 		t.Errorf("%d reads, the last saw %d rows (want 2 reads, 2 rows): %v", calls, n, err)
 	}
 	calls = 0
-	err = Query(dir, "store.sqlite", platform.AnyOwner, func(ctx context.Context, db *sql.DB) error {
+	err = Query(dir, "store.sqlite", platform.AnyOwner, func(db *DB) error {
 		calls++
 		if err := checkpoint(); err != nil {
 			return err
 		}
-		return countRows(&n)(ctx, db)
+		return countRows(&n)(db)
 	})
 	if err == nil || calls != storeTries || !strings.Contains(err.Error(), "written by its gateway during each of 3 reads") {
 		t.Errorf("%d reads: %v", calls, err)
 	}
 	// The control: left alone, one read.
 	calls = 0
-	err = Query(dir, "store.sqlite", platform.AnyOwner, func(ctx context.Context, db *sql.DB) error {
+	err = Query(dir, "store.sqlite", platform.AnyOwner, func(db *DB) error {
 		calls++
-		return countRows(&n)(ctx, db)
+		return countRows(&n)(db)
 	})
 	if err != nil || calls != 1 {
 		t.Errorf("undisturbed: %d reads, %v", calls, err)
@@ -260,7 +260,7 @@ func TestQueryNotInTimeNotAgain(t *testing.T) {
 	release := make(chan struct{})
 	defer close(release)
 	var calls atomic.Int32
-	err := Query(dir, "store.sqlite", platform.AnyOwner, func(ctx context.Context, db *sql.DB) error {
+	err := Query(dir, "store.sqlite", platform.AnyOwner, func(db *DB) error {
 		calls.Add(1)
 		w.Exec(`INSERT INTO t VALUES ('moved')`) // the fingerprint moves
 		<-release
@@ -281,7 +281,7 @@ func TestQueryWALReplaced(t *testing.T) {
 	w := sqlitetest.OpenWAL(t, path, `CREATE TABLE t (v TEXT)`)
 	sqlitetest.Insert(t, w, `INSERT INTO t VALUES ('a')`)
 	calls, n, left := 0, 0, false
-	err := Query(dir, "store.sqlite", platform.AnyOwner, func(ctx context.Context, db *sql.DB) error {
+	err := Query(dir, "store.sqlite", platform.AnyOwner, func(db *DB) error {
 		calls++
 		if calls == 1 {
 			w.Close()
@@ -300,7 +300,7 @@ func TestQueryWALReplaced(t *testing.T) {
 				return err
 			}
 		}
-		return countRows(&n)(ctx, db)
+		return countRows(&n)(db)
 	})
 	defer w.Close()
 	if left && runtime.GOOS == "windows" {
@@ -311,35 +311,5 @@ func TestQueryWALReplaced(t *testing.T) {
 	}
 	if err != nil || calls != 2 || n != 2 {
 		t.Errorf("%d reads, the last saw %d rows (want 2 reads, 2 rows): %v", calls, n, err)
-	}
-}
-
-// TestQuerySortsInMemory: a GROUP BY past the page cache spills to a
-// temporary store, which the read-only VFS cannot make; it is kept in
-// memory. The control, the temporary store put back on files, fails as
-// every such read did on a 40 MB Codex log store ("disk I/O error").
-func TestQuerySortsInMemory(t *testing.T) {
-	dir := t.TempDir()
-	w := sqlitetest.OpenWAL(t, filepath.Join(dir, "store.sqlite"), `CREATE TABLE t (k TEXT, v TEXT)`)
-	sqlitetest.Insert(t, w, `WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c WHERE x < 20000)
-		INSERT INTO t SELECT 'k' || (x % 5000), printf('%.*c', 200, 'v') FROM c`)
-	group := func(temp string) error {
-		return Query(dir, "store.sqlite", platform.AnyOwner, func(ctx context.Context, db *sql.DB) error {
-			for _, p := range []string{"PRAGMA cache_size = 1", temp} {
-				if p != "" {
-					if _, err := db.ExecContext(ctx, p); err != nil {
-						return err
-					}
-				}
-			}
-			var n int
-			return db.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT k, max(v) FROM t GROUP BY k ORDER BY max(v) DESC)`).Scan(&n)
-		})
-	}
-	if err := group(""); err != nil {
-		t.Errorf("a grouping past the cache: %v", err)
-	}
-	if err := group("PRAGMA temp_store = FILE"); err == nil {
-		t.Errorf("control: the grouping on temporary files read, want the VFS's refusal")
 	}
 }
