@@ -1,10 +1,8 @@
 package policy
 
 import (
-	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 )
 
 // lineIndex maps keys of a TOML document to the lines they are on. The TOML
@@ -15,11 +13,69 @@ import (
 // headers, key = value lines, multi-line strings and arrays.
 type lineIndex map[string]int
 
-var (
-	arrayHeader = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*\[\[\s*([A-Za-z0-9_.-]+)\s*\]\]`) })
-	tableHeader = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*\[\s*([A-Za-z0-9_.-]+)\s*\]`) })
-	keyLine     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*([A-Za-z0-9_-]+|"[^"]*"|'[^']*')\s*=`) })
-)
+// The lines the index knows, as regular expressions (the tests hold the
+// scanners below to them; a scan of the embedded policy at every start is
+// not worth compiling three expressions for):
+//
+//	array header  ^\s*\[\[\s*([A-Za-z0-9_.-]+)\s*\]\]
+//	table header  ^\s*\[\s*([A-Za-z0-9_.-]+)\s*\]
+//	key line      ^\s*([A-Za-z0-9_-]+|"[^"]*"|'[^']*')\s*=
+
+// arrayHeader is the name of an array header line.
+func arrayHeader(line string) (string, bool) {
+	rest, ok := strings.CutPrefix(skipSpace(line), "[[")
+	if !ok {
+		return "", false
+	}
+	name, rest := cutName(skipSpace(rest), true)
+	return name, name != "" && strings.HasPrefix(skipSpace(rest), "]]")
+}
+
+// tableHeader is the name of a table header line.
+func tableHeader(line string) (string, bool) {
+	rest, ok := strings.CutPrefix(skipSpace(line), "[")
+	if !ok {
+		return "", false
+	}
+	name, rest := cutName(skipSpace(rest), true)
+	return name, name != "" && strings.HasPrefix(skipSpace(rest), "]")
+}
+
+// keyLine is the key of a key = value line, its quotes kept.
+func keyLine(line string) (string, bool) {
+	s := skipSpace(line)
+	var key string
+	switch {
+	case s != "" && (s[0] == '"' || s[0] == '\''):
+		end := strings.IndexByte(s[1:], s[0])
+		if end < 0 {
+			return "", false
+		}
+		key = s[:end+2]
+	default:
+		key, _ = cutName(s, false)
+	}
+	return key, key != "" && strings.HasPrefix(skipSpace(s[len(key):]), "=")
+}
+
+// skipSpace drops leading \s: space, tab, newline, form feed, carriage
+// return (Go's Perl class \s, https://pkg.go.dev/regexp/syntax).
+func skipSpace(s string) string {
+	return strings.TrimLeft(s, " \t\n\f\r")
+}
+
+// cutName cuts the leading run of [A-Za-z0-9_-] (and '.' when dots).
+func cutName(s string, dots bool) (name, rest string) {
+	i := 0
+	for i < len(s) {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-' || dots && c == '.') {
+			break
+		}
+		i++
+	}
+	return s[:i], s[i:]
+}
 
 func indexLines(src string) lineIndex {
 	idx := lineIndex{}
@@ -34,15 +90,15 @@ func indexLines(src string) lineIndex {
 			}
 			continue
 		}
-		if m := arrayHeader().FindStringSubmatch(line); m != nil {
-			table = m[1] + "#" + strconv.Itoa(counts[m[1]])
-			counts[m[1]]++
+		if name, ok := arrayHeader(line); ok {
+			table = name + "#" + strconv.Itoa(counts[name])
+			counts[name]++
 			idx[table] = lineNo
-		} else if m := tableHeader().FindStringSubmatch(line); m != nil {
-			table = m[1]
+		} else if name, ok := tableHeader(line); ok {
+			table = name
 			idx[table] = lineNo
-		} else if m := keyLine().FindStringSubmatch(line); m != nil {
-			key := strings.Trim(m[1], `"'`)
+		} else if k, ok := keyLine(line); ok {
+			key := strings.Trim(k, `"'`)
 			if table != "" {
 				key = table + "." + key
 			}

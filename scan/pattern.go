@@ -22,11 +22,14 @@ import (
 // millisecond and 300 KB before main.
 type Pattern struct {
 	expr string
-	once sync.Once
-	re   *regexp.Regexp
 	// needles: every match holds one of them (nil: none is known, and the
-	// expression always runs).
+	// expression always runs), found once, when first matched.
+	parse   sync.Once
 	needles []needle
+	// re is compiled once, when a string holds a needle: at a quiet table
+	// most of reaper's expressions never are.
+	compile sync.Once
+	re      *regexp.Regexp
 }
 
 // needle is a literal every match holds (or one of others), fold: in any
@@ -45,12 +48,19 @@ func NewPattern(re *regexp.Regexp) *Pattern { return &Pattern{expr: re.String(),
 // expressions written in reaper's source, each of which its tests match.
 func MustPattern(expr string) *Pattern { return &Pattern{expr: expr} }
 
-// load compiles the expression and finds its literals, once.
+// load compiles the expression, once.
 func (p *Pattern) load() {
-	p.once.Do(func() {
+	p.compile.Do(func() {
 		if p.re == nil {
 			p.re = regexp.MustCompile(p.expr)
 		}
+	})
+}
+
+// findNeedles finds the expression's literals, once: its parse alone, a
+// fraction of its compilation.
+func (p *Pattern) findNeedles() {
+	p.parse.Do(func() {
 		if tree, err := syntax.Parse(p.expr, syntax.Perl); err == nil {
 			p.needles = required(tree)
 		}
@@ -68,10 +78,11 @@ func (p *Pattern) Regexp() *regexp.Regexp {
 
 // MatchString reports whether s holds a match of the expression.
 func (p *Pattern) MatchString(s string) bool {
-	p.load()
+	p.findNeedles()
 	if p.needles != nil && !holdsAny(s, p.needles) {
 		return false
 	}
+	p.load()
 	return p.re.MatchString(s)
 }
 

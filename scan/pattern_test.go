@@ -29,7 +29,7 @@ func TestPatternNeedles(t *testing.T) {
 	} {
 		var got []string
 		p := NewPattern(regexp.MustCompile(tt.expr))
-		p.load()
+		p.findNeedles()
 		for _, n := range p.needles {
 			if n.fold {
 				n.s = "(?i)" + n.s
@@ -69,4 +69,21 @@ func FuzzPattern(f *testing.F) {
 			t.Errorf("%q on %q: %v, the expression alone %v (needles %+v)", expr, line, got, want, NewPattern(re).needles)
 		}
 	})
+}
+
+// TestPatternCompiledWhenNeeded: a string that holds none of an
+// expression's literals is answered without compiling it — at a quiet
+// table most of reaper's expressions never are; the control, a string
+// that holds one, compiles and matches.
+func TestPatternCompiledWhenNeeded(t *testing.T) {
+	p := MustPattern(`(^|/)kilo( |$)|/@kilocode/cli/`)
+	if p.MatchString("/usr/bin/bash -l") || p.re != nil {
+		t.Fatalf("compiled for a string without its literals: %v", p.re)
+	}
+	if !p.MatchString("/usr/local/bin/kilo --acp") || p.re == nil {
+		t.Errorf("control: not matched, or matched uncompiled")
+	}
+	if q := MustPattern(`a*`); !q.MatchString("b") || q.re == nil {
+		t.Errorf("an expression with no literals is not run")
+	}
 }

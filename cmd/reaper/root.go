@@ -69,9 +69,13 @@ func newBareRoot(g *globalOptions) *cobra.Command {
 		g.help.Fill(c)
 		defaultHelp(c, args)
 	})
-	cmd.DisableAutoGenTag = true  // reproducible man pages: no date stamp
-	cmd.Version = versionString() // --version: the first line of 'reaper version'
-	cmd.SetVersionTemplate("reaper {{.Version}}\n")
+	cmd.DisableAutoGenTag = true // reproducible man pages: no date stamp
+	// --version: the first line of 'reaper version', made only when asked
+	// for (the build info read and the kernel asked about pidfds are not
+	// every start's work); a Version cobra sees makes the flag.
+	cmd.Version = "-"
+	cobra.AddTemplateFunc("reaperVersion", versionString)
+	cmd.SetVersionTemplate("reaper {{reaperVersion}}\n")
 	cmd.SetOut(g.stdout)
 	cmd.SetErr(g.stderr)
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
