@@ -457,3 +457,66 @@ func TestPerOSFilesAbovePlatform(t *testing.T) {
 		}
 	}
 }
+
+// TestNoExpressionCompiledAtInit: no package-level variable of reaper's is
+// a regular expression compiled as the package initialises — each start
+// paid for every one, whatever the verb. One is compiled on first use
+// (sync.OnceValue, scan.MustPattern): a call inside a function literal is
+// not made at init. The control finds one in a file made for it.
+func TestNoExpressionCompiledAtInit(t *testing.T) {
+	atInit := func(name string, src any) []string {
+		f, err := parser.ParseFile(token.NewFileSet(), name, src, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, d := range f.Decls {
+			g, ok := d.(*ast.GenDecl)
+			if !ok || g.Tok != token.VAR {
+				continue
+			}
+			ast.Inspect(g, func(n ast.Node) bool {
+				switch n := n.(type) {
+				case *ast.FuncLit:
+					return false // made when called, not at init
+				case *ast.CallExpr:
+					if sel, ok := n.Fun.(*ast.SelectorExpr); ok {
+						if pkg, ok := sel.X.(*ast.Ident); ok && pkg.Name == "regexp" && strings.Contains(sel.Sel.Name, "Compile") {
+							out = append(out, sel.Sel.Name)
+						}
+					}
+				}
+				return true
+			})
+		}
+		return out
+	}
+	if got := atInit("control.go", "package p\nimport \"regexp\"\nvar (\n\ta = regexp.MustCompile(`a`)\n\tb = func() any { return regexp.MustCompile(`b`) }\n)\n"); len(got) != 1 {
+		t.Fatalf("control: %v, want the one compiled at init", got)
+	}
+	n := 0
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			// internal/ and scripts/ are the tests' support and tools,
+			// never linked into reaper.
+			if path != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || path == "scripts" || path == "internal") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		n++
+		for _, call := range atInit(path, nil) {
+			t.Errorf("%s: regexp.%s at package init: compile it on first use (sync.OnceValue)", path, call)
+		}
+		return nil
+	})
+	if err != nil || n < 100 {
+		t.Fatalf("control: %d files read (%v)", n, err)
+	}
+}

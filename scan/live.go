@@ -5,12 +5,13 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/orphanreaper/reaper/platform"
 )
 
 // versionTitle is a comm that is a version string ("2.1.331", "v1.0.2").
-var versionTitle = regexp.MustCompile(`^v?[0-9]+\.[0-9]+\.[0-9]+`)
+var versionTitle = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^v?[0-9]+\.[0-9]+\.[0-9]+`) })
 
 // Own reports whether p is one of the client's own processes (ClientMark):
 // its comm first, its command line only where the comm asks for it (a
@@ -25,7 +26,7 @@ func (m *ClientMark) Own(s *platform.Snapshot, p *platform.Process) bool {
 	switch {
 	case m.Script != nil && p.Comm == "node":
 		return m.Script.MatchString(s.CommandLine(p))
-	case len(m.VersionDirs) == 0 || !versionTitle.MatchString(p.Comm):
+	case len(m.VersionDirs) == 0 || !versionTitle().MatchString(p.Comm):
 		return false
 	}
 	argv := s.Cmdline(p)

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 
@@ -72,13 +73,13 @@ func yamlServers(file, key, title string, b []byte) ([]scan.Server, []string) {
 }
 
 // yamlLine is where a YAML error says it is.
-var yamlLine = regexp.MustCompile(`line ([0-9]+)`)
+var yamlLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`line ([0-9]+)`) })
 
 // yamlProblem says the file is not title, at the line the error names:
 // the error's own words may quote the file, which is the user's text.
 func yamlProblem(file, title string, err error) string {
 	line := 0
-	if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
+	if m := yamlLine().FindStringSubmatch(err.Error()); m != nil {
 		line, _ = strconv.Atoi(m[1])
 	}
 	return (&ledger.Error{File: file, Line: line, Msg: "not " + title + ": not YAML it can read"}).Error()
