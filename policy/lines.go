@@ -22,23 +22,19 @@ type lineIndex map[string]int
 //	key line      ^\s*([A-Za-z0-9_-]+|"[^"]*"|'[^']*')\s*=
 
 // arrayHeader is the name of an array header line.
-func arrayHeader(line string) (string, bool) {
-	rest, ok := strings.CutPrefix(skipSpace(line), "[[")
-	if !ok {
-		return "", false
-	}
-	name, rest := cutName(skipSpace(rest), true)
-	return name, name != "" && strings.HasPrefix(skipSpace(rest), "]]")
-}
+func arrayHeader(line string) (string, bool) { return header(line, "[[", "]]") }
 
 // tableHeader is the name of a table header line.
-func tableHeader(line string) (string, bool) {
-	rest, ok := strings.CutPrefix(skipSpace(line), "[")
+func tableHeader(line string) (string, bool) { return header(line, "[", "]") }
+
+// header is the name between open and close that begins line.
+func header(line, open, close string) (string, bool) {
+	rest, ok := strings.CutPrefix(skipSpace(line), open)
 	if !ok {
 		return "", false
 	}
 	name, rest := cutName(skipSpace(rest), true)
-	return name, name != "" && strings.HasPrefix(skipSpace(rest), "]")
+	return name, name != "" && strings.HasPrefix(skipSpace(rest), close)
 }
 
 // keyLine is the key of a key = value line, its quotes kept.

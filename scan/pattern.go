@@ -89,16 +89,16 @@ func (p *Pattern) MatchString(s string) bool {
 // holdsAny reports whether s holds one of needles.
 func holdsAny(s string, needles []needle) bool {
 	for _, n := range needles {
-		if n.fold && containsFold(s, n.s) || !n.fold && strings.Contains(s, n.s) {
+		if n.fold && ContainsFold(s, n.s) || !n.fold && strings.Contains(s, n.s) {
 			return true
 		}
 	}
 	return false
 }
 
-// containsFold reports whether s holds lower (ASCII, lower case) in any
-// case.
-func containsFold(s, lower string) bool {
+// ContainsFold reports whether s holds lower (ASCII, lower case) in any
+// case: ASCII letters alone fold, as SQLite's LIKE folds them.
+func ContainsFold(s, lower string) bool {
 	for i := 0; i+len(lower) <= len(s); i++ {
 		j := 0
 		for j < len(lower) && toLower(s[i+j]) == lower[j] {

@@ -49,9 +49,9 @@ CGO_ENABLED=0 go build -o "$work/startbench" ./scripts/startbench
 
 export HOME=$work/home XDG_CONFIG_HOME=$work/home/.config XDG_CACHE_HOME=$work/home/.cache \
 	XDG_STATE_HOME=$work/home/.local/state XDG_DATA_HOME=$work/home/.local/share XDG_RUNTIME_DIR=$work/home/run
-echo "$(date -u +%F), $(nproc) cores, $(uname -r), load $(cut -d' ' -f1-3 /proc/loadavg), $(($(ls /proc | grep -c '^[0-9]'))) processes, uid $(id -u)"
+echo "$(date -u +%F), $(nproc) cores, $(uname -r), load $(cut -d' ' -f1-3 /proc/loadavg), $(ls /proc | grep -c '^[0-9]') processes, uid $(id -u)"
 "$work/startbench" -n "$ROUNDS" -- "$work/hello-bin" "$BIN version" \
-	'ps -e -o pid,ppid,pgid,sid,tty,stat,lstart,rss,uid,args' "$BIN scan"
+	"$(command -v ps) -e -o pid,ppid,pgid,sid,tty,stat,lstart,rss,uid,args" "$BIN scan"
 
 # inittrace: the sum of a run's lines, the median of 15 runs.
 inits() {

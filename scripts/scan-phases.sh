@@ -57,7 +57,7 @@ perf record -q -F 20000 -g -o "$work/perf.data" "$work/loop.sh" 2>/dev/null
 perf script -i "$work/perf.data" --comm reaper-scan 2>/dev/null |
 	awk '/^reaper-scan/ { if (s) print s; s = ""; next } NF { s = s ";" $2 } END { if (s) print s }' >"$work/stacks"
 total=$(wc -l <"$work/stacks")
-echo "$(date -u +%F), $(nproc) cores, $(uname -r), $(($(ls /proc | grep -c '^[0-9]'))) processes, uid $(id -u): $N scans, $total samples"
+echo "$(date -u +%F), $(nproc) cores, $(uname -r), $(ls /proc | grep -c '^[0-9]') processes, uid $(id -u): $N scans, $total samples"
 while IFS='|' read -r name fn; do
 	n=$(grep -cF "$fn" "$work/stacks" || true)
 	awk -v name="$name" -v n="$n" -v t="$total" 'BEGIN { printf "%-18s %5.1f%%\n", name, 100 * n / t }'

@@ -105,7 +105,7 @@ func logThreads(db *sqlitestore.DB) ([]AppServerLog, error) {
 			groups[k] = g
 		}
 		g.first = min(g.first, ts)
-		g.ended = g.ended || (v[3].Is("codex_core::session::handlers") && containsFold(v[4], "shutting down codex instance"))
+		g.ended = g.ended || (v[3].Is("codex_core::session::handlers") && v[4].Class == sqlitestore.Text && scan.ContainsFold(string(v[4].Bytes), "shutting down codex instance"))
 		return nil
 	})
 	if err != nil {
@@ -143,27 +143,10 @@ func logThreads(db *sqlitestore.DB) ([]AppServerLog, error) {
 	return logs, nil
 }
 
-// hasPrefixFold and containsFold are LIKE 'p%' and LIKE '%s%' on a text
-// value: ASCII letters match in either case, as SQLite's LIKE does; s is
-// lower case.
+// hasPrefixFold is LIKE 'p%' on a text value: ASCII letters match in
+// either case, as SQLite's LIKE folds them; p is lower case.
 func hasPrefixFold(v sqlitestore.Value, p string) bool {
-	return v.Class == sqlitestore.Text && len(v.Bytes) >= len(p) && strings.EqualFold(string(v.Bytes[:len(p)]), p)
-}
-
-func containsFold(v sqlitestore.Value, s string) bool {
-	return v.Class == sqlitestore.Text && strings.Contains(asciiLower(v.Bytes), s)
-}
-
-// asciiLower lowers ASCII letters only, as LIKE folds them.
-func asciiLower(b []byte) string {
-	out := make([]byte, len(b))
-	for i, c := range b {
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		out[i] = c
-	}
-	return string(out)
+	return v.Class == sqlitestore.Text && len(v.Bytes) >= len(p) && scan.ContainsFold(string(v.Bytes[:len(p)]), p)
 }
 
 // readLogStore reads the log store's app-server processes and their

@@ -119,14 +119,14 @@ func (t *Tasks) readExecs(db *sqlitestore.DB) error {
 			return nil
 		}
 		r := row{n: n}
-		var ok [5]bool
-		r.e.TaskID, ok[0] = v[0].String(128)
-		r.e.Slug, _ = v[1].String(128)
+		var okID, okTask, okStatus, okAt bool
+		r.e.TaskID, okID = v[0].String(128)
+		r.e.Slug, _ = v[1].String(128) // coalesce(source_id, '')
 		r.e.SessionKey, _ = v[2].String(512)
-		r.e.Command, ok[1] = v[3].String(maxCommand)
-		r.e.Status, ok[2] = v[4].String(32)
-		r.created, ok[3] = v[5].Int64()
-		if !ok[0] || !ok[1] || !ok[2] || !ok[3] {
+		r.e.Command, okTask = v[3].String(maxCommand)
+		r.e.Status, okStatus = v[4].String(32)
+		r.created, okAt = v[5].Int64()
+		if !okID || !okTask || !okStatus || !okAt {
 			return fmt.Errorf("task_runs: an exec row with a NULL task_id, task or status, or a created_at not an integer")
 		}
 		top.Add(r)

@@ -79,8 +79,8 @@ func parseChildArg(arg string) (name, dir string, changed []string, err error) {
 
 // The bounds of one reader child. Measured on this project's test machine:
 // the binary needs about 80 MiB of RLIMIT_DATA to start (Go's heap arena
-// map); a SQLite store that computes 200 MB values then fails inside its
-// child with "out of memory" at the limit rather than growing the parent.
+// map); a user's store that makes its reader hold more than the limit
+// fails inside its child rather than growing the parent.
 // A child reads every state dir of one user, all within its deadline.
 var (
 	childLimits = child.Limits{Data: 384 << 20, CPU: 10, Files: 64, Memory: 256 << 20}
